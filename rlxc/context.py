@@ -1,0 +1,27 @@
+"""The xDSL context rlxc parses and rewrites in: builtin, func, arith, math and rlx."""
+
+from __future__ import annotations
+
+from xdsl.context import Context
+from xdsl.dialects.arith import Arith
+from xdsl.dialects.builtin import Builtin, ModuleOp
+from xdsl.dialects.func import Func
+from xdsl.dialects.math import Math
+from xdsl.parser import Parser
+
+from rlxc.dialects.rlx import Rlx
+
+
+def make_context() -> Context:
+    """A fresh context with every dialect rlxc's IR may contain."""
+    ctx = Context()
+    for d in (Builtin, Func, Arith, Math, Rlx):
+        ctx.load_dialect(d)
+    return ctx
+
+
+def parse_module(text: str, name: str = "<string>") -> ModuleOp:
+    """Parses (and verifies) printed IR, custom or generic form."""
+    module = Parser(make_context(), text, name).parse_module()
+    module.verify()
+    return module
