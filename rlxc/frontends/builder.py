@@ -1,0 +1,555 @@
+"""`GraphBuilder`: build rlx graphs from Python, one method per op.
+
+    g = rlxc.GraphBuilder()
+    x = g.input("x", [4, 16], "f32")
+    w = g.param("w", [8, 16], "f32")
+    y = g.gelu(g.linear(x, w))
+    module = g.build([y])
+
+Each method computes its result type with the op's own `infer_result_types`
+(the function the verifier uses) and verifies the op on the spot, so a shape
+or dtype error is raised at the call that caused it, as a `GraphError` naming
+the method and what was expected.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+from xdsl.dialects import func
+from xdsl.dialects.builtin import (
+    DenseIntOrFPElementsAttr,
+    ModuleOp,
+    StringAttr,
+    TensorType,
+    UnitAttr,
+)
+from xdsl.ir import Attribute, Block, Region, SSAValue
+from xdsl.utils.exceptions import VerifyException
+
+from rlxc.dialects import rlx
+from rlxc.dialects.rlx import f64_attr, i64_array, i64_attr
+from rlxc.dialects.types import dtype_name, element_type, shape_of
+
+_NUMPY_TO_RLX = {
+    "float32": "f32",
+    "float64": "f32",
+    "float16": "f16",
+    "bfloat16": "bf16",
+    "int32": "i32",
+    "int64": "i64",
+    "bool": "i1",
+}
+
+
+class GraphError(ValueError):
+    """A builder call whose operands or arguments do not make a valid op."""
+
+
+@dataclass(frozen=True, eq=False)
+class Tensor:
+    """A value in a graph under construction: its SSA value, shape and dtype.
+
+    Arithmetic operators build ops too: `a + b`, `a - b`, `a * b`, `a / b`,
+    `-a`, `a @ b`.
+    """
+
+    builder: GraphBuilder
+    value: SSAValue
+
+    @property
+    def type(self) -> TensorType:
+        return self.value.type  # pyright: ignore[reportReturnType]
+
+    @property
+    def shape(self) -> tuple[int, ...]:
+        return shape_of(self.value.type)
+
+    @property
+    def dtype(self) -> str:
+        return dtype_name(self.type.get_element_type())
+
+    @property
+    def ndim(self) -> int:
+        return len(self.shape)
+
+    def __repr__(self) -> str:
+        return f"Tensor({self.value.name_hint or '?'}: {self.type})"
+
+    def __add__(self, o: Tensor) -> Tensor:
+        return self.builder.add(self, o)
+
+    def __sub__(self, o: Tensor) -> Tensor:
+        return self.builder.sub(self, o)
+
+    def __mul__(self, o: Tensor) -> Tensor:
+        return self.builder.mul(self, o)
+
+    def __truediv__(self, o: Tensor) -> Tensor:
+        return self.builder.div(self, o)
+
+    def __matmul__(self, o: Tensor) -> Tensor:
+        return self.builder.matmul(self, o)
+
+    def __neg__(self) -> Tensor:
+        return self.builder.neg(self)
+
+
+def _pair(v: int | Sequence[int], what: str) -> list[int]:
+    if isinstance(v, int):
+        return [v, v]
+    if len(v) != 2:
+        raise GraphError(f"{what} must be an int or a pair, got {v}")
+    return [int(x) for x in v]
+
+
+def _pads(v: int | Sequence[int]) -> list[int]:
+    """int -> all sides; (ph, pw) -> symmetric; (top, left, bottom, right) as is."""
+    if isinstance(v, int):
+        return [v] * 4
+    if len(v) == 2:
+        return [v[0], v[1], v[0], v[1]]
+    if len(v) == 4:
+        return [int(x) for x in v]
+    raise GraphError(f"padding must be an int, a pair or four ints, got {v}")
+
+
+def _unary(op_type: type[rlx.UnaryElementwiseOp]):
+    def method(self: GraphBuilder, x: Tensor) -> Tensor:
+        return self._op(op_type, [x], result_types=[x.type])
+
+    method.__name__ = op_type.name.removeprefix("rlx.")
+    method.__doc__ = f"`{op_type.name}`: {op_type.__doc__}"
+    return method
+
+
+def _binary(op_type: type[rlx.BinaryBroadcastOp]):
+    def method(self: GraphBuilder, a: Tensor, b: Tensor) -> Tensor:
+        return self._op(op_type, [a, b])
+
+    method.__name__ = op_type.name.removeprefix("rlx.")
+    method.__doc__ = f"`{op_type.name}` with numpy broadcasting: {op_type.__doc__}"
+    return method
+
+
+def _reduce(op_type: type[rlx.ReduceOp]):
+    def method(
+        self: GraphBuilder,
+        x: Tensor,
+        axes: int | Sequence[int] | None = None,
+        keepdims: bool = False,
+    ) -> Tensor:
+        if axes is None:
+            axes = list(range(x.ndim))
+        elif isinstance(axes, int):
+            axes = [axes]
+        props: dict[str, Attribute] = {"axes": i64_array(axes)}
+        if keepdims:
+            props["keepdims"] = UnitAttr()
+        return self._op(op_type, [x], props)
+
+    method.__name__ = op_type.name.removeprefix("rlx.")
+    method.__doc__ = f"`{op_type.name}` over `axes` (all when None): {op_type.__doc__}"
+    return method
+
+
+class GraphBuilder:
+    """Builds a `func.func @main` of rlx ops; see the module docstring."""
+
+    def __init__(self) -> None:
+        self._block = Block()
+        self._input_names: list[str] = []
+        self._built = False
+
+    # ------------------------------------------------------------------ plumbing
+
+    def _check(self, t: Any, what: str) -> Tensor:
+        if not isinstance(t, Tensor) or t.builder is not self:
+            raise GraphError(f"{what} must be a Tensor of this GraphBuilder, got {t!r}")
+        return t
+
+    def _op(
+        self,
+        op_type: type[rlx.RlxOp],
+        operands: Sequence[Tensor | None | Sequence[Tensor]],
+        props: dict[str, Attribute] | None = None,
+        result_types: Sequence[Attribute] | None = None,
+    ) -> Any:
+        if self._built:
+            raise GraphError("this GraphBuilder has already built its module")
+        method = op_type.name.removeprefix("rlx.")
+        values: list[SSAValue | None | list[SSAValue]] = []
+        types: list[Any] = []
+        for i, o in enumerate(operands):
+            if o is None:
+                values.append(None)
+                types.append(None)
+            elif isinstance(o, Tensor):
+                values.append(self._check(o, f"{method}: operand #{i}").value)
+                types.append(o.type)
+            else:
+                vs = [self._check(x, f"{method}: operand #{i}") for x in o]
+                values.append([x.value for x in vs])
+                types.append([x.type for x in vs])
+        props = props or {}
+        try:
+            if result_types is None:
+                result_types = op_type.infer_result_types(types, props)
+                assert result_types is not None, f"{op_type.name} needs result types"
+            op = op_type.build(
+                operands=values, result_types=list(result_types), properties=props
+            )
+            op.verify()
+        except VerifyException as e:
+            raise GraphError(f"{method}: {e}") from None
+        self._block.add_op(op)
+        outs = [Tensor(self, r) for r in op.results]
+        return outs[0] if len(outs) == 1 else tuple(outs)
+
+    # ------------------------------------------------------------------ leaves
+
+    def input(self, name: str, shape: Sequence[int], dtype: str = "f32") -> Tensor:
+        """A function argument named `name` (inputs keep declaration order)."""
+        if name in self._input_names:
+            raise GraphError(f"input '{name}' is declared twice")
+        try:
+            t = TensorType(element_type(dtype), [int(d) for d in shape])
+            rlx.check_tensor_type(t, f"input '{name}'")
+        except (ValueError, VerifyException) as e:
+            raise GraphError(f"input '{name}': {e}") from None
+        arg = self._block.insert_arg(t, len(self._block.args))
+        arg.name_hint = name if name.isidentifier() else None
+        self._input_names.append(name)
+        return Tensor(self, arg)
+
+    def param(self, name: str, shape: Sequence[int], dtype: str = "f32") -> Tensor:
+        """A named weight (`rlx.param`), bound through `params` at run time."""
+        try:
+            t = TensorType(element_type(dtype), [int(d) for d in shape])
+        except ValueError as e:
+            raise GraphError(f"param '{name}': {e}") from None
+        return self._op(rlx.ParamOp, [], {"name": StringAttr(name)}, [t])
+
+    def constant(self, value: Any, dtype: str | None = None) -> Tensor:
+        """A dense constant from a numpy array or Python scalar. Without `dtype`
+        it follows the array (float64 becomes f32, bool becomes i1)."""
+        a = np.asarray(value)
+        if dtype is None:
+            if a.dtype.name not in _NUMPY_TO_RLX:
+                raise GraphError(f"constant: unsupported numpy dtype {a.dtype}")
+            dtype = _NUMPY_TO_RLX[a.dtype.name]
+        t = TensorType(element_type(dtype), list(a.shape))
+        flat = a.ravel()
+        if dtype == "i1":
+            data = [int(bool(v)) for v in flat]
+        elif dtype in ("i32", "i64"):
+            data = [int(v) for v in flat]
+        else:
+            data = [float(v) for v in flat.astype(np.float64)]
+        attr = DenseIntOrFPElementsAttr.from_list(t, data)  # pyright: ignore[reportArgumentType]
+        return self._op(rlx.ConstantOp, [], {"value": attr}, [t])
+
+    # ------------------------------------------------------------------ elementwise
+
+    neg = _unary(rlx.NegOp)
+    abs = _unary(rlx.AbsOp)
+    exp = _unary(rlx.ExpOp)
+    log = _unary(rlx.LogOp)
+    sqrt = _unary(rlx.SqrtOp)
+    rsqrt = _unary(rlx.RsqrtOp)
+    reciprocal = _unary(rlx.ReciprocalOp)
+    sin = _unary(rlx.SinOp)
+    cos = _unary(rlx.CosOp)
+    tanh = _unary(rlx.TanhOp)
+    sigmoid = _unary(rlx.SigmoidOp)
+    relu = _unary(rlx.ReluOp)
+    gelu = _unary(rlx.GeluOp)
+    gelu_tanh = _unary(rlx.GeluTanhOp)
+    silu = _unary(rlx.SiluOp)
+    erf = _unary(rlx.ErfOp)
+    floor = _unary(rlx.FloorOp)
+    ceil = _unary(rlx.CeilOp)
+    round = _unary(rlx.RoundOp)
+    sign = _unary(rlx.SignOp)
+
+    add = _binary(rlx.AddOp)
+    sub = _binary(rlx.SubOp)
+    mul = _binary(rlx.MulOp)
+    div = _binary(rlx.DivOp)
+    pow = _binary(rlx.PowOp)
+    maximum = _binary(rlx.MaximumOp)
+    minimum = _binary(rlx.MinimumOp)
+    eq = _binary(rlx.EqOp)
+    ne = _binary(rlx.NeOp)
+    lt = _binary(rlx.LtOp)
+    le = _binary(rlx.LeOp)
+    gt = _binary(rlx.GtOp)
+    ge = _binary(rlx.GeOp)
+
+    def select(self, cond: Tensor, a: Tensor, b: Tensor) -> Tensor:
+        """`cond ? a : b`, the three broadcasting together."""
+        return self._op(rlx.SelectOp, [cond, a, b])
+
+    def cast(self, x: Tensor, dtype: str) -> Tensor:
+        """Converts the element type (see `rlx.cast` for the rounding rules)."""
+        try:
+            t = TensorType(element_type(dtype), list(self._check(x, "cast").shape))
+        except ValueError as e:
+            raise GraphError(f"cast: {e}") from None
+        return self._op(rlx.CastOp, [x], result_types=[t])
+
+    # ------------------------------------------------------------------ reductions
+
+    reduce_sum = _reduce(rlx.ReduceSumOp)
+    reduce_mean = _reduce(rlx.ReduceMeanOp)
+    reduce_max = _reduce(rlx.ReduceMaxOp)
+    reduce_min = _reduce(rlx.ReduceMinOp)
+    reduce_prod = _reduce(rlx.ReduceProdOp)
+
+    def argmax(self, x: Tensor, axis: int = -1, keepdims: bool = False) -> Tensor:
+        """Index (i64) of the maximum along `axis`, first on ties."""
+        props: dict[str, Attribute] = {"axis": i64_attr(axis)}
+        if keepdims:
+            props["keepdims"] = UnitAttr()
+        return self._op(rlx.ArgMaxOp, [x], props)
+
+    def softmax(self, x: Tensor, axis: int = -1) -> Tensor:
+        """Numerically stable softmax along `axis`."""
+        return self._op(rlx.SoftmaxOp, [x], {"axis": i64_attr(axis)}, [x.type])
+
+    def log_softmax(self, x: Tensor, axis: int = -1) -> Tensor:
+        """Numerically stable log-softmax along `axis`."""
+        return self._op(rlx.LogSoftmaxOp, [x], {"axis": i64_attr(axis)}, [x.type])
+
+    def layer_norm(self, x: Tensor, gamma: Tensor, beta: Tensor, eps: float = 1e-5) -> Tensor:
+        """Layer norm over gamma's trailing axes."""
+        return self._op(rlx.LayerNormOp, [x, gamma, beta], {"eps": f64_attr(eps)}, [x.type])
+
+    def rms_norm(self, x: Tensor, gamma: Tensor, eps: float = 1e-6) -> Tensor:
+        """RMS norm over gamma's trailing axes."""
+        return self._op(rlx.RmsNormOp, [x, gamma], {"eps": f64_attr(eps)}, [x.type])
+
+    def fused_residual_layer_norm(
+        self, x: Tensor, residual: Tensor, gamma: Tensor, beta: Tensor, eps: float = 1e-5
+    ) -> tuple[Tensor, Tensor]:
+        """Returns (x + residual, layer_norm(x + residual))."""
+        return self._op(
+            rlx.FusedResidualLayerNormOp,
+            [x, residual, gamma, beta],
+            {"eps": f64_attr(eps)},
+            [x.type, x.type],
+        )
+
+    def fused_residual_rms_norm(
+        self, x: Tensor, residual: Tensor, gamma: Tensor, eps: float = 1e-6
+    ) -> tuple[Tensor, Tensor]:
+        """Returns (x + residual, rms_norm(x + residual))."""
+        return self._op(
+            rlx.FusedResidualRmsNormOp,
+            [x, residual, gamma],
+            {"eps": f64_attr(eps)},
+            [x.type, x.type],
+        )
+
+    # ------------------------------------------------------------------ matmul
+
+    def matmul(self, a: Tensor, b: Tensor) -> Tensor:
+        """numpy.matmul (rank >= 2, batch dimensions broadcast)."""
+        return self._op(rlx.MatMulOp, [a, b])
+
+    def linear(
+        self, x: Tensor, w: Tensor, b: Tensor | None = None, activation: str | None = None
+    ) -> Tensor:
+        """x · wᵀ + b with w of shape [out, in], then an optional activation."""
+        props: dict[str, Attribute] = {}
+        if activation is not None:
+            props["activation"] = StringAttr(activation)
+        return self._op(rlx.LinearOp, [x, w, b], props)
+
+    # ------------------------------------------------------------------ shape
+
+    def reshape(self, x: Tensor, shape: Sequence[int]) -> Tensor:
+        """New shape, same elements; one extent may be -1 (inferred)."""
+        shape = [int(d) for d in shape]
+        n = int(np.prod(self._check(x, "reshape").shape))
+        if shape.count(-1) > 1:
+            raise GraphError(f"reshape: at most one -1 in {shape}")
+        if -1 in shape:
+            known = int(np.prod([d for d in shape if d != -1]))
+            if known == 0 or n % known:
+                raise GraphError(f"reshape: cannot infer -1 in {shape} for {n} elements")
+            shape[shape.index(-1)] = n // known
+        t = TensorType(x.type.get_element_type(), shape)
+        return self._op(rlx.ReshapeOp, [x], result_types=[t])
+
+    def transpose(self, x: Tensor, perm: Sequence[int] | None = None) -> Tensor:
+        """Permutes axes (reverses them when `perm` is None)."""
+        if perm is None:
+            perm = list(reversed(range(self._check(x, "transpose").ndim)))
+        return self._op(rlx.TransposeOp, [x], {"perm": i64_array(perm)})
+
+    def expand(self, x: Tensor, shape: Sequence[int]) -> Tensor:
+        """numpy.broadcast_to."""
+        t = TensorType(self._check(x, "expand").type.get_element_type(), list(shape))
+        return self._op(rlx.ExpandOp, [x], result_types=[t])
+
+    def concat(self, xs: Sequence[Tensor], axis: int = 0) -> Tensor:
+        """Joins along `axis`."""
+        return self._op(rlx.ConcatOp, [list(xs)], {"axis": i64_attr(axis)})
+
+    def slice(
+        self,
+        x: Tensor,
+        starts: Sequence[int],
+        ends: Sequence[int],
+        axes: Sequence[int] | None = None,
+        steps: Sequence[int] | None = None,
+    ) -> Tensor:
+        """ONNX Slice: python-style starts/ends (negative from the end, clamped) on
+        `axes` (default the first len(starts) axes), other axes whole."""
+        shape = self._check(x, "slice").shape
+        axes = list(range(len(starts))) if axes is None else list(axes)
+        steps = [1] * len(starts) if steps is None else list(steps)
+        if not len(starts) == len(ends) == len(axes) == len(steps):
+            raise GraphError("slice: starts, ends, axes and steps need equal lengths")
+        s_all = [0] * len(shape)
+        e_all = list(shape)
+        st_all = [1] * len(shape)
+        for s, e, a, st in zip(starts, ends, axes, steps):
+            if not -len(shape) <= a < len(shape):
+                raise GraphError(f"slice: axis {a} out of range for rank {len(shape)}")
+            if st == 0:
+                raise GraphError(f"slice: step of axis {a} is 0")
+            a %= len(shape)
+            big = 2**62  # ONNX uses INT_MAX-like ends for "to the end"
+            s, e = max(min(s, big), -big), max(min(e, big), -big)
+            s_all[a], e_all[a], st_all[a] = slice(s, e, st).indices(shape[a])
+        props = {
+            "starts": i64_array(s_all),
+            "ends": i64_array(e_all),
+            "steps": i64_array(st_all),
+        }
+        return self._op(rlx.SliceOp, [x], props)
+
+    def gather(self, x: Tensor, indices: Tensor, axis: int = 0) -> Tensor:
+        """numpy.take along `axis` (embedding lookup with axis 0)."""
+        return self._op(rlx.GatherOp, [x, indices], {"axis": i64_attr(axis)})
+
+    # ------------------------------------------------------------------ conv / pool
+
+    def conv2d(
+        self,
+        x: Tensor,
+        w: Tensor,
+        b: Tensor | None = None,
+        stride: int | Sequence[int] = 1,
+        padding: int | Sequence[int] = 0,
+        dilation: int | Sequence[int] = 1,
+        groups: int = 1,
+    ) -> Tensor:
+        """NCHW convolution with an OIHW weight; padding int, pair or 4 ints."""
+        props = {
+            "stride": i64_array(_pair(stride, "stride")),
+            "padding": i64_array(_pads(padding)),
+            "dilation": i64_array(_pair(dilation, "dilation")),
+            "groups": i64_attr(groups),
+        }
+        return self._op(rlx.Conv2dOp, [x, w, b], props)
+
+    def _pool(self, op_type, x, kernel, stride, padding, extra=None) -> Tensor:
+        k = _pair(kernel, "kernel")
+        props = {
+            "kernel": i64_array(k),
+            "stride": i64_array(k if stride is None else _pair(stride, "stride")),
+            "padding": i64_array(_pads(padding)),
+            **(extra or {}),
+        }
+        return self._op(op_type, [x], props)
+
+    def max_pool2d(
+        self,
+        x: Tensor,
+        kernel: int | Sequence[int],
+        stride: int | Sequence[int] | None = None,
+        padding: int | Sequence[int] = 0,
+    ) -> Tensor:
+        """Max pool; stride defaults to the kernel."""
+        return self._pool(rlx.MaxPool2dOp, x, kernel, stride, padding)
+
+    def avg_pool2d(
+        self,
+        x: Tensor,
+        kernel: int | Sequence[int],
+        stride: int | Sequence[int] | None = None,
+        padding: int | Sequence[int] = 0,
+        count_include_pad: bool = False,
+    ) -> Tensor:
+        """Average pool; stride defaults to the kernel."""
+        extra = {"count_include_pad": UnitAttr()} if count_include_pad else None
+        return self._pool(rlx.AvgPool2dOp, x, kernel, stride, padding, extra)
+
+    # ------------------------------------------------------------------ composites
+
+    def attention(
+        self,
+        q: Tensor,
+        k: Tensor,
+        v: Tensor,
+        mask: Tensor | None = None,
+        causal: bool = False,
+        scale: float | None = None,
+    ) -> Tensor:
+        """Scaled dot-product attention over [batch, heads, seq, head_dim]."""
+        props: dict[str, Attribute] = {}
+        if causal:
+            props["causal"] = UnitAttr()
+        if scale is not None:
+            props["scale"] = f64_attr(scale)
+        return self._op(rlx.AttentionOp, [q, k, v, mask], props)
+
+    def swiglu(self, x: Tensor) -> Tensor:
+        """silu(first half of the last axis) * second half."""
+        return self._op(rlx.SwigluOp, [x])
+
+    def rope(self, x: Tensor, cos: Tensor, sin: Tensor) -> Tensor:
+        """Rotary embedding, rotate-half form."""
+        return self._op(rlx.RopeOp, [x, cos, sin], result_types=[x.type])
+
+    # ------------------------------------------------------------------ build
+
+    def build(self, outputs: Tensor | Sequence[Tensor], name: str = "main") -> ModuleOp:
+        """Returns a verified module with `func.func @<name>` returning `outputs`."""
+        if self._built:
+            raise GraphError("this GraphBuilder has already built its module")
+        outs = [outputs] if isinstance(outputs, Tensor) else list(outputs)
+        if not outs:
+            raise GraphError("build: give at least one output")
+        for i, o in enumerate(outs):
+            self._check(o, f"build: output #{i}")
+        self._block.add_op(func.ReturnOp(*[o.value for o in outs]))
+        arg_types = [a.type for a in self._block.args]
+        f = func.FuncOp(
+            name,
+            (arg_types, [o.type for o in outs]),
+            Region(self._block),
+            arg_attrs=None,
+        )
+        self._attach_names(f)
+        module = ModuleOp([f])
+        module.verify()
+        self._built = True
+        return module
+
+    def _attach_names(self, f: func.FuncOp) -> None:
+        """Names that are not identifiers cannot be SSA name hints: keep them as
+        `rlx.name` argument attributes, which `rlxc.interpret` reads first."""
+        from xdsl.dialects.builtin import ArrayAttr, DictionaryAttr
+
+        if all(n.isidentifier() for n in self._input_names):
+            return
+        f.arg_attrs = ArrayAttr(
+            [DictionaryAttr({"rlx.name": StringAttr(n)}) for n in self._input_names]
+        )

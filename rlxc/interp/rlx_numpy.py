@@ -1,0 +1,423 @@
+"""Numpy reference semantics of every `rlx` op, on xDSL's interpreter framework.
+
+Values are numpy arrays in each element type's carrier dtype (see `dtypes`).
+Floating-point ops compute in float64 from the mathematical definitions
+(erf GELU, round half to even, max-subtracted softmax) and round once to the
+result type. Nothing here is derived from any GPU code.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+from xdsl.dialects.builtin import TensorType
+from xdsl.interpreter import (
+    Interpreter,
+    InterpreterFunctions,
+    PythonValues,
+    impl,
+    register_impls,
+)
+from xdsl.ir import Operation
+from xdsl.utils.exceptions import InterpretationError
+
+from rlxc.dialects import rlx
+from rlxc.dialects.rlx import _float, _int, _ints
+from rlxc.interp import math_ref
+from rlxc.interp.dtypes import compute_dtype, to_tensor_type
+from rlxc.interp.scalar_numpy import run_scalar_body
+
+# --------------------------------------------------------------------------- tables
+
+#: Unary elementwise ops: float64 (or int64) in, same out.
+UNARY: dict[type[Operation], Callable[[np.ndarray], np.ndarray]] = {
+    rlx.NegOp: np.negative,
+    rlx.AbsOp: np.abs,
+    rlx.SignOp: np.sign,
+    rlx.ReluOp: math_ref.relu,
+    rlx.ExpOp: np.exp,
+    rlx.LogOp: np.log,
+    rlx.SqrtOp: np.sqrt,
+    rlx.RsqrtOp: lambda x: 1.0 / np.sqrt(x),
+    rlx.ReciprocalOp: lambda x: 1.0 / x,
+    rlx.SinOp: np.sin,
+    rlx.CosOp: np.cos,
+    rlx.TanhOp: np.tanh,
+    rlx.SigmoidOp: math_ref.sigmoid,
+    rlx.GeluOp: math_ref.gelu,
+    rlx.GeluTanhOp: math_ref.gelu_tanh,
+    rlx.SiluOp: math_ref.silu,
+    rlx.ErfOp: math_ref.erf,
+    rlx.FloorOp: np.floor,
+    rlx.CeilOp: np.ceil,
+    rlx.RoundOp: np.rint,
+}
+
+
+def _div(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    return a / b if a.dtype.kind == "f" else math_ref.int_div(a, b)
+
+
+#: Binary broadcasting ops on float64 / int64 operands.
+BINARY: dict[type[Operation], Callable[[np.ndarray, np.ndarray], np.ndarray]] = {
+    rlx.AddOp: np.add,
+    rlx.SubOp: np.subtract,
+    rlx.MulOp: np.multiply,
+    rlx.DivOp: _div,
+    rlx.PowOp: np.power,
+    rlx.MaximumOp: np.maximum,
+    rlx.MinimumOp: np.minimum,
+    rlx.EqOp: np.equal,
+    rlx.NeOp: np.not_equal,
+    rlx.LtOp: np.less,
+    rlx.LeOp: np.less_equal,
+    rlx.GtOp: np.greater,
+    rlx.GeOp: np.greater_equal,
+}
+
+#: Reductions: (numpy reduction, accumulates in float64/int64).
+REDUCE: dict[type[Operation], Callable[..., np.ndarray]] = {
+    rlx.ReduceSumOp: np.sum,
+    rlx.ReduceMeanOp: np.mean,
+    rlx.ReduceMaxOp: np.max,
+    rlx.ReduceMinOp: np.min,
+    rlx.ReduceProdOp: np.prod,
+}
+
+#: Activations `rlx.linear` may apply (the same functions as the unary ops).
+ACTIVATIONS: dict[str, Callable[[np.ndarray], np.ndarray]] = {
+    "relu": math_ref.relu,
+    "gelu": math_ref.gelu,
+    "gelu_tanh": math_ref.gelu_tanh,
+    "silu": math_ref.silu,
+    "sigmoid": math_ref.sigmoid,
+    "tanh": np.tanh,
+}
+
+# --------------------------------------------------------------------------- helpers
+
+
+def _wide(x: np.ndarray, t: Any) -> np.ndarray:
+    """The operand in its compute dtype (float64 / int64 / bool)."""
+    return np.asarray(x).astype(compute_dtype(t.get_element_type()), copy=False)
+
+
+def _out(op: Operation, *values: np.ndarray) -> PythonValues:
+    return tuple(
+        to_tensor_type(v, r.type)  # pyright: ignore[reportArgumentType]
+        for v, r in zip(values, op.results, strict=True)
+    )
+
+
+def _softmax(x: np.ndarray, axis: int) -> np.ndarray:
+    m = np.max(x, axis=axis, keepdims=True)
+    e = np.exp(x - m)
+    return e / np.sum(e, axis=axis, keepdims=True)
+
+
+def _log_softmax(x: np.ndarray, axis: int) -> np.ndarray:
+    m = np.max(x, axis=axis, keepdims=True)
+    s = x - m
+    return s - np.log(np.sum(np.exp(s), axis=axis, keepdims=True))
+
+
+def _layer_norm(x: np.ndarray, gamma: np.ndarray, beta: np.ndarray | None, eps: float):
+    axes = tuple(range(x.ndim - gamma.ndim, x.ndim))
+    mean = np.mean(x, axis=axes, keepdims=True)
+    var = np.mean((x - mean) ** 2, axis=axes, keepdims=True)
+    y = (x - mean) / np.sqrt(var + eps) * gamma
+    return y if beta is None else y + beta
+
+
+def _rms_norm(x: np.ndarray, gamma: np.ndarray, eps: float):
+    axes = tuple(range(x.ndim - gamma.ndim, x.ndim))
+    return x / np.sqrt(np.mean(x * x, axis=axes, keepdims=True) + eps) * gamma
+
+
+def _windows(xp: np.ndarray, kh: int, kw: int, sh: int, sw: int, dh: int, dw: int, oh: int, ow: int):
+    """Yields (i, j, view) with view[n, c, y, x] = xp[n, c, y*sh + i*dh, x*sw + j*dw]."""
+    for i in range(kh):
+        for j in range(kw):
+            y0, x0 = i * dh, j * dw
+            yield i, j, xp[:, :, y0 : y0 + sh * (oh - 1) + 1 : sh, x0 : x0 + sw * (ow - 1) + 1 : sw]
+
+
+def _pad_hw(x: np.ndarray, pad: list[int], value: float) -> np.ndarray:
+    pt, pl, pb, pr = pad
+    return np.pad(x, ((0, 0), (0, 0), (pt, pb), (pl, pr)), constant_values=value)
+
+
+def conv2d(x, w, b, stride, padding, dilation, groups, out_shape):
+    """Direct 2-D cross-correlation in float64 (NCHW / OIHW)."""
+    n, o, oh, ow = out_shape
+    xp = _pad_hw(x, padding, 0.0)
+    cg = w.shape[1]
+    og = o // groups
+    out = np.zeros((n, o, oh, ow), dtype=np.float64)
+    for g in range(groups):
+        xg = xp[:, g * cg : (g + 1) * cg]
+        wg = w[g * og : (g + 1) * og]
+        for i, j, patch in _windows(xg, w.shape[2], w.shape[3], *stride, *dilation, oh, ow):
+            out[:, g * og : (g + 1) * og] += np.einsum("nchw,oc->nohw", patch, wg[:, :, i, j])
+    if b is not None:
+        out += b[None, :, None, None]
+    return out
+
+
+def attention(q, k, v, mask, causal: bool, scale: float | None):
+    """softmax(q kᵀ · scale + mask, causal top-left) · v in float64."""
+    d = q.shape[-1]
+    s = np.matmul(q, np.swapaxes(k, -1, -2)) * (1.0 / np.sqrt(d) if scale is None else scale)
+    if mask is not None:
+        s = s + mask
+    if causal:
+        sq, sk = s.shape[-2:]
+        s = np.where(np.triu(np.ones((sq, sk), dtype=bool), k=1), -np.inf, s)
+    return np.matmul(_softmax(s, -1), v)
+
+
+def rope(x, cos, sin):
+    half = x.shape[-1] // 2
+    rotated = np.concatenate([-x[..., half:], x[..., :half]], axis=-1)
+    return x * cos + rotated * sin
+
+
+# --------------------------------------------------------------------------- impls
+
+
+def _unary_impl(fn: Callable[[np.ndarray], np.ndarray]):
+    def run(self: Any, interpreter: Interpreter, op: Operation, args: PythonValues):
+        with np.errstate(all="ignore"):
+            return _out(op, fn(_wide(args[0], op.operands[0].type)))
+
+    return run
+
+
+def _binary_impl(fn: Callable[[np.ndarray, np.ndarray], np.ndarray]):
+    def run(self: Any, interpreter: Interpreter, op: Operation, args: PythonValues):
+        a, b = (_wide(v, o.type) for v, o in zip(args, op.operands))
+        with np.errstate(all="ignore"):
+            return _out(op, fn(a, b))
+
+    return run
+
+
+def _reduce_impl(fn: Callable[..., np.ndarray]):
+    def run(self: Any, interpreter: Interpreter, op: rlx.ReduceOp, args: PythonValues):
+        x = _wide(args[0], op.input.type)
+        axes = tuple(a % x.ndim for a in _ints(op.axes))
+        with np.errstate(all="ignore"):
+            return _out(op, fn(x, axis=axes, keepdims=op.keepdims is not None))
+
+    return run
+
+
+def _table_impls() -> dict[str, Any]:
+    attrs: dict[str, Any] = {}
+    for table, make in ((UNARY, _unary_impl), (BINARY, _binary_impl), (REDUCE, _reduce_impl)):
+        for op_type, fn in table.items():
+            attrs[f"run_{op_type.__name__}"] = impl(op_type)(make(fn))  # pyright: ignore
+    return attrs
+
+
+class _RlxFunctionsBase(InterpreterFunctions):
+    """The per-op implementations that are not a table entry."""
+
+    params: dict[str, np.ndarray]
+
+    def __init__(self, params: dict[str, np.ndarray] | None = None):
+        self.params = params or {}
+
+    @impl(rlx.ParamOp)
+    def run_param(self, interpreter: Interpreter, op: rlx.ParamOp, args: PythonValues):
+        name = op.param_name.data
+        if name not in self.params:
+            raise InterpretationError(f"param '{name}' ({op.result.type}) was not given")
+        return (self.params[name],)
+
+    @impl(rlx.ConstantOp)
+    def run_constant(self, interpreter: Interpreter, op: rlx.ConstantOp, args: PythonValues):
+        return _out(op, np.asarray(op.value.get_values(), dtype=np.float64
+                                   if op.value.type.get_element_type() in rlx.FLOAT_TYPES
+                                   else np.int64))
+
+    @impl(rlx.SelectOp)
+    def run_select(self, interpreter: Interpreter, op: rlx.SelectOp, args: PythonValues):
+        c, a, b = args
+        return _out(op, np.where(c, a, b))
+
+    @impl(rlx.CastOp)
+    def run_cast(self, interpreter: Interpreter, op: rlx.CastOp, args: PythonValues):
+        return _out(op, _wide(args[0], op.input.type))
+
+    @impl(rlx.ArgMaxOp)
+    def run_argmax(self, interpreter: Interpreter, op: rlx.ArgMaxOp, args: PythonValues):
+        x = np.asarray(args[0])
+        axis = _int(op.axis) % x.ndim
+        return _out(op, np.argmax(x, axis=axis, keepdims=op.keepdims is not None))
+
+    @impl(rlx.SoftmaxOp)
+    def run_softmax(self, interpreter: Interpreter, op: rlx.SoftmaxOp, args: PythonValues):
+        x = _wide(args[0], op.input.type)
+        return _out(op, _softmax(x, _int(op.axis) % x.ndim))
+
+    @impl(rlx.LogSoftmaxOp)
+    def run_log_softmax(self, interpreter: Interpreter, op: rlx.LogSoftmaxOp, args: PythonValues):
+        x = _wide(args[0], op.input.type)
+        with np.errstate(divide="ignore"):
+            return _out(op, _log_softmax(x, _int(op.axis) % x.ndim))
+
+    @impl(rlx.LayerNormOp)
+    def run_layer_norm(self, interpreter: Interpreter, op: rlx.LayerNormOp, args: PythonValues):
+        x, g, b = (_wide(a, o.type) for a, o in zip(args, op.operands))
+        return _out(op, _layer_norm(x, g, b, _float(op.eps)))
+
+    @impl(rlx.RmsNormOp)
+    def run_rms_norm(self, interpreter: Interpreter, op: rlx.RmsNormOp, args: PythonValues):
+        x, g = (_wide(a, o.type) for a, o in zip(args, op.operands))
+        return _out(op, _rms_norm(x, g, _float(op.eps)))
+
+    @impl(rlx.FusedResidualLayerNormOp)
+    def run_fused_residual_layer_norm(
+        self, interpreter: Interpreter, op: rlx.FusedResidualLayerNormOp, args: PythonValues
+    ):
+        x, r, g, b = (_wide(a, o.type) for a, o in zip(args, op.operands))
+        # The sum is a result in the op's dtype; the norm reads that rounded sum.
+        s = to_tensor_type(x + r, op.sum.type)  # pyright: ignore
+        sw = _wide(s, op.sum.type)
+        return (s, to_tensor_type(_layer_norm(sw, g, b, _float(op.eps)), op.normed.type))  # pyright: ignore
+
+    @impl(rlx.FusedResidualRmsNormOp)
+    def run_fused_residual_rms_norm(
+        self, interpreter: Interpreter, op: rlx.FusedResidualRmsNormOp, args: PythonValues
+    ):
+        x, r, g = (_wide(a, o.type) for a, o in zip(args, op.operands))
+        s = to_tensor_type(x + r, op.sum.type)  # pyright: ignore
+        sw = _wide(s, op.sum.type)
+        return (s, to_tensor_type(_rms_norm(sw, g, _float(op.eps)), op.normed.type))  # pyright: ignore
+
+    @impl(rlx.MatMulOp)
+    def run_matmul(self, interpreter: Interpreter, op: rlx.MatMulOp, args: PythonValues):
+        a, b = (_wide(v, o.type) for v, o in zip(args, op.operands))
+        return _out(op, np.matmul(a, b))
+
+    @impl(rlx.LinearOp)
+    def run_linear(self, interpreter: Interpreter, op: rlx.LinearOp, args: PythonValues):
+        x, w, *rest = (_wide(v, o.type) for v, o in zip(args, op.operands))
+        y = np.matmul(x, w.T)
+        if rest:
+            y = y + rest[0]
+        if op.activation is not None:
+            with np.errstate(all="ignore"):
+                y = ACTIVATIONS[op.activation.data](y)
+        return _out(op, y)
+
+    @impl(rlx.ReshapeOp)
+    def run_reshape(self, interpreter: Interpreter, op: rlx.ReshapeOp, args: PythonValues):
+        return _out(op, np.asarray(args[0]))
+
+    @impl(rlx.TransposeOp)
+    def run_transpose(self, interpreter: Interpreter, op: rlx.TransposeOp, args: PythonValues):
+        return _out(op, np.transpose(args[0], _ints(op.perm)))
+
+    @impl(rlx.ExpandOp)
+    def run_expand(self, interpreter: Interpreter, op: rlx.ExpandOp, args: PythonValues):
+        shape = tuple(op.result.type.get_shape())  # pyright: ignore
+        return _out(op, np.broadcast_to(args[0], shape))
+
+    @impl(rlx.ConcatOp)
+    def run_concat(self, interpreter: Interpreter, op: rlx.ConcatOp, args: PythonValues):
+        axis = _int(op.axis) % np.asarray(args[0]).ndim
+        return _out(op, np.concatenate(args, axis=axis))
+
+    @impl(rlx.SliceOp)
+    def run_slice(self, interpreter: Interpreter, op: rlx.SliceOp, args: PythonValues):
+        index = tuple(
+            slice(s, e if e >= 0 else None, st)
+            for s, e, st in zip(_ints(op.starts), _ints(op.ends), _ints(op.steps))
+        )
+        return _out(op, np.asarray(args[0])[index])
+
+    @impl(rlx.GatherOp)
+    def run_gather(self, interpreter: Interpreter, op: rlx.GatherOp, args: PythonValues):
+        x, idx = np.asarray(args[0]), np.asarray(args[1], dtype=np.int64)
+        axis = _int(op.axis) % x.ndim
+        dim = x.shape[axis]
+        if idx.size and (idx.min() < -dim or idx.max() >= dim):
+            bad = idx[(idx < -dim) | (idx >= dim)].flat[0]
+            raise InterpretationError(
+                f"rlx.gather: index {bad} is out of range for axis {axis} of extent {dim}"
+            )
+        return _out(op, np.take(x, np.where(idx < 0, idx + dim, idx), axis=axis))
+
+    @impl(rlx.Conv2dOp)
+    def run_conv2d(self, interpreter: Interpreter, op: rlx.Conv2dOp, args: PythonValues):
+        x, w, *rest = (_wide(v, o.type) for v, o in zip(args, op.operands))
+        out = conv2d(
+            x, w, rest[0] if rest else None, _ints(op.stride), _ints(op.padding),
+            _ints(op.dilation), _int(op.groups), tuple(op.result.type.get_shape()),  # pyright: ignore
+        )  # fmt: skip
+        return _out(op, out)
+
+    @impl(rlx.MaxPool2dOp)
+    def run_max_pool2d(self, interpreter: Interpreter, op: rlx.MaxPool2dOp, args: PythonValues):
+        x = _wide(args[0], op.input.type)
+        n, c, oh, ow = op.result.type.get_shape()  # pyright: ignore
+        kh, kw = _ints(op.kernel)
+        out = np.full((n, c, oh, ow), -np.inf)
+        for _, _, v in _windows(_pad_hw(x, _ints(op.padding), -np.inf), kh, kw, *_ints(op.stride), 1, 1, oh, ow):
+            out = np.maximum(out, v)
+        return _out(op, out)
+
+    @impl(rlx.AvgPool2dOp)
+    def run_avg_pool2d(self, interpreter: Interpreter, op: rlx.AvgPool2dOp, args: PythonValues):
+        x = _wide(args[0], op.input.type)
+        n, c, oh, ow = op.result.type.get_shape()  # pyright: ignore
+        kh, kw = _ints(op.kernel)
+        stride, pad = _ints(op.stride), _ints(op.padding)
+        total = np.zeros((n, c, oh, ow))
+        count = np.zeros((1, 1, oh, ow))
+        ones = _pad_hw(np.ones((1, 1, *x.shape[2:])), pad, 0.0)
+        for _, _, v in _windows(_pad_hw(x, pad, 0.0), kh, kw, *stride, 1, 1, oh, ow):
+            total += v
+        for _, _, v in _windows(ones, kh, kw, *stride, 1, 1, oh, ow):
+            count += v
+        divisor = kh * kw if op.count_include_pad is not None else count
+        return _out(op, total / divisor)
+
+    @impl(rlx.SwigluOp)
+    def run_swiglu(self, interpreter: Interpreter, op: rlx.SwigluOp, args: PythonValues):
+        x = _wide(args[0], op.input.type)
+        half = x.shape[-1] // 2
+        with np.errstate(all="ignore"):
+            return _out(op, math_ref.silu(x[..., :half]) * x[..., half:])
+
+    @impl(rlx.AttentionOp)
+    def run_attention(self, interpreter: Interpreter, op: rlx.AttentionOp, args: PythonValues):
+        q, k, v, *m = (_wide(a, o.type) for a, o in zip(args, op.operands))
+        scale = None if op.scale is None else _float(op.scale)
+        return _out(op, attention(q, k, v, m[0] if m else None, op.causal is not None, scale))
+
+    @impl(rlx.RopeOp)
+    def run_rope(self, interpreter: Interpreter, op: rlx.RopeOp, args: PythonValues):
+        x, c, s = (_wide(a, o.type) for a, o in zip(args, op.operands))
+        return _out(op, rope(x, c, s))
+
+    @impl(rlx.ElementwiseRegionOp)
+    def run_elementwise_region(
+        self, interpreter: Interpreter, op: rlx.ElementwiseRegionOp, args: PythonValues
+    ):
+        shape = tuple(op.outputs[0].type.get_shape())  # pyright: ignore
+        inputs = [np.broadcast_to(a, shape) for a in args]
+        results = run_scalar_body(op.body, inputs)
+        return tuple(
+            to_tensor_type(np.broadcast_to(v, shape), r.type)  # pyright: ignore
+            for v, r in zip(results, op.outputs, strict=True)
+        )
+
+
+RlxFunctions = register_impls(
+    type("RlxFunctions", (_RlxFunctionsBase,), {"__doc__": __doc__, **_table_impls()})
+)
