@@ -1,0 +1,25 @@
+#!/usr/bin/env bash
+# rlxc's two entry points from a fresh clone:
+#   bash dev.sh demo    compile and run the example transformer layer (numpy backend)
+#   bash dev.sh test    run every test: pytest (tests/) and lit/FileCheck (filecheck/)
+# The first call creates .venv (override with RLXC_VENV) and installs the
+# project with its test extra; later calls reuse it.
+set -euo pipefail
+cd "$(dirname "$0")"
+VENV="${RLXC_VENV:-.venv}"
+if ! "$VENV/bin/python" -c "import rlxc, pytest, lit, filecheck, hypothesis" 2>/dev/null; then
+  python3 -m venv "$VENV"
+  "$VENV/bin/python" -m pip install -q --upgrade pip
+  "$VENV/bin/python" -m pip install -q -e ".[test]"
+fi
+export PATH="$PWD/$VENV/bin:$PATH"
+cmd="${1:-}"
+shift || true
+case "$cmd" in
+  demo) exec "$VENV/bin/python" examples/demo.py "$@" ;;
+  test)
+    "$VENV/bin/python" -m pytest -q tests "$@"
+    "$VENV/bin/lit" -q filecheck
+    ;;
+  *) echo "usage: bash dev.sh demo|test" >&2; exit 2 ;;
+esac
