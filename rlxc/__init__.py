@@ -11,6 +11,7 @@
 from rlxc.context import make_context, parse_module
 from rlxc.frontends.builder import GraphBuilder, GraphError, Tensor
 from rlxc.interp import InputError, interpret
+from rlxc.passes.pipelines import run_pipeline
 
 __all__ = [
     "GraphBuilder",
@@ -20,4 +21,5 @@ __all__ = [
     "interpret",
     "make_context",
     "parse_module",
+    "run_pipeline",
 ]

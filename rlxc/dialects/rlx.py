@@ -39,6 +39,7 @@ from xdsl.dialects.builtin import (
     i1,
     i64,
 )
+from xdsl.dialects import math
 from xdsl.interfaces import HasFolderInterface
 from xdsl.ir import Attribute, Dialect, Operation, SSAValue
 from xdsl.irdl import (
@@ -60,7 +61,9 @@ from xdsl.irdl import (
     var_operand_def,
     var_result_def,
 )
+from xdsl.pattern_rewriter import RewritePattern
 from xdsl.traits import (
+    HasCanonicalizationPatternsTrait,
     ConstantLike,
     HasParent,
     IsolatedFromAbove,
@@ -70,7 +73,10 @@ from xdsl.traits import (
 )
 from xdsl.utils.exceptions import VerifyException
 
+from rlxc.dialects.scalar import ScalarEmitter
 from rlxc.dialects.types import (
+    ELEMENT_BYTES,
+    is_float,
     ALL_TYPES,
     FLOAT_TYPES,
     NUMERIC_TYPES,
@@ -210,8 +216,25 @@ def check_tensor_type(t: Attribute, what: str) -> None:
 # --------------------------------------------------------------------------- base
 
 
+class RlxCanonicalization(HasCanonicalizationPatternsTrait):
+    """Every rlx op's canonicalization patterns (its own rewrites and constant
+    folding), defined in `rlxc.passes.canonicalization` and used by xDSL's
+    `canonicalize` pass."""
+
+    def get_patterns(self, op: type[Operation]) -> tuple[RewritePattern, ...]:
+        from rlxc.passes.canonicalization import patterns_for
+
+        return patterns_for(op)
+
+    @classmethod
+    def get_canonicalization_patterns(cls) -> tuple[RewritePattern, ...]:
+        return ()
+
+
 class RlxOp(IRDLOperation, abc.ABC):
     """Base of every rlx op: tensor-type checks, then the op's own shape rules."""
+
+    traits = traits_def(RlxCanonicalization())
 
     @classmethod
     def infer_result_types(
@@ -222,6 +245,30 @@ class RlxOp(IRDLOperation, abc.ABC):
         properties; raises VerifyException naming what is wrong. None where the
         result type is not derivable (the op's own `verify_extra` checks it)."""
         return None
+
+    @classmethod
+    def make(
+        cls,
+        operands: Sequence[SSAValue | None | Sequence[SSAValue]],
+        properties: Mapping[str, Attribute] | None = None,
+        result_types: Sequence[Attribute] | None = None,
+    ):
+        """Creates the op (not inserted), inferring result types where the op
+        can; operands in definition order as for `infer_result_types`."""
+        props = dict(properties or {})
+        if result_types is None:
+            types = [
+                None if o is None
+                else o.type if isinstance(o, SSAValue)
+                else [v.type for v in o]
+                for o in operands
+            ]  # fmt: skip
+            result_types = cls.infer_result_types(types, props)  # pyright: ignore
+            if result_types is None:
+                raise VerifyException(f"{cls.name} needs explicit result types")
+        return cls.build(
+            operands=list(operands), result_types=list(result_types), properties=props
+        )
 
     def operand_types_by_def(self) -> list[TensorType | None | list[TensorType]]:
         out: list[TensorType | None | list[TensorType]] = []
@@ -295,6 +342,16 @@ class ConstantOp(RlxOp, HasFolderInterface):
     def fold(self) -> Sequence[SSAValue | Attribute] | None:
         return (self.value,)
 
+    def splat(self) -> float | int | None:
+        """The single value of a constant whose elements are all equal (bitwise),
+        else None."""
+        data = self.value.data.data
+        n = self.value.type.element_count()
+        size = ELEMENT_BYTES[dtype_name(self.value.get_element_type())]
+        if n == 0 or (len(data) != size and data != data[:size] * n):
+            return None
+        return self.value.get_values()[0]
+
     def verify_extra(self) -> None:
         if self.value.type != self.result.type:
             raise VerifyException(
@@ -336,12 +393,20 @@ class NegOp(SignedUnaryOp):
 
     name = "rlx.neg"
 
+    @classmethod
+    def scalar(cls, e: ScalarEmitter, x: SSAValue, *, result: Attribute) -> SSAValue:
+        return e.neg(x)
+
 
 @irdl_op_definition
 class AbsOp(SignedUnaryOp):
     """|x|."""
 
     name = "rlx.abs"
+
+    @classmethod
+    def scalar(cls, e: ScalarEmitter, x: SSAValue, *, result: Attribute) -> SSAValue:
+        return e.unary(math.AbsFOp if is_float(x.type) else math.AbsIOp, x)
 
 
 @irdl_op_definition
@@ -350,12 +415,22 @@ class SignOp(SignedUnaryOp):
 
     name = "rlx.sign"
 
+    @classmethod
+    def scalar(cls, e: ScalarEmitter, x: SSAValue, *, result: Attribute) -> SSAValue:
+        zero, one = e.const(0, x), e.const(1, x)
+        inner = e.select(e.cmp("lt", x, zero), e.neg(one), x if is_float(x.type) else zero)
+        return e.select(e.cmp("gt", x, zero), one, inner)
+
 
 @irdl_op_definition
 class ReluOp(SignedUnaryOp):
     """max(x, 0)."""
 
     name = "rlx.relu"
+
+    @classmethod
+    def scalar(cls, e: ScalarEmitter, x: SSAValue, *, result: Attribute) -> SSAValue:
+        return e.maximum(x, e.const(0, x))
 
 
 @irdl_op_definition
@@ -364,12 +439,20 @@ class ExpOp(UnaryElementwiseOp):
 
     name = "rlx.exp"
 
+    @classmethod
+    def scalar(cls, e: ScalarEmitter, x: SSAValue, *, result: Attribute) -> SSAValue:
+        return e.exp(x)
+
 
 @irdl_op_definition
 class LogOp(UnaryElementwiseOp):
     """Natural logarithm."""
 
     name = "rlx.log"
+
+    @classmethod
+    def scalar(cls, e: ScalarEmitter, x: SSAValue, *, result: Attribute) -> SSAValue:
+        return e.unary(math.LogOp, x)
 
 
 @irdl_op_definition
@@ -378,12 +461,20 @@ class SqrtOp(UnaryElementwiseOp):
 
     name = "rlx.sqrt"
 
+    @classmethod
+    def scalar(cls, e: ScalarEmitter, x: SSAValue, *, result: Attribute) -> SSAValue:
+        return e.unary(math.SqrtOp, x)
+
 
 @irdl_op_definition
 class RsqrtOp(UnaryElementwiseOp):
     """1 / sqrt(x)."""
 
     name = "rlx.rsqrt"
+
+    @classmethod
+    def scalar(cls, e: ScalarEmitter, x: SSAValue, *, result: Attribute) -> SSAValue:
+        return e.unary(math.RsqrtOp, x)
 
 
 @irdl_op_definition
@@ -392,12 +483,20 @@ class ReciprocalOp(UnaryElementwiseOp):
 
     name = "rlx.reciprocal"
 
+    @classmethod
+    def scalar(cls, e: ScalarEmitter, x: SSAValue, *, result: Attribute) -> SSAValue:
+        return e.div(e.const(1.0, x), x)
+
 
 @irdl_op_definition
 class SinOp(UnaryElementwiseOp):
     """sin(x), x in radians, full range (no fast-math reduction)."""
 
     name = "rlx.sin"
+
+    @classmethod
+    def scalar(cls, e: ScalarEmitter, x: SSAValue, *, result: Attribute) -> SSAValue:
+        return e.unary(math.SinOp, x)
 
 
 @irdl_op_definition
@@ -406,12 +505,20 @@ class CosOp(UnaryElementwiseOp):
 
     name = "rlx.cos"
 
+    @classmethod
+    def scalar(cls, e: ScalarEmitter, x: SSAValue, *, result: Attribute) -> SSAValue:
+        return e.unary(math.CosOp, x)
+
 
 @irdl_op_definition
 class TanhOp(UnaryElementwiseOp):
     """Hyperbolic tangent."""
 
     name = "rlx.tanh"
+
+    @classmethod
+    def scalar(cls, e: ScalarEmitter, x: SSAValue, *, result: Attribute) -> SSAValue:
+        return e.unary(math.TanhOp, x)
 
 
 @irdl_op_definition
@@ -420,12 +527,22 @@ class SigmoidOp(UnaryElementwiseOp):
 
     name = "rlx.sigmoid"
 
+    @classmethod
+    def scalar(cls, e: ScalarEmitter, x: SSAValue, *, result: Attribute) -> SSAValue:
+        return e.sigmoid(x)
+
 
 @irdl_op_definition
 class GeluOp(UnaryElementwiseOp):
     """Exact GELU: x * (1 + erf(x / sqrt(2))) / 2."""
 
     name = "rlx.gelu"
+
+    @classmethod
+    def scalar(cls, e: ScalarEmitter, x: SSAValue, *, result: Attribute) -> SSAValue:
+        half_x = e.mul(x, e.const(0.5, x))
+        erf = e.unary(math.ErfOp, e.mul(x, e.const(0.7071067811865476, x)))
+        return e.mul(half_x, e.add(e.const(1.0, x), erf))
 
 
 @irdl_op_definition
@@ -434,12 +551,23 @@ class GeluTanhOp(UnaryElementwiseOp):
 
     name = "rlx.gelu_tanh"
 
+    @classmethod
+    def scalar(cls, e: ScalarEmitter, x: SSAValue, *, result: Attribute) -> SSAValue:
+        cube = e.mul(e.mul(x, x), x)
+        inner = e.mul(e.const(0.7978845608028654, x), e.add(x, e.mul(e.const(0.044715, x), cube)))
+        t = e.unary(math.TanhOp, inner)
+        return e.mul(e.mul(x, e.const(0.5, x)), e.add(e.const(1.0, x), t))
+
 
 @irdl_op_definition
 class SiluOp(UnaryElementwiseOp):
     """x * sigmoid(x)."""
 
     name = "rlx.silu"
+
+    @classmethod
+    def scalar(cls, e: ScalarEmitter, x: SSAValue, *, result: Attribute) -> SSAValue:
+        return e.mul(x, e.sigmoid(x))
 
 
 @irdl_op_definition
@@ -448,12 +576,20 @@ class ErfOp(UnaryElementwiseOp):
 
     name = "rlx.erf"
 
+    @classmethod
+    def scalar(cls, e: ScalarEmitter, x: SSAValue, *, result: Attribute) -> SSAValue:
+        return e.unary(math.ErfOp, x)
+
 
 @irdl_op_definition
 class FloorOp(UnaryElementwiseOp):
     """Largest integer not greater than x."""
 
     name = "rlx.floor"
+
+    @classmethod
+    def scalar(cls, e: ScalarEmitter, x: SSAValue, *, result: Attribute) -> SSAValue:
+        return e.unary(math.FloorOp, x)
 
 
 @irdl_op_definition
@@ -462,12 +598,20 @@ class CeilOp(UnaryElementwiseOp):
 
     name = "rlx.ceil"
 
+    @classmethod
+    def scalar(cls, e: ScalarEmitter, x: SSAValue, *, result: Attribute) -> SSAValue:
+        return e.unary(math.CeilOp, x)
+
 
 @irdl_op_definition
 class RoundOp(UnaryElementwiseOp):
     """Round to nearest, ties to even (numpy.rint, CUDA rintf)."""
 
     name = "rlx.round"
+
+    @classmethod
+    def scalar(cls, e: ScalarEmitter, x: SSAValue, *, result: Attribute) -> SSAValue:
+        return e.unary(math.RoundEvenOp, x)
 
 
 # --------------------------------------------------------------------------- binary
@@ -506,12 +650,20 @@ class AddOp(BinaryBroadcastOp):
 
     name = "rlx.add"
 
+    @classmethod
+    def scalar(cls, e: ScalarEmitter, a: SSAValue, b: SSAValue, *, result: Attribute) -> SSAValue:
+        return e.add(a, b)
+
 
 @irdl_op_definition
 class SubOp(BinaryBroadcastOp):
     """a - b."""
 
     name = "rlx.sub"
+
+    @classmethod
+    def scalar(cls, e: ScalarEmitter, a: SSAValue, b: SSAValue, *, result: Attribute) -> SSAValue:
+        return e.sub(a, b)
 
 
 @irdl_op_definition
@@ -520,6 +672,10 @@ class MulOp(BinaryBroadcastOp):
 
     name = "rlx.mul"
 
+    @classmethod
+    def scalar(cls, e: ScalarEmitter, a: SSAValue, b: SSAValue, *, result: Attribute) -> SSAValue:
+        return e.mul(a, b)
+
 
 @irdl_op_definition
 class DivOp(BinaryBroadcastOp):
@@ -527,12 +683,20 @@ class DivOp(BinaryBroadcastOp):
 
     name = "rlx.div"
 
+    @classmethod
+    def scalar(cls, e: ScalarEmitter, a: SSAValue, b: SSAValue, *, result: Attribute) -> SSAValue:
+        return e.div(a, b)
+
 
 @irdl_op_definition
 class PowOp(BinaryBroadcastOp):
     """a ** b (floating point)."""
 
     name = "rlx.pow"
+
+    @classmethod
+    def scalar(cls, e: ScalarEmitter, a: SSAValue, b: SSAValue, *, result: Attribute) -> SSAValue:
+        return e.binary(math.PowFOp, a, b)
     ALLOWED_TYPES: ClassVar[tuple[Attribute, ...]] = FLOAT_TYPES
 
 
@@ -542,12 +706,20 @@ class MaximumOp(BinaryBroadcastOp):
 
     name = "rlx.maximum"
 
+    @classmethod
+    def scalar(cls, e: ScalarEmitter, a: SSAValue, b: SSAValue, *, result: Attribute) -> SSAValue:
+        return e.maximum(a, b)
+
 
 @irdl_op_definition
 class MinimumOp(BinaryBroadcastOp):
     """Elementwise minimum; NaN in either operand gives NaN."""
 
     name = "rlx.minimum"
+
+    @classmethod
+    def scalar(cls, e: ScalarEmitter, a: SSAValue, b: SSAValue, *, result: Attribute) -> SSAValue:
+        return e.minimum(a, b)
 
 
 class CompareOp(BinaryBroadcastOp, abc.ABC):
@@ -566,12 +738,20 @@ class EqOp(CompareOp):
 
     name = "rlx.eq"
 
+    @classmethod
+    def scalar(cls, e: ScalarEmitter, a: SSAValue, b: SSAValue, *, result: Attribute) -> SSAValue:
+        return e.cmp("eq", a, b)
+
 
 @irdl_op_definition
 class NeOp(CompareOp):
     """a != b (true when either is NaN)."""
 
     name = "rlx.ne"
+
+    @classmethod
+    def scalar(cls, e: ScalarEmitter, a: SSAValue, b: SSAValue, *, result: Attribute) -> SSAValue:
+        return e.cmp("ne", a, b)
 
 
 @irdl_op_definition
@@ -580,12 +760,20 @@ class LtOp(CompareOp):
 
     name = "rlx.lt"
 
+    @classmethod
+    def scalar(cls, e: ScalarEmitter, a: SSAValue, b: SSAValue, *, result: Attribute) -> SSAValue:
+        return e.cmp("lt", a, b)
+
 
 @irdl_op_definition
 class LeOp(CompareOp):
     """a <= b."""
 
     name = "rlx.le"
+
+    @classmethod
+    def scalar(cls, e: ScalarEmitter, a: SSAValue, b: SSAValue, *, result: Attribute) -> SSAValue:
+        return e.cmp("le", a, b)
 
 
 @irdl_op_definition
@@ -594,12 +782,20 @@ class GtOp(CompareOp):
 
     name = "rlx.gt"
 
+    @classmethod
+    def scalar(cls, e: ScalarEmitter, a: SSAValue, b: SSAValue, *, result: Attribute) -> SSAValue:
+        return e.cmp("gt", a, b)
+
 
 @irdl_op_definition
 class GeOp(CompareOp):
     """a >= b."""
 
     name = "rlx.ge"
+
+    @classmethod
+    def scalar(cls, e: ScalarEmitter, a: SSAValue, b: SSAValue, *, result: Attribute) -> SSAValue:
+        return e.cmp("ge", a, b)
 
 
 @irdl_op_definition
@@ -610,6 +806,10 @@ class SelectOp(RlxOp):
     """
 
     name = "rlx.select"
+
+    @classmethod
+    def scalar(cls, e: ScalarEmitter, c: SSAValue, a: SSAValue, b: SSAValue, *, result: Attribute) -> SSAValue:
+        return e.select(c, a, b)
     cond = operand_def(TensorType)
     on_true = operand_def(TensorType)
     on_false = operand_def(TensorType)
@@ -640,6 +840,11 @@ class CastOp(RlxOp):
     """
 
     name = "rlx.cast"
+
+    @classmethod
+    def scalar(cls, e: ScalarEmitter, x: SSAValue, *, result: Attribute) -> SSAValue:
+        assert isinstance(result, TensorType)
+        return e.cast(x, result.get_element_type())
     input = operand_def(TensorType)
     result = result_def(TensorType)
     traits = traits_def(Pure(), ELEMENTWISE)
@@ -934,6 +1139,10 @@ class ExpandOp(RlxOp):
     """
 
     name = "rlx.expand"
+
+    @classmethod
+    def scalar(cls, e: ScalarEmitter, x: SSAValue, *, result: Attribute) -> SSAValue:
+        return x  # broadcasting is the region's indexing, not a scalar op
     input = operand_def(TensorType)
     result = result_def(TensorType)
     traits = traits_def(Pure(), BROADCAST)
@@ -1467,7 +1676,8 @@ class ElementwiseRegionOp(RlxOp):
     }
     ```
 
-    Every result has the broadcast shape of the inputs. The body is one block
+    Every result has the same shape (the iteration space) and every input
+    broadcasts to it (an `expand` folds into a region as a smaller input). The body is one block
     of pure `arith`/`math` ops that reads only its arguments (isolated from
     above), as `linalg.generic`'s does.
     """
@@ -1487,12 +1697,19 @@ class ElementwiseRegionOp(RlxOp):
             raise VerifyException("elementwise_region needs at least one input")
         if not self.outputs:
             raise VerifyException("elementwise_region needs at least one result")
-        shape = broadcast_shapes(*(shape_of(v.type) for v in self.inputs), what="inputs")
+        shape = shape_of(self.outputs[0].type)
         for i, r in enumerate(self.outputs):
             if shape_of(r.type) != shape:
                 raise VerifyException(
-                    f"result #{i} has shape {fmt_shape(shape_of(r.type))}, expected the "
-                    f"inputs' broadcast shape {fmt_shape(shape)}"
+                    f"result #{i} has shape {fmt_shape(shape_of(r.type))}, but result #0 "
+                    f"has {fmt_shape(shape)}: all results share the iteration shape"
+                )
+        for i, v in enumerate(self.inputs):
+            vs = shape_of(v.type)
+            if len(vs) > len(shape) or broadcast_shapes(vs, shape, what="inputs") != shape:
+                raise VerifyException(
+                    f"input #{i} of shape {fmt_shape(vs)} does not broadcast to the "
+                    f"result shape {fmt_shape(shape)}"
                 )
         block = self.body.block
         if len(block.args) != len(self.inputs):

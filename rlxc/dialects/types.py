@@ -34,6 +34,9 @@ ELEMENT_TYPES: dict[str, Attribute] = {
     "i1": i1,
 }
 
+#: Bytes per element as stored in memory (i1 takes a byte).
+ELEMENT_BYTES = {"f32": 4, "f16": 2, "bf16": 2, "i32": 4, "i64": 8, "i1": 1}
+
 FLOAT_TYPES = (f32, f16, bf16)
 INT_TYPES = (i32, i64)
 BOOL_TYPES = (i1,)

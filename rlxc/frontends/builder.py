@@ -21,7 +21,6 @@ from typing import Any
 import numpy as np
 from xdsl.dialects import func
 from xdsl.dialects.builtin import (
-    DenseIntOrFPElementsAttr,
     ModuleOp,
     StringAttr,
     TensorType,
@@ -33,6 +32,7 @@ from xdsl.utils.exceptions import VerifyException
 from rlxc.dialects import rlx
 from rlxc.dialects.rlx import f64_attr, i64_array, i64_attr
 from rlxc.dialects.types import dtype_name, element_type, shape_of
+from rlxc.interp.dtypes import dense_attr
 
 _NUMPY_TO_RLX = {
     "float32": "f32",
@@ -242,14 +242,7 @@ class GraphBuilder:
                 raise GraphError(f"constant: unsupported numpy dtype {a.dtype}")
             dtype = _NUMPY_TO_RLX[a.dtype.name]
         t = TensorType(element_type(dtype), list(a.shape))
-        flat = a.ravel()
-        if dtype == "i1":
-            data = [int(bool(v)) for v in flat]
-        elif dtype in ("i32", "i64"):
-            data = [int(v) for v in flat]
-        else:
-            data = [float(v) for v in flat.astype(np.float64)]
-        attr = DenseIntOrFPElementsAttr.from_list(t, data)  # pyright: ignore[reportArgumentType]
+        attr = dense_attr(a, t)
         return self._op(rlx.ConstantOp, [], {"value": attr}, [t])
 
     # ------------------------------------------------------------------ elementwise

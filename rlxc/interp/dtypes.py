@@ -75,3 +75,35 @@ def compute_dtype(element_type: Attribute) -> np.dtype:
     if dtype_name(element_type) == "i1":
         return np.dtype(np.bool_)
     return np.dtype(np.int64)
+
+
+def dense_attr(a: np.ndarray, t: TensorType):
+    """A `DenseIntOrFPElementsAttr` of type `t` holding the values of `a`
+    (a splat when every element is equal)."""
+    from xdsl.dialects.builtin import DenseIntOrFPElementsAttr
+
+    flat = np.asarray(a).ravel()
+    name = dtype_name(t.get_element_type())
+    if name == "i1":
+        data: list = [int(bool(v)) for v in flat]
+    elif name in ("i32", "i64"):
+        data = [int(v) for v in flat]
+    else:
+        data = [float(v) for v in flat.astype(np.float64)]
+    if len(data) > 1 and all(v == data[0] for v in data) and not (
+        name not in ("i1", "i32", "i64") and np.signbit(flat).any() != np.signbit(flat).all()
+    ):
+        data = data[:1]
+    return DenseIntOrFPElementsAttr.from_list(t, data)  # pyright: ignore[reportArgumentType]
+
+
+def dense_values(attr, t: TensorType) -> np.ndarray:
+    """The values of a dense attribute as a carrier array shaped like `t`."""
+    vals = np.asarray(
+        attr.get_values(),
+        dtype=np.float64 if is_float(t.get_element_type()) else np.int64,
+    )
+    shape = tuple(t.get_shape())
+    if vals.size == 1 and int(np.prod(shape)) != 1:
+        vals = np.broadcast_to(vals, shape)
+    return to_tensor_type(vals, t)

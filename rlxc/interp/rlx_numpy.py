@@ -26,7 +26,7 @@ from xdsl.utils.exceptions import InterpretationError
 from rlxc.dialects import rlx
 from rlxc.dialects.rlx import _float, _int, _ints
 from rlxc.interp import math_ref
-from rlxc.interp.dtypes import compute_dtype, to_tensor_type
+from rlxc.interp.dtypes import compute_dtype, dense_values, to_tensor_type
 from rlxc.interp.scalar_numpy import run_scalar_body
 
 # --------------------------------------------------------------------------- tables
@@ -239,9 +239,7 @@ class _RlxFunctionsBase(InterpreterFunctions):
 
     @impl(rlx.ConstantOp)
     def run_constant(self, interpreter: Interpreter, op: rlx.ConstantOp, args: PythonValues):
-        return _out(op, np.asarray(op.value.get_values(), dtype=np.float64
-                                   if op.value.type.get_element_type() in rlx.FLOAT_TYPES
-                                   else np.int64))
+        return (dense_values(op.value, op.result.type),)  # pyright: ignore
 
     @impl(rlx.SelectOp)
     def run_select(self, interpreter: Interpreter, op: rlx.SelectOp, args: PythonValues):

@@ -5,6 +5,42 @@ from collections.abc import Callable
 from xdsl.passes import ModulePass
 
 
+def _fuse():
+    from rlxc.passes.fuse_elementwise import FuseElementwisePass
+
+    return FuseElementwisePass
+
+
+def _unfuse():
+    from rlxc.passes.unfuse import UnfusePass
+
+    return UnfusePass
+
+
+def _plan():
+    from rlxc.passes.plan_memory import PlanMemoryPass
+
+    return PlanMemoryPass
+
+
+def _optimize():
+    from rlxc.passes.pipelines import OptimizePipeline
+
+    return OptimizePipeline
+
+
+def _plan_pipeline():
+    from rlxc.passes.pipelines import PlanPipeline
+
+    return PlanPipeline
+
+
 def get_all_passes() -> dict[str, Callable[[], type[ModulePass]]]:
     """Pass name -> factory, for `rlxc-opt`, `xdsl-opt` and `run_pipeline`."""
-    return {}
+    return {
+        "rlx-unfuse": _unfuse,
+        "rlx-fuse-elementwise": _fuse,
+        "rlx-plan-memory": _plan,
+        "rlx-optimize": _optimize,
+        "rlx-plan": _plan_pipeline,
+    }

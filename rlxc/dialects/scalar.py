@@ -1,0 +1,136 @@
+"""`ScalarEmitter`: builds the scalar `arith`/`math` form of elementwise ops.
+
+Each elementwise rlx op states its scalar expression (`scalar(e, *args)`) in
+terms of this emitter, which picks the float or integer `arith` op by the
+operand's type, so an expression like `e.add(x, e.const(1.0, x))` reads the
+same for f32, f16 and i32. The fusion pass collects the created ops into a
+region body; codegen later renders the same ops through its C++ table.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from xdsl.dialects import arith, math
+from xdsl.dialects.builtin import (
+    BFloat16Type,
+    Float16Type,
+    Float32Type,
+    FloatAttr,
+    IntegerAttr,
+    IntegerType,
+)
+from xdsl.ir import Attribute, Operation, SSAValue
+
+
+def _is_float(t: Attribute) -> bool:
+    return isinstance(t, Float32Type | Float16Type | BFloat16Type)
+
+
+def _width(t: Attribute) -> int:
+    if isinstance(t, IntegerType):
+        return t.width.data
+    return {Float32Type: 32, Float16Type: 16, BFloat16Type: 16}[type(t)]
+
+
+_CMPF = {"eq": "oeq", "ne": "une", "lt": "olt", "le": "ole", "gt": "ogt", "ge": "oge"}
+_CMPI = {"eq": "eq", "ne": "ne", "lt": "slt", "le": "sle", "gt": "sgt", "ge": "sge"}
+_CMPI1 = {"eq": "eq", "ne": "ne", "lt": "ult", "le": "ule", "gt": "ugt", "ge": "uge"}
+
+
+class ScalarEmitter:
+    """Creates scalar ops in order; `ops` lists them for insertion into a block."""
+
+    def __init__(self) -> None:
+        self.ops: list[Operation] = []
+
+    def _add(self, op: Operation) -> SSAValue:
+        self.ops.append(op)
+        return op.results[0]
+
+    # -- leaves
+    def const(self, value: float | int | bool, like: SSAValue | Attribute) -> SSAValue:
+        t = like.type if isinstance(like, SSAValue) else like
+        if _is_float(t):
+            return self._add(arith.ConstantOp(FloatAttr(float(value), t)))  # pyright: ignore
+        return self._add(arith.ConstantOp(IntegerAttr(int(value), t)))  # pyright: ignore
+
+    # -- arithmetic, float or signed integer by operand type
+    def add(self, a: SSAValue, b: SSAValue) -> SSAValue:
+        return self._add(arith.AddfOp(a, b) if _is_float(a.type) else arith.AddiOp(a, b))
+
+    def sub(self, a: SSAValue, b: SSAValue) -> SSAValue:
+        return self._add(arith.SubfOp(a, b) if _is_float(a.type) else arith.SubiOp(a, b))
+
+    def mul(self, a: SSAValue, b: SSAValue) -> SSAValue:
+        return self._add(arith.MulfOp(a, b) if _is_float(a.type) else arith.MuliOp(a, b))
+
+    def div(self, a: SSAValue, b: SSAValue) -> SSAValue:
+        return self._add(arith.DivfOp(a, b) if _is_float(a.type) else arith.DivSIOp(a, b))
+
+    def neg(self, a: SSAValue) -> SSAValue:
+        if _is_float(a.type):
+            return self._add(arith.NegfOp(a))
+        return self.sub(self.const(0, a), a)
+
+    def maximum(self, a: SSAValue, b: SSAValue) -> SSAValue:
+        return self._add(arith.MaximumfOp(a, b) if _is_float(a.type) else arith.MaxSIOp(a, b))
+
+    def minimum(self, a: SSAValue, b: SSAValue) -> SSAValue:
+        return self._add(arith.MinimumfOp(a, b) if _is_float(a.type) else arith.MinSIOp(a, b))
+
+    def cmp(self, pred: str, a: SSAValue, b: SSAValue) -> SSAValue:
+        """pred in eq/ne/lt/le/gt/ge: ordered for floats (ne is unordered:
+        NaN != x), signed for integers, unsigned for i1."""
+        if _is_float(a.type):
+            return self._add(arith.CmpfOp(a, b, _CMPF[pred]))
+        table = _CMPI1 if _width(a.type) == 1 else _CMPI
+        return self._add(arith.CmpiOp(a, b, table[pred]))
+
+    def select(self, c: SSAValue, a: SSAValue, b: SSAValue) -> SSAValue:
+        return self._add(arith.SelectOp(c, a, b))
+
+    def unary(self, op_type: type[Operation], a: SSAValue) -> SSAValue:
+        """A `math` op of one operand (math.ExpOp, math.ErfOp, ...)."""
+        return self._add(op_type(a))  # pyright: ignore[reportCallIssue]
+
+    def binary(self, op_type: type[Operation], a: SSAValue, b: SSAValue) -> SSAValue:
+        return self._add(op_type(a, b))  # pyright: ignore[reportCallIssue]
+
+    def exp(self, a: SSAValue) -> SSAValue:
+        return self.unary(math.ExpOp, a)
+
+    def sigmoid(self, a: SSAValue) -> SSAValue:
+        one = self.const(1.0, a)
+        return self.div(one, self.add(one, self.exp(self.neg(a))))
+
+    def cast(self, a: SSAValue, to: Attribute) -> SSAValue:
+        """Element conversion with rlx.cast's rules: float->int truncates,
+        anything->i1 is `!= 0`, i1->number is 0/1."""
+        src = a.type
+        if src == to:
+            return a
+        if isinstance(to, IntegerType) and to.width.data == 1:
+            return self.cmp("ne", a, self.const(0, a))
+        if _is_float(src) and _is_float(to):
+            if _width(src) == 16 and _width(to) == 16:  # f16 <-> bf16 through f32
+                a = self._add(arith.ExtFOp(a, Float32Type()))
+                return self._add(arith.TruncFOp(a, to))
+            op = arith.ExtFOp(a, to) if _width(to) > _width(src) else arith.TruncFOp(a, to)
+            return self._add(op)
+        if _is_float(src):
+            return self._add(arith.FPToSIOp(a, to))
+        if _width(src) == 1:  # i1 is unsigned: true -> 1
+            if _is_float(to):
+                return self._add(arith.UIToFPOp(a, to))
+            return self._add(arith.ExtUIOp(a, to))
+        if _is_float(to):
+            return self._add(arith.SIToFPOp(a, to))
+        if _width(to) > _width(src):
+            return self._add(arith.ExtSIOp(a, to))
+        return self._add(arith.TruncIOp(a, to))
+
+
+def emit_scalar(op: Operation, e: ScalarEmitter, args: Sequence[SSAValue]) -> SSAValue:
+    """The scalar form of one single-result elementwise rlx op on `args`."""
+    return type(op).scalar(e, *args, result=op.results[0].type)  # pyright: ignore

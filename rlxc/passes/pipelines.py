@@ -1,0 +1,94 @@
+"""The standard pipelines, one level down each (see ARCHITECTURE.md):
+
+* `rlx-optimize{target=cuda}`: graph -> fused level
+  (rlx-unfuse, canonicalize, cse, dce, rlx-fuse-elementwise, dce)
+* `rlx-plan{target=cuda}`: the same, then rlx-plan-memory (planned level)
+
+`run_pipeline(module, "rlx-plan")` runs a named pipeline or any pipeline text
+(`"rlx-unfuse{target=none},canonicalize"`) on a copy of `module`.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from xdsl.context import Context
+from xdsl.dialects.builtin import ModuleOp
+from xdsl.passes import ModulePass, PassPipeline
+from xdsl.transforms import get_all_passes as xdsl_passes
+
+
+def all_passes():
+    """Every pass name rlxc knows: xDSL's own and rlxc's."""
+    from rlxc.passes import get_all_passes
+
+    return {**xdsl_passes(), **get_all_passes()}
+
+
+def optimize_spec(target: str) -> str:
+    return (
+        f"rlx-unfuse{{target={target}}},canonicalize,cse,dce,"
+        "rlx-fuse-elementwise,canonicalize,cse,dce"
+    )
+
+
+def parse_pipeline(text: str, callback=None) -> PassPipeline:
+    """A PassPipeline from pipeline text, over every known pass."""
+    return PassPipeline.parse_spec(all_passes(), text, callback)
+
+
+@dataclass(frozen=True)
+class OptimizePipeline(ModulePass):
+    """Graph level -> fused level: unfuse for `target`, clean up, fuse."""
+
+    name = "rlx-optimize"
+
+    target: str = "cuda"
+
+    def passes(self) -> tuple[ModulePass, ...]:
+        return parse_pipeline(optimize_spec(self.target)).passes
+
+    def apply(self, ctx: Context, op: ModuleOp) -> None:
+        for p in self.passes():
+            p.apply(ctx, op)
+
+
+@dataclass(frozen=True)
+class PlanPipeline(ModulePass):
+    """Graph level -> planned level: rlx-optimize, then rlx-plan-memory."""
+
+    name = "rlx-plan"
+
+    target: str = "cuda"
+    strategy: str = "greedy"
+
+    def passes(self) -> tuple[ModulePass, ...]:
+        return parse_pipeline(
+            optimize_spec(self.target) + f",rlx-plan-memory{{strategy={self.strategy}}}"
+        ).passes
+
+    def apply(self, ctx: Context, op: ModuleOp) -> None:
+        for p in self.passes():
+            p.apply(ctx, op)
+
+
+def expand_pipeline(text: str) -> list[ModulePass]:
+    """The flat list of passes a pipeline text runs (named pipelines expanded),
+    so tools can act between every pass."""
+    out: list[ModulePass] = []
+    for p in parse_pipeline(text).passes:
+        out.extend(p.passes() if isinstance(p, OptimizePipeline | PlanPipeline) else [p])
+    return out
+
+
+def run_pipeline(module: ModuleOp, pipeline: str) -> ModuleOp:
+    """Runs a named pipeline (`rlx-optimize`, `rlx-plan`) or pipeline text on a
+    copy of `module`, verifying after each pass; returns the rewritten copy."""
+    from rlxc.context import make_context
+
+    ctx = make_context()
+    result = module.clone()
+    for p in expand_pipeline(pipeline):
+        p.apply(ctx, result)
+        result.verify()
+    return result
