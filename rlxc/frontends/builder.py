@@ -162,6 +162,7 @@ class GraphBuilder:
     def __init__(self) -> None:
         self._block = Block()
         self._input_names: list[str] = []
+        self._params: dict[str, TensorType] = {}
         self._built = False
 
     # ------------------------------------------------------------------ plumbing
@@ -187,9 +188,9 @@ class GraphBuilder:
             if o is None:
                 values.append(None)
                 types.append(None)
-            elif isinstance(o, Tensor):
+            elif isinstance(o, Tensor) or not isinstance(o, list | tuple):
                 values.append(self._check(o, f"{method}: operand #{i}").value)
-                types.append(o.type)
+                types.append(o.type)  # pyright: ignore[reportAttributeAccessIssue]
             else:
                 vs = [self._check(x, f"{method}: operand #{i}") for x in o]
                 values.append([x.value for x in vs])
@@ -213,6 +214,8 @@ class GraphBuilder:
 
     def input(self, name: str, shape: Sequence[int], dtype: str = "f32") -> Tensor:
         """A function argument named `name` (inputs keep declaration order)."""
+        if self._built:
+            raise GraphError("this GraphBuilder has already built its module")
         if name in self._input_names:
             raise GraphError(f"input '{name}' is declared twice")
         try:
@@ -231,6 +234,11 @@ class GraphBuilder:
             t = TensorType(element_type(dtype), [int(d) for d in shape])
         except ValueError as e:
             raise GraphError(f"param '{name}': {e}") from None
+        if self._params.setdefault(name, t) != t:
+            raise GraphError(
+                f"param '{name}' was declared as {self._params[name]}, now as {t}: one "
+                "name, one type"
+            )
         return self._op(rlx.ParamOp, [], {"name": StringAttr(name)}, [t])
 
     def constant(self, value: Any, dtype: str | None = None) -> Tensor:

@@ -65,7 +65,8 @@ def to_element_type(a: np.ndarray | float | int | bool, element_type: Attribute)
 def to_tensor_type(a: np.ndarray, t: TensorType) -> np.ndarray:
     """Values to the carrier of `t`, shaped like `t` (a contiguous copy)."""
     out = to_element_type(a, t.get_element_type())
-    return np.ascontiguousarray(out.reshape(tuple(t.get_shape())))
+    # .copy(order="C") keeps rank 0 (np.ascontiguousarray would make it 1-D).
+    return out.reshape(tuple(t.get_shape())).copy(order="C")
 
 
 def compute_dtype(element_type: Attribute) -> np.dtype:

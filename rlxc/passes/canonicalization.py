@@ -40,7 +40,7 @@ def _forward(rewriter: PatternRewriter, op: Operation, value: SSAValue) -> bool:
     """Replaces op by an existing value of exactly its result type."""
     if value.type != op.results[0].type:
         return False
-    rewriter.replace_op(op, [], [value])
+    rewriter.replace(op, [], [value])
     return True
 
 
@@ -81,7 +81,7 @@ class TransposeOfTranspose(RewritePattern):
             p = _ints(inner.perm)
             composed = [p[i] for i in perm]
             new = rlx.TransposeOp.make([inner.input], {"perm": i64_array(composed)})
-            rewriter.replace_op(op, [new])
+            rewriter.replace(op, [new])
 
 
 class ReshapeOfReshape(RewritePattern):
@@ -94,7 +94,7 @@ class ReshapeOfReshape(RewritePattern):
         inner = op.input.owner
         if isinstance(inner, rlx.ReshapeOp):
             if not _forward(rewriter, op, inner.input):
-                rewriter.replace_op(op, [rlx.ReshapeOp.make([inner.input], None, [op.result.type])])
+                rewriter.replace(op, [rlx.ReshapeOp.make([inner.input], None, [op.result.type])])
 
 
 class CastToSelf(RewritePattern):
@@ -140,7 +140,7 @@ class FoldConstants(RewritePattern):
             rlx.ConstantOp(dense_attr(np.asarray(v), t))  # pyright: ignore[reportArgumentType]
             for v, t in zip(values, types)
         ]
-        rewriter.replace_op(op, new_ops, [c.result for c in new_ops])
+        rewriter.replace(op, new_ops, [c.result for c in new_ops])
 
 
 _OWN: dict[type[Operation], tuple[RewritePattern, ...]] = {

@@ -46,7 +46,7 @@ class _Emit:
         types: Sequence[Attribute] | None = None,
     ) -> SSAValue:
         op = op_type.make(operands, props, types)
-        self.rewriter.insert_op(op, InsertPoint.before(self.at))
+        self.rewriter.insert(op, InsertPoint.before(self.at))
         return op.results[0]
 
     def scalar(self, value: float, like: SSAValue) -> SSAValue:
@@ -235,7 +235,7 @@ class UnfuseComposite(RewritePattern):
         for old, new in zip(op.results, results, strict=True):
             if new.name_hint is None and old.name_hint is not None:
                 new.name_hint = old.name_hint
-        rewriter.replace_matched_op([], results)
+        rewriter.replace(op, [], results)
 
 
 @dataclass(frozen=True)

@@ -1,0 +1,223 @@
+"""Every pass preserves meaning: random graphs, interpreted before and after on
+fresh random inputs, must agree (float64-computed, f32-rounded references)."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from hypothesis import given
+from xdsl.dialects import func
+
+import rlxc
+from rlxc.dialects import rlx
+from rlxc.dialects.rlx import Composite, FusionKind, fusion_kind
+from strategies import graphs, random_inputs
+
+PIPELINES = [
+    "rlx-unfuse{target=cuda}",
+    "rlx-unfuse{target=none}",
+    "canonicalize",
+    "cse,dce",
+    "rlx-fuse-elementwise",
+    "rlx-fuse-elementwise{max_inputs=2 max_ops=3}",
+    "rlx-optimize",
+    "rlx-optimize{target=none}",
+    "rlx-plan",
+    "rlx-plan{target=none}",
+]
+
+
+def rel_err(a: np.ndarray, b: np.ndarray) -> float:
+    a64, b64 = a.astype(np.float64), b.astype(np.float64)
+    denom = max(float(np.linalg.norm(a64)), 1e-30)
+    return float(np.linalg.norm(a64 - b64)) / denom
+
+
+def assert_same_results(before, after, case):
+    inputs, params = random_inputs(before, np.random.default_rng())
+    want = rlxc.interpret(before, inputs, params)
+    got = rlxc.interpret(after, inputs, params)
+    assert len(want) == len(got)
+    for i, (w, g) in enumerate(zip(want, got)):
+        assert w.shape == g.shape and w.dtype == g.dtype, (i, case)
+        if w.dtype.kind in "biu":
+            np.testing.assert_array_equal(w, g, err_msg=repr(case))
+        else:
+            # A decomposition rounds intermediates to f32 where the composite
+            # rounds once: a few ulps per op, amplified at most by the short
+            # chains drawn here.
+            assert rel_err(w, g) < 1e-4, (i, rel_err(w, g), case)
+
+
+@pytest.mark.parametrize("pipeline", PIPELINES)
+@given(case=graphs())
+def test_pipeline_preserves_results(pipeline, case):
+    after = rlxc.run_pipeline(case.module, pipeline)
+    assert_same_results(case.module, after, case)
+
+
+@given(case=graphs())
+def test_unfuse_none_leaves_no_composite(case):
+    after = rlxc.run_pipeline(case.module, "rlx-unfuse{target=none}")
+    assert not [op.name for op in after.walk() if op.get_trait(Composite) is not None]
+
+
+@given(case=graphs())
+def test_unfuse_cuda_keeps_exactly_the_native_composites(case):
+    after = rlxc.run_pipeline(case.module, "rlx-unfuse{target=cuda}")
+    for op in after.walk():
+        trait = op.get_trait(Composite)
+        assert trait is None or trait.is_native_on("cuda"), op.name
+
+
+@given(case=graphs())
+def test_fusion_leaves_no_loose_elementwise_op(case):
+    after = rlxc.run_pipeline(case.module, "rlx-optimize")
+    for op in after.walk():
+        if isinstance(op.parent_op(), rlx.ElementwiseRegionOp):
+            continue
+        if fusion_kind(op) in (FusionKind.ELEMENTWISE, FusionKind.BROADCAST):
+            assert isinstance(op, rlx.ElementwiseRegionOp), op.name
+
+
+def test_fusion_respects_opaque_ops_and_multi_use():
+    g = rlxc.GraphBuilder()
+    x = g.input("x", [4, 8])
+    w = g.param("w", [8, 8])
+    e = g.exp(x)
+    mm = g.matmul(e, w)  # opaque: e must leave the region as a result
+    y = g.add(g.gelu(mm), e)
+    module = g.build([y])
+    after = rlxc.run_pipeline(module, "rlx-fuse-elementwise")
+    ops = [op.name for op in next(iter(after.ops)).body.block.ops]
+    assert ops == [
+        "rlx.param",
+        "rlx.elementwise_region",
+        "rlx.matmul",
+        "rlx.elementwise_region",
+        "func.return",
+    ]
+    assert_same_results(module, after, "opaque")
+
+
+def test_fusion_folds_expand_and_broadcasts_smaller_inputs():
+    g = rlxc.GraphBuilder()
+    x = g.input("x", [4, 8])
+    b = g.input("b", [8])
+    y = g.mul(g.add(x, g.expand(b, [4, 8])), b)
+    module = g.build([y])
+    after = rlxc.run_pipeline(module, "rlx-fuse-elementwise,dce")
+    f = next(iter(after.ops))
+    (region,) = [op for op in f.body.block.ops if isinstance(op, rlx.ElementwiseRegionOp)]
+    assert sorted(str(v.type) for v in region.inputs) == ["tensor<4x8xf32>", "tensor<8xf32>"]
+    assert not any(isinstance(op, rlx.ExpandOp) for op in after.walk())
+    assert_same_results(module, after, "expand")
+
+
+def test_fusion_never_creates_a_cycle_through_an_outside_op():
+    # e -> reduce (outside) -> add(e, r): fusing add into e's group would need
+    # the region's own output as its input.
+    g = rlxc.GraphBuilder()
+    x = g.input("x", [4, 8])
+    e = g.exp(x)
+    r = g.reduce_sum(e, axes=[1], keepdims=True)
+    y = g.div(e, r)
+    module = g.build([y])
+    after = rlxc.run_pipeline(module, "rlx-fuse-elementwise")
+    after.verify()
+    assert_same_results(module, after, "cycle")
+
+
+def test_fusion_bounds_inputs_and_ops():
+    g = rlxc.GraphBuilder()
+    xs = [g.input(f"x{i}", [16]) for i in range(6)]
+    acc = xs[0]
+    for x in xs[1:]:
+        acc = g.add(acc, x)
+    module = g.build([acc])
+    after = rlxc.run_pipeline(module, "rlx-fuse-elementwise{max_inputs=3 max_ops=64}")
+    regions = [op for op in after.walk() if isinstance(op, rlx.ElementwiseRegionOp)]
+    assert len(regions) > 1 and all(len(r.inputs) <= 3 for r in regions)
+    after2 = rlxc.run_pipeline(module, "rlx-fuse-elementwise{max_inputs=16 max_ops=2}")
+    regions2 = [op for op in after2.walk() if isinstance(op, rlx.ElementwiseRegionOp)]
+    assert all(sum(1 for _ in r.body.block.ops) <= 3 for r in regions2)  # 2 adds + yield
+    assert_same_results(module, after, "bounds")
+    assert_same_results(module, after2, "bounds")
+
+
+def test_canonicalize_folds_the_documented_identities():
+    text = """
+    func.func @main(%x: tensor<4x8xf32>) -> (tensor<8x4xf32>, tensor<4x8xf32>, tensor<2xf32>) {
+      %z = rlx.constant dense<0.0> : tensor<4x8xf32>
+      %o = rlx.constant dense<1.0> : tensor<f32>
+      %a = rlx.add %x, %z : tensor<4x8xf32>, tensor<4x8xf32> -> tensor<4x8xf32>
+      %m = rlx.mul %a, %o : tensor<4x8xf32>, tensor<f32> -> tensor<4x8xf32>
+      %t = rlx.transpose %m perm = [1, 0] : tensor<4x8xf32> -> tensor<8x4xf32>
+      %t2 = rlx.transpose %t perm = [1, 0] : tensor<8x4xf32> -> tensor<4x8xf32>
+      %t3 = rlx.transpose %t2 perm = [1, 0] : tensor<4x8xf32> -> tensor<8x4xf32>
+      %r = rlx.reshape %t2 : tensor<4x8xf32> -> tensor<32xf32>
+      %r2 = rlx.reshape %r : tensor<32xf32> -> tensor<4x8xf32>
+      %c = rlx.cast %r2 : tensor<4x8xf32> -> tensor<4x8xf32>
+      %e = rlx.expand %c : tensor<4x8xf32> -> tensor<4x8xf32>
+      %k = rlx.constant dense<[1.0, 4.0]> : tensor<2xf32>
+      %k2 = rlx.sqrt %k : tensor<2xf32>
+      func.return %t3, %e, %k2 : tensor<8x4xf32>, tensor<4x8xf32>, tensor<2xf32>
+    }"""
+    module = rlxc.parse_module(text)
+    after = rlxc.run_pipeline(module, "canonicalize,cse,dce")
+    names = [op.name for op in next(iter(after.ops)).body.block.ops]
+    assert names == ["rlx.transpose", "rlx.constant", "func.return"]
+    x = np.random.default_rng().standard_normal((4, 8)).astype(np.float32)
+    t3, e, k2 = rlxc.interpret(after, {"x": x})
+    np.testing.assert_array_equal(t3, x.T)
+    np.testing.assert_array_equal(e, x)
+    np.testing.assert_array_equal(k2, np.array([1.0, 2.0], np.float32))
+
+
+def test_cse_merges_duplicate_rlx_ops():
+    g = rlxc.GraphBuilder()
+    x = g.input("x", [4])
+    module = g.build([g.add(g.exp(x), g.exp(x))])
+    after = rlxc.run_pipeline(module, "cse")
+    assert sum(isinstance(op, rlx.ExpOp) for op in after.walk()) == 1
+    assert_same_results(module, after, "cse")
+
+
+def test_run_pipeline_does_not_touch_its_input():
+    g = rlxc.GraphBuilder()
+    x = g.input("x", [4])
+    module = g.build([g.neg(g.neg(x))])
+    before = str(module)
+    rlxc.run_pipeline(module, "rlx-plan")
+    assert str(module) == before
+
+
+def test_plan_attributes_on_every_activation():
+    g = rlxc.GraphBuilder()
+    x = g.input("x", [4, 8])
+    s, n = g.fused_residual_rms_norm(x, x, g.param("g", [8]))
+    module = g.build([g.reshape(n, [32]), s])
+    after = rlxc.run_pipeline(module, "rlx-plan")
+    f = next(iter(after.ops))
+    assert isinstance(f, func.FuncOp)
+    for key in ("rlx.arg_offsets", "rlx.arena_bytes", "rlx.peak_live_bytes"):
+        assert key in f.attributes
+    for op in f.body.block.ops:
+        if isinstance(op, rlx.ParamOp | rlx.ConstantOp | func.ReturnOp):
+            assert "rlx.offset" not in op.attributes
+        else:
+            assert "rlx.offset" in op.attributes and "rlx.bytes" in op.attributes, op.name
+    text = str(after)
+    assert rlxc.parse_module(text) is not None
+
+
+@given(case=graphs(max_ops=16))
+def test_plan_is_sound_and_near_the_lower_bound(case):
+    from plan_check import check_plan
+
+    planned = rlxc.run_pipeline(case.module, "rlx-plan")
+    r = check_plan(planned)
+    assert r["arena"] <= 1.05 * r["peak"], (r, case)
+    naive = check_plan(rlxc.run_pipeline(case.module, "rlx-plan{strategy=naive}"))
+    assert naive["arena"] >= r["arena"]
+    assert_same_results(case.module, planned, case)
