@@ -10,6 +10,7 @@
 
 from __future__ import annotations
 
+import gc
 from dataclasses import dataclass
 
 from xdsl.context import Context
@@ -81,14 +82,29 @@ def expand_pipeline(text: str) -> list[ModulePass]:
     return out
 
 
-def run_pipeline(module: ModuleOp, pipeline: str) -> ModuleOp:
+def run_pipeline(module: ModuleOp, pipeline: str, verify_each: bool = False) -> ModuleOp:
     """Runs a named pipeline (`rlx-optimize`, `rlx-plan`) or pipeline text on a
-    copy of `module`, verifying after each pass; returns the rewritten copy."""
+    copy of `module` and returns the rewritten, verified copy.
+
+    The result is verified once at the end; `verify_each=True` verifies after
+    every pass too (as `rlxc-opt` does), which names the pass that broke the
+    IR at the cost of a full verification per pass."""
     from rlxc.context import make_context
 
     ctx = make_context()
-    result = module.clone()
-    for p in expand_pipeline(pipeline):
-        p.apply(ctx, result)
+    # IR objects form reference cycles (parents, uses); the cyclic collector's
+    # full passes over a large module made the time superlinear in its size.
+    # Nothing is freed mid-pipeline that matters, so collect once afterwards.
+    was_enabled = gc.isenabled()
+    gc.disable()
+    try:
+        result = module.clone()
+        for p in expand_pipeline(pipeline):
+            p.apply(ctx, result)
+            if verify_each:
+                result.verify()
         result.verify()
+    finally:
+        if was_enabled:
+            gc.enable()
     return result
