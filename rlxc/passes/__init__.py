@@ -35,6 +35,12 @@ def _plan_pipeline():
     return PlanPipeline
 
 
+def _miscompile():
+    from rlxc.passes.test_miscompile import TestMiscompilePass
+
+    return TestMiscompilePass
+
+
 def get_all_passes() -> dict[str, Callable[[], type[ModulePass]]]:
     """Pass name -> factory, for `rlxc-opt`, `xdsl-opt` and `run_pipeline`."""
     return {
@@ -43,4 +49,5 @@ def get_all_passes() -> dict[str, Callable[[], type[ModulePass]]]:
         "rlx-plan-memory": _plan,
         "rlx-optimize": _optimize,
         "rlx-plan": _plan_pipeline,
+        "test-rlx-miscompile": _miscompile,
     }

@@ -10,7 +10,9 @@ never with a Python traceback, and never after printing a partial module.
 
 from __future__ import annotations
 
+import argparse
 import dataclasses
+import os
 import sys
 from collections.abc import Sequence
 from typing import IO, Any
@@ -32,6 +34,7 @@ from xdsl.xdsl_opt_main import xDSLOptMain
 
 from rlxc.dialects.rlx import Rlx
 from rlxc.passes import get_all_passes
+from rlxc.tools.pass_runner import PassFailure, PassRunner, SemanticsCheck, flatten_passes
 
 #: Errors that are the user's input at fault, reported without a traceback.
 USER_ERRORS = (
@@ -82,12 +85,51 @@ class RlxcOptMain(xDSLOptMain):
         self._line_offset = start_offset
         return super().parse_chunk(chunk, file_extension, start_offset)
 
+    def register_all_arguments(self, arg_parser: argparse.ArgumentParser):
+        super().register_all_arguments(arg_parser)
+        arg_parser.add_argument(
+            "--dump-dir",
+            help="write the IR before the first pass and after every pass as "
+            "DIR/NN-<pass>.mlir (named pipelines are expanded into their passes)",
+        )
+        arg_parser.add_argument(
+            "--check-semantics",
+            action="store_true",
+            help="interpret @main before and after every pass on seeded random "
+            "inputs; stop at the first pass that changes a result beyond "
+            "--semantics-tolerance, naming it, and write a reproducer",
+        )
+        arg_parser.add_argument("--semantics-seed", type=int, default=0)
+        arg_parser.add_argument(
+            "--semantics-tolerance",
+            type=float,
+            default=1e-4,
+            help="relative L2 error allowed per float output (integers must match)",
+        )
+        arg_parser.add_argument(
+            "--reproducer-dir",
+            help="where a failing pass's reproducer goes (default: --dump-dir, "
+            "else a new temporary directory)",
+        )
+
     def apply_passes(self, prog: ModuleOp):
         if not self.args.disable_verify:
             verify_with_location(
                 prog, getattr(self, "_locations", {}), getattr(self, "_line_offset", 0)
             )
-        super().apply_passes(prog)
+        runner = PassRunner(
+            passes=flatten_passes(self.pipeline.passes),
+            ctx=self.ctx,
+            verify=not self.args.disable_verify,
+            dump_dir=self.args.dump_dir,
+            reproducer_dir=self.args.reproducer_dir,
+            print_between=self.args.print_between_passes,
+            time_passes=self.args.time_passes,
+            semantics=SemanticsCheck(self.args.semantics_seed, self.args.semantics_tolerance)
+            if self.args.check_semantics
+            else None,
+        )
+        runner.run(prog)
 
 
 class LocatingParser(Parser):
@@ -131,6 +173,7 @@ def verify_with_location(
 
 def _report(exc: BaseException, input_name: str) -> None:
     kind = {
+        PassFailure: "pass failed",
         ParseError: "parse error",
         VerifyException: "verification failed",
         PassFailedException: "pass failed",
@@ -156,6 +199,16 @@ def main(argv: Sequence[str] | None = None) -> int:
         sys.stdout.flush()
         _report(exc, input_name)
         return 1
+    except Exception as exc:  # a bug in rlxc: say so, briefly
+        if os.environ.get("RLXC_TRACEBACK"):
+            raise
+        sys.stdout.flush()
+        print(
+            f"rlxc-opt: internal error on {input_name}: {type(exc).__name__}: {exc}\n"
+            "(please report it; RLXC_TRACEBACK=1 shows the traceback)",
+            file=sys.stderr,
+        )
+        return 2
     return 0
 
 
