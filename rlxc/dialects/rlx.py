@@ -30,6 +30,7 @@ from xdsl.dialects.builtin import (
     DenseArrayBase,
     DenseIntOrFPElementsAttr,
     Float64Type,
+    NoneAttr,
     FloatAttr,
     I64,
     IntegerAttr,
@@ -75,6 +76,7 @@ from xdsl.utils.exceptions import VerifyException
 
 from rlxc.dialects.scalar import ScalarEmitter
 from rlxc.dialects.types import (
+    broadcasts_to,
     ELEMENT_BYTES,
     is_float,
     ALL_TYPES,
@@ -206,6 +208,8 @@ def check_tensor_type(t: Attribute, what: str) -> None:
         raise VerifyException(f"{what} must be a ranked tensor, got {t}")
     if any(d < 0 for d in t.get_shape()):
         raise VerifyException(f"{what} must have a static shape, got {t}")
+    if not isinstance(t.encoding, NoneAttr):
+        raise VerifyException(f"{what} must be a tensor without an encoding, got {t}")
     if t.get_element_type() not in ALL_TYPES:
         raise VerifyException(
             f"{what} has unsupported element type {t.get_element_type()} "
@@ -1153,7 +1157,7 @@ class ExpandOp(RlxOp):
         assert isinstance(x, TensorType) and isinstance(r, TensorType)
         _require_same_dtype("expand", x, r)
         xs, rs = shape_of(x), shape_of(r)
-        if len(xs) > len(rs) or broadcast_shapes(xs, rs) != rs:
+        if not broadcasts_to(xs, rs):
             raise VerifyException(
                 f"cannot expand {fmt_shape(xs)} to {fmt_shape(rs)}: each input axis "
                 "must equal the result's or be 1"
@@ -1344,6 +1348,11 @@ class Conv2dOp(RlxOp):
             )
         n, c, h, wd = xs
         o, cg, kh, kw = ws
+        if kh < 1 or kw < 1 or o < 1:
+            raise VerifyException(
+                f"weight {fmt_shape(ws)} needs at least one output channel and a "
+                "kernel of positive height and width"
+            )
         if groups < 1 or c % groups or o % groups or cg * groups != c:
             raise VerifyException(
                 f"weight {fmt_shape(ws)} with groups={groups} does not fit {c} input "
@@ -1603,7 +1612,7 @@ class AttentionOp(RlxOp):
             assert isinstance(m, TensorType)
             _require_same_dtype("query and mask", q, m)
             scores = (qs[0], qs[1], qs[2], ks[2])
-            if len(shape_of(m)) > 4 or broadcast_shapes(shape_of(m), scores, what="mask and scores") != scores:
+            if not broadcasts_to(shape_of(m), scores):
                 raise VerifyException(
                     f"mask has shape {fmt_shape(shape_of(m))}, which does not broadcast "
                     f"to the scores' {fmt_shape(scores)}"
@@ -1638,7 +1647,7 @@ class RopeOp(RlxOp):
         xs, cs = shape_of(x), shape_of(c)
         if not xs or xs[-1] % 2:
             raise VerifyException(f"rope needs an even last axis, got {fmt_shape(xs)}")
-        if len(cs) > len(xs) or broadcast_shapes(cs, xs, what="cos/sin and input") != xs:
+        if not broadcasts_to(cs, xs):
             raise VerifyException(
                 f"cos/sin of shape {fmt_shape(cs)} do not broadcast to the input "
                 f"{fmt_shape(xs)}"
@@ -1706,7 +1715,7 @@ class ElementwiseRegionOp(RlxOp):
                 )
         for i, v in enumerate(self.inputs):
             vs = shape_of(v.type)
-            if len(vs) > len(shape) or broadcast_shapes(vs, shape, what="inputs") != shape:
+            if not broadcasts_to(vs, shape):
                 raise VerifyException(
                     f"input #{i} of shape {fmt_shape(vs)} does not broadcast to the "
                     f"result shape {fmt_shape(shape)}"
@@ -1727,7 +1736,10 @@ class ElementwiseRegionOp(RlxOp):
         for op in block.ops:
             if isinstance(op, YieldOp):
                 continue
-            if op.dialect_name() not in REGION_BODY_DIALECTS or op.regions:
+            scalar = all(
+                t in ALL_TYPES for t in (*op.operand_types, *op.result_types)
+            )
+            if op.dialect_name() not in REGION_BODY_DIALECTS or op.regions or not scalar:
                 raise VerifyException(
                     f"'{op.name}' may not appear in an elementwise region body: only "
                     f"region-free {' and '.join(REGION_BODY_DIALECTS)} ops on scalars"

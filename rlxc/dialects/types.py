@@ -109,6 +109,13 @@ def broadcast_shapes(*shapes: Sequence[int], what: str = "operands") -> tuple[in
     return tuple(out)
 
 
+def broadcasts_to(shape: Sequence[int], target: Sequence[int]) -> bool:
+    """Whether `shape` broadcasts to exactly `target` (numpy.broadcast_to)."""
+    if len(shape) > len(target):
+        return False
+    return all(d == t or d == 1 for d, t in zip(reversed(shape), reversed(target)))
+
+
 def normalize_axis(axis: int, rank: int, what: str = "axis") -> int:
     """Maps a possibly negative axis into [0, rank), or raises."""
     if not -rank <= axis < rank:

@@ -71,6 +71,8 @@ class FuseElementwisePass(ModulePass):
 
     Options:
     * `max_inputs`: most region inputs (tensors read; a kernel-argument bound).
+      An op that alone reads more (a 3-input select under max_inputs=2) is a
+      region by itself: ops are never split.
     * `max_ops`: most rlx ops folded into one region.
     """
 

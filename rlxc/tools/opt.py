@@ -188,7 +188,10 @@ def _report(exc: BaseException, input_name: str) -> None:
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of the `rlxc-opt` console script."""
-    input_name = "<stdin>"
+    args = list(sys.argv[1:] if argv is None else argv)
+    # The input's name before the tool parses its arguments (a bad pipeline
+    # fails in the constructor): the first argument that names a file.
+    input_name = next((a for a in args if not a.startswith("-") and os.path.isfile(a)), "<stdin>")
     try:
         tool = RlxcOptMain(args=argv)
         input_name = tool.get_input_name()

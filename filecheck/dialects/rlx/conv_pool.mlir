@@ -1,0 +1,64 @@
+// RUN: rlxc-opt %s | rlxc-opt | filecheck %s
+// RUN: rlxc-opt %s --print-op-generic | rlxc-opt | filecheck %s
+
+// Round trip of rlx.conv2d (NCHW input, OIHW weight, optional bias, groups) and the 2-D pools.
+
+// CHECK-LABEL: func.func @conv2d(
+func.func @conv2d(%x: tensor<2x3x8x8xf32>, %w: tensor<4x3x3x3xf32>, %b: tensor<4xf32>) {
+  // CHECK-NEXT: %{{.*}} = rlx.conv2d %{{.*}}, %{{.*}} stride = [1, 1] padding = [1, 1, 1, 1] dilation = [1, 1] groups = 1 : tensor<2x3x8x8xf32>, tensor<4x3x3x3xf32> -> tensor<2x4x8x8xf32>
+  %0 = rlx.conv2d %x, %w stride = [1, 1] padding = [1, 1, 1, 1] dilation = [1, 1] groups = 1 : tensor<2x3x8x8xf32>, tensor<4x3x3x3xf32> -> tensor<2x4x8x8xf32>
+  // CHECK-NEXT: %{{.*}} = rlx.conv2d %{{.*}}, %{{.*}} bias %{{.*}} stride = [1, 1] padding = [0, 0, 0, 0] dilation = [1, 1] groups = 1 : tensor<2x3x8x8xf32>, tensor<4x3x3x3xf32>, tensor<4xf32> -> tensor<2x4x6x6xf32>
+  %1 = rlx.conv2d %x, %w bias %b stride = [1, 1] padding = [0, 0, 0, 0] dilation = [1, 1] groups = 1 : tensor<2x3x8x8xf32>, tensor<4x3x3x3xf32>, tensor<4xf32> -> tensor<2x4x6x6xf32>
+  // CHECK-NEXT: %{{.*}} = rlx.conv2d %{{.*}}, %{{.*}} bias %{{.*}} stride = [2, 2] padding = [1, 1, 1, 1] dilation = [1, 1] groups = 1 : tensor<2x3x8x8xf32>, tensor<4x3x3x3xf32>, tensor<4xf32> -> tensor<2x4x4x4xf32>
+  %2 = rlx.conv2d %x, %w bias %b stride = [2, 2] padding = [1, 1, 1, 1] dilation = [1, 1] groups = 1 : tensor<2x3x8x8xf32>, tensor<4x3x3x3xf32>, tensor<4xf32> -> tensor<2x4x4x4xf32>
+  // CHECK-NEXT: %{{.*}} = rlx.conv2d %{{.*}}, %{{.*}} stride = [1, 2] padding = [0, 1, 2, 0] dilation = [2, 1] groups = 1 : tensor<2x3x8x8xf32>, tensor<4x3x3x3xf32> -> tensor<2x4x6x4xf32>
+  %3 = rlx.conv2d %x, %w stride = [1, 2] padding = [0, 1, 2, 0] dilation = [2, 1] groups = 1 : tensor<2x3x8x8xf32>, tensor<4x3x3x3xf32> -> tensor<2x4x6x4xf32>
+  // CHECK-NEXT: func.return
+  func.return
+}
+
+// Grouped and depthwise convolutions: weight.shape[1] * groups == input channels.
+// CHECK-LABEL: func.func @conv2d_groups(
+func.func @conv2d_groups(%x: tensor<1x4x5x5xf16>, %wg: tensor<6x2x3x3xf16>, %bg: tensor<6xf16>, %wd: tensor<4x1x3x3xf16>, %xb: tensor<1x2x4x4xbf16>, %w1: tensor<2x2x1x1xbf16>) {
+  // CHECK-NEXT: %{{.*}} = rlx.conv2d %{{.*}}, %{{.*}} stride = [1, 1] padding = [0, 0, 0, 0] dilation = [1, 1] groups = 2 : tensor<1x4x5x5xf16>, tensor<6x2x3x3xf16> -> tensor<1x6x3x3xf16>
+  %0 = rlx.conv2d %x, %wg stride = [1, 1] padding = [0, 0, 0, 0] dilation = [1, 1] groups = 2 : tensor<1x4x5x5xf16>, tensor<6x2x3x3xf16> -> tensor<1x6x3x3xf16>
+  // CHECK-NEXT: %{{.*}} = rlx.conv2d %{{.*}}, %{{.*}} bias %{{.*}} stride = [1, 1] padding = [1, 1, 1, 1] dilation = [1, 1] groups = 2 : tensor<1x4x5x5xf16>, tensor<6x2x3x3xf16>, tensor<6xf16> -> tensor<1x6x5x5xf16>
+  %1 = rlx.conv2d %x, %wg bias %bg stride = [1, 1] padding = [1, 1, 1, 1] dilation = [1, 1] groups = 2 : tensor<1x4x5x5xf16>, tensor<6x2x3x3xf16>, tensor<6xf16> -> tensor<1x6x5x5xf16>
+  // CHECK-NEXT: %{{.*}} = rlx.conv2d %{{.*}}, %{{.*}} stride = [1, 1] padding = [1, 1, 1, 1] dilation = [1, 1] groups = 4 : tensor<1x4x5x5xf16>, tensor<4x1x3x3xf16> -> tensor<1x4x5x5xf16>
+  %2 = rlx.conv2d %x, %wd stride = [1, 1] padding = [1, 1, 1, 1] dilation = [1, 1] groups = 4 : tensor<1x4x5x5xf16>, tensor<4x1x3x3xf16> -> tensor<1x4x5x5xf16>
+  // CHECK-NEXT: %{{.*}} = rlx.conv2d %{{.*}}, %{{.*}} stride = [1, 1] padding = [0, 0, 0, 0] dilation = [1, 1] groups = 1 : tensor<1x2x4x4xbf16>, tensor<2x2x1x1xbf16> -> tensor<1x2x4x4xbf16>
+  %3 = rlx.conv2d %xb, %w1 stride = [1, 1] padding = [0, 0, 0, 0] dilation = [1, 1] groups = 1 : tensor<1x2x4x4xbf16>, tensor<2x2x1x1xbf16> -> tensor<1x2x4x4xbf16>
+  // CHECK-NEXT: func.return
+  func.return
+}
+
+// CHECK-LABEL: func.func @max_pool2d(
+func.func @max_pool2d(%x: tensor<2x3x8x8xf32>, %h: tensor<1x1x5x7xf16>, %b: tensor<1x2x4x4xbf16>) {
+  // CHECK-NEXT: %{{.*}} = rlx.max_pool2d %{{.*}} kernel = [2, 2] stride = [2, 2] padding = [0, 0, 0, 0] : tensor<2x3x8x8xf32> -> tensor<2x3x4x4xf32>
+  %0 = rlx.max_pool2d %x kernel = [2, 2] stride = [2, 2] padding = [0, 0, 0, 0] : tensor<2x3x8x8xf32> -> tensor<2x3x4x4xf32>
+  // CHECK-NEXT: %{{.*}} = rlx.max_pool2d %{{.*}} kernel = [3, 3] stride = [1, 1] padding = [1, 1, 1, 1] : tensor<2x3x8x8xf32> -> tensor<2x3x8x8xf32>
+  %1 = rlx.max_pool2d %x kernel = [3, 3] stride = [1, 1] padding = [1, 1, 1, 1] : tensor<2x3x8x8xf32> -> tensor<2x3x8x8xf32>
+  // CHECK-NEXT: %{{.*}} = rlx.max_pool2d %{{.*}} kernel = [2, 3] stride = [2, 2] padding = [0, 1, 1, 2] : tensor<1x1x5x7xf16> -> tensor<1x1x3x4xf16>
+  %2 = rlx.max_pool2d %h kernel = [2, 3] stride = [2, 2] padding = [0, 1, 1, 2] : tensor<1x1x5x7xf16> -> tensor<1x1x3x4xf16>
+  // CHECK-NEXT: %{{.*}} = rlx.max_pool2d %{{.*}} kernel = [4, 4] stride = [1, 1] padding = [0, 0, 0, 0] : tensor<1x2x4x4xbf16> -> tensor<1x2x1x1xbf16>
+  %3 = rlx.max_pool2d %b kernel = [4, 4] stride = [1, 1] padding = [0, 0, 0, 0] : tensor<1x2x4x4xbf16> -> tensor<1x2x1x1xbf16>
+  // CHECK-NEXT: func.return
+  func.return
+}
+
+// Without count_include_pad only real elements are counted; with it, the whole window.
+// CHECK-LABEL: func.func @avg_pool2d(
+func.func @avg_pool2d(%x: tensor<2x3x8x8xf32>, %h: tensor<1x1x5x7xf16>, %b: tensor<1x2x4x4xbf16>) {
+  // CHECK-NEXT: %{{.*}} = rlx.avg_pool2d %{{.*}} kernel = [2, 2] stride = [2, 2] padding = [0, 0, 0, 0] : tensor<2x3x8x8xf32> -> tensor<2x3x4x4xf32>
+  %0 = rlx.avg_pool2d %x kernel = [2, 2] stride = [2, 2] padding = [0, 0, 0, 0] : tensor<2x3x8x8xf32> -> tensor<2x3x4x4xf32>
+  // CHECK-NEXT: %{{.*}} = rlx.avg_pool2d %{{.*}} kernel = [3, 3] stride = [1, 1] padding = [1, 1, 1, 1] : tensor<2x3x8x8xf32> -> tensor<2x3x8x8xf32>
+  %1 = rlx.avg_pool2d %x kernel = [3, 3] stride = [1, 1] padding = [1, 1, 1, 1] : tensor<2x3x8x8xf32> -> tensor<2x3x8x8xf32>
+  // CHECK-NEXT: %{{.*}} = rlx.avg_pool2d %{{.*}} kernel = [3, 3] stride = [1, 1] padding = [1, 1, 1, 1] count_include_pad : tensor<2x3x8x8xf32> -> tensor<2x3x8x8xf32>
+  %2 = rlx.avg_pool2d %x kernel = [3, 3] stride = [1, 1] padding = [1, 1, 1, 1] count_include_pad : tensor<2x3x8x8xf32> -> tensor<2x3x8x8xf32>
+  // CHECK-NEXT: %{{.*}} = rlx.avg_pool2d %{{.*}} kernel = [2, 3] stride = [2, 2] padding = [0, 1, 1, 2] count_include_pad : tensor<1x1x5x7xf16> -> tensor<1x1x3x4xf16>
+  %3 = rlx.avg_pool2d %h kernel = [2, 3] stride = [2, 2] padding = [0, 1, 1, 2] count_include_pad : tensor<1x1x5x7xf16> -> tensor<1x1x3x4xf16>
+  // CHECK-NEXT: %{{.*}} = rlx.avg_pool2d %{{.*}} kernel = [2, 2] stride = [1, 1] padding = [0, 0, 0, 0] : tensor<1x2x4x4xbf16> -> tensor<1x2x3x3xbf16>
+  %4 = rlx.avg_pool2d %b kernel = [2, 2] stride = [1, 1] padding = [0, 0, 0, 0] : tensor<1x2x4x4xbf16> -> tensor<1x2x3x3xbf16>
+  // CHECK-NEXT: func.return
+  func.return
+}

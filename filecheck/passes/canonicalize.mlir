@@ -1,0 +1,76 @@
+// RUN: rlxc-opt %s --split-input-file -p 'canonicalize,cse,dce' | filecheck %s
+
+// x + 0, x * 1 and x / 1 are x; so are casts and expands to x's own type.
+// CHECK-LABEL: func.func @identities
+// CHECK-NEXT: func.return %x, %x, %x, %x : tensor<4x8xf32>, tensor<4x8xf32>, tensor<4x8xf32>, tensor<4x8xf32>
+func.func @identities(%x: tensor<4x8xf32>) -> (tensor<4x8xf32>, tensor<4x8xf32>, tensor<4x8xf32>, tensor<4x8xf32>) {
+  %z = rlx.constant dense<0.0> : tensor<4x8xf32>
+  %o = rlx.constant dense<1.0> : tensor<f32>
+  %a = rlx.add %z, %x : tensor<4x8xf32>, tensor<4x8xf32> -> tensor<4x8xf32>
+  %m = rlx.mul %x, %o : tensor<4x8xf32>, tensor<f32> -> tensor<4x8xf32>
+  %d = rlx.div %m, %o : tensor<4x8xf32>, tensor<f32> -> tensor<4x8xf32>
+  %c = rlx.cast %a : tensor<4x8xf32> -> tensor<4x8xf32>
+  %e = rlx.expand %c : tensor<4x8xf32> -> tensor<4x8xf32>
+  func.return %a, %d, %c, %e : tensor<4x8xf32>, tensor<4x8xf32>, tensor<4x8xf32>, tensor<4x8xf32>
+}
+
+// -----
+
+// x + 0 that broadcasts x to a larger shape is not an identity.
+// CHECK-LABEL: func.func @broadcasting_zero
+// CHECK: rlx.add %x, %z : tensor<8xf32>, tensor<4x8xf32> -> tensor<4x8xf32>
+func.func @broadcasting_zero(%x: tensor<8xf32>, %z0: tensor<4x8xf32>) -> tensor<4x8xf32> {
+  %z = rlx.constant dense<0.0> : tensor<4x8xf32>
+  %a = rlx.add %x, %z : tensor<8xf32>, tensor<4x8xf32> -> tensor<4x8xf32>
+  func.return %a : tensor<4x8xf32>
+}
+
+// -----
+
+// transpose∘transpose composes (and vanishes when the composition is the identity);
+// reshape∘reshape is one reshape.
+// CHECK-LABEL: func.func @shapes
+// CHECK-NEXT: %[[T:.*]] = rlx.transpose %x perm = [2, 0, 1] : tensor<2x3x4xf32> -> tensor<4x2x3xf32>
+// CHECK-NEXT: %[[R:.*]] = rlx.reshape %x : tensor<2x3x4xf32> -> tensor<6x4xf32>
+// CHECK-NEXT: func.return %x, %[[T]], %[[R]]
+func.func @shapes(%x: tensor<2x3x4xf32>) -> (tensor<2x3x4xf32>, tensor<4x2x3xf32>, tensor<6x4xf32>) {
+  %t1 = rlx.transpose %x perm = [1, 0, 2] : tensor<2x3x4xf32> -> tensor<3x2x4xf32>
+  %t2 = rlx.transpose %t1 perm = [1, 0, 2] : tensor<3x2x4xf32> -> tensor<2x3x4xf32>
+  %t3 = rlx.transpose %t1 perm = [2, 1, 0] : tensor<3x2x4xf32> -> tensor<4x2x3xf32>
+  %r1 = rlx.reshape %x : tensor<2x3x4xf32> -> tensor<24xf32>
+  %r2 = rlx.reshape %r1 : tensor<24xf32> -> tensor<6x4xf32>
+  func.return %t2, %t3, %r2 : tensor<2x3x4xf32>, tensor<4x2x3xf32>, tensor<6x4xf32>
+}
+
+// -----
+
+// Ops whose inputs are all small constants fold to constants (computed by the
+// reference interpreter); params are not constants.
+// CHECK-LABEL: func.func @folding
+// CHECK-NEXT: %[[K:.*]] = rlx.constant dense<[2.000000e+00, 6.000000e+00]> : tensor<2xf32>
+// CHECK-NEXT: %[[W:.*]] = rlx.param "w" : tensor<2xf32>
+// CHECK-NEXT: %[[E:.*]] = rlx.exp %[[W]] : tensor<2xf32>
+// CHECK-NEXT: func.return %[[K]], %[[E]]
+func.func @folding() -> (tensor<2xf32>, tensor<2xf32>) {
+  %k = rlx.constant dense<[1.0, 4.0]> : tensor<2xf32>
+  %s = rlx.sqrt %k : tensor<2xf32>
+  %a = rlx.add %s, %k : tensor<2xf32>, tensor<2xf32> -> tensor<2xf32>
+  %w = rlx.param "w" : tensor<2xf32>
+  %e = rlx.exp %w : tensor<2xf32>
+  func.return %a, %e : tensor<2xf32>, tensor<2xf32>
+}
+
+// -----
+
+// cse merges identical pure rlx ops; dce drops unused ones.
+// CHECK-LABEL: func.func @cse_dce
+// CHECK-NEXT: %[[E:.*]] = rlx.exp %x : tensor<4xf32>
+// CHECK-NEXT: %[[A:.*]] = rlx.add %[[E]], %[[E]]
+// CHECK-NEXT: func.return %[[A]]
+func.func @cse_dce(%x: tensor<4xf32>) -> tensor<4xf32> {
+  %e1 = rlx.exp %x : tensor<4xf32>
+  %e2 = rlx.exp %x : tensor<4xf32>
+  %dead = rlx.tanh %x : tensor<4xf32>
+  %a = rlx.add %e1, %e2 : tensor<4xf32>, tensor<4xf32> -> tensor<4xf32>
+  func.return %a : tensor<4xf32>
+}
