@@ -41,6 +41,12 @@ def _miscompile():
     return TestMiscompilePass
 
 
+def _pow_to_mul():
+    from rlxc.passes.pow_to_mul import PowToMulPass
+
+    return PowToMulPass
+
+
 def get_all_passes() -> dict[str, Callable[[], type[ModulePass]]]:
     """Pass name -> factory, for `rlxc-opt`, `xdsl-opt` and `run_pipeline`."""
     return {
@@ -49,5 +55,6 @@ def get_all_passes() -> dict[str, Callable[[], type[ModulePass]]]:
         "rlx-plan-memory": _plan,
         "rlx-optimize": _optimize,
         "rlx-plan": _plan_pipeline,
+        "rlx-pow-to-mul": _pow_to_mul,
         "test-rlx-miscompile": _miscompile,
     }

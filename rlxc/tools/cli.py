@@ -1,6 +1,7 @@
 """`rlxc`: compile and run models from the command line.
 
     rlxc run FILE.mlir [--backend numpy] [--inputs in.npz] [--params p.npz] [--seed N]
+    rlxc plan FILE.mlir [--plot plan.png]
 
 Prints each output's shape and summary statistics and the time taken. Inputs
 or params not given are drawn at random from a seeded generator, and the
@@ -100,6 +101,80 @@ def cmd_run(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_plan(args: argparse.Namespace) -> int:
+    """Plans memory (the rlx-plan pipeline unless the file is already planned),
+    prints the plan's figures and optionally draws it."""
+    from xdsl.dialects import func
+
+    from rlxc.passes.pipelines import run_pipeline
+    from rlxc.passes.plan_memory import liveness
+
+    module = load_module(args.file)
+    f = next((op for op in module.ops if isinstance(op, func.FuncOp)), None)
+    if f is None:
+        raise CliError(f"{args.file} has no func.func to plan")
+    if "rlx.arena_bytes" not in f.attributes:
+        module = run_pipeline(module, args.pipeline)
+        f = next(op for op in module.ops if isinstance(op, func.FuncOp))
+    arena = f.attributes["rlx.arena_bytes"].value.data  # pyright: ignore
+    peak = f.attributes["rlx.peak_live_bytes"].value.data  # pyright: ignore
+    buffers = liveness(f.body.block, inplace=False)
+    offset_of = _planned_offsets(f)
+    print(f"{len(buffers)} buffers, arena {arena} B, lower bound (peak live) {peak} B, "
+          f"ratio {arena / max(peak, 1):.3f}")
+    if args.plot:
+        plot_plan(buffers, offset_of, arena, peak, args.plot, title=Path(args.file).name)
+        print(f"wrote {args.plot}")
+    return 0
+
+
+def _planned_offsets(f) -> dict:
+    """value -> offset, read back from the plan's attributes."""
+    from xdsl.dialects.builtin import DenseArrayBase, IntegerAttr
+
+    out = {}
+    for a, off in zip(f.body.block.args, f.attributes["rlx.arg_offsets"].get_values()):
+        out[a] = off
+    for op in f.body.block.ops:
+        attr = op.attributes.get("rlx.offset")
+        if isinstance(attr, IntegerAttr):
+            out[op.results[0]] = attr.value.data
+        elif isinstance(attr, DenseArrayBase):
+            out.update(zip(op.results, attr.get_values()))
+    return out
+
+
+def plot_plan(buffers, offset_of, arena: int, peak: int, path: str, title: str = "") -> None:
+    """Offset against time, one box per buffer, the lower bound marked."""
+    try:
+        import matplotlib
+
+        matplotlib.use("Agg")
+        import matplotlib.pyplot as plt
+        from matplotlib.patches import Rectangle
+    except ImportError:
+        raise CliError("--plot needs matplotlib: pip install 'rlxc[plot]'") from None
+    fig, ax = plt.subplots(figsize=(10, 5))
+    scale = 1 / 1024
+    for b in buffers:
+        off = offset_of.get(b.values[0], 0)
+        ax.add_patch(Rectangle((b.start, off * scale), b.end - b.start + 1, b.size * scale,
+                               edgecolor="black", facecolor="tab:blue", alpha=0.5, lw=0.5))
+    end = max((b.end for b in buffers), default=0) + 1
+    ax.axhline(arena * scale, color="tab:red", lw=1, label=f"arena {arena / 2**20:.2f} MiB")
+    ax.axhline(peak * scale, color="tab:green", ls="--", lw=1,
+               label=f"lower bound {peak / 2**20:.2f} MiB")
+    ax.set_xlim(-1.5, end + 0.5)
+    ax.set_ylim(0, max(arena, 1) * scale * 1.08)
+    ax.set_xlabel("program position (op index)")
+    ax.set_ylabel("arena offset (KiB)")
+    ax.set_title(f"memory plan {title}")
+    ax.legend(loc="upper right")
+    fig.tight_layout()
+    fig.savefig(path, dpi=120)
+    plt.close(fig)
+
+
 def build_parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="rlxc", description=__doc__.splitlines()[0])
     sub = p.add_subparsers(dest="command", required=True)
@@ -110,6 +185,11 @@ def build_parser() -> argparse.ArgumentParser:
     r.add_argument("--params", help=".npz of params by name (missing ones are random)")
     r.add_argument("--seed", type=int, default=0, help="seed for random inputs/params")
     r.set_defaults(func=cmd_run)
+    pl = sub.add_parser("plan", help="plan a module's memory and report or draw it")
+    pl.add_argument("file", help="an .mlir file (planned already, or planned here)")
+    pl.add_argument("--pipeline", default="rlx-plan", help="pipeline that plans it (default rlx-plan)")
+    pl.add_argument("--plot", metavar="PNG", help="draw offset against time (needs matplotlib)")
+    pl.set_defaults(func=cmd_plan)
     return p
 
 
