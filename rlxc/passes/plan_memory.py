@@ -187,13 +187,14 @@ def place(buffers: list[Buffer], order: list[Buffer]) -> int:
     return top
 
 
-def plan(buffers: list[Buffer], strategy: str, restarts: int = 24) -> int:
+def plan(buffers: list[Buffer], strategy: str, restarts: int = 64) -> int:
     """Assigns offsets; returns the arena size.
 
     `greedy` tries four orders (largest first, longest lifetime first, largest
     area first, program order) and then, while the arena is above the lower
-    bound, up to `restarts` seeded perturbations of largest-first (bounded in
-    time), keeping the smallest arena found. The result is deterministic.
+    bound, up to `restarts` seeded random perturbations of them (bounded to
+    about half a second), keeping the smallest arena found. The result is
+    deterministic.
     """
     if strategy == "naive":  # a bump allocator: no reuse at all
         top = 0
@@ -216,8 +217,11 @@ def plan(buffers: list[Buffer], strategy: str, restarts: int = 24) -> int:
         if tries < len(orders):
             order = orders[tries]
         elif tries < len(orders) + restarts and time.perf_counter() < deadline:
-            noise = {id(b): rng.uniform(0.5, 1.5) for b in buffers}
-            order = sorted(buffers, key=lambda b: -b.aligned * noise[id(b)])
+            # Perturb one of the base orders: swap random neighbours.
+            order = list(orders[tries % len(orders)])
+            for _ in range(max(1, len(order) // 4)):
+                k = rng.randrange(len(order) - 1) if len(order) > 1 else 0
+                order[k : k + 2] = order[k : k + 2][::-1]
         else:
             break
         tries += 1
@@ -273,7 +277,26 @@ class PlanMemoryPass(ModulePass):
                 self._plan_function(f)
 
     def _plan_function(self, f: func.FuncOp) -> None:
+        name = f.sym_name.data
+        if len(f.body.blocks) != 1:
+            raise PassFailedException(
+                f"rlx-plan-memory: @{name} has {len(f.body.blocks)} blocks; planning "
+                "needs one block of straight-line code (liveness is by program position)"
+            )
         block = f.body.block
+        for i, op in enumerate(block.ops):
+            problem = None
+            if op.regions and not isinstance(op, rlx.ElementwiseRegionOp):
+                problem = "ops with regions (control flow) are not supported"
+            elif not isinstance(op, func.ReturnOp) and any(
+                not isinstance(r.type, TensorType) for r in op.results
+            ):
+                problem = "it has a non-tensor result; only tensors live in the arena"
+            if problem is not None:
+                text = str(op).splitlines()[0]
+                raise PassFailedException(
+                    f"rlx-plan-memory: cannot plan op #{i} of @{name}, `{text}`: {problem}"
+                )
         buffers = liveness(block, self.inplace)
         arena = plan(buffers, self.strategy)
         offset_of = {v: b.offset for b in buffers for v in b.values}
