@@ -1,4 +1,4 @@
-"""The xDSL context rlxc parses and rewrites in: builtin, func, arith, math and rlx."""
+"""The xDSL context rlxc parses and rewrites in: builtin, func, arith, math, rlx, rlx_cuda."""
 
 from __future__ import annotations
 
@@ -10,12 +10,13 @@ from xdsl.dialects.math import Math
 from xdsl.parser import Parser
 
 from rlxc.dialects.rlx import Rlx
+from rlxc.dialects.rlx_cuda import RlxCuda
 
 
 def make_context() -> Context:
     """A fresh context with every dialect rlxc's IR may contain."""
     ctx = Context()
-    for d in (Builtin, Func, Arith, Math, Rlx):
+    for d in (Builtin, Func, Arith, Math, Rlx, RlxCuda):
         ctx.load_dialect(d)
     return ctx
 

@@ -166,10 +166,10 @@ class _TimeIndex:
         return list(seen.values())
 
 
-def place(buffers: list[Buffer], order: list[Buffer]) -> int:
+def place(buffers: list[Buffer], order: list[Buffer], best_fit: bool = True) -> int:
     """Greedy placement in `order`: each buffer takes the smallest free gap
-    (among buffers alive at the same time) that fits, else goes on top.
-    Returns the arena size."""
+    (`best_fit`) or the lowest one (first fit) among those left by buffers
+    alive at the same time, else goes on top. Returns the arena size."""
     index = _TimeIndex()
     top = 0
     for b in order:
@@ -178,7 +178,7 @@ def place(buffers: list[Buffer], order: list[Buffer]) -> int:
         cursor = 0
         for lo, hi in busy:
             gap = lo - cursor
-            if gap >= b.aligned and (best is None or gap < best[0]):
+            if gap >= b.aligned and (best is None or (best_fit and gap < best[0])):
                 best = (gap, cursor)
             cursor = max(cursor, hi)
         b.offset = best[1] if best is not None else cursor
@@ -187,13 +187,14 @@ def place(buffers: list[Buffer], order: list[Buffer]) -> int:
     return top
 
 
-def plan(buffers: list[Buffer], strategy: str, restarts: int = 64) -> int:
+def plan(buffers: list[Buffer], strategy: str, restarts: int = 256) -> int:
     """Assigns offsets; returns the arena size.
 
     `greedy` tries four orders (largest first, longest lifetime first, largest
-    area first, program order) and then, while the arena is above the lower
-    bound, up to `restarts` seeded random perturbations of them (bounded to
-    about half a second), keeping the smallest arena found. The result is
+    area first, program order), each with best-fit and with first-fit gaps,
+    and then, while the arena is above the lower
+    bound, up to `restarts` seeded perturbations of them and random orders
+    (bounded to about half a second), keeping the smallest arena found. The result is
     deterministic.
     """
     if strategy == "naive":  # a bump allocator: no reuse at all
@@ -214,18 +215,23 @@ def plan(buffers: list[Buffer], strategy: str, restarts: int = 64) -> int:
     best_size, best_offsets = None, None
     tries = 0
     while True:
-        if tries < len(orders):
-            order = orders[tries]
-        elif tries < len(orders) + restarts and time.perf_counter() < deadline:
-            # Perturb one of the base orders: swap random neighbours.
+        best_fit = True
+        if tries < 2 * len(orders):  # each base order, best fit then first fit
+            order = orders[tries % len(orders)]
+            best_fit = tries < len(orders)
+        elif tries < 2 * len(orders) + restarts and time.perf_counter() < deadline:
             order = list(orders[tries % len(orders)])
-            for _ in range(max(1, len(order) // 4)):
-                k = rng.randrange(len(order) - 1) if len(order) > 1 else 0
-                order[k : k + 2] = order[k : k + 2][::-1]
+            best_fit = tries % 2 == 0
+            if tries % 4 < 2:  # perturb a base order: swap random neighbours
+                for _ in range(max(1, len(order) // 4)):
+                    k = rng.randrange(len(order) - 1) if len(order) > 1 else 0
+                    order[k : k + 2] = order[k : k + 2][::-1]
+            else:  # or try a random order outright (small plans find the bound so)
+                rng.shuffle(order)
         else:
             break
         tries += 1
-        size = place(buffers, order)
+        size = place(buffers, order, best_fit)
         if best_size is None or size < best_size:
             best_size, best_offsets = size, [b.offset for b in buffers]
         if best_size <= bound:

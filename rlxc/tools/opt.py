@@ -33,6 +33,7 @@ from xdsl.utils.exceptions import (
 from xdsl.xdsl_opt_main import xDSLOptMain
 
 from rlxc.dialects.rlx import Rlx
+from rlxc.dialects.rlx_cuda import RlxCuda
 from rlxc.passes import get_all_passes
 from rlxc.tools.pass_runner import PassFailure, PassRunner, SemanticsCheck, flatten_passes
 
@@ -64,6 +65,8 @@ class RlxcOptMain(xDSLOptMain):
         super().register_all_dialects()
         if "rlx" not in self.ctx.registered_dialect_names:
             self.ctx.register_dialect("rlx", lambda: Rlx)
+        if "rlx_cuda" not in self.ctx.registered_dialect_names:
+            self.ctx.register_dialect("rlx_cuda", lambda: RlxCuda)
 
     def register_all_passes(self):
         super().register_all_passes()
