@@ -34,19 +34,20 @@ def rel_err(a: np.ndarray, b: np.ndarray) -> float:
 
 
 def assert_same_results(before, after, case):
+    """Same results in exact (float64) arithmetic: a pass must not change what
+    the graph computes; rounding to f32 differs between a composite and its
+    decomposition and is amplified without bound by ill-conditioned graphs,
+    so it is not what is compared here."""
     inputs, params = random_inputs(before, np.random.default_rng())
-    want = rlxc.interpret(before, inputs, params)
-    got = rlxc.interpret(after, inputs, params)
+    want = rlxc.interpret(before, inputs, params, float64=True)
+    got = rlxc.interpret(after, inputs, params, float64=True)
     assert len(want) == len(got)
     for i, (w, g) in enumerate(zip(want, got)):
         assert w.shape == g.shape and w.dtype == g.dtype, (i, case)
         if w.dtype.kind in "biu":
             np.testing.assert_array_equal(w, g, err_msg=repr(case))
         else:
-            # A decomposition rounds intermediates to f32 where the composite
-            # rounds once: a few ulps per op, amplified at most by the short
-            # chains drawn here.
-            assert rel_err(w, g) < 1e-4, (i, rel_err(w, g), case)
+            assert rel_err(w, g) < 1e-6, (i, rel_err(w, g), case)
 
 
 @pytest.mark.parametrize("pipeline", PIPELINES)

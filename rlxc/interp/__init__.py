@@ -17,7 +17,7 @@ from xdsl.interpreters.func import FuncFunctions
 
 from rlxc.dialects import rlx
 from rlxc.dialects.types import dtype_name, fmt_shape
-from rlxc.interp.dtypes import carrier_dtype, round_bf16
+from rlxc.interp.dtypes import PROMOTE_TO_F64, carrier_dtype, round_bf16
 from rlxc.interp.rlx_numpy import RlxFunctions
 
 __all__ = ["interpret", "signature", "Signature", "InputError", "check_array"]
@@ -130,6 +130,7 @@ def interpret(
     inputs: Mapping[str, object],
     params: Mapping[str, object] | None = None,
     entry: str = "main",
+    float64: bool = False,
 ) -> list[np.ndarray]:
     """Runs `func.func @main` of `module` on numpy inputs with the reference semantics.
 
@@ -138,11 +139,27 @@ def interpret(
     unknown or mis-shaped input or param raises `InputError` naming it and the
     expected shape and dtype. Returns the function's results, in order, as
     numpy arrays (bf16 results as float32 arrays holding bf16 values).
+
+    `float64=True` computes every floating-point tensor in float64 without
+    rounding to its type: the exact-arithmetic meaning of the graph, which
+    differential tests of passes compare so that rounding differences
+    amplified by ill-conditioned graphs (a layer_norm of a nearly constant
+    row) do not hide or fake a change of meaning.
     """
     sig = signature(module, entry)
     args, checked = check_inputs(sig, inputs, params)
+    if float64:
+        def wide(a: np.ndarray) -> np.ndarray:
+            return a.astype(np.float64) if a.dtype.kind == "f" else a
+
+        args = [wide(a) for a in args]
+        checked = {k: wide(v) for k, v in checked.items()}
     interpreter = Interpreter(module)
     interpreter.register_implementations(FuncFunctions())
     interpreter.register_implementations(RlxFunctions(checked))
-    results = interpreter.call_op(entry, tuple(args))
+    token = PROMOTE_TO_F64.set(float64)
+    try:
+        results = interpreter.call_op(entry, tuple(args))
+    finally:
+        PROMOTE_TO_F64.reset(token)
     return [np.asarray(r) for r in results]

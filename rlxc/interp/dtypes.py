@@ -10,6 +10,8 @@ which is "f32 accumulation or better" for every op.
 
 from __future__ import annotations
 
+import contextvars
+
 import numpy as np
 from xdsl.dialects.builtin import TensorType
 from xdsl.ir import Attribute
@@ -24,6 +26,13 @@ _CARRIER = {
     "i64": np.dtype(np.int64),
     "i1": np.dtype(np.bool_),
 }
+
+
+#: When set, floating-point tensors of every width are carried in float64 and
+#: never rounded (see `rlxc.interpret(..., float64=True)`).
+PROMOTE_TO_F64: contextvars.ContextVar[bool] = contextvars.ContextVar(
+    "rlxc_promote_to_f64", default=False
+)
 
 
 def carrier_dtype(element_type: Attribute) -> np.dtype:
@@ -48,6 +57,8 @@ def to_element_type(a: np.ndarray | float | int | bool, element_type: Attribute)
     """
     a = np.asarray(a)
     name = dtype_name(element_type)
+    if PROMOTE_TO_F64.get() and name in ("f32", "f16", "bf16"):
+        return a.astype(np.float64)
     if name == "i1":
         return a != 0
     if name in ("i32", "i64"):
