@@ -68,7 +68,7 @@ def test_unfuse_cuda_keeps_exactly_the_native_composites(case):
     after = rlxc.run_pipeline(case.module, "rlx-unfuse{target=cuda}")
     for op in after.walk():
         trait = op.get_trait(Composite)
-        assert trait is None or trait.is_native_on("cuda"), op.name
+        assert trait is None or trait.is_native_on(op, "cuda"), op.name
 
 
 @given(case=graphs())

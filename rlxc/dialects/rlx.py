@@ -122,8 +122,13 @@ class Composite(OpTrait):
 
     native_targets: tuple[str, ...] = ()
 
-    def is_native_on(self, target: str) -> bool:
-        return target in self.native_targets
+    def is_native_on(self, op: Operation, target: str) -> bool:
+        """Whether `target` has a kernel for this op instance: the target is
+        listed, and the op's own `native_on(target)` (if it has one) agrees."""
+        if target not in self.native_targets:
+            return False
+        check = getattr(op, "native_on", None)
+        return check(target) if check is not None else True
 
 
 def fusion_kind(op: Operation) -> FusionKind:
@@ -137,6 +142,9 @@ BROADCAST = Fusion(FusionKind.BROADCAST)
 INJECTIVE = Fusion(FusionKind.INJECTIVE)
 REDUCTION = Fusion(FusionKind.REDUCTION)
 OPAQUE = Fusion(FusionKind.OPAQUE)
+
+#: linear activations cuBLASLt applies in its epilogue (its GELU is the tanh form).
+CUDA_EPILOGUE_ACTIVATIONS = ("relu", "gelu_tanh")
 
 #: The activations `rlx.linear` may carry as an epilogue.
 LINEAR_ACTIVATIONS = ("relu", "gelu", "gelu_tanh", "silu", "sigmoid", "tanh")
@@ -1455,6 +1463,13 @@ class LinearOp(RlxOp):
         "$input `,` $weight (`bias` $bias^)? (`activation` $activation^)? attr-dict "
         "`:` type($input) `,` type($weight) (`,` type($bias)^)? `->` type($result)"
     )
+
+    def native_on(self, target: str) -> bool:
+        """cuda runs linear as one cuBLASLt matmul whose epilogue adds the bias
+        and applies relu or the tanh GELU; other activations are split off."""
+        if target == "cuda" and self.activation is not None:
+            return self.bias is not None and self.activation.data in CUDA_EPILOGUE_ACTIVATIONS
+        return True
 
     @classmethod
     def infer_result_types(cls, operands: _Operands, props: Mapping[str, Attribute]):

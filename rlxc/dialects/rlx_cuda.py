@@ -122,7 +122,7 @@ class KernelOp(IRDLOperation):
         )
 
     def verify_(self) -> None:
-        if f"void {self.entry.data}(" not in self.source.data:
+        if f" {self.entry.data}(" not in self.source.data or "extern \"C\"" not in self.source.data:
             raise VerifyException(
                 f"the source of @{self.sym_name.data} defines no entry '{self.entry.data}'"
             )

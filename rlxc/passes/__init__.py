@@ -47,6 +47,18 @@ def _pow_to_mul():
     return PowToMulPass
 
 
+def _emit_cuda():
+    from rlxc.passes.emit_cuda import EmitCudaPass
+
+    return EmitCudaPass
+
+
+def _cuda_pipeline():
+    from rlxc.passes.pipelines import CudaPipeline
+
+    return CudaPipeline
+
+
 def get_all_passes() -> dict[str, Callable[[], type[ModulePass]]]:
     """Pass name -> factory, for `rlxc-opt`, `xdsl-opt` and `run_pipeline`."""
     return {
@@ -55,6 +67,8 @@ def get_all_passes() -> dict[str, Callable[[], type[ModulePass]]]:
         "rlx-plan-memory": _plan,
         "rlx-optimize": _optimize,
         "rlx-plan": _plan_pipeline,
+        "rlx-emit-cuda": _emit_cuda,
+        "rlx-cuda": _cuda_pipeline,
         "rlx-pow-to-mul": _pow_to_mul,
         "test-rlx-miscompile": _miscompile,
     }

@@ -3,6 +3,7 @@
 * `rlx-optimize{target=cuda}`: graph -> fused level
   (rlx-unfuse, canonicalize, cse, dce, rlx-fuse-elementwise, dce)
 * `rlx-plan{target=cuda}`: the same, then rlx-plan-memory (planned level)
+* `rlx-cuda{arch=sm_90}`: rlx-plan, then rlx-emit-cuda (launch level)
 
 `run_pipeline(module, "rlx-plan")` runs a named pipeline or any pipeline text
 (`"rlx-unfuse{target=none},canonicalize"`) on a copy of `module`.
@@ -73,12 +74,33 @@ class PlanPipeline(ModulePass):
             p.apply(ctx, op)
 
 
+@dataclass(frozen=True)
+class CudaPipeline(ModulePass):
+    """Graph level -> launch level: rlx-plan (for the cuda target), then
+    rlx-emit-cuda for `arch`."""
+
+    name = "rlx-cuda"
+
+    arch: str = "sm_90"
+    sm_count: int = 0
+
+    def passes(self) -> tuple[ModulePass, ...]:
+        return parse_pipeline(
+            optimize_spec("cuda")
+            + f",rlx-plan-memory,rlx-emit-cuda{{arch={self.arch} sm_count={self.sm_count}}}"
+        ).passes
+
+    def apply(self, ctx: Context, op: ModuleOp) -> None:
+        for p in self.passes():
+            p.apply(ctx, op)
+
+
 def expand_pipeline(text: str) -> list[ModulePass]:
     """The flat list of passes a pipeline text runs (named pipelines expanded),
     so tools can act between every pass."""
     out: list[ModulePass] = []
     for p in parse_pipeline(text).passes:
-        out.extend(p.passes() if isinstance(p, OptimizePipeline | PlanPipeline) else [p])
+        out.extend(p.passes() if isinstance(p, OptimizePipeline | PlanPipeline | CudaPipeline) else [p])
     return out
 
 

@@ -132,7 +132,12 @@ _ACTIVATIONS: dict[str, type[rlx.RlxOp]] = {
 # Each takes the emitter and the composite op, and returns its results' values.
 
 
-def _linear(e: _Emit, op: rlx.LinearOp) -> list[SSAValue]:
+def _linear(e: _Emit, op: rlx.LinearOp, target: str) -> list[SSAValue]:
+    if target == "cuda" and op.activation is not None:
+        # Keep the matmul and bias as one native linear; the activation
+        # becomes an elementwise op that fusion puts in a region.
+        y = e(rlx.LinearOp, [op.input, op.weight, op.bias])
+        return [e.unary(_ACTIVATIONS[op.activation.data], y)]
     x: SSAValue = op.input
     xs = shape_of(x.type)
     if len(xs) == 1:
@@ -148,39 +153,39 @@ def _linear(e: _Emit, op: rlx.LinearOp) -> list[SSAValue]:
     return [y]
 
 
-def _layer_norm(e: _Emit, op: rlx.LayerNormOp) -> list[SSAValue]:
+def _layer_norm(e: _Emit, op: rlx.LayerNormOp, target: str) -> list[SSAValue]:
     return [layer_norm(e, op.input, op.gamma, op.beta, _float(op.eps))]
 
 
-def _rms_norm(e: _Emit, op: rlx.RmsNormOp) -> list[SSAValue]:
+def _rms_norm(e: _Emit, op: rlx.RmsNormOp, target: str) -> list[SSAValue]:
     return [rms_norm(e, op.input, op.gamma, _float(op.eps))]
 
 
-def _softmax(e: _Emit, op: rlx.SoftmaxOp) -> list[SSAValue]:
+def _softmax(e: _Emit, op: rlx.SoftmaxOp, target: str) -> list[SSAValue]:
     return [softmax(e, op.input, _int(op.axis))]
 
 
-def _log_softmax(e: _Emit, op: rlx.LogSoftmaxOp) -> list[SSAValue]:
+def _log_softmax(e: _Emit, op: rlx.LogSoftmaxOp, target: str) -> list[SSAValue]:
     return [softmax(e, op.input, _int(op.axis), log=True)]
 
 
-def _fused_residual_layer_norm(e: _Emit, op: rlx.FusedResidualLayerNormOp) -> list[SSAValue]:
+def _fused_residual_layer_norm(e: _Emit, op: rlx.FusedResidualLayerNormOp, target: str) -> list[SSAValue]:
     s = e(rlx.AddOp, [op.input, op.residual])
     y = e(rlx.LayerNormOp, [s, op.gamma, op.beta], {"eps": op.eps}, [s.type])
     return [s, y]
 
 
-def _fused_residual_rms_norm(e: _Emit, op: rlx.FusedResidualRmsNormOp) -> list[SSAValue]:
+def _fused_residual_rms_norm(e: _Emit, op: rlx.FusedResidualRmsNormOp, target: str) -> list[SSAValue]:
     s = e(rlx.AddOp, [op.input, op.residual])
     return [s, e(rlx.RmsNormOp, [s, op.gamma], {"eps": op.eps}, [s.type])]
 
 
-def _swiglu(e: _Emit, op: rlx.SwigluOp) -> list[SSAValue]:
+def _swiglu(e: _Emit, op: rlx.SwigluOp, target: str) -> list[SSAValue]:
     a, b = _last_axis_halves(e, op.input)
     return [e(rlx.MulOp, [e.unary(rlx.SiluOp, a), b])]
 
 
-def _attention(e: _Emit, op: rlx.AttentionOp) -> list[SSAValue]:
+def _attention(e: _Emit, op: rlx.AttentionOp, target: str) -> list[SSAValue]:
     q, k, v = op.query, op.key, op.value
     qs, ks = shape_of(q.type), shape_of(k.type)
     scale = _float(op.scale) if op.scale is not None else 1.0 / float(np.sqrt(qs[-1]))
@@ -195,14 +200,14 @@ def _attention(e: _Emit, op: rlx.AttentionOp) -> list[SSAValue]:
     return [e(rlx.MatMulOp, [p, v])]
 
 
-def _rope(e: _Emit, op: rlx.RopeOp) -> list[SSAValue]:
+def _rope(e: _Emit, op: rlx.RopeOp, target: str) -> list[SSAValue]:
     x1, x2 = _last_axis_halves(e, op.input)
     rot = e(rlx.ConcatOp, [[e.unary(rlx.NegOp, x2), x1]], {"axis": i64_attr(-1)})
     return [e(rlx.AddOp, [e(rlx.MulOp, [op.input, op.cos]), e(rlx.MulOp, [rot, op.sin])])]
 
 
 #: Composite op -> its decomposition into (more) primitive rlx ops.
-DECOMPOSITIONS: dict[type[Operation], Callable[[_Emit, Operation], list[SSAValue]]] = {
+DECOMPOSITIONS: dict[type[Operation], Callable[[_Emit, Operation, str], list[SSAValue]]] = {
     rlx.LinearOp: _linear,
     rlx.LayerNormOp: _layer_norm,
     rlx.RmsNormOp: _rms_norm,
@@ -224,14 +229,14 @@ class UnfuseComposite(RewritePattern):
 
     def match_and_rewrite(self, op: Operation, rewriter: PatternRewriter, /):
         trait = op.get_trait(Composite)
-        if trait is None or trait.is_native_on(self.target):
+        if trait is None or trait.is_native_on(op, self.target):
             return
         decompose = DECOMPOSITIONS.get(type(op))
         if decompose is None:
             raise PassFailedException(
                 f"rlx-unfuse: '{op.name}' is marked composite but has no decomposition"
             )
-        results = decompose(_Emit(rewriter, op), op)
+        results = decompose(_Emit(rewriter, op), op, self.target)
         for old, new in zip(op.results, results, strict=True):
             if new.name_hint is None and old.name_hint is not None:
                 new.name_hint = old.name_hint
@@ -243,9 +248,11 @@ class UnfusePass(ModulePass):
     """Replaces composite ops the target has no native kernel for with primitives.
 
     Which composites a target keeps is declared on the ops (the `Composite`
-    trait's `native_targets`), not here: for `cuda`, linear (with its
-    epilogue), layer_norm, rms_norm, softmax, log_softmax and the fused
-    residual norms stay; attention, swiglu and rope are split. The split is
+    trait's `native_targets` and an op's `native_on`), not here: for `cuda`,
+    linear (with a bias and relu / tanh-GELU epilogue; another activation is
+    split off into an elementwise op), layer_norm, rms_norm, softmax,
+    log_softmax and the fused residual norms stay; attention, swiglu and rope
+    are split. The split is
     repeated until nothing splittable is left (a fused residual norm becomes an
     add and a layer_norm, which `target=none` splits again).
 

@@ -73,6 +73,10 @@ class RlxcOptMain(xDSLOptMain):
         for name, factory in get_all_passes().items():
             self.register_pass(name, factory)
 
+    def register_all_targets(self):
+        super().register_all_targets()
+        self.available_targets["cuda-source"] = print_cuda_sources
+
     def register_all_frontends(self):
         super().register_all_frontends()
 
@@ -133,6 +137,22 @@ class RlxcOptMain(xDSLOptMain):
             else None,
         )
         runner.run(prog)
+
+
+def print_cuda_sources(module: ModuleOp, out: IO[str]) -> None:
+    """The `cuda-source` target (`rlxc-opt -t cuda-source`): every generated
+    kernel's CUDA C++ source, one after another, each under a header naming
+    its symbol, entry and architecture."""
+    from rlxc.dialects.rlx_cuda import KernelOp
+
+    kernels = [op for op in module.walk() if isinstance(op, KernelOp)]
+    if not kernels:
+        out.write("// no rlx_cuda.kernel in this module (lower it with -p rlx-cuda)\n")
+    for k in kernels:
+        out.write(f"// ===== @{k.sym_name.data}: entry {k.entry.data}, {k.arch.data}\n")
+        out.write(k.source.data)
+        if not k.source.data.endswith("\n"):
+            out.write("\n")
 
 
 class LocatingParser(Parser):

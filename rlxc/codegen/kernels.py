@@ -1,0 +1,627 @@
+"""Kernel templates: one generated CUDA C++ kernel per region or op.
+
+Each `*_kernel` function returns a `KernelSpec`: the source (with one
+`extern "C" __global__` entry), the launch geometry and the kernel's
+parameters in order, as buffer references (`Buf`) or scalars. Shapes are
+static, so extents and strides are baked into the source as constants and
+the compiler turns index divisions into multiplications.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+
+from xdsl.dialects.builtin import TensorType
+from xdsl.ir import Attribute, Block, SSAValue
+
+from rlxc.codegen.cuda_c import (
+    PREAMBLE,
+    compute_type,
+    literal,
+    load,
+    render_scalar,
+    storage_type,
+    store,
+)
+from rlxc.dialects import rlx
+from rlxc.dialects.types import ELEMENT_BYTES, dtype_name
+
+THREADS = 256
+
+REDUCE_PREAMBLE = r"""
+struct RlxSum { template <typename T> __device__ __forceinline__ T operator()(T a, T b) const { return a + b; } };
+struct RlxProd { template <typename T> __device__ __forceinline__ T operator()(T a, T b) const { return a * b; } };
+struct RlxMax {
+  __device__ __forceinline__ float operator()(float a, float b) const { return rlx_maxf(a, b); }
+  template <typename T> __device__ __forceinline__ T operator()(T a, T b) const { return a > b ? a : b; }
+};
+struct RlxMin {
+  __device__ __forceinline__ float operator()(float a, float b) const { return rlx_minf(a, b); }
+  template <typename T> __device__ __forceinline__ T operator()(T a, T b) const { return a < b ? a : b; }
+};
+// Reduces v over the block; every thread gets the result. smem holds 32 T.
+template <typename T, typename Op>
+__device__ __forceinline__ T rlx_block_reduce(T v, Op op, T identity, T* smem) {
+  for (int o = 16; o > 0; o >>= 1) v = op(v, __shfl_xor_sync(0xffffffffu, v, o));
+  const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5, nw = (blockDim.x + 31) >> 5;
+  __syncthreads();
+  if (lane == 0) smem[warp] = v;
+  __syncthreads();
+  if (warp == 0) {
+    v = lane < nw ? smem[lane] : identity;
+    for (int o = 16; o > 0; o >>= 1) v = op(v, __shfl_xor_sync(0xffffffffu, v, o));
+    if (lane == 0) smem[0] = v;
+  }
+  __syncthreads();
+  return smem[0];
+}
+"""
+
+
+@dataclass(frozen=True)
+class Buf:
+    """A kernel parameter that points at a tensor (resolved to a location later)."""
+
+    value: SSAValue
+    writable: bool = False
+
+
+@dataclass
+class KernelSpec:
+    """A generated kernel and how to launch it."""
+
+    family: str
+    body: str  # the kernel's code, entry named ENTRY
+    params: list[Buf | int] = field(default_factory=list)
+    grid: int = 1
+    block: int = THREADS
+    smem: int = 0
+
+    @property
+    def entry(self) -> str:
+        digest = hashlib.sha256(self.body.encode()).hexdigest()[:12]
+        return f"rlx_{self.family}_{digest}"
+
+    @property
+    def source(self) -> str:
+        return PREAMBLE + self.body.replace("ENTRY", self.entry)
+
+
+# --------------------------------------------------------------------------- helpers
+
+
+def shape(v: SSAValue | Attribute) -> tuple[int, ...]:
+    t = v.type if isinstance(v, SSAValue) else v
+    assert isinstance(t, TensorType)
+    return tuple(t.get_shape())
+
+
+def eltype(v: SSAValue) -> Attribute:
+    t = v.type
+    assert isinstance(t, TensorType)
+    return t.get_element_type()
+
+
+def numel(s: Sequence[int]) -> int:
+    return math.prod(s)
+
+
+def strides(s: Sequence[int]) -> list[int]:
+    out, acc = [], 1
+    for d in reversed(s):
+        out.append(acc)
+        acc *= d
+    return out[::-1]
+
+
+def index_expr(i: str, coords_of: Sequence[int], src_shape: Sequence[int], src_strides: Sequence[int] | None = None) -> str:
+    """Offset into a tensor of `src_shape` (broadcast to `coords_of`, aligned
+    right) at linear index `i` of the `coords_of` shape."""
+    if tuple(src_shape) == tuple(coords_of) and src_strides is None:
+        return i
+    if numel(src_shape) == 1 and src_strides is None:
+        return "0"
+    out_strides = strides(coords_of)
+    st = list(src_strides) if src_strides is not None else strides(src_shape)
+    lead = len(coords_of) - len(src_shape)
+    terms = []
+    for k, (d, s) in enumerate(zip(src_shape, st)):
+        ok = k + lead
+        if d == 1 and src_strides is None or coords_of[ok] == 1:
+            continue
+        c = f"({i} / {out_strides[ok]}LL)" if out_strides[ok] != 1 else i
+        if ok != 0:
+            c = f"({c} % {coords_of[ok]}LL)"
+        terms.append(c if s == 1 else f"{c} * {s}LL")
+    return " + ".join(terms) if terms else "0"
+
+
+def grid_for(work: int, sm_count: int, threads: int = THREADS, per_sm: int = 8) -> int:
+    """A grid-stride loop's grid: enough blocks to fill the device, no more."""
+    return max(1, min((work + threads - 1) // threads, sm_count * per_sm))
+
+
+def params_decl(bufs: Sequence[tuple[str, SSAValue, bool]]) -> str:
+    parts = []
+    for name, v, writable in bufs:
+        c = storage_type(eltype(v))
+        parts.append(f"{c}* __restrict__ {name}" if writable else f"const {c}* __restrict__ {name}")
+    return ", ".join(parts)
+
+
+# --------------------------------------------------------------------------- elementwise
+
+def _vector_type(t: Attribute) -> str | None:
+    name = dtype_name(t)
+    return {"f32": "float4", "i32": "int4", "f16": "ushort4", "bf16": "ushort4", "i1": "uchar4"}.get(name)
+
+
+def elementwise_kernel(op: rlx.ElementwiseRegionOp, sm_count: int) -> KernelSpec:
+    """Straight-line C++ from the region body; broadcast inputs indexed with
+    per-input strides; 16-byte vector loads and stores (4 elements) of the
+    full-shape buffers when the element count allows; a grid-stride loop."""
+    out_shape = shape(op.outputs[0])
+    n = numel(out_shape)
+    block: Block = op.body.block
+    ins = list(op.inputs)
+    outs = list(op.outputs)
+    vec = n % 4 == 0 and n >= 4
+    names: dict[SSAValue, str] = {}
+    yields = list(block.last_op.operands)  # pyright: ignore[reportOptionalMemberAccess]
+
+    def body_lines(lane: str | None, idx: str) -> list[str]:
+        out = []
+        for j, (arg, x) in enumerate(zip(block.args, ins)):
+            full = shape(x) == out_shape
+            if lane is not None and full and _vector_type(eltype(x)):
+                out.append(f"const {compute_type(arg.type)} a{j} = q{j}[{lane}];")
+            else:
+                expr = f"in{j}[{index_expr(idx, out_shape, shape(x))}]"
+                out.append(f"const {compute_type(arg.type)} a{j} = {load(expr, eltype(x))};")
+            names[arg] = f"a{j}"
+        out.extend(lines_with_args())
+        for j, (y, r) in enumerate(zip(yields, outs)):
+            if lane is not None and _vector_type(eltype(r)):
+                out.append(f"r{j}[{lane}] = {store(names[y], eltype(r))};")
+            else:
+                out.append(f"out{j}[{idx}] = {store(names[y], eltype(r))};")
+        return out
+
+    def lines_with_args() -> list[str]:
+        # Region bodies refer to block args by the names set just before.
+        rendered = []
+        for k, v in enumerate(block.ops):
+            if isinstance(v, rlx.YieldOp):
+                continue
+            operands = [names[x] for x in v.operands]
+            rendered.append(
+                f"const {compute_type(v.results[0].type)} v{k} = {render_scalar(v, operands)};"
+            )
+            names[v.results[0]] = f"v{k}"
+        return rendered
+
+    decl = params_decl(
+        [(f"in{j}", x, False) for j, x in enumerate(ins)]
+        + [(f"out{j}", r, True) for j, r in enumerate(outs)]
+    )
+    src = [f'extern "C" __global__ void __launch_bounds__({THREADS}) ENTRY({decl}) {{']
+    src.append("  const long long stride = (long long)gridDim.x * blockDim.x;")
+    src.append("  const long long t = (long long)blockIdx.x * blockDim.x + threadIdx.x;")
+    if vec:
+        src.append(f"  for (long long w = t; w < {n // 4}LL; w += stride) {{")
+        for j, x in enumerate(ins):
+            vt = _vector_type(eltype(x))
+            if shape(x) == out_shape and vt:
+                src.append(f"    const {vt} p{j} = reinterpret_cast<const {vt}*>(in{j})[w];")
+                parts = ", ".join(load(f"p{j}.{c}", eltype(x)) for c in "xyzw")
+                src.append(f"    const {compute_type(eltype(x))} q{j}[4] = {{{parts}}};")
+        for j, r in enumerate(outs):
+            if _vector_type(eltype(r)):
+                src.append(f"    {storage_type(eltype(r))} r{j}[4];")
+        src.append("    #pragma unroll")
+        src.append("    for (int l = 0; l < 4; ++l) {")
+        src.append("      const long long i = w * 4 + l;")
+        src.extend("      " + s for s in body_lines("l", "i"))
+        src.append("    }")
+        for j, r in enumerate(outs):
+            vt = _vector_type(eltype(r))
+            if vt:
+                src.append(
+                    f"    reinterpret_cast<{vt}*>(out{j})[w] = make_{vt}(r{j}[0], r{j}[1], r{j}[2], r{j}[3]);"
+                )
+        src.append("  }")
+    else:
+        src.append(f"  for (long long i = t; i < {n}LL; i += stride) {{")
+        src.extend("    " + s for s in body_lines(None, "i"))
+        src.append("  }")
+    src.append("}")
+    work = n // 4 if vec else n
+    params: list[Buf | int] = [Buf(x) for x in ins] + [Buf(r, True) for r in outs]
+    return KernelSpec("ew", "\n".join(src) + "\n", params, grid_for(work, sm_count))
+
+
+# --------------------------------------------------------------------------- rows
+
+
+@dataclass(frozen=True)
+class Rows:
+    """A tensor seen as rows: the reduced axes form a row, the kept axes index rows."""
+
+    rows: int
+    cols: int
+    row_base: str  # offset of element 0 of row `r`
+    col_off: str  # offset of element `k` within the row
+
+    @staticmethod
+    def of(s: Sequence[int], axes: Sequence[int]) -> Rows:
+        st = strides(s)
+        axes = sorted(a % len(s) for a in axes)
+        kept = [a for a in range(len(s)) if a not in axes]
+        rows = numel([s[a] for a in kept])
+        cols = numel([s[a] for a in axes])
+
+        def expr(var: str, group: list[int]) -> str:
+            sub = [s[a] for a in group]
+            sub_st = strides(sub)
+            terms = []
+            for a, gs in zip(group, sub_st):
+                if s[a] == 1:
+                    continue
+                c = f"({var} / {gs}LL)" if gs != 1 else var
+                if gs * s[a] != numel(sub):
+                    c = f"({c} % {s[a]}LL)"
+                terms.append(c if st[a] == 1 else f"{c} * {st[a]}LL")
+            return " + ".join(terms) if terms else "0"
+
+        trailing = axes == list(range(len(s) - len(axes), len(s)))
+        if trailing:
+            return Rows(rows, cols, f"r * {cols}LL", "k")
+        return Rows(rows, cols, expr("r", kept), expr("k", axes))
+
+
+def _row_loop(body: list[str], rows: Rows) -> list[str]:
+    return [
+        f"  for (long long r = blockIdx.x; r < {rows.rows}LL; r += gridDim.x) {{",
+        f"    const long long base = {rows.row_base};",
+        *("    " + b for b in body),
+        "  }",
+    ]
+
+
+def _cols(body: str, rows: Rows) -> str:
+    return f"for (long long k = threadIdx.x; k < {rows.cols}LL; k += blockDim.x) {{ const long long o = base + ({rows.col_off}); {body} }}"
+
+
+_REDUCERS = {
+    rlx.ReduceSumOp: ("RlxSum", "0"),
+    rlx.ReduceMeanOp: ("RlxSum", "0"),
+    rlx.ReduceProdOp: ("RlxProd", "1"),
+    rlx.ReduceMaxOp: ("RlxMax", "-RLX_INF"),
+    rlx.ReduceMinOp: ("RlxMin", "RLX_INF"),
+}
+
+
+def _acc_type(t: Attribute) -> str:
+    return "long long" if dtype_name(t) in ("i32", "i64") else "float"
+
+
+def _row_kernel(family: str, decl: str, body: list[str], rows: Rows, smem_type: str = "float") -> str:
+    src = [f'extern "C" __global__ void __launch_bounds__({THREADS}) ENTRY({decl}) {{']
+    src.append(f"  __shared__ {smem_type} smem[32];")
+    src.extend(_row_loop(body, rows))
+    src.append("}")
+    return REDUCE_PREAMBLE + "\n".join(src) + "\n"
+
+
+def reduce_kernel(op: rlx.ReduceOp, sm_count: int) -> KernelSpec:
+    """A block per output element (row); f32 (or i64) accumulation."""
+    x, y = op.input, op.result
+    rows = Rows.of(shape(x), rlx._ints(op.axes))
+    reducer, ident = _REDUCERS[type(op)]
+    acc = _acc_type(eltype(x))
+    if acc != "float":
+        ident = {"-RLX_INF": "(-9223372036854775807LL - 1)", "RLX_INF": "9223372036854775807LL"}.get(ident, ident)
+    finish = "acc" if not isinstance(op, rlx.ReduceMeanOp) else f"acc / (float){rows.cols}"
+    body = [
+        f"{acc} acc = {ident};",
+        _cols(f"acc = {reducer}()(acc, ({acc}){load('x[o]', eltype(x))});", rows),
+        f"acc = rlx_block_reduce(acc, {reducer}(), ({acc}){ident}, smem);",
+        f"if (threadIdx.x == 0) y[r] = {store(f'({compute_type(eltype(y))})({finish})', eltype(y))};",
+    ]
+    decl = params_decl([("x", x, False), ("y", y, True)])
+    return KernelSpec("reduce", _row_kernel("reduce", decl, body, rows, acc), [Buf(x), Buf(y, True)],
+                      min(rows.rows, sm_count * 16))
+
+
+def argmax_kernel(op: rlx.ArgMaxOp, sm_count: int) -> KernelSpec:
+    x, y = op.input, op.result
+    rows = Rows.of(shape(x), [rlx._int(op.axis)])
+    acc = "float" if dtype_name(eltype(x)) in ("f32", "f16", "bf16") else "long long"
+    body = [
+        f"{acc} bv = 0; long long bi = -1;",
+        _cols(
+            f"const {acc} v = ({acc}){load('x[o]', eltype(x))}; "
+            "if (bi < 0 || (v != v && bv == bv) || (v > bv && bv == bv)) { bv = v; bi = k; }",
+            rows,
+        ),
+        "for (int s = 16; s > 0; s >>= 1) {",
+        f"  const {acc} ov = __shfl_xor_sync(0xffffffffu, bv, s); const long long oi = __shfl_xor_sync(0xffffffffu, bi, s);",
+        "  if (oi >= 0 && (bi < 0 || rlx_argmax_better(ov, oi, bv, bi))) { bv = ov; bi = oi; }",
+        "}",
+        "__syncthreads();",
+        "if ((threadIdx.x & 31) == 0) { vs[threadIdx.x >> 5] = bv; is[threadIdx.x >> 5] = bi; }",
+        "__syncthreads();",
+        "if (threadIdx.x == 0) {",
+        "  for (int w = 1; w < (blockDim.x + 31) / 32; ++w)",
+        "    if (is[w] >= 0 && (bi < 0 || rlx_argmax_better(vs[w], is[w], bv, bi))) { bv = vs[w]; bi = is[w]; }",
+        "  y[r] = bi;",
+        "}",
+    ]
+    decl = params_decl([("x", x, False), ("y", y, True)])
+    helper = (
+        f"__device__ __forceinline__ bool rlx_argmax_better({acc} av, long long ai, {acc} bv, long long bi) {{\n"
+        "  const bool an = av != av, bn = bv != bv;  // NaN is the largest, as numpy.argmax\n"
+        "  if (an || bn) return an && (!bn || ai < bi);\n"
+        "  return av > bv || (av == bv && ai < bi);\n}\n"
+    )
+    src = [f'extern "C" __global__ void __launch_bounds__({THREADS}) ENTRY({decl}) {{']
+    src.append(f"  __shared__ {acc} vs[32]; __shared__ long long is[32];")
+    src.extend(_row_loop(body, rows))
+    src.append("}")
+    return KernelSpec("argmax", helper + "\n".join(src) + "\n", [Buf(x), Buf(y, True)],
+                      min(rows.rows, sm_count * 16))
+
+
+def softmax_kernel(op: rlx.SoftmaxOp | rlx.LogSoftmaxOp, sm_count: int) -> KernelSpec:
+    """Max-subtracted softmax / log_softmax along an axis, a block per row."""
+    x, y = op.input, op.result
+    rows = Rows.of(shape(x), [rlx._int(op.axis)])
+    t = eltype(x)
+    log = isinstance(op, rlx.LogSoftmaxOp)
+    write = (
+        f"y[o] = {store('(v - m) - logf(s)', t)};" if log else f"y[o] = {store('expf(v - m) / s', t)};"
+    )
+    body = [
+        "float m = -RLX_INF;",
+        _cols(f"m = rlx_maxf(m, {load('x[o]', t)});", rows),
+        "m = rlx_block_reduce(m, RlxMax(), -RLX_INF, smem);",
+        "float s = 0.0f;",
+        _cols(f"s += expf({load('x[o]', t)} - m);", rows),
+        "s = rlx_block_reduce(s, RlxSum(), 0.0f, smem);",
+        _cols(f"const float v = {load('x[o]', t)}; {write}", rows),
+    ]
+    decl = params_decl([("x", x, False), ("y", y, True)])
+    return KernelSpec("softmax", _row_kernel("softmax", decl, body, rows), [Buf(x), Buf(y, True)],
+                      min(rows.rows, sm_count * 16))
+
+
+def norm_kernel(op: rlx.LayerNormOp | rlx.RmsNormOp | rlx.FusedResidualLayerNormOp | rlx.FusedResidualRmsNormOp, sm_count: int) -> KernelSpec:
+    """layer_norm / rms_norm over gamma's trailing axes, a block per row, f32
+    statistics (two-pass variance); the fused forms first write x + residual."""
+    x = op.input
+    t = eltype(x)
+    g = op.gamma
+    nd = len(shape(g))
+    rows = Rows.of(shape(x), list(range(len(shape(x)) - nd, len(shape(x)))))
+    layer = isinstance(op, rlx.LayerNormOp | rlx.FusedResidualLayerNormOp)
+    fused = isinstance(op, rlx.FusedResidualLayerNormOp | rlx.FusedResidualRmsNormOp)
+    eps = rlx._float(op.eps)
+    bufs: list[tuple[str, SSAValue, bool]] = [("x", x, False)]
+    params: list[Buf | int] = [Buf(x)]
+    if fused:
+        bufs.append(("res", op.residual, False))  # pyright: ignore
+        params.append(Buf(op.residual))  # pyright: ignore
+    bufs.append(("g", g, False))
+    params.append(Buf(g))
+    if layer:
+        bufs.append(("b", op.beta, False))  # pyright: ignore
+        params.append(Buf(op.beta))  # pyright: ignore
+    if fused:
+        bufs.append(("sum", op.sum, True))  # pyright: ignore
+        params.append(Buf(op.sum, True))  # pyright: ignore
+        y = op.normed  # pyright: ignore
+        src_buf = "sum"
+    else:
+        y = op.result  # pyright: ignore
+        src_buf = "x"
+    bufs.append(("y", y, True))
+    params.append(Buf(y, True))
+    body: list[str] = []
+    if fused:
+        body.append(_cols(f"sum[o] = {store(load('x[o]', t) + ' + ' + load('res[o]', t), t)};", rows))
+    rd = load(f"{src_buf}[o]", t)
+    if layer:
+        body += [
+            "float s = 0.0f;",
+            _cols(f"s += {rd};", rows),
+            f"const float mean = rlx_block_reduce(s, RlxSum(), 0.0f, smem) / {rows.cols}.0f;",
+            "float q = 0.0f;",
+            _cols(f"const float d = {rd} - mean; q += d * d;", rows),
+            f"const float inv = rsqrtf(rlx_block_reduce(q, RlxSum(), 0.0f, smem) / {rows.cols}.0f + {literal(eps, t)});",
+            _cols(f"y[o] = {store(f'({rd} - mean) * inv * ' + load('g[k]', t) + ' + ' + load('b[k]', t), t)};", rows),
+        ]
+    else:
+        body += [
+            "float q = 0.0f;",
+            _cols(f"const float v = {rd}; q += v * v;", rows),
+            f"const float inv = rsqrtf(rlx_block_reduce(q, RlxSum(), 0.0f, smem) / {rows.cols}.0f + {literal(eps, t)});",
+            _cols(f"y[o] = {store(f'{rd} * inv * ' + load('g[k]', t), t)};", rows),
+        ]
+    # The trailing axes are contiguous, so `k` is also gamma's linear index.
+    return KernelSpec("norm", _row_kernel("norm", params_decl(bufs), body, rows), params,
+                      min(rows.rows, sm_count * 16))
+
+
+# --------------------------------------------------------------------------- injective
+
+
+def _injective(family: str, out: SSAValue, ins: list[tuple[str, SSAValue]], expr_lines: list[str], sm_count: int) -> KernelSpec:
+    n = numel(shape(out))
+    decl = params_decl([(name, v, False) for name, v in ins] + [("y", out, True)])
+    src = [f'extern "C" __global__ void __launch_bounds__({THREADS}) ENTRY({decl}) {{']
+    src.append("  const long long stride = (long long)gridDim.x * blockDim.x;")
+    src.append(f"  for (long long i = (long long)blockIdx.x * blockDim.x + threadIdx.x; i < {n}LL; i += stride) {{")
+    src.extend("    " + line for line in expr_lines)
+    src.append("  }")
+    src.append("}")
+    params: list[Buf | int] = [Buf(v) for _, v in ins] + [Buf(out, True)]
+    return KernelSpec(family, "\n".join(src) + "\n", params, grid_for(n, sm_count))
+
+
+def transpose_kernel(op: rlx.TransposeOp, sm_count: int) -> KernelSpec:
+    """Swapping the last two axes (a batched 2-D transpose) goes through a
+    padded 32x32 shared-memory tile, so both reads and writes are coalesced;
+    other permutations map each output index to its source directly."""
+    perm = rlx._ints(op.perm)
+    xs, ys = shape(op.input), shape(op.result)
+    r = len(perm)
+    if r >= 2 and perm[:-2] == list(range(r - 2)) and perm[-2:] == [r - 1, r - 2]:
+        rows, cols = xs[-2], xs[-1]
+        batch = numel(xs[:-2])
+        c = storage_type(eltype(op.input))
+        decl = params_decl([("x", op.input, False), ("y", op.result, True)])
+        tiles_r, tiles_c = (rows + 31) // 32, (cols + 31) // 32
+        body = f"""extern "C" __global__ void __launch_bounds__(256) ENTRY({decl}) {{
+  __shared__ {c} tile[32][33];
+  for (long long t = blockIdx.x; t < {batch * tiles_r * tiles_c}LL; t += gridDim.x) {{
+    const long long b = t / {tiles_r * tiles_c}LL, tr = (t / {tiles_c}LL) % {tiles_r}LL, tc = t % {tiles_c}LL;
+    const {c}* xb = x + b * {rows * cols}LL;
+    {c}* yb = y + b * {rows * cols}LL;
+    for (int j = threadIdx.x >> 5; j < 32; j += 8) {{
+      const long long row = tr * 32 + j, col = tc * 32 + (threadIdx.x & 31);
+      if (row < {rows}LL && col < {cols}LL) tile[j][threadIdx.x & 31] = xb[row * {cols}LL + col];
+    }}
+    __syncthreads();
+    for (int j = threadIdx.x >> 5; j < 32; j += 8) {{
+      const long long col = tc * 32 + j, row = tr * 32 + (threadIdx.x & 31);
+      if (row < {rows}LL && col < {cols}LL) yb[col * {rows}LL + row] = tile[threadIdx.x & 31][j];
+    }}
+    __syncthreads();
+  }}
+}}
+"""
+        grid = max(1, min(batch * tiles_r * tiles_c, sm_count * 8))
+        return KernelSpec("transpose_tiled", body, [Buf(op.input), Buf(op.result, True)], grid)
+    xst = strides(xs)
+    src_strides = [xst[p] for p in perm]
+    expr = index_expr("i", ys, ys, src_strides)
+    return _injective("transpose", op.result, [("x", op.input)], [f"y[i] = x[{expr}];"], sm_count)
+
+
+def expand_kernel(op: rlx.ExpandOp, sm_count: int) -> KernelSpec:
+    expr = index_expr("i", shape(op.result), shape(op.input))
+    return _injective("expand", op.result, [("x", op.input)], [f"y[i] = x[{expr}];"], sm_count)
+
+
+def slice_kernel(op: rlx.SliceOp, sm_count: int) -> KernelSpec:
+    xs, ys = shape(op.input), shape(op.result)
+    xst = strides(xs)
+    starts, steps = rlx._ints(op.starts), rlx._ints(op.steps)
+    base = sum(s * st for s, st in zip(starts, xst))
+    expr = index_expr("i", ys, ys, [st * step for st, step in zip(xst, steps)])
+    return _injective("slice", op.result, [("x", op.input)], [f"y[i] = x[{base}LL + {expr}];"], sm_count)
+
+
+def concat_kernel(op: rlx.ConcatOp, sm_count: int) -> KernelSpec:
+    ys = shape(op.result)
+    axis = rlx._int(op.axis) % len(ys)
+    ins = list(op.inputs)
+    inner = numel(ys[axis + 1 :])
+    lines = [
+        f"const long long a = (i / {inner}LL) % {ys[axis]}LL, outer = i / {inner * ys[axis]}LL, in_ = i % {inner}LL;"
+    ]
+    start = 0
+    for j, x in enumerate(ins):
+        d = shape(x)[axis]
+        cond = "if" if j == 0 else "else if"
+        lines.append(
+            f"{cond} (a < {start + d}LL) y[i] = x{j}[(outer * {d}LL + (a - {start}LL)) * {inner}LL + in_];"
+        )
+        start += d
+    return _injective("concat", op.result, [(f"x{j}", x) for j, x in enumerate(ins)], lines, sm_count)
+
+
+def gather_kernel(op: rlx.GatherOp, sm_count: int) -> KernelSpec:
+    """numpy.take: negative indices count from the end; an index still out of
+    range is clamped (a kernel cannot raise; the interpreter reports it)."""
+    xs, ys, ids = shape(op.input), shape(op.result), shape(op.indices)
+    axis = rlx._int(op.axis) % len(xs)
+    inner = numel(xs[axis + 1 :])
+    nid = numel(ids)
+    d = xs[axis]
+    lines = [
+        f"const long long in_ = i % {inner}LL, j = (i / {inner}LL) % {nid}LL, outer = i / {inner * nid}LL;",
+        f"long long q = (long long)ids[j]; if (q < 0) q += {d}LL; q = q < 0 ? 0 : (q >= {d}LL ? {d - 1}LL : q);",
+        f"y[i] = x[(outer * {d}LL + q) * {inner}LL + in_];",
+    ]
+    return _injective("gather", op.result, [("x", op.input), ("ids", op.indices)], lines, sm_count)
+
+
+# --------------------------------------------------------------------------- conv / pool
+
+
+def conv2d_kernel(op: rlx.Conv2dOp, sm_count: int) -> KernelSpec:
+    """Direct convolution: a thread per output element, f32 accumulation."""
+    n, c, h, w = shape(op.input)
+    o, cg, kh, kw = shape(op.weight)
+    _, _, oh, ow = shape(op.result)
+    sh, sw = rlx._ints(op.stride)
+    dh, dw = rlx._ints(op.dilation)
+    pt, pl, _, _ = rlx._ints(op.padding)
+    groups = rlx._int(op.groups)
+    og = o // groups
+    t = eltype(op.input)
+    ins = [("x", op.input), ("wt", op.weight)] + ([("bias", op.bias)] if op.bias is not None else [])
+    lines = [
+        f"const long long ox = i % {ow}LL, oy = (i / {ow}LL) % {oh}LL, oc = (i / {ow * oh}LL) % {o}LL, b = i / {ow * oh * o}LL;",
+        f"const long long g = oc / {og}LL;",
+        "float acc = " + (load("bias[oc]", t) if op.bias is not None else "0.0f") + ";",
+        f"for (int ci = 0; ci < {cg}; ++ci) {{",
+        f"  const long long xc = (b * {c}LL + g * {cg}LL + ci) * {h * w}LL;",
+        f"  for (int ky = 0; ky < {kh}; ++ky) {{",
+        f"    const long long iy = oy * {sh} - {pt} + ky * {dh}; if (iy < 0 || iy >= {h}) continue;",
+        f"    for (int kx = 0; kx < {kw}; ++kx) {{",
+        f"      const long long ix = ox * {sw} - {pl} + kx * {dw}; if (ix < 0 || ix >= {w}) continue;",
+        f"      acc += {load('x[xc + iy * %dLL + ix]' % w, t)} * {load(f'wt[((oc * {cg}LL + ci) * {kh} + ky) * {kw} + kx]', t)};",
+        "    }",
+        "  }",
+        "}",
+        f"y[i] = {store('acc', t)};",
+    ]
+    return _injective("conv2d", op.result, ins, lines, sm_count)
+
+
+def pool_kernel(op: rlx.MaxPool2dOp | rlx.AvgPool2dOp, sm_count: int) -> KernelSpec:
+    n, c, h, w = shape(op.input)
+    _, _, oh, ow = shape(op.result)
+    kh, kw = rlx._ints(op.kernel)
+    sh, sw = rlx._ints(op.stride)
+    pt, pl, _, _ = rlx._ints(op.padding)
+    t = eltype(op.input)
+    is_max = isinstance(op, rlx.MaxPool2dOp)
+    include_pad = not is_max and op.count_include_pad is not None  # pyright: ignore
+    lines = [
+        f"const long long ox = i % {ow}LL, oy = (i / {ow}LL) % {oh}LL, bc = i / {ow * oh}LL;",
+        "float acc = " + ("-RLX_INF" if is_max else "0.0f") + "; int cnt = 0;",
+        f"for (int ky = 0; ky < {kh}; ++ky) {{",
+        f"  const long long iy = oy * {sh} - {pt} + ky; if (iy < 0 || iy >= {h}) continue;",
+        f"  for (int kx = 0; kx < {kw}; ++kx) {{",
+        f"    const long long ix = ox * {sw} - {pl} + kx; if (ix < 0 || ix >= {w}) continue;",
+        f"    const float v = {load(f'x[bc * {h * w}LL + iy * {w}LL + ix]', t)};",
+        "    acc = " + ("rlx_maxf(acc, v)" if is_max else "acc + v") + "; ++cnt;",
+        "  }",
+        "}",
+    ]
+    if is_max:
+        lines.append(f"y[i] = {store('acc', t)};")
+    else:
+        div = f"{kh * kw}.0f" if include_pad else "(float)cnt"
+        lines.append(f"y[i] = {store(f'acc / {div}', t)};")
+    return _injective("maxpool" if is_max else "avgpool", op.result, [("x", op.input)], lines, sm_count)
+
+
+def element_bytes(v: SSAValue) -> int:
+    return ELEMENT_BYTES[dtype_name(eltype(v))]

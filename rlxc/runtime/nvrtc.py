@@ -1,0 +1,207 @@
+"""NVRTC: CUDA C++ source -> cubin for one architecture, with a disk cache.
+
+Compiles to cubin (`--gpu-architecture=sm_XY`), never PTX: a PTX from a newer
+NVRTC carries a PTX ISA the installed driver may refuse, while a cubin for the
+exact architecture loads. Runs without a GPU, so CI compiles every kernel.
+
+The cache (`$RLXC_CACHE_DIR`, else `$XDG_CACHE_HOME/rlxc`, else
+`~/.cache/rlxc`) is keyed by a hash of the source, the options, the
+architecture and the NVRTC version. Entries are written atomically (a
+temporary file, then a rename) and carry a checksum, so a torn or corrupt
+entry is detected and recompiled rather than loaded.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import tempfile
+from collections.abc import Sequence
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field
+from pathlib import Path
+
+#: Options every kernel is compiled with: exact math (no fast-math), C++17.
+DEFAULT_OPTIONS = ("--std=c++17", "-default-device")
+
+_MAGIC = b"RLXCUBIN1\n"
+
+
+class NvrtcError(RuntimeError):
+    """A kernel failed to compile: carries NVRTC's log and the saved source."""
+
+    def __init__(self, message: str, log: str, source_path: Path | None):
+        super().__init__(message)
+        self.log = log
+        self.source_path = source_path
+
+
+def _nvrtc():
+    try:
+        from cuda.bindings import nvrtc
+    except ImportError as e:  # pragma: no cover - a broken install
+        raise NvrtcError(
+            "NVRTC is not available: install cuda-python and nvidia-cuda-nvrtc", "", None
+        ) from e
+    return nvrtc
+
+
+def _check(result, what: str) -> None:
+    nvrtc = _nvrtc()
+    if result != nvrtc.nvrtcResult.NVRTC_SUCCESS:
+        _, msg = nvrtc.nvrtcGetErrorString(result)
+        raise NvrtcError(f"{what} failed: {msg.decode() if isinstance(msg, bytes) else msg}", "", None)
+
+
+def nvrtc_version() -> str:
+    err, major, minor = _nvrtc().nvrtcVersion()
+    _check(err, "nvrtcVersion")
+    return f"{major}.{minor}"
+
+
+def cache_dir() -> Path:
+    """Where compiled kernels are kept (see the module docstring)."""
+    if d := os.environ.get("RLXC_CACHE_DIR"):
+        return Path(d)
+    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
+    return Path(base) / "rlxc"
+
+
+def cache_key(source: str, arch: str, options: Sequence[str]) -> str:
+    h = hashlib.sha256()
+    for part in (source, arch, "\0".join(options), nvrtc_version()):
+        h.update(part.encode())
+        h.update(b"\0\1")
+    return h.hexdigest()
+
+
+def _write_atomic(path: Path, data: bytes) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=path.name + ".", suffix=".tmp")
+    try:
+        with os.fdopen(fd, "wb") as f:
+            f.write(data)
+            f.flush()
+            os.fsync(f.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        try:
+            os.unlink(tmp)
+        except FileNotFoundError:
+            pass
+        raise
+
+
+def _read_entry(path: Path) -> bytes | None:
+    """The cubin of a cache entry, or None if it is missing or corrupt."""
+    try:
+        data = path.read_bytes()
+    except OSError:
+        return None
+    if not data.startswith(_MAGIC) or len(data) < len(_MAGIC) + 32:
+        return None
+    digest, payload = data[len(_MAGIC) : len(_MAGIC) + 32], data[len(_MAGIC) + 32 :]
+    if hashlib.sha256(payload).digest() != digest:
+        return None
+    return payload
+
+
+def compile_cubin(
+    source: str, arch: str, name: str = "kernel.cu", options: Sequence[str] = DEFAULT_OPTIONS
+) -> bytes:
+    """Compiles `source` to a cubin for `arch` (e.g. "sm_90"), without the cache.
+
+    On failure raises NvrtcError with the compiler log and the path of a file
+    holding the failing source.
+    """
+    nvrtc = _nvrtc()
+    opts = [*options, f"--gpu-architecture={arch}"]
+    err, prog = nvrtc.nvrtcCreateProgram(source.encode(), name.encode(), 0, [], [])
+    _check(err, "nvrtcCreateProgram")
+    try:
+        (result,) = nvrtc.nvrtcCompileProgram(prog, len(opts), [o.encode() for o in opts])
+        err, log_size = nvrtc.nvrtcGetProgramLogSize(prog)
+        log = b" " * log_size
+        nvrtc.nvrtcGetProgramLog(prog, log)
+        log_text = log.decode(errors="replace").rstrip("\0 \n")
+        if result != nvrtc.nvrtcResult.NVRTC_SUCCESS:
+            d = cache_dir() / "failed"
+            d.mkdir(parents=True, exist_ok=True)
+            path = d / f"{hashlib.sha256(source.encode()).hexdigest()[:16]}-{name}"
+            _write_atomic(path, source.encode())
+            raise NvrtcError(
+                f"NVRTC failed to compile {name} for {arch} (options: {' '.join(opts)}):\n"
+                f"{log_text}\nsource saved at {path}",
+                log_text,
+                path,
+            )
+        err, size = nvrtc.nvrtcGetCUBINSize(prog)
+        _check(err, "nvrtcGetCUBINSize")
+        cubin = b" " * size
+        (err,) = nvrtc.nvrtcGetCUBIN(prog, cubin)
+        _check(err, "nvrtcGetCUBIN")
+        return cubin
+    finally:
+        nvrtc.nvrtcDestroyProgram(prog)
+
+
+@dataclass
+class CompileStats:
+    hits: int = 0
+    misses: int = 0
+    corrupt: int = 0
+    names: list[str] = field(default_factory=list)
+
+
+def compile_cached(
+    source: str,
+    arch: str,
+    name: str = "kernel.cu",
+    options: Sequence[str] = DEFAULT_OPTIONS,
+    stats: CompileStats | None = None,
+) -> bytes:
+    """`compile_cubin` through the disk cache."""
+    path = cache_dir() / arch / f"{cache_key(source, arch, options)}.cubin"
+    if path.exists():
+        cubin = _read_entry(path)
+        if cubin is not None:
+            if stats:
+                stats.hits += 1
+            return cubin
+        if stats:
+            stats.corrupt += 1
+    cubin = compile_cubin(source, arch, name, options)
+    _write_atomic(path, _MAGIC + hashlib.sha256(cubin).digest() + cubin)
+    if stats:
+        stats.misses += 1
+    return cubin
+
+
+def compile_many(
+    sources: Sequence[tuple[str, str]],
+    arch: str,
+    options: Sequence[str] = DEFAULT_OPTIONS,
+    workers: int | None = None,
+    stats: CompileStats | None = None,
+) -> list[bytes]:
+    """Compiles (name, source) pairs in parallel threads (NVRTC releases the
+    GIL while it compiles); results in order."""
+    workers = workers or min(len(sources), os.cpu_count() or 1) or 1
+    with ThreadPoolExecutor(max_workers=workers) as pool:
+        futures = [
+            pool.submit(compile_cached, src, arch, name, options, stats) for name, src in sources
+        ]
+        return [f.result() for f in futures]
+
+
+def compile_module_kernels(module, arch: str | None = None, stats: CompileStats | None = None) -> dict[str, bytes]:
+    """Every `rlx_cuda.kernel` of a module -> its cubin, by symbol."""
+    from rlxc.dialects.rlx_cuda import KernelOp
+
+    kernels = [o for o in module.ops if isinstance(o, KernelOp)]
+    cubins = compile_many(
+        [(f"{k.sym_name.data}.cu", k.source.data) for k in kernels],
+        arch or (kernels[0].arch.data if kernels else "sm_90"),
+        stats=stats,
+    )
+    return {k.sym_name.data: c for k, c in zip(kernels, cubins)}
