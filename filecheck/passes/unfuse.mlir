@@ -3,8 +3,12 @@
 // RUN: not rlxc-opt %s --split-input-file -p 'rlx-unfuse{target=tpu}' 2>&1 | filecheck %s --check-prefix=BAD
 
 // The cuda target keeps its native composites; target=none splits them all.
+// cuda's linear keeps the bias and relu / tanh-GELU epilogues that cuBLASLt
+// applies; an exact (erf) GELU is split off into an elementwise op.
 // CUDA-LABEL: func.func @native
-// CUDA: rlx.linear %x, %w bias %b activation "gelu"
+// CUDA: %[[L:.*]] = rlx.linear %x, %w bias %b : tensor<4x16xf32>, tensor<8x16xf32>, tensor<8xf32> -> tensor<4x8xf32>
+// CUDA-NEXT: rlx.gelu %[[L]] : tensor<4x8xf32>
+// CUDA: rlx.linear %x, %w bias %b activation "relu"
 // CUDA: rlx.layer_norm
 // CUDA: rlx.softmax
 // NONE-LABEL: func.func @native
@@ -24,7 +28,9 @@
 // BAD: unknown target 'tpu', expected one of cuda, none
 func.func @native(%x: tensor<4x16xf32>, %w: tensor<8x16xf32>, %b: tensor<8xf32>) -> tensor<4x8xf32> {
   %l = rlx.linear %x, %w bias %b activation "gelu" : tensor<4x16xf32>, tensor<8x16xf32>, tensor<8xf32> -> tensor<4x8xf32>
-  %n = rlx.layer_norm %l, %b, %b eps = 1.0e-05 : tensor<4x8xf32>, tensor<8xf32>
+  %l2 = rlx.linear %x, %w bias %b activation "relu" : tensor<4x16xf32>, tensor<8x16xf32>, tensor<8xf32> -> tensor<4x8xf32>
+  %a = rlx.add %l, %l2 : tensor<4x8xf32>, tensor<4x8xf32> -> tensor<4x8xf32>
+  %n = rlx.layer_norm %a, %b, %b eps = 1.0e-05 : tensor<4x8xf32>, tensor<8xf32>
   %s = rlx.softmax %n axis = -1 : tensor<4x8xf32>
   func.return %s : tensor<4x8xf32>
 }

@@ -1,0 +1,23 @@
+// RUN: rlxc-opt %s -p rlx-cuda -t cuda-source | filecheck %s
+// RUN: rlxc-opt %s -p rlx-cuda | filecheck %s --check-prefix=IR
+
+// Reductions, softmax and norms: a block per row, f32 accumulation, block
+// reductions through warp shuffles.
+// IR-COUNT-4: rlx_cuda.launch
+// CHECK: for (long long r = blockIdx.x; r < 4LL; r += gridDim.x)
+// CHECK: rlx_block_reduce(acc, RlxSum(), (float)0, smem)
+// CHECK: softmax
+// CHECK: float m = -RLX_INF;
+// CHECK: s += expf(x[o] - m);
+// CHECK: y[o] = expf(v - m) / s;
+// CHECK: const float mean = rlx_block_reduce(s, RlxSum(), 0.0f, smem) / 16.0f;
+// CHECK: rsqrtf(
+// CHECK: y[o] = (x[o] - mean) * inv * g[k] + b[k];
+// CHECK: rlx_argmax_better
+func.func @main(%x: tensor<4x16xf32>, %g: tensor<16xf32>) -> (tensor<4xf32>, tensor<4x16xf32>, tensor<4x16xf32>, tensor<4xi64>) {
+  %s = rlx.reduce_sum %x axes = [1] : tensor<4x16xf32> -> tensor<4xf32>
+  %m = rlx.softmax %x axis = -1 : tensor<4x16xf32>
+  %n = rlx.layer_norm %x, %g, %g eps = 1.0e-05 : tensor<4x16xf32>, tensor<16xf32>
+  %i = rlx.argmax %x axis = 1 : tensor<4x16xf32> -> tensor<4xi64>
+  func.return %s, %m, %n, %i : tensor<4xf32>, tensor<4x16xf32>, tensor<4x16xf32>, tensor<4xi64>
+}
