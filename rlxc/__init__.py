@@ -12,8 +12,12 @@ from rlxc.context import make_context, parse_module
 from rlxc.frontends.builder import GraphBuilder, GraphError, Tensor
 from rlxc.interp import InputError, interpret
 from rlxc.passes.pipelines import run_pipeline
+from rlxc.runtime import cuda
+from rlxc.runtime.cuda import compile
 
 __all__ = [
+    "compile",
+    "cuda",
     "GraphBuilder",
     "GraphError",
     "InputError",

@@ -1,0 +1,305 @@
+"""A minimal CUDA runtime for the launch level, on cuda-python's driver API.
+
+One activation arena (`rlx.arena_bytes`, one cuMemAlloc), one read-only
+parameter buffer uploaded once, kernel arguments packed once at load time,
+the launch list run in order on a stream, outputs copied back.
+
+Not yet here (the runtime issue): CUDA-graph replay, cuBLASLt for
+`rlx_cuda.gemm` (a generated fallback kernel runs it for now), device-array
+inputs, and the benchmarks.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping
+from dataclasses import dataclass
+
+import numpy as np
+from xdsl.dialects import func
+from xdsl.dialects.builtin import ModuleOp, TensorType
+
+from rlxc.dialects import rlx, rlx_cuda
+from rlxc.dialects.types import dtype_name
+
+
+class CudaError(RuntimeError):
+    """A CUDA driver call failed; the message names the call (and, with
+    RLXC_DEBUG=1, the kernel and its source)."""
+
+
+def _driver():
+    from cuda.bindings import driver
+
+    return driver
+
+
+def _check(result, call: str):
+    """Unpacks a driver call's (err, *values), raising CudaError on failure."""
+    cu = _driver()
+    err, *values = result if isinstance(result, tuple) else (result,)
+    if err != cu.CUresult.CUDA_SUCCESS:
+        _, name = cu.cuGetErrorName(err)
+        _, text = cu.cuGetErrorString(err)
+        name = name.decode() if isinstance(name, bytes) else name
+        text = text.decode() if isinstance(text, bytes) else text
+        raise CudaError(f"{call} failed: {name} ({text})")
+    return values[0] if len(values) == 1 else values
+
+
+def is_available() -> bool:
+    """True when the CUDA driver loads and sees at least one GPU; never raises."""
+    try:
+        cu = _driver()
+        if cu.cuInit(0)[0] != cu.CUresult.CUDA_SUCCESS:
+            return False
+        err, n = cu.cuDeviceGetCount()
+        return err == cu.CUresult.CUDA_SUCCESS and n > 0
+    except Exception:
+        return False
+
+
+def device_arch(ordinal: int = 0) -> tuple[str, int]:
+    """(`sm_XY`, multiprocessor count) of a device."""
+    cu = _driver()
+    _check(cu.cuInit(0), "cuInit")
+    dev = _check(cu.cuDeviceGet(ordinal), "cuDeviceGet")
+    attr = cu.CUdevice_attribute
+    major = _check(cu.cuDeviceGetAttribute(attr.CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR, dev), "cuDeviceGetAttribute")
+    minor = _check(cu.cuDeviceGetAttribute(attr.CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR, dev), "cuDeviceGetAttribute")
+    sms = _check(cu.cuDeviceGetAttribute(attr.CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT, dev), "cuDeviceGetAttribute")
+    return f"sm_{major}{minor}", sms
+
+
+# ------------------------------------------------------------------ host data <-> device bytes
+
+_STORAGE = {"f32": np.float32, "f16": np.float16, "i32": np.int32, "i64": np.int64, "i1": np.uint8}
+
+
+def to_device_bytes(a: np.ndarray, t: TensorType) -> np.ndarray:
+    """A carrier array -> the bytes the kernels read (bf16: the high half of f32)."""
+    name = dtype_name(t.get_element_type())
+    if name == "bf16":
+        return (np.ascontiguousarray(a, np.float32).view(np.uint32) >> 16).astype(np.uint16)
+    return np.ascontiguousarray(a, dtype=_STORAGE[name])
+
+
+def from_device_bytes(raw: np.ndarray, t: TensorType) -> np.ndarray:
+    """Device bytes -> the interpreter's carrier (bf16 as float32, i1 as bool)."""
+    name = dtype_name(t.get_element_type())
+    shape = tuple(t.get_shape())
+    if name == "bf16":
+        return (raw.view(np.uint16).astype(np.uint32) << 16).view(np.float32).reshape(shape)
+    if name == "i1":
+        return (raw.view(np.uint8) != 0).reshape(shape)
+    return raw.view(_STORAGE[name]).reshape(shape).copy()
+
+
+def nbytes(t: TensorType) -> int:
+    from rlxc.dialects.types import ELEMENT_BYTES
+
+    return t.element_count() * ELEMENT_BYTES[dtype_name(t.get_element_type())]
+
+
+# ------------------------------------------------------------------ the executable
+
+
+@dataclass
+class _Launch:
+    function: object
+    grid: tuple[int, int, int]
+    block: tuple[int, int, int]
+    smem: int
+    values: list[np.ndarray]  # kept alive: the argument values
+    pointers: np.ndarray  # their addresses, as cuLaunchKernel wants
+    name: str
+    source_path: str | None
+
+
+class CudaExecutable:
+    """A launch-level module loaded on a GPU: `run(inputs)` -> outputs."""
+
+    def __init__(self, module: ModuleOp, params: Mapping[str, np.ndarray] | None, cubins: dict[str, bytes]):
+        from rlxc.interp import signature
+
+        cu = _driver()
+        self.module = module
+        self.sig = signature(module)
+        self.func = self.sig.func
+        _check(cu.cuInit(0), "cuInit")
+        self.device = _check(cu.cuDeviceGet(0), "cuDeviceGet")
+        self.context = _check(cu.cuDevicePrimaryCtxRetain(self.device), "cuDevicePrimaryCtxRetain")
+        _check(cu.cuCtxSetCurrent(self.context), "cuCtxSetCurrent")
+        self.stream = _check(cu.cuStreamCreate(0), "cuStreamCreate")
+        attrs = self.func.attributes
+        self.arena_bytes = max(int(attrs["rlx.arena_bytes"].value.data), 256)  # pyright: ignore
+        self.param_bytes = max(int(attrs.get("rlx.param_bytes").value.data), 256)  # pyright: ignore
+        self.arena = self._alloc(self.arena_bytes, "the activation arena")
+        self.params = self._alloc(self.param_bytes, "the parameter buffer")
+        self.modules = {}
+        functions = {}
+        kernels = {k.sym_name.data: k for k in module.ops if isinstance(k, rlx_cuda.KernelOp)}
+        for sym, k in kernels.items():
+            mod = _check(cu.cuModuleLoadData(cubins[sym]), f"cuModuleLoadData(@{sym})")
+            self.modules[sym] = mod
+            functions[sym] = _check(cu.cuModuleGetFunction(mod, k.entry.data.encode()), f"cuModuleGetFunction({k.entry.data})")
+        self._upload_params(params or {})
+        self.launches: list[_Launch] = []
+        for op in self.func.body.block.ops:
+            if isinstance(op, rlx_cuda.LaunchOp):
+                sym = op.kernel.root_reference.data
+                self.launches.append(self._pack(functions[sym], [a for a in op.args.data],
+                                                tuple(op.grid.get_values()), tuple(op.block.get_values()),
+                                                op.smem.value.data, kernels[sym].entry.data))
+            elif isinstance(op, rlx_cuda.GemmOp):
+                self.launches.append(self._gemm_launch(op))
+        self.arg_offsets = list(attrs["rlx.arg_offsets"].get_values())  # pyright: ignore
+        ret = self.func.body.block.last_op
+        assert isinstance(ret, func.ReturnOp)
+        self.output_locations = [self._location_of(v) for v in ret.arguments]
+
+    # -- setup helpers
+    def _alloc(self, size: int, what: str):
+        cu = _driver()
+        try:
+            return _check(cu.cuMemAlloc(size), f"cuMemAlloc({size} bytes for {what})")
+        except CudaError as e:
+            free, total = _check(cu.cuMemGetInfo(), "cuMemGetInfo")
+            raise CudaError(f"{e}: asked for {size} bytes, {free} of {total} free") from None
+
+    def _ptr(self, arg: rlx_cuda.ArgAttr) -> int:
+        base = self.arena if arg.kind.data == "arena" else self.params
+        return int(base) + arg.value.value.data
+
+    def _location_of(self, v) -> rlx_cuda.ArgAttr:
+        owner = v.owner
+        if isinstance(owner, rlx.ParamOp | rlx.ConstantOp):
+            return rlx_cuda.param(owner.attributes["rlx.param_offset"].value.data)  # pyright: ignore
+        if isinstance(owner, rlx.ReshapeOp):
+            return self._location_of(owner.input)
+        if hasattr(v, "index") and isinstance(owner, rlx_cuda.LaunchOp | rlx_cuda.GemmOp):
+            off = owner.attributes["rlx.offset"]
+            vals = [off.value.data] if hasattr(off, "value") else list(off.get_values())  # pyright: ignore
+            return rlx_cuda.arena(vals[v.index])
+        i = list(self.func.body.block.args).index(v)
+        return rlx_cuda.arena(list(self.func.attributes["rlx.arg_offsets"].get_values())[i])  # pyright: ignore
+
+    def _upload_params(self, params: Mapping[str, np.ndarray]) -> None:
+        from rlxc.interp import check_array
+        from rlxc.interp.dtypes import dense_values
+
+        cu = _driver()
+        for op in self.func.body.block.ops:
+            if isinstance(op, rlx.ParamOp):
+                name = op.param_name.data
+                if name not in params:
+                    raise CudaError(f"param '{name}' ({op.result.type}) was not given")
+                host = check_array("param", name, params[name], op.result.type)  # pyright: ignore
+            elif isinstance(op, rlx.ConstantOp):
+                host = dense_values(op.value, op.result.type)  # pyright: ignore
+            else:
+                continue
+            data = to_device_bytes(host, op.results[0].type)  # pyright: ignore
+            off = op.attributes["rlx.param_offset"].value.data  # pyright: ignore
+            if data.nbytes:
+                _check(cu.cuMemcpyHtoD(int(self.params) + off, data.ctypes.data, data.nbytes), f"cuMemcpyHtoD(param {op.name})")
+
+    def _pack(self, function, args, grid, block, smem, name) -> _Launch:
+        values = []
+        for a in args:
+            if a.kind.data == "i64":
+                values.append(np.array([a.value.value.data], dtype=np.int64))
+            else:
+                values.append(np.array([self._ptr(a)], dtype=np.uint64))
+        pointers = np.array([v.ctypes.data for v in values], dtype=np.uint64)
+        return _Launch(function, grid, block, smem, values, pointers, name, None)
+
+    def _gemm_launch(self, op: rlx_cuda.GemmOp) -> _Launch:
+        from rlxc.runtime.gemm_fallback import gemm_source
+        from rlxc.runtime.nvrtc import compile_cached
+
+        cu = _driver()
+        arch, _ = device_arch()
+        src, entry, grid, block = gemm_source(op)
+        mod = _check(cu.cuModuleLoadData(compile_cached(src, arch, "gemm.cu")), "cuModuleLoadData(gemm)")
+        self.modules[f"gemm{len(self.modules)}"] = mod
+        function = _check(cu.cuModuleGetFunction(mod, entry.encode()), "cuModuleGetFunction(gemm)")
+        return self._pack(function, list(op.locations.data), grid, block, 0, entry)
+
+    # -- running
+    def run(self, inputs: Mapping[str, object], poison: bool = False) -> list[np.ndarray]:
+        """Copies inputs in, runs the launch list, copies outputs back.
+        `poison=True` fills the arena with 0xFF bytes first (NaN for floats),
+        so an output element no kernel wrote shows up."""
+        from rlxc.interp import InputError, check_array, describe
+
+        cu = _driver()
+        _check(cu.cuCtxSetCurrent(self.context), "cuCtxSetCurrent")
+        names = [n for n, _ in self.sig.inputs]
+        for n in inputs:
+            if n not in names:
+                raise InputError(f"unknown input '{n}'; the inputs are: {', '.join(names)}")
+        args = []
+        for n, t in self.sig.inputs:
+            if n not in inputs:
+                raise InputError(f"input '{n}' is missing: expected {describe(t)}")
+            args.append(check_array("input", n, inputs[n], t))
+        if poison:
+            _check(cu.cuMemsetD8(self.arena, 0xFF, self.arena_bytes), "cuMemsetD8(arena)")
+        for (name, t), a, off in zip(self.sig.inputs, args, self.arg_offsets):
+            data = to_device_bytes(a, t)
+            if data.nbytes:
+                _check(cu.cuMemcpyHtoD(int(self.arena) + off, data.ctypes.data, data.nbytes), f"cuMemcpyHtoD(input '{name}')")
+        debug = bool(os.environ.get("RLXC_DEBUG"))
+        for launch in self.launches:
+            _check(
+                cu.cuLaunchKernel(launch.function, *launch.grid, *launch.block, launch.smem,
+                                  self.stream, launch.pointers.ctypes.data, 0),
+                f"cuLaunchKernel({launch.name})",
+            )  # fmt: skip
+            if debug:
+                _check(cu.cuStreamSynchronize(self.stream), f"kernel {launch.name} (RLXC_DEBUG sync)")
+        _check(cu.cuStreamSynchronize(self.stream), "cuStreamSynchronize")
+        outs = []
+        for loc, t in zip(self.output_locations, self.sig.outputs):
+            raw = np.empty(nbytes(t), dtype=np.uint8)  # pyright: ignore
+            if raw.nbytes:
+                _check(cu.cuMemcpyDtoH(raw.ctypes.data, self._ptr(loc), raw.nbytes), "cuMemcpyDtoH(output)")
+            outs.append(from_device_bytes(raw, t))  # pyright: ignore
+        return outs
+
+
+class NumpyExecutable:
+    """The reference interpreter behind the same interface."""
+
+    def __init__(self, module: ModuleOp, params: Mapping[str, np.ndarray] | None):
+        self.module = module
+        self.params = dict(params or {})
+
+    def run(self, inputs: Mapping[str, object]) -> list[np.ndarray]:
+        from rlxc.interp import interpret
+
+        return interpret(self.module, inputs, self.params)
+
+
+def compile(module: ModuleOp, target: str = "cuda", params: Mapping[str, np.ndarray] | None = None,
+            mode: str = "stream"):  # noqa: A001 - the public name is rlxc.compile
+    """Compiles a graph-level module for `target` ("cuda" or "numpy")."""
+    if target == "numpy":
+        return NumpyExecutable(module, params)
+    if target != "cuda":
+        raise ValueError(f"unknown target '{target}': expected 'cuda' or 'numpy'")
+    if mode != "stream":
+        raise NotImplementedError("mode='graph' (CUDA graph replay) is not implemented yet; use mode='stream'")
+    if not is_available():
+        raise CudaError("target='cuda' needs an NVIDIA GPU and driver, and none was found; use target='numpy'")
+    from rlxc.passes.pipelines import run_pipeline
+    from rlxc.runtime.nvrtc import compile_module_kernels
+
+    arch, sms = device_arch()
+    lowered = run_pipeline(module, f"rlx-cuda{{arch={arch} sm_count={sms}}}")
+    cubins = compile_module_kernels(lowered, arch)
+    return CudaExecutable(lowered, params, cubins)
+
+
+__all__ = ["compile", "is_available", "CudaError", "CudaExecutable", "NumpyExecutable"]
