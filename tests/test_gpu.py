@@ -87,7 +87,11 @@ def _cases():
     c["fused_residual"] = lambda g: [*g.fused_residual_layer_norm(g.input("x", [4, 96]), g.input("r", [4, 96]), g.param("g", [96]), g.param("b", [96])),
                                      *g.fused_residual_rms_norm(g.input("y", [4, 96]), g.input("s", [4, 96]), g.param("h", [96]))]
     c["matmul"] = lambda g: [g.matmul(g.input("a", [2, 3, 17, 33]), g.input("b", [33, 9])), g.matmul(g.input("c", [4, 8, 5]), g.input("d", [4, 5, 6]))]
-    c["linear"] = lambda g: [g.linear(g.input("x", [10, 48]), g.param("w", [24, 48]), g.param("b", [24]), activation=a) for a in (None, "relu", "gelu", "gelu_tanh", "silu")]
+    def linear(g):
+        x, w, b = g.input("x", [10, 48]), g.param("w", [24, 48]), g.param("b", [24])
+        return [g.linear(x, w, b, activation=a) for a in (None, "relu", "gelu", "gelu_tanh", "silu")] + [g.linear(x, w)]
+
+    c["linear"] = linear
     c["shape"] = lambda g: [g.transpose(g.input("x", [3, 40, 70]), [0, 2, 1]), g.transpose(g.input("y", [2, 3, 4, 5]), [2, 0, 3, 1]),
                             g.concat([g.input("a", [2, 5]), g.input("b", [3, 5])], axis=0), g.slice(g.input("s", [9, 8]), [-2, 1], [0, 7], steps=[-3, 2]),
                             g.reshape(g.input("r", [4, 6]), [3, 8]), g.expand(g.input("e", [1, 5]), [4, 5])]
