@@ -22,7 +22,7 @@ from xdsl.utils.exceptions import DiagnosticException, ParseError
 
 from rlxc.context import parse_module
 from rlxc.dialects.types import dtype_name
-from rlxc.interp import InputError, interpret, signature
+from rlxc.interp import InputError, signature
 
 
 class CliError(Exception):
@@ -88,12 +88,16 @@ def cmd_run(args: argparse.Namespace) -> int:
     params = _load_npz(args.params, "params")
     for note in fill_missing(module, inputs, params, args.seed):
         print(note)
-    if args.backend != "numpy":
-        raise CliError(
-            f"backend '{args.backend}' is not available yet in this version: use --backend numpy"
-        )
+    from rlxc.runtime.cuda import CudaError, compile
+
+    try:
+        exe = compile(module, target=args.backend, params=params)
+    except CudaError as e:
+        raise CliError(str(e)) from None
+    if args.backend == "cuda":
+        exe.run(inputs)  # the first run loads modules; time the second
     start = time.perf_counter()
-    outs = interpret(module, inputs, params)
+    outs = exe.run(inputs)
     elapsed = time.perf_counter() - start
     for i, o in enumerate(outs):
         print(summarize(i, o))
@@ -180,7 +184,8 @@ def build_parser() -> argparse.ArgumentParser:
     sub = p.add_subparsers(dest="command", required=True)
     r = sub.add_parser("run", help="run a module's @main and summarise its outputs")
     r.add_argument("file", help="an .mlir file at the graph level")
-    r.add_argument("--backend", choices=["numpy", "cuda"], default="numpy")
+    r.add_argument("--backend", choices=["numpy", "cuda"], default="numpy",
+                   help="cuda needs a GPU; numpy is the reference interpreter")
     r.add_argument("--inputs", help=".npz of inputs by name (missing ones are random)")
     r.add_argument("--params", help=".npz of params by name (missing ones are random)")
     r.add_argument("--seed", type=int, default=0, help="seed for random inputs/params")
