@@ -74,8 +74,8 @@ def main() -> int:
     src = out / "transformer.mlir"
     src.write_text(str(module) + "\n")
     cmd = ["rlxc-opt", str(src), "-p", "canonicalize,cse,dce"]
-    opt = subprocess.run(
-        [str(Path(sys.executable).parent / cmd[0]), *cmd[1:]], capture_output=True, text=True
+    opt = subprocess.run(  # the same tool, run as a module so no install is needed
+        [sys.executable, "-m", "rlxc.tools.opt", *cmd[1:]], capture_output=True, text=True
     )
     if opt.returncode != 0:
         print(opt.stderr, file=sys.stderr)
