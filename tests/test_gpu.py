@@ -39,6 +39,10 @@ def check(module, params=None, rng=None, tol_scale=1.0):
     want = rlxc.interpret(module, inputs, params)
     exe = rlxc.compile(module, target="cuda", params=params, mode="stream")
     got = exe.run(inputs, poison=True)
+    graph = rlxc.compile(module, target="cuda", params=params, mode="graph")
+    for _ in range(2):  # capture, then replay: both equal stream mode exactly
+        for a, b in zip(got, graph.run(inputs, poison=True)):
+            np.testing.assert_array_equal(a, b)
     for i, (w, g) in enumerate(zip(want, got)):
         assert w.shape == g.shape, (i, w.shape, g.shape)
         if w.dtype.kind in "biu":
@@ -129,3 +133,18 @@ def test_random_graphs_on_gpu(case):
     # row); f32 kernels and the float64-then-rounded reference may then differ
     # by more than an f32 rounding, so a looser bound here.
     check(case.module, tol_scale=100.0)
+
+
+def test_cache_cold_then_warm_on_gpu(tmp_path, monkeypatch):
+    from rlxc.runtime import nvrtc
+
+    monkeypatch.setenv("RLXC_CACHE_DIR", str(tmp_path))
+    g = rlxc.GraphBuilder()
+    x = g.input("x", [1000])
+    module = g.build([g.softmax(g.gelu(x))])
+    check(module)  # cold: compiles and writes the cache
+    entries = list(tmp_path.rglob("*.cubin"))
+    assert entries
+    stamps = {p: p.stat().st_mtime_ns for p in entries}
+    check(module)  # warm: loads the cached cubins, writes nothing
+    assert {p: p.stat().st_mtime_ns for p in tmp_path.rglob("*.cubin")} == stamps

@@ -4,9 +4,11 @@ One activation arena (`rlx.arena_bytes`, one cuMemAlloc), one read-only
 parameter buffer uploaded once, kernel arguments packed once at load time,
 the launch list run in order on a stream, outputs copied back.
 
-Not yet here (the runtime issue): CUDA-graph replay, cuBLASLt for
-`rlx_cuda.gemm` (a generated fallback kernel runs it for now), device-array
-inputs, and the benchmarks.
+The launch list runs kernel by kernel (`mode="stream"`) or as one CUDA graph
+captured on the first run and replayed after (`mode="graph"`, the default).
+
+Not yet here: cuBLASLt for `rlx_cuda.gemm` (a generated fallback kernel runs
+it for now) and device-array inputs.
 """
 
 from __future__ import annotations
@@ -119,8 +121,13 @@ class _Launch:
 class CudaExecutable:
     """A launch-level module loaded on a GPU: `run(inputs)` -> outputs."""
 
-    def __init__(self, module: ModuleOp, params: Mapping[str, np.ndarray] | None, cubins: dict[str, bytes]):
+    def __init__(self, module: ModuleOp, params: Mapping[str, np.ndarray] | None, cubins: dict[str, bytes], mode: str = "graph"):
         from rlxc.interp import signature
+
+        if mode not in ("graph", "stream"):
+            raise ValueError(f"mode must be 'graph' or 'stream', got '{mode}'")
+        self.mode = mode
+        self.graph_exec = None
 
         cu = _driver()
         self.module = module
@@ -227,6 +234,61 @@ class CudaExecutable:
         return self._pack(function, list(op.locations.data), grid, block, 0, entry)
 
     # -- running
+    def _launch_list(self, debug: bool = False) -> None:
+        cu = _driver()
+        for launch in self.launches:
+            _check(
+                cu.cuLaunchKernel(launch.function, *launch.grid, *launch.block, launch.smem,
+                                  self.stream, launch.pointers.ctypes.data, 0),
+                f"cuLaunchKernel({launch.name})",
+            )  # fmt: skip
+            if debug:
+                _check(cu.cuStreamSynchronize(self.stream), f"kernel {launch.name} (RLXC_DEBUG sync)")
+
+    def launch(self) -> None:
+        """Enqueues the whole launch list on the stream (no copies, no sync):
+        one by one in stream mode; in graph mode as one CUDA graph, captured
+        the first time and replayed after. RLXC_DEBUG=1 forces stream mode
+        with a sync after every kernel, to name a failing one."""
+        cu = _driver()
+        if os.environ.get("RLXC_DEBUG"):
+            self._launch_list(debug=True)
+            return
+        if self.mode == "stream":
+            self._launch_list()
+            return
+        if self.graph_exec is None:
+            _check(
+                cu.cuStreamBeginCapture(self.stream, cu.CUstreamCaptureMode.CU_STREAM_CAPTURE_MODE_THREAD_LOCAL),
+                "cuStreamBeginCapture",
+            )
+            try:
+                self._launch_list()
+            finally:
+                graph = _check(cu.cuStreamEndCapture(self.stream), "cuStreamEndCapture")
+            self.graph = graph
+            self.graph_exec = _check(cu.cuGraphInstantiate(graph, 0), "cuGraphInstantiate")
+        _check(cu.cuGraphLaunch(self.graph_exec, self.stream), "cuGraphLaunch")
+
+    def time_launches(self, repeat: int = 50, warmup: int = 5) -> list[float]:
+        """Milliseconds per `launch()`, each timed with CUDA events (inputs as
+        they are in the arena; no copies)."""
+        cu = _driver()
+        _check(cu.cuCtxSetCurrent(self.context), "cuCtxSetCurrent")
+        start = _check(cu.cuEventCreate(0), "cuEventCreate")
+        stop = _check(cu.cuEventCreate(0), "cuEventCreate")
+        for _ in range(warmup):
+            self.launch()
+        _check(cu.cuStreamSynchronize(self.stream), "cuStreamSynchronize")
+        out = []
+        for _ in range(repeat):
+            _check(cu.cuEventRecord(start, self.stream), "cuEventRecord")
+            self.launch()
+            _check(cu.cuEventRecord(stop, self.stream), "cuEventRecord")
+            _check(cu.cuEventSynchronize(stop), "cuEventSynchronize")
+            out.append(_check(cu.cuEventElapsedTime(start, stop), "cuEventElapsedTime"))
+        return out
+
     def run(self, inputs: Mapping[str, object], poison: bool = False) -> list[np.ndarray]:
         """Copies inputs in, runs the launch list, copies outputs back.
         `poison=True` fills the arena with 0xFF bytes first (NaN for floats),
@@ -250,15 +312,7 @@ class CudaExecutable:
             data = to_device_bytes(a, t)
             if data.nbytes:
                 _check(cu.cuMemcpyHtoD(int(self.arena) + off, data.ctypes.data, data.nbytes), f"cuMemcpyHtoD(input '{name}')")
-        debug = bool(os.environ.get("RLXC_DEBUG"))
-        for launch in self.launches:
-            _check(
-                cu.cuLaunchKernel(launch.function, *launch.grid, *launch.block, launch.smem,
-                                  self.stream, launch.pointers.ctypes.data, 0),
-                f"cuLaunchKernel({launch.name})",
-            )  # fmt: skip
-            if debug:
-                _check(cu.cuStreamSynchronize(self.stream), f"kernel {launch.name} (RLXC_DEBUG sync)")
+        self.launch()
         _check(cu.cuStreamSynchronize(self.stream), "cuStreamSynchronize")
         outs = []
         for loc, t in zip(self.output_locations, self.sig.outputs):
@@ -283,14 +337,18 @@ class NumpyExecutable:
 
 
 def compile(module: ModuleOp, target: str = "cuda", params: Mapping[str, np.ndarray] | None = None,
-            mode: str = "stream"):  # noqa: A001 - the public name is rlxc.compile
-    """Compiles a graph-level module for `target` ("cuda" or "numpy")."""
+            mode: str = "graph"):  # noqa: A001 - the public name is rlxc.compile
+    """Compiles a graph-level module for `target` ("cuda" or "numpy").
+
+    With cuda, `mode="graph"` (the default) captures the launch list into a
+    CUDA graph on the first run and replays it after; `mode="stream"`
+    launches kernel by kernel."""
     if target == "numpy":
         return NumpyExecutable(module, params)
     if target != "cuda":
         raise ValueError(f"unknown target '{target}': expected 'cuda' or 'numpy'")
-    if mode != "stream":
-        raise NotImplementedError("mode='graph' (CUDA graph replay) is not implemented yet; use mode='stream'")
+    if mode not in ("graph", "stream"):
+        raise ValueError(f"mode must be 'graph' or 'stream', got '{mode}'")
     if not is_available():
         raise CudaError("target='cuda' needs an NVIDIA GPU and driver, and none was found; use target='numpy'")
     from rlxc.passes.pipelines import run_pipeline
@@ -299,7 +357,7 @@ def compile(module: ModuleOp, target: str = "cuda", params: Mapping[str, np.ndar
     arch, sms = device_arch()
     lowered = run_pipeline(module, f"rlx-cuda{{arch={arch} sm_count={sms}}}")
     cubins = compile_module_kernels(lowered, arch)
-    return CudaExecutable(lowered, params, cubins)
+    return CudaExecutable(lowered, params, cubins, mode)
 
 
 __all__ = ["compile", "is_available", "CudaError", "CudaExecutable", "NumpyExecutable"]

@@ -1,0 +1,183 @@
+"""GPU benchmarks, side by side in one run: rlxc (graph and stream mode)
+against PyTorch eager, torch.compile (default) and torch.compile
+(mode="reduce-overhead"); all f32, TF32 off. Run on the GPU machine:
+
+    python benchmarks/gpu.py [--out DIR] [--quick]
+
+Times are medians of many CUDA-event-timed repetitions after warm-up, for the
+device work only (no host copies). Bandwidth counts each input read once and
+each output written once. The copy-bandwidth ceiling is measured in the same
+run (a large device-to-device copy, read + write).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import platform
+import statistics
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path[:0] = [str(ROOT), str(ROOT / "examples")]
+
+import rlxc  # noqa: E402
+
+
+def torch_time(fn, args, repeat: int) -> float:
+    import torch
+
+    for _ in range(5):
+        fn(*args)
+    torch.cuda.synchronize()
+    times = []
+    for _ in range(repeat):
+        s, e = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+        s.record()
+        fn(*args)
+        e.record()
+        e.synchronize()
+        times.append(s.elapsed_time(e))
+    return statistics.median(times)
+
+
+def copy_bandwidth(nbytes: int, repeat: int) -> float:
+    import torch
+
+    a = torch.empty(nbytes // 4, dtype=torch.float32, device="cuda").uniform_()
+    b = torch.empty_like(a)
+    ms = torch_time(lambda: b.copy_(a), (), repeat)
+    return 2 * nbytes / (ms * 1e-3) / 1e9
+
+
+def rlxc_time(module, inputs, params, mode: str, repeat: int) -> float:
+    exe = rlxc.compile(module, target="cuda", params=params, mode=mode)
+    exe.run(inputs)  # loads the inputs into the arena (and captures the graph)
+    return statistics.median(exe.time_launches(repeat=repeat))
+
+
+def peers(fn, torch_args, repeat: int) -> dict[str, float]:
+    import torch
+
+    out = {"torch eager": torch_time(fn, torch_args, repeat)}
+    for label, kw in (("torch.compile", {}), ("torch.compile reduce-overhead", {"mode": "reduce-overhead"})):
+        torch._dynamo.reset()
+        compiled = torch.compile(fn, **kw)
+        out[label] = torch_time(compiled, torch_args, repeat)
+    return out
+
+
+def elementwise_chain(n: int):
+    g = rlxc.GraphBuilder()
+    x = g.input("x", [n])
+    h = x
+    for i, op in enumerate(["mul", "add", "tanh", "mul", "sub", "sigmoid", "mul", "add", "exp", "mul"]):
+        if op in ("mul", "add", "sub"):
+            h = getattr(g, op)(h, g.constant(np.float32(0.5 + 0.1 * i)))
+        else:
+            h = getattr(g, op)(h)
+    module = g.build([h])
+
+    def torch_fn(x):
+        import torch
+
+        h = x
+        for i, op in enumerate(["mul", "add", "tanh", "mul", "sub", "sigmoid", "mul", "add", "exp", "mul"]):
+            c = 0.5 + 0.1 * i
+            h = {"mul": lambda t: t * c, "add": lambda t: t + c, "sub": lambda t: t - c,
+                 "tanh": torch.tanh, "sigmoid": torch.sigmoid, "exp": torch.exp}[op](h)
+        return h
+
+    return module, torch_fn, 2 * 4 * n
+
+
+def row_op(kind: str, rows: int, cols: int):
+    g = rlxc.GraphBuilder()
+    x = g.input("x", [rows, cols])
+    if kind == "layer_norm":
+        y = g.layer_norm(x, g.param("g", [cols]), g.param("b", [cols]))
+    else:
+        y = g.softmax(x)
+    module = g.build([y])
+
+    def torch_fn(x, gamma=None, beta=None):
+        import torch
+
+        if kind == "layer_norm":
+            return torch.nn.functional.layer_norm(x, (cols,), gamma, beta, 1e-5)
+        return torch.softmax(x, -1)
+
+    return module, torch_fn, 2 * 4 * rows * cols + (8 * cols if kind == "layer_norm" else 0)
+
+
+def launch_chain(k: int):
+    """k dependent tiny kernels (reductions do not fuse)."""
+    g = rlxc.GraphBuilder()
+    h = g.input("x", [4, 32])
+    for _ in range(k):
+        h = g.softmax(h)
+    return g.build([h])
+
+
+def main() -> int:
+    import torch
+
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--out", default=None)
+    ap.add_argument("--quick", action="store_true")
+    args = ap.parse_args()
+    torch.backends.cuda.matmul.allow_tf32 = False
+    torch.backends.cudnn.allow_tf32 = False
+    repeat = 20 if args.quick else 100
+    rng = np.random.default_rng(0)
+    report = {"device": torch.cuda.get_device_name(), "date": time.strftime("%Y-%m-%d"),
+              "host": platform.node(), "rows": []}
+    copy_gbs = copy_bandwidth(1 << 30, repeat)
+    report["copy_GBps"] = copy_gbs
+    print(f"device {report['device']}; device-to-device copy {copy_gbs:.0f} GB/s (read + write)")
+    print(f"{'benchmark':<34}{'impl':<32}{'ms':>10}{'GB/s':>9}{'% copy':>8}")
+
+    def row(name, impl, ms, nbytes=None):
+        gbs = nbytes / (ms * 1e-3) / 1e9 if nbytes else None
+        pct = f"{100 * gbs / copy_gbs:7.1f}%" if gbs else ""
+        print(f"{name:<34}{impl:<32}{ms:>10.4f}{(f'{gbs:9.0f}' if gbs else ''):>9}{pct:>8}")
+        report["rows"].append(dict(benchmark=name, impl=impl, ms=ms, GBps=gbs))
+
+    n = 64 * 2**20
+    module, fn, nbytes = elementwise_chain(n)
+    x = rng.standard_normal(n).astype(np.float32)
+    for mode in ("graph", "stream"):
+        row("10-op elementwise, 64M f32", f"rlxc {mode}", rlxc_time(module, {"x": x}, {}, mode, repeat), nbytes)
+    for impl, ms in peers(fn, (torch.from_numpy(x).cuda(),), repeat).items():
+        row("10-op elementwise, 64M f32", impl, ms, nbytes)
+
+    for kind in ("layer_norm", "softmax"):
+        rows, cols = 8192, 4096
+        module, fn, nbytes = row_op(kind, rows, cols)
+        x = rng.standard_normal((rows, cols)).astype(np.float32)
+        params = {"g": rng.standard_normal(cols).astype(np.float32), "b": rng.standard_normal(cols).astype(np.float32)} if kind == "layer_norm" else {}
+        name = f"{kind} [8192, 4096] f32"
+        row(name, "rlxc graph", rlxc_time(module, {"x": x}, params, "graph", repeat), nbytes)
+        targs = (torch.from_numpy(x).cuda(),) + ((torch.from_numpy(params["g"]).cuda(), torch.from_numpy(params["b"]).cuda()) if params else ())
+        for impl, ms in peers(fn, targs, repeat).items():
+            row(name, impl, ms, nbytes)
+
+    k = 64
+    module = launch_chain(k)
+    x = rng.standard_normal((4, 32)).astype(np.float32)
+    for mode in ("graph", "stream"):
+        ms = rlxc_time(module, {"x": x}, {}, mode, repeat)
+        row(f"launch cost ({k} tiny kernels)", f"rlxc {mode}: {1e3 * ms / k:.2f} us/kernel", ms)
+
+    if args.out:
+        Path(args.out).mkdir(parents=True, exist_ok=True)
+        (Path(args.out) / "gpu.json").write_text(json.dumps(report, indent=1))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
