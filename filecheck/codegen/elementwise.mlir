@@ -7,8 +7,8 @@
 // CHECK: func.func @main
 // CHECK: rlx_cuda.launch @k0 grid [{{[0-9]+}}, 1, 1] block [256, 1, 1] smem 0 args [#rlx_cuda.arg<arena {{[0-9]+}}>, #rlx_cuda.arg<arena {{[0-9]+}}>, #rlx_cuda.arg<arena {{[0-9]+}}>](%x, %b) {rlx.offset = {{[0-9]+}} : i64, rlx.bytes = 128 : i64} : (tensor<4x8xf32>, tensor<8xf32>) -> tensor<4x8xf32>
 // SRC: extern "C" __global__ void __launch_bounds__(256) rlx_ew_{{[0-9a-f]+}}(const float* __restrict__ in0, const float* __restrict__ in1, float* __restrict__ out0)
-// SRC: for (long long w = t; w < 8LL; w += stride)
-// SRC: const float4 p0 = reinterpret_cast<const float4*>(in0)[w];
+// SRC: for (long long w0 = t; w0 < 8LL; w0 += stride * 4)
+// SRC: p0[u] = reinterpret_cast<const float4*>(in0)[w];
 // SRC: const float a1 = in1[(i % 8LL)];
 // SRC: erff(
 // SRC: rintf(

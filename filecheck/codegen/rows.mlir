@@ -6,13 +6,15 @@
 // IR-COUNT-4: rlx_cuda.launch
 // CHECK: for (long long r = blockIdx.x; r < 4LL; r += gridDim.x)
 // CHECK: rlx_block_reduce(acc, RlxSum(), (float)0, smem)
+// Rows of up to 8192 elements are held in registers: one read, one write.
 // CHECK: softmax
-// CHECK: float m = -RLX_INF;
-// CHECK: s += expf(x[o] - m);
-// CHECK: y[o] = expf(v - m) / s;
+// CHECK: v[j] = k < 16LL ? x[base + k] : 0.0f;
+// CHECK: m = rlx_maxf(m, v[j]);
+// CHECK: v[j] = expf(v[j] - m); s += v[j];
+// CHECK: y[base + k] = v[j] * inv;
 // CHECK: const float mean = rlx_block_reduce(s, RlxSum(), 0.0f, smem) / 16.0f;
 // CHECK: rsqrtf(
-// CHECK: y[o] = (x[o] - mean) * inv * g[k] + b[k];
+// CHECK: y[base + k] = v[j] * inv * g[k] + b[k];
 // CHECK: rlx_argmax_better
 func.func @main(%x: tensor<4x16xf32>, %g: tensor<16xf32>) -> (tensor<4xf32>, tensor<4x16xf32>, tensor<4x16xf32>, tensor<4xi64>) {
   %s = rlx.reduce_sum %x axes = [1] : tensor<4x16xf32> -> tensor<4xf32>

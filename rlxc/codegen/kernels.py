@@ -30,6 +30,8 @@ from rlxc.dialects import rlx
 from rlxc.dialects.types import ELEMENT_BYTES, dtype_name
 
 THREADS = 256
+#: float4 vectors each thread loads per trip of an elementwise kernel's loop.
+UNROLL = 4
 
 REDUCE_PREAMBLE = r"""
 struct RlxSum { template <typename T> __device__ __forceinline__ T operator()(T a, T b) const { return a + b; } };
@@ -211,34 +213,53 @@ def elementwise_kernel(op: rlx.ElementwiseRegionOp, sm_count: int) -> KernelSpec
     src.append("  const long long stride = (long long)gridDim.x * blockDim.x;")
     src.append("  const long long t = (long long)blockIdx.x * blockDim.x + threadIdx.x;")
     if vec:
-        src.append(f"  for (long long w = t; w < {n // 4}LL; w += stride) {{")
-        for j, x in enumerate(ins):
-            vt = _vector_type(eltype(x))
-            if shape(x) == out_shape and vt:
-                src.append(f"    const {vt} p{j} = reinterpret_cast<const {vt}*>(in{j})[w];")
-                parts = ", ".join(load(f"p{j}.{c}", eltype(x)) for c in "xyzw")
-                src.append(f"    const {compute_type(eltype(x))} q{j}[4] = {{{parts}}};")
+        # UNROLL float4s per thread per trip, all loads issued before any use:
+        # enough bytes in flight per SM to cover memory latency.
+        nv = n // 4
+        src.append(f"  for (long long w0 = t; w0 < {nv}LL; w0 += stride * {UNROLL}) {{")
+        vec_ins = [j for j, x in enumerate(ins) if shape(x) == out_shape and _vector_type(eltype(x))]
+        for j in vec_ins:
+            vt = _vector_type(eltype(ins[j]))
+            src.append(f"    {vt} p{j}[{UNROLL}];")
+        if vec_ins:
+            src.append("    #pragma unroll")
+            src.append(f"    for (int u = 0; u < {UNROLL}; ++u) {{")
+            src.append("      const long long w = w0 + u * stride;")
+            src.append(f"      if (w < {nv}LL) {{")
+            for j in vec_ins:
+                vt = _vector_type(eltype(ins[j]))
+                src.append(f"        p{j}[u] = reinterpret_cast<const {vt}*>(in{j})[w];")
+            src.append("      }")
+            src.append("    }")
+        src.append("    #pragma unroll")
+        src.append(f"    for (int u = 0; u < {UNROLL}; ++u) {{")
+        src.append("      const long long w = w0 + u * stride;")
+        src.append(f"      if (w >= {nv}LL) break;")
+        for j in vec_ins:
+            parts = ", ".join(load(f"p{j}[u].{c}", eltype(ins[j])) for c in "xyzw")
+            src.append(f"      const {compute_type(eltype(ins[j]))} q{j}[4] = {{{parts}}};")
         for j, r in enumerate(outs):
             if _vector_type(eltype(r)):
-                src.append(f"    {storage_type(eltype(r))} r{j}[4];")
-        src.append("    #pragma unroll")
-        src.append("    for (int l = 0; l < 4; ++l) {")
-        src.append("      const long long i = w * 4 + l;")
-        src.extend("      " + s for s in body_lines("l", "i"))
-        src.append("    }")
+                src.append(f"      {storage_type(eltype(r))} r{j}[4];")
+        src.append("      #pragma unroll")
+        src.append("      for (int l = 0; l < 4; ++l) {")
+        src.append("        const long long i = w * 4 + l;")
+        src.extend("        " + s_ for s_ in body_lines("l", "i"))
+        src.append("      }")
         for j, r in enumerate(outs):
             vt = _vector_type(eltype(r))
             if vt:
                 src.append(
-                    f"    reinterpret_cast<{vt}*>(out{j})[w] = make_{vt}(r{j}[0], r{j}[1], r{j}[2], r{j}[3]);"
+                    f"      reinterpret_cast<{vt}*>(out{j})[w] = make_{vt}(r{j}[0], r{j}[1], r{j}[2], r{j}[3]);"
                 )
+        src.append("    }")
         src.append("  }")
     else:
         src.append(f"  for (long long i = t; i < {n}LL; i += stride) {{")
         src.extend("    " + s for s in body_lines(None, "i"))
         src.append("  }")
     src.append("}")
-    work = n // 4 if vec else n
+    work = -(-n // (4 * UNROLL)) if vec else n
     params: list[Buf | int] = [Buf(x) for x in ins] + [Buf(r, True) for r in outs]
     return KernelSpec("ew", "\n".join(src) + "\n", params, grid_for(work, sm_count))
 
@@ -375,12 +396,96 @@ def argmax_kernel(op: rlx.ArgMaxOp, sm_count: int) -> KernelSpec:
                       min(rows.rows, sm_count * 16))
 
 
+#: Rows up to this many elements are kept in registers: read once, written once.
+CACHED_ROW_MAX = 8192
+
+
+@dataclass(frozen=True)
+class CachedRow:
+    """Code for a row held in registers: `v[j]` for j < `items`, element
+    column `col(j)`; f32 rows whose length is a multiple of 4 * THREADS move
+    as float4."""
+
+    cols: int
+    t: Attribute
+
+    @property
+    def vec(self) -> bool:
+        return dtype_name(self.t) == "f32" and self.cols % (4 * THREADS) == 0
+
+    @property
+    def items(self) -> int:
+        return -(-self.cols // THREADS) if not self.vec else self.cols // THREADS
+
+    def col(self, j: str) -> str:
+        if self.vec:
+            return f"(4 * (threadIdx.x + (long long)({j} / 4) * {THREADS}) + ({j} % 4))"
+        return f"(threadIdx.x + (long long){j} * {THREADS})"
+
+    def load(self, buf: str, into: str = "v") -> list[str]:
+        if self.vec:
+            return [
+                f"float {into}[{self.items}];",
+                "#pragma unroll",
+                f"for (int j = 0; j < {self.items // 4}; ++j) {{",
+                f"  const float4 q = reinterpret_cast<const float4*>({buf} + base)[threadIdx.x + j * {THREADS}];",
+                f"  {into}[4 * j] = q.x; {into}[4 * j + 1] = q.y; {into}[4 * j + 2] = q.z; {into}[4 * j + 3] = q.w;",
+                "}",
+            ]
+        return [
+            f"float {into}[{self.items}];",
+            "#pragma unroll",
+            f"for (int j = 0; j < {self.items}; ++j) {{ const long long k = {self.col('j')}; "
+            f"{into}[j] = k < {self.cols}LL ? {load(f'{buf}[base + k]', self.t)} : 0.0f; }}",
+        ]
+
+    def each(self, body: str) -> list[str]:
+        """`body` for every cached element j that is inside the row (k valid)."""
+        guard = "" if self.vec or self.cols % THREADS == 0 else f"if (k < {self.cols}LL) "
+        return [
+            "#pragma unroll",
+            f"for (int j = 0; j < {self.items}; ++j) {{ const long long k = {self.col('j')}; {guard}{{ {body} }} }}",
+        ]
+
+    def store(self, buf: str, expr_of_j: str) -> list[str]:
+        """Writes expr (in terms of v[j], k) to buf[base + k]."""
+        if self.vec:
+            parts = ", ".join(expr_of_j.replace("[j]", f"[4 * j + {c}]").replace("kk", f"(4 * (threadIdx.x + (long long)j * {THREADS}) + {c})") for c in range(4))
+            return [
+                "#pragma unroll",
+                f"for (int j = 0; j < {self.items // 4}; ++j) "
+                f"reinterpret_cast<float4*>({buf} + base)[threadIdx.x + j * {THREADS}] = make_float4({parts});",
+            ]
+        return self.each(f"{buf}[base + k] = {store(expr_of_j.replace('kk', 'k'), self.t)};")
+
+
+def _cached(rows: Rows) -> bool:
+    return rows.col_off == "k" and rows.cols <= CACHED_ROW_MAX
+
+
 def softmax_kernel(op: rlx.SoftmaxOp | rlx.LogSoftmaxOp, sm_count: int) -> KernelSpec:
     """Max-subtracted softmax / log_softmax along an axis, a block per row."""
     x, y = op.input, op.result
     rows = Rows.of(shape(x), [rlx._int(op.axis)])
     t = eltype(x)
     log = isinstance(op, rlx.LogSoftmaxOp)
+    if _cached(rows):
+        row = CachedRow(rows.cols, t)
+        ident = "-RLX_INF"
+        body = [
+            *row.load("x"),
+            f"float m = {ident};",
+            *row.each("m = rlx_maxf(m, v[j]);"),
+            f"m = rlx_block_reduce(m, RlxMax(), {ident}, smem);",
+            "float s = 0.0f;",
+            *row.each("v[j] = v[j] - m; s += expf(v[j]);" if log else "v[j] = expf(v[j] - m); s += v[j];"),
+            "s = rlx_block_reduce(s, RlxSum(), 0.0f, smem);",
+            "const float ls = logf(s), inv = 1.0f / s;",
+            *row.store("y", "v[j] - ls" if log else "v[j] * inv"),
+        ]
+        decl = params_decl([("x", x, False), ("y", y, True)])
+        return KernelSpec("softmax", _row_kernel("softmax", decl, body, rows), [Buf(x), Buf(y, True)],
+                          min(rows.rows, sm_count * 16))
     write = (
         f"y[o] = {store('(v - m) - logf(s)', t)};" if log else f"y[o] = {store('expf(v - m) / s', t)};"
     )
@@ -430,6 +535,36 @@ def norm_kernel(op: rlx.LayerNormOp | rlx.RmsNormOp | rlx.FusedResidualLayerNorm
     bufs.append(("y", y, True))
     params.append(Buf(y, True))
     body: list[str] = []
+    if _cached(rows):
+        row = CachedRow(rows.cols, t)
+        body += row.load("x")
+        if fused:
+            body += row.load("res", "u")
+            # the sum is a result in its own type; the norm reads it rounded
+            rnd = {"f16": "rlx_round_f16", "bf16": "rlx_round_bf16"}.get(dtype_name(t), "")
+            body += row.each(f"v[j] = {rnd}(v[j] + u[j]);")
+            body += row.store("sum", "v[j]")
+        n = f"{rows.cols}.0f"
+        gk, bk = load("g[kk]", t), load("b[kk]", t) if layer else ""
+        if layer:
+            body += [
+                "float s = 0.0f;",
+                *row.each("s += v[j];"),
+                f"const float mean = rlx_block_reduce(s, RlxSum(), 0.0f, smem) / {n};",
+                "float q = 0.0f;",
+                *row.each("v[j] -= mean; q += v[j] * v[j];"),
+                f"const float inv = rsqrtf(rlx_block_reduce(q, RlxSum(), 0.0f, smem) / {n} + {literal(eps, t)});",
+                *row.store("y", f"v[j] * inv * {gk} + {bk}"),
+            ]
+        else:
+            body += [
+                "float q = 0.0f;",
+                *row.each("q += v[j] * v[j];"),
+                f"const float inv = rsqrtf(rlx_block_reduce(q, RlxSum(), 0.0f, smem) / {n} + {literal(eps, t)});",
+                *row.store("y", f"v[j] * inv * {gk}"),
+            ]
+        return KernelSpec("norm", _row_kernel("norm", params_decl(bufs), body, rows), params,
+                          min(rows.rows, sm_count * 16))
     if fused:
         body.append(_cols(f"sum[o] = {store(load('x[o]', t) + ' + ' + load('res[o]', t), t)};", rows))
     rd = load(f"{src_buf}[o]", t)
