@@ -114,6 +114,38 @@ def row_op(kind: str, rows: int, cols: int):
     return module, torch_fn, 2 * 4 * rows * cols + (8 * cols if kind == "layer_norm" else 0)
 
 
+def torch_mlp(p):
+    import torch.nn.functional as F
+
+    def fn(x):
+        h = F.layer_norm(x, x.shape[-1:], p["ln.gamma"], p["ln.beta"], 1e-5)
+        h = F.gelu(F.linear(h, p["fc1.w"], p["fc1.bias"]))
+        return x + F.linear(h, p["fc2.w"], p["fc2.bias"])
+
+    return fn
+
+
+def torch_encoder(p, heads: int = 12):
+    import torch
+    import torch.nn.functional as F
+
+    def fn(x):
+        b, s, h = x.shape
+        d = h // heads
+
+        def split(t):
+            return t.view(b, s, heads, d).transpose(1, 2)
+
+        q, k, v = (split(F.linear(x, p[f"{n}.w"], p[f"{n}.bias"])) for n in "qkv")
+        a = F.scaled_dot_product_attention(q, k, v)
+        a = F.linear(a.transpose(1, 2).reshape(b, s, h), p["o.w"], p["o.bias"])
+        h1 = F.layer_norm(a + x, (h,), p["ln1.gamma"], p["ln1.beta"], 1e-5)
+        f = F.linear(F.gelu(F.linear(h1, p["fc1.w"], p["fc1.bias"])), p["fc2.w"], p["fc2.bias"])
+        return F.layer_norm(f + h1, (h,), p["ln2.gamma"], p["ln2.beta"], 1e-5)
+
+    return fn
+
+
 def launch_chain(k: int):
     """k dependent tiny kernels (reductions do not fuse)."""
     g = rlxc.GraphBuilder()
@@ -165,6 +197,26 @@ def main() -> int:
         targs = (torch.from_numpy(x).cuda(),) + ((torch.from_numpy(params["g"]).cuda(), torch.from_numpy(params["b"]).cuda()) if params else ())
         for impl, ms in peers(fn, targs, repeat).items():
             row(name, impl, ms, nbytes)
+
+    for name, build, kw in (
+        ("MLP block, 128 rows", "mlp", {"rows": 128}),
+        ("MLP block, 8192 rows", "mlp", {"rows": 8192}),
+        ("encoder layer, batch 1", "transformer", {"batch": 1}),
+        ("encoder layer, batch 32", "transformer", {"batch": 32}),
+    ):
+        from models import EXAMPLES
+
+        module, params = EXAMPLES[build](**kw)
+        from rlxc.interp import signature
+
+        (xname, xt), = signature(module).inputs
+        x = rng.standard_normal(tuple(xt.get_shape())).astype(np.float32)
+        row(name, "rlxc graph", rlxc_time(module, {xname: x}, params, "graph", repeat))
+        tp = {k: torch.from_numpy(v).cuda() for k, v in params.items()}
+        fn = torch_mlp(tp) if build == "mlp" else torch_encoder(tp)
+        with torch.no_grad():
+            for impl, ms in peers(fn, (torch.from_numpy(x).cuda(),), repeat).items():
+                row(name, impl, ms)
 
     k = 64
     module = launch_chain(k)

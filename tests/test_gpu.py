@@ -148,3 +148,19 @@ def test_cache_cold_then_warm_on_gpu(tmp_path, monkeypatch):
     stamps = {p: p.stat().st_mtime_ns for p in entries}
     check(module)  # warm: loads the cached cubins, writes nothing
     assert {p: p.stat().st_mtime_ns for p in tmp_path.rglob("*.cubin")} == stamps
+
+
+def test_matmul_runs_on_cublaslt_without_tf32():
+    from rlxc.runtime import cublaslt
+
+    if not cublaslt.available():
+        pytest.skip("nvmath-python is not installed (the `cuda` extra)")
+    g = rlxc.GraphBuilder()
+    a, b = g.input("a", [3, 257, 129]), g.input("b", [3, 129, 65])
+    x, w, bias = g.input("x", [100, 300]), g.param("w", [70, 300]), g.param("bias", [70])
+    module = g.build([g.matmul(a, b), g.linear(x, w, bias, activation="relu"), g.linear(x, w, bias, activation="gelu_tanh")])
+    rng = np.random.default_rng()
+    params = {"w": rng.standard_normal((70, 300)).astype(np.float32), "bias": rng.standard_normal(70).astype(np.float32)}
+    exe = rlxc.compile(module, target="cuda", params=params)
+    assert exe.gemm_backend == "cuBLASLt"
+    check(module, params)  # 1e-5 relative: TF32 (about 3e-4) would fail it

@@ -7,8 +7,9 @@ the launch list run in order on a stream, outputs copied back.
 The launch list runs kernel by kernel (`mode="stream"`) or as one CUDA graph
 captured on the first run and replayed after (`mode="graph"`, the default).
 
-Not yet here: cuBLASLt for `rlx_cuda.gemm` (a generated fallback kernel runs
-it for now) and device-array inputs.
+`rlx_cuda.gemm` runs on cuBLASLt (nvmath-python's bindings, the `cuda`
+extra); without nvmath-python a generated tiled kernel runs it instead.
+Not yet here: device-array inputs.
 """
 
 from __future__ import annotations
@@ -121,8 +122,9 @@ class _Launch:
 class CudaExecutable:
     """A launch-level module loaded on a GPU: `run(inputs)` -> outputs."""
 
-    def __init__(self, module: ModuleOp, params: Mapping[str, np.ndarray] | None, cubins: dict[str, bytes], mode: str = "graph"):
+    def __init__(self, module: ModuleOp, params: Mapping[str, np.ndarray] | None, cubins: dict[str, bytes], mode: str = "graph", allow_tf32: bool = False):
         from rlxc.interp import signature
+        from rlxc.runtime import cublaslt
 
         if mode not in ("graph", "stream"):
             raise ValueError(f"mode must be 'graph' or 'stream', got '{mode}'")
@@ -151,13 +153,26 @@ class CudaExecutable:
             self.modules[sym] = mod
             functions[sym] = _check(cu.cuModuleGetFunction(mod, k.entry.data.encode()), f"cuModuleGetFunction({k.entry.data})")
         self._upload_params(params or {})
-        self.launches: list[_Launch] = []
+        self.launches: list = []
+        gemms = [op for op in self.func.body.block.ops if isinstance(op, rlx_cuda.GemmOp)]
+        #: "cuBLASLt", or "fallback kernel" when nvmath-python is not installed
+        self.gemm_backend = "cuBLASLt" if gemms and cublaslt.available() else "fallback kernel"
+        self.lt_handle = None
+        if gemms and self.gemm_backend == "cuBLASLt":
+            from nvmath.bindings import cublasLt
+
+            self.lt_handle = cublasLt.create()
+            self.workspace = self._alloc(cublaslt.WORKSPACE_BYTES, "the cuBLASLt workspace")
         for op in self.func.body.block.ops:
             if isinstance(op, rlx_cuda.LaunchOp):
                 sym = op.kernel.root_reference.data
                 self.launches.append(self._pack(functions[sym], [a for a in op.args.data],
                                                 tuple(op.grid.get_values()), tuple(op.block.get_values()),
                                                 op.smem.value.data, kernels[sym].entry.data))
+            elif isinstance(op, rlx_cuda.GemmOp) and self.lt_handle is not None:
+                self.launches.append(
+                    cublaslt.LtGemm(op, self._ptr, self.lt_handle, int(self.workspace), allow_tf32)
+                )
             elif isinstance(op, rlx_cuda.GemmOp):
                 self.launches.append(self._gemm_launch(op))
         self.arg_offsets = list(attrs["rlx.arg_offsets"].get_values())  # pyright: ignore
@@ -237,6 +252,11 @@ class CudaExecutable:
     def _launch_list(self, debug: bool = False) -> None:
         cu = _driver()
         for launch in self.launches:
+            if not isinstance(launch, _Launch):  # a library call (cuBLASLt)
+                launch.launch(int(self.stream))
+                if debug:
+                    _check(cu.cuStreamSynchronize(self.stream), f"{launch.name} (RLXC_DEBUG sync)")
+                continue
             _check(
                 cu.cuLaunchKernel(launch.function, *launch.grid, *launch.block, launch.smem,
                                   self.stream, launch.pointers.ctypes.data, 0),
@@ -337,12 +357,13 @@ class NumpyExecutable:
 
 
 def compile(module: ModuleOp, target: str = "cuda", params: Mapping[str, np.ndarray] | None = None,
-            mode: str = "graph"):  # noqa: A001 - the public name is rlxc.compile
+            mode: str = "graph", allow_tf32: bool = False):  # noqa: A001 - the public name is rlxc.compile
     """Compiles a graph-level module for `target` ("cuda" or "numpy").
 
     With cuda, `mode="graph"` (the default) captures the launch list into a
     CUDA graph on the first run and replays it after; `mode="stream"`
-    launches kernel by kernel."""
+    launches kernel by kernel. Matmuls run on cuBLASLt (the `cuda` extra
+    installs nvmath-python), in full f32 unless `allow_tf32=True`."""
     if target == "numpy":
         return NumpyExecutable(module, params)
     if target != "cuda":
@@ -357,7 +378,7 @@ def compile(module: ModuleOp, target: str = "cuda", params: Mapping[str, np.ndar
     arch, sms = device_arch()
     lowered = run_pipeline(module, f"rlx-cuda{{arch={arch} sm_count={sms}}}")
     cubins = compile_module_kernels(lowered, arch)
-    return CudaExecutable(lowered, params, cubins, mode)
+    return CudaExecutable(lowered, params, cubins, mode, allow_tf32)
 
 
 __all__ = ["compile", "is_available", "CudaError", "CudaExecutable", "NumpyExecutable"]

@@ -1,0 +1,114 @@
+"""`rlx_cuda.gemm` through cuBLASLt (nvmath-python's bindings).
+
+Row-major C[M, N] = A[M, K] · op(B) is run as the column-major product
+Cᵀ[N, M] = op(B)ᵀ · Aᵀ, which reads the same bytes: no copies. The bias
+epilogue adds along Cᵀ's rows, i.e. per output column n, as `rlx.linear`
+wants. The algorithm is chosen once per gemm, at load time, by cuBLASLt's
+heuristic; the workspace is allocated once. TF32 is off unless the user
+allows it (`allow_tf32=True`).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+# cudaDataType_t and cublasComputeType_t values (stable C ABI constants).
+_CUDA_R = {"f32": 0, "f16": 2, "bf16": 14}
+_COMPUTE_32F = 68
+_COMPUTE_32F_FAST_TF32 = 77
+_OP_N, _OP_T = 0, 1
+WORKSPACE_BYTES = 32 << 20
+
+
+def available() -> bool:
+    try:
+        from nvmath.bindings import cublasLt  # noqa: F401
+    except Exception:
+        return False
+    return True
+
+
+class LtGemm:
+    """One planned cuBLASLt matmul on fixed device pointers."""
+
+    def __init__(self, op, ptr_of, handle: int, workspace: int, allow_tf32: bool = False):
+        from nvmath.bindings import cublasLt as lt
+
+        self.lt = lt
+        self.name = f"cuBLASLt gemm {op.m.value.data}x{op.n.value.data}x{op.k.value.data}"
+        m, n, k = op.m.value.data, op.n.value.data, op.k.value.data
+        batch = op.batch.value.data
+        sa, sb, sc = op.strides.get_values()
+        dt = _CUDA_R[op.dtype.data]
+        locs = list(op.locations.data)
+        a, b = ptr_of(locs[0]), ptr_of(locs[1])
+        bias = ptr_of(locs[2]) if len(locs) == 4 else None
+        c = ptr_of(locs[-1])
+        trans_b = op.trans_b.value.data
+        self._keep = []  # host buffers whose addresses cuBLASLt holds
+
+        def i32(v):
+            arr = np.array([v], dtype=np.int32)
+            self._keep.append(arr)
+            return arr
+
+        def u64(v, dtype=np.uint64):
+            arr = np.array([v], dtype=dtype)
+            self._keep.append(arr)
+            return arr
+
+        compute = _COMPUTE_32F_FAST_TF32 if allow_tf32 and op.dtype.data == "f32" else _COMPUTE_32F
+        self.desc = lt.matmul_desc_create(compute, 0)  # scale type: CUDA_R_32F
+        A = lt.MatmulDescAttribute
+        # X = op(B)ᵀ as an [N, K] column-major operand; Y = Aᵀ as [K, M].
+        for attr, val in ((A.TRANSA, _OP_T if trans_b else _OP_N), (A.TRANSB, _OP_N)):
+            buf = i32(val)
+            lt.matmul_desc_set_attribute(self.desc, attr, buf.ctypes.data, buf.nbytes)
+        epilogue = {
+            "none": lt.Epilogue.DEFAULT,
+            "bias": lt.Epilogue.BIAS,
+            "bias_relu": lt.Epilogue.RELU_BIAS,
+            "bias_gelu": lt.Epilogue.GELU_BIAS,
+        }[op.epilogue.data]
+        buf = u64(int(epilogue), np.uint32)
+        lt.matmul_desc_set_attribute(self.desc, A.EPILOGUE, buf.ctypes.data, buf.nbytes)
+        if bias is not None:
+            buf = u64(bias)
+            lt.matmul_desc_set_attribute(self.desc, A.BIAS_POINTER, buf.ctypes.data, buf.nbytes)
+        # Column-major layouts of the stored bytes.
+        x_layout = lt.matrix_layout_create(dt, k, n, k) if trans_b else lt.matrix_layout_create(dt, n, k, n)
+        y_layout = lt.matrix_layout_create(dt, k, m, k)
+        d_layout = lt.matrix_layout_create(dt, n, m, n)
+        self.layouts = (x_layout, y_layout, d_layout)
+        L = lt.MatrixLayoutAttribute
+        for layout, stride in ((x_layout, sb), (y_layout, sa), (d_layout, sc)):
+            if batch > 1:
+                cnt = i32(batch)
+                lt.matrix_layout_set_attribute(layout, L.BATCH_COUNT, cnt.ctypes.data, cnt.nbytes)
+                off = u64(stride, np.int64)
+                lt.matrix_layout_set_attribute(layout, L.STRIDED_BATCH_OFFSET, off.ctypes.data, off.nbytes)
+        pref = lt.matmul_preference_create()
+        ws = u64(WORKSPACE_BYTES)
+        lt.matmul_preference_set_attribute(pref, lt.MatmulPreferenceAttribute.MAX_WORKSPACE_BYTES, ws.ctypes.data, ws.nbytes)
+        self.heuristic = lt.MatmulHeuristicResult(1)
+        found = np.zeros(1, dtype=np.int32)
+        lt.matmul_algo_get_heuristic(
+            handle, self.desc, x_layout, y_layout, d_layout, d_layout, pref, 1,
+            self.heuristic.ptr, found.ctypes.data,
+        )  # fmt: skip
+        lt.matmul_preference_destroy(pref)
+        if found[0] < 1:
+            raise RuntimeError(f"cuBLASLt found no algorithm for {self.name} ({op.dtype.data})")
+        self.alpha = np.array([1.0], dtype=np.float32)
+        self.beta = np.array([0.0], dtype=np.float32)
+        self.handle, self.workspace = handle, workspace
+        self.args = (b, a, c)
+
+    def launch(self, stream: int) -> None:
+        x_layout, y_layout, d_layout = self.layouts
+        b, a, c = self.args
+        self.lt.matmul(
+            self.handle, self.desc, self.alpha.ctypes.data, b, x_layout, a, y_layout,
+            self.beta.ctypes.data, c, d_layout, c, d_layout, self.heuristic.ptr,
+            self.workspace, WORKSPACE_BYTES, stream,
+        )  # fmt: skip
