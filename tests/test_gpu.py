@@ -164,3 +164,24 @@ def test_matmul_runs_on_cublaslt_without_tf32():
     exe = rlxc.compile(module, target="cuda", params=params)
     assert exe.gemm_backend == "cuBLASLt"
     check(module, params)  # 1e-5 relative: TF32 (about 3e-4) would fail it
+
+
+def test_device_arrays_in_and_out():
+    torch = pytest.importorskip("torch")
+    if not torch.cuda.is_available():
+        pytest.skip("torch without CUDA")
+    g = rlxc.GraphBuilder()
+    x = g.input("x", [64, 96])
+    module = g.build([g.softmax(g.gelu(x))])
+    exe = rlxc.compile(module, target="cuda")
+    xt = torch.randn(64, 96, device="cuda")
+    (out,) = exe.run({"x": xt})
+    assert isinstance(out, rlxc.cuda.DeviceArray)
+    got = torch.as_tensor(out, device="cuda").cpu().numpy()
+    (want,) = rlxc.interpret(module, {"x": xt.cpu().numpy()})
+    assert np.linalg.norm(got - want) / np.linalg.norm(want) < 1e-5
+    np.testing.assert_array_equal(out.numpy(), got)
+    with pytest.raises(rlxc.InputError, match="input 'x' is a device array of shape \\[64, 95\\]"):
+        exe.run({"x": torch.randn(64, 95, device="cuda")})
+    with pytest.raises(rlxc.InputError, match="non-contiguous"):
+        exe.run({"x": torch.randn(96, 64, device="cuda").t()})

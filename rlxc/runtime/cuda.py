@@ -309,10 +309,17 @@ class CudaExecutable:
             out.append(_check(cu.cuEventElapsedTime(start, stop), "cuEventElapsedTime"))
         return out
 
-    def run(self, inputs: Mapping[str, object], poison: bool = False) -> list[np.ndarray]:
+    def run(self, inputs: Mapping[str, object], poison: bool = False, device_outputs: bool | None = None) -> list:
         """Copies inputs in, runs the launch list, copies outputs back.
-        `poison=True` fills the arena with 0xFF bytes first (NaN for floats),
-        so an output element no kernel wrote shows up."""
+
+        Inputs are numpy arrays or device arrays (anything with
+        `__cuda_array_interface__`: PyTorch and CuPy tensors), copied device
+        to device into their arena slots. Outputs are numpy arrays, or
+        `DeviceArray`s (which PyTorch and CuPy take without a host copy) when
+        `device_outputs` is true; by default they are device arrays exactly
+        when some input was. `poison=True` fills the arena with 0xFF bytes
+        first (NaN for floats), so an output element no kernel wrote shows up.
+        """
         from rlxc.interp import InputError, check_array, describe
 
         cu = _driver()
@@ -325,10 +332,20 @@ class CudaExecutable:
         for n, t in self.sig.inputs:
             if n not in inputs:
                 raise InputError(f"input '{n}' is missing: expected {describe(t)}")
-            args.append(check_array("input", n, inputs[n], t))
+            v = inputs[n]
+            args.append(
+                _device_input(n, v, t) if hasattr(v, "__cuda_array_interface__")
+                else check_array("input", n, v, t)
+            )  # fmt: skip
+        if device_outputs is None:
+            device_outputs = any(isinstance(a, int) for a in args)
         if poison:
             _check(cu.cuMemsetD8(self.arena, 0xFF, self.arena_bytes), "cuMemsetD8(arena)")
         for (name, t), a, off in zip(self.sig.inputs, args, self.arg_offsets):
+            if isinstance(a, int):  # a device pointer
+                if nbytes(t):
+                    _check(cu.cuMemcpyDtoDAsync(int(self.arena) + off, a, nbytes(t), self.stream), f"cuMemcpyDtoD(input '{name}')")
+                continue
             data = to_device_bytes(a, t)
             if data.nbytes:
                 _check(cu.cuMemcpyHtoD(int(self.arena) + off, data.ctypes.data, data.nbytes), f"cuMemcpyHtoD(input '{name}')")
@@ -336,11 +353,81 @@ class CudaExecutable:
         _check(cu.cuStreamSynchronize(self.stream), "cuStreamSynchronize")
         outs = []
         for loc, t in zip(self.output_locations, self.sig.outputs):
+            if device_outputs:
+                out = DeviceArray(t)  # pyright: ignore[reportArgumentType]
+                if out.nbytes:
+                    _check(cu.cuMemcpyDtoD(out.ptr, self._ptr(loc), out.nbytes), "cuMemcpyDtoD(output)")
+                outs.append(out)
+                continue
             raw = np.empty(nbytes(t), dtype=np.uint8)  # pyright: ignore
             if raw.nbytes:
                 _check(cu.cuMemcpyDtoH(raw.ctypes.data, self._ptr(loc), raw.nbytes), "cuMemcpyDtoH(output)")
             outs.append(from_device_bytes(raw, t))  # pyright: ignore
         return outs
+
+
+_TYPESTR = {"f32": "<f4", "f16": "<f2", "i32": "<i4", "i64": "<i8", "i1": "|b1", "bf16": "<V2"}
+
+
+def _device_input(name: str, v, t: TensorType) -> int:
+    """Validates a `__cuda_array_interface__` input; returns its device pointer."""
+    from rlxc.interp import InputError, describe
+
+    iface = v.__cuda_array_interface__
+    shape = tuple(iface["shape"])
+    want = _TYPESTR[dtype_name(t.get_element_type())]
+    if shape != tuple(t.get_shape()) or iface["typestr"] not in (want, want.replace("<", "=")) and not (
+        want == "<V2" and iface["typestr"] in ("<V2", "<u2")
+    ):
+        raise InputError(
+            f"input '{name}' is a device array of shape {list(shape)} and type "
+            f"{iface['typestr']}, expected {describe(t)}"
+        )
+    strides = iface.get("strides")
+    if strides is not None:
+        expect, acc = [], int(iface["typestr"][2:]) if iface["typestr"][2:].isdigit() else 1
+        for d in reversed(shape):
+            expect.append(acc)
+            acc *= d
+        if tuple(strides) != tuple(reversed(expect)):
+            raise InputError(f"input '{name}' is a non-contiguous device array; pass a contiguous one")
+    return int(iface["data"][0])
+
+
+class DeviceArray:
+    """A device buffer holding one output, with `__cuda_array_interface__`
+    (so `torch.as_tensor(out, device="cuda")` and `cupy.asarray(out)` take it
+    without a copy); `.numpy()` copies it to the host."""
+
+    def __init__(self, t: TensorType):
+        self.type = t
+        self.shape = tuple(t.get_shape())
+        self.nbytes = nbytes(t)
+        cu = _driver()
+        self._mem = _check(cu.cuMemAlloc(max(self.nbytes, 1)), f"cuMemAlloc({self.nbytes} bytes for an output)")
+        self.ptr = int(self._mem)
+
+    @property
+    def __cuda_array_interface__(self) -> dict:
+        return {
+            "shape": self.shape,
+            "typestr": _TYPESTR[dtype_name(self.type.get_element_type())],
+            "data": (self.ptr, False),
+            "version": 3,
+            "strides": None,
+        }
+
+    def numpy(self) -> np.ndarray:
+        raw = np.empty(self.nbytes, dtype=np.uint8)
+        if self.nbytes:
+            _check(_driver().cuMemcpyDtoH(raw.ctypes.data, self.ptr, self.nbytes), "cuMemcpyDtoH")
+        return from_device_bytes(raw, self.type)
+
+    def __del__(self):
+        try:
+            _driver().cuMemFree(self._mem)
+        except Exception:
+            pass
 
 
 class NumpyExecutable:
@@ -381,4 +468,4 @@ def compile(module: ModuleOp, target: str = "cuda", params: Mapping[str, np.ndar
     return CudaExecutable(lowered, params, cubins, mode, allow_tf32)
 
 
-__all__ = ["compile", "is_available", "CudaError", "CudaExecutable", "NumpyExecutable"]
+__all__ = ["compile", "is_available", "CudaError", "CudaExecutable", "DeviceArray", "NumpyExecutable"]

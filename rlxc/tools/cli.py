@@ -1,6 +1,7 @@
 """`rlxc`: compile and run models from the command line.
 
-    rlxc run FILE.mlir [--backend numpy] [--inputs in.npz] [--params p.npz] [--seed N]
+    rlxc run FILE.mlir [--backend numpy|cuda] [--inputs in.npz] [--params p.npz] [--seed N] [--mode graph|stream]
+    rlxc bench FILE.mlir [--backend cuda|numpy] [--mode graph|stream|both] [--repeat N]
     rlxc plan FILE.mlir [--plot plan.png]
 
 Prints each output's shape and summary statistics and the time taken. Inputs
@@ -91,7 +92,7 @@ def cmd_run(args: argparse.Namespace) -> int:
     from rlxc.runtime.cuda import CudaError, compile
 
     try:
-        exe = compile(module, target=args.backend, params=params)
+        exe = compile(module, target=args.backend, params=params, mode=args.mode)
     except CudaError as e:
         raise CliError(str(e)) from None
     if args.backend == "cuda":
@@ -102,6 +103,43 @@ def cmd_run(args: argparse.Namespace) -> int:
     for i, o in enumerate(outs):
         print(summarize(i, o))
     print(f"backend {args.backend}: {elapsed * 1e3:.2f} ms")
+    return 0
+
+
+def cmd_bench(args: argparse.Namespace) -> int:
+    """Times a module: median and spread of many runs (CUDA events on the GPU:
+    device work only; wall clock for the numpy backend)."""
+    import statistics
+
+    from rlxc.runtime.cuda import CudaError, compile
+
+    module = load_module(args.file)
+    inputs = _load_npz(args.inputs, "inputs")
+    params = _load_npz(args.params, "params")
+    for note in fill_missing(module, inputs, params, args.seed):
+        print(note)
+    rows = []
+    modes = ["graph", "stream"] if args.mode == "both" else [args.mode]
+    for mode in modes if args.backend == "cuda" else ["-"]:
+        try:
+            exe = compile(module, target=args.backend, params=params, mode=mode if mode != "-" else "graph")
+        except CudaError as e:
+            raise CliError(str(e)) from None
+        if args.backend == "cuda":
+            exe.run(inputs)
+            times = exe.time_launches(repeat=args.repeat)
+        else:
+            times = []
+            for _ in range(args.repeat):
+                t0 = time.perf_counter()
+                exe.run(inputs)
+                times.append((time.perf_counter() - t0) * 1e3)
+        times.sort()
+        rows.append((args.backend + (f" {mode}" if mode != "-" else ""), statistics.median(times),
+                     times[len(times) // 10], times[(9 * len(times)) // 10]))
+    print(f"{'backend':<16}{'median ms':>12}{'p10 ms':>10}{'p90 ms':>10}   ({args.repeat} runs)")
+    for name, med, p10, p90 in rows:
+        print(f"{name:<16}{med:>12.4f}{p10:>10.4f}{p90:>10.4f}")
     return 0
 
 
@@ -189,7 +227,17 @@ def build_parser() -> argparse.ArgumentParser:
     r.add_argument("--inputs", help=".npz of inputs by name (missing ones are random)")
     r.add_argument("--params", help=".npz of params by name (missing ones are random)")
     r.add_argument("--seed", type=int, default=0, help="seed for random inputs/params")
+    r.add_argument("--mode", choices=["graph", "stream"], default="graph")
     r.set_defaults(func=cmd_run)
+    b = sub.add_parser("bench", help="time a module (median of many runs)")
+    b.add_argument("file", help="an .mlir file at the graph level")
+    b.add_argument("--backend", choices=["numpy", "cuda"], default="cuda")
+    b.add_argument("--mode", choices=["graph", "stream", "both"], default="both")
+    b.add_argument("--repeat", type=int, default=100)
+    b.add_argument("--inputs")
+    b.add_argument("--params")
+    b.add_argument("--seed", type=int, default=0)
+    b.set_defaults(func=cmd_bench)
     pl = sub.add_parser("plan", help="plan a module's memory and report or draw it")
     pl.add_argument("file", help="an .mlir file (planned already, or planned here)")
     pl.add_argument("--pipeline", default="rlx-plan", help="pipeline that plans it (default rlx-plan)")
