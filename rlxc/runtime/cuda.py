@@ -166,9 +166,12 @@ class CudaExecutable:
         for op in self.func.body.block.ops:
             if isinstance(op, rlx_cuda.LaunchOp):
                 sym = op.kernel.root_reference.data
-                self.launches.append(self._pack(functions[sym], [a for a in op.args.data],
-                                                tuple(op.grid.get_values()), tuple(op.block.get_values()),
-                                                op.smem.value.data, kernels[sym].entry.data))
+                launch = self._pack(functions[sym], [a for a in op.args.data],
+                                    tuple(op.grid.get_values()), tuple(op.block.get_values()),
+                                    op.smem.value.data, kernels[sym].entry.data)
+                if os.environ.get("RLXC_DEBUG"):
+                    launch.source_path = _save_source(kernels[sym])
+                self.launches.append(launch)
             elif isinstance(op, rlx_cuda.GemmOp) and self.lt_handle is not None:
                 self.launches.append(
                     cublaslt.LtGemm(op, self._ptr, self.lt_handle, int(self.workspace), allow_tf32)
@@ -263,7 +266,10 @@ class CudaExecutable:
                 f"cuLaunchKernel({launch.name})",
             )  # fmt: skip
             if debug:
-                _check(cu.cuStreamSynchronize(self.stream), f"kernel {launch.name} (RLXC_DEBUG sync)")
+                _check(
+                    cu.cuStreamSynchronize(self.stream),
+                    f"kernel {launch.name} (source: {launch.source_path}; RLXC_DEBUG sync)",
+                )
 
     def launch(self) -> None:
         """Enqueues the whole launch list on the stream (no copies, no sync):
@@ -364,6 +370,17 @@ class CudaExecutable:
                 _check(cu.cuMemcpyDtoH(raw.ctypes.data, self._ptr(loc), raw.nbytes), "cuMemcpyDtoH(output)")
             outs.append(from_device_bytes(raw, t))  # pyright: ignore
         return outs
+
+
+def _save_source(kernel: rlx_cuda.KernelOp) -> str:
+    """Writes a kernel's source where RLXC_DEBUG error messages can point."""
+    from rlxc.runtime.nvrtc import cache_dir
+
+    d = cache_dir() / "sources"
+    d.mkdir(parents=True, exist_ok=True)
+    path = d / f"{kernel.entry.data}.cu"
+    path.write_text(kernel.source.data)
+    return str(path)
 
 
 _TYPESTR = {"f32": "<f4", "f16": "<f2", "i32": "<i4", "i64": "<i8", "i1": "|b1", "bf16": "<V2"}
