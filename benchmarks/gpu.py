@@ -71,12 +71,20 @@ def peers(fn, torch_args, repeat: int) -> dict[str, float]:
     return out
 
 
-def elementwise_chain(n: int):
+#: The two 10-op chains: one with transcendental functions (exact tanhf,
+#: expf, a division), one of plain arithmetic.
+CHAINS = {
+    "10-op elementwise (tanh/sigmoid/exp)": ["mul", "add", "tanh", "mul", "sub", "sigmoid", "mul", "add", "exp", "mul"],
+    "10-op elementwise (arithmetic)": ["mul", "add", "maximum", "sub", "mul", "abs", "add", "mul", "minimum", "add"],
+}
+
+
+def elementwise_chain(n: int, ops: list[str]):
     g = rlxc.GraphBuilder()
     x = g.input("x", [n])
     h = x
-    for i, op in enumerate(["mul", "add", "tanh", "mul", "sub", "sigmoid", "mul", "add", "exp", "mul"]):
-        if op in ("mul", "add", "sub"):
+    for i, op in enumerate(ops):
+        if op in ("mul", "add", "sub", "maximum", "minimum"):
             h = getattr(g, op)(h, g.constant(np.float32(0.5 + 0.1 * i)))
         else:
             h = getattr(g, op)(h)
@@ -86,10 +94,11 @@ def elementwise_chain(n: int):
         import torch
 
         h = x
-        for i, op in enumerate(["mul", "add", "tanh", "mul", "sub", "sigmoid", "mul", "add", "exp", "mul"]):
+        for i, op in enumerate(ops):
             c = 0.5 + 0.1 * i
             h = {"mul": lambda t: t * c, "add": lambda t: t + c, "sub": lambda t: t - c,
-                 "tanh": torch.tanh, "sigmoid": torch.sigmoid, "exp": torch.exp}[op](h)
+                 "maximum": lambda t: torch.clamp_min(t, c), "minimum": lambda t: torch.clamp_max(t, c),
+                 "abs": torch.abs, "tanh": torch.tanh, "sigmoid": torch.sigmoid, "exp": torch.exp}[op](h)
         return h
 
     return module, torch_fn, 2 * 4 * n
@@ -171,21 +180,22 @@ def main() -> int:
     copy_gbs = copy_bandwidth(1 << 30, repeat)
     report["copy_GBps"] = copy_gbs
     print(f"device {report['device']}; device-to-device copy {copy_gbs:.0f} GB/s (read + write)")
-    print(f"{'benchmark':<34}{'impl':<32}{'ms':>10}{'GB/s':>9}{'% copy':>8}")
+    print(f"{'benchmark':<40}{'impl':<32}{'ms':>10}{'GB/s':>9}{'% copy':>8}")
 
     def row(name, impl, ms, nbytes=None):
         gbs = nbytes / (ms * 1e-3) / 1e9 if nbytes else None
         pct = f"{100 * gbs / copy_gbs:7.1f}%" if gbs else ""
-        print(f"{name:<34}{impl:<32}{ms:>10.4f}{(f'{gbs:9.0f}' if gbs else ''):>9}{pct:>8}")
+        print(f"{name:<40}{impl:<32}{ms:>10.4f}{(f'{gbs:9.0f}' if gbs else ''):>9}{pct:>8}")
         report["rows"].append(dict(benchmark=name, impl=impl, ms=ms, GBps=gbs))
 
     n = 64 * 2**20
-    module, fn, nbytes = elementwise_chain(n)
     x = rng.standard_normal(n).astype(np.float32)
-    for mode in ("graph", "stream"):
-        row("10-op elementwise, 64M f32", f"rlxc {mode}", rlxc_time(module, {"x": x}, {}, mode, repeat), nbytes)
-    for impl, ms in peers(fn, (torch.from_numpy(x).cuda(),), repeat).items():
-        row("10-op elementwise, 64M f32", impl, ms, nbytes)
+    for name, ops in CHAINS.items():
+        module, fn, nbytes = elementwise_chain(n, ops)
+        for mode in ("graph", "stream"):
+            row(name, f"rlxc {mode}", rlxc_time(module, {"x": x}, {}, mode, repeat), nbytes)
+        for impl, ms in peers(fn, (torch.from_numpy(x).cuda(),), repeat).items():
+            row(name, impl, ms, nbytes)
 
     for kind in ("layer_norm", "softmax"):
         rows, cols = 8192, 4096
