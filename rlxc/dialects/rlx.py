@@ -143,8 +143,9 @@ INJECTIVE = Fusion(FusionKind.INJECTIVE)
 REDUCTION = Fusion(FusionKind.REDUCTION)
 OPAQUE = Fusion(FusionKind.OPAQUE)
 
-#: linear activations cuBLASLt applies in its epilogue (its GELU is the tanh form).
-CUDA_EPILOGUE_ACTIVATIONS = ("relu", "gelu_tanh")
+#: linear activation -> the cuBLASLt epilogue that applies it after the bias
+#: (cuBLASLt's GELU is the tanh form, so exact `gelu` is not here).
+CUDA_EPILOGUES = {"relu": "bias_relu", "gelu_tanh": "bias_gelu"}
 
 #: The activations `rlx.linear` may carry as an epilogue.
 LINEAR_ACTIVATIONS = ("relu", "gelu", "gelu_tanh", "silu", "sigmoid", "tanh")
@@ -1468,7 +1469,7 @@ class LinearOp(RlxOp):
         """cuda runs linear as one cuBLASLt matmul whose epilogue adds the bias
         and applies relu or the tanh GELU; other activations are split off."""
         if target == "cuda" and self.activation is not None:
-            return self.bias is not None and self.activation.data in CUDA_EPILOGUE_ACTIVATIONS
+            return self.bias is not None and self.activation.data in CUDA_EPILOGUES
         return True
 
     @classmethod

@@ -101,12 +101,11 @@ def check_array(kind: str, name: str, value: object, t: TensorType) -> np.ndarra
     return a
 
 
-def check_inputs(
-    sig: Signature,
-    inputs: Mapping[str, object],
-    params: Mapping[str, object] | None,
-) -> tuple[list[np.ndarray], dict[str, np.ndarray]]:
-    """Checks every input and param by name, shape and dtype, before running anything."""
+def check_named_inputs(sig: Signature, inputs: Mapping[str, object], convert=None) -> list:
+    """The inputs in argument order, each checked (by `convert(kind, name,
+    value, type)`, `check_array` by default); unknown or missing names are
+    errors that name them."""
+    convert = convert or check_array
     names = [n for n, _ in sig.inputs]
     for n in inputs:
         if n not in names:
@@ -115,7 +114,17 @@ def check_inputs(
     for n, t in sig.inputs:
         if n not in inputs:
             raise InputError(f"input '{n}' is missing: expected {describe(t)}")
-        args.append(check_array("input", n, inputs[n], t))
+        args.append(convert("input", n, inputs[n], t))
+    return args
+
+
+def check_inputs(
+    sig: Signature,
+    inputs: Mapping[str, object],
+    params: Mapping[str, object] | None,
+) -> tuple[list[np.ndarray], dict[str, np.ndarray]]:
+    """Checks every input and param by name, shape and dtype, before running anything."""
+    args = check_named_inputs(sig, inputs)
     params = params or {}
     checked = {}
     for n, t in sig.params.items():

@@ -62,10 +62,6 @@ KERNELS: dict[type[Operation], KernelFor] = {
 #: live in the parameter buffer.
 NO_LAUNCH = (rlx.ReshapeOp, rlx.ParamOp, rlx.ConstantOp, func.ReturnOp)
 
-#: linear activations cuBLASLt can apply in its epilogue (its GELU is the tanh form).
-EPILOGUE_ACTIVATIONS = {"relu": "bias_relu", "gelu_tanh": "bias_gelu"}
-
-
 def _i64(v: int) -> IntegerAttr:
     return IntegerAttr(v, i64)
 
@@ -183,14 +179,14 @@ class EmitCudaPass(ModulePass):
             epilogue = "none" if o.bias is None else "bias"
             act = o.activation.data if o.activation is not None else None
             if act is not None:
-                if o.bias is None or act not in EPILOGUE_ACTIVATIONS:
+                if o.bias is None or act not in rlx.CUDA_EPILOGUES:
                     raise PassFailedException(
                         f"rlx-emit-cuda: '{o.name}' with activation '{act}'"
                         + ("" if o.bias is not None else " and no bias")
                         + f" (op #{i} of @{f.sym_name.data}) has no cuBLASLt epilogue; "
                         "rlx-unfuse splits it for cuda"
                     )
-                epilogue = EPILOGUE_ACTIVATIONS[act]
+                epilogue = rlx.CUDA_EPILOGUES[act]
             a, b, bias = o.input, o.weight, o.bias
         else:
             a_s, b_s, c_s = K.shape(o.lhs), K.shape(o.rhs), K.shape(o.result)

@@ -56,7 +56,8 @@ class _Emit:
         attr = DenseIntOrFPElementsAttr.from_list(t, [value])  # pyright: ignore
         return self(rlx.ConstantOp, [], {"value": attr}, [t])
 
-    def keep_mask(self, keep: np.ndarray, like: SSAValue) -> SSAValue:
+    def keep_mask(self, keep: np.ndarray) -> SSAValue:
+        """An i1 constant of `keep`'s shape and values."""
         t = TensorType(rlx.i1, list(keep.shape))
         attr = DenseIntOrFPElementsAttr.from_list(t, [int(v) for v in keep.ravel()])  # pyright: ignore
         return self(rlx.ConstantOp, [], {"value": attr}, [t])
@@ -195,7 +196,7 @@ def _attention(e: _Emit, op: rlx.AttentionOp, target: str) -> list[SSAValue]:
         s = e(rlx.AddOp, [s, op.mask])
     if op.causal is not None:
         keep = np.tril(np.ones((qs[2], ks[2]), dtype=bool))
-        s = e(rlx.SelectOp, [e.keep_mask(keep, s), s, e.scalar(_lowest(s), s)])
+        s = e(rlx.SelectOp, [e.keep_mask(keep), s, e.scalar(_lowest(s), s)])
     p = e(rlx.SoftmaxOp, [s], {"axis": i64_attr(-1)}, [s.type])
     return [e(rlx.MatMulOp, [p, v])]
 

@@ -326,23 +326,17 @@ class CudaExecutable:
         when some input was. `poison=True` fills the arena with 0xFF bytes
         first (NaN for floats), so an output element no kernel wrote shows up.
         """
-        from rlxc.interp import InputError, check_array, describe
+        from rlxc.interp import check_array, check_named_inputs
 
         cu = _driver()
         _check(cu.cuCtxSetCurrent(self.context), "cuCtxSetCurrent")
-        names = [n for n, _ in self.sig.inputs]
-        for n in inputs:
-            if n not in names:
-                raise InputError(f"unknown input '{n}'; the inputs are: {', '.join(names)}")
-        args = []
-        for n, t in self.sig.inputs:
-            if n not in inputs:
-                raise InputError(f"input '{n}' is missing: expected {describe(t)}")
-            v = inputs[n]
-            args.append(
-                _device_input(n, v, t) if hasattr(v, "__cuda_array_interface__")
-                else check_array("input", n, v, t)
-            )  # fmt: skip
+
+        def convert(kind, name, value, t):
+            if hasattr(value, "__cuda_array_interface__"):
+                return _device_input(name, value, t)
+            return check_array(kind, name, value, t)
+
+        args = check_named_inputs(self.sig, inputs, convert)
         if device_outputs is None:
             device_outputs = any(isinstance(a, int) for a in args)
         if poison:
