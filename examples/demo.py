@@ -102,7 +102,15 @@ def main() -> int:
     ok = err < (1e-4 if target == "cuda" else 1e-5) and np.isfinite(y).all()
     print(f"[4] output {list(y.shape)}: relative error vs independent float64 numpy = {err:.2e}"
           f" -> {'OK' if ok else 'MISMATCH'}")
-    return 0 if ok else 1
+    # The same model from the command line: `rlxc run` on the optimized IR.
+    run = subprocess.run(
+        [sys.executable, "-m", "rlxc.tools.cli", "run", str(out / "transformer.opt.mlir"),
+         "--backend", target], capture_output=True, text=True,
+    )  # fmt: skip
+    print(f"[5] rlxc run {out / 'transformer.opt.mlir'} --backend {target}  (seeded random inputs)")
+    for line in run.stdout.splitlines()[-2:]:
+        print("    " + line)
+    return 0 if ok and run.returncode == 0 else 1
 
 
 if __name__ == "__main__":
