@@ -27,7 +27,7 @@ from rlxc.codegen.cuda_c import (
     store,
 )
 from rlxc.dialects import rlx
-from rlxc.dialects.types import ELEMENT_BYTES, dtype_name
+from rlxc.dialects.types import dtype_name
 
 THREADS = 256
 #: float4 vectors each thread loads per trip of an elementwise kernel's loop.
@@ -329,7 +329,7 @@ def _acc_type(t: Attribute) -> str:
     return "long long" if dtype_name(t) in ("i32", "i64") else "float"
 
 
-def _row_kernel(family: str, decl: str, body: list[str], rows: Rows, smem_type: str = "float") -> str:
+def _row_kernel(decl: str, body: list[str], rows: Rows, smem_type: str = "float") -> str:
     src = [f'extern "C" __global__ void __launch_bounds__({THREADS}) ENTRY({decl}) {{']
     src.append(f"  __shared__ {smem_type} smem[32];")
     src.extend(_row_loop(body, rows))
@@ -353,7 +353,7 @@ def reduce_kernel(op: rlx.ReduceOp, sm_count: int) -> KernelSpec:
         f"if (threadIdx.x == 0) y[r] = {store(f'({compute_type(eltype(y))})({finish})', eltype(y))};",
     ]
     decl = params_decl([("x", x, False), ("y", y, True)])
-    return KernelSpec("reduce", _row_kernel("reduce", decl, body, rows, acc), [Buf(x), Buf(y, True)],
+    return KernelSpec("reduce", _row_kernel(decl, body, rows, acc), [Buf(x), Buf(y, True)],
                       min(rows.rows, sm_count * 16))
 
 
@@ -484,7 +484,7 @@ def softmax_kernel(op: rlx.SoftmaxOp | rlx.LogSoftmaxOp, sm_count: int) -> Kerne
             *row.store("y", "v[j] - ls" if log else "v[j] * inv"),
         ]
         decl = params_decl([("x", x, False), ("y", y, True)])
-        return KernelSpec("softmax", _row_kernel("softmax", decl, body, rows), [Buf(x), Buf(y, True)],
+        return KernelSpec("softmax", _row_kernel(decl, body, rows), [Buf(x), Buf(y, True)],
                           min(rows.rows, sm_count * 16))
     write = (
         f"y[o] = {store('(v - m) - logf(s)', t)};" if log else f"y[o] = {store('expf(v - m) / s', t)};"
@@ -499,7 +499,7 @@ def softmax_kernel(op: rlx.SoftmaxOp | rlx.LogSoftmaxOp, sm_count: int) -> Kerne
         _cols(f"const float v = {load('x[o]', t)}; {write}", rows),
     ]
     decl = params_decl([("x", x, False), ("y", y, True)])
-    return KernelSpec("softmax", _row_kernel("softmax", decl, body, rows), [Buf(x), Buf(y, True)],
+    return KernelSpec("softmax", _row_kernel(decl, body, rows), [Buf(x), Buf(y, True)],
                       min(rows.rows, sm_count * 16))
 
 
@@ -563,7 +563,7 @@ def norm_kernel(op: rlx.LayerNormOp | rlx.RmsNormOp | rlx.FusedResidualLayerNorm
                 f"const float inv = rsqrtf(rlx_block_reduce(q, RlxSum(), 0.0f, smem) / {n} + {literal(eps, t)});",
                 *row.store("y", f"v[j] * inv * {gk}"),
             ]
-        return KernelSpec("norm", _row_kernel("norm", params_decl(bufs), body, rows), params,
+        return KernelSpec("norm", _row_kernel(params_decl(bufs), body, rows), params,
                           min(rows.rows, sm_count * 16))
     if fused:
         body.append(_cols(f"sum[o] = {store(load('x[o]', t) + ' + ' + load('res[o]', t), t)};", rows))
@@ -586,7 +586,7 @@ def norm_kernel(op: rlx.LayerNormOp | rlx.RmsNormOp | rlx.FusedResidualLayerNorm
             _cols(f"y[o] = {store(f'{rd} * inv * ' + load('g[k]', t), t)};", rows),
         ]
     # The trailing axes are contiguous, so `k` is also gamma's linear index.
-    return KernelSpec("norm", _row_kernel("norm", params_decl(bufs), body, rows), params,
+    return KernelSpec("norm", _row_kernel(params_decl(bufs), body, rows), params,
                       min(rows.rows, sm_count * 16))
 
 
@@ -756,7 +756,3 @@ def pool_kernel(op: rlx.MaxPool2dOp | rlx.AvgPool2dOp, sm_count: int) -> KernelS
         div = f"{kh * kw}.0f" if include_pad else "(float)cnt"
         lines.append(f"y[i] = {store(f'acc / {div}', t)};")
     return _injective("maxpool" if is_max else "avgpool", op.result, [("x", op.input)], lines, sm_count)
-
-
-def element_bytes(v: SSAValue) -> int:
-    return ELEMENT_BYTES[dtype_name(eltype(v))]

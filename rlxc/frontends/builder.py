@@ -183,26 +183,15 @@ class GraphBuilder:
             raise GraphError("this GraphBuilder has already built its module")
         method = op_type.name.removeprefix("rlx.")
         values: list[SSAValue | None | list[SSAValue]] = []
-        types: list[Any] = []
         for i, o in enumerate(operands):
             if o is None:
                 values.append(None)
-                types.append(None)
             elif isinstance(o, Tensor) or not isinstance(o, list | tuple):
                 values.append(self._check(o, f"{method}: operand #{i}").value)
-                types.append(o.type)  # pyright: ignore[reportAttributeAccessIssue]
             else:
-                vs = [self._check(x, f"{method}: operand #{i}") for x in o]
-                values.append([x.value for x in vs])
-                types.append([x.type for x in vs])
-        props = props or {}
+                values.append([self._check(x, f"{method}: operand #{i}").value for x in o])
         try:
-            if result_types is None:
-                result_types = op_type.infer_result_types(types, props)
-                assert result_types is not None, f"{op_type.name} needs result types"
-            op = op_type.build(
-                operands=values, result_types=list(result_types), properties=props
-            )
+            op = op_type.make(values, props, result_types)
             op.verify()
         except VerifyException as e:
             raise GraphError(f"{method}: {e}") from None

@@ -277,24 +277,26 @@ class _RlxFunctionsBase(InterpreterFunctions):
         x, g = (_wide(a, o.type) for a, o in zip(args, op.operands))
         return _out(op, _rms_norm(x, g, _float(op.eps)))
 
+    def _residual_then_norm(self, op, args: PythonValues, norm) -> PythonValues:
+        """(s, norm(s)) with s = x + residual rounded to the op's type: the sum
+        is a result, and the norm reads that rounded sum."""
+        x, r, *rest = (_wide(a, o.type) for a, o in zip(args, op.operands))
+        s = to_tensor_type(x + r, op.sum.type)
+        return (s, to_tensor_type(norm(_wide(s, op.sum.type), *rest), op.normed.type))
+
     @impl(rlx.FusedResidualLayerNormOp)
     def run_fused_residual_layer_norm(
         self, interpreter: Interpreter, op: rlx.FusedResidualLayerNormOp, args: PythonValues
     ):
-        x, r, g, b = (_wide(a, o.type) for a, o in zip(args, op.operands))
-        # The sum is a result in the op's dtype; the norm reads that rounded sum.
-        s = to_tensor_type(x + r, op.sum.type)  # pyright: ignore
-        sw = _wide(s, op.sum.type)
-        return (s, to_tensor_type(_layer_norm(sw, g, b, _float(op.eps)), op.normed.type))  # pyright: ignore
+        eps = _float(op.eps)
+        return self._residual_then_norm(op, args, lambda s, g, b: _layer_norm(s, g, b, eps))
 
     @impl(rlx.FusedResidualRmsNormOp)
     def run_fused_residual_rms_norm(
         self, interpreter: Interpreter, op: rlx.FusedResidualRmsNormOp, args: PythonValues
     ):
-        x, r, g = (_wide(a, o.type) for a, o in zip(args, op.operands))
-        s = to_tensor_type(x + r, op.sum.type)  # pyright: ignore
-        sw = _wide(s, op.sum.type)
-        return (s, to_tensor_type(_rms_norm(sw, g, _float(op.eps)), op.normed.type))  # pyright: ignore
+        eps = _float(op.eps)
+        return self._residual_then_norm(op, args, lambda s, g: _rms_norm(s, g, eps))
 
     @impl(rlx.MatMulOp)
     def run_matmul(self, interpreter: Interpreter, op: rlx.MatMulOp, args: PythonValues):

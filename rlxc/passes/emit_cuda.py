@@ -95,9 +95,9 @@ class EmitCudaPass(ModulePass):
         kernels: dict[str, str] = {}  # source -> symbol
         for f in list(op.ops):
             if isinstance(f, func.FuncOp):
-                self._lower_function(op, f, sms, kernels)
+                self._lower_function(f, sms, kernels)
 
-    def _lower_function(self, module: ModuleOp, f: func.FuncOp, sms: int, kernels: dict[str, str]) -> None:
+    def _lower_function(self, f: func.FuncOp, sms: int, kernels: dict[str, str]) -> None:
         if "rlx.arena_bytes" not in f.attributes:
             raise PassFailedException(
                 f"rlx-emit-cuda: @{f.sym_name.data} has no memory plan; run rlx-plan-memory "
@@ -128,7 +128,7 @@ class EmitCudaPass(ModulePass):
             values = [offs.value.data] if isinstance(offs, IntegerAttr) else list(offs.get_values())  # pyright: ignore
             for r, v in zip(o.results, values):
                 loc[r] = rlx_cuda.arena(v)
-            new = self._lower_op(module, f, i, o, loc, sms, kernels)
+            new = self._lower_op(f, i, o, loc, sms, kernels)
             for key in ("rlx.offset", "rlx.bytes"):
                 if key in o.attributes:
                     new.attributes[key] = o.attributes[key]
@@ -138,7 +138,7 @@ class EmitCudaPass(ModulePass):
         f.attributes["rlx.param_bytes"] = _i64(param_top)
         f.attributes["rlx.arch"] = StringAttr(self.arch)
 
-    def _lower_op(self, module, f, i, o, loc, sms, kernels) -> Operation:
+    def _lower_op(self, f, i, o, loc, sms, kernels) -> Operation:
         if isinstance(o, rlx.MatMulOp | rlx.LinearOp):
             return self._gemm(f, i, o, loc)
         make = KERNELS.get(type(o))
