@@ -72,20 +72,25 @@ def peers(fn, torch_args, repeat: int) -> dict[str, float]:
 
 
 #: The two 10-op chains: one with transcendental functions (exact tanhf,
-#: expf, a division), one of plain arithmetic.
+#: expf, a division), one of plain arithmetic; (op, constant) pairs. The
+#: constants keep the output varying over normal inputs (no clamp saturates).
 CHAINS = {
-    "10-op elementwise (tanh/sigmoid/exp)": ["mul", "add", "tanh", "mul", "sub", "sigmoid", "mul", "add", "exp", "mul"],
-    "10-op elementwise (arithmetic)": ["mul", "add", "maximum", "sub", "mul", "abs", "add", "mul", "minimum", "add"],
+    "10-op elementwise (tanh/sigmoid/exp)": [
+        ("mul", 0.5), ("add", 0.6), ("tanh", None), ("mul", 0.8), ("sub", 0.9),
+        ("sigmoid", None), ("mul", 1.1), ("add", 1.2), ("exp", None), ("mul", 1.4)],
+    "10-op elementwise (arithmetic)": [
+        ("mul", 0.5), ("add", 0.6), ("maximum", -0.7), ("sub", 0.8), ("mul", 0.9),
+        ("abs", None), ("add", 1.1), ("mul", 1.2), ("minimum", 2.5), ("add", 1.4)],
 }
 
 
-def elementwise_chain(n: int, ops: list[str]):
+def elementwise_chain(n: int, ops: list[tuple[str, float | None]]):
     g = rlxc.GraphBuilder()
     x = g.input("x", [n])
     h = x
-    for i, op in enumerate(ops):
-        if op in ("mul", "add", "sub", "maximum", "minimum"):
-            h = getattr(g, op)(h, g.constant(np.float32(0.5 + 0.1 * i)))
+    for op, c in ops:
+        if c is not None:
+            h = getattr(g, op)(h, g.constant(np.float32(c)))
         else:
             h = getattr(g, op)(h)
     module = g.build([h])
@@ -94,8 +99,7 @@ def elementwise_chain(n: int, ops: list[str]):
         import torch
 
         h = x
-        for i, op in enumerate(ops):
-            c = 0.5 + 0.1 * i
+        for op, c in ops:
             h = {"mul": lambda t: t * c, "add": lambda t: t + c, "sub": lambda t: t - c,
                  "maximum": lambda t: torch.clamp_min(t, c), "minimum": lambda t: torch.clamp_max(t, c),
                  "abs": torch.abs, "tanh": torch.tanh, "sigmoid": torch.sigmoid, "exp": torch.exp}[op](h)

@@ -30,7 +30,12 @@ from rlxc.dialects import rlx
 from rlxc.dialects.types import dtype_name
 
 THREADS = 256
-#: float4 vectors each thread loads per trip of an elementwise kernel's loop.
+#: Vectors (float4 where the dtype allows, else single elements) each thread
+#: of an elementwise kernel loads and stores, all loads issued before any use.
+#: Each thread makes one trip (no grid-stride loop): on an H200 this shape
+#: reached 92.6% of the 1 GiB copy bandwidth where a persistent grid-stride
+#: loop reached 86-88%, and unroll 2 and 8 lost on the transcendental chain
+#: (`benchmarks/ew_variants.py`, benchmarks/RESULTS.md).
 UNROLL = 4
 
 REDUCE_PREAMBLE = r"""
@@ -119,9 +124,12 @@ def strides(s: Sequence[int]) -> list[int]:
     return out[::-1]
 
 
-def index_expr(i: str, coords_of: Sequence[int], src_shape: Sequence[int], src_strides: Sequence[int] | None = None) -> str:
+def index_expr(i: str, coords_of: Sequence[int], src_shape: Sequence[int], src_strides: Sequence[int] | None = None,
+               suffix: str = "LL") -> str:
     """Offset into a tensor of `src_shape` (broadcast to `coords_of`, aligned
-    right) at linear index `i` of the `coords_of` shape."""
+    right) at linear index `i` of the `coords_of` shape. `suffix` types the
+    constants: "LL" (64-bit) or "u" (32-bit unsigned, for an unsigned `i`;
+    its divisions by constants are far cheaper)."""
     if tuple(src_shape) == tuple(coords_of) and src_strides is None:
         return i
     if numel(src_shape) == 1 and src_strides is None:
@@ -134,10 +142,10 @@ def index_expr(i: str, coords_of: Sequence[int], src_shape: Sequence[int], src_s
         ok = k + lead
         if d == 1 and src_strides is None or coords_of[ok] == 1:
             continue
-        c = f"({i} / {out_strides[ok]}LL)" if out_strides[ok] != 1 else i
+        c = f"({i} / {out_strides[ok]}{suffix})" if out_strides[ok] != 1 else i
         if ok != 0:
-            c = f"({c} % {coords_of[ok]}LL)"
-        terms.append(c if s == 1 else f"{c} * {s}LL")
+            c = f"({c} % {coords_of[ok]}{suffix})"
+        terms.append(c if s == 1 else f"{c} * {s}{suffix}")
     return " + ".join(terms) if terms else "0"
 
 
@@ -161,107 +169,104 @@ def _vector_type(t: Attribute) -> str | None:
     return {"f32": "float4", "i32": "int4", "f16": "ushort4", "bf16": "ushort4", "i1": "uchar4"}.get(name)
 
 
+def index_type(n: int) -> tuple[str, str]:
+    """(C type, constant suffix) for indices below `n` plus one block's reach:
+    32-bit unsigned where it fits, else 64-bit."""
+    return ("unsigned", "u") if n + 4 * THREADS * UNROLL < 2**31 else ("long long", "LL")
+
+
 def elementwise_kernel(op: rlx.ElementwiseRegionOp, sm_count: int) -> KernelSpec:
-    """Straight-line C++ from the region body; broadcast inputs indexed with
-    per-input strides; 16-byte vector loads and stores (4 elements) of the
-    full-shape buffers when the element count allows; a grid-stride loop."""
+    """Straight-line C++ from the region body. Each thread owns UNROLL
+    vectors: 16-byte loads and stores (4 elements) of the full-shape buffers
+    when the element count allows, else single elements; broadcast inputs are
+    read per element through per-input strides."""
     out_shape = shape(op.outputs[0])
     n = numel(out_shape)
     block: Block = op.body.block
     ins = list(op.inputs)
     outs = list(op.outputs)
     vec = n % 4 == 0 and n >= 4
+    idx_t, sfx = index_type(n)
     names: dict[SSAValue, str] = {}
     yields = list(block.last_op.operands)  # pyright: ignore[reportOptionalMemberAccess]
 
-    def body_lines(lane: str | None, idx: str) -> list[str]:
+    def vector_type(t: Attribute) -> str | None:
+        return _vector_type(t) if vec else storage_type(t)
+
+    held = [j for j, x in enumerate(ins) if shape(x) == out_shape and vector_type(eltype(x))]
+
+    def body_lines() -> list[str]:
+        # Vectors are unpacked into q{j}[l] / packed from r{j}[l]; single
+        # elements go straight from p{j}[u] and to out{j}[w].
         out = []
         for j, (arg, x) in enumerate(zip(block.args, ins)):
-            full = shape(x) == out_shape
-            if lane is not None and full and _vector_type(eltype(x)):
-                out.append(f"const {compute_type(arg.type)} a{j} = q{j}[{lane}];")
+            if j in held:
+                value = f"q{j}[l]" if vec else load(f"p{j}[u]", eltype(x))
             else:
-                expr = f"in{j}[{index_expr(idx, out_shape, shape(x))}]"
-                out.append(f"const {compute_type(arg.type)} a{j} = {load(expr, eltype(x))};")
+                value = load(f"in{j}[{index_expr('i', out_shape, shape(x), suffix=sfx)}]", eltype(x))
+            out.append(f"const {compute_type(arg.type)} a{j} = {value};")
             names[arg] = f"a{j}"
-        out.extend(lines_with_args())
-        for j, (y, r) in enumerate(zip(yields, outs)):
-            if lane is not None and _vector_type(eltype(r)):
-                out.append(f"r{j}[{lane}] = {store(names[y], eltype(r))};")
-            else:
-                out.append(f"out{j}[{idx}] = {store(names[y], eltype(r))};")
-        return out
-
-    def lines_with_args() -> list[str]:
-        # Region bodies refer to block args by the names set just before.
-        rendered = []
         for k, v in enumerate(block.ops):
             if isinstance(v, rlx.YieldOp):
                 continue
             operands = [names[x] for x in v.operands]
-            rendered.append(
-                f"const {compute_type(v.results[0].type)} v{k} = {render_scalar(v, operands)};"
-            )
+            out.append(f"const {compute_type(v.results[0].type)} v{k} = {render_scalar(v, operands)};")
             names[v.results[0]] = f"v{k}"
-        return rendered
+        for j, (y, r) in enumerate(zip(yields, outs)):
+            target = f"r{j}[l]" if vec else f"out{j}[w]"
+            out.append(f"{target} = {store(names[y], eltype(r))};")
+        return out
 
     decl = params_decl(
         [(f"in{j}", x, False) for j, x in enumerate(ins)]
         + [(f"out{j}", r, True) for j, r in enumerate(outs)]
     )
+    nv = n // 4 if vec else n
     src = [f'extern "C" __global__ void __launch_bounds__({THREADS}) ENTRY({decl}) {{']
-    src.append("  const long long stride = (long long)gridDim.x * blockDim.x;")
-    src.append("  const long long t = (long long)blockIdx.x * blockDim.x + threadIdx.x;")
-    if vec:
-        # UNROLL float4s per thread per trip, all loads issued before any use:
-        # enough bytes in flight per SM to cover memory latency.
-        nv = n // 4
-        src.append(f"  for (long long w0 = t; w0 < {nv}LL; w0 += stride * {UNROLL}) {{")
-        vec_ins = [j for j, x in enumerate(ins) if shape(x) == out_shape and _vector_type(eltype(x))]
-        for j in vec_ins:
-            vt = _vector_type(eltype(ins[j]))
-            src.append(f"    {vt} p{j}[{UNROLL}];")
-        if vec_ins:
-            src.append("    #pragma unroll")
-            src.append(f"    for (int u = 0; u < {UNROLL}; ++u) {{")
-            src.append("      const long long w = w0 + u * stride;")
-            src.append(f"      if (w < {nv}LL) {{")
-            for j in vec_ins:
-                vt = _vector_type(eltype(ins[j]))
-                src.append(f"        p{j}[u] = reinterpret_cast<const {vt}*>(in{j})[w];")
-            src.append("      }")
-            src.append("    }")
-        src.append("    #pragma unroll")
-        src.append(f"    for (int u = 0; u < {UNROLL}; ++u) {{")
-        src.append("      const long long w = w0 + u * stride;")
-        src.append(f"      if (w >= {nv}LL) break;")
-        for j in vec_ins:
-            parts = ", ".join(load(f"p{j}[u].{c}", eltype(ins[j])) for c in "xyzw")
-            src.append(f"      const {compute_type(eltype(ins[j]))} q{j}[4] = {{{parts}}};")
-        for j, r in enumerate(outs):
-            if _vector_type(eltype(r)):
-                src.append(f"      {storage_type(eltype(r))} r{j}[4];")
-        src.append("      #pragma unroll")
-        src.append("      for (int l = 0; l < 4; ++l) {")
-        src.append("        const long long i = w * 4 + l;")
-        src.extend("        " + s_ for s_ in body_lines("l", "i"))
-        src.append("      }")
-        for j, r in enumerate(outs):
-            vt = _vector_type(eltype(r))
-            if vt:
-                src.append(
-                    f"      reinterpret_cast<{vt}*>(out{j})[w] = make_{vt}(r{j}[0], r{j}[1], r{j}[2], r{j}[3]);"
-                )
+    src.append(f"  const {idx_t} w0 = ({idx_t})blockIdx.x * {THREADS * UNROLL}{sfx} + threadIdx.x;")
+    for j in held:
+        src.append(f"  {vector_type(eltype(ins[j]))} p{j}[{UNROLL}];")
+    if held:
+        src.append("  #pragma unroll")
+        src.append(f"  for (int u = 0; u < {UNROLL}; ++u) {{")
+        src.append(f"    const {idx_t} w = w0 + u * {THREADS}{sfx};")
+        src.append(f"    if (w < {nv}{sfx}) {{")
+        for j in held:
+            vt = vector_type(eltype(ins[j]))
+            src.append(f"      p{j}[u] = reinterpret_cast<const {vt}*>(in{j})[w];" if vec else f"      p{j}[u] = in{j}[w];")
         src.append("    }")
         src.append("  }")
+    src.append("  #pragma unroll")
+    src.append(f"  for (int u = 0; u < {UNROLL}; ++u) {{")
+    src.append(f"    const {idx_t} w = w0 + u * {THREADS}{sfx};")
+    src.append(f"    if (w >= {nv}{sfx}) break;")
+    if not vec:
+        if len(held) < len(ins):
+            src.append(f"    const {idx_t} i = w;")
+        src.extend("    " + line for line in body_lines())
     else:
-        src.append(f"  for (long long i = t; i < {n}LL; i += stride) {{")
-        src.extend("    " + s for s in body_lines(None, "i"))
-        src.append("  }")
+        for j in held:
+            parts = ", ".join(load(f"p{j}[u].{c}", eltype(ins[j])) for c in "xyzw")
+            src.append(f"    const {compute_type(eltype(ins[j]))} q{j}[4] = {{{parts}}};")
+        for j, r in enumerate(outs):
+            src.append(f"    {storage_type(eltype(r))} r{j}[4];")
+        src.append("    #pragma unroll")
+        src.append("    for (int l = 0; l < 4; ++l) {")
+        if len(held) < len(ins):
+            src.append(f"      const {idx_t} i = w * 4{sfx} + l;")
+        src.extend("      " + line for line in body_lines())
+        src.append("    }")
+        for j, r in enumerate(outs):
+            vt = vector_type(eltype(r))
+            if vt:
+                src.append(f"    reinterpret_cast<{vt}*>(out{j})[w] = make_{vt}(r{j}[0], r{j}[1], r{j}[2], r{j}[3]);")
+            else:
+                src.append(f"    for (int l = 0; l < 4; ++l) out{j}[w * 4{sfx} + l] = r{j}[l];")
+    src.append("  }")
     src.append("}")
-    work = -(-n // (4 * UNROLL)) if vec else n
     params: list[Buf | int] = [Buf(x) for x in ins] + [Buf(r, True) for r in outs]
-    return KernelSpec("ew", "\n".join(src) + "\n", params, grid_for(work, sm_count))
+    grid = -(-nv // (THREADS * UNROLL))
+    return KernelSpec("ew", "\n".join(src) + "\n", params, grid)
 
 
 # --------------------------------------------------------------------------- rows
