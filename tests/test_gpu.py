@@ -197,3 +197,82 @@ def test_device_arrays_in_and_out():
         exe.run({"x": cupy.zeros((64, 95), dtype=cupy.float32)})
     with pytest.raises(rlxc.InputError, match="non-contiguous"):
         exe.run({"x": cupy.zeros((96, 64), dtype=cupy.float32).T})
+
+
+class DLPackOnly:
+    """Hides everything of a tensor but DLPack (as a JAX array offers)."""
+
+    def __init__(self, t):
+        self.t = t
+
+    def __dlpack__(self, **kw):
+        return self.t.__dlpack__(**kw)
+
+    def __dlpack_device__(self):
+        return self.t.__dlpack_device__()
+
+
+def test_dlpack_inputs_and_outputs():
+    import gc
+
+    from rlxc.runtime import dlpack
+
+    rng = np.random.default_rng()
+    g = rlxc.GraphBuilder()
+    x = g.input("x", [64, 96])
+    module = g.build([g.softmax(g.gelu(x))])
+    exe = rlxc.compile(module, target="cuda")
+    host = rng.standard_normal((64, 96)).astype(np.float32)
+    (want,) = rlxc.interpret(module, {"x": host})
+    g2 = rlxc.GraphBuilder()
+    y = g2.input("x", [64, 96])
+    (dev,) = rlxc.compile(g2.build([g2.neg(g2.neg(y))]), target="cuda").run({"x": host}, device_outputs=True)
+    (out,) = exe.run({"x": DLPackOnly(dev)})  # through the capsule, not the CAI
+    assert isinstance(out, rlxc.cuda.DeviceArray)
+    got = out.numpy()
+    assert np.linalg.norm(got - want) / np.linalg.norm(want) < 1e-5
+    with pytest.raises(rlxc.InputError, match="input 'x' is a DLPack tensor of shape \\[64, 96\\] and type float32, expected"):
+        g3 = rlxc.GraphBuilder()
+        rlxc.compile(g3.build([g3.neg(g3.input("x", [32, 96]))]), target="cuda").run({"x": DLPackOnly(dev)})
+    before = dlpack.live_count()
+    try:
+        import cupy
+    except Exception:
+        return
+    c = cupy.from_dlpack(out)  # our capsule, consumed by CuPy
+    np.testing.assert_array_equal(cupy.asnumpy(c), got)
+    (again,) = exe.run({"x": DLPackOnly(cupy.asarray(host))})
+    np.testing.assert_array_equal(again.numpy(), got)
+    del c
+    gc.collect()
+    assert dlpack.live_count() <= before  # the consumer released it
+
+
+def test_device_input_from_another_stream():
+    try:
+        import cupy
+    except Exception:
+        pytest.skip("CuPy not installed")
+    rng = np.random.default_rng()
+    g = rlxc.GraphBuilder()
+    x = g.input("x", [1024, 1024])
+    module = g.build([g.tanh(x)])
+    exe = rlxc.compile(module, target="cuda")
+    host = rng.standard_normal((1024, 1024)).astype(np.float32)
+    (want,) = rlxc.interpret(module, {"x": 2 * host})
+    s = cupy.cuda.Stream(non_blocking=True)
+    with s:  # produced on a stream that does not sync with the default one
+        a = cupy.asarray(host)
+        for _ in range(20):  # keep that stream busy when run() is called
+            a = a * 1.0
+        a = a * 2
+        (got,) = exe.run({"x": a})
+    assert np.linalg.norm(got.numpy() - want) / np.linalg.norm(want) < 1e-5
+
+
+def test_out_of_memory_names_sizes():
+    g = rlxc.GraphBuilder()
+    x = g.input("x", [2**36])  # 256 GiB in, 256 GiB out: more than any GPU has
+    module = g.build([g.neg(x)])
+    with pytest.raises(rlxc.cuda.CudaError, match=r"cuMemAlloc\(549755813888 bytes for the activation arena\) failed: CUDA_ERROR_OUT_OF_MEMORY .*asked for 549755813888 bytes, \d+ of \d+ free"):
+        rlxc.compile(module, target="cuda")

@@ -82,7 +82,11 @@ def check_array(kind: str, name: str, value: object, t: TensorType) -> np.ndarra
 
     bf16 values may be given as float32 (rounded here to bf16) or as an array
     whose dtype is named 'bfloat16' (ml_dtypes, for instance).
+    A host tensor known only through DLPack (`__dlpack__`, no `__array__`)
+    is read with `np.from_dlpack`.
     """
+    if hasattr(value, "__dlpack__") and not hasattr(value, "__array__") and not isinstance(value, np.ndarray):
+        value = np.from_dlpack(value)
     a = np.asarray(value)
     shape = tuple(t.get_shape())
     want = dtype_name(t.get_element_type())

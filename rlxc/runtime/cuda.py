@@ -318,9 +318,11 @@ class CudaExecutable:
     def run(self, inputs: Mapping[str, object], poison: bool = False, device_outputs: bool | None = None) -> list:
         """Copies inputs in, runs the launch list, copies outputs back.
 
-        Inputs are numpy arrays or device arrays (anything with
-        `__cuda_array_interface__`: PyTorch and CuPy tensors), copied device
-        to device into their arena slots. Outputs are numpy arrays, or
+        Inputs are numpy arrays or device arrays: anything with
+        `__cuda_array_interface__` (PyTorch, CuPy, Numba) or with DLPack's
+        `__dlpack__` (JAX too), copied device to device into their arena
+        slots, ordered after the producer's stream where the producer names
+        one (the interface's `stream`; DLPack's `stream=` argument). Outputs are numpy arrays, or
         `DeviceArray`s (which PyTorch and CuPy take without a host copy) when
         `device_outputs` is true; by default they are device arrays exactly
         when some input was. `poison=True` fills the arena with 0xFF bytes
@@ -331,9 +333,16 @@ class CudaExecutable:
         cu = _driver()
         _check(cu.cuCtxSetCurrent(self.context), "cuCtxSetCurrent")
 
+        held = []  # DLPack capsules: their memory must outlive the copies
+
         def convert(kind, name, value, t):
             if hasattr(value, "__cuda_array_interface__"):
-                return _device_input(name, value, t)
+                return _device_input(name, value, t, self.stream)
+            if hasattr(value, "__dlpack__") and hasattr(value, "__dlpack_device__") and not isinstance(value, np.ndarray):
+                ptr = _dlpack_input(name, value, t, self.stream, held)
+                if ptr is not None:
+                    return ptr
+                value = np.from_dlpack(value)  # a host tensor
             return check_array(kind, name, value, t)
 
         args = check_named_inputs(self.sig, inputs, convert)
@@ -351,6 +360,7 @@ class CudaExecutable:
                 _check(cu.cuMemcpyHtoD(int(self.arena) + off, data.ctypes.data, data.nbytes), f"cuMemcpyHtoD(input '{name}')")
         self.launch()
         _check(cu.cuStreamSynchronize(self.stream), "cuStreamSynchronize")
+        held.clear()
         outs = []
         for loc, t in zip(self.output_locations, self.sig.outputs):
             if device_outputs:
@@ -380,8 +390,49 @@ def _save_source(kernel: rlx_cuda.KernelOp) -> str:
 _TYPESTR = {"f32": "<f4", "f16": "<f2", "i32": "<i4", "i64": "<i8", "i1": "|b1", "bf16": "<V2"}
 
 
-def _device_input(name: str, v, t: TensorType) -> int:
-    """Validates a `__cuda_array_interface__` input; returns its device pointer."""
+def _wait_for(producer: int, stream) -> None:
+    """Orders `stream` after the work queued so far on the producer's stream
+    (a CUstream handle; 1 and 2 are the legacy and per-thread defaults)."""
+    cu = _driver()
+    ev = _check(cu.cuEventCreate(cu.CUevent_flags.CU_EVENT_DISABLE_TIMING), "cuEventCreate")
+    try:
+        _check(cu.cuEventRecord(ev, cu.CUstream(producer)), "cuEventRecord(producer stream of an input)")
+        _check(cu.cuStreamWaitEvent(stream, ev, 0), "cuStreamWaitEvent")
+    finally:
+        cu.cuEventDestroy(ev)
+
+
+def _dlpack_input(name: str, v, t: TensorType, stream, held: list) -> int | None:
+    """Validates a DLPack input on a CUDA device; returns its device pointer
+    (None for a host tensor). The capsule goes into `held`."""
+    from rlxc.interp import InputError, describe
+    from rlxc.runtime import dlpack
+
+    dev_type, dev_id = v.__dlpack_device__()
+    if dev_type in (dlpack.CPU, dlpack.CUDA_HOST):
+        return None
+    if dev_type not in (dlpack.CUDA, dlpack.CUDA_MANAGED):
+        raise InputError(f"input '{name}' is a DLPack tensor on device type {dev_type}; rlxc takes CUDA or host memory")
+    try:  # the producer orders its work before our stream
+        capsule = v.__dlpack__(stream=int(stream))
+    except TypeError:  # a producer without the stream argument: wait for the device
+        capsule = v.__dlpack__()
+        _check(_driver().cuCtxSynchronize(), "cuCtxSynchronize")
+    held.append(capsule)
+    d = dlpack.view(capsule)
+    want = dtype_name(t.get_element_type())
+    if d.shape != tuple(t.get_shape()) or d.dtype != want:
+        raise InputError(f"input '{name}' is a DLPack tensor of shape {list(d.shape)} and type {d.typestr}, expected {describe(t)}")
+    if not d.contiguous():
+        raise InputError(f"input '{name}' is a non-contiguous DLPack tensor (strides {list(d.strides or ())}); pass a contiguous one")
+    if dev_id != 0:
+        raise InputError(f"input '{name}' is on CUDA device {dev_id}; this executable runs on device 0")
+    return d.ptr
+
+
+def _device_input(name: str, v, t: TensorType, stream=None) -> int:
+    """Validates a `__cuda_array_interface__` input; returns its device
+    pointer, with `stream` ordered after the producer's stream if it names one."""
     from rlxc.interp import InputError, describe
 
     iface = v.__cuda_array_interface__
@@ -402,6 +453,9 @@ def _device_input(name: str, v, t: TensorType) -> int:
             acc *= d
         if tuple(strides) != tuple(reversed(expect)):
             raise InputError(f"input '{name}' is a non-contiguous device array; pass a contiguous one")
+    producer = iface.get("stream")
+    if stream is not None and producer:  # v3: None or 0 means no ordering asked
+        _wait_for(int(producer), stream)
     return int(iface["data"][0])
 
 
@@ -427,6 +481,20 @@ class DeviceArray:
             "version": 3,
             "strides": None,
         }
+
+    def __dlpack__(self, stream=None, max_version=None, dl_device=None, copy=None):
+        """A DLPack capsule over this buffer (already complete: `run`
+        synchronises before returning, so any consumer stream may read it)."""
+        from rlxc.runtime import dlpack
+
+        if copy:
+            raise BufferError("rlxc DeviceArray: copy=True is not supported; export without copying")
+        return dlpack.to_capsule(self.ptr, self.shape, dtype_name(self.type.get_element_type()), self)
+
+    def __dlpack_device__(self) -> tuple[int, int]:
+        from rlxc.runtime import dlpack
+
+        return (dlpack.CUDA, 0)
 
     def numpy(self) -> np.ndarray:
         raw = np.empty(self.nbytes, dtype=np.uint8)
