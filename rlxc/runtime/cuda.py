@@ -322,9 +322,9 @@ class CudaExecutable:
         `__cuda_array_interface__` (PyTorch, CuPy, Numba) or with DLPack's
         `__dlpack__` (JAX too), copied device to device into their arena
         slots, ordered after the producer's stream where the producer names
-        one (the interface's `stream`; DLPack's `stream=` argument). Outputs are numpy arrays, or
-        `DeviceArray`s (which PyTorch and CuPy take without a host copy) when
-        `device_outputs` is true; by default they are device arrays exactly
+        one (the interface's `stream`; DLPack's `stream=` argument). Outputs
+        are numpy arrays, or `DeviceArray`s (both interfaces: PyTorch, CuPy
+        and JAX take them without a host copy) when `device_outputs` is true; by default they are device arrays exactly
         when some input was. `poison=True` fills the arena with 0xFF bytes
         first (NaN for floats), so an output element no kernel wrote shows up.
         """
