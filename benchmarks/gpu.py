@@ -212,6 +212,17 @@ def main() -> int:
         for impl, ms in peers(fn, targs, repeat).items():
             row(name, impl, ms, nbytes)
 
+    # A column reduction (leading axis, innermost kept): coalesced loads.
+    rows, cols = 4096, 16384
+    g = rlxc.GraphBuilder()
+    module = g.build([g.reduce_sum(g.input("x", [rows, cols]), axes=[0])])
+    x = rng.standard_normal((rows, cols)).astype(np.float32)
+    name = f"reduce_sum axis 0 [{rows}, {cols}] f32"
+    nbytes = 4 * rows * cols + 4 * cols
+    row(name, "rlxc graph", rlxc_time(module, {"x": x}, {}, "graph", repeat), nbytes)
+    for impl, ms in peers(lambda t: t.sum(dim=0), (torch.from_numpy(x).cuda(),), repeat).items():
+        row(name, impl, ms, nbytes)
+
     for name, build, kw in (
         ("MLP block, 128 rows", "mlp", {"rows": 128}),
         ("MLP block, 8192 rows", "mlp", {"rows": 8192}),

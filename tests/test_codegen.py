@@ -58,6 +58,26 @@ def test_random_graph_kernels_compile(arch, case):
     compile_all(lowered, arch)
 
 
+def _large_shapes():
+    """Kernels only large shapes select: column reductions (enough outputs,
+    innermost axis kept) and 64-bit elementwise indices (over 2^31 elements)."""
+    g = rlxc.GraphBuilder()
+    outs = [g.reduce_sum(g.input("a", [3, 9000]), axes=[0]),
+            g.reduce_max(g.input("b", [4, 5, 3000], "i32"), axes=[1], keepdims=True),
+            g.reduce_mean(g.input("c", [2, 64, 9000], "f16"), axes=[0, 1]),
+            g.add(g.input("d", [2**29, 5]), g.input("e", [5]))]
+    return g.build(outs)
+
+
+@pytest.mark.parametrize("arch", ARCHS)
+def test_large_shape_kernels_compile(arch):
+    lowered = rlxc.run_pipeline(_large_shapes(), f"rlx-cuda{{arch={arch}}}")
+    entries = [k.entry.data for k in kernels_of(lowered)]
+    assert sum(e.startswith("rlx_reduce_cols_") for e in entries) == 3, entries
+    assert "const long long w0" in kernels_of(lowered)[-1].source.data
+    assert compile_all(lowered, arch) == 4
+
+
 def test_launch_level_round_trips():
     module, _ = EXAMPLES["mlp"](rows=8, hidden=16, ffn=32)
     lowered = rlxc.run_pipeline(module, "rlx-cuda")

@@ -83,7 +83,11 @@ def _cases():
                                  g.cast(g.mul(g.input("c", [64]), g.constant(np.float32(4.0))), "i32"), g.cast(g.input("d", [9]), "i1")]
     c["int_ops"] = lambda g: [g.div(g.input("a", [4, 8], "i32"), g.input("b", [8], "i32")), g.maximum(g.input("c", [6], "i64"), g.input("d", [6], "i64"))]
     for n in ("reduce_sum", "reduce_mean", "reduce_max", "reduce_min", "reduce_prod"):
-        c[n] = lambda g, n=n: [getattr(g, n)(g.input("x", [3, 5, 40]), axes=[2]), getattr(g, n)(g.input("y", [6, 3, 5]), axes=[0, 2], keepdims=True)]
+        c[n] = lambda g, n=n: [getattr(g, n)(g.input("x", [3, 5, 40]), axes=[2]), getattr(g, n)(g.input("y", [6, 3, 5]), axes=[0, 2], keepdims=True),
+                               getattr(g, n)(g.input("z", [5, 9000]), axes=[0]),  # the column kernel: outputs enough, innermost kept
+                               getattr(g, n)(g.input("w", [2, 7, 3, 3000]), axes=[1, 2], keepdims=True)]
+    c["reduce_cols_int"] = lambda g: [g.reduce_sum(g.input("x", [4, 5, 3000], "i32"), axes=[1]), g.reduce_max(g.input("y", [9, 9000], "i64"), axes=[0]),
+                                      g.reduce_mean(g.input("z", [33, 9000], "f16"), axes=[0])]
     c["argmax"] = lambda g: [g.argmax(g.input("x", [7, 300]), axis=-1), g.argmax(g.input("y", [5, 6, 4]), axis=1, keepdims=True)]
     c["softmax"] = lambda g: [g.softmax(g.input("x", [5, 1000])), g.log_softmax(g.input("y", [4, 6, 3]), axis=1)]
     c["layer_norm"] = lambda g: [g.layer_norm(g.input("x", [6, 768]), g.param("g", [768]), g.param("b", [768]))]

@@ -342,22 +342,59 @@ def _row_kernel(decl: str, body: list[str], rows: Rows, smem_type: str = "float"
     return REDUCE_PREAMBLE + "\n".join(src) + "\n"
 
 
+#: Column reductions: outputs per block (one per lane) and warps per block
+#: (each walking every COLUMN_WARPS-th reduced element).
+COLUMN_WARPS = THREADS // 32
+
+
 def reduce_kernel(op: rlx.ReduceOp, sm_count: int) -> KernelSpec:
-    """A block per output element (row); f32 (or i64) accumulation."""
+    """f32 (or i64) accumulation. A block per output element (row) when the
+    reduced elements are contiguous or the outputs few; a column kernel when
+    the innermost axis is kept and there are outputs enough to fill the
+    device: 32 adjacent outputs per block, so every load is coalesced."""
     x, y = op.input, op.result
-    rows = Rows.of(shape(x), rlx._ints(op.axes))
+    xs = shape(x)
+    axes = sorted(a % len(xs) for a in rlx._ints(op.axes)) if xs else []
+    rows = Rows.of(xs, axes)
     reducer, ident = _REDUCERS[type(op)]
     acc = _acc_type(eltype(x))
     if acc != "float":
         ident = {"-RLX_INF": "(-9223372036854775807LL - 1)", "RLX_INF": "9223372036854775807LL"}.get(ident, ident)
     finish = "acc" if not isinstance(op, rlx.ReduceMeanOp) else f"acc / (float){rows.cols}"
+    decl = params_decl([("x", x, False), ("y", y, True)])
+    if xs and len(xs) - 1 not in axes and xs[-1] > 1 and rows.cols > 1 and -(-rows.rows // 32) >= 2 * sm_count:
+        src = [f'extern "C" __global__ void __launch_bounds__({THREADS}) ENTRY({decl}) {{']
+        src += [
+            f"  __shared__ {acc} part[{COLUMN_WARPS}][33];",
+            "  const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;",
+            f"  for (long long rb = blockIdx.x * 32LL; rb < {rows.rows}LL; rb += gridDim.x * 32LL) {{",
+            "    const long long r = rb + lane;",
+            f"    {acc} acc = {ident};",
+            f"    if (r < {rows.rows}LL) {{",
+            f"      const long long base = {rows.row_base};",
+            "      #pragma unroll 4",
+            f"      for (long long k = warp; k < {rows.cols}LL; k += {COLUMN_WARPS}) {{",
+            f"        acc = {reducer}()(acc, ({acc}){load(f'x[base + ({rows.col_off})]', eltype(x))});",
+            "      }",
+            "    }",
+            "    part[warp][lane] = acc;",
+            "    __syncthreads();",
+            f"    if (warp == 0 && r < {rows.rows}LL) {{",
+            f"      for (int j = 1; j < {COLUMN_WARPS}; ++j) acc = {reducer}()(acc, part[j][lane]);",
+            f"      y[r] = {store(f'({compute_type(eltype(y))})({finish})', eltype(y))};",
+            "    }",
+            "    __syncthreads();",
+            "  }",
+            "}",
+        ]
+        grid = min(-(-rows.rows // 32), sm_count * 8)
+        return KernelSpec("reduce_cols", REDUCE_PREAMBLE + "\n".join(src) + "\n", [Buf(x), Buf(y, True)], grid)
     body = [
         f"{acc} acc = {ident};",
         _cols(f"acc = {reducer}()(acc, ({acc}){load('x[o]', eltype(x))});", rows),
         f"acc = rlx_block_reduce(acc, {reducer}(), ({acc}){ident}, smem);",
         f"if (threadIdx.x == 0) y[r] = {store(f'({compute_type(eltype(y))})({finish})', eltype(y))};",
     ]
-    decl = params_decl([("x", x, False), ("y", y, True)])
     return KernelSpec("reduce", _row_kernel(decl, body, rows, acc), [Buf(x), Buf(y, True)],
                       min(rows.rows, sm_count * 16))
 
