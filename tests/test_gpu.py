@@ -170,23 +170,26 @@ def test_matmul_runs_on_cublaslt_without_tf32():
     check(module, params)  # 1e-5 relative: TF32 (about 3e-4) would fail it
 
 
-def test_device_arrays_in_and_out():
-    rng = np.random.default_rng()
+def _device_case():
+    """A softmax(gelu(x)) executable, a fresh host input, its reference, and a
+    device array of our own holding exactly that input (what an identity
+    graph leaves on the device)."""
+    host = np.random.default_rng().standard_normal((64, 96)).astype(np.float32)
     g = rlxc.GraphBuilder()
-    x = g.input("x", [64, 96])
-    module = g.build([g.softmax(g.gelu(x))])
-    exe = rlxc.compile(module, target="cuda")
-    host = rng.standard_normal((64, 96)).astype(np.float32)
-    # A device array of our own (any __cuda_array_interface__ object works):
-    # the exact copy of `host` that an identity graph leaves on the device.
+    module = g.build([g.softmax(g.gelu(g.input("x", [64, 96])))])
+    (want,) = rlxc.interpret(module, {"x": host})
     g2 = rlxc.GraphBuilder()
     y = g2.input("x", [64, 96])
     (dev,) = rlxc.compile(g2.build([g2.neg(g2.neg(y))]), target="cuda").run({"x": host}, device_outputs=True)
     assert isinstance(dev, rlxc.cuda.DeviceArray)
     np.testing.assert_array_equal(dev.numpy(), host)
+    return rlxc.compile(module, target="cuda"), host, want, dev
+
+
+def test_device_arrays_in_and_out():
+    exe, host, want, dev = _device_case()
     (out,) = exe.run({"x": dev})  # device in -> device out, no host copy
     assert isinstance(out, rlxc.cuda.DeviceArray)
-    (want,) = rlxc.interpret(module, {"x": host})
     got = out.numpy()
     assert np.linalg.norm(got - want) / np.linalg.norm(want) < 1e-5
     try:
@@ -221,23 +224,15 @@ def test_dlpack_inputs_and_outputs():
 
     from rlxc.runtime import dlpack
 
-    rng = np.random.default_rng()
-    g = rlxc.GraphBuilder()
-    x = g.input("x", [64, 96])
-    module = g.build([g.softmax(g.gelu(x))])
-    exe = rlxc.compile(module, target="cuda")
-    host = rng.standard_normal((64, 96)).astype(np.float32)
-    (want,) = rlxc.interpret(module, {"x": host})
-    g2 = rlxc.GraphBuilder()
-    y = g2.input("x", [64, 96])
-    (dev,) = rlxc.compile(g2.build([g2.neg(g2.neg(y))]), target="cuda").run({"x": host}, device_outputs=True)
+    exe, host, want, dev = _device_case()
     (out,) = exe.run({"x": DLPackOnly(dev)})  # through the capsule, not the CAI
     assert isinstance(out, rlxc.cuda.DeviceArray)
     got = out.numpy()
     assert np.linalg.norm(got - want) / np.linalg.norm(want) < 1e-5
+    g3 = rlxc.GraphBuilder()
+    smaller = rlxc.compile(g3.build([g3.neg(g3.input("x", [32, 96]))]), target="cuda")
     with pytest.raises(rlxc.InputError, match="input 'x' is a DLPack tensor of shape \\[64, 96\\] and type float32, expected"):
-        g3 = rlxc.GraphBuilder()
-        rlxc.compile(g3.build([g3.neg(g3.input("x", [32, 96]))]), target="cuda").run({"x": DLPackOnly(dev)})
+        smaller.run({"x": DLPackOnly(dev)})
     before = dlpack.live_count()
     try:
         import cupy
