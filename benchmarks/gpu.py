@@ -201,12 +201,13 @@ def main() -> int:
         for impl, ms in peers(fn, (torch.from_numpy(x).cuda(),), repeat).items():
             row(name, impl, ms, nbytes)
 
-    for kind in ("layer_norm", "softmax"):
-        rows, cols = 8192, 4096
+    # [8192, 4096]: rows held in registers; [2048, 32768] (a vocabulary-sized
+    # softmax): the looping form, two reads.
+    for kind, rows, cols in (("layer_norm", 8192, 4096), ("softmax", 8192, 4096), ("softmax", 2048, 32768), ("layer_norm", 2048, 32768)):
         module, fn, nbytes = row_op(kind, rows, cols)
         x = rng.standard_normal((rows, cols)).astype(np.float32)
         params = {"g": rng.standard_normal(cols).astype(np.float32), "b": rng.standard_normal(cols).astype(np.float32)} if kind == "layer_norm" else {}
-        name = f"{kind} [8192, 4096] f32"
+        name = f"{kind} [{rows}, {cols}] f32"
         row(name, "rlxc graph", rlxc_time(module, {"x": x}, params, "graph", repeat), nbytes)
         targs = (torch.from_numpy(x).cuda(),) + ((torch.from_numpy(params["g"]).cuda(), torch.from_numpy(params["b"]).cuda()) if params else ())
         for impl, ms in peers(fn, targs, repeat).items():

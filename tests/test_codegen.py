@@ -69,6 +69,26 @@ def _large_shapes():
     return g.build(outs)
 
 
+def _long_rows():
+    """Rows past CACHED_ROW_MAX: online softmax and Welford statistics."""
+    g = rlxc.GraphBuilder()
+    x = g.input("x", [3, 20000])
+    outs = [g.softmax(x), g.log_softmax(g.input("h", [2, 9000], "f16")),
+            g.layer_norm(x, g.param("g", [20000]), g.param("b", [20000])),
+            *g.fused_residual_layer_norm(x, x, g.param("g2", [20000]), g.param("b2", [20000])),
+            *g.fused_residual_rms_norm(g.input("y", [2, 9000], "bf16"), g.input("r", [2, 9000], "bf16"), g.param("g3", [9000], "bf16"))]
+    return g.build(outs)
+
+
+@pytest.mark.parametrize("arch", ARCHS)
+def test_long_row_kernels_compile(arch):
+    lowered = rlxc.run_pipeline(_long_rows(), f"rlx-cuda{{arch={arch}}}")
+    sources = [k.source.data for k in kernels_of(lowered)]
+    assert sum("rlx_ms_add(st," in src for src in sources) == 2
+    assert sum("rlx_welford_add(st, v);" in src for src in sources) == 2
+    assert compile_all(lowered, arch) == 5
+
+
 @pytest.mark.parametrize("arch", ARCHS)
 def test_large_shape_kernels_compile(arch):
     lowered = rlxc.run_pipeline(_large_shapes(), f"rlx-cuda{{arch={arch}}}")

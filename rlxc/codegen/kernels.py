@@ -49,17 +49,48 @@ struct RlxMin {
   __device__ __forceinline__ float operator()(float a, float b) const { return rlx_minf(a, b); }
   template <typename T> __device__ __forceinline__ T operator()(T a, T b) const { return a < b ? a : b; }
 };
+// Online softmax state: the running max and the sum of exp(x - max).
+struct RlxMS { float m, s; };
+struct RlxMSMerge {
+  __device__ __forceinline__ RlxMS operator()(RlxMS a, RlxMS b) const {
+    const float m = fmaxf(a.m, b.m);  // never NaN: NaN inputs go into s
+    return {m, (a.s == 0.0f ? 0.0f : a.s * expf(a.m - m)) + (b.s == 0.0f ? 0.0f : b.s * expf(b.m - m))};
+  }
+};
+__device__ __forceinline__ void rlx_ms_add(RlxMS& a, float v) {
+  if (v > a.m) { a.s = a.s * expf(a.m - v) + 1.0f; a.m = v; }
+  else if (v != -RLX_INF) a.s += expf(v - a.m);  // NaN and +inf make s NaN, as in two passes
+}
+// Welford state: count, mean, sum of squared deviations (Chan's merge).
+struct RlxWelford { float n, mean, m2; };
+struct RlxWelfordMerge {
+  __device__ __forceinline__ RlxWelford operator()(RlxWelford a, RlxWelford b) const {
+    if (b.n == 0.0f) return a;
+    if (a.n == 0.0f) return b;
+    const float n = a.n + b.n, d = b.mean - a.mean;
+    return {n, a.mean + d * (b.n / n), a.m2 + b.m2 + d * d * (a.n * (b.n / n))};
+  }
+};
+__device__ __forceinline__ void rlx_welford_add(RlxWelford& a, float v) {
+  a.n += 1.0f;
+  const float d = v - a.mean;
+  a.mean += d / a.n;
+  a.m2 += d * (v - a.mean);
+}
+template <typename T> __device__ __forceinline__ T rlx_shfl(T v, int o) { return __shfl_xor_sync(0xffffffffu, v, o); }
+__device__ __forceinline__ RlxMS rlx_shfl(RlxMS v, int o) { return {rlx_shfl(v.m, o), rlx_shfl(v.s, o)}; }
+__device__ __forceinline__ RlxWelford rlx_shfl(RlxWelford v, int o) { return {rlx_shfl(v.n, o), rlx_shfl(v.mean, o), rlx_shfl(v.m2, o)}; }
 // Reduces v over the block; every thread gets the result. smem holds 32 T.
 template <typename T, typename Op>
 __device__ __forceinline__ T rlx_block_reduce(T v, Op op, T identity, T* smem) {
-  for (int o = 16; o > 0; o >>= 1) v = op(v, __shfl_xor_sync(0xffffffffu, v, o));
+  for (int o = 16; o > 0; o >>= 1) v = op(v, rlx_shfl(v, o));
   const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5, nw = (blockDim.x + 31) >> 5;
   __syncthreads();
   if (lane == 0) smem[warp] = v;
   __syncthreads();
   if (warp == 0) {
     v = lane < nw ? smem[lane] : identity;
-    for (int o = 16; o > 0; o >>= 1) v = op(v, __shfl_xor_sync(0xffffffffu, v, o));
+    for (int o = 16; o > 0; o >>= 1) v = op(v, rlx_shfl(v, o));
     if (lane == 0) smem[0] = v;
   }
   __syncthreads();
@@ -506,7 +537,9 @@ def _cached(rows: Rows) -> bool:
 
 
 def softmax_kernel(op: rlx.SoftmaxOp | rlx.LogSoftmaxOp, sm_count: int) -> KernelSpec:
-    """Max-subtracted softmax / log_softmax along an axis, a block per row."""
+    """Max-subtracted softmax / log_softmax along an axis, a block per row:
+    rows up to CACHED_ROW_MAX held in registers (one read), longer or strided
+    rows read twice (online max and sum, then the write)."""
     x, y = op.input, op.result
     rows = Rows.of(shape(x), [rlx._int(op.axis)])
     t = eltype(x)
@@ -528,16 +561,16 @@ def softmax_kernel(op: rlx.SoftmaxOp | rlx.LogSoftmaxOp, sm_count: int) -> Kerne
         decl = params_decl([("x", x, False), ("y", y, True)])
         return KernelSpec("softmax", _row_kernel(decl, body, rows), [Buf(x), Buf(y, True)],
                           min(rows.rows, sm_count * 16))
+    # Long rows: online softmax (max and sum in one read), then the write.
     write = (
-        f"y[o] = {store('(v - m) - logf(s)', t)};" if log else f"y[o] = {store('expf(v - m) / s', t)};"
+        f"y[o] = {store('(v - m) - ls', t)};" if log else f"y[o] = {store('expf(v - m) * inv', t)};"
     )
     body = [
-        "float m = -RLX_INF;",
-        _cols(f"m = rlx_maxf(m, {load('x[o]', t)});", rows),
-        "m = rlx_block_reduce(m, RlxMax(), -RLX_INF, smem);",
-        "float s = 0.0f;",
-        _cols(f"s += expf({load('x[o]', t)} - m);", rows),
-        "s = rlx_block_reduce(s, RlxSum(), 0.0f, smem);",
+        "__shared__ RlxMS ms_smem[32];",
+        "RlxMS st = {-RLX_INF, 0.0f};",
+        _cols(f"rlx_ms_add(st, {load('x[o]', t)});", rows),
+        "st = rlx_block_reduce(st, RlxMSMerge(), RlxMS{-RLX_INF, 0.0f}, ms_smem);",
+        "const float m = st.m, ls = logf(st.s), inv = 1.0f / st.s;",
         _cols(f"const float v = {load('x[o]', t)}; {write}", rows),
     ]
     decl = params_decl([("x", x, False), ("y", y, True)])
@@ -547,7 +580,8 @@ def softmax_kernel(op: rlx.SoftmaxOp | rlx.LogSoftmaxOp, sm_count: int) -> Kerne
 
 def norm_kernel(op: rlx.LayerNormOp | rlx.RmsNormOp | rlx.FusedResidualLayerNormOp | rlx.FusedResidualRmsNormOp, sm_count: int) -> KernelSpec:
     """layer_norm / rms_norm over gamma's trailing axes, a block per row, f32
-    statistics (two-pass variance); the fused forms first write x + residual."""
+    statistics: two-pass variance for rows held in registers, Welford's for
+    longer rows; the fused forms also write x + residual."""
     x = op.input
     t = eltype(x)
     g = op.gamma
@@ -607,23 +641,25 @@ def norm_kernel(op: rlx.LayerNormOp | rlx.RmsNormOp | rlx.FusedResidualLayerNorm
             ]
         return KernelSpec("norm", _row_kernel(params_decl(bufs), body, rows), params,
                           min(rows.rows, sm_count * 16))
-    if fused:
-        body.append(_cols(f"sum[o] = {store(load('x[o]', t) + ' + ' + load('res[o]', t), t)};", rows))
+    # Long rows: the statistics in one read (Welford for layer_norm; the
+    # fused forms write the sum in that read), then the write.
+    rnd = {"f16": "rlx_round_f16", "bf16": "rlx_round_bf16"}.get(dtype_name(t), "")
+    first = (f"const float v = {rnd}({load('x[o]', t)} + {load('res[o]', t)}); sum[o] = {store('v', t)};"
+             if fused else f"const float v = {load('x[o]', t)};")
     rd = load(f"{src_buf}[o]", t)
     if layer:
         body += [
-            "float s = 0.0f;",
-            _cols(f"s += {rd};", rows),
-            f"const float mean = rlx_block_reduce(s, RlxSum(), 0.0f, smem) / {rows.cols}.0f;",
-            "float q = 0.0f;",
-            _cols(f"const float d = {rd} - mean; q += d * d;", rows),
-            f"const float inv = rsqrtf(rlx_block_reduce(q, RlxSum(), 0.0f, smem) / {rows.cols}.0f + {literal(eps, t)});",
+            "__shared__ RlxWelford w_smem[32];",
+            "RlxWelford st = {0.0f, 0.0f, 0.0f};",
+            _cols(f"{first} rlx_welford_add(st, v);", rows),
+            "st = rlx_block_reduce(st, RlxWelfordMerge(), RlxWelford{0.0f, 0.0f, 0.0f}, w_smem);",
+            f"const float mean = st.mean, inv = rsqrtf(st.m2 / {rows.cols}.0f + {literal(eps, t)});",
             _cols(f"y[o] = {store(f'({rd} - mean) * inv * ' + load('g[k]', t) + ' + ' + load('b[k]', t), t)};", rows),
         ]
     else:
         body += [
             "float q = 0.0f;",
-            _cols(f"const float v = {rd}; q += v * v;", rows),
+            _cols(f"{first} q += v * v;", rows),
             f"const float inv = rsqrtf(rlx_block_reduce(q, RlxSum(), 0.0f, smem) / {rows.cols}.0f + {literal(eps, t)});",
             _cols(f"y[o] = {store(f'{rd} * inv * ' + load('g[k]', t), t)};", rows),
         ]
