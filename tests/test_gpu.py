@@ -91,10 +91,12 @@ def _cases():
     c["argmax"] = lambda g: [g.argmax(g.input("x", [7, 300]), axis=-1), g.argmax(g.input("y", [5, 6, 4]), axis=1, keepdims=True)]
     c["softmax"] = lambda g: [g.softmax(g.input("x", [5, 1000])), g.log_softmax(g.input("y", [4, 6, 3]), axis=1)]
     c["softmax_long_rows"] = lambda g: [g.softmax(g.input("x", [3, 20000])), g.log_softmax(g.input("y", [2, 9000], "f16")),
-                                        g.softmax(g.input("z", [2, 9000, 3]), axis=1)]
+                                        g.softmax(g.input("z", [2, 9000, 3]), axis=1), g.log_softmax(g.input("w", [2, 10001])), g.log_softmax(g.input("v", [2, 10000]))]
     c["norms_long_rows"] = lambda g: [g.layer_norm(g.input("x", [3, 12000]), g.param("g", [12000]), g.param("b", [12000])),
                                       *g.fused_residual_layer_norm(g.input("y", [2, 9000]), g.input("r", [2, 9000]), g.param("h", [9000]), g.param("c", [9000])),
-                                      *g.fused_residual_rms_norm(g.input("u", [2, 10000], "bf16"), g.input("s", [2, 10000], "bf16"), g.param("k", [10000], "bf16"))]
+                                      *g.fused_residual_rms_norm(g.input("u", [2, 10000], "bf16"), g.input("s", [2, 10000], "bf16"), g.param("k", [10000], "bf16")),
+                                      g.rms_norm(g.input("q", [2, 10000]), g.param("m", [10000])), g.layer_norm(g.input("n", [2, 9001]), g.param("e", [9001]), g.param("f", [9001])),
+                                      *g.fused_residual_rms_norm(g.input("o", [2, 9000]), g.input("p", [2, 9000]), g.param("i", [9000]))]
     c["layer_norm"] = lambda g: [g.layer_norm(g.input("x", [6, 768]), g.param("g", [768]), g.param("b", [768]))]
     c["rms_norm"] = lambda g: [g.rms_norm(g.input("x", [2, 3, 64]), g.param("g", [3, 64]))]
     c["fused_residual"] = lambda g: [*g.fused_residual_layer_norm(g.input("x", [4, 96]), g.input("r", [4, 96]), g.param("g", [96]), g.param("b", [96])),

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import hashlib
 import math
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
 from xdsl.dialects.builtin import TensorType
@@ -536,6 +536,30 @@ def _cached(rows: Rows) -> bool:
     return rows.col_off == "k" and rows.cols <= CACHED_ROW_MAX
 
 
+def _vec_long(rows: Rows, t: Attribute) -> bool:
+    """A long contiguous f32 row that moves as float4 in the looping form."""
+    return rows.col_off == "k" and dtype_name(t) == "f32" and rows.cols % 4 == 0
+
+
+def _vec_loop(rows: Rows, lines: list[str]) -> list[str]:
+    """`lines` for every float4 `k4` of row `r`, 4 trips unrolled so that
+    their loads are in flight together."""
+    return [
+        "#pragma unroll 4",
+        f"for (long long k4 = threadIdx.x; k4 < {rows.cols // 4}LL; k4 += blockDim.x) {{",
+        *("  " + line for line in lines),
+        "}",
+    ]
+
+
+def _ld4(buf: str, offset: str = "base") -> str:
+    return f"reinterpret_cast<const float4*>({buf} + {offset})[k4]"
+
+
+def _st4(buf: str, parts: Callable[[str], str]) -> str:
+    return f"reinterpret_cast<float4*>({buf} + base)[k4] = make_float4({', '.join(parts(c) for c in 'xyzw')});"
+
+
 def softmax_kernel(op: rlx.SoftmaxOp | rlx.LogSoftmaxOp, sm_count: int) -> KernelSpec:
     """Max-subtracted softmax / log_softmax along an axis, a block per row:
     rows up to CACHED_ROW_MAX held in registers (one read), longer or strided
@@ -562,6 +586,20 @@ def softmax_kernel(op: rlx.SoftmaxOp | rlx.LogSoftmaxOp, sm_count: int) -> Kerne
         return KernelSpec("softmax", _row_kernel(decl, body, rows), [Buf(x), Buf(y, True)],
                           min(rows.rows, sm_count * 16))
     # Long rows: online softmax (max and sum in one read), then the write.
+    if _vec_long(rows, t):
+        body = [
+            "__shared__ RlxMS ms_smem[32];",
+            "RlxMS st = {-RLX_INF, 0.0f};",
+            *_vec_loop(rows, [f"const float4 q = {_ld4('x')};",
+                              "rlx_ms_add(st, q.x); rlx_ms_add(st, q.y); rlx_ms_add(st, q.z); rlx_ms_add(st, q.w);"]),
+            "st = rlx_block_reduce(st, RlxMSMerge(), RlxMS{-RLX_INF, 0.0f}, ms_smem);",
+            "const float m = st.m, ls = logf(st.s), inv = 1.0f / st.s;",
+            *_vec_loop(rows, [f"const float4 q = {_ld4('x')};",
+                              _st4("y", (lambda c: f"(q.{c} - m) - ls") if log else (lambda c: f"expf(q.{c} - m) * inv"))]),
+        ]
+        decl = params_decl([("x", x, False), ("y", y, True)])
+        return KernelSpec("softmax", _row_kernel(decl, body, rows), [Buf(x), Buf(y, True)],
+                          min(rows.rows, sm_count * 16))
     write = (
         f"y[o] = {store('(v - m) - ls', t)};" if log else f"y[o] = {store('expf(v - m) * inv', t)};"
     )
@@ -643,6 +681,31 @@ def norm_kernel(op: rlx.LayerNormOp | rlx.RmsNormOp | rlx.FusedResidualLayerNorm
                           min(rows.rows, sm_count * 16))
     # Long rows: the statistics in one read (Welford for layer_norm; the
     # fused forms write the sum in that read), then the write.
+    if _vec_long(rows, t):
+        first4 = [f"const float4 q = {_ld4('x')};"]
+        if fused:
+            first4 = [f"float4 q = {_ld4('x')}; const float4 p = {_ld4('res')};",
+                      "q.x += p.x; q.y += p.y; q.z += p.z; q.w += p.w;", _st4("sum", lambda c: f"q.{c}")]
+        last4 = [f"const float4 q = {_ld4(src_buf)}; const float4 gq = {_ld4('g', '0')};"]
+        if layer:
+            body += [
+                "__shared__ RlxWelford w_smem[32];",
+                "RlxWelford st = {0.0f, 0.0f, 0.0f};",
+                *_vec_loop(rows, [*first4, "rlx_welford_add(st, q.x); rlx_welford_add(st, q.y); rlx_welford_add(st, q.z); rlx_welford_add(st, q.w);"]),
+                "st = rlx_block_reduce(st, RlxWelfordMerge(), RlxWelford{0.0f, 0.0f, 0.0f}, w_smem);",
+                f"const float mean = st.mean, inv = rsqrtf(st.m2 / {rows.cols}.0f + {literal(eps, t)});",
+                *_vec_loop(rows, [*last4, f"const float4 bq = {_ld4('b', '0')};",
+                                  _st4("y", lambda c: f"(q.{c} - mean) * inv * gq.{c} + bq.{c}")]),
+            ]
+        else:
+            body += [
+                "float ss = 0.0f;",
+                *_vec_loop(rows, [*first4, "ss += q.x * q.x + q.y * q.y + q.z * q.z + q.w * q.w;"]),
+                f"const float inv = rsqrtf(rlx_block_reduce(ss, RlxSum(), 0.0f, smem) / {rows.cols}.0f + {literal(eps, t)});",
+                *_vec_loop(rows, [*last4, _st4("y", lambda c: f"q.{c} * inv * gq.{c}")]),
+            ]
+        return KernelSpec("norm", _row_kernel(params_decl(bufs), body, rows), params,
+                          min(rows.rows, sm_count * 16))
     rnd = {"f16": "rlx_round_f16", "bf16": "rlx_round_bf16"}.get(dtype_name(t), "")
     first = (f"const float v = {rnd}({load('x[o]', t)} + {load('res[o]', t)}); sum[o] = {store('v', t)};"
              if fused else f"const float v = {load('x[o]', t)};")
