@@ -677,11 +677,9 @@ def norm_kernel(op: rlx.LayerNormOp | rlx.RmsNormOp | rlx.FusedResidualLayerNorm
                 f"const float inv = rsqrtf(rlx_block_reduce(q, RlxSum(), 0.0f, smem) / {n} + {literal(eps, t)});",
                 *row.store("y", f"v[j] * inv * {gk}"),
             ]
-        return KernelSpec("norm", _row_kernel(params_decl(bufs), body, rows), params,
-                          min(rows.rows, sm_count * 16))
     # Long rows: the statistics in one read (Welford for layer_norm; the
     # fused forms write the sum in that read), then the write.
-    if _vec_long(rows, t):
+    elif _vec_long(rows, t):
         first4 = [f"const float4 q = {_ld4('x')};"]
         if fused:
             first4 = [f"float4 q = {_ld4('x')}; const float4 p = {_ld4('res')};",
@@ -704,28 +702,27 @@ def norm_kernel(op: rlx.LayerNormOp | rlx.RmsNormOp | rlx.FusedResidualLayerNorm
                 f"const float inv = rsqrtf(rlx_block_reduce(ss, RlxSum(), 0.0f, smem) / {rows.cols}.0f + {literal(eps, t)});",
                 *_vec_loop(rows, [*last4, _st4("y", lambda c: f"q.{c} * inv * gq.{c}")]),
             ]
-        return KernelSpec("norm", _row_kernel(params_decl(bufs), body, rows), params,
-                          min(rows.rows, sm_count * 16))
-    rnd = {"f16": "rlx_round_f16", "bf16": "rlx_round_bf16"}.get(dtype_name(t), "")
-    first = (f"const float v = {rnd}({load('x[o]', t)} + {load('res[o]', t)}); sum[o] = {store('v', t)};"
-             if fused else f"const float v = {load('x[o]', t)};")
-    rd = load(f"{src_buf}[o]", t)
-    if layer:
-        body += [
-            "__shared__ RlxWelford w_smem[32];",
-            "RlxWelford st = {0.0f, 0.0f, 0.0f};",
-            _cols(f"{first} rlx_welford_add(st, v);", rows),
-            "st = rlx_block_reduce(st, RlxWelfordMerge(), RlxWelford{0.0f, 0.0f, 0.0f}, w_smem);",
-            f"const float mean = st.mean, inv = rsqrtf(st.m2 / {rows.cols}.0f + {literal(eps, t)});",
-            _cols(f"y[o] = {store(f'({rd} - mean) * inv * ' + load('g[k]', t) + ' + ' + load('b[k]', t), t)};", rows),
-        ]
     else:
-        body += [
-            "float q = 0.0f;",
-            _cols(f"{first} q += v * v;", rows),
-            f"const float inv = rsqrtf(rlx_block_reduce(q, RlxSum(), 0.0f, smem) / {rows.cols}.0f + {literal(eps, t)});",
-            _cols(f"y[o] = {store(f'{rd} * inv * ' + load('g[k]', t), t)};", rows),
-        ]
+        rnd = {"f16": "rlx_round_f16", "bf16": "rlx_round_bf16"}.get(dtype_name(t), "")
+        first = (f"const float v = {rnd}({load('x[o]', t)} + {load('res[o]', t)}); sum[o] = {store('v', t)};"
+                 if fused else f"const float v = {load('x[o]', t)};")
+        rd = load(f"{src_buf}[o]", t)
+        if layer:
+            body += [
+                "__shared__ RlxWelford w_smem[32];",
+                "RlxWelford st = {0.0f, 0.0f, 0.0f};",
+                _cols(f"{first} rlx_welford_add(st, v);", rows),
+                "st = rlx_block_reduce(st, RlxWelfordMerge(), RlxWelford{0.0f, 0.0f, 0.0f}, w_smem);",
+                f"const float mean = st.mean, inv = rsqrtf(st.m2 / {rows.cols}.0f + {literal(eps, t)});",
+                _cols(f"y[o] = {store(f'({rd} - mean) * inv * ' + load('g[k]', t) + ' + ' + load('b[k]', t), t)};", rows),
+            ]
+        else:
+            body += [
+                "float q = 0.0f;",
+                _cols(f"{first} q += v * v;", rows),
+                f"const float inv = rsqrtf(rlx_block_reduce(q, RlxSum(), 0.0f, smem) / {rows.cols}.0f + {literal(eps, t)});",
+                _cols(f"y[o] = {store(f'{rd} * inv * ' + load('g[k]', t), t)};", rows),
+            ]
     # The trailing axes are contiguous, so `k` is also gamma's linear index.
     return KernelSpec("norm", _row_kernel(params_decl(bufs), body, rows), params,
                       min(rows.rows, sm_count * 16))
