@@ -582,35 +582,24 @@ def softmax_kernel(op: rlx.SoftmaxOp | rlx.LogSoftmaxOp, sm_count: int) -> Kerne
             "const float ls = logf(s), inv = 1.0f / s;",
             *row.store("y", "v[j] - ls" if log else "v[j] * inv"),
         ]
-        decl = params_decl([("x", x, False), ("y", y, True)])
-        return KernelSpec("softmax", _row_kernel(decl, body, rows), [Buf(x), Buf(y, True)],
-                          min(rows.rows, sm_count * 16))
-    # Long rows: online softmax (max and sum in one read), then the write.
-    if _vec_long(rows, t):
+    else:
+        # Long rows: online softmax (max and sum in one read), then the write.
+        if _vec_long(rows, t):
+            out = (lambda c: f"(q.{c} - m) - ls") if log else (lambda c: f"expf(q.{c} - m) * inv")
+            read = _vec_loop(rows, [f"const float4 q = {_ld4('x')};", " ".join(f"rlx_ms_add(st, q.{c});" for c in "xyzw")])
+            write = _vec_loop(rows, [f"const float4 q = {_ld4('x')};", _st4("y", out)])
+        else:
+            read = [_cols(f"rlx_ms_add(st, {load('x[o]', t)});", rows)]
+            value = store("(v - m) - ls" if log else "expf(v - m) * inv", t)
+            write = [_cols(f"const float v = {load('x[o]', t)}; y[o] = {value};", rows)]
         body = [
             "__shared__ RlxMS ms_smem[32];",
             "RlxMS st = {-RLX_INF, 0.0f};",
-            *_vec_loop(rows, [f"const float4 q = {_ld4('x')};",
-                              "rlx_ms_add(st, q.x); rlx_ms_add(st, q.y); rlx_ms_add(st, q.z); rlx_ms_add(st, q.w);"]),
+            *read,
             "st = rlx_block_reduce(st, RlxMSMerge(), RlxMS{-RLX_INF, 0.0f}, ms_smem);",
             "const float m = st.m, ls = logf(st.s), inv = 1.0f / st.s;",
-            *_vec_loop(rows, [f"const float4 q = {_ld4('x')};",
-                              _st4("y", (lambda c: f"(q.{c} - m) - ls") if log else (lambda c: f"expf(q.{c} - m) * inv"))]),
+            *write,
         ]
-        decl = params_decl([("x", x, False), ("y", y, True)])
-        return KernelSpec("softmax", _row_kernel(decl, body, rows), [Buf(x), Buf(y, True)],
-                          min(rows.rows, sm_count * 16))
-    write = (
-        f"y[o] = {store('(v - m) - ls', t)};" if log else f"y[o] = {store('expf(v - m) * inv', t)};"
-    )
-    body = [
-        "__shared__ RlxMS ms_smem[32];",
-        "RlxMS st = {-RLX_INF, 0.0f};",
-        _cols(f"rlx_ms_add(st, {load('x[o]', t)});", rows),
-        "st = rlx_block_reduce(st, RlxMSMerge(), RlxMS{-RLX_INF, 0.0f}, ms_smem);",
-        "const float m = st.m, ls = logf(st.s), inv = 1.0f / st.s;",
-        _cols(f"const float v = {load('x[o]', t)}; {write}", rows),
-    ]
     decl = params_decl([("x", x, False), ("y", y, True)])
     return KernelSpec("softmax", _row_kernel(decl, body, rows), [Buf(x), Buf(y, True)],
                       min(rows.rows, sm_count * 16))

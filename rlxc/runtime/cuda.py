@@ -324,9 +324,10 @@ class CudaExecutable:
         slots, ordered after the producer's stream where the producer names
         one (the interface's `stream`; DLPack's `stream=` argument). Outputs
         are numpy arrays, or `DeviceArray`s (both interfaces: PyTorch, CuPy
-        and JAX take them without a host copy) when `device_outputs` is true; by default they are device arrays exactly
-        when some input was. `poison=True` fills the arena with 0xFF bytes
-        first (NaN for floats), so an output element no kernel wrote shows up.
+        and JAX take them without a host copy) when `device_outputs` is true;
+        by default they are device arrays exactly when some input was.
+        `poison=True` fills the arena with 0xFF bytes first (NaN for floats),
+        so an output element no kernel wrote shows up.
         """
         from rlxc.interp import check_array, check_named_inputs
 
@@ -342,8 +343,7 @@ class CudaExecutable:
                 ptr = _dlpack_input(name, value, t, self.stream, held)
                 if ptr is not None:
                     return ptr
-                value = np.from_dlpack(value)  # a host tensor
-            return check_array(kind, name, value, t)
+            return check_array(kind, name, value, t)  # host arrays, DLPack ones too
 
         args = check_named_inputs(self.sig, inputs, convert)
         if device_outputs is None:
