@@ -24,6 +24,7 @@ sys.path[:0] = [str(ROOT / "examples"), str(ROOT / "tests")]
 
 import rlxc  # noqa: E402
 from models import EXAMPLES  # noqa: E402
+from rlxc.dialects import plan as P  # noqa: E402
 from rlxc.dialects import rlx  # noqa: E402
 
 
@@ -36,7 +37,8 @@ def kernels(module) -> int:
 
 def plan_numbers(module) -> tuple[int, int]:
     f = next(iter(module.ops))
-    return f.attributes["rlx.arena_bytes"].value.data, f.attributes["rlx.peak_live_bytes"].value.data
+    fplan = P.function_plan(f)
+    return fplan.arena_bytes, fplan.peak_live_bytes
 
 
 def big_graph(n_ops: int, seed: int = 0, hidden: int = 64):

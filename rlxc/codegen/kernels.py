@@ -27,7 +27,7 @@ from rlxc.codegen.cuda_c import (
     store,
 )
 from rlxc.dialects import rlx
-from rlxc.dialects.types import dtype_name
+from rlxc.dialects.types import dtype, dtype_name, is_float, is_int
 
 THREADS = 256
 #: Vectors (float4 where the dtype allows, else single elements) each thread
@@ -196,8 +196,7 @@ def params_decl(bufs: Sequence[tuple[str, SSAValue, bool]]) -> str:
 # --------------------------------------------------------------------------- elementwise
 
 def _vector_type(t: Attribute) -> str | None:
-    name = dtype_name(t)
-    return {"f32": "float4", "i32": "int4", "f16": "ushort4", "bf16": "ushort4", "i1": "uchar4"}.get(name)
+    return dtype(t).c_vector
 
 
 def index_type(n: int) -> tuple[str, str]:
@@ -362,7 +361,7 @@ _REDUCERS = {
 
 
 def _acc_type(t: Attribute) -> str:
-    return "long long" if dtype_name(t) in ("i32", "i64") else "float"
+    return "long long" if is_int(t) else "float"
 
 
 def _row_kernel(decl: str, body: list[str], rows: Rows, smem_type: str = "float") -> str:
@@ -433,7 +432,7 @@ def reduce_kernel(op: rlx.ReduceOp, sm_count: int) -> KernelSpec:
 def argmax_kernel(op: rlx.ArgMaxOp, sm_count: int) -> KernelSpec:
     x, y = op.input, op.result
     rows = Rows.of(shape(x), [rlx._int(op.axis)])
-    acc = "float" if dtype_name(eltype(x)) in ("f32", "f16", "bf16") else "long long"
+    acc = "float" if is_float(eltype(x)) else "long long"
     body = [
         f"{acc} bv = 0; long long bi = -1;",
         _cols(

@@ -77,7 +77,7 @@ from xdsl.utils.exceptions import VerifyException
 from rlxc.dialects.scalar import ScalarEmitter
 from rlxc.dialects.types import (
     broadcasts_to,
-    ELEMENT_BYTES,
+    dtype,
     is_float,
     ALL_TYPES,
     FLOAT_TYPES,
@@ -129,6 +129,27 @@ class Composite(OpTrait):
             return False
         check = getattr(op, "native_on", None)
         return check(target) if check is not None else True
+
+
+@dataclass(frozen=True)
+class IsView(OpTrait):
+    """The op's result is its first operand's bytes under another type: no
+    kernel runs, the planner gives the result its input's arena slot, and the
+    emitter and the runtime find it there. The one definition of "view" that
+    `rlx-plan-memory`, `rlx-emit-cuda` and the runtime read (via `is_view`).
+
+    `same_type_only`: a view only where the result's type equals the input's
+    (`rlx.cast` to its own type)."""
+
+    same_type_only: bool = False
+
+
+def is_view(op: Operation) -> bool:
+    """Whether `op` is a view of its first operand (see `IsView`)."""
+    trait = op.get_trait(IsView)
+    if trait is None:
+        return False
+    return not trait.same_type_only or op.operands[0].type == op.results[0].type
 
 
 def fusion_kind(op: Operation) -> FusionKind:
@@ -360,7 +381,7 @@ class ConstantOp(RlxOp, HasFolderInterface):
         else None."""
         data = self.value.data.data
         n = self.value.type.element_count()
-        size = ELEMENT_BYTES[dtype_name(self.value.get_element_type())]
+        size = dtype(self.value.get_element_type()).bytes
         if n == 0 or (len(data) != size and data != data[:size] * n):
             return None
         return self.value.get_values()[0]
@@ -860,7 +881,7 @@ class CastOp(RlxOp):
         return e.cast(x, result.get_element_type())
     input = operand_def(TensorType)
     result = result_def(TensorType)
-    traits = traits_def(Pure(), ELEMENTWISE)
+    traits = traits_def(Pure(), ELEMENTWISE, IsView(same_type_only=True))
     assembly_format = "$input attr-dict `:` type($input) `->` type($result)"
 
     def verify_extra(self) -> None:
@@ -1100,7 +1121,7 @@ class ReshapeOp(RlxOp):
     name = "rlx.reshape"
     input = operand_def(TensorType)
     result = result_def(TensorType)
-    traits = traits_def(Pure(), INJECTIVE)
+    traits = traits_def(Pure(), INJECTIVE, IsView())
     assembly_format = "$input attr-dict `:` type($input) `->` type($result)"
 
     def verify_extra(self) -> None:

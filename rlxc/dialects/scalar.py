@@ -12,25 +12,14 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from xdsl.dialects import arith, math
-from xdsl.dialects.builtin import (
-    BFloat16Type,
-    Float16Type,
-    Float32Type,
-    FloatAttr,
-    IntegerAttr,
-    IntegerType,
-)
+from xdsl.dialects.builtin import Float32Type, FloatAttr, IntegerAttr
 from xdsl.ir import Attribute, Operation, SSAValue
 
-
-def _is_float(t: Attribute) -> bool:
-    return isinstance(t, Float32Type | Float16Type | BFloat16Type)
+from rlxc.dialects.types import dtype, is_float as _is_float
 
 
 def _width(t: Attribute) -> int:
-    if isinstance(t, IntegerType):
-        return t.width.data
-    return {Float32Type: 32, Float16Type: 16, BFloat16Type: 16}[type(t)]
+    return dtype(t).bits
 
 
 _CMPF = {"eq": "oeq", "ne": "une", "lt": "olt", "le": "ole", "gt": "ogt", "ge": "oge"}
@@ -110,7 +99,7 @@ class ScalarEmitter:
         src = a.type
         if src == to:
             return a
-        if isinstance(to, IntegerType) and to.width.data == 1:
+        if _width(to) == 1:
             return self.cmp("ne", a, self.const(0, a))
         if _is_float(src) and _is_float(to):
             if _width(src) == 16 and _width(to) == 16:  # f16 <-> bf16 through f32

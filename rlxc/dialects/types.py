@@ -1,5 +1,7 @@
 """Tensor types of the `rlx` dialect: static ranked builtin tensors of six element types.
 
+One `DType` record per element type holds every fact about it (`DTYPES`).
+
 Shape arithmetic that both the verifiers and the graph builder need (numpy
 broadcasting, reduction shapes, matmul batch broadcasting) lives here, once.
 """
@@ -7,12 +9,10 @@ broadcasting, reduction shapes, matmul batch broadcasting) lives here, once.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import dataclass
 
+import numpy as np
 from xdsl.dialects.builtin import (
-    BFloat16Type,
-    Float16Type,
-    Float32Type,
-    IntegerType,
     TensorType,
     bf16,
     f16,
@@ -24,54 +24,124 @@ from xdsl.dialects.builtin import (
 from xdsl.ir import Attribute
 from xdsl.utils.exceptions import VerifyException
 
+@dataclass(frozen=True)
+class DType:
+    """Everything rlxc knows about one element type, in one place: every
+    module (verifiers, interpreter, planner, codegen, runtime, DLPack,
+    cuBLASLt) reads its facts from here."""
+
+    name: str  #: the short name the builder, the tools and messages use
+    type: Attribute  #: the xDSL element type
+    kind: str  #: "float", "int" or "bool"
+    bytes: int  #: bytes per element in memory (i1 takes a byte)
+    carrier: np.dtype  #: numpy dtype of values in the interpreter (bf16: float32 holding bf16 values)
+    storage: np.dtype  #: numpy dtype of the bytes on the device (bf16: uint16, i1: uint8)
+    c_storage: str  #: CUDA C type of a stored element
+    c_compute: str  #: CUDA C type that kernels compute in
+    c_vector: str | None  #: CUDA type of VECTOR_WIDTH stored elements, where one exists
+    typestr: str  #: `__cuda_array_interface__` typestr
+    dlpack: tuple[int, int]  #: DLPack (type code, bits); lanes are always 1
+    cuda_data_type: int | None  #: cudaDataType_t (cuBLASLt), floats only
+    lowest: float  #: the most negative finite value (a masked score)
+
+    @property
+    def is_float(self) -> bool:
+        return self.kind == "float"
+
+    @property
+    def is_int(self) -> bool:
+        return self.kind == "int"
+
+    @property
+    def bits(self) -> int:
+        """The width of the xDSL type (1 for i1, though it is stored in a byte)."""
+        return 1 if self.kind == "bool" else self.bytes * 8
+
+
+#: Elements per vector load/store of the generated kernels (`DType.c_vector`).
+VECTOR_WIDTH = 4
+
+_F = np.finfo
+#: Every element type rlx accepts, by short name.
+DTYPES: dict[str, DType] = {
+    d.name: d
+    for d in (
+        DType("f32", f32, "float", 4, np.dtype(np.float32), np.dtype(np.float32), "float", "float",
+              "float4", "<f4", (2, 32), 0, float(_F(np.float32).min)),
+        DType("f16", f16, "float", 2, np.dtype(np.float16), np.dtype(np.float16), "unsigned short", "float",
+              "ushort4", "<f2", (2, 16), 2, float(_F(np.float16).min)),
+        DType("bf16", bf16, "float", 2, np.dtype(np.float32), np.dtype(np.uint16), "unsigned short", "float",
+              "ushort4", "<V2", (4, 16), 14, -3.3895313892515355e38),
+        DType("i32", i32, "int", 4, np.dtype(np.int32), np.dtype(np.int32), "int", "int",
+              "int4", "<i4", (0, 32), None, float(np.iinfo(np.int32).min)),
+        DType("i64", i64, "int", 8, np.dtype(np.int64), np.dtype(np.int64), "long long", "long long",
+              None, "<i8", (0, 64), None, float(np.iinfo(np.int64).min)),
+        DType("i1", i1, "bool", 1, np.dtype(np.bool_), np.dtype(np.uint8), "unsigned char", "bool",
+              "uchar4", "|b1", (6, 8), None, 0.0),
+    )
+}  # fmt: skip
+
 #: Element types rlx accepts, by the short name the builder and the tools use.
-ELEMENT_TYPES: dict[str, Attribute] = {
-    "f32": f32,
-    "f16": f16,
-    "bf16": bf16,
-    "i32": i32,
-    "i64": i64,
-    "i1": i1,
-}
+ELEMENT_TYPES: dict[str, Attribute] = {n: d.type for n, d in DTYPES.items()}
 
-#: Bytes per element as stored in memory (i1 takes a byte).
-ELEMENT_BYTES = {"f32": 4, "f16": 2, "bf16": 2, "i32": 4, "i64": 8, "i1": 1}
-
-FLOAT_TYPES = (f32, f16, bf16)
-INT_TYPES = (i32, i64)
-BOOL_TYPES = (i1,)
+FLOAT_TYPES = tuple(d.type for d in DTYPES.values() if d.kind == "float")
+INT_TYPES = tuple(d.type for d in DTYPES.values() if d.kind == "int")
+BOOL_TYPES = tuple(d.type for d in DTYPES.values() if d.kind == "bool")
 NUMERIC_TYPES = FLOAT_TYPES + INT_TYPES
 ALL_TYPES = NUMERIC_TYPES + BOOL_TYPES
 
 
+def dtype(t: Attribute | str) -> DType:
+    """The `DType` of an element type, a tensor type or a short name."""
+    if isinstance(t, str):
+        if t not in DTYPES:
+            raise ValueError(
+                f"unknown element type '{t}': expected one of {', '.join(DTYPES)}"
+            )
+        return DTYPES[t]
+    if isinstance(t, TensorType):
+        t = t.get_element_type()
+    for d in DTYPES.values():
+        if d.type == t:
+            return d
+    raise ValueError(f"unsupported element type {t} (expected one of {', '.join(DTYPES)})")
+
+
 def dtype_name(element_type: Attribute) -> str:
-    """The short name (`f32`, `bf16`, `i1`, ...) of an rlx element type."""
-    for name, t in ELEMENT_TYPES.items():
-        if t == element_type:
-            return name
+    """The short name (`f32`, `bf16`, `i1`, ...) of an rlx element type (the
+    type printed as text for one rlx does not have, for messages)."""
+    for d in DTYPES.values():
+        if d.type == element_type:
+            return d.name
     return str(element_type)
 
 
 def element_type(name: str | Attribute) -> Attribute:
     """The builtin element type for a short name, or the type itself."""
     if isinstance(name, str):
-        if name not in ELEMENT_TYPES:
-            raise ValueError(
-                f"unknown element type '{name}': expected one of "
-                f"{', '.join(ELEMENT_TYPES)}"
-            )
-        return ELEMENT_TYPES[name]
+        return dtype(name).type
     if name not in ALL_TYPES:
         raise ValueError(f"unsupported element type {name}")
     return name
 
 
 def is_float(t: Attribute) -> bool:
-    return isinstance(t, Float32Type | Float16Type | BFloat16Type)
+    """Whether an element (or tensor) type is f32, f16 or bf16."""
+    if isinstance(t, TensorType):
+        t = t.get_element_type()
+    return t in FLOAT_TYPES
 
 
 def is_int(t: Attribute) -> bool:
-    return isinstance(t, IntegerType) and t.width.data in (32, 64)
+    if isinstance(t, TensorType):
+        t = t.get_element_type()
+    return t in INT_TYPES
+
+
+def tensor_bytes(t: Attribute) -> int:
+    """The bytes a tensor of type `t` takes in memory."""
+    assert isinstance(t, TensorType)
+    return t.element_count() * dtype(t).bytes
 
 
 def tensor(shape: Sequence[int], dtype: str | Attribute) -> TensorType:

@@ -16,16 +16,7 @@ import numpy as np
 from xdsl.dialects.builtin import TensorType
 from xdsl.ir import Attribute
 
-from rlxc.dialects.types import dtype_name, is_float
-
-_CARRIER = {
-    "f32": np.dtype(np.float32),
-    "f16": np.dtype(np.float16),
-    "bf16": np.dtype(np.float32),
-    "i32": np.dtype(np.int32),
-    "i64": np.dtype(np.int64),
-    "i1": np.dtype(np.bool_),
-}
+from rlxc.dialects.types import dtype, dtype_name, is_float
 
 
 #: When set, floating-point tensors of every width are carried in float64 and
@@ -37,7 +28,7 @@ PROMOTE_TO_F64: contextvars.ContextVar[bool] = contextvars.ContextVar(
 
 def carrier_dtype(element_type: Attribute) -> np.dtype:
     """The numpy dtype that holds values of an rlx element type."""
-    return _CARRIER[dtype_name(element_type)]
+    return dtype(element_type).carrier
 
 
 def round_bf16(a: np.ndarray) -> np.ndarray:
@@ -65,12 +56,12 @@ def to_element_type(a: np.ndarray | float | int | bool, element_type: Attribute)
         if a.dtype.kind == "f":
             with np.errstate(invalid="ignore"):
                 a = np.trunc(a)
-        return a.astype(_CARRIER[name])
+        return a.astype(dtype(name).carrier)
     if name == "bf16":
         # Round once from float64 directly would differ from hardware only on
         # double-rounding ties; go through float32 like a device does.
         return round_bf16(a.astype(np.float32))
-    return a.astype(_CARRIER[name])
+    return a.astype(dtype(name).carrier)
 
 
 def to_tensor_type(a: np.ndarray, t: TensorType) -> np.ndarray:

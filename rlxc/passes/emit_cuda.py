@@ -21,10 +21,11 @@ from xdsl.rewriter import InsertPoint, Rewriter
 from xdsl.utils.exceptions import PassFailedException
 
 from rlxc.codegen import kernels as K
+from rlxc.dialects import plan as P
 from rlxc.dialects import rlx, rlx_cuda
+from rlxc.dialects.plan import align
 from rlxc.dialects.rlx_cuda import ArgAttr
-from rlxc.dialects.types import dtype_name
-from rlxc.passes.plan_memory import align, tensor_bytes
+from rlxc.dialects.types import dtype_name, tensor_bytes
 
 #: Multiprocessor counts of the common parts per architecture, to size
 #: grid-stride loops (override with the pass's `sm_count` option).
@@ -58,9 +59,6 @@ KERNELS: dict[type[Operation], KernelFor] = {
     rlx.AvgPool2dOp: K.pool_kernel,  # pyright: ignore[reportAssignmentType]
 }
 
-#: Ops that need no launch: views alias their input, params and constants
-#: live in the parameter buffer.
-NO_LAUNCH = (rlx.ReshapeOp, rlx.ParamOp, rlx.ConstantOp, func.ReturnOp)
 
 def _i64(v: int) -> IntegerAttr:
     return IntegerAttr(v, i64)
@@ -98,45 +96,42 @@ class EmitCudaPass(ModulePass):
                 self._lower_function(f, sms, kernels)
 
     def _lower_function(self, f: func.FuncOp, sms: int, kernels: dict[str, str]) -> None:
-        if "rlx.arena_bytes" not in f.attributes:
+        fplan = P.function_plan(f)
+        if fplan is None:
             raise PassFailedException(
                 f"rlx-emit-cuda: @{f.sym_name.data} has no memory plan; run rlx-plan-memory "
                 "(or the rlx-plan pipeline) first"
             )
         block = f.body.block
         loc: dict[SSAValue, ArgAttr] = {}
-        for a, off in zip(block.args, f.attributes["rlx.arg_offsets"].get_values()):  # pyright: ignore
+        for a, off in zip(block.args, fplan.arg_offsets):
             loc[a] = rlx_cuda.arena(off)
         param_top = 0
         for i, o in enumerate(list(block.ops)):
             if isinstance(o, rlx.ParamOp | rlx.ConstantOp):
-                o.attributes["rlx.param_offset"] = _i64(param_top)
+                P.set_param_offset(o, param_top)
                 loc[o.results[0]] = rlx_cuda.param(param_top)
-                param_top += align(tensor_bytes(o.results[0].type))  # pyright: ignore
+                param_top += align(tensor_bytes(o.results[0].type))
                 continue
-            if isinstance(o, rlx.ReshapeOp):
-                loc[o.result] = loc[o.input]
+            if rlx.is_view(o):  # no launch: the result is its input's bytes
+                loc[o.results[0]] = loc[o.operands[0]]
                 continue
             if isinstance(o, func.ReturnOp):
                 continue
-            offs = o.attributes.get("rlx.offset")
+            offs = P.offsets(o)
             if offs is None:
                 raise PassFailedException(
                     f"rlx-emit-cuda: op #{i} of @{f.sym_name.data} `{str(o).splitlines()[0]}` "
                     "has no rlx.offset: the IR is not fully planned"
                 )
-            values = [offs.value.data] if isinstance(offs, IntegerAttr) else list(offs.get_values())  # pyright: ignore
-            for r, v in zip(o.results, values):
+            for r, v in zip(o.results, offs):
                 loc[r] = rlx_cuda.arena(v)
             new = self._lower_op(f, i, o, loc, sms, kernels)
-            for key in ("rlx.offset", "rlx.bytes"):
-                if key in o.attributes:
-                    new.attributes[key] = o.attributes[key]
+            P.copy_slots(o, new)
             for old, r in zip(o.results, new.results):
                 loc[r] = loc[old]
             Rewriter.replace_op(o, new)
-        f.attributes["rlx.param_bytes"] = _i64(param_top)
-        f.attributes["rlx.arch"] = StringAttr(self.arch)
+        P.set_launch_info(f, param_top, self.arch)
 
     def _lower_op(self, f, i, o, loc, sms, kernels) -> Operation:
         if isinstance(o, rlx.MatMulOp | rlx.LinearOp):

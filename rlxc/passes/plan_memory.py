@@ -1,11 +1,8 @@
 """`rlx-plan-memory`: liveness and arena offsets for every activation tensor.
 
-The contract any tool can read (all i64):
-* each op producing activations carries `rlx.offset` and `rlx.bytes` (arrays
-  of them, `array<i64: ...>`, on multi-result ops);
-* the func carries `rlx.arg_offsets` (its arguments' slots, an i64 array),
-  `rlx.arena_bytes` (the arena's size) and `rlx.peak_live_bytes` (the lower
-  bound: the largest total size of distinct buffers alive at once).
+The contract it writes (`rlx.offset` and `rlx.bytes` on ops,
+`rlx.arg_offsets`, `rlx.arena_bytes` and `rlx.peak_live_bytes` on the func)
+is defined, read and written in `rlxc.dialects.plan`.
 
 `rlx.bytes` is the tensor's exact size; slots are 256-byte aligned, and the
 lower bound counts buffers at their aligned size (no aligned arena can beat it).
@@ -14,34 +11,26 @@ lower bound counts buffers at their aligned size (no aligned arena can beat it).
 from __future__ import annotations
 
 import random
-import time
 from collections import defaultdict
 from dataclasses import dataclass, field
 
 from xdsl.context import Context
 from xdsl.dialects import func
-from xdsl.dialects.builtin import DenseArrayBase, IntegerAttr, ModuleOp, TensorType, i64
+from xdsl.dialects.builtin import ModuleOp, TensorType
 from xdsl.ir import Block, Operation, SSAValue
 from xdsl.passes import ModulePass
 from xdsl.utils.exceptions import PassFailedException
 
+from rlxc.dialects import plan as P
 from rlxc.dialects import rlx
-from rlxc.dialects.rlx import FusionKind, fusion_kind
-from rlxc.dialects.types import ELEMENT_BYTES, dtype_name
+from rlxc.dialects.plan import align
+from rlxc.dialects.rlx import FusionKind, fusion_kind, is_view
+from rlxc.dialects.types import tensor_bytes
 
-ALIGN = 256
 STRATEGIES = ("greedy", "naive")
 
 #: Ops whose results are not activations (they live in the parameter buffer).
 NOT_ACTIVATIONS = (rlx.ParamOp, rlx.ConstantOp)
-
-
-def tensor_bytes(t: TensorType) -> int:
-    return t.element_count() * ELEMENT_BYTES[dtype_name(t.get_element_type())]
-
-
-def align(n: int) -> int:
-    return (n + ALIGN - 1) // ALIGN * ALIGN
 
 
 @dataclass(eq=False)
@@ -58,14 +47,6 @@ class Buffer:
     @property
     def aligned(self) -> int:
         return align(self.size)
-
-
-def _is_view(op: Operation) -> bool:
-    """Views alias their input: reshape (row-major, contiguous) and a cast to
-    its own type."""
-    if isinstance(op, rlx.ReshapeOp):
-        return True
-    return isinstance(op, rlx.CastOp) and op.input.type == op.result.type
 
 
 def liveness(block: Block, inplace: bool) -> list[Buffer]:
@@ -99,7 +80,7 @@ def liveness(block: Block, inplace: bool) -> list[Buffer]:
                     b.end = max(b.end, here)
         if isinstance(op, NOT_ACTIVATIONS) or isinstance(op, func.ReturnOp):
             continue
-        if _is_view(op) and (b := buffer_of.get(op.operands[0])) is not None:
+        if is_view(op) and (b := buffer_of.get(op.operands[0])) is not None:
             b.values.append(op.results[0])
             buffer_of[op.results[0]] = b
             continue
@@ -187,15 +168,21 @@ def place(buffers: list[Buffer], order: list[Buffer], best_fit: bool = True) -> 
     return top
 
 
+#: The greedy planner's budget of placements (buffers placed, summed over
+#: tries) for the seeded restarts: a fixed amount of work, so the plan never
+#: depends on the machine's speed.
+PLACEMENT_BUDGET = 1 << 18
+
+
 def plan(buffers: list[Buffer], strategy: str, restarts: int = 256) -> int:
     """Assigns offsets; returns the arena size.
 
     `greedy` tries four orders (largest first, longest lifetime first, largest
     area first, program order), each with best-fit and with first-fit gaps,
-    and then, while the arena is above the lower
-    bound, up to `restarts` seeded perturbations of them and random orders
-    (bounded to about half a second), keeping the smallest arena found. The result is
-    deterministic.
+    and then, while the arena is above the lower bound, seeded perturbations
+    of them and random orders, keeping the smallest arena found: at most
+    `restarts`, and no more than PLACEMENT_BUDGET placements in all (so a
+    large plan tries fewer). The result is a function of the input alone.
     """
     if strategy == "naive":  # a bump allocator: no reuse at all
         top = 0
@@ -211,7 +198,7 @@ def plan(buffers: list[Buffer], strategy: str, restarts: int = 256) -> int:
         sorted(buffers, key=lambda b: (b.start, -b.aligned)),
     ]
     rng = random.Random(0)
-    deadline = time.perf_counter() + 0.5
+    restarts = min(restarts, PLACEMENT_BUDGET // max(1, len(buffers)))
     best_size, best_offsets = None, None
     tries = 0
     while True:
@@ -219,7 +206,7 @@ def plan(buffers: list[Buffer], strategy: str, restarts: int = 256) -> int:
         if tries < 2 * len(orders):  # each base order, best fit then first fit
             order = orders[tries % len(orders)]
             best_fit = tries < len(orders)
-        elif tries < 2 * len(orders) + restarts and time.perf_counter() < deadline:
+        elif tries < 2 * len(orders) + restarts:
             order = list(orders[tries % len(orders)])
             best_fit = tries % 2 == 0
             if tries % 4 < 2:  # perturb a base order: swap random neighbours
@@ -240,10 +227,6 @@ def plan(buffers: list[Buffer], strategy: str, restarts: int = 256) -> int:
     for b, off in zip(buffers, best_offsets):
         b.offset = off
     return best_size
-
-
-def _i64(v: int) -> IntegerAttr:
-    return IntegerAttr(v, i64)
 
 
 @dataclass(frozen=True)
@@ -309,16 +292,14 @@ class PlanMemoryPass(ModulePass):
         for op in block.ops:
             if isinstance(op, NOT_ACTIVATIONS) or not op.results:
                 continue
-            offs = [offset_of[r] for r in op.results]
-            sizes = [tensor_bytes(r.type) for r in op.results]  # pyright: ignore
-            if len(offs) == 1:
-                op.attributes["rlx.offset"] = _i64(offs[0])
-                op.attributes["rlx.bytes"] = _i64(sizes[0])
-            else:
-                op.attributes["rlx.offset"] = DenseArrayBase.from_list(i64, offs)
-                op.attributes["rlx.bytes"] = DenseArrayBase.from_list(i64, sizes)
-        f.attributes["rlx.arg_offsets"] = DenseArrayBase.from_list(
-            i64, [offset_of[a] for a in block.args]
+            P.set_slots(
+                op,
+                [offset_of[r] for r in op.results],
+                [tensor_bytes(r.type) for r in op.results],
+            )
+        P.set_function_plan(
+            f,
+            P.FunctionPlan(
+                [offset_of[a] for a in block.args], arena, peak_live_bytes(buffers)
+            ),
         )
-        f.attributes["rlx.arena_bytes"] = _i64(arena)
-        f.attributes["rlx.peak_live_bytes"] = _i64(peak_live_bytes(buffers))

@@ -25,7 +25,7 @@ from xdsl.utils.exceptions import PassFailedException
 
 from rlxc.dialects import rlx
 from rlxc.dialects.rlx import Composite, _float, _int, f64_attr, i64_array, i64_attr
-from rlxc.dialects.types import dtype_name, shape_of
+from rlxc.dialects.types import dtype, shape_of
 
 #: Targets rlx-unfuse knows; `none` keeps no composite.
 TARGETS = ("cuda", "none")
@@ -68,8 +68,7 @@ class _Emit:
 
 def _lowest(like: SSAValue) -> float:
     """The most negative finite value of the element type (a masked score)."""
-    name = dtype_name(like.type.get_element_type())  # pyright: ignore
-    return {"f16": -65504.0, "bf16": -3.3895313892515355e38}.get(name, -3.4028234663852886e38)
+    return dtype(like.type).lowest
 
 
 def _trailing_axes(x: SSAValue, gamma: SSAValue) -> list[int]:

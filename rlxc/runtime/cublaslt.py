@@ -12,8 +12,9 @@ from __future__ import annotations
 
 import numpy as np
 
+from rlxc.dialects.types import dtype
+
 # cudaDataType_t and cublasComputeType_t values (stable C ABI constants).
-_CUDA_R = {"f32": 0, "f16": 2, "bf16": 14}
 _COMPUTE_32F = 68
 _COMPUTE_32F_FAST_TF32 = 77
 _OP_N, _OP_T = 0, 1
@@ -39,7 +40,7 @@ class LtGemm:
         m, n, k = op.m.value.data, op.n.value.data, op.k.value.data
         batch = op.batch.value.data
         sa, sb, sc = op.strides.get_values()
-        dt = _CUDA_R[op.dtype.data]
+        dt = dtype(op.dtype.data).cuda_data_type
         locs = list(op.locations.data)
         a, b = ptr_of(locs[0]), ptr_of(locs[1])
         bias = ptr_of(locs[2]) if len(locs) == 4 else None

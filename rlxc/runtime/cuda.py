@@ -22,8 +22,11 @@ import numpy as np
 from xdsl.dialects import func
 from xdsl.dialects.builtin import ModuleOp, TensorType
 
+from xdsl.ir import Operation
+
+from rlxc.dialects import plan as P
 from rlxc.dialects import rlx, rlx_cuda
-from rlxc.dialects.types import dtype_name
+from rlxc.dialects.types import dtype, dtype_name, tensor_bytes
 
 
 class CudaError(RuntimeError):
@@ -76,32 +79,26 @@ def device_arch(ordinal: int = 0) -> tuple[str, int]:
 
 # ------------------------------------------------------------------ host data <-> device bytes
 
-_STORAGE = {"f32": np.float32, "f16": np.float16, "i32": np.int32, "i64": np.int64, "i1": np.uint8}
-
-
 def to_device_bytes(a: np.ndarray, t: TensorType) -> np.ndarray:
     """A carrier array -> the bytes the kernels read (bf16: the high half of f32)."""
-    name = dtype_name(t.get_element_type())
-    if name == "bf16":
+    d = dtype(t)
+    if d.name == "bf16":
         return (np.ascontiguousarray(a, np.float32).view(np.uint32) >> 16).astype(np.uint16)
-    return np.ascontiguousarray(a, dtype=_STORAGE[name])
+    return np.ascontiguousarray(a, dtype=d.storage)
 
 
 def from_device_bytes(raw: np.ndarray, t: TensorType) -> np.ndarray:
     """Device bytes -> the interpreter's carrier (bf16 as float32, i1 as bool)."""
-    name = dtype_name(t.get_element_type())
+    d = dtype(t)
     shape = tuple(t.get_shape())
-    if name == "bf16":
+    if d.name == "bf16":
         return (raw.view(np.uint16).astype(np.uint32) << 16).view(np.float32).reshape(shape)
-    if name == "i1":
+    if d.name == "i1":
         return (raw.view(np.uint8) != 0).reshape(shape)
-    return raw.view(_STORAGE[name]).reshape(shape).copy()
+    return raw.view(d.storage).reshape(shape).copy()
 
 
-def nbytes(t: TensorType) -> int:
-    from rlxc.dialects.types import ELEMENT_BYTES
-
-    return t.element_count() * ELEMENT_BYTES[dtype_name(t.get_element_type())]
+nbytes = tensor_bytes
 
 
 # ------------------------------------------------------------------ the executable
@@ -140,9 +137,11 @@ class CudaExecutable:
         self.context = _check(cu.cuDevicePrimaryCtxRetain(self.device), "cuDevicePrimaryCtxRetain")
         _check(cu.cuCtxSetCurrent(self.context), "cuCtxSetCurrent")
         self.stream = _check(cu.cuStreamCreate(0), "cuStreamCreate")
-        attrs = self.func.attributes
-        self.arena_bytes = max(int(attrs["rlx.arena_bytes"].value.data), 256)  # pyright: ignore
-        self.param_bytes = max(int(attrs.get("rlx.param_bytes").value.data), 256)  # pyright: ignore
+        fplan = P.function_plan(self.func)
+        if fplan is None:
+            raise CudaError(f"@{self.func.sym_name.data} is not planned: lower it with rlx-cuda first")
+        self.arena_bytes = max(fplan.arena_bytes, P.ALIGN)
+        self.param_bytes = max(P.param_bytes(self.func), P.ALIGN)
         self.arena = self._alloc(self.arena_bytes, "the activation arena")
         self.params = self._alloc(self.param_bytes, "the parameter buffer")
         self.modules = {}
@@ -178,7 +177,7 @@ class CudaExecutable:
                 )
             elif isinstance(op, rlx_cuda.GemmOp):
                 self.launches.append(self._gemm_launch(op))
-        self.arg_offsets = list(attrs["rlx.arg_offsets"].get_values())  # pyright: ignore
+        self.arg_offsets = fplan.arg_offsets
         ret = self.func.body.block.last_op
         assert isinstance(ret, func.ReturnOp)
         self.output_locations = [self._location_of(v) for v in ret.arguments]
@@ -199,15 +198,13 @@ class CudaExecutable:
     def _location_of(self, v) -> rlx_cuda.ArgAttr:
         owner = v.owner
         if isinstance(owner, rlx.ParamOp | rlx.ConstantOp):
-            return rlx_cuda.param(owner.attributes["rlx.param_offset"].value.data)  # pyright: ignore
-        if isinstance(owner, rlx.ReshapeOp):
-            return self._location_of(owner.input)
-        if hasattr(v, "index") and isinstance(owner, rlx_cuda.LaunchOp | rlx_cuda.GemmOp):
-            off = owner.attributes["rlx.offset"]
-            vals = [off.value.data] if hasattr(off, "value") else list(off.get_values())  # pyright: ignore
-            return rlx_cuda.arena(vals[v.index])
+            return rlx_cuda.param(P.param_offset(owner))
+        if isinstance(owner, Operation) and rlx.is_view(owner):
+            return self._location_of(owner.operands[0])
+        if isinstance(owner, Operation) and (offs := P.offsets(owner)) is not None:
+            return rlx_cuda.arena(offs[v.index])
         i = list(self.func.body.block.args).index(v)
-        return rlx_cuda.arena(list(self.func.attributes["rlx.arg_offsets"].get_values())[i])  # pyright: ignore
+        return rlx_cuda.arena(self.arg_offsets[i])
 
     def _upload_params(self, params: Mapping[str, np.ndarray]) -> None:
         from rlxc.interp import check_array
@@ -225,7 +222,7 @@ class CudaExecutable:
             else:
                 continue
             data = to_device_bytes(host, op.results[0].type)  # pyright: ignore
-            off = op.attributes["rlx.param_offset"].value.data  # pyright: ignore
+            off = P.param_offset(op)
             if data.nbytes:
                 _check(cu.cuMemcpyHtoD(int(self.params) + off, data.ctypes.data, data.nbytes), f"cuMemcpyHtoD(param {op.name})")
 
@@ -387,9 +384,6 @@ def _save_source(kernel: rlx_cuda.KernelOp) -> str:
     return str(path)
 
 
-_TYPESTR = {"f32": "<f4", "f16": "<f2", "i32": "<i4", "i64": "<i8", "i1": "|b1", "bf16": "<V2"}
-
-
 def _wait_for(producer: int, stream) -> None:
     """Orders `stream` after the work queued so far on the producer's stream
     (a CUstream handle; 1 and 2 are the legacy and per-thread defaults)."""
@@ -437,7 +431,7 @@ def _device_input(name: str, v, t: TensorType, stream=None) -> int:
 
     iface = v.__cuda_array_interface__
     shape = tuple(iface["shape"])
-    want = _TYPESTR[dtype_name(t.get_element_type())]
+    want = dtype(t).typestr
     if shape != tuple(t.get_shape()) or iface["typestr"] not in (want, want.replace("<", "=")) and not (
         want == "<V2" and iface["typestr"] in ("<V2", "<u2")
     ):
@@ -476,7 +470,7 @@ class DeviceArray:
     def __cuda_array_interface__(self) -> dict:
         return {
             "shape": self.shape,
-            "typestr": _TYPESTR[dtype_name(self.type.get_element_type())],
+            "typestr": dtype(self.type).typestr,
             "data": (self.ptr, False),
             "version": 3,
             "strides": None,

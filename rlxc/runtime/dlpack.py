@@ -15,12 +15,13 @@ from __future__ import annotations
 import ctypes
 from dataclasses import dataclass
 
+from rlxc.dialects.types import DTYPES
+
 #: DLDeviceType values
 CPU, CUDA, CUDA_HOST, CUDA_MANAGED = 1, 2, 3, 13
 
-#: rlx dtype -> DLPack (type code, bits); lanes are always 1
-DTYPES = {"f32": (2, 32), "f16": (2, 16), "bf16": (4, 16), "i32": (0, 32), "i64": (0, 64), "i1": (6, 8)}
-_NAMES = {v: k for k, v in DTYPES.items()}
+#: DLPack (type code, bits) -> rlx dtype name; lanes are always 1
+_NAMES = {d.dlpack: n for n, d in DTYPES.items()}
 
 
 class DLDevice(ctypes.Structure):
@@ -126,7 +127,7 @@ def _drop_unconsumed(capsule: int) -> None:
 def to_capsule(ptr: int, shape: tuple[int, ...], dtype: str, owner: object, device: tuple[int, int] = (CUDA, 0)):
     """A `dltensor` capsule over `ptr` (row-major, rlx dtype `dtype`) that
     keeps `owner` alive until the consumer lets go of it."""
-    code, bits = DTYPES[dtype]
+    code, bits = DTYPES[dtype].dlpack
     shape_arr = (ctypes.c_int64 * max(len(shape), 1))(*shape)
     m = DLManagedTensor()
     m.dl_tensor.data = ptr

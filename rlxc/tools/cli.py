@@ -22,6 +22,7 @@ import numpy as np
 from xdsl.utils.exceptions import DiagnosticException, ParseError
 
 from rlxc.context import parse_module
+from rlxc.dialects import plan as P
 from rlxc.dialects.types import dtype_name
 from rlxc.interp import InputError, signature
 
@@ -155,11 +156,12 @@ def cmd_plan(args: argparse.Namespace) -> int:
     f = next((op for op in module.ops if isinstance(op, func.FuncOp)), None)
     if f is None:
         raise CliError(f"{args.file} has no func.func to plan")
-    if "rlx.arena_bytes" not in f.attributes:
+    if P.function_plan(f) is None:
         module = run_pipeline(module, args.pipeline)
         f = next(op for op in module.ops if isinstance(op, func.FuncOp))
-    arena = f.attributes["rlx.arena_bytes"].value.data  # pyright: ignore
-    peak = f.attributes["rlx.peak_live_bytes"].value.data  # pyright: ignore
+    fplan = P.function_plan(f)
+    assert fplan is not None
+    arena, peak = fplan.arena_bytes, fplan.peak_live_bytes
     buffers = liveness(f.body.block, inplace=False)
     offset_of = _planned_offsets(f)
     print(f"{len(buffers)} buffers, arena {arena} B, lower bound (peak live) {peak} B, "
@@ -172,17 +174,10 @@ def cmd_plan(args: argparse.Namespace) -> int:
 
 def _planned_offsets(f) -> dict:
     """value -> offset, read back from the plan's attributes."""
-    from xdsl.dialects.builtin import DenseArrayBase, IntegerAttr
-
-    out = {}
-    for a, off in zip(f.body.block.args, f.attributes["rlx.arg_offsets"].get_values()):
-        out[a] = off
+    out = dict(zip(f.body.block.args, P.function_plan(f).arg_offsets))
     for op in f.body.block.ops:
-        attr = op.attributes.get("rlx.offset")
-        if isinstance(attr, IntegerAttr):
-            out[op.results[0]] = attr.value.data
-        elif isinstance(attr, DenseArrayBase):
-            out.update(zip(op.results, attr.get_values()))
+        if (offs := P.offsets(op)) is not None:
+            out.update(zip(op.results, offs))
     return out
 
 
