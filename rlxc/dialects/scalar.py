@@ -1,10 +1,13 @@
 """`ScalarEmitter`: builds the scalar `arith`/`math` form of elementwise ops.
 
-Each elementwise rlx op states its scalar expression (`scalar(e, *args)`) in
-terms of this emitter, which picks the float or integer `arith` op by the
-operand's type, so an expression like `e.add(x, e.const(1.0, x))` reads the
-same for f32, f16 and i32. The fusion pass collects the created ops into a
-region body; codegen later renders the same ops through its C++ table.
+Each elementwise rlx op states its scalar expression (its class's
+`scalar(e, *args, result=...)`) in terms of this emitter, either as data its
+family applies (a unary op's `MATH_OP`, a binary op's `EMITTER` method name, a
+comparison's `PREDICATE`) or as an explicit expression. The emitter picks the
+float or integer `arith` op by the operand's type, so an expression like
+`e.add(x, e.const(1.0, x))` reads the same for f32, f16 and i32. The fusion
+pass collects the created ops into a region body; codegen later renders the
+same ops through its C++ table.
 """
 
 from __future__ import annotations
@@ -84,7 +87,12 @@ class ScalarEmitter:
         return self._add(op_type(a))  # pyright: ignore[reportCallIssue]
 
     def binary(self, op_type: type[Operation], a: SSAValue, b: SSAValue) -> SSAValue:
+        """A `math` op of two operands (math.PowFOp)."""
         return self._add(op_type(a, b))  # pyright: ignore[reportCallIssue]
+
+    def pow(self, a: SSAValue, b: SSAValue) -> SSAValue:
+        """a ** b (floating point)."""
+        return self.binary(math.PowFOp, a, b)
 
     def exp(self, a: SSAValue) -> SSAValue:
         return self.unary(math.ExpOp, a)

@@ -43,6 +43,7 @@ class DType:
     dlpack: tuple[int, int]  #: DLPack (type code, bits); lanes are always 1
     cuda_data_type: int | None  #: cudaDataType_t (cuBLASLt), floats only
     lowest: float  #: the most negative finite value (a masked score)
+    onnx: int  #: ONNX's TensorProto.DataType code
 
     @property
     def is_float(self) -> bool:
@@ -67,17 +68,17 @@ DTYPES: dict[str, DType] = {
     d.name: d
     for d in (
         DType("f32", f32, "float", 4, np.dtype(np.float32), np.dtype(np.float32), "float", "float",
-              "float4", "<f4", (2, 32), 0, float(_F(np.float32).min)),
+              "float4", "<f4", (2, 32), 0, float(_F(np.float32).min), 1),
         DType("f16", f16, "float", 2, np.dtype(np.float16), np.dtype(np.float16), "unsigned short", "float",
-              "ushort4", "<f2", (2, 16), 2, float(_F(np.float16).min)),
+              "ushort4", "<f2", (2, 16), 2, float(_F(np.float16).min), 10),
         DType("bf16", bf16, "float", 2, np.dtype(np.float32), np.dtype(np.uint16), "unsigned short", "float",
-              "ushort4", "<V2", (4, 16), 14, -3.3895313892515355e38),
+              "ushort4", "<V2", (4, 16), 14, -3.3895313892515355e38, 16),
         DType("i32", i32, "int", 4, np.dtype(np.int32), np.dtype(np.int32), "int", "int",
-              "int4", "<i4", (0, 32), None, float(np.iinfo(np.int32).min)),
+              "int4", "<i4", (0, 32), None, float(np.iinfo(np.int32).min), 6),
         DType("i64", i64, "int", 8, np.dtype(np.int64), np.dtype(np.int64), "long long", "long long",
-              None, "<i8", (0, 64), None, float(np.iinfo(np.int64).min)),
+              None, "<i8", (0, 64), None, float(np.iinfo(np.int64).min), 7),
         DType("i1", i1, "bool", 1, np.dtype(np.bool_), np.dtype(np.uint8), "unsigned char", "bool",
-              "uchar4", "|b1", (6, 8), None, 0.0),
+              "uchar4", "|b1", (6, 8), None, 0.0, 9),
     )
 }  # fmt: skip
 

@@ -1,0 +1,293 @@
+"""Composite ops with no family of their own: the fused residual norms
+(`rlx.fused_residual_layer_norm`, `rlx.fused_residual_rms_norm`),
+`rlx.swiglu`, `rlx.attention` and `rlx.rope`. Each states its `decompose`
+into more primitive rlx ops, which `rlx-unfuse` applies on targets without a
+kernel for it (the other composites, linear and the row norms, live with
+their families)."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import ClassVar
+
+import numpy as np
+from xdsl.dialects.builtin import Float64Type, FloatAttr, TensorType, UnitAttr
+from xdsl.ir import Attribute, SSAValue
+from xdsl.irdl import (
+    AttrSizedOperandSegments,
+    VarConstraint,
+    base,
+    irdl_op_definition,
+    operand_def,
+    opt_operand_def,
+    opt_prop_def,
+    prop_def,
+    result_def,
+    traits_def,
+)
+from xdsl.traits import Pure
+from xdsl.utils.exceptions import VerifyException
+
+from rlxc.dialects.rlx.base import (
+    INJECTIVE,
+    OPAQUE,
+    REDUCTION,
+    Composite,
+    RlxOp,
+    _float,
+    _Operands,
+    _require_dtype,
+    _require_same_dtype,
+    _t,
+    i64_array,
+    i64_attr,
+)
+from rlxc.dialects.rlx.decompose import DecomposeBuilder
+from rlxc.dialects.rlx.elementwise import AddOp, MulOp, NegOp, SelectOp, SiluOp
+from rlxc.dialects.rlx.matmul import MatMulOp
+from rlxc.dialects.rlx.reductions import (
+    LayerNormOp,
+    RmsNormOp,
+    SoftmaxOp,
+    _check_norm_params,
+)
+from rlxc.dialects.rlx.shape import ConcatOp, SliceOp, TransposeOp
+from rlxc.dialects.types import (
+    FLOAT_TYPES,
+    broadcasts_to,
+    dtype,
+    fmt_shape,
+    shape_of,
+)
+
+
+def _last_axis_halves(b: DecomposeBuilder, x: SSAValue) -> tuple[SSAValue, SSAValue]:
+    """x[..., :D/2] and x[..., D/2:] as two slices."""
+    shape = shape_of(x.type)
+    half = shape[-1] // 2
+    starts = [0] * len(shape)
+    steps = [1] * len(shape)
+
+    def part(lo: int, hi: int) -> SSAValue:
+        s, en = list(starts), list(shape)
+        s[-1], en[-1] = lo, hi
+        return b(SliceOp, [x], {"starts": i64_array(s), "ends": i64_array(en), "steps": i64_array(steps)})
+
+    return part(0, half), part(half, shape[-1])
+
+
+# --------------------------------------------------------------------------- residual norms
+
+
+@irdl_op_definition
+class FusedResidualLayerNormOp(RlxOp):
+    """s = x + residual; returns (s, layer_norm(s, gamma, beta, eps)).
+
+    `%s, %y = rlx.fused_residual_layer_norm %x, %r, %g, %b eps = 1.0e-05 : tensor<4x16xf32>, tensor<16xf32>`
+    """
+
+    name = "rlx.fused_residual_layer_norm"
+    T: ClassVar = VarConstraint("T", base(TensorType))
+    G: ClassVar = VarConstraint("G", base(TensorType))
+    input = operand_def(T)
+    residual = operand_def(T)
+    gamma = operand_def(G)
+    beta = operand_def(G)
+    sum = result_def(T)
+    normed = result_def(T)
+    eps = prop_def(FloatAttr[Float64Type])
+    traits = traits_def(Pure(), REDUCTION, Composite(("cuda",)))
+    assembly_format = (
+        "$input `,` $residual `,` $gamma `,` $beta `eps` `=` $eps attr-dict `:` "
+        "type($input) `,` type($gamma)"
+    )
+
+    def verify_extra(self) -> None:
+        _check_norm_params(self.input.type, self.gamma.type, self.beta.type)  # pyright: ignore
+
+    def decompose(self, b: DecomposeBuilder) -> list[SSAValue]:
+        """An add and a `rlx.layer_norm` (which the target may split again)."""
+        s = b(AddOp, [self.input, self.residual])
+        y = b(LayerNormOp, [s, self.gamma, self.beta], {"eps": self.eps}, [s.type])
+        return [s, y]
+
+
+@irdl_op_definition
+class FusedResidualRmsNormOp(RlxOp):
+    """s = x + residual; returns (s, rms_norm(s, gamma, eps)).
+
+    `%s, %y = rlx.fused_residual_rms_norm %x, %r, %g eps = 1.0e-06 : tensor<4x16xf32>, tensor<16xf32>`
+    """
+
+    name = "rlx.fused_residual_rms_norm"
+    T: ClassVar = VarConstraint("T", base(TensorType))
+    input = operand_def(T)
+    residual = operand_def(T)
+    gamma = operand_def(TensorType)
+    sum = result_def(T)
+    normed = result_def(T)
+    eps = prop_def(FloatAttr[Float64Type])
+    traits = traits_def(Pure(), REDUCTION, Composite(("cuda",)))
+    assembly_format = (
+        "$input `,` $residual `,` $gamma `eps` `=` $eps attr-dict `:` type($input) `,` "
+        "type($gamma)"
+    )
+
+    def verify_extra(self) -> None:
+        _check_norm_params(self.input.type, self.gamma.type, None)  # pyright: ignore
+
+    def decompose(self, b: DecomposeBuilder) -> list[SSAValue]:
+        """An add and a `rlx.rms_norm` (which the target may split again)."""
+        s = b(AddOp, [self.input, self.residual])
+        return [s, b(RmsNormOp, [s, self.gamma], {"eps": self.eps}, [s.type])]
+
+
+# --------------------------------------------------------------------------- gated / attention
+
+
+@irdl_op_definition
+class SwigluOp(RlxOp):
+    """Splits the last axis in halves a (first, the gate) and b: silu(a) * b.
+
+    `%y = rlx.swiglu %x : tensor<4x32xf32> -> tensor<4x16xf32>`
+    """
+
+    name = "rlx.swiglu"
+    input = operand_def(TensorType)
+    result = result_def(TensorType)
+    traits = traits_def(Pure(), INJECTIVE, Composite())
+    assembly_format = "$input attr-dict `:` type($input) `->` type($result)"
+
+    @classmethod
+    def infer_result_types(cls, operands: _Operands, props: Mapping[str, Attribute]):
+        (x,) = operands
+        assert isinstance(x, TensorType)
+        _require_dtype("input", x, FLOAT_TYPES)
+        s = shape_of(x)
+        if not s or s[-1] % 2:
+            raise VerifyException(
+                f"swiglu needs an even last axis, got shape {fmt_shape(s)}"
+            )
+        return [_t((*s[:-1], s[-1] // 2), x)]
+
+    def decompose(self, b: DecomposeBuilder) -> list[SSAValue]:
+        """Two slices, silu and a multiply."""
+        gate, up = _last_axis_halves(b, self.input)
+        return [b(MulOp, [b.unary(SiluOp, gate), up])]
+
+
+@irdl_op_definition
+class AttentionOp(RlxOp):
+    """softmax(q·kᵀ · scale + mask [+ causal]) · v over [batch, heads, seq, head_dim].
+
+    `scale` defaults to 1/sqrt(head_dim). `causal` masks key j > query i
+    (top-left aligned, as PyTorch's `is_causal`). `mask` is additive and
+    broadcasts to [batch, heads, q_seq, k_seq].
+
+    `%o = rlx.attention %q, %k, %v causal : tensor<1x2x8x4xf32>, tensor<1x2x8x4xf32>, tensor<1x2x8x4xf32> -> tensor<1x2x8x4xf32>`
+    """
+
+    name = "rlx.attention"
+    query = operand_def(TensorType)
+    key = operand_def(TensorType)
+    value = operand_def(TensorType)
+    mask = opt_operand_def(TensorType)
+    result = result_def(TensorType)
+    causal = opt_prop_def(UnitAttr)
+    scale = opt_prop_def(FloatAttr[Float64Type])
+    irdl_options = (AttrSizedOperandSegments(as_property=True),)
+    traits = traits_def(Pure(), OPAQUE, Composite())
+    assembly_format = (
+        "$query `,` $key `,` $value (`mask` $mask^)? (`causal` $causal^)? "
+        "(`scale` $scale^)? attr-dict `:` type($query) `,` type($key) `,` "
+        "type($value) (`,` type($mask)^)? `->` type($result)"
+    )
+
+    @classmethod
+    def infer_result_types(cls, operands: _Operands, props: Mapping[str, Attribute]):
+        q, k, v, m = operands
+        assert isinstance(q, TensorType) and isinstance(k, TensorType)
+        assert isinstance(v, TensorType)
+        _require_dtype("query", q, FLOAT_TYPES)
+        _require_same_dtype("query and key", q, k)
+        _require_same_dtype("query and value", q, v)
+        qs, ks, vs = shape_of(q), shape_of(k), shape_of(v)
+        if len(qs) != 4 or len(ks) != 4 or len(vs) != 4:
+            raise VerifyException(
+                "attention takes [batch, heads, seq, head_dim] query, key and value, got "
+                f"{fmt_shape(qs)}, {fmt_shape(ks)}, {fmt_shape(vs)}"
+            )
+        if qs[:2] != ks[:2] or qs[:2] != vs[:2] or qs[3] != ks[3] or ks[2] != vs[2]:
+            raise VerifyException(
+                f"query {fmt_shape(qs)}, key {fmt_shape(ks)} and value {fmt_shape(vs)} "
+                "disagree: batch and heads must match, key's head_dim must equal "
+                "query's, and key and value need the same sequence length"
+            )
+        if m is not None:
+            assert isinstance(m, TensorType)
+            _require_same_dtype("query and mask", q, m)
+            scores = (qs[0], qs[1], qs[2], ks[2])
+            if not broadcasts_to(shape_of(m), scores):
+                raise VerifyException(
+                    f"mask has shape {fmt_shape(shape_of(m))}, which does not broadcast "
+                    f"to the scores' {fmt_shape(scores)}"
+                )
+        return [_t((qs[0], qs[1], qs[2], vs[3]), q)]
+
+    def decompose(self, b: DecomposeBuilder) -> list[SSAValue]:
+        """Transpose, matmul, scale, mask (the causal one as a select against
+        the type's lowest value), a `rlx.softmax`, matmul."""
+        q, k, v = self.query, self.key, self.value
+        qs, ks = shape_of(q.type), shape_of(k.type)
+        scale = _float(self.scale) if self.scale is not None else 1.0 / float(np.sqrt(qs[-1]))
+        kt = b(TransposeOp, [k], {"perm": i64_array([0, 1, 3, 2])})
+        s = b(MulOp, [b(MatMulOp, [q, kt]), b.scalar(scale, q)])
+        if self.mask is not None:
+            s = b(AddOp, [s, self.mask])
+        if self.causal is not None:
+            keep = np.tril(np.ones((qs[2], ks[2]), dtype=bool))
+            lowest = dtype(s.type).lowest  # the most negative finite value: a masked score
+            s = b(SelectOp, [b.keep_mask(keep), s, b.scalar(lowest, s)])
+        p = b(SoftmaxOp, [s], {"axis": i64_attr(-1)}, [s.type])
+        return [b(MatMulOp, [p, v])]
+
+
+@irdl_op_definition
+class RopeOp(RlxOp):
+    """Rotary position embedding, rotate-half form:
+    x * cos + rotate_half(x) * sin, rotate_half(x) = concat(-x[..., D/2:], x[..., :D/2]).
+    cos and sin broadcast to x (typically [seq, head_dim]).
+
+    `%y = rlx.rope %x, %cos, %sin : tensor<1x2x8x4xf32>, tensor<8x4xf32>`
+    """
+
+    name = "rlx.rope"
+    T: ClassVar = VarConstraint("T", base(TensorType))
+    C: ClassVar = VarConstraint("C", base(TensorType))
+    input = operand_def(T)
+    cos = operand_def(C)
+    sin = operand_def(C)
+    result = result_def(T)
+    traits = traits_def(Pure(), INJECTIVE, Composite())
+    assembly_format = "$input `,` $cos `,` $sin attr-dict `:` type($input) `,` type($cos)"
+
+    def verify_extra(self) -> None:
+        x, c = self.input.type, self.cos.type
+        assert isinstance(x, TensorType) and isinstance(c, TensorType)
+        _require_dtype("input", x, FLOAT_TYPES)
+        _require_same_dtype("input and cos", x, c)
+        xs, cs = shape_of(x), shape_of(c)
+        if not xs or xs[-1] % 2:
+            raise VerifyException(f"rope needs an even last axis, got {fmt_shape(xs)}")
+        if not broadcasts_to(cs, xs):
+            raise VerifyException(
+                f"cos/sin of shape {fmt_shape(cs)} do not broadcast to the input "
+                f"{fmt_shape(xs)}"
+            )
+
+    def decompose(self, b: DecomposeBuilder) -> list[SSAValue]:
+        """Two slices, a negation and a concat for rotate_half, then
+        multiplies and an add."""
+        x1, x2 = _last_axis_halves(b, self.input)
+        rot = b(ConcatOp, [[b.unary(NegOp, x2), x1]], {"axis": i64_attr(-1)})
+        return [b(AddOp, [b(MulOp, [self.input, self.cos]), b(MulOp, [rot, self.sin])])]

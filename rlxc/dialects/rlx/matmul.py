@@ -1,0 +1,165 @@
+"""Matrix products: `rlx.matmul` (numpy.matmul with broadcast batch axes) and
+the composite `rlx.linear` (x · wᵀ + b, then an optional activation), with
+`ACTIVATIONS`, the unary ops a linear may apply."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+
+from xdsl.dialects.builtin import StringAttr, TensorType
+from xdsl.ir import Attribute, SSAValue
+from xdsl.irdl import (
+    AttrSizedOperandSegments,
+    irdl_op_definition,
+    operand_def,
+    opt_operand_def,
+    opt_prop_def,
+    result_def,
+    traits_def,
+)
+from xdsl.traits import Pure
+from xdsl.utils.exceptions import VerifyException
+
+from rlxc.dialects.rlx.base import (
+    OPAQUE,
+    Composite,
+    RlxOp,
+    _Operands,
+    _require_dtype,
+    _require_same_dtype,
+    _require_shape,
+    _t,
+    i64_array,
+)
+from rlxc.dialects.rlx.decompose import DecomposeBuilder
+from rlxc.dialects.rlx.elementwise import (
+    AddOp,
+    GeluOp,
+    GeluTanhOp,
+    ReluOp,
+    SigmoidOp,
+    SiluOp,
+    TanhOp,
+    UnaryElementwiseOp,
+)
+from rlxc.dialects.rlx.shape import ReshapeOp, TransposeOp
+from rlxc.dialects.types import FLOAT_TYPES, fmt_shape, matmul_shape, shape_of
+
+
+@irdl_op_definition
+class MatMulOp(RlxOp):
+    """numpy.matmul on operands of rank >= 2: batch dimensions broadcast.
+
+    `%c = rlx.matmul %a, %b : tensor<2x4x8xf32>, tensor<8x3xf32> -> tensor<2x4x3xf32>`
+    """
+
+    name = "rlx.matmul"
+    lhs = operand_def(TensorType)
+    rhs = operand_def(TensorType)
+    result = result_def(TensorType)
+    traits = traits_def(Pure(), OPAQUE)
+    assembly_format = (
+        "$lhs `,` $rhs attr-dict `:` type($lhs) `,` type($rhs) `->` type($result)"
+    )
+
+    @classmethod
+    def infer_result_types(cls, operands: _Operands, props: Mapping[str, Attribute]):
+        a, b = operands
+        assert isinstance(a, TensorType) and isinstance(b, TensorType)
+        _require_dtype("lhs", a, FLOAT_TYPES)
+        _require_same_dtype("matmul operands", a, b)
+        return [_t(matmul_shape(shape_of(a), shape_of(b)), a)]
+
+
+#: The activations `rlx.linear` may carry: each is the name of a unary op,
+#: which defines it.
+ACTIVATIONS: dict[str, type[UnaryElementwiseOp]] = {
+    op.name.removeprefix("rlx."): op
+    for op in (ReluOp, GeluOp, GeluTanhOp, SiluOp, SigmoidOp, TanhOp)
+}
+LINEAR_ACTIVATIONS = tuple(ACTIVATIONS)
+
+#: target -> the activations it applies inside the gemm, after the bias (on
+#: cuda, cuBLASLt's epilogues; `rlxc.codegen.GEMM_EPILOGUES` names them there;
+#: its GELU is the tanh form, so exact `gelu` is not here).
+EPILOGUE_ACTIVATIONS: dict[str, tuple[str, ...]] = {"cuda": ("relu", "gelu_tanh")}
+
+
+@irdl_op_definition
+class LinearOp(RlxOp):
+    """x · wᵀ + b, then an optional activation (the unary op of that name, see
+    `ACTIVATIONS`); w is [out, in], b is [out].
+
+    `%y = rlx.linear %x, %w bias %b activation "gelu" : tensor<4x16xf32>, tensor<8x16xf32>, tensor<8xf32> -> tensor<4x8xf32>`
+    """
+
+    name = "rlx.linear"
+    input = operand_def(TensorType)
+    weight = operand_def(TensorType)
+    bias = opt_operand_def(TensorType)
+    result = result_def(TensorType)
+    activation = opt_prop_def(StringAttr)
+    irdl_options = (AttrSizedOperandSegments(as_property=True),)
+    traits = traits_def(Pure(), OPAQUE, Composite(("cuda",)))
+    assembly_format = (
+        "$input `,` $weight (`bias` $bias^)? (`activation` $activation^)? attr-dict "
+        "`:` type($input) `,` type($weight) (`,` type($bias)^)? `->` type($result)"
+    )
+
+    def native_on(self, target: str) -> bool:
+        """cuda runs linear as one cuBLASLt matmul whose epilogue adds the bias
+        and applies relu or the tanh GELU; other activations are split off."""
+        if target == "cuda" and self.activation is not None:
+            return self.bias is not None and self.activation.data in EPILOGUE_ACTIVATIONS[target]
+        return True
+
+    def decompose(self, b: DecomposeBuilder) -> list[SSAValue]:
+        """On a target with a linear kernel, only the activation is split off
+        (the epilogue is what it lacks); elsewhere: transpose, matmul, add, and
+        the activation."""
+        composite = self.get_trait(Composite)
+        assert composite is not None
+        if self.activation is not None and b.target in composite.native_targets:
+            # Keep the matmul and bias as one native linear; the activation
+            # becomes an elementwise op that fusion puts in a region.
+            y = b(LinearOp, [self.input, self.weight, self.bias])
+            return [b.unary(ACTIVATIONS[self.activation.data], y)]
+        x: SSAValue = self.input
+        xs = shape_of(x.type)
+        if len(xs) == 1:
+            x = b(ReshapeOp, [x], types=[TensorType(x.type.get_element_type(), [1, xs[0]])])  # pyright: ignore
+        wt = b(TransposeOp, [self.weight], {"perm": i64_array([1, 0])})
+        y = b(MatMulOp, [x, wt])
+        if len(xs) == 1:
+            y = b(ReshapeOp, [y], types=[self.result.type])
+        if self.bias is not None:
+            y = b(AddOp, [y, self.bias])
+        if self.activation is not None:
+            y = b.unary(ACTIVATIONS[self.activation.data], y)
+        return [y]
+
+    @classmethod
+    def infer_result_types(cls, operands: _Operands, props: Mapping[str, Attribute]):
+        x, w, b = operands
+        assert isinstance(x, TensorType) and isinstance(w, TensorType)
+        _require_dtype("input", x, FLOAT_TYPES)
+        _require_same_dtype("input and weight", x, w)
+        xs, ws = shape_of(x), shape_of(w)
+        if len(ws) != 2 or len(xs) < 1 or xs[-1] != ws[1]:
+            raise VerifyException(
+                f"weight has shape {fmt_shape(ws)}, expected [out, {xs[-1] if xs else '?'}]"
+                f" for an input of shape {fmt_shape(xs)}"
+            )
+        if b is not None:
+            assert isinstance(b, TensorType)
+            _require_shape("bias", b, (ws[0],))
+            _require_same_dtype("input and bias", x, b)
+        act = props.get("activation")
+        if act is not None:
+            assert isinstance(act, StringAttr)
+            if act.data not in LINEAR_ACTIVATIONS:
+                raise VerifyException(
+                    f"unknown activation '{act.data}', expected one of "
+                    f"{', '.join(LINEAR_ACTIVATIONS)}"
+                )
+        return [_t((*xs[:-1], ws[0]), x)]

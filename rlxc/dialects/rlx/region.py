@@ -1,0 +1,126 @@
+"""Fused regions: `rlx.elementwise_region`, one elementwise kernel whose body
+maps scalars to scalars with `arith`/`math` ops, ended by `rlx.yield`.
+`rlx-fuse-elementwise` builds them from chains of elementwise and broadcast
+ops."""
+
+from __future__ import annotations
+
+from xdsl.dialects.builtin import TensorType
+from xdsl.irdl import (
+    IRDLOperation,
+    irdl_op_definition,
+    lazy_traits_def,
+    region_def,
+    traits_def,
+    var_operand_def,
+    var_result_def,
+)
+from xdsl.traits import HasParent, IsolatedFromAbove, IsTerminator, Pure
+from xdsl.utils.exceptions import VerifyException
+
+from rlxc.dialects.rlx.base import ELEMENTWISE, RlxOp
+from rlxc.dialects.types import ALL_TYPES, broadcasts_to, fmt_shape, shape_of
+
+#: Dialects whose ops may appear in an elementwise region body (scalar ops only).
+REGION_BODY_DIALECTS = ("arith", "math")
+
+
+@irdl_op_definition
+class YieldOp(IRDLOperation):
+    """Terminates an `rlx.elementwise_region` body with one scalar per result."""
+
+    name = "rlx.yield"
+    values = var_operand_def()
+    traits = lazy_traits_def(
+        lambda: (IsTerminator(), Pure(), HasParent(ElementwiseRegionOp))
+    )
+    assembly_format = "$values attr-dict `:` type($values)"
+
+
+@irdl_op_definition
+class ElementwiseRegionOp(RlxOp):
+    """A fused elementwise kernel: the body maps one scalar of each input
+    (broadcast to the common shape) to one scalar of each result.
+
+    ```
+    %r = rlx.elementwise_region ins(%a, %b : tensor<4x8xf32>, tensor<8xf32>) -> tensor<4x8xf32> {
+    ^bb0(%x: f32, %y: f32):
+      %s = arith.addf %x, %y : f32
+      rlx.yield %s : f32
+    }
+    ```
+
+    Every result has the same shape (the iteration space) and every input
+    broadcasts to it (an `expand` folds into a region as a smaller input). The body is one block
+    of pure `arith`/`math` ops that reads only its arguments (isolated from
+    above), as `linalg.generic`'s does.
+    """
+
+    name = "rlx.elementwise_region"
+    inputs = var_operand_def(TensorType)
+    outputs = var_result_def(TensorType)
+    body = region_def("single_block")
+    traits = traits_def(Pure(), ELEMENTWISE, IsolatedFromAbove())
+    assembly_format = (
+        "`ins` `(` $inputs `:` type($inputs) `)` `->` type($outputs) "
+        "attr-dict-with-keyword $body"
+    )
+
+    def verify_extra(self) -> None:
+        if not self.inputs:
+            raise VerifyException("elementwise_region needs at least one input")
+        if not self.outputs:
+            raise VerifyException("elementwise_region needs at least one result")
+        shape = shape_of(self.outputs[0].type)
+        for i, r in enumerate(self.outputs):
+            if shape_of(r.type) != shape:
+                raise VerifyException(
+                    f"result #{i} has shape {fmt_shape(shape_of(r.type))}, but result #0 "
+                    f"has {fmt_shape(shape)}: all results share the iteration shape"
+                )
+        for i, v in enumerate(self.inputs):
+            vs = shape_of(v.type)
+            if not broadcasts_to(vs, shape):
+                raise VerifyException(
+                    f"input #{i} of shape {fmt_shape(vs)} does not broadcast to the "
+                    f"result shape {fmt_shape(shape)}"
+                )
+        block = self.body.block
+        if len(block.args) != len(self.inputs):
+            raise VerifyException(
+                f"body has {len(block.args)} arguments, expected one per input "
+                f"({len(self.inputs)})"
+            )
+        for i, (arg, v) in enumerate(zip(block.args, self.inputs)):
+            el = v.type.get_element_type()  # pyright: ignore
+            if arg.type != el:
+                raise VerifyException(
+                    f"body argument #{i} has type {arg.type}, expected the element type "
+                    f"{el} of input #{i}"
+                )
+        for op in block.ops:
+            if isinstance(op, YieldOp):
+                continue
+            scalar = all(
+                t in ALL_TYPES for t in (*op.operand_types, *op.result_types)
+            )
+            if op.dialect_name() not in REGION_BODY_DIALECTS or op.regions or not scalar:
+                raise VerifyException(
+                    f"'{op.name}' may not appear in an elementwise region body: only "
+                    f"region-free {' and '.join(REGION_BODY_DIALECTS)} ops on scalars"
+                )
+        term = block.last_op
+        if not isinstance(term, YieldOp):
+            raise VerifyException("body must end with rlx.yield")
+        if len(term.values) != len(self.outputs):
+            raise VerifyException(
+                f"rlx.yield gives {len(term.values)} values, expected one per result "
+                f"({len(self.outputs)})"
+            )
+        for i, (v, r) in enumerate(zip(term.values, self.outputs)):
+            el = r.type.get_element_type()  # pyright: ignore
+            if v.type != el:
+                raise VerifyException(
+                    f"yielded value #{i} has type {v.type}, expected the element type "
+                    f"{el} of result #{i}"
+                )

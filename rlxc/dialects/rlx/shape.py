@@ -1,0 +1,242 @@
+"""Shape ops: the same elements at other indices. `rlx.reshape` (a view),
+`rlx.transpose`, `rlx.expand` (broadcast), `rlx.concat`, `rlx.slice` and
+`rlx.gather`."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+
+from xdsl.dialects.builtin import I64, DenseArrayBase, IntegerAttr, TensorType, i64
+from xdsl.ir import Attribute, SSAValue
+from xdsl.irdl import (
+    irdl_op_definition,
+    operand_def,
+    prop_def,
+    result_def,
+    traits_def,
+    var_operand_def,
+)
+from xdsl.traits import Pure
+from xdsl.utils.exceptions import VerifyException
+
+from rlxc.dialects.rlx.base import (
+    BROADCAST,
+    INJECTIVE,
+    IsView,
+    RlxOp,
+    _int,
+    _ints,
+    _Operands,
+    _require_dtype,
+    _require_same_dtype,
+    _t,
+)
+from rlxc.dialects.scalar import ScalarEmitter
+from rlxc.dialects.types import (
+    NUMERIC_TYPES,
+    broadcasts_to,
+    fmt_shape,
+    normalize_axis,
+    shape_of,
+    slice_extent,
+)
+
+
+@irdl_op_definition
+class ReshapeOp(RlxOp):
+    """Same elements in row-major order, new shape. A view: the planner aliases it.
+
+    `%y = rlx.reshape %x : tensor<4x16xf32> -> tensor<64xf32>`
+    """
+
+    name = "rlx.reshape"
+    input = operand_def(TensorType)
+    result = result_def(TensorType)
+    traits = traits_def(Pure(), INJECTIVE, IsView())
+    assembly_format = "$input attr-dict `:` type($input) `->` type($result)"
+
+    def verify_extra(self) -> None:
+        x, r = self.input.type, self.result.type
+        assert isinstance(x, TensorType) and isinstance(r, TensorType)
+        _require_same_dtype("reshape", x, r)
+        if x.element_count() != r.element_count():
+            raise VerifyException(
+                f"cannot reshape {fmt_shape(shape_of(x))} ({x.element_count()} elements) "
+                f"to {fmt_shape(shape_of(r))} ({r.element_count()} elements)"
+            )
+
+
+@irdl_op_definition
+class TransposeOp(RlxOp):
+    """Permutes axes: result axis i is input axis perm[i].
+
+    `%y = rlx.transpose %x perm = [1, 0] : tensor<4x16xf32> -> tensor<16x4xf32>`
+    """
+
+    name = "rlx.transpose"
+    input = operand_def(TensorType)
+    result = result_def(TensorType)
+    perm = prop_def(DenseArrayBase.constr(i64))
+    traits = traits_def(Pure(), INJECTIVE)
+    assembly_format = (
+        "$input `perm` `=` $perm attr-dict `:` type($input) `->` type($result)"
+    )
+
+    @classmethod
+    def infer_result_types(cls, operands: _Operands, props: Mapping[str, Attribute]):
+        (x,) = operands
+        assert isinstance(x, TensorType)
+        perm = _ints(props.get("perm"))
+        shape = shape_of(x)
+        if sorted(perm) != list(range(len(shape))):
+            raise VerifyException(
+                f"perm {perm} is not a permutation of the {len(shape)} axes of "
+                f"{fmt_shape(shape)}"
+            )
+        return [_t([shape[p] for p in perm], x)]
+
+
+@irdl_op_definition
+class ExpandOp(RlxOp):
+    """numpy.broadcast_to: size-1 (or missing leading) axes repeat.
+
+    `%y = rlx.expand %x : tensor<1x16xf32> -> tensor<4x16xf32>`
+    """
+
+    name = "rlx.expand"
+    input = operand_def(TensorType)
+    result = result_def(TensorType)
+    traits = traits_def(Pure(), BROADCAST)
+    assembly_format = "$input attr-dict `:` type($input) `->` type($result)"
+
+    @classmethod
+    def scalar(cls, e: ScalarEmitter, x: SSAValue, *, result: Attribute) -> SSAValue:
+        return x  # broadcasting is the region's indexing, not a scalar op
+
+    def verify_extra(self) -> None:
+        x, r = self.input.type, self.result.type
+        assert isinstance(x, TensorType) and isinstance(r, TensorType)
+        _require_same_dtype("expand", x, r)
+        xs, rs = shape_of(x), shape_of(r)
+        if not broadcasts_to(xs, rs):
+            raise VerifyException(
+                f"cannot expand {fmt_shape(xs)} to {fmt_shape(rs)}: each input axis "
+                "must equal the result's or be 1"
+            )
+
+
+@irdl_op_definition
+class ConcatOp(RlxOp):
+    """Joins tensors along `axis`; other axes must match.
+
+    `%y = rlx.concat %a, %b axis = 0 : tensor<2x4xf32>, tensor<3x4xf32> -> tensor<5x4xf32>`
+    """
+
+    name = "rlx.concat"
+    inputs = var_operand_def(TensorType)
+    result = result_def(TensorType)
+    axis = prop_def(IntegerAttr[I64])
+    traits = traits_def(Pure(), INJECTIVE)
+    assembly_format = (
+        "$inputs `axis` `=` $axis attr-dict `:` type($inputs) `->` type($result)"
+    )
+
+    @classmethod
+    def infer_result_types(cls, operands: _Operands, props: Mapping[str, Attribute]):
+        (xs,) = operands
+        assert isinstance(xs, Sequence) and not isinstance(xs, TensorType)
+        if not xs:
+            raise VerifyException("concat needs at least one input")
+        first = xs[0]
+        rank = first.get_num_dims()
+        axis = normalize_axis(_int(props.get("axis")), rank)
+        total = 0
+        for i, t in enumerate(xs):
+            _require_same_dtype(f"input #{i}", first, t)
+            s = shape_of(t)
+            if len(s) != rank or any(
+                s[k] != shape_of(first)[k] for k in range(rank) if k != axis
+            ):
+                raise VerifyException(
+                    f"input #{i} has shape {fmt_shape(s)}; it must match input #0 "
+                    f"{fmt_shape(shape_of(first))} on every axis but {axis}"
+                )
+            total += s[axis]
+        shape = list(shape_of(first))
+        shape[axis] = total
+        return [_t(shape, first)]
+
+
+@irdl_op_definition
+class SliceOp(RlxOp):
+    """Strided slice on every axis: element i of axis k is starts[k] + i*steps[k],
+    for i in range(starts[k], ends[k], steps[k]). Starts and ends are absolute
+    (the builder normalises python-style ones); with a negative step an end of
+    -1 means "through index 0".
+
+    `%y = rlx.slice %x starts = [0, 2] ends = [4, 16] steps = [1, 2] : tensor<4x16xf32> -> tensor<4x7xf32>`
+    """
+
+    name = "rlx.slice"
+    input = operand_def(TensorType)
+    result = result_def(TensorType)
+    starts = prop_def(DenseArrayBase.constr(i64))
+    ends = prop_def(DenseArrayBase.constr(i64))
+    steps = prop_def(DenseArrayBase.constr(i64))
+    traits = traits_def(Pure(), INJECTIVE)
+    assembly_format = (
+        "$input `starts` `=` $starts `ends` `=` $ends `steps` `=` $steps attr-dict "
+        "`:` type($input) `->` type($result)"
+    )
+
+    @classmethod
+    def infer_result_types(cls, operands: _Operands, props: Mapping[str, Attribute]):
+        (x,) = operands
+        assert isinstance(x, TensorType)
+        shape = shape_of(x)
+        starts, ends, steps = (_ints(props.get(k)) for k in ("starts", "ends", "steps"))
+        if not len(starts) == len(ends) == len(steps) == len(shape):
+            raise VerifyException(
+                f"starts, ends and steps need one entry per axis ({len(shape)}), got "
+                f"{len(starts)}, {len(ends)} and {len(steps)}"
+            )
+        out = []
+        for k, (s, e, st, d) in enumerate(zip(starts, ends, steps, shape)):
+            if st == 0:
+                raise VerifyException(f"step of axis {k} is 0")
+            n = slice_extent(s, e, st)
+            if n and not (0 <= s < d and 0 <= s + (n - 1) * st < d):
+                raise VerifyException(
+                    f"axis {k}: range({s}, {e}, {st}) leaves the axis extent {d}"
+                )
+            out.append(n)
+        return [_t(out, x)]
+
+
+@irdl_op_definition
+class GatherOp(RlxOp):
+    """numpy.take along `axis` (embedding lookup with axis 0); indices may be
+    negative (counting from the end); out-of-range indices are an error.
+
+    `%y = rlx.gather %table[%ids] axis = 0 : tensor<100x16xf32>, tensor<4x8xi64> -> tensor<4x8x16xf32>`
+    """
+
+    name = "rlx.gather"
+    input = operand_def(TensorType)
+    indices = operand_def(TensorType)
+    result = result_def(TensorType)
+    axis = prop_def(IntegerAttr[I64])
+    traits = traits_def(Pure(), INJECTIVE)
+    assembly_format = (
+        "$input `[` $indices `]` `axis` `=` $axis attr-dict `:` type($input) `,` "
+        "type($indices) `->` type($result)"
+    )
+
+    @classmethod
+    def infer_result_types(cls, operands: _Operands, props: Mapping[str, Attribute]):
+        x, idx = operands
+        assert isinstance(x, TensorType) and isinstance(idx, TensorType)
+        _require_dtype("indices", idx, NUMERIC_TYPES[3:])
+        s = shape_of(x)
+        axis = normalize_axis(_int(props.get("axis")), len(s))
+        return [_t((*s[:axis], *shape_of(idx), *s[axis + 1 :]), x)]
