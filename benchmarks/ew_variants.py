@@ -25,9 +25,9 @@ import numpy as np
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from rlxc.codegen.cuda_c import PREAMBLE  # noqa: E402
+from rlxc.codegen.common import HEADER as PREAMBLE  # noqa: E402
 from rlxc.runtime import nvrtc  # noqa: E402
-from rlxc.runtime.cuda import _check, _driver, device_arch  # noqa: E402
+from rlxc.runtime.driver_api import _driver, device_arch, check as _check  # noqa: E402
 
 BODIES = {
     "copy": "return x;",

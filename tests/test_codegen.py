@@ -1,6 +1,7 @@
-"""CUDA codegen without a GPU: every generated kernel compiles with NVRTC to a
-cubin for sm_80 and sm_90; the disk cache hits, misses, detects corruption
-and survives concurrent writers; failures carry the log and the source."""
+"""CUDA codegen without a GPU: every generated kernel (the fallback gemm
+too) compiles with NVRTC to a cubin for sm_80 and sm_90, with the shared
+header given as text; the disk cache hits, misses, detects corruption and
+survives concurrent writers; failures carry the log and the source."""
 
 from __future__ import annotations
 
@@ -12,6 +13,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 
 import rlxc
+from rlxc.codegen import HEADER_NAME, HEADERS
 from rlxc.dialects import rlx_cuda
 from rlxc.runtime import nvrtc
 from strategies import graphs
@@ -33,7 +35,7 @@ def kernels_of(module):
 
 def compile_all(module, arch):
     ks = kernels_of(module)
-    cubins = nvrtc.compile_many([(f"{k.sym_name.data}.cu", k.source.data) for k in ks], arch)
+    cubins = nvrtc.compile_many([(f"{k.sym_name.data}.cu", k.source.data) for k in ks], arch, headers=HEADERS)
     for k, c in zip(ks, cubins):
         assert c[:4] == b"\x7fELF", k.sym_name.data  # a cubin is an ELF image
     return len(ks)
@@ -100,6 +102,48 @@ def test_large_shape_kernels_compile(arch):
     assert compile_all(lowered, arch) == 4
 
 
+def _gemms():
+    """Every gemm shape the codegen emits: linear (transposed weight) with
+    bias and each epilogue activation, without bias, batched, broadcast."""
+    g = rlxc.GraphBuilder()
+    outs = []
+    for dt in ("f32", "f16", "bf16"):
+        x, w, b = g.input(f"x{dt}", [5, 24], dt), g.param(f"w{dt}", [40, 24], dt), g.param(f"b{dt}", [40], dt)
+        a = g.input(f"a{dt}", [2, 3, 5, 7], dt)
+        outs += [g.linear(x, w, b, activation="relu"), g.linear(x, w, b, activation="gelu_tanh"),
+                 g.linear(x, w, b), g.linear(x, w), g.matmul(a, g.input(f"m{dt}", [7, 6], dt)),
+                 g.matmul(a, g.input(f"n{dt}", [2, 3, 7, 6], dt))]
+    return g.build(outs)
+
+
+@pytest.mark.parametrize("arch", ARCHS)
+def test_fallback_gemm_kernels_compile(arch):
+    lowered = rlxc.run_pipeline(_gemms(), f"rlx-cuda{{arch={arch} gemm=kernel}}")
+    assert not [op for op in lowered.walk() if isinstance(op, rlx_cuda.GemmOp)]
+    gemms = [k for k in kernels_of(lowered) if k.entry.data.startswith("rlx_gemm_")]
+    assert len(gemms) == 18
+    sources = [k.source.data for k in gemms]
+    # the activations come from the ops' scalar expressions: relu is rlx_maxf, GELU's tanh form
+    assert sum("rlx_maxf(v, v0)" in src for src in sources) == 3
+    assert sum("tanhf(" in src for src in sources) == 3
+    launches = [op for op in lowered.walk() if isinstance(op, rlx_cuda.LaunchOp)]
+    batched = [op for op in launches if op.grid.get_values()[2] == 6]
+    assert len(batched) == 6 and all(tuple(op.block.get_values()) == (16, 16, 1) for op in batched)
+    assert compile_all(lowered, arch) == len(kernels_of(lowered))
+
+
+def test_sources_include_the_header_and_name_their_op():
+    g = rlxc.GraphBuilder()
+    x, y = g.input("x", [4, 16]), g.input("y", [4, 16])
+    lowered = rlxc.run_pipeline(g.build([g.softmax(x), g.softmax(y)]), "rlx-cuda")
+    (k,) = kernels_of(lowered)  # equal kernels are emitted once
+    lines = k.source.data.split("\n")
+    assert lines[0] == f'#include "{HEADER_NAME}"' and lines[1] == "// rlx.softmax (op #0 of @main)"
+    assert "rlx_block_reduce" not in k.source.data.split("extern")[0]  # helpers live in the header
+    with pytest.raises(nvrtc.NvrtcError, match="headers="):
+        nvrtc.compile_cubin(k.source.data, "sm_90", "no_headers.cu")
+
+
 def test_launch_level_round_trips():
     module, _ = EXAMPLES["mlp"](rows=8, hidden=16, ffn=32)
     lowered = rlxc.run_pipeline(module, "rlx-cuda")
@@ -128,6 +172,9 @@ def test_cache_key_covers_source_options_arch_and_version():
     assert k != nvrtc.cache_key(SOURCE + " ", "sm_90", nvrtc.DEFAULT_OPTIONS)
     assert k != nvrtc.cache_key(SOURCE, "sm_80", nvrtc.DEFAULT_OPTIONS)
     assert k != nvrtc.cache_key(SOURCE, "sm_90", ("--std=c++17",))
+    with_header = nvrtc.cache_key(SOURCE, "sm_90", nvrtc.DEFAULT_OPTIONS, {"h.cuh": "// a"})
+    assert with_header != k
+    assert with_header != nvrtc.cache_key(SOURCE, "sm_90", nvrtc.DEFAULT_OPTIONS, {"h.cuh": "// b"})
     assert nvrtc.nvrtc_version() in ("12.%d" % i for i in range(10)) or nvrtc.nvrtc_version().startswith("13.")
 
 
@@ -187,3 +234,10 @@ def test_unplanned_ir_is_refused():
     x = g.input("x", [4])
     with pytest.raises(Exception, match="has no memory plan; run rlx-plan-memory"):
         rlxc.run_pipeline(g.build([g.exp(x)]), "rlx-optimize,rlx-emit-cuda")
+
+
+def test_gemm_option_is_checked():
+    g = rlxc.GraphBuilder()
+    x = g.input("x", [4, 4])
+    with pytest.raises(Exception, match="gemm must be one of cublaslt, kernel, got 'cublas'"):
+        rlxc.run_pipeline(g.build([g.matmul(x, x)]), "rlx-cuda{gemm=cublas}")

@@ -128,7 +128,7 @@ class FoldConstants(RewritePattern):
             return
         if any(v.owner.value.type.element_count() > FOLD_MAX_ELEMENTS for v in op.operands):  # pyright: ignore
             return
-        from rlxc.interp.dtypes import dense_attr
+        from rlxc.values import dense_attr
         from rlxc.interp.rlx_numpy import RlxFunctions
 
         interpreter = Interpreter(ModuleOp([]))

@@ -1,8 +1,7 @@
-"""`rlx-emit-cuda{arch=sm_90}`: planned IR -> the launch level (`rlx_cuda`)."""
+"""`rlx-emit-cuda{arch=sm_90 gemm=cublaslt}`: planned IR -> the launch level (`rlx_cuda`)."""
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from dataclasses import dataclass
 
 from xdsl.context import Context
@@ -20,7 +19,9 @@ from xdsl.passes import ModulePass
 from xdsl.rewriter import InsertPoint, Rewriter
 from xdsl.utils.exceptions import PassFailedException
 
-from rlxc.codegen import kernels as K
+from rlxc.codegen import KERNELS
+from rlxc.codegen.common import Buf, KernelSpec
+from rlxc.codegen.gemm import Gemm, GemmError, gemm_kernel, gemm_problem
 from rlxc.dialects import plan as P
 from rlxc.dialects import rlx, rlx_cuda
 from rlxc.dialects.plan import align
@@ -31,33 +32,8 @@ from rlxc.dialects.types import dtype_name, tensor_bytes
 #: grid-stride loops (override with the pass's `sm_count` option).
 SM_COUNTS = {"sm_80": 108, "sm_86": 84, "sm_89": 128, "sm_90": 132, "sm_100": 148}
 
-KernelFor = Callable[[Operation, int], K.KernelSpec]
-
-#: rlx op -> its kernel template. Ops not here and not handled below have no
-#: CUDA lowering, and the pass says so.
-KERNELS: dict[type[Operation], KernelFor] = {
-    rlx.ElementwiseRegionOp: K.elementwise_kernel,  # pyright: ignore[reportAssignmentType]
-    rlx.ReduceSumOp: K.reduce_kernel,  # pyright: ignore[reportAssignmentType]
-    rlx.ReduceMeanOp: K.reduce_kernel,  # pyright: ignore[reportAssignmentType]
-    rlx.ReduceMaxOp: K.reduce_kernel,  # pyright: ignore[reportAssignmentType]
-    rlx.ReduceMinOp: K.reduce_kernel,  # pyright: ignore[reportAssignmentType]
-    rlx.ReduceProdOp: K.reduce_kernel,  # pyright: ignore[reportAssignmentType]
-    rlx.ArgMaxOp: K.argmax_kernel,  # pyright: ignore[reportAssignmentType]
-    rlx.SoftmaxOp: K.softmax_kernel,  # pyright: ignore[reportAssignmentType]
-    rlx.LogSoftmaxOp: K.softmax_kernel,  # pyright: ignore[reportAssignmentType]
-    rlx.LayerNormOp: K.norm_kernel,  # pyright: ignore[reportAssignmentType]
-    rlx.RmsNormOp: K.norm_kernel,  # pyright: ignore[reportAssignmentType]
-    rlx.FusedResidualLayerNormOp: K.norm_kernel,  # pyright: ignore[reportAssignmentType]
-    rlx.FusedResidualRmsNormOp: K.norm_kernel,  # pyright: ignore[reportAssignmentType]
-    rlx.TransposeOp: K.transpose_kernel,  # pyright: ignore[reportAssignmentType]
-    rlx.ExpandOp: K.expand_kernel,  # pyright: ignore[reportAssignmentType]
-    rlx.SliceOp: K.slice_kernel,  # pyright: ignore[reportAssignmentType]
-    rlx.ConcatOp: K.concat_kernel,  # pyright: ignore[reportAssignmentType]
-    rlx.GatherOp: K.gather_kernel,  # pyright: ignore[reportAssignmentType]
-    rlx.Conv2dOp: K.conv2d_kernel,  # pyright: ignore[reportAssignmentType]
-    rlx.MaxPool2dOp: K.pool_kernel,  # pyright: ignore[reportAssignmentType]
-    rlx.AvgPool2dOp: K.pool_kernel,  # pyright: ignore[reportAssignmentType]
-}
+#: The `gemm` option's values: how matmul and linear are lowered.
+GEMM_LOWERINGS = ("cublaslt", "kernel")
 
 
 def _i64(v: int) -> IntegerAttr:
@@ -67,10 +43,16 @@ def _i64(v: int) -> IntegerAttr:
 @dataclass(frozen=True)
 class EmitCudaPass(ModulePass):
     """Lowers planned rlx IR to `rlx_cuda`: a generated kernel per region or
-    op (`rlx_cuda.kernel` + `rlx_cuda.launch`), matmul and linear as
-    `rlx_cuda.gemm` (bias and relu / tanh-GELU epilogues folded in), views as
-    no-ops. Params and constants get `rlx.param_offset`s in the read-only
-    parameter buffer (256-byte aligned; the func gets `rlx.param_bytes`).
+    op (`rlx_cuda.kernel` + `rlx_cuda.launch`, templates from
+    `rlxc.codegen.KERNELS`), matmul and linear as `rlx_cuda.gemm` (bias and
+    relu / tanh-GELU epilogues folded in) or as generated gemm kernels,
+    views as no-ops. Params and constants get `rlx.param_offset`s in the
+    read-only parameter buffer (256-byte aligned; the func gets
+    `rlx.param_bytes`).
+
+    Each kernel's source includes `rlx_kernels.cuh` (`rlxc.codegen.HEADERS`)
+    and names the op it came from in a comment; equal kernels are emitted
+    once.
 
     Needs planned IR (run `rlx-plan` first, or the whole `rlx-cuda`
     pipeline); an op with no lowering is an error naming it and the target.
@@ -79,18 +61,26 @@ class EmitCudaPass(ModulePass):
     * `arch`: the target architecture, `sm_XY` (cubin is compiled for it).
     * `sm_count`: multiprocessors to size grid-stride loops for (0: the
       usual count for `arch`).
+    * `gemm`: `cublaslt` (matmul/linear as `rlx_cuda.gemm`, run by
+      cuBLASLt) or `kernel` (as launches of a generated tiled gemm kernel,
+      for when cuBLASLt is not installed).
     """
 
     name = "rlx-emit-cuda"
 
     arch: str = "sm_90"
     sm_count: int = 0
+    gemm: str = "cublaslt"
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         if not self.arch.startswith("sm_") or not self.arch[3:].isdigit():
             raise PassFailedException(f"rlx-emit-cuda: arch must look like sm_90, got '{self.arch}'")
+        if self.gemm not in GEMM_LOWERINGS:
+            raise PassFailedException(
+                f"rlx-emit-cuda: gemm must be one of {', '.join(GEMM_LOWERINGS)}, got '{self.gemm}'"
+            )
         sms = self.sm_count or SM_COUNTS.get(self.arch, 132)
-        kernels: dict[str, str] = {}  # source -> symbol
+        kernels: dict[str, str] = {}  # kernel code -> symbol
         for f in list(op.ops):
             if isinstance(f, func.FuncOp):
                 self._lower_function(f, sms, kernels)
@@ -134,8 +124,15 @@ class EmitCudaPass(ModulePass):
         P.set_launch_info(f, param_top, self.arch)
 
     def _lower_op(self, f, i, o, loc, sms, kernels) -> Operation:
+        where = f"op #{i} of @{f.sym_name.data}"
         if isinstance(o, rlx.MatMulOp | rlx.LinearOp):
-            return self._gemm(f, i, o, loc)
+            try:
+                g = gemm_problem(o, where)
+            except GemmError as e:
+                raise PassFailedException(f"rlx-emit-cuda: {e}") from e
+            if self.gemm == "cublaslt":
+                return _gemm_op(g, loc)
+            return self._launch(f, o, where, gemm_kernel(g), loc, kernels)
         make = KERNELS.get(type(o))
         if make is None:
             hint = (
@@ -144,76 +141,39 @@ class EmitCudaPass(ModulePass):
                 else " (run rlx-unfuse for this target first)" if o.get_trait(rlx.Composite) else ""
             )
             raise PassFailedException(
-                f"rlx-emit-cuda: '{o.name}' (op #{i} of @{f.sym_name.data}, "
+                f"rlx-emit-cuda: '{o.name}' ({where}, "
                 f"`{str(o).splitlines()[0]}`) has no lowering for target cuda {self.arch}{hint}"
             )
-        spec = make(o, sms)
-        source = spec.source
-        sym = kernels.get(source)
+        return self._launch(f, o, where, make(o, sms), loc, kernels)
+
+    def _launch(self, f, o, where: str, spec: KernelSpec, loc, kernels) -> Operation:
+        """A launch of `spec`'s kernel, emitting the kernel unless an equal one was."""
+        sym = kernels.get(spec.code)
         if sym is None:
             sym = f"k{len(kernels)}"
-            kernels[source] = sym
-            Rewriter.insert_op(
-                rlx_cuda.KernelOp(sym, spec.entry, self.arch, source), InsertPoint.before(f)
-            )
-        args = [
-            loc[p.value] if isinstance(p, K.Buf) else rlx_cuda.scalar(p) for p in spec.params
-        ]
+            kernels[spec.code] = sym
+            source = spec.source(f"{o.name} ({where})")
+            Rewriter.insert_op(rlx_cuda.KernelOp(sym, spec.entry, self.arch, source), InsertPoint.before(f))
+        args = [loc[p.value] if isinstance(p, Buf) else rlx_cuda.scalar(p) for p in spec.params]
         return rlx_cuda.LaunchOp(
-            sym, [spec.grid, 1, 1], [spec.block, 1, 1], spec.smem, args,
+            sym, spec.grid3, spec.block3, spec.smem, args,
             list(o.operands), [r.type for r in o.results],
         )  # fmt: skip
 
-    def _gemm(self, f, i, o, loc) -> Operation:
-        el = dtype_name(o.results[0].type.get_element_type())
-        if isinstance(o, rlx.LinearOp):
-            xs = K.shape(o.input)
-            n, k = K.shape(o.weight)
-            m = K.numel(xs[:-1])
-            batch, trans_b, strides = 1, 1, [0, 0, 0]
-            epilogue = "none" if o.bias is None else "bias"
-            act = o.activation.data if o.activation is not None else None
-            if act is not None:
-                if o.bias is None or act not in rlx.CUDA_EPILOGUES:
-                    raise PassFailedException(
-                        f"rlx-emit-cuda: '{o.name}' with activation '{act}'"
-                        + ("" if o.bias is not None else " and no bias")
-                        + f" (op #{i} of @{f.sym_name.data}) has no cuBLASLt epilogue; "
-                        "rlx-unfuse splits it for cuda"
-                    )
-                epilogue = rlx.CUDA_EPILOGUES[act]
-            a, b, bias = o.input, o.weight, o.bias
-        else:
-            a_s, b_s, c_s = K.shape(o.lhs), K.shape(o.rhs), K.shape(o.result)
-            m, k, n = a_s[-2], a_s[-1], b_s[-1]
-            batch = K.numel(c_s[:-2])
 
-            def batch_stride(s, size):
-                if K.numel(s[:-2]) == 1:
-                    return 0
-                if tuple(s[:-2]) == tuple(c_s[:-2]) or (K.numel(s[:-2]) == batch):
-                    return size
-                raise PassFailedException(
-                    f"rlx-emit-cuda: 'rlx.matmul' (op #{i} of @{f.sym_name.data}) broadcasts "
-                    f"batch dimensions {list(s[:-2])} partially against {list(c_s[:-2])}; "
-                    "cuBLASLt takes one batch stride per operand (expand the operand first)"
-                )
-
-            strides = [batch_stride(a_s, m * k), batch_stride(b_s, k * n), m * n]
-            trans_b, epilogue = 0, "none"
-            a, b, bias = o.lhs, o.rhs, None
-        locations = [loc[a], loc[b]] + ([loc[bias]] if bias is not None else []) + [loc[o.results[0]]]
-        return rlx_cuda.GemmOp.build(
-            operands=[a, b, bias],
-            result_types=[o.results[0].type],
-            properties={
-                "m": _i64(m), "n": _i64(n), "k": _i64(k), "batch": _i64(batch),
-                "trans_a": _i64(0), "trans_b": _i64(trans_b),
-                "strides": DenseArrayBase.from_list(i64, strides),
-                "locations": ArrayAttr(locations),
-                "epilogue": StringAttr(epilogue), "dtype": StringAttr(el),
-            },
-        )  # fmt: skip
+def _gemm_op(g: Gemm, loc: dict[SSAValue, ArgAttr]) -> Operation:
+    """`rlx_cuda.gemm` for `g`, on its operands' locations."""
+    return rlx_cuda.GemmOp.build(
+        operands=[g.a, g.b, g.bias],
+        result_types=[g.c.type],
+        properties={
+            "m": _i64(g.m), "n": _i64(g.n), "k": _i64(g.k), "batch": _i64(g.batch),
+            "trans_a": _i64(0), "trans_b": _i64(int(g.trans_b)),
+            "strides": DenseArrayBase.from_list(i64, list(g.strides)),
+            "locations": ArrayAttr([loc[v] for v in g.operands]),
+            "epilogue": StringAttr(g.epilogue), "dtype": StringAttr(dtype_name(g.c.type.get_element_type())),  # pyright: ignore
+        },
+    )  # fmt: skip
 
 
 def kernel_sources(module: ModuleOp) -> list[rlx_cuda.KernelOp]:

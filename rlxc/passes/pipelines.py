@@ -3,7 +3,9 @@
 * `rlx-optimize{target=cuda}`: graph -> fused level
   (rlx-unfuse, canonicalize, cse, dce, rlx-fuse-elementwise, dce)
 * `rlx-plan{target=cuda}`: the same, then rlx-plan-memory (planned level)
-* `rlx-cuda{arch=sm_90}`: rlx-plan, then rlx-emit-cuda (launch level)
+* `rlx-cuda{arch=sm_90 sm_count=0 gemm=cublaslt}`: rlx-plan, then
+  rlx-emit-cuda (launch level); `gemm=kernel` emits matmuls as generated
+  kernel launches instead of `rlx_cuda.gemm` (cuBLASLt)
 
 `run_pipeline(module, "rlx-plan")` runs a named pipeline or any pipeline text
 (`"rlx-unfuse{target=none},canonicalize"`) on a copy of `module`.
@@ -77,17 +79,19 @@ class PlanPipeline(ModulePass):
 @dataclass(frozen=True)
 class CudaPipeline(ModulePass):
     """Graph level -> launch level: rlx-plan (for the cuda target), then
-    rlx-emit-cuda for `arch`."""
+    rlx-emit-cuda for `arch`, with its `sm_count` and `gemm` options
+    (`gemm=kernel` lowers matmuls to generated kernels instead of cuBLASLt)."""
 
     name = "rlx-cuda"
 
     arch: str = "sm_90"
     sm_count: int = 0
+    gemm: str = "cublaslt"
 
     def passes(self) -> tuple[ModulePass, ...]:
         return parse_pipeline(
             optimize_spec("cuda")
-            + f",rlx-plan-memory,rlx-emit-cuda{{arch={self.arch} sm_count={self.sm_count}}}"
+            + f",rlx-plan-memory,rlx-emit-cuda{{arch={self.arch} sm_count={self.sm_count} gemm={self.gemm}}}"
         ).passes
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
@@ -105,7 +109,7 @@ def expand_pipeline(text: str) -> list[ModulePass]:
 
 
 def run_pipeline(module: ModuleOp, pipeline: str, verify_each: bool = False) -> ModuleOp:
-    """Runs a named pipeline (`rlx-optimize`, `rlx-plan`) or pipeline text on a
+    """Runs a named pipeline (`rlx-optimize`, `rlx-plan`, `rlx-cuda`) or pipeline text on a
     copy of `module` and returns the rewritten, verified copy.
 
     The result is verified once at the end; `verify_each=True` verifies after

@@ -4,11 +4,15 @@ Compiles to cubin (`--gpu-architecture=sm_XY`), never PTX: a PTX from a newer
 NVRTC carries a PTX ISA the installed driver may refuse, while a cubin for the
 exact architecture loads. Runs without a GPU, so CI compiles every kernel.
 
+Headers a source includes (`#include "name"`) are given as text, name ->
+text (`headers=`; rlxc's kernels need `rlxc.codegen.HEADERS`), and handed
+to NVRTC with the program: nothing is read from disk.
+
 The cache (`$RLXC_CACHE_DIR`, else `$XDG_CACHE_HOME/rlxc`, else
-`~/.cache/rlxc`) is keyed by a hash of the source, the options, the
-architecture and the NVRTC version. Entries are written atomically (a
-temporary file, then a rename) and carry a checksum, so a torn or corrupt
-entry is detected and recompiled rather than loaded.
+`~/.cache/rlxc`) is keyed by a hash of the source, the headers, the
+options, the architecture and the NVRTC version. Entries are written
+atomically (a temporary file, then a rename) and carry a checksum, so a torn
+or corrupt entry is detected and recompiled rather than loaded.
 """
 
 from __future__ import annotations
@@ -16,7 +20,7 @@ from __future__ import annotations
 import hashlib
 import os
 import tempfile
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -67,9 +71,13 @@ def cache_dir() -> Path:
     return Path(base) / "rlxc"
 
 
-def cache_key(source: str, arch: str, options: Sequence[str]) -> str:
+def cache_key(source: str, arch: str, options: Sequence[str], headers: Mapping[str, str] | None = None) -> str:
+    """The cache entry's name: a hash of everything the cubin depends on."""
     h = hashlib.sha256()
-    for part in (source, arch, "\0".join(options), nvrtc_version()):
+    parts = [source, arch, "\0".join(options), nvrtc_version()]
+    for name, text in sorted((headers or {}).items()):
+        parts += [name, text]
+    for part in parts:
         h.update(part.encode())
         h.update(b"\0\1")
     return h.hexdigest()
@@ -107,16 +115,25 @@ def _read_entry(path: Path) -> bytes | None:
 
 
 def compile_cubin(
-    source: str, arch: str, name: str = "kernel.cu", options: Sequence[str] = DEFAULT_OPTIONS
+    source: str,
+    arch: str,
+    name: str = "kernel.cu",
+    options: Sequence[str] = DEFAULT_OPTIONS,
+    headers: Mapping[str, str] | None = None,
 ) -> bytes:
-    """Compiles `source` to a cubin for `arch` (e.g. "sm_90"), without the cache.
+    """Compiles `source` to a cubin for `arch` (e.g. "sm_90"), without the
+    cache; `headers` (name -> text) are what its `#include "name"`s find.
 
     On failure raises NvrtcError with the compiler log and the path of a file
-    holding the failing source.
+    holding the failing source (its headers saved beside it).
     """
     nvrtc = _nvrtc()
     opts = [*options, f"--gpu-architecture={arch}"]
-    err, prog = nvrtc.nvrtcCreateProgram(source.encode(), name.encode(), 0, [], [])
+    headers = dict(headers or {})
+    err, prog = nvrtc.nvrtcCreateProgram(
+        source.encode(), name.encode(), len(headers),
+        [t.encode() for t in headers.values()], [n.encode() for n in headers],
+    )  # fmt: skip
     _check(err, "nvrtcCreateProgram")
     try:
         (result,) = nvrtc.nvrtcCompileProgram(prog, len(opts), [o.encode() for o in opts])
@@ -129,9 +146,15 @@ def compile_cubin(
             d.mkdir(parents=True, exist_ok=True)
             path = d / f"{hashlib.sha256(source.encode()).hexdigest()[:16]}-{name}"
             _write_atomic(path, source.encode())
+            for header, text in headers.items():
+                _write_atomic(d / header, text.encode())
+            hint = (
+                "\n(a header it includes was not given: pass headers=, rlxc.codegen.HEADERS for rlxc's kernels)"
+                if "cannot open source file" in log_text else ""
+            )  # fmt: skip
             raise NvrtcError(
                 f"NVRTC failed to compile {name} for {arch} (options: {' '.join(opts)}):\n"
-                f"{log_text}\nsource saved at {path}",
+                f"{log_text}{hint}\nsource saved at {path}",
                 log_text,
                 path,
             )
@@ -159,9 +182,10 @@ def compile_cached(
     name: str = "kernel.cu",
     options: Sequence[str] = DEFAULT_OPTIONS,
     stats: CompileStats | None = None,
+    headers: Mapping[str, str] | None = None,
 ) -> bytes:
     """`compile_cubin` through the disk cache."""
-    path = cache_dir() / arch / f"{cache_key(source, arch, options)}.cubin"
+    path = cache_dir() / arch / f"{cache_key(source, arch, options, headers)}.cubin"
     if path.exists():
         cubin = _read_entry(path)
         if cubin is not None:
@@ -170,7 +194,7 @@ def compile_cached(
             return cubin
         if stats:
             stats.corrupt += 1
-    cubin = compile_cubin(source, arch, name, options)
+    cubin = compile_cubin(source, arch, name, options, headers)
     _write_atomic(path, _MAGIC + hashlib.sha256(cubin).digest() + cubin)
     if stats:
         stats.misses += 1
@@ -183,19 +207,29 @@ def compile_many(
     options: Sequence[str] = DEFAULT_OPTIONS,
     workers: int | None = None,
     stats: CompileStats | None = None,
+    headers: Mapping[str, str] | None = None,
 ) -> list[bytes]:
-    """Compiles (name, source) pairs in parallel threads (NVRTC releases the
-    GIL while it compiles); results in order."""
+    """Compiles (name, source) pairs, all with the same `headers`, in
+    parallel threads (NVRTC releases the GIL while it compiles); results in
+    order."""
     workers = workers or min(len(sources), os.cpu_count() or 1) or 1
     with ThreadPoolExecutor(max_workers=workers) as pool:
         futures = [
-            pool.submit(compile_cached, src, arch, name, options, stats) for name, src in sources
+            pool.submit(compile_cached, src, arch, name, options, stats, headers)
+            for name, src in sources
         ]
         return [f.result() for f in futures]
 
 
-def compile_module_kernels(module, arch: str | None = None, stats: CompileStats | None = None) -> dict[str, bytes]:
-    """Every `rlx_cuda.kernel` of a module -> its cubin, by symbol."""
+def compile_module_kernels(
+    module,
+    arch: str | None = None,
+    stats: CompileStats | None = None,
+    headers: Mapping[str, str] | None = None,
+) -> dict[str, bytes]:
+    """Every `rlx_cuda.kernel` of a module -> its cubin, by symbol. The
+    kernels `rlx-emit-cuda` generates include `rlx_kernels.cuh`: pass
+    `headers=rlxc.codegen.HEADERS`."""
     from rlxc.dialects.rlx_cuda import KernelOp
 
     kernels = [o for o in module.ops if isinstance(o, KernelOp)]
@@ -203,5 +237,6 @@ def compile_module_kernels(module, arch: str | None = None, stats: CompileStats 
         [(f"{k.sym_name.data}.cu", k.source.data) for k in kernels],
         arch or (kernels[0].arch.data if kernels else "sm_90"),
         stats=stats,
+        headers=headers,
     )
     return {k.sym_name.data: c for k, c in zip(kernels, cubins)}

@@ -140,14 +140,21 @@ class RlxcOptMain(xDSLOptMain):
 
 
 def print_cuda_sources(module: ModuleOp, out: IO[str]) -> None:
-    """The `cuda-source` target (`rlxc-opt -t cuda-source`): every generated
-    kernel's CUDA C++ source, one after another, each under a header naming
-    its symbol, entry and architecture."""
+    """The `cuda-source` target (`rlxc-opt -t cuda-source`): the header the
+    kernels include, once, then every generated kernel's CUDA C++ source,
+    one after another, each under a line naming its symbol, entry and
+    architecture."""
+    from rlxc.codegen import HEADERS
     from rlxc.dialects.rlx_cuda import KernelOp
 
     kernels = [op for op in module.walk() if isinstance(op, KernelOp)]
     if not kernels:
         out.write("// no rlx_cuda.kernel in this module (lower it with -p rlx-cuda)\n")
+        return
+    for name, text in HEADERS.items():
+        out.write(f"// ===== {name}\n{text}")
+        if not text.endswith("\n"):
+            out.write("\n")
     for k in kernels:
         out.write(f"// ===== @{k.sym_name.data}: entry {k.entry.data}, {k.arch.data}\n")
         out.write(k.source.data)

@@ -1,0 +1,83 @@
+// rlx_kernels.cuh: the helpers every kernel rlxc generates includes (NVRTC gets
+// it as a named header; rlxc.codegen.HEADERS). No CUDA header is needed.
+#pragma once
+
+// Element types: f16/bf16 are stored as 16-bit patterns and computed in float.
+#define RLX_INF __int_as_float(0x7f800000)
+#define RLX_NAN __int_as_float(0x7fc00000)
+__device__ __forceinline__ float rlx_ld_f16(unsigned short h) { float f; asm("cvt.f32.f16 %0, %1;" : "=f"(f) : "h"(h)); return f; }
+__device__ __forceinline__ unsigned short rlx_st_f16(float f) { unsigned short h; asm("cvt.rn.f16.f32 %0, %1;" : "=h"(h) : "f"(f)); return h; }
+__device__ __forceinline__ float rlx_ld_bf16(unsigned short h) { return __uint_as_float(((unsigned int)h) << 16); }
+__device__ __forceinline__ unsigned short rlx_st_bf16(float f) {
+  unsigned int u = __float_as_uint(f);
+  if ((u & 0x7fffffffu) > 0x7f800000u) return (unsigned short)((u >> 16) | 0x40u);
+  u += 0x7fffu + ((u >> 16) & 1u);
+  return (unsigned short)(u >> 16);
+}
+__device__ __forceinline__ float rlx_round_f16(float f) { return rlx_ld_f16(rlx_st_f16(f)); }
+__device__ __forceinline__ float rlx_round_bf16(float f) { return rlx_ld_bf16(rlx_st_bf16(f)); }
+__device__ __forceinline__ float rlx_maxf(float a, float b) { return (a != a || b != b) ? RLX_NAN : fmaxf(a, b); }
+__device__ __forceinline__ float rlx_minf(float a, float b) { return (a != a || b != b) ? RLX_NAN : fminf(a, b); }
+template <typename T> __device__ __forceinline__ T rlx_max(T a, T b) { return a > b ? a : b; }
+template <typename T> __device__ __forceinline__ T rlx_min(T a, T b) { return a < b ? a : b; }
+template <typename T> __device__ __forceinline__ T rlx_div(T a, T b) { return b == 0 ? (T)0 : a / b; }
+template <typename T> __device__ __forceinline__ T rlx_rem(T a, T b) { return b == 0 ? (T)0 : a % b; }
+
+// Reductions of the row kernels (reduce, softmax, norms).
+struct RlxSum { template <typename T> __device__ __forceinline__ T operator()(T a, T b) const { return a + b; } };
+struct RlxProd { template <typename T> __device__ __forceinline__ T operator()(T a, T b) const { return a * b; } };
+struct RlxMax {
+  __device__ __forceinline__ float operator()(float a, float b) const { return rlx_maxf(a, b); }
+  template <typename T> __device__ __forceinline__ T operator()(T a, T b) const { return a > b ? a : b; }
+};
+struct RlxMin {
+  __device__ __forceinline__ float operator()(float a, float b) const { return rlx_minf(a, b); }
+  template <typename T> __device__ __forceinline__ T operator()(T a, T b) const { return a < b ? a : b; }
+};
+// Online softmax state: the running max and the sum of exp(x - max).
+struct RlxMS { float m, s; };
+struct RlxMSMerge {
+  __device__ __forceinline__ RlxMS operator()(RlxMS a, RlxMS b) const {
+    const float m = fmaxf(a.m, b.m);  // never NaN: NaN inputs go into s
+    return {m, (a.s == 0.0f ? 0.0f : a.s * expf(a.m - m)) + (b.s == 0.0f ? 0.0f : b.s * expf(b.m - m))};
+  }
+};
+__device__ __forceinline__ void rlx_ms_add(RlxMS& a, float v) {
+  if (v > a.m) { a.s = a.s * expf(a.m - v) + 1.0f; a.m = v; }
+  else if (v != -RLX_INF) a.s += expf(v - a.m);  // NaN and +inf make s NaN, as in two passes
+}
+// Welford state: count, mean, sum of squared deviations (Chan's merge).
+struct RlxWelford { float n, mean, m2; };
+struct RlxWelfordMerge {
+  __device__ __forceinline__ RlxWelford operator()(RlxWelford a, RlxWelford b) const {
+    if (b.n == 0.0f) return a;
+    if (a.n == 0.0f) return b;
+    const float n = a.n + b.n, d = b.mean - a.mean;
+    return {n, a.mean + d * (b.n / n), a.m2 + b.m2 + d * d * (a.n * (b.n / n))};
+  }
+};
+__device__ __forceinline__ void rlx_welford_add(RlxWelford& a, float v) {
+  a.n += 1.0f;
+  const float d = v - a.mean;
+  a.mean += d / a.n;
+  a.m2 += d * (v - a.mean);
+}
+template <typename T> __device__ __forceinline__ T rlx_shfl(T v, int o) { return __shfl_xor_sync(0xffffffffu, v, o); }
+__device__ __forceinline__ RlxMS rlx_shfl(RlxMS v, int o) { return {rlx_shfl(v.m, o), rlx_shfl(v.s, o)}; }
+__device__ __forceinline__ RlxWelford rlx_shfl(RlxWelford v, int o) { return {rlx_shfl(v.n, o), rlx_shfl(v.mean, o), rlx_shfl(v.m2, o)}; }
+// Reduces v over the block; every thread gets the result. smem holds 32 T.
+template <typename T, typename Op>
+__device__ __forceinline__ T rlx_block_reduce(T v, Op op, T identity, T* smem) {
+  for (int o = 16; o > 0; o >>= 1) v = op(v, rlx_shfl(v, o));
+  const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5, nw = (blockDim.x + 31) >> 5;
+  __syncthreads();
+  if (lane == 0) smem[warp] = v;
+  __syncthreads();
+  if (warp == 0) {
+    v = lane < nw ? smem[lane] : identity;
+    for (int o = 16; o > 0; o >>= 1) v = op(v, rlx_shfl(v, o));
+    if (lane == 0) smem[0] = v;
+  }
+  __syncthreads();
+  return smem[0];
+}
