@@ -233,7 +233,7 @@ def main() -> int:
         from models import EXAMPLES
 
         module, params = EXAMPLES[build](**kw)
-        from rlxc.interp import signature
+        from rlxc.signature import signature
 
         (xname, xt), = signature(module).inputs
         x = rng.standard_normal(tuple(xt.get_shape())).astype(np.float32)

@@ -11,7 +11,7 @@ import pytest
 
 import rlxc
 from rlxc.runtime import dlpack
-from rlxc.runtime.cuda import _dlpack_input
+from rlxc.runtime.device_arrays import dlpack_input
 
 
 @pytest.mark.parametrize("dtype,name", [(np.float32, "f32"), (np.float16, "f16"), (np.int32, "i32"), (np.int64, "i64"), (np.bool_, "i1")])
@@ -104,17 +104,17 @@ def test_device_dlpack_input_checks_before_launch():
     t = TensorType(f32, [4, 6])
     a = np.zeros((4, 6), np.float32)
     held = []
-    assert _dlpack_input("x", Exporter(a, "f32", (dlpack.CUDA, 0)), t, 0, held) == a.ctypes.data
+    assert dlpack_input("x", Exporter(a, "f32", (dlpack.CUDA, 0)), t, 0, held) == a.ctypes.data
     assert len(held) == 1
     with pytest.raises(rlxc.InputError, match=r"input 'x' is a DLPack tensor of shape \[6, 4\] and type float32, expected"):
-        _dlpack_input("x", Exporter(np.zeros((6, 4), np.float32), "f32", (dlpack.CUDA, 0)), t, 0, [])
+        dlpack_input("x", Exporter(np.zeros((6, 4), np.float32), "f32", (dlpack.CUDA, 0)), t, 0, [])
     with pytest.raises(rlxc.InputError, match="type int32"):
-        _dlpack_input("x", Exporter(np.zeros((4, 6), np.int32), "i32", (dlpack.CUDA, 0)), t, 0, [])
+        dlpack_input("x", Exporter(np.zeros((4, 6), np.int32), "i32", (dlpack.CUDA, 0)), t, 0, [])
     with pytest.raises(rlxc.InputError, match="CUDA device 1"):
-        _dlpack_input("x", Exporter(a, "f32", (dlpack.CUDA, 1)), t, 0, [])
+        dlpack_input("x", Exporter(a, "f32", (dlpack.CUDA, 1)), t, 0, [])
     with pytest.raises(rlxc.InputError, match="device type 4"):
-        _dlpack_input("x", Exporter(a, "f32", (4, 0)), t, 0, [])
-    assert _dlpack_input("x", Exporter(a, "f32"), t, 0, []) is None  # host memory: the host path takes it
+        dlpack_input("x", Exporter(a, "f32", (4, 0)), t, 0, [])
+    assert dlpack_input("x", Exporter(a, "f32"), t, 0, []) is None  # host memory: the host path takes it
 
 
 def test_numpy_target_takes_dlpack_host_tensors():

@@ -29,7 +29,7 @@ TOL = {"float32": 1e-5, "float16": 2e-3, "bfloat16": 1e-2}
 
 def check(module, params=None, rng=None, tol_scale=1.0):
     from rlxc.dialects.types import dtype_name
-    from rlxc.interp import signature
+    from rlxc.signature import signature
 
     names = {"f32": "float32", "f16": "float16", "bf16": "bfloat16"}
     dtypes = {i: names.get(dtype_name(t.get_element_type()), "") for i, t in enumerate(signature(module).outputs)}

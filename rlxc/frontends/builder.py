@@ -32,7 +32,7 @@ from xdsl.utils.exceptions import VerifyException
 from rlxc.dialects import rlx
 from rlxc.dialects.rlx import f64_attr, i64_array, i64_attr
 from rlxc.dialects.types import dtype_name, element_type, shape_of
-from rlxc.interp.dtypes import dense_attr
+from rlxc.values import dense_attr
 
 _NUMPY_TO_RLX = {
     "float32": "f32",

@@ -26,7 +26,7 @@ from xdsl.utils.exceptions import InterpretationError
 from rlxc.dialects import rlx
 from rlxc.dialects.rlx import _float, _int, _ints
 from rlxc.interp import math_ref
-from rlxc.interp.dtypes import compute_dtype, dense_values, to_tensor_type
+from rlxc.values import compute_dtype, dense_values, to_tensor_type
 from rlxc.interp.scalar_numpy import run_scalar_body
 
 # --------------------------------------------------------------------------- tables
@@ -84,16 +84,6 @@ REDUCE: dict[type[Operation], Callable[..., np.ndarray]] = {
     rlx.ReduceMaxOp: np.max,
     rlx.ReduceMinOp: np.min,
     rlx.ReduceProdOp: np.prod,
-}
-
-#: Activations `rlx.linear` may apply (the same functions as the unary ops).
-ACTIVATIONS: dict[str, Callable[[np.ndarray], np.ndarray]] = {
-    "relu": math_ref.relu,
-    "gelu": math_ref.gelu,
-    "gelu_tanh": math_ref.gelu_tanh,
-    "silu": math_ref.silu,
-    "sigmoid": math_ref.sigmoid,
-    "tanh": np.tanh,
 }
 
 # --------------------------------------------------------------------------- helpers
@@ -309,9 +299,9 @@ class _RlxFunctionsBase(InterpreterFunctions):
         y = np.matmul(x, w.T)
         if rest:
             y = y + rest[0]
-        if op.activation is not None:
+        if op.activation is not None:  # the unary op of that name
             with np.errstate(all="ignore"):
-                y = ACTIVATIONS[op.activation.data](y)
+                y = UNARY[rlx.ACTIVATIONS[op.activation.data]](y)
         return _out(op, y)
 
     @impl(rlx.ReshapeOp)

@@ -26,7 +26,7 @@ from xdsl.ir import Operation, Region
 
 from rlxc.dialects import rlx
 from rlxc.interp import math_ref
-from rlxc.interp.dtypes import compute_dtype, to_element_type
+from rlxc.values import compute_dtype, to_element_type
 
 _Fn = Callable[..., np.ndarray]
 

@@ -24,7 +24,7 @@ from xdsl.utils.exceptions import DiagnosticException, ParseError
 from rlxc.context import parse_module
 from rlxc.dialects import plan as P
 from rlxc.dialects.types import dtype_name
-from rlxc.interp import InputError, signature
+from rlxc.signature import InputError, signature
 
 
 class CliError(Exception):
@@ -90,7 +90,8 @@ def cmd_run(args: argparse.Namespace) -> int:
     params = _load_npz(args.params, "params")
     for note in fill_missing(module, inputs, params, args.seed):
         print(note)
-    from rlxc.runtime.cuda import CudaError, compile
+    from rlxc.driver import compile
+    from rlxc.runtime.driver_api import CudaError
 
     try:
         exe = compile(module, target=args.backend, params=params, mode=args.mode)
@@ -112,7 +113,8 @@ def cmd_bench(args: argparse.Namespace) -> int:
     device work only; wall clock for the numpy backend)."""
     import statistics
 
-    from rlxc.runtime.cuda import CudaError, compile
+    from rlxc.driver import compile
+    from rlxc.runtime.driver_api import CudaError
 
     module = load_module(args.file)
     inputs = _load_npz(args.inputs, "inputs")

@@ -1,11 +1,16 @@
-"""How the numpy reference represents each rlx element type.
+"""How values of each rlx element type are held in numpy.
 
-numpy has no bfloat16: a bf16 tensor is carried as a float32 array whose values
-are exactly representable in bf16 (rounded to nearest, ties to even, as the
-hardware converts). Every other type maps to its numpy dtype; i1 is `bool`.
+Every fact comes from the element type's `DType` record
+(`rlxc.dialects.types`): its `carrier` is the numpy dtype that holds its
+values. numpy has no bfloat16: a bf16 tensor is carried as a float32 array
+whose values are exactly representable in bf16 (rounded to nearest, ties to
+even, as the hardware converts). i1 is carried as `bool`.
 
-Floating-point ops are computed in float64 and rounded once to the op's type,
-which is "f32 accumulation or better" for every op.
+Floating-point ops of the reference are computed in float64 and rounded once
+to the op's type, which is "f32 accumulation or better" for every op.
+
+Used by the interpreter, the constant folder, the builder, the input checks
+(`rlxc.signature`) and the runtime (constants uploaded as parameters).
 """
 
 from __future__ import annotations
@@ -13,11 +18,21 @@ from __future__ import annotations
 import contextvars
 
 import numpy as np
-from xdsl.dialects.builtin import TensorType
+from xdsl.dialects.builtin import DenseIntOrFPElementsAttr, TensorType
 from xdsl.ir import Attribute
 
 from rlxc.dialects.types import dtype, dtype_name, is_float
 
+__all__ = [
+    "PROMOTE_TO_F64",
+    "carrier_dtype",
+    "compute_dtype",
+    "dense_attr",
+    "dense_values",
+    "round_bf16",
+    "to_element_type",
+    "to_tensor_type",
+]
 
 #: When set, floating-point tensors of every width are carried in float64 and
 #: never rounded (see `rlxc.interpret(..., float64=True)`).
@@ -50,18 +65,19 @@ def to_element_type(a: np.ndarray | float | int | bool, element_type: Attribute)
     name = dtype_name(element_type)
     if PROMOTE_TO_F64.get() and name in ("f32", "f16", "bf16"):
         return a.astype(np.float64)
-    if name == "i1":
+    d = dtype(name)
+    if d.kind == "bool":
         return a != 0
-    if name in ("i32", "i64"):
+    if d.is_int:
         if a.dtype.kind == "f":
             with np.errstate(invalid="ignore"):
                 a = np.trunc(a)
-        return a.astype(dtype(name).carrier)
-    if name == "bf16":
+        return a.astype(d.carrier)
+    if d.name == "bf16":
         # Round once from float64 directly would differ from hardware only on
         # double-rounding ties; go through float32 like a device does.
         return round_bf16(a.astype(np.float32))
-    return a.astype(dtype(name).carrier)
+    return a.astype(d.carrier)
 
 
 def to_tensor_type(a: np.ndarray, t: TensorType) -> np.ndarray:
@@ -80,21 +96,19 @@ def compute_dtype(element_type: Attribute) -> np.dtype:
     return np.dtype(np.int64)
 
 
-def dense_attr(a: np.ndarray, t: TensorType):
+def dense_attr(a: np.ndarray, t: TensorType) -> DenseIntOrFPElementsAttr:
     """A `DenseIntOrFPElementsAttr` of type `t` holding the values of `a`
     (a splat when every element is equal)."""
-    from xdsl.dialects.builtin import DenseIntOrFPElementsAttr
-
     flat = np.asarray(a).ravel()
-    name = dtype_name(t.get_element_type())
-    if name == "i1":
+    kind = dtype(t).kind
+    if kind == "bool":
         data: list = [int(bool(v)) for v in flat]
-    elif name in ("i32", "i64"):
+    elif kind == "int":
         data = [int(v) for v in flat]
     else:
         data = [float(v) for v in flat.astype(np.float64)]
     if len(data) > 1 and all(v == data[0] for v in data) and not (
-        name not in ("i1", "i32", "i64") and np.signbit(flat).any() != np.signbit(flat).all()
+        kind == "float" and np.signbit(flat).any() != np.signbit(flat).all()
     ):
         data = data[:1]
     return DenseIntOrFPElementsAttr.from_list(t, data)  # pyright: ignore[reportArgumentType]

@@ -1,0 +1,74 @@
+"""`rlxc.compile`: from a graph-level module to something that runs.
+
+The one place that joins the compiler and the runtime: it picks the
+pipeline for the device (architecture, SM count, where matmuls run), lowers
+with it (`rlxc.passes.pipelines`), compiles the generated kernels with NVRTC
+(`rlxc.runtime.nvrtc`, with codegen's headers) and loads the result
+(`rlxc.runtime.executable.CudaExecutable`). `target="numpy"` puts the
+reference interpreter behind the same `run(inputs)` interface.
+
+The runtime never imports this module (nor passes, codegen or the
+interpreter): it consumes launch-level modules only.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+
+import numpy as np
+from xdsl.dialects.builtin import ModuleOp
+
+from rlxc.codegen import HEADERS
+from rlxc.interp import interpret
+from rlxc.passes.pipelines import run_pipeline
+from rlxc.runtime import cublaslt
+from rlxc.runtime.driver_api import CudaError, device_arch, is_available
+from rlxc.runtime.executable import CudaExecutable
+from rlxc.runtime.nvrtc import compile_module_kernels
+
+__all__ = ["NumpyExecutable", "compile", "cuda_pipeline"]
+
+
+class NumpyExecutable:
+    """The reference interpreter behind the same interface."""
+
+    def __init__(self, module: ModuleOp, params: Mapping[str, np.ndarray] | None):
+        self.module = module
+        self.params = dict(params or {})
+
+    def run(self, inputs: Mapping[str, object]) -> list[np.ndarray]:
+        return interpret(self.module, inputs, self.params)
+
+
+def cuda_pipeline(arch: str, sm_count: int, gemm: str) -> str:
+    """The `rlx-cuda` pipeline text for a device: `gemm` is "cublaslt"
+    (matmuls as `rlx_cuda.gemm`, run on cuBLASLt) or "kernel" (matmuls as
+    generated kernel launches)."""
+    return f"rlx-cuda{{arch={arch} sm_count={sm_count} gemm={gemm}}}"
+
+
+def compile(module: ModuleOp, target: str = "cuda", params: Mapping[str, np.ndarray] | None = None,
+            mode: str = "graph", allow_tf32: bool = False):  # noqa: A001 - the public name is rlxc.compile
+    """Compiles a graph-level module for `target` ("cuda" or "numpy").
+
+    With cuda, `mode="graph"` (the default) captures the launch list into a
+    CUDA graph on the first run and replays it after; `mode="stream"`
+    launches kernel by kernel. Matmuls run on cuBLASLt (the `cuda` extra
+    installs nvmath-python), in full f32 unless `allow_tf32=True`; without
+    nvmath-python they are lowered to generated kernels (`gemm=kernel`)."""
+    if target == "numpy":
+        return NumpyExecutable(module, params)
+    if target != "cuda":
+        raise ValueError(f"unknown target '{target}': expected 'cuda' or 'numpy'")
+    if mode not in ("graph", "stream"):
+        raise ValueError(f"mode must be 'graph' or 'stream', got '{mode}'")
+    if not is_available():
+        raise CudaError("target='cuda' needs an NVIDIA GPU and driver, and none was found; use target='numpy'")
+    arch, sms = device_arch()
+    gemm = "cublaslt" if cublaslt.available() else "kernel"
+    lowered = run_pipeline(module, cuda_pipeline(arch, sms, gemm))
+    cubins = compile_module_kernels(lowered, arch, headers=HEADERS)
+    exe = CudaExecutable(lowered, params, cubins, mode, allow_tf32)
+    if gemm == "kernel" and exe.gemm_backend is None:
+        exe.gemm_backend = "fallback kernel"
+    return exe
