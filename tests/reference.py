@@ -1,7 +1,7 @@
 """Independent float64 reference implementations for testing rlxc's interpreter.
 
 Everything here is written from the mathematical definitions of the ops (as
-documented in `rlxc/dialects/rlx.py`), deliberately *not* from rlxc's own
+documented in `rlxc/dialects/rlx/`), deliberately *not* from rlxc's own
 numpy interpreter: transcendental functions go through Python's `math`
 module element by element, convolution and pooling are explicit loops with
 bounds checks instead of padded strided views, matmul is an explicit sum of
@@ -198,6 +198,13 @@ def silu(x):
     return x * sigmoid(x)
 
 
+def softplus(x):
+    """log(1 + e**x), each element with math.log1p/math.exp in float64."""
+    def one(v):
+        return max(v, 0.0) + math.log1p(math.exp(-abs(v))) if v == v else v
+    return _vec(one)(np.asarray(x, dtype=np.float64))
+
+
 def relu(x):
     x = np.asarray(x)
     return np.where(x > 0, x, np.zeros_like(x))
@@ -219,6 +226,7 @@ UNARY = {
     "gelu": gelu,
     "gelu_tanh": gelu_tanh,
     "silu": silu,
+    "softplus": softplus,
     "erf": erf,
     "floor": floor,
     "ceil": ceil,

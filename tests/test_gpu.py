@@ -67,7 +67,7 @@ def _unary(name, dtype="f32"):
 
 
 UNARY = ["neg", "abs", "exp", "log", "sqrt", "rsqrt", "reciprocal", "sin", "cos", "tanh", "sigmoid",
-         "relu", "gelu", "gelu_tanh", "silu", "erf", "floor", "ceil", "round", "sign"]  # fmt: skip
+         "relu", "gelu", "gelu_tanh", "silu", "erf", "floor", "ceil", "round", "sign", "softplus"]  # fmt: skip
 
 
 def _cases():

@@ -75,7 +75,7 @@ def nonzero(rng, shape, dtype, lo, hi):
 UNARY_OPS = [
     "neg", "abs", "exp", "log", "sqrt", "rsqrt", "reciprocal", "sin", "cos", "tanh",
     "sigmoid", "relu", "gelu", "gelu_tanh", "silu", "erf", "floor", "ceil", "round",
-    "sign",
+    "sign", "softplus",
 ]  # fmt: skip
 INT_UNARY_OPS = ["neg", "abs", "sign", "relu"]
 #: Ops whose float results are exactly representable: compared bit for bit.

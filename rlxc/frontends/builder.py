@@ -259,6 +259,7 @@ class GraphBuilder:
     gelu = _unary(rlx.GeluOp)
     gelu_tanh = _unary(rlx.GeluTanhOp)
     silu = _unary(rlx.SiluOp)
+    softplus = _unary(rlx.SoftplusOp)
     erf = _unary(rlx.ErfOp)
     floor = _unary(rlx.FloorOp)
     ceil = _unary(rlx.CeilOp)

@@ -41,6 +41,11 @@ def silu(x: np.ndarray) -> np.ndarray:
     return x * sigmoid(x)
 
 
+def softplus(x: np.ndarray) -> np.ndarray:
+    """log(1 + e**x), without overflow for large x."""
+    return np.logaddexp(0.0, x)
+
+
 def relu(x: np.ndarray) -> np.ndarray:
     return np.where(x > 0, x, np.zeros_like(x)) if x.dtype.kind != "f" else np.where(
         np.isnan(x), x, np.maximum(x, 0)

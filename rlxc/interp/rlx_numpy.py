@@ -49,6 +49,7 @@ UNARY: dict[type[Operation], Callable[[np.ndarray], np.ndarray]] = {
     rlx.GeluOp: math_ref.gelu,
     rlx.GeluTanhOp: math_ref.gelu_tanh,
     rlx.SiluOp: math_ref.silu,
+    rlx.SoftplusOp: math_ref.softplus,
     rlx.ErfOp: math_ref.erf,
     rlx.FloorOp: np.floor,
     rlx.CeilOp: np.ceil,

@@ -200,3 +200,12 @@ func.func @result_shape(%x: tensor<4xi32>) {
   %0 = "rlx.neg"(%x) : (tensor<4xi32>) -> tensor<1x4xi32>
   func.return
 }
+
+// -----
+
+func.func @softplus_on_i32(%x: tensor<4xi32>) {
+  // CHECK: {{.*}}unary_invalid.mlir:[[# @LINE + 2]]:3{{$}}
+  // CHECK: error: 'rlx.softplus' op input has element type i32, expected one of f32, f16, bf16{{$}}
+  %0 = rlx.softplus %x : tensor<4xi32>
+  func.return
+}

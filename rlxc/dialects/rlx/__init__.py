@@ -116,6 +116,7 @@ from rlxc.dialects.rlx.elementwise import (
     SignedUnaryOp,
     SignOp,
     SiluOp,
+    SoftplusOp,
     SinOp,
     SqrtOp,
     SubOp,
@@ -183,7 +184,7 @@ __all__ = [
     # ops
     "ParamOp", "ConstantOp", "NegOp", "AbsOp", "SignOp", "ReluOp", "ExpOp", "LogOp",
     "SqrtOp", "RsqrtOp", "ReciprocalOp", "SinOp", "CosOp", "TanhOp", "SigmoidOp",
-    "GeluOp", "GeluTanhOp", "SiluOp", "ErfOp", "FloorOp", "CeilOp", "RoundOp",
+    "GeluOp", "GeluTanhOp", "SiluOp", "SoftplusOp", "ErfOp", "FloorOp", "CeilOp", "RoundOp",
     "AddOp", "SubOp", "MulOp", "DivOp", "PowOp", "MaximumOp", "MinimumOp", "EqOp",
     "NeOp", "LtOp", "LeOp", "GtOp", "GeOp", "SelectOp", "CastOp", "ReduceSumOp",
     "ReduceMeanOp", "ReduceMaxOp", "ReduceMinOp", "ReduceProdOp", "ArgMaxOp",

@@ -249,6 +249,19 @@ class SiluOp(UnaryElementwiseOp):
 
 
 @irdl_op_definition
+class SoftplusOp(UnaryElementwiseOp):
+    """log(1 + e**x), computed as max(x, 0) + log1p(e**-|x|) so that no
+    intermediate overflows."""
+
+    name = "rlx.softplus"
+
+    @classmethod
+    def scalar(cls, e: ScalarEmitter, x: SSAValue, *, result: Attribute) -> SSAValue:
+        tail = e.unary(math.Log1pOp, e.exp(e.neg(e.unary(math.AbsFOp, x))))
+        return e.add(e.maximum(x, e.const(0.0, x)), tail)
+
+
+@irdl_op_definition
 class ErfOp(UnaryElementwiseOp):
     """The Gauss error function."""
 
@@ -504,7 +517,7 @@ class CastOp(RlxOp):
 UNARY_OPS: tuple[type[UnaryElementwiseOp], ...] = (
     NegOp, AbsOp, ExpOp, LogOp, SqrtOp, RsqrtOp, ReciprocalOp, SinOp, CosOp, TanhOp,
     SigmoidOp, ReluOp, GeluOp, GeluTanhOp, SiluOp, ErfOp, FloorOp, CeilOp, RoundOp,
-    SignOp,
+    SignOp, SoftplusOp,
 )  # fmt: skip
 BINARY_OPS: tuple[type[BinaryBroadcastOp], ...] = (
     AddOp, SubOp, MulOp, DivOp, PowOp, MaximumOp, MinimumOp,
