@@ -19,6 +19,7 @@ sys.path[:0] = [str(ROOT / "examples")]
 
 import rlxc  # noqa: E402
 from models import EXAMPLES  # noqa: E402
+from rlxc.codegen import HEADERS  # noqa: E402
 from rlxc.runtime import nvrtc  # noqa: E402
 
 
@@ -38,10 +39,10 @@ def main() -> int:
             with tempfile.TemporaryDirectory() as d:
                 os.environ["RLXC_CACHE_DIR"] = d
                 t = time.perf_counter()
-                nvrtc.compile_module_kernels(lowered, args.arch)
+                nvrtc.compile_module_kernels(lowered, args.arch, headers=HEADERS)
                 cold.append(time.perf_counter() - t)
                 t = time.perf_counter()
-                nvrtc.compile_module_kernels(lowered, args.arch)
+                nvrtc.compile_module_kernels(lowered, args.arch, headers=HEADERS)
                 warm.append(time.perf_counter() - t)
         launches = sum(1 for op in lowered.walk() if op.name in ("rlx_cuda.launch", "rlx_cuda.gemm"))
         before = sum(1 for op in module.walk() if op.name.startswith("rlx.") and op.name not in ("rlx.param", "rlx.constant", "rlx.reshape"))

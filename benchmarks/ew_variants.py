@@ -7,7 +7,7 @@ device-to-device copy. Run on the GPU machine:
 Each variant is a hand-written kernel around one of three bodies (identity,
 the 10-op arithmetic chain and the tanh/sigmoid/exp chain of
 `benchmarks/gpu.py`), compiled by rlxc's NVRTC wrapper and timed with CUDA
-events (median). Results decide the shape `rlxc/codegen/kernels.py` emits;
+events (median). Results decide the shape `rlxc/codegen/elementwise.py` emits;
 this script is the record of why (see benchmarks/RESULTS.md).
 """
 
