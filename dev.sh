@@ -10,7 +10,7 @@ VENV="${RLXC_VENV:-.venv}"
 # Where a GPU is present, also the `cuda` extra (nvmath-python + cuBLAS).
 EXTRAS="test"
 if command -v nvidia-smi >/dev/null 2>&1 && nvidia-smi -L >/dev/null 2>&1; then EXTRAS="test,cuda"; fi
-if ! "$VENV/bin/python" -c "import rlxc, pytest, lit, filecheck, hypothesis" 2>/dev/null; then
+if ! "$VENV/bin/python" -c "import rlxc, pytest, lit, filecheck, hypothesis, onnx, onnxruntime" 2>/dev/null; then
   python3 -m venv "$VENV"
   "$VENV/bin/python" -m pip install -q --upgrade pip
   "$VENV/bin/python" -m pip install -q -e ".[$EXTRAS]"
