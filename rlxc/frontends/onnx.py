@@ -527,7 +527,7 @@ def _expand(n: Node) -> list[Value]:
 @emitter("Constant")
 def _constant(n: Node) -> list[Value]:
     a = n.proto.attribute[0]
-    if a.name in ("value", "sparse_value") and a.name == "value":
+    if a.name == "value":
         return [_const_from_tensor(a.t, n.where)]
     v = n.attr(a.name)
     kinds = {"value_float": "f32", "value_floats": "f32", "value_int": "i64", "value_ints": "i64"}
@@ -620,7 +620,7 @@ def _pool(n: Node) -> list[Value]:
         raise n.unsupported("the Indices output", "the first output only")
     kernel = list(n.attr("kernel_shape"))
     strides = list(n.attr("strides", [1, 1]))
-    if n.attr("dilations", [1, 1]) != [1, 1] and list(n.attr("dilations")) != [1, 1]:
+    if list(n.attr("dilations", [1, 1])) != [1, 1]:
         raise n.unsupported("dilations", "[1, 1]")
     pads = _spatial_pads(n, x.shape[2:], kernel, strides, [1, 1])
     if n.attr("ceil_mode", 0):
