@@ -8,6 +8,10 @@
     outs = rlxc.interpret(module, {"x": x_array})   # the numpy reference
     exe = rlxc.compile(module, target="cuda")       # or target="numpy"
     outs = exe.run({"x": x_array})
+
+    module, params = rlxc.from_onnx("model.onnx", {"input_ids": [1, 128]})
+    model = rlxc.load("model.onnx")                 # compiles per input shape
+    outs = model(input_ids=ids)
 """
 
 from types import SimpleNamespace
@@ -15,7 +19,9 @@ from types import SimpleNamespace
 from rlxc.context import make_context, parse_module
 from rlxc.driver import compile
 from rlxc.frontends.builder import GraphBuilder, GraphError, Tensor
+from rlxc.frontends.onnx import OnnxImportError, from_onnx
 from rlxc.interp import InputError, interpret
+from rlxc.loader import Model, load
 from rlxc.passes.pipelines import run_pipeline
 from rlxc.runtime.device_arrays import DeviceArray
 from rlxc.runtime.driver_api import CudaError, is_available
@@ -40,6 +46,10 @@ __all__ = [
     "InputError",
     "Tensor",
     "interpret",
+    "from_onnx",
+    "load",
+    "Model",
+    "OnnxImportError",
     "make_context",
     "parse_module",
     "run_pipeline",

@@ -535,11 +535,13 @@ class GraphBuilder:
         return module
 
     def _attach_names(self, f: func.FuncOp) -> None:
-        """Names that are not identifiers cannot be SSA name hints: keep them as
+        """Names that are not SSA name hints as written keep them as
         `rlx.name` argument attributes, which `rlxc.interpret` reads first."""
         from xdsl.dialects.builtin import ArrayAttr, DictionaryAttr
 
-        if all(n.isidentifier() for n in self._input_names):
+        # xDSL drops a trailing `_<digits>` from a name hint, so "data_0"
+        # cannot be one either.
+        if all(a.name_hint == n for a, n in zip(f.body.block.args, self._input_names)):
             return
         f.arg_attrs = ArrayAttr(
             [DictionaryAttr({"rlx.name": StringAttr(n)}) for n in self._input_names]

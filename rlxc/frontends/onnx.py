@@ -295,10 +295,15 @@ def _cast_like(n: Node) -> list[Value]:
 
 @emitter("Identity", "Dropout")
 def _identity(n: Node) -> list[Value]:
-    if n.op_type == "Dropout" and len(n.proto.output) > 1 and n.proto.output[1]:
-        raise n.unsupported("the mask output", "inference: the first output only")
+    """Dropout at inference: the input, and a mask of all true."""
     v = n.input(0)
     assert v is not None
+    if n.op_type == "Dropout":
+        training = n.const(2, "training_mode") if n.input(2) is not None else None
+        if n.attrs.get("is_test", 1) == 0 or (training is not None and bool(np.ravel(training)[0])):
+            raise n.unsupported("training mode", "inference (training_mode false)")
+        if len(n.proto.output) > 1 and n.proto.output[1]:
+            return [v, Const(np.ones(v.shape, dtype=bool), "i1")]
     return [v]
 
 
@@ -325,6 +330,13 @@ _REDUCE = {
 }  # fmt: skip
 
 
+#: A reduction's value over no elements (ONNX's identities).
+_EMPTY_REDUCE = {
+    "ReduceSum": 0.0, "ReduceMean": np.nan, "ReduceMax": -np.inf, "ReduceMin": np.inf,
+    "ReduceProd": 1.0, "ReduceL2": 0.0, "ReduceSumSquare": 0.0,
+}  # fmt: skip
+
+
 @emitter(*_REDUCE)
 def _reduce(n: Node) -> list[Value]:
     x = n.tensor(0)
@@ -334,34 +346,130 @@ def _reduce(n: Node) -> list[Value]:
         if n.attr("noop_with_empty_axes", 0):
             return [x]
         axes = list(range(x.ndim))
+    axes = sorted({a % x.ndim for a in axes}) if x.ndim else []
+    if x.ndim and any(x.shape[a] == 0 for a in axes):  # over no elements: the identity
+        shape = [1 if i in axes else d for i, d in enumerate(x.shape) if keep or i not in axes]
+        fill = _EMPTY_REDUCE[n.op_type]
+        if x.dtype in ("i32", "i64", "i1"):
+            info = np.iinfo(np.int64 if x.dtype == "i64" else np.int32)
+            fill = {-np.inf: info.min, np.inf: info.max}.get(fill, fill)
+            if x.dtype == "i1":
+                fill = {info.min: False, info.max: True}.get(fill, bool(fill))
+        return [Const(np.full(shape, fill, dtype=dtype(x.dtype).carrier), x.dtype)]
+    boolean = x.dtype == "i1"
+    if boolean:  # max/min of booleans: any/all, on 0/1 integers
+        if n.op_type not in ("ReduceMax", "ReduceMin"):
+            raise n.unsupported("a bool input", "bool for ReduceMax and ReduceMin")
+        x = n.g.cast(x, "i32")
     if n.op_type in ("ReduceL2", "ReduceSumSquare"):
         x = n.g.mul(x, x)
     if x.ndim == 0:
         return [x]
     y = getattr(n.g, _REDUCE[n.op_type])(x, axes, keep)
+    if boolean:
+        y = n.g.cast(y, "i1")
     return [n.g.sqrt(y) if n.op_type == "ReduceL2" else y]
 
 
-@emitter("ArgMax")
+@emitter("ArgMax", "ArgMin")
 def _argmax(n: Node) -> list[Value]:
-    if n.attr("select_last_index", 0):
-        raise n.unsupported("select_last_index=1", "select_last_index=0 (the first maximum)")
-    return [n.g.argmax(n.tensor(0), n.attr("axis", 0), bool(n.attr("keepdims", 1)))]
+    """ArgMin is ArgMax of the negation (exact); select_last_index=1 is the
+    first index on the axis reversed, mapped back (n - 1 - i)."""
+    x = n.tensor(0)
+    axis = n.attr("axis", 0) % max(x.ndim, 1)
+    keep = bool(n.attr("keepdims", 1))
+    if n.op_type == "ArgMin":
+        x = n.g.neg(x) if x.dtype != "i1" else n.g.eq(x, n.imp.scalar(False, "i1"))
+    if x.dtype == "i1":
+        x = n.g.cast(x, "i32")
+    if not n.attr("select_last_index", 0):
+        return [n.g.argmax(x, axis, keep)]
+    extent = x.shape[axis]
+    rev = _reverse(n, x, axis)
+    i = n.g.argmax(rev, axis, keep)
+    return [n.g.sub(n.imp.scalar(extent - 1, "i64"), i)]
+
+
+def _reverse(n: Node, x: Tensor, axis: int) -> Tensor:
+    """x with `axis` reversed: a gather of the indices n-1, ..., 0."""
+    idx = n.imp.constant(np.arange(x.shape[axis] - 1, -1, -1, dtype=np.int64), "i64")
+    return n.g.gather(x, idx, axis)
+
+
+def _stats(n: Node, x: Tensor, axes: list[int], eps: float) -> tuple[Tensor, Tensor]:
+    """(mean, 1/sqrt(var + eps)) over `axes`, kept as extents of 1, in f32."""
+    if x.dtype != "f32":
+        x = n.g.cast(x, "f32")
+    mean = n.g.reduce_mean(x, axes, True)
+    d = n.g.sub(x, mean)
+    var = n.g.reduce_mean(n.g.mul(d, d), axes, True)
+    return mean, n.g.rsqrt(n.g.add(var, n.imp.scalar(eps, "f32")))
+
+
+def _affine_param(n: Node, i: int, shape: Sequence[int], d: str, fill: float) -> Tensor:
+    """Input `i` (scale or bias) broadcast to `shape`; `fill` where it is absent."""
+    if n.input(i) is None:
+        return n.imp.constant(np.full(shape, fill), d)
+    t = n.tensor(i)
+    if t.dtype != d:
+        t = n.g.cast(t, d)
+    return t if t.shape == tuple(shape) else n.g.expand(t, list(shape))
 
 
 @emitter("LayerNormalization")
 def _layer_norm(n: Node) -> list[Value]:
-    if any(o for o in n.proto.output[1:]):
-        raise n.unsupported("the Mean and InvStdDev outputs", "the first output only")
-    x, scale = n.tensor(0), n.tensor(1)
+    """`rlx.layer_norm` over the axes from `axis` on (its statistics are f32,
+    ONNX's default stash type); the optional Mean and InvStdDev outputs are
+    the same statistics computed beside it."""
+    x = n.tensor(0)
     axis = n.attr("axis", -1) % x.ndim
+    eps = float(n.attr("epsilon", 1e-5))
+    if n.attr("stash_type", 1) != 1:
+        raise n.unsupported(f"stash_type={n.attr('stash_type')}", "1 (float32 statistics)")
     norm_shape = x.shape[axis:]
-    if scale.shape != norm_shape:
-        scale = n.g.expand(scale, norm_shape)
-    bias = n.tensor(2) if n.input(2) is not None else n.imp.constant(np.zeros(norm_shape), x.dtype)
-    if bias.shape != norm_shape:
-        bias = n.g.expand(bias, norm_shape)
-    return [n.g.layer_norm(x, scale, bias, float(n.attr("epsilon", 1e-5)))]
+    scale = _affine_param(n, 1, norm_shape, x.dtype, 1.0)
+    bias = _affine_param(n, 2, norm_shape, x.dtype, 0.0)
+    outs: list[Value] = [n.g.layer_norm(x, scale, bias, eps)]
+    if any(o for o in n.proto.output[1:]):
+        outs += list(_stats(n, x, list(range(axis, x.ndim)), eps))
+    return outs
+
+
+@emitter("RMSNormalization")
+def _rms_norm(n: Node) -> list[Value]:
+    x = n.tensor(0)
+    axis = n.attr("axis", -1) % x.ndim
+    if n.attr("stash_type", 1) != 1:
+        raise n.unsupported(f"stash_type={n.attr('stash_type')}", "1 (float32 statistics)")
+    scale = _affine_param(n, 1, x.shape[axis:], x.dtype, 1.0)
+    return [n.g.rms_norm(x, scale, float(n.attr("epsilon", 1e-5)))]
+
+
+@emitter("InstanceNormalization", "GroupNormalization")
+def _group_norm(n: Node) -> list[Value]:
+    """Normalisation over groups of channels (all spatial positions): a
+    `rlx.layer_norm` over [N, G, C/G * spatial], then the per-channel affine.
+    InstanceNormalization is the case G = C."""
+    x = n.tensor(0)
+    c = x.shape[1]
+    groups = c if n.op_type == "InstanceNormalization" else int(n.attr("num_groups"))
+    if c % groups:
+        raise n.error(f"{c} channels do not split into {groups} groups")
+    if n.op_type == "GroupNormalization" and n.attr("stash_type", 1) != 1:
+        raise n.unsupported(f"stash_type={n.attr('stash_type')}", "1 (float32 statistics)")
+    eps = float(n.attr("epsilon", 1e-5))
+    inner = int(np.prod(x.shape[1:])) // groups
+    flat = n.g.reshape(x, [x.shape[0], groups, inner])
+    ones = n.imp.constant(np.ones(inner), x.dtype)
+    zeros = n.imp.constant(np.zeros(inner), x.dtype)
+    y = n.g.reshape(n.g.layer_norm(flat, ones, zeros, eps), list(x.shape))
+    per_channel = [c] + [1] * (x.ndim - 2)
+    scale, bias = n.tensor(1), n.tensor(2)
+    if scale.shape[0] != c:  # GroupNormalization opset 18: one scale per group
+        scale = n.g.reshape(n.g.expand(n.g.reshape(scale, [groups, 1]), [groups, c // groups]), [c])
+        bias = n.g.reshape(n.g.expand(n.g.reshape(bias, [groups, 1]), [groups, c // groups]), [c])
+    scale, bias = (t if t.dtype == x.dtype else n.g.cast(t, x.dtype) for t in (scale, bias))
+    return [n.g.add(n.g.mul(y, n.g.reshape(scale, per_channel)), n.g.reshape(bias, per_channel))]
 
 
 @emitter("BatchNormalization")
@@ -440,7 +548,8 @@ def _reshape(n: Node) -> list[Value]:
 @emitter("Flatten")
 def _flatten(n: Node) -> list[Value]:
     x = n.tensor(0)
-    axis = n.attr("axis", 1) % (x.ndim + 1) if x.ndim else 0
+    axis = n.attr("axis", 1)
+    axis = axis + x.ndim if axis < 0 else axis
     return [n.g.reshape(x, [int(np.prod(x.shape[:axis])), int(np.prod(x.shape[axis:]))])]
 
 
@@ -521,6 +630,112 @@ def _expand(n: Node) -> list[Value]:
     return [x if tuple(out) == x.shape else n.g.expand(x, list(out))]
 
 
+@emitter("Tile")
+def _tile(n: Node) -> list[Value]:
+    """numpy.tile as a view, a broadcast and a view: each axis d becomes
+    [repeats, d], expanded, then merged."""
+    x = n.tensor(0)
+    reps = [int(r) for r in n.const(1, "repeats")]
+    if len(reps) != x.ndim:
+        raise n.error(f"repeats has {len(reps)} entries for a rank-{x.ndim} input")
+    if all(r == 1 for r in reps):
+        return [x]
+    inter = [v for d in x.shape for v in (1, d)]
+    big = [v for r, d in zip(reps, x.shape) for v in (r, d)]
+    y = n.g.expand(n.g.reshape(x, inter), big)
+    return [n.g.reshape(y, [r * d for r, d in zip(reps, x.shape)])]
+
+
+@emitter("Trilu")
+def _trilu(n: Node) -> list[Value]:
+    """The lower (upper=0) or upper triangle of the last two axes from
+    diagonal k: a select with a mask known at import."""
+    x = n.tensor(0)
+    k = int(np.ravel(n.const(1, "k"))[0]) if n.input(1) is not None else 0
+    rows, cols = x.shape[-2:]
+    i, j = np.arange(rows)[:, None], np.arange(cols)[None, :]
+    keep = (j - i >= k) if n.attr("upper", 1) else (j - i <= k)
+    zero = n.imp.scalar(0, x.dtype)
+    return [n.g.select(n.imp.constant(keep, "i1"), x, zero)]
+
+
+def _einsum_terms(n: Node, eq: str, shapes: list[tuple[int, ...]]) -> tuple[list[str], str]:
+    """The equation's input terms and output term, `...` spelled out as
+    capital letters (free in the equation's lower-case alphabet)."""
+    eq = eq.replace(" ", "")
+    lhs, arrow, out = eq.partition("->")
+    terms = lhs.split(",")
+    if len(terms) != len(shapes):
+        raise n.error(f"equation '{eq}' has {len(terms)} inputs, the node {len(shapes)}")
+    ell = ""
+    spelled = []
+    for t, shape in zip(terms, shapes):
+        if "..." in t:
+            k = len(shape) - (len(t) - 3)
+            letters = "ABCDEFGHIJKLMNOPQRSTUVWXYZ"[:k]
+            ell = letters if len(letters) > len(ell) else ell
+            t = t.replace("...", letters)
+        if len(t) != len(shape):
+            raise n.error(f"term '{t}' of equation '{eq}' does not match a rank-{len(shape)} input")
+        spelled.append(t)
+    if not arrow:  # implicit output: the ellipsis, then indices used once, sorted
+        once = sorted(c for c in set("".join(spelled)) if "".join(spelled).count(c) == 1 and c.islower())
+        out = ell + "".join(once)
+    else:
+        out = out.replace("...", ell)
+    for t in spelled:
+        if len(set(t)) != len(t):
+            raise n.unsupported(f"a repeated index in term '{t}' (a diagonal)", "distinct indices per term")
+    return spelled, out
+
+
+def _einsum_reduce(n: Node, x: Tensor, term: str, keep: str) -> tuple[Tensor, str]:
+    """Sums away the indices of `term` not in `keep`."""
+    axes = [i for i, c in enumerate(term) if c not in keep]
+    if not axes:
+        return x, term
+    return n.g.reduce_sum(x, axes, False), "".join(c for c in term if c in keep)
+
+
+def _einsum_permute(n: Node, x: Tensor, term: str, order: str) -> Tensor:
+    perm = [term.index(c) for c in order]
+    return x if perm == sorted(perm) else n.g.transpose(x, perm)
+
+
+@emitter("Einsum")
+def _einsum(n: Node) -> list[Value]:
+    """One or two operands: indices summed in one operand only are reduced
+    first; two operands become one batched matmul over [batch, free, contracted]
+    layouts (transposes and views around `rlx.matmul`), then the output order."""
+    xs = [n.tensor(i) for i in range(len(n.inputs))]
+    if len(xs) not in (1, 2):
+        raise n.unsupported(f"{len(xs)} operands", "one or two")
+    terms, out = _einsum_terms(n, n.attr("equation"), [x.shape for x in xs])
+    if len(xs) == 1:
+        y, t = _einsum_reduce(n, xs[0], terms[0], out)
+        return [_einsum_permute(n, y, t, out)]
+    (a, ta), (b, tb) = (_einsum_reduce(n, x, t, out + "".join(terms[1 - k])) for k, (x, t) in enumerate(zip(xs, terms)))
+    dims = {c: d for t, x in ((ta, a), (tb, b)) for c, d in zip(t, x.shape)}
+    for t, x in ((ta, a), (tb, b)):
+        for c, d in zip(t, x.shape):
+            if dims[c] != d and d != 1 and dims[c] != 1:
+                raise n.error(f"index '{c}' has extents {dims[c]} and {d}")
+    batch = "".join(c for c in ta if c in tb and c in out)
+    contract = "".join(c for c in ta if c in tb and c not in out)
+    free_a = "".join(c for c in ta if c not in tb)
+    free_b = "".join(c for c in tb if c not in ta)
+    size = lambda cs: int(np.prod([max(dims[c] for t, x in ((ta, a), (tb, b)) for cc, dd in zip(t, x.shape) if cc == c) for c in cs]))  # noqa: E731
+    bshape = [size(c) for c in batch]
+    a2 = n.g.reshape(_einsum_permute(n, a, ta, batch + free_a + contract), [*bshape, size(free_a), size(contract)])
+    b2 = n.g.reshape(_einsum_permute(n, b, tb, batch + contract + free_b), [*bshape, size(contract), size(free_b)])
+    if a.dtype != b.dtype:
+        raise n.error(f"operands of types {a.dtype} and {b.dtype}")
+    y = n.g.matmul(a2, b2)
+    term = batch + free_a + free_b
+    y = n.g.reshape(y, [size(c) for c in term])
+    return [_einsum_permute(n, y, term, out)]
+
+
 # ------------------------------------------------------------------ import-time values
 
 
@@ -574,10 +789,11 @@ _IMPORT_TIME = {"Constant", "ConstantOfShape", "Shape", "Size", "Range", "Identi
 
 def _spatial_pads(n: Node, x_shape: Sequence[int], kernel: Sequence[int], strides: Sequence[int],
                   dilations: Sequence[int]) -> list[int]:
-    """ONNX pads [x1_begin, x2_begin, x1_end, x2_end] (2-D), auto_pad resolved."""
+    """ONNX pads [x1_begin, x2_begin, ..., x1_end, x2_end, ...], auto_pad resolved."""
     auto = n.attr("auto_pad", "NOTSET")
+    nd = len(kernel)
     if auto in ("NOTSET", "VALID"):
-        pads = list(n.attr("pads", [0] * 4)) if auto == "NOTSET" else [0] * 4
+        pads = list(n.attr("pads", [0] * 2 * nd)) if auto == "NOTSET" else [0] * 2 * nd
         return pads
     if auto not in ("SAME_UPPER", "SAME_LOWER"):
         raise n.unsupported(f"auto_pad={auto}", "NOTSET, VALID, SAME_UPPER, SAME_LOWER")
@@ -593,19 +809,19 @@ def _spatial_pads(n: Node, x_shape: Sequence[int], kernel: Sequence[int], stride
 
 @emitter("Conv")
 def _conv(n: Node) -> list[Value]:
+    """2-D convolutions as they are; 1-D ones as 2-D with a height of 1 (views)."""
     x, w = n.tensor(0), n.tensor(1)
     b = n.tensor(2) if n.input(2) is not None else None
     nd = x.ndim - 2
     if nd not in (1, 2):
         raise n.unsupported(f"a {nd}-D convolution", "1-D and 2-D")
-    if nd == 1:  # as 2-D with a height of 1
-        x = n.g.reshape(x, [*x.shape[:2], 1, x.shape[2]])
-        w = n.g.reshape(w, [*w.shape[:2], 1, w.shape[2]])
     kernel = list(w.shape[2:])
     strides = list(n.attr("strides", [1] * nd))
     dil = list(n.attr("dilations", [1] * nd))
-    pads = _spatial_pads(n, x.shape[2 + 2 - nd:] if nd == 1 else x.shape[2:], kernel[2 - nd:] if nd == 1 else kernel, strides, dil)
+    pads = _spatial_pads(n, x.shape[2:], kernel, strides, dil)
     if nd == 1:
+        x = n.g.reshape(x, [*x.shape[:2], 1, x.shape[2]])
+        w = n.g.reshape(w, [*w.shape[:2], 1, w.shape[2]])
         strides, dil, pads = [1, *strides], [1, *dil], [0, pads[0], 0, pads[1]]
     y = n.g.conv2d(x, w, b, strides, pads, dil, n.attr("group", 1))
     return [n.g.reshape(y, [*y.shape[:2], y.shape[3]]) if nd == 1 else y]
@@ -613,24 +829,28 @@ def _conv(n: Node) -> list[Value]:
 
 @emitter("MaxPool", "AveragePool")
 def _pool(n: Node) -> list[Value]:
+    """2-D pools as they are; 1-D pools as 2-D with a height of 1 (views)."""
     x = n.tensor(0)
-    if x.ndim != 4:
-        raise n.unsupported(f"a {x.ndim - 2}-D pool", "2-D (NCHW)")
+    nd = x.ndim - 2
+    if nd not in (1, 2):
+        raise n.unsupported(f"a {nd}-D pool", "1-D (NCW) and 2-D (NCHW)")
     if len(n.proto.output) > 1 and n.proto.output[1]:
         raise n.unsupported("the Indices output", "the first output only")
+    if n.attr("storage_order", 0):
+        raise n.unsupported("storage_order=1", "0 (row major)")
     kernel = list(n.attr("kernel_shape"))
-    strides = list(n.attr("strides", [1, 1]))
-    if list(n.attr("dilations", [1, 1])) != [1, 1]:
-        raise n.unsupported("dilations", "[1, 1]")
-    pads = _spatial_pads(n, x.shape[2:], kernel, strides, [1, 1])
-    if n.attr("ceil_mode", 0):
-        for i in range(2):  # ceil mode == floor mode with the end padded by what ceil adds
-            size = x.shape[2 + i] + pads[i] + pads[2 + i] - kernel[i]
-            if size % strides[i]:
-                raise n.unsupported("ceil_mode=1 where it changes the output extent", "ceil_mode=0")
+    strides = list(n.attr("strides", [1] * nd))
+    dil = list(n.attr("dilations", [1] * nd))
+    pads = _spatial_pads(n, x.shape[2:], kernel, strides, dil)
+    if nd == 1:
+        x = n.g.reshape(x, [*x.shape[:2], 1, x.shape[2]])
+        kernel, strides, dil, pads = [1, *kernel], [1, *strides], [1, *dil], [0, pads[0], 0, pads[1]]
+    ceil = bool(n.attr("ceil_mode", 0))
     if n.op_type == "MaxPool":
-        return [n.g.max_pool2d(x, kernel, strides, pads)]
-    return [n.g.avg_pool2d(x, kernel, strides, pads, bool(n.attr("count_include_pad", 0)))]
+        y = n.g.max_pool2d(x, kernel, strides, pads, dilation=dil, ceil_mode=ceil)
+    else:
+        y = n.g.avg_pool2d(x, kernel, strides, pads, bool(n.attr("count_include_pad", 0)), dilation=dil, ceil_mode=ceil)
+    return [n.g.reshape(y, [*y.shape[:2], y.shape[3]]) if nd == 1 else y]
 
 
 @emitter("GlobalAveragePool", "GlobalMaxPool")
@@ -735,7 +955,8 @@ class OnnxImporter:
                 sym = d.dim_param or "?"
                 raise OnnxImportError(
                     f"input '{i.name}' dimension {k} ('{sym}') is symbolic; bind it with "
-                    f"input_shapes={{'{i.name}': [...]}}"
+                    f"input_shapes={{'{i.name}': [...]}} (on the command line: --shape "
+                    f"{i.name}=D0,D1,...)"
                 )
         return shape
 
@@ -781,7 +1002,7 @@ class OnnxImporter:
         sub.params, sub._param_tensors = {}, {}
         feeds, args = {}, []
         for k, v in enumerate(inputs):
-            if v is None or k in _CONST_INPUTS.get(proto.op_type, ()):
+            if v is None or k in IMPORT_TIME_INPUTS.get(proto.op_type, ()):
                 args.append(v)  # absent, or read as an import-time value
                 continue
             assert isinstance(v, Const)
@@ -793,12 +1014,29 @@ class OnnxImporter:
         return [Const(np.asarray(r), t.dtype) for r, t in zip(results, tensors)]
 
 
-#: Inputs an emitter reads as import-time values (shapes, axes, ...), by op type.
-_CONST_INPUTS: dict[str, tuple[int, ...]] = {
+#: Inputs an emitter reads as import-time values (shapes, axes, ...), by op
+#: type: they must be constants (initializers, Constant nodes, or shape
+#: arithmetic the importer folds), since rlx shapes are static.
+IMPORT_TIME_INPUTS: dict[str, tuple[int, ...]] = {
     "Reshape": (1,), "Expand": (1,), "Squeeze": (1,), "Unsqueeze": (1,), "Slice": (1, 2, 3, 4),
     "Split": (1,), "ReduceSum": (1,), "ReduceMean": (1,), "ReduceMax": (1,), "ReduceMin": (1,),
-    "ReduceProd": (1,), "ReduceL2": (1,), "ReduceSumSquare": (1,), "BatchNormalization": (1, 2, 3, 4),
+    "ReduceProd": (1,), "ReduceL2": (1,), "ReduceSumSquare": (1,), "ReduceL1": (1,),
+    "ReduceLogSum": (1,), "ReduceLogSumExp": (1,), "BatchNormalization": (1, 2, 3, 4),
+    "ConstantOfShape": (0,), "Range": (0, 1, 2), "Tile": (1,), "Pad": (1, 2, 3), "TopK": (1,),
+    "Resize": (1, 2, 3), "Upsample": (1,), "CumSum": (1,), "Trilu": (1,), "Dropout": (1, 2),
 }  # fmt: skip
+
+
+def import_time_inputs(graph) -> set[str]:
+    """Names of the values that `graph`'s nodes read at import (see
+    `IMPORT_TIME_INPUTS`): a graph input among them must be bound as a
+    constant (an initializer) before import."""
+    names = set()
+    for node in graph.node:
+        for k in IMPORT_TIME_INPUTS.get(node.op_type, ()):
+            if k < len(node.input) and node.input[k]:
+                names.add(node.input[k])
+    return names
 
 
 def from_onnx(model, input_shapes: Mapping[str, Sequence[int]] | None = None):

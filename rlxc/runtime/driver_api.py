@@ -60,6 +60,15 @@ def device_arch(ordinal: int = 0) -> tuple[str, int]:
     return f"sm_{major}{minor}", sms
 
 
+def device_name(ordinal: int = 0) -> str:
+    """The device's name as the driver reports it ("NVIDIA H100 80GB HBM3")."""
+    cu = _driver()
+    check(cu.cuInit(0), "cuInit")
+    dev = check(cu.cuDeviceGet(ordinal), "cuDeviceGet")
+    name = check(cu.cuDeviceGetName(256, dev), "cuDeviceGetName")
+    return bytes(name).split(b"\0", 1)[0].decode()
+
+
 def alloc(size: int, what: str):
     """cuMemAlloc of `size` bytes for `what` (named in the error); out of
     memory, the error also says how much was asked for and how much is free."""

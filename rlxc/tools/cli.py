@@ -1,13 +1,19 @@
 """`rlxc`: compile and run models from the command line.
 
-    rlxc run FILE.mlir [--backend numpy|cuda] [--inputs in.npz] [--params p.npz] [--seed N] [--mode graph|stream]
-    rlxc bench FILE.mlir [--backend cuda|numpy] [--mode graph|stream|both] [--repeat N]
-    rlxc plan FILE.mlir [--plot plan.png]
+    rlxc run FILE [--shape NAME=D0,D1,...] [--backend numpy|cuda] [--inputs in.npz] [--params p.npz] [--seed N] [--mode graph|stream]
+    rlxc bench FILE [--shape ...] [--backend cuda|numpy] [--mode graph|stream|both] [--repeat N]
+    rlxc import MODEL.onnx [--shape NAME=D0,D1,...] -o MODEL.mlir
+    rlxc plan FILE [--plot plan.png]
 
-Prints each output's shape and summary statistics and the time taken. Inputs
-or params not given are drawn at random from a seeded generator, and the
-tool says so. Errors (bad IR, a missing input, a wrong shape) are reported
-in one message, with a non-zero exit, never as a traceback.
+FILE is a graph-level `.mlir` file or an `.onnx` model. An ONNX model's
+symbolic dimensions are bound with `--shape` (or from the arrays in
+`--inputs`), and its initializers are its params. A `.mlir` file's params
+are read from `--params`, else from the `.npz` beside it with the same stem
+(what `rlxc import` writes). `run` prints each output's shape and summary
+statistics and the time taken. Inputs or params not given are drawn at
+random from a seeded generator, and the tool says so. Errors (bad IR, an
+unsupported ONNX op, a missing input, a wrong shape) are reported in one
+message, with a non-zero exit, never as a traceback.
 """
 
 from __future__ import annotations
@@ -27,7 +33,7 @@ from rlxc.dialects.types import dtype_name
 from rlxc.signature import InputError, signature
 
 
-class CliError(Exception):
+class CliError(ValueError):
     """A user-facing error of the `rlxc` command."""
 
 
@@ -51,12 +57,47 @@ def _random(t, rng: np.random.Generator) -> np.ndarray:
     return rng.standard_normal(shape).astype(np.float16 if name == "f16" else np.float32)
 
 
-def load_module(path: str):
+def parse_shapes(specs: Sequence[str] | None) -> dict[str, list[int]]:
+    """`--shape input_ids=1,128` (repeatable) as {"input_ids": [1, 128]}."""
+    shapes = {}
+    for spec in specs or []:
+        name, eq, dims = spec.partition("=")
+        try:
+            if not eq or not name:
+                raise ValueError
+            shapes[name] = [int(d) for d in dims.split(",")] if dims.strip() else []
+        except ValueError:
+            raise CliError(f"--shape {spec!r}: expected NAME=D0,D1,... (e.g. input_ids=1,128)") from None
+    return shapes
+
+
+def load_module(path: str, shapes: dict[str, list[int]] | None = None,
+                inputs: dict[str, np.ndarray] | None = None):
+    """(module, params) from an `.mlir` file (params: the `.npz` beside it,
+    if any) or an `.onnx` model (params: its initializers; symbolic
+    dimensions from `shapes`, else from the shapes of given `inputs`)."""
+    if not Path(path).exists():
+        raise CliError(f"cannot read {path}: no such file")
+    if path.endswith(".onnx"):
+        from rlxc.frontends.onnx import from_onnx
+
+        bound = {n: list(a.shape) for n, a in (inputs or {}).items()}
+        bound.update(shapes or {})
+        return from_onnx(path, bound)
+    if shapes:
+        raise CliError("--shape binds an ONNX model's symbolic dimensions; a .mlir file's shapes are fixed")
     try:
         text = Path(path).read_text()
     except OSError as e:
         raise CliError(f"cannot read {path}: {e}") from None
-    return parse_module(text, path)
+    beside = Path(path).with_suffix(".npz")
+    return parse_module(text, path), (_load_npz(str(beside), "params") if beside.exists() else {})
+
+
+def _module_and_params(args: argparse.Namespace, inputs: dict[str, np.ndarray]):
+    module, params = load_module(args.file, parse_shapes(args.shape), inputs)
+    params.update(_load_npz(args.params, "params"))
+    return module, params
 
 
 def fill_missing(module, inputs, params, seed: int) -> list[str]:
@@ -85,9 +126,8 @@ def summarize(i: int, a: np.ndarray) -> str:
 
 
 def cmd_run(args: argparse.Namespace) -> int:
-    module = load_module(args.file)
     inputs = _load_npz(args.inputs, "inputs")
-    params = _load_npz(args.params, "params")
+    module, params = _module_and_params(args, inputs)
     for note in fill_missing(module, inputs, params, args.seed):
         print(note)
     from rlxc.driver import compile
@@ -116,9 +156,8 @@ def cmd_bench(args: argparse.Namespace) -> int:
     from rlxc.driver import compile
     from rlxc.runtime.driver_api import CudaError
 
-    module = load_module(args.file)
     inputs = _load_npz(args.inputs, "inputs")
-    params = _load_npz(args.params, "params")
+    module, params = _module_and_params(args, inputs)
     for note in fill_missing(module, inputs, params, args.seed):
         print(note)
     rows = []
@@ -154,7 +193,7 @@ def cmd_plan(args: argparse.Namespace) -> int:
     from rlxc.passes.pipelines import run_pipeline
     from rlxc.passes.plan_memory import liveness
 
-    module = load_module(args.file)
+    module, _ = load_module(args.file, parse_shapes(args.shape))
     f = next((op for op in module.ops if isinstance(op, func.FuncOp)), None)
     if f is None:
         raise CliError(f"{args.file} has no func.func to plan")
@@ -172,6 +211,36 @@ def cmd_plan(args: argparse.Namespace) -> int:
         plot_plan(buffers, offset_of, arena, peak, args.plot, title=Path(args.file).name)
         print(f"wrote {args.plot}")
     return 0
+
+
+def cmd_import(args: argparse.Namespace) -> int:
+    """Writes an ONNX model's graph-level IR and its params (`.npz` beside it)."""
+    if not args.file.endswith(".onnx"):
+        raise CliError(f"{args.file}: rlxc import reads .onnx models")
+    module, params = load_module(args.file, parse_shapes(args.shape))
+    out = Path(args.output)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    npz = out.with_suffix(".npz")
+    _atomic_write(out, lambda f: f.write(str(module).encode() + b"\n"))
+    _atomic_write(npz, lambda f: np.savez(f, **params))
+    n = sum(int(np.prod(a.shape)) for a in params.values())
+    print(f"wrote {out} and {npz} ({len(params)} params, {n} values)")
+    return 0
+
+
+def _atomic_write(path: Path, write) -> None:
+    """Writes through a temporary file beside `path`, renamed into place."""
+    import os
+    import tempfile
+
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    try:
+        with os.fdopen(fd, "wb") as f:
+            write(f)
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
 
 
 def _planned_offsets(f) -> dict:
@@ -218,7 +287,9 @@ def build_parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="rlxc", description=__doc__.splitlines()[0])
     sub = p.add_subparsers(dest="command", required=True)
     r = sub.add_parser("run", help="run a module's @main and summarise its outputs")
-    r.add_argument("file", help="an .mlir file at the graph level")
+    r.add_argument("file", help="an .mlir file at the graph level, or an .onnx model")
+    r.add_argument("--shape", action="append", metavar="NAME=D0,D1,...",
+                   help="bind an ONNX input's shape (repeatable)")
     r.add_argument("--backend", choices=["numpy", "cuda"], default="numpy",
                    help="cuda needs a GPU; numpy is the reference interpreter")
     r.add_argument("--inputs", help=".npz of inputs by name (missing ones are random)")
@@ -227,7 +298,8 @@ def build_parser() -> argparse.ArgumentParser:
     r.add_argument("--mode", choices=["graph", "stream"], default="graph")
     r.set_defaults(func=cmd_run)
     b = sub.add_parser("bench", help="time a module (median of many runs)")
-    b.add_argument("file", help="an .mlir file at the graph level")
+    b.add_argument("file", help="an .mlir file at the graph level, or an .onnx model")
+    b.add_argument("--shape", action="append", metavar="NAME=D0,D1,...")
     b.add_argument("--backend", choices=["numpy", "cuda"], default="cuda")
     b.add_argument("--mode", choices=["graph", "stream", "both"], default="both")
     b.add_argument("--repeat", type=int, default=100)
@@ -236,10 +308,17 @@ def build_parser() -> argparse.ArgumentParser:
     b.add_argument("--seed", type=int, default=0)
     b.set_defaults(func=cmd_bench)
     pl = sub.add_parser("plan", help="plan a module's memory and report or draw it")
-    pl.add_argument("file", help="an .mlir file (planned already, or planned here)")
+    pl.add_argument("file", help="an .mlir file (planned already, or planned here), or an .onnx model")
+    pl.add_argument("--shape", action="append", metavar="NAME=D0,D1,...")
     pl.add_argument("--pipeline", default="rlx-plan", help="pipeline that plans it (default rlx-plan)")
     pl.add_argument("--plot", metavar="PNG", help="draw offset against time (needs matplotlib)")
     pl.set_defaults(func=cmd_plan)
+    im = sub.add_parser("import", help="import an ONNX model as graph-level IR + a params .npz")
+    im.add_argument("file", help="an .onnx model")
+    im.add_argument("--shape", action="append", metavar="NAME=D0,D1,...",
+                    help="bind an input's shape (repeatable); needed for symbolic dimensions")
+    im.add_argument("-o", "--output", required=True, help="the .mlir file to write (params go to its .npz)")
+    im.set_defaults(func=cmd_import)
     return p
 
 

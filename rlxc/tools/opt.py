@@ -88,12 +88,42 @@ class RlxcOptMain(xDSLOptMain):
 
         self.available_frontends["mlir"] = parse_mlir
 
+        def parse_onnx(io: IO[bytes]) -> ModuleOp:
+            """An ONNX model, imported (`--onnx-shape` binds its symbolic
+            dimensions; `--onnx-params` saves its initializers)."""
+            import numpy as np
+            import onnx
+
+            from rlxc.frontends.onnx import from_onnx
+            from rlxc.tools.cli import parse_shapes
+
+            path = self.args.input_file
+            model = path if path else onnx.load_model_from_string(io.read())
+            module, params = from_onnx(model, parse_shapes(self.args.onnx_shape))
+            if self.args.onnx_params:
+                np.savez(self.args.onnx_params, **params)
+            self._locations = {}
+            return module
+
+        self.available_frontends["onnx"] = parse_onnx
+
     def parse_chunk(self, chunk: IO[bytes], file_extension: str, start_offset: int = 0):
         self._line_offset = start_offset
         return super().parse_chunk(chunk, file_extension, start_offset)
 
     def register_all_arguments(self, arg_parser: argparse.ArgumentParser):
         super().register_all_arguments(arg_parser)
+        arg_parser.add_argument(
+            "--onnx-shape",
+            action="append",
+            metavar="NAME=D0,D1,...",
+            help="for an .onnx input: bind an input's shape (repeatable)",
+        )
+        arg_parser.add_argument(
+            "--onnx-params",
+            metavar="NPZ",
+            help="for an .onnx input: write its initializers (the module's params) here",
+        )
         arg_parser.add_argument(
             "--dump-dir",
             help="write the IR before the first pass and after every pass as "

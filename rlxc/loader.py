@@ -1,0 +1,133 @@
+"""`rlxc.load(path, input_shapes=None)`: a model file as something callable.
+
+    model = rlxc.load("bert.onnx")                  # or a graph-level .mlir
+    outs = model(input_ids=ids, attention_mask=mask)  # numpy or device arrays
+
+`.onnx` files are read once. Each new input-shape signature imports the
+in-memory model with those shapes bound (rlx shapes are static, so shape
+plumbing folds per signature) and compiles it; later calls with a signature
+seen before reuse its executable. A second signature's kernels that the
+first already built come from NVRTC's disk cache, so it costs an import and
+the lowering, not a recompile of every kernel.
+
+`.mlir` files hold one static signature; their params come from the
+`params` argument or, if it is absent, a `.npz` beside the file with the
+same stem (what `rlxc import` writes).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from rlxc.signature import InputError, signature
+
+__all__ = ["Model", "load"]
+
+
+def _shape_of(a: Any) -> tuple[int, ...]:
+    shape = getattr(a, "shape", None)
+    if shape is None:
+        shape = np.shape(a)
+    return tuple(int(d) for d in shape)
+
+
+class Model:
+    """A loaded model: call it with named arrays (keywords or one mapping);
+    it returns the list of outputs, in the graph's order."""
+
+    def __init__(self, path: Path, target: str, params: Mapping[str, np.ndarray] | None,
+                 input_shapes: Mapping[str, Sequence[int]] | None, **compile_options: Any):
+        self.path = path
+        self.target = target
+        self.compile_options = compile_options
+        self._params = dict(params) if params is not None else None
+        self._default_shapes = dict(input_shapes or {})
+        self._executables: dict[tuple, Any] = {}
+        self.imports = 0  # how many times the importer ran (once per signature)
+        if path.suffix == ".onnx":
+            import onnx
+
+            from rlxc.frontends.onnx import OnnxImportError
+
+            try:
+                self._onnx = onnx.load(str(path))
+            except Exception as e:  # noqa: BLE001 - protobuf's DecodeError, say
+                raise OnnxImportError(f"{path}: not a readable ONNX model ({e})") from None
+            self._module = None
+            inits = {t.name for t in self._onnx.graph.initializer}
+            self.input_names = [i.name for i in self._onnx.graph.input if i.name not in inits]
+        else:
+            from rlxc.context import parse_module
+
+            self._onnx = None
+            self._module = parse_module(path.read_text(), str(path))
+            if self._params is None:
+                beside = path.with_suffix(".npz")
+                self._params = dict(np.load(beside)) if beside.exists() else {}
+            self.input_names = [n for n, _ in signature(self._module).inputs]
+
+    def module_for(self, shapes: Mapping[str, Sequence[int]]):
+        """(module, params) for one input-shape signature."""
+        if self._onnx is None:
+            return self._module, self._params
+        from rlxc.frontends.onnx import from_onnx
+
+        self.imports += 1
+        module, params = from_onnx(self._onnx, {**self._default_shapes, **shapes})
+        return module, (self._params if self._params is not None else params)
+
+    def executable(self, shapes: Mapping[str, Sequence[int]]):
+        """The compiled executable for a signature, compiling it the first time."""
+        key = tuple(sorted((n, tuple(s)) for n, s in shapes.items()))
+        exe = self._executables.get(key)
+        if exe is None:
+            from rlxc.driver import compile
+
+            module, params = self.module_for(shapes)
+            exe = compile(module, self.target, params=params, **self.compile_options)
+            self._executables[key] = exe
+        return exe
+
+    def __call__(self, inputs: Mapping[str, Any] | None = None, /, **named: Any) -> list:
+        given = {**(inputs or {}), **named}
+        unknown = sorted(set(given) - set(self.input_names))
+        if unknown:
+            raise InputError(
+                f"{self.path.name}: unknown input(s) {', '.join(unknown)}; the inputs are: "
+                + ", ".join(self.input_names)
+            )
+        missing = [n for n in self.input_names if n not in given]
+        if missing:
+            raise InputError(f"{self.path.name}: missing input(s) {', '.join(missing)}")
+        shapes = {n: _shape_of(given[n]) for n in self.input_names}
+        return self.executable(shapes).run(given)
+
+    @property
+    def signatures(self) -> list[tuple]:
+        """The input-shape signatures compiled so far."""
+        return list(self._executables)
+
+
+def load(path: str | Path, input_shapes: Mapping[str, Sequence[int]] | None = None, *,
+         target: str | None = None, params: Mapping[str, np.ndarray] | None = None,
+         **compile_options: Any) -> Model:
+    """Loads an `.onnx` or graph-level `.mlir` model (see the module docstring).
+
+    `target` is "cuda" or "numpy" (default: cuda where a GPU is present);
+    `input_shapes` binds symbolic dimensions for every call that does not
+    give an input of that name a different shape; `compile_options` go to
+    `rlxc.compile` (mode, allow_tf32)."""
+    p = Path(path)
+    if not p.exists():
+        raise FileNotFoundError(f"{p}: no such file")
+    if p.suffix not in (".onnx", ".mlir"):
+        raise ValueError(f"{p}: rlxc.load reads .onnx and .mlir files, not '{p.suffix}'")
+    if target is None:
+        from rlxc.runtime.driver_api import is_available
+
+        target = "cuda" if is_available() else "numpy"
+    return Model(p, target, params, input_shapes, **compile_options)
