@@ -1,6 +1,8 @@
 """The ONNX front end (rlxc.frontends.onnx): a model with shape plumbing
-against ONNX Runtime, the errors, and ONNX's own node test cases for the op
-types whose cases all import and pass (numpy backend)."""
+against ONNX Runtime, the errors, the entry points (rlxc.load, `rlxc run`,
+`rlxc import`, rlxc-opt on .onnx), and ONNX's own node test cases for every
+claimed op (tests/onnx_conformance.py), on the numpy backend here and on
+CUDA on the GPU machine."""
 
 import numpy as np
 import pytest
@@ -8,19 +10,10 @@ import pytest
 onnx = pytest.importorskip("onnx")
 from onnx import TensorProto, helper, numpy_helper  # noqa: E402
 
+import onnx_conformance as conformance  # noqa: E402
+
 import rlxc  # noqa: E402
 from rlxc.frontends.onnx import OnnxImportError, from_onnx  # noqa: E402
-
-#: Op types whose every ONNX node test case passes here (the others are
-#: partly supported; see the closing note of the ONNX issue).
-PASSING = [
-    "Abs", "And", "Ceil", "Concat", "Conv", "Cos", "Elu", "Erf", "Exp", "Floor", "Gather",
-    "Gelu", "Gemm", "GlobalAveragePool", "GlobalMaxPool", "HardSigmoid", "HardSwish",
-    "LeakyRelu", "Log", "LogSoftmax", "MatMul", "Neg", "Not", "Or", "Reciprocal", "Relu",
-    "Round", "Shape", "Sigmoid", "Sign", "Sin", "Size", "Softmax", "Softplus", "Sqrt", "Tanh",
-    "Transpose", "Where", "Xor",
-]  # fmt: skip
-
 
 def _shape_model(batch_dim="batch"):
     rng = np.random.default_rng()
@@ -76,33 +69,111 @@ def test_unsupported_op_names_type_node_and_support():
         from_onnx(helper.make_model(g, opset_imports=[helper.make_opsetid("", 17)]))
 
 
-def _node_cases():
-    from onnx.backend.test.loader import load_model_tests
-
-    out = []
-    for case in load_model_tests(kind="node"):
-        if case.model is None:
-            continue
-        ops = {n.op_type for n in case.model.graph.node}
-        if len(ops) == 1 and ops <= set(PASSING):
-            out.append(pytest.param(case, id=case.name))
-    return out
+def _node_cases(backend="numpy"):
+    marks = []
+    if backend == "cuda":
+        no_gpu = pytest.mark.skipif(not rlxc.cuda.is_available(), reason="no NVIDIA GPU and driver")
+        marks = [pytest.mark.gpu, no_gpu]
+    return [pytest.param(case, id=case.name, marks=marks) for _, case in conformance.cases()]
 
 
 @pytest.mark.parametrize("case", _node_cases())
 def test_onnx_node_case(case):
-    m = case.model
-    inits = {t.name for t in m.graph.initializer}
-    names = [i.name for i in m.graph.input if i.name not in inits]
-    for inputs, outputs in case.data_sets:
-        feeds = {n: np.asarray(a) for n, a in zip(names, inputs)}
-        module, params = from_onnx(m, {n: list(a.shape) for n, a in feeds.items()})
-        got = rlxc.interpret(module, feeds, params)
-        for g, w in zip(got, outputs):
-            w = np.asarray(w)
-            assert g.shape == w.shape
-            if w.dtype.kind == "f":
-                tol = 1e-2 if w.dtype == np.float16 else max(case.rtol, 1e-4)
-                np.testing.assert_allclose(g.astype(np.float64), w.astype(np.float64), rtol=tol, atol=max(case.atol, 1e-6))
-            else:
-                np.testing.assert_array_equal(g.astype(w.dtype), w)
+    """Every node case of every claimed op passes on the numpy backend, or
+    fails at import for the reason the conformance page gives."""
+    why = conformance.expected_failure(case)
+    if why is None:
+        conformance.run_case(case, "numpy")
+    else:
+        with pytest.raises(OnnxImportError):
+            conformance.run_case(case, "numpy")
+
+
+@pytest.mark.parametrize("case", _node_cases("cuda"))
+def test_onnx_node_case_cuda(case):
+    """The same on the CUDA backend (the GPU machine)."""
+    if conformance.expected_failure(case) is not None:
+        pytest.skip(conformance.expected_failure(case))
+    conformance.run_case(case, "cuda")
+
+
+# ------------------------------------------------------------------ entry points
+
+
+def _saved_model(tmp_path, batch_dim="batch"):
+    model = _shape_model(batch_dim)
+    path = tmp_path / "m.onnx"
+    onnx.save(model, str(path))
+    return model, path
+
+
+def _ort_run(model, feeds):
+    ort = pytest.importorskip("onnxruntime")
+    sess = ort.InferenceSession(model.SerializeToString(), providers=["CPUExecutionProvider"])
+    return sess.run(None, feeds)
+
+
+def test_load_compiles_once_per_shape_signature(tmp_path):
+    model, path = _saved_model(tmp_path)
+    m = rlxc.load(path, target="numpy")
+    rng = np.random.default_rng()
+    for batch in (3, 5, 3):
+        x = rng.standard_normal((batch, 16)).astype(np.float32)
+        (got,) = m(x=x)
+        (want,) = _ort_run(model, {"x": x})
+        np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-6)
+    assert m.imports == 2 and len(m.signatures) == 2  # batch 3 was reused
+    with pytest.raises(rlxc.InputError, match="unknown input"):
+        m(y=np.zeros((1, 16), np.float32))
+
+
+def test_load_mlir_reads_params_beside_it(tmp_path):
+    from rlxc.tools.cli import main
+
+    model, path = _saved_model(tmp_path)
+    out = tmp_path / "ir" / "m.mlir"
+    assert main(["import", str(path), "--shape", "x=4,16", "-o", str(out)]) == 0
+    assert out.exists() and out.with_suffix(".npz").exists()
+    assert not list(out.parent.glob(".*.tmp"))  # written atomically, nothing left behind
+    x = np.random.default_rng().standard_normal((4, 16)).astype(np.float32)
+    (got,) = rlxc.load(out, target="numpy")(x=x)
+    np.testing.assert_allclose(got, _ort_run(model, {"x": x})[0], rtol=1e-5, atol=1e-6)
+
+
+def test_cli_run_onnx(tmp_path, capsys):
+    from rlxc.tools.cli import main
+
+    _, path = _saved_model(tmp_path)
+    assert main(["run", str(path), "--shape", "x=2,16"]) == 0
+    assert "output #0: shape [2, 8]" in capsys.readouterr().out
+    np.savez(tmp_path / "in.npz", x=np.ones((6, 16), np.float32))  # shapes from --inputs
+    assert main(["run", str(path), "--inputs", str(tmp_path / "in.npz")]) == 0
+    assert "output #0: shape [6, 8]" in capsys.readouterr().out
+    assert main(["run", str(path)]) == 1
+    err = capsys.readouterr().err
+    assert "dimension 0 ('batch') is symbolic" in err and "--shape x=" in err and "Traceback" not in err
+    assert main(["run", str(path), "--shape", "x:2"]) == 1
+    assert "expected NAME=D0,D1" in capsys.readouterr().err
+
+
+def test_rlxc_opt_reads_onnx(tmp_path, capsys):
+    from rlxc.tools.opt import main
+
+    _, path = _saved_model(tmp_path)
+    params = tmp_path / "p.npz"
+    assert main([str(path), "--onnx-shape", "x=2,16", "--onnx-params", str(params), "-p", "rlx-optimize"]) == 0
+    out = capsys.readouterr().out
+    assert "rlx.elementwise_region" in out and "tensor<2x16xf32>" in out
+    assert sorted(np.load(params).files) == ["B", "W"]
+    assert main([str(path), "-p", "rlx-optimize"]) == 1
+    assert "is symbolic" in capsys.readouterr().err
+
+
+def test_non_tensor_input_is_named():
+    g = helper.make_graph(
+        [helper.make_node("Identity", ["s"], ["y"])], "g",
+        [helper.make_tensor_sequence_value_info("s", TensorProto.FLOAT, [2])],
+        [helper.make_tensor_sequence_value_info("y", TensorProto.FLOAT, [2])],
+    )  # fmt: skip
+    with pytest.raises(OnnxImportError, match="input 's' is a sequence value; rlx values are tensors"):
+        from_onnx(helper.make_model(g, opset_imports=[helper.make_opsetid("", 17)]))

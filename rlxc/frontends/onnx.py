@@ -736,6 +736,157 @@ def _einsum(n: Node) -> list[Value]:
     return [_einsum_permute(n, y, term, out)]
 
 
+@emitter("Pad")
+def _pad(n: Node) -> list[Value]:
+    """`rlx.pad` (constant, reflect, edge, wrap); negative pads crop first."""
+    x = n.tensor(0)
+    mode = n.attr("mode", "constant")
+    if mode not in ("constant", "reflect", "edge", "wrap"):
+        raise n.unsupported(f"mode='{mode}'", "constant, reflect, edge, wrap")
+    if n.opset < 11:
+        pads, value = list(n.attr("pads")), float(n.attr("value", 0.0))
+        axes = list(range(x.ndim))
+    else:
+        pads = [int(p) for p in n.const(1, "pads")]
+        cv = n.const(2, "constant_value")
+        value = float(np.ravel(cv)[0]) if cv is not None and cv.size else 0.0
+        axes = n.ints(3, "-", "axes") or list(range(x.ndim))
+    axes = [a % x.ndim for a in axes]
+    if len(pads) != 2 * len(axes):
+        raise n.error(f"pads has {len(pads)} entries for {len(axes)} axes")
+    low, high = [0] * x.ndim, [0] * x.ndim
+    for i, a in enumerate(axes):
+        low[a], high[a] = pads[i], pads[len(axes) + i]
+    if any(p < 0 for p in low + high):  # cropping: a slice, then the rest
+        starts = [max(-lo, 0) for lo in low]
+        ends = [d - max(-hi, 0) for d, hi in zip(x.shape, high)]
+        x = n.g.slice(x, starts, ends)
+        low, high = [max(p, 0) for p in low], [max(p, 0) for p in high]
+    if not any(low + high):
+        return [x]
+    return [n.g.pad(x, low, high, mode, value)]
+
+
+@emitter("CumSum")
+def _cumsum(n: Node) -> list[Value]:
+    x = n.tensor(0)
+    axis = int(np.ravel(n.const(1, "axis"))[0])
+    return [n.g.cumsum(x, axis % x.ndim, bool(n.attr("exclusive", 0)), bool(n.attr("reverse", 0)))]
+
+
+@emitter("GatherElements")
+def _gather_elements(n: Node) -> list[Value]:
+    x = n.tensor(0)
+    return [n.g.gather_elements(x, n.tensor(1), n.attr("axis", 0) % x.ndim)]
+
+
+@emitter("GatherND")
+def _gather_nd(n: Node) -> list[Value]:
+    return [n.g.gather_nd(n.tensor(0), n.tensor(1), n.attr("batch_dims", 0))]
+
+
+@emitter("TopK")
+def _topk(n: Node) -> list[Value]:
+    x = n.tensor(0)
+    k = int(n.attr("k")) if n.opset < 10 else int(np.ravel(n.const(1, "K"))[0])
+    axis = n.attr("axis", -1) % x.ndim
+    values, indices = n.g.topk(x, k, axis, bool(n.attr("largest", 1)), bool(n.attr("sorted", 1)))
+    return [values, indices]
+
+
+@emitter("ConvTranspose")
+def _conv_transpose(n: Node) -> list[Value]:
+    """`rlx.conv_transpose2d`; 1-D as 2-D with a height of 1. An explicit
+    output_shape (or auto_pad SAME_*) becomes the pads that give it."""
+    x, w = n.tensor(0), n.tensor(1)
+    b = n.tensor(2) if n.input(2) is not None else None
+    nd = x.ndim - 2
+    if nd not in (1, 2):
+        raise n.unsupported(f"a {nd}-D transposed convolution", "1-D and 2-D")
+    kernel = list(w.shape[2:])
+    strides = list(n.attr("strides", [1] * nd))
+    dil = list(n.attr("dilations", [1] * nd))
+    out_pad = list(n.attr("output_padding", [0] * nd))
+    auto = n.attr("auto_pad", "NOTSET")
+    if auto not in ("NOTSET", "VALID", "SAME_UPPER", "SAME_LOWER"):
+        raise n.unsupported(f"auto_pad={auto}", "NOTSET, VALID, SAME_UPPER, SAME_LOWER")
+    out_shape = n.attr("output_shape")
+    if out_shape is not None or auto in ("SAME_UPPER", "SAME_LOWER"):
+        spatial = x.shape[2:]
+        want = list(out_shape)[-nd:] if out_shape is not None else [d * s for d, s in zip(spatial, strides)]
+        begin, end = [], []
+        for i in range(nd):
+            full = strides[i] * (spatial[i] - 1) + out_pad[i] + (kernel[i] - 1) * dil[i] + 1
+            total = full - want[i]
+            if total < 0:  # a larger output than the kernel reaches: the rest is output padding
+                out_pad[i] -= total
+                total = 0
+            small, big = total // 2, total - total // 2
+            begin.append(small if auto == "SAME_UPPER" else big)
+            end.append(big if auto == "SAME_UPPER" else small)
+        pads = begin + end
+    else:
+        pads = list(n.attr("pads", [0] * 2 * nd)) if auto == "NOTSET" else [0] * 2 * nd
+    if nd == 1:
+        x = n.g.reshape(x, [*x.shape[:2], 1, x.shape[2]])
+        w = n.g.reshape(w, [*w.shape[:2], 1, w.shape[2]])
+        strides, dil, out_pad, pads = [1, *strides], [1, *dil], [0, *out_pad], [0, pads[0], 0, pads[1]]
+    y = n.g.conv_transpose2d(x, w, b, strides, pads, dil, out_pad, n.attr("group", 1))
+    return [n.g.reshape(y, [*y.shape[:2], y.shape[3]]) if nd == 1 else y]
+
+
+_RESIZE_COORDS = ("half_pixel", "pytorch_half_pixel", "align_corners", "asymmetric",
+                  "half_pixel_symmetric", "tf_half_pixel_for_nn")
+_NEAREST_MODES = ("round_prefer_floor", "round_prefer_ceil", "floor", "ceil")
+
+
+@emitter("Resize")
+def _resize(n: Node) -> list[Value]:
+    """`rlx.resize` (nearest, linear): output extents and the scales of the
+    coordinate transform are computed here, as ONNX defines them."""
+    x = n.tensor(0)
+    mode = n.attr("mode", "nearest")
+    if mode not in ("nearest", "linear"):
+        raise n.unsupported(f"mode='{mode}'", "nearest, linear")
+    coord = n.attr("coordinate_transformation_mode", "half_pixel" if n.opset >= 11 else "asymmetric")
+    if coord not in _RESIZE_COORDS:
+        raise n.unsupported(f"coordinate_transformation_mode='{coord}'", ", ".join(_RESIZE_COORDS))
+    nearest = n.attr("nearest_mode", "round_prefer_floor" if n.opset >= 11 else "floor")
+    if n.opset < 11:  # Resize-10: (X, scales), asymmetric, floor
+        coord, nearest = "asymmetric", "floor"
+    if nearest not in _NEAREST_MODES:
+        raise n.unsupported(f"nearest_mode='{nearest}'", ", ".join(_NEAREST_MODES))
+    if n.attr("antialias", 0):
+        raise n.unsupported("antialias=1", "antialias=0")
+    scales_in = n.const(1 if n.opset < 11 else 2, "scales")
+    sizes_in = None if n.opset < 11 else n.const(3, "sizes")
+    r = x.ndim
+    axes = [a % r for a in (n.attr("axes") or range(r))]
+    policy = n.attr("keep_aspect_ratio_policy", "stretch")
+    if sizes_in is not None and sizes_in.size:
+        out = list(x.shape)
+        for i, a in enumerate(axes):
+            out[a] = int(sizes_in[i])
+        scales = [o / d for o, d in zip(out, x.shape)]
+        if policy != "stretch":
+            if policy not in ("not_larger", "not_smaller"):
+                raise n.unsupported(f"keep_aspect_ratio_policy='{policy}'", "stretch, not_larger, not_smaller")
+            pick = min if policy == "not_larger" else max
+            sc = pick(scales[a] for a in axes)
+            scales = [sc if i in axes else 1.0 for i in range(r)]
+            out = [int(sc * d + 0.5) if i in axes else d for i, d in enumerate(x.shape)]
+    elif scales_in is not None and scales_in.size:
+        scales = [1.0] * r
+        for i, a in enumerate(axes):
+            scales[a] = float(scales_in[i])
+        out = [int(s * d) for s, d in zip(scales, x.shape)]
+    else:
+        raise n.error("one of scales and sizes must be given")
+    if out == list(x.shape) and all(s == 1.0 for s in scales):
+        return [x]
+    return [n.g.resize(x, out, scales, mode, coord, nearest)]
+
+
 # ------------------------------------------------------------------ import-time values
 
 
@@ -921,7 +1072,8 @@ class OnnxImporter:
                     + ", ".join(i.name for i in inputs)
                 )
         for i in inputs:
-            self.values[i.name] = self.g.input(i.name, self._input_shape(i), self._input_dtype(i))
+            d = self._input_dtype(i)
+            self.values[i.name] = self.g.input(i.name, self._input_shape(i), d)
         for proto in self.graph.node:
             self._node(proto)
         outs = []
@@ -932,6 +1084,12 @@ class OnnxImporter:
         return self.g.build(outs), self.params
 
     def _input_dtype(self, i) -> str:
+        kind = i.type.WhichOneof("value")
+        if kind != "tensor_type":
+            raise OnnxImportError(
+                f"input '{i.name}' is a{'n' if (kind or 'x')[0] in 'aeiou' else ''} "
+                f"{(kind or 'untyped').removesuffix('_type')} value; rlx values are tensors"
+            )
         return _dtype_of(i.type.tensor_type.elem_type, f"input '{i.name}'")
 
     def _input_shape(self, i) -> list[int]:
