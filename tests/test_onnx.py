@@ -177,3 +177,27 @@ def test_non_tensor_input_is_named():
     )  # fmt: skip
     with pytest.raises(OnnxImportError, match="input 's' is a sequence value; rlx values are tensors"):
         from_onnx(helper.make_model(g, opset_imports=[helper.make_opsetid("", 17)]))
+
+
+def test_docs_onnx_adding_an_op_example_works(monkeypatch):
+    """docs/onnx.md's worked example (Softsign) registers and imports as written."""
+    import re
+    from pathlib import Path
+
+    import rlxc.frontends.onnx as imp
+
+    text = (Path(__file__).parent.parent / "docs" / "onnx.md").read_text()
+    code = next(c for c in re.findall(r"```python\n(.*?)```", text, re.S) if "@emitter" in c)
+    monkeypatch.setattr(imp, "EMITTERS", dict(imp.EMITTERS))
+    exec(code, vars(imp).copy())
+    assert "Softsign" in imp.EMITTERS
+    g = helper.make_graph(
+        [helper.make_node("Softsign", ["x"], ["y"])], "g",
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, [3, 5])],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, [3, 5])],
+    )  # fmt: skip
+    module, params = from_onnx(helper.make_model(g, opset_imports=[helper.make_opsetid("", 17)]))
+    x = np.random.default_rng().standard_normal((3, 5)).astype(np.float32)
+    (got,) = rlxc.interpret(module, {"x": x}, params)
+    x64 = x.astype(np.float64)
+    np.testing.assert_allclose(got, x64 / (1 + np.abs(x64)), rtol=1e-6)
