@@ -201,3 +201,32 @@ def test_docs_onnx_adding_an_op_example_works(monkeypatch):
     (got,) = rlxc.interpret(module, {"x": x}, params)
     x64 = x.astype(np.float64)
     np.testing.assert_allclose(got, x64 / (1 + np.abs(x64)), rtol=1e-6)
+
+
+@pytest.mark.parametrize(
+    "op, opset, attrs",
+    [
+        ("Softmax", 11, {"axis": 1}),  # the flatten form: rows of 4x5 elements
+        ("LogSoftmax", 11, {}),
+        ("Softmax", 13, {"axis": 1}),  # the axis form
+        ("Clip", 6, {"min": -0.5, "max": 0.25}),
+        ("Slice", 9, {"starts": [1, 0], "ends": [3, -1], "axes": [0, 2]}),
+        ("Pad", 2, {"pads": [0, 1, 0, 0, 2, 1], "mode": "reflect"}),
+        ("TopK", 1, {"k": 2, "axis": 1}),
+    ],
+)
+def test_opset_forms_match_onnxruntime(op, opset, attrs):
+    """Where ONNX changed an op, each opset's form has its own emitter."""
+    outs = ["y", "i"] if op == "TopK" else ["y"]
+    g = helper.make_graph(
+        [helper.make_node(op, ["x"], outs, **attrs)], "g",
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, [3, 4, 5])],
+        [helper.make_tensor_value_info(o, TensorProto.FLOAT if o == "y" else TensorProto.INT64, None) for o in outs],
+    )  # fmt: skip
+    model = helper.make_model(g, opset_imports=[helper.make_opsetid("", opset)])
+    model.ir_version = 7
+    x = np.random.default_rng().standard_normal((3, 4, 5)).astype(np.float32)
+    module, params = from_onnx(model)
+    got = rlxc.interpret(module, {"x": x}, params)
+    for g_, w in zip(got, _ort_run(model, {"x": x})):
+        np.testing.assert_allclose(g_, w, rtol=1e-5, atol=1e-6)

@@ -138,14 +138,20 @@ class Node:
 
 Emitter = Callable[[Node], list[Value]]
 
-#: ONNX op type -> emitter.
-EMITTERS: dict[str, Emitter] = {}
+#: ONNX op type -> {opset version the form is defined since: its emitter}.
+#: Most ops have one form (since 1); where ONNX changed an op's meaning or
+#: inputs (Softmax's flatten form before 13, Clip's attributes before 11,
+#: ...), each form has its own emitter, and a model gets the one of the
+#: newest version at or below its opset.
+EMITTERS: dict[str, dict[int, Emitter]] = {}
 
 
-def emitter(*op_types: str):
+def emitter(*op_types: str, since: int = 1):
+    """Registers an emitter for `op_types` from opset `since` on."""
+
     def register(fn: Emitter) -> Emitter:
         for t in op_types:
-            EMITTERS[t] = fn
+            EMITTERS.setdefault(t, {})[since] = fn
         return fn
 
     return register
@@ -263,20 +269,30 @@ def _softplus(n: Node) -> list[Value]:
 
 
 @emitter("Clip")
-def _clip(n: Node) -> list[Value]:
+def _clip_attrs(n: Node) -> list[Value]:
+    """Clip-1/6: bounds as attributes."""
     x = n.tensor(0)
-    if n.opset < 11:
-        lo, hi = n.attrs.get("min"), n.attrs.get("max")
-        lo = None if lo is None else n.imp.scalar(lo, x.dtype)
-        hi = None if hi is None else n.imp.scalar(hi, x.dtype)
-    else:
-        lo = n.tensor(1) if n.input(1) is not None else None
-        hi = n.tensor(2) if n.input(2) is not None else None
+    lo, hi = n.attrs.get("min"), n.attrs.get("max")
+    lo = None if lo is None else n.imp.scalar(lo, x.dtype)
+    hi = None if hi is None else n.imp.scalar(hi, x.dtype)
+    return [_clamp(n, x, lo, hi)]
+
+
+@emitter("Clip", since=11)
+def _clip(n: Node) -> list[Value]:
+    """Clip-11: bounds as optional inputs."""
+    x = n.tensor(0)
+    lo = n.tensor(1) if n.input(1) is not None else None
+    hi = n.tensor(2) if n.input(2) is not None else None
+    return [_clamp(n, x, lo, hi)]
+
+
+def _clamp(n: Node, x: Tensor, lo: Tensor | None, hi: Tensor | None) -> Tensor:
     if lo is not None:
         x = n.g.maximum(x, lo)
     if hi is not None:
         x = n.g.minimum(x, hi)
-    return [x]
+    return x
 
 
 @emitter("Cast")
@@ -310,13 +326,19 @@ def _identity(n: Node) -> list[Value]:
 # ------------------------------------------------------------------ reductions, norms
 
 
-@emitter("Softmax", "LogSoftmax")
+@emitter("Softmax", "LogSoftmax", since=13)
 def _softmax(n: Node) -> list[Value]:
+    """Softmax-13: along one axis (default the last)."""
+    fn = n.g.softmax if n.op_type == "Softmax" else n.g.log_softmax
+    return [fn(n.tensor(0), n.attr("axis", -1))]
+
+
+@emitter("Softmax", "LogSoftmax")
+def _softmax_flat(n: Node) -> list[Value]:
+    """Softmax-1/11: the input coerced to 2-D at `axis` (default 1), each row
+    normalised (views around the axis form)."""
     x = n.tensor(0)
     fn = n.g.softmax if n.op_type == "Softmax" else n.g.log_softmax
-    if n.opset >= 13:
-        return [fn(x, n.attr("axis", -1))]
-    # opset < 13: coerce to 2-D at `axis` (default 1), normalise each row
     axis = n.attr("axis", 1) % max(x.ndim, 1)
     rows = int(np.prod(x.shape[:axis]))
     flat = n.g.reshape(x, [rows, int(np.prod(x.shape[axis:]))])
@@ -606,14 +628,18 @@ def _split(n: Node) -> list[Value]:
 
 
 @emitter("Slice")
-def _slice(n: Node) -> list[Value]:
+def _slice_attrs(n: Node) -> list[Value]:
+    """Slice-1: starts, ends and axes as attributes."""
     x = n.tensor(0)
-    if n.opset < 10:
-        starts, ends = n.attr("starts"), n.attr("ends")
-        axes, steps = n.attr("axes"), None
-    else:
-        starts, ends = n.ints(1, "-", "starts"), n.ints(2, "-", "ends")
-        axes, steps = n.ints(3, "-", "axes"), n.ints(4, "-", "steps")
+    return [n.g.slice(x, list(n.attr("starts")), list(n.attr("ends")), n.attr("axes"))]
+
+
+@emitter("Slice", since=10)
+def _slice(n: Node) -> list[Value]:
+    """Slice-10: starts, ends, axes and steps as inputs known at import."""
+    x = n.tensor(0)
+    starts, ends = n.ints(1, "-", "starts"), n.ints(2, "-", "ends")
+    axes, steps = n.ints(3, "-", "axes"), n.ints(4, "-", "steps")
     return [n.g.slice(x, list(starts), list(ends), axes, steps)]
 
 
@@ -737,20 +763,27 @@ def _einsum(n: Node) -> list[Value]:
 
 
 @emitter("Pad")
-def _pad(n: Node) -> list[Value]:
-    """`rlx.pad` (constant, reflect, edge, wrap); negative pads crop first."""
+def _pad_attrs(n: Node) -> list[Value]:
+    """Pad-2: pads and value as attributes."""
     x = n.tensor(0)
+    return _padded(n, x, list(n.attr("pads")), float(n.attr("value", 0.0)), list(range(x.ndim)))
+
+
+@emitter("Pad", since=11)
+def _pad(n: Node) -> list[Value]:
+    """Pad-11/18: pads, constant_value and axes as inputs known at import."""
+    x = n.tensor(0)
+    cv = n.const(2, "constant_value")
+    value = float(np.ravel(cv)[0]) if cv is not None and cv.size else 0.0
+    axes = n.ints(3, "-", "axes") or list(range(x.ndim))
+    return _padded(n, x, [int(p) for p in n.const(1, "pads")], value, axes)
+
+
+def _padded(n: Node, x: Tensor, pads: list[int], value: float, axes: list[int]) -> list[Value]:
+    """`rlx.pad` (constant, reflect, edge, wrap); negative pads crop first."""
     mode = n.attr("mode", "constant")
     if mode not in ("constant", "reflect", "edge", "wrap"):
         raise n.unsupported(f"mode='{mode}'", "constant, reflect, edge, wrap")
-    if n.opset < 11:
-        pads, value = list(n.attr("pads")), float(n.attr("value", 0.0))
-        axes = list(range(x.ndim))
-    else:
-        pads = [int(p) for p in n.const(1, "pads")]
-        cv = n.const(2, "constant_value")
-        value = float(np.ravel(cv)[0]) if cv is not None and cv.size else 0.0
-        axes = n.ints(3, "-", "axes") or list(range(x.ndim))
     axes = [a % x.ndim for a in axes]
     if len(pads) != 2 * len(axes):
         raise n.error(f"pads has {len(pads)} entries for {len(axes)} axes")
@@ -786,9 +819,19 @@ def _gather_nd(n: Node) -> list[Value]:
 
 
 @emitter("TopK")
+def _topk_attr(n: Node) -> list[Value]:
+    """TopK-1: k as an attribute."""
+    return _topk_of(n, int(n.attr("k")))
+
+
+@emitter("TopK", since=10)
 def _topk(n: Node) -> list[Value]:
+    """TopK-10/11: K as an input known at import."""
+    return _topk_of(n, int(np.ravel(n.const(1, "K"))[0]))
+
+
+def _topk_of(n: Node, k: int) -> list[Value]:
     x = n.tensor(0)
-    k = int(n.attr("k")) if n.opset < 10 else int(np.ravel(n.const(1, "K"))[0])
     axis = n.attr("axis", -1) % x.ndim
     values, indices = n.g.topk(x, k, axis, bool(n.attr("largest", 1)), bool(n.attr("sorted", 1)))
     return [values, indices]
@@ -840,26 +883,37 @@ _RESIZE_COORDS = ("half_pixel", "pytorch_half_pixel", "align_corners", "asymmetr
 _NEAREST_MODES = ("round_prefer_floor", "round_prefer_ceil", "floor", "ceil")
 
 
-@emitter("Resize")
+@emitter("Resize", since=10)
+def _resize_10(n: Node) -> list[Value]:
+    """Resize-10: (X, scales), asymmetric coordinates, floor for nearest."""
+    return _resized(n, "asymmetric", "floor", n.const(1, "scales"), None)
+
+
+@emitter("Resize", since=11)
 def _resize(n: Node) -> list[Value]:
+    """Resize-11..19: (X, roi, scales, sizes)."""
+    return _resized(
+        n,
+        n.attr("coordinate_transformation_mode", "half_pixel"),
+        n.attr("nearest_mode", "round_prefer_floor"),
+        n.const(2, "scales"),
+        n.const(3, "sizes"),
+    )
+
+
+def _resized(n: Node, coord: str, nearest: str, scales_in, sizes_in) -> list[Value]:
     """`rlx.resize` (nearest, linear): output extents and the scales of the
     coordinate transform are computed here, as ONNX defines them."""
     x = n.tensor(0)
     mode = n.attr("mode", "nearest")
     if mode not in ("nearest", "linear"):
         raise n.unsupported(f"mode='{mode}'", "nearest, linear")
-    coord = n.attr("coordinate_transformation_mode", "half_pixel" if n.opset >= 11 else "asymmetric")
     if coord not in _RESIZE_COORDS:
         raise n.unsupported(f"coordinate_transformation_mode='{coord}'", ", ".join(_RESIZE_COORDS))
-    nearest = n.attr("nearest_mode", "round_prefer_floor" if n.opset >= 11 else "floor")
-    if n.opset < 11:  # Resize-10: (X, scales), asymmetric, floor
-        coord, nearest = "asymmetric", "floor"
     if nearest not in _NEAREST_MODES:
         raise n.unsupported(f"nearest_mode='{nearest}'", ", ".join(_NEAREST_MODES))
     if n.attr("antialias", 0):
         raise n.unsupported("antialias=1", "antialias=0")
-    scales_in = n.const(1 if n.opset < 11 else 2, "scales")
-    sizes_in = None if n.opset < 11 else n.const(3, "sizes")
     r = x.ndim
     axes = [a % r for a in (n.attr("axes") or range(r))]
     policy = n.attr("keep_aspect_ratio_policy", "stretch")
@@ -1119,7 +1173,7 @@ class OnnxImporter:
         return shape
 
     def _node(self, proto) -> None:
-        fn = EMITTERS.get(proto.op_type)
+        fn = emitter_for(proto.op_type, self.opset)
         name = proto.name or (proto.output[0] if proto.output else "?")
         if proto.domain not in ("", "ai.onnx") or fn is None:
             raise OnnxImportError(
@@ -1166,10 +1220,17 @@ class OnnxImporter:
             assert isinstance(v, Const)
             feeds[f"in{k}"] = v.array
             args.append(sub.g.input(f"in{k}", v.shape, v.dtype))
-        outs = EMITTERS[proto.op_type](Node(sub, proto, args))
+        outs = emitter_for(proto.op_type, self.opset)(Node(sub, proto, args))  # pyright: ignore
         tensors = [sub.tensor(o) for o in outs]
         results = interpret(sub.g.build(tensors), feeds, sub.params)
         return [Const(np.asarray(r), t.dtype) for r, t in zip(results, tensors)]
+
+
+def emitter_for(op_type: str, opset: int) -> Emitter | None:
+    """The emitter of `op_type`'s form at `opset` (None: not supported)."""
+    forms = EMITTERS.get(op_type, {})
+    since = max((v for v in forms if v <= opset), default=None)
+    return None if since is None else forms[since]
 
 
 #: Inputs an emitter reads as import-time values (shapes, axes, ...), by op
