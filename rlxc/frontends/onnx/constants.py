@@ -1,0 +1,59 @@
+"""Emitters of import-time values: Constant, ConstantOfShape, Shape, Size,
+Range (plain numpy; they never reach the graph)."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from rlxc.dialects.types import dtype
+from rlxc.frontends.onnx.core import (
+    Const,
+    Node,
+    Value,
+    _const_from_tensor,
+    emitter,
+)
+
+
+@emitter("Constant")
+def _constant(n: Node) -> list[Value]:
+    a = n.proto.attribute[0]
+    if a.name == "value":
+        return [_const_from_tensor(a.t, n.where)]
+    v = n.attr(a.name)
+    kinds = {"value_float": "f32", "value_floats": "f32", "value_int": "i64", "value_ints": "i64"}
+    if a.name not in kinds:
+        raise n.unsupported(f"attribute '{a.name}'", ", ".join(["value", *kinds]))
+    d = kinds[a.name]
+    return [Const(np.asarray(v, dtype=dtype(d).carrier), d)]
+
+
+@emitter("ConstantOfShape")
+def _constant_of_shape(n: Node) -> list[Value]:
+    shape = [int(s) for s in n.const(0, "the shape")]
+    v = n.proto.attribute[0].t if n.proto.attribute else None
+    c = _const_from_tensor(v, n.where) if v is not None else Const(np.zeros(1, np.float32), "f32")
+    return [Const(np.full(shape, c.array.ravel()[0], dtype=c.array.dtype), c.dtype)]
+
+
+@emitter("Shape")
+def _shape(n: Node) -> list[Value]:
+    shape = np.asarray(n.input(0).shape, dtype=np.int64)  # pyright: ignore[reportOptionalMemberAccess]
+    start, end = n.attr("start", 0), n.attr("end", None)
+    return [Const(shape[slice(start, end)], "i64")]
+
+
+@emitter("Size")
+def _size(n: Node) -> list[Value]:
+    return [Const(np.asarray(np.prod(n.input(0).shape), dtype=np.int64), "i64")]  # pyright: ignore
+
+
+@emitter("Range")
+def _range(n: Node) -> list[Value]:
+    start, limit, delta = (n.const(i, name) for i, name in enumerate(("start", "limit", "delta")))
+    v = n.input(0)
+    assert isinstance(v, Const)
+    return [Const(np.arange(start, limit, delta).astype(v.array.dtype), v.dtype)]
+
+
+#: Ops whose emitters read only shapes or attributes: never run on a scratch graph.

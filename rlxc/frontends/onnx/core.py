@@ -1,0 +1,176 @@
+"""The importer's vocabulary: import-time values (`Const`), the node an
+emitter reads (`Node`), the emitter table keyed by op type and opset, and
+which inputs must be known at import."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from rlxc.dialects.types import DTYPES, dtype
+from rlxc.frontends.builder import Tensor
+
+
+class OnnxImportError(ValueError):
+    """The model uses something rlxc does not import; the message names it."""
+
+
+#: ONNX TensorProto data type -> rlx dtype name.
+ONNX_DTYPES = {d.onnx: n for n, d in DTYPES.items()}
+
+
+@dataclass(frozen=True)
+class Const:
+    """A value known at import: its numpy carrier array and rlx dtype."""
+
+    array: np.ndarray
+    dtype: str
+    initializer: str | None = None  # the ONNX initializer it came from
+
+    @property
+    def shape(self) -> tuple[int, ...]:
+        return tuple(self.array.shape)
+
+
+Value = Tensor | Const
+
+
+def _dtype_of(code: int, what: str) -> str:
+    if code not in ONNX_DTYPES:
+        import onnx
+
+        name = onnx.TensorProto.DataType.Name(code) if code in onnx.TensorProto.DataType.values() else str(code)
+        raise OnnxImportError(
+            f"{what} has ONNX type {name}; rlx supports "
+            + ", ".join(f"{onnx.TensorProto.DataType.Name(c)} ({n})" for c, n in ONNX_DTYPES.items())
+        )
+    return ONNX_DTYPES[code]
+
+
+def _const_from_tensor(t, what: str, initializer: str | None = None) -> Const:
+    from onnx import numpy_helper
+
+    d = _dtype_of(t.data_type, what)
+    a = numpy_helper.to_array(t)
+    if d == "bf16":  # numpy_helper gives float32 (or ml_dtypes) values
+        a = np.asarray(a, dtype=np.float32)
+    return Const(np.asarray(a, dtype=dtype(d).carrier).copy(order="C"), d, initializer)
+
+
+class Node:
+    """One ONNX node being imported: its attributes, inputs and the builder
+    (`imp` is the `OnnxImporter` walking the graph)."""
+
+    def __init__(self, imp: Any, proto, inputs: list[Value | None]):
+        self.imp = imp
+        self.g = imp.g
+        self.proto = proto
+        self.op_type = proto.op_type
+        self.inputs = inputs
+        self.opset = imp.opset
+        from onnx import helper
+
+        self.attrs = {a.name: helper.get_attribute_value(a) for a in proto.attribute}
+
+    @property
+    def where(self) -> str:
+        name = self.proto.name or (self.proto.output[0] if self.proto.output else "?")
+        return f"{self.op_type} node '{name}'"
+
+    def error(self, msg: str) -> OnnxImportError:
+        return OnnxImportError(f"{self.where}: {msg}")
+
+    def attr(self, name: str, default: Any = None) -> Any:
+        v = self.attrs.get(name, default)
+        return v.decode() if isinstance(v, bytes) else v
+
+    def input(self, i: int) -> Value | None:
+        return self.inputs[i] if i < len(self.inputs) else None
+
+    def tensor(self, i: int) -> Tensor:
+        v = self.input(i)
+        if v is None:
+            raise self.error(f"input #{i} is required")
+        return self.imp.tensor(v)
+
+    def const(self, i: int, what: str) -> np.ndarray | None:
+        """An input that must be known at import (a shape, axes, ...)."""
+        v = self.input(i)
+        if v is None:
+            return None
+        if not isinstance(v, Const):
+            raise self.error(
+                f"{what} (input #{i}) must be a constant at import: rlx shapes are static"
+            )
+        return v.array
+
+    def ints(self, i: int, attr: str, what: str) -> list[int] | None:
+        """Axes and the like: from input `i` (newer opsets) or attribute `attr`."""
+        if attr in self.attrs:
+            return [int(x) for x in self.attrs[attr]]
+        a = self.const(i, what)
+        return None if a is None else [int(x) for x in np.ravel(a)]
+
+    def unsupported(self, what: str, supported: str) -> OnnxImportError:
+        return self.error(f"{what} is not supported (supported: {supported})")
+
+
+Emitter = Callable[[Node], list[Value]]
+
+#: ONNX op type -> {opset version the form is defined since: its emitter}.
+#: Most ops have one form (since 1); where ONNX changed an op's meaning or
+#: inputs (Softmax's flatten form before 13, Clip's attributes before 11,
+#: ...), each form has its own emitter, and a model gets the one of the
+#: newest version at or below its opset.
+EMITTERS: dict[str, dict[int, Emitter]] = {}
+
+
+def emitter(*op_types: str, since: int = 1):
+    """Registers an emitter for `op_types` from opset `since` on."""
+
+    def register(fn: Emitter) -> Emitter:
+        for t in op_types:
+            EMITTERS.setdefault(t, {})[since] = fn
+        return fn
+
+    return register
+
+
+
+def emitter_for(op_type: str, opset: int) -> Emitter | None:
+    """The emitter of `op_type`'s form at `opset` (None: not supported)."""
+    forms = EMITTERS.get(op_type, {})
+    since = max((v for v in forms if v <= opset), default=None)
+    return None if since is None else forms[since]
+
+
+#: Inputs an emitter reads as import-time values (shapes, axes, ...), by op
+#: type: they must be constants (initializers, Constant nodes, or shape
+#: arithmetic the importer folds), since rlx shapes are static.
+IMPORT_TIME_INPUTS: dict[str, tuple[int, ...]] = {
+    "Reshape": (1,), "Expand": (1,), "Squeeze": (1,), "Unsqueeze": (1,), "Slice": (1, 2, 3, 4),
+    "Split": (1,), "ReduceSum": (1,), "ReduceMean": (1,), "ReduceMax": (1,), "ReduceMin": (1,),
+    "ReduceProd": (1,), "ReduceL2": (1,), "ReduceSumSquare": (1,), "ReduceL1": (1,),
+    "ReduceLogSum": (1,), "ReduceLogSumExp": (1,), "BatchNormalization": (1, 2, 3, 4),
+    "ConstantOfShape": (0,), "Range": (0, 1, 2), "Tile": (1,), "Pad": (1, 2, 3), "TopK": (1,),
+    "Resize": (1, 2, 3), "Upsample": (1,), "CumSum": (1,), "Trilu": (1,), "Dropout": (1, 2),
+}  # fmt: skip
+
+
+def import_time_inputs(graph) -> set[str]:
+    """Names of the values that `graph`'s nodes read at import (see
+    `IMPORT_TIME_INPUTS`): a graph input among them must be bound as a
+    constant (an initializer) before import."""
+    names = set()
+    for node in graph.node:
+        for k in IMPORT_TIME_INPUTS.get(node.op_type, ()):
+            if k < len(node.input) and node.input[k]:
+                names.add(node.input[k])
+    return names
+
+
+
+IMPORT_TIME_OPS = {"Constant", "ConstantOfShape", "Shape", "Size", "Range", "Identity", "Dropout"}

@@ -1,0 +1,178 @@
+"""Emitters of elementwise ONNX ops: arithmetic, activations, compares and
+logic, casts, Identity and Dropout."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from rlxc.frontends.builder import Tensor
+from rlxc.frontends.onnx.core import (
+    Const,
+    Node,
+    Value,
+    _dtype_of,
+    emitter,
+)
+
+_UNARY = {
+    "Sqrt": "sqrt", "Reciprocal": "reciprocal", "Neg": "neg", "Abs": "abs", "Exp": "exp",
+    "Log": "log", "Erf": "erf", "Tanh": "tanh", "Sigmoid": "sigmoid", "Relu": "relu",
+    "Floor": "floor", "Ceil": "ceil", "Round": "round", "Sign": "sign", "Sin": "sin",
+    "Cos": "cos",
+}  # fmt: skip
+
+
+@emitter(*_UNARY)
+def _unary(n: Node) -> list[Value]:
+    return [getattr(n.g, _UNARY[n.op_type])(n.tensor(0))]
+
+
+_BINARY = {
+    "Add": "add", "Sub": "sub", "Mul": "mul", "Div": "div", "Equal": "eq", "Less": "lt",
+    "LessOrEqual": "le", "Greater": "gt", "GreaterOrEqual": "ge",
+}  # fmt: skip
+
+
+@emitter(*_BINARY)
+def _binary(n: Node) -> list[Value]:
+    return [getattr(n.g, _BINARY[n.op_type])(n.tensor(0), n.tensor(1))]
+
+
+@emitter("Pow")
+def _pow(n: Node) -> list[Value]:
+    x, y = n.tensor(0), n.tensor(1)
+    if y.dtype != x.dtype:  # ONNX allows an exponent of another type
+        y = n.g.cast(y, x.dtype)
+    return [n.g.pow(x, y)]
+
+
+@emitter("Max", "Min", "Sum", "Mean")
+def _variadic(n: Node) -> list[Value]:
+    xs = [n.tensor(i) for i in range(len(n.inputs))]
+    fn = {"Max": n.g.maximum, "Min": n.g.minimum, "Sum": n.g.add, "Mean": n.g.add}[n.op_type]
+    out = xs[0]
+    for x in xs[1:]:
+        out = fn(out, x)
+    if n.op_type == "Mean" and len(xs) > 1:
+        out = n.g.div(out, n.imp.scalar(len(xs), out.dtype))
+    return [out]
+
+
+@emitter("And", "Or", "Xor")
+def _logical(n: Node) -> list[Value]:
+    a, b = n.tensor(0), n.tensor(1)
+    if n.op_type == "And":
+        return [n.g.select(a, b, n.imp.scalar(False, "i1"))]
+    if n.op_type == "Or":
+        return [n.g.select(a, n.imp.scalar(True, "i1"), b)]
+    return [n.g.ne(a, b)]
+
+
+@emitter("Not")
+def _not(n: Node) -> list[Value]:
+    return [n.g.eq(n.tensor(0), n.imp.scalar(False, "i1"))]
+
+
+@emitter("Where")
+def _where(n: Node) -> list[Value]:
+    return [n.g.select(n.tensor(0), n.tensor(1), n.tensor(2))]
+
+
+@emitter("Gelu")
+def _gelu(n: Node) -> list[Value]:
+    approx = n.attr("approximate", "none")
+    if approx not in ("none", "tanh"):
+        raise n.unsupported(f"approximate='{approx}'", "none, tanh")
+    x = n.tensor(0)
+    return [n.g.gelu(x) if approx == "none" else n.g.gelu_tanh(x)]
+
+
+@emitter("LeakyRelu")
+def _leaky_relu(n: Node) -> list[Value]:
+    x = n.tensor(0)
+    s = n.imp.scalar(n.attr("alpha", 0.01), x.dtype)
+    return [n.g.select(n.g.lt(x, n.imp.scalar(0, x.dtype)), n.g.mul(x, s), x)]
+
+
+@emitter("Elu")
+def _elu(n: Node) -> list[Value]:
+    x = n.tensor(0)
+    one, zero = n.imp.scalar(1, x.dtype), n.imp.scalar(0, x.dtype)
+    neg = n.g.mul(n.imp.scalar(n.attr("alpha", 1.0), x.dtype), n.g.sub(n.g.exp(x), one))
+    return [n.g.select(n.g.lt(x, zero), neg, x)]
+
+
+def _hard_sigmoid(n: Node, x: Tensor, alpha: float, beta: float) -> Tensor:
+    y = n.g.add(n.g.mul(x, n.imp.scalar(alpha, x.dtype)), n.imp.scalar(beta, x.dtype))
+    return n.g.minimum(n.g.maximum(y, n.imp.scalar(0, x.dtype)), n.imp.scalar(1, x.dtype))
+
+
+@emitter("HardSigmoid")
+def _hardsigmoid(n: Node) -> list[Value]:
+    return [_hard_sigmoid(n, n.tensor(0), n.attr("alpha", 0.2), n.attr("beta", 0.5))]
+
+
+@emitter("HardSwish")
+def _hardswish(n: Node) -> list[Value]:
+    x = n.tensor(0)
+    return [n.g.mul(x, _hard_sigmoid(n, x, 1.0 / 6.0, 0.5))]
+
+
+@emitter("Softplus")
+def _softplus(n: Node) -> list[Value]:
+    return [n.g.softplus(n.tensor(0))]
+
+
+@emitter("Clip")
+def _clip_attrs(n: Node) -> list[Value]:
+    """Clip-1/6: bounds as attributes."""
+    x = n.tensor(0)
+    lo, hi = n.attrs.get("min"), n.attrs.get("max")
+    lo = None if lo is None else n.imp.scalar(lo, x.dtype)
+    hi = None if hi is None else n.imp.scalar(hi, x.dtype)
+    return [_clamp(n, x, lo, hi)]
+
+
+@emitter("Clip", since=11)
+def _clip(n: Node) -> list[Value]:
+    """Clip-11: bounds as optional inputs."""
+    x = n.tensor(0)
+    lo = n.tensor(1) if n.input(1) is not None else None
+    hi = n.tensor(2) if n.input(2) is not None else None
+    return [_clamp(n, x, lo, hi)]
+
+
+def _clamp(n: Node, x: Tensor, lo: Tensor | None, hi: Tensor | None) -> Tensor:
+    if lo is not None:
+        x = n.g.maximum(x, lo)
+    if hi is not None:
+        x = n.g.minimum(x, hi)
+    return x
+
+
+@emitter("Cast")
+def _cast(n: Node) -> list[Value]:
+    to = _dtype_of(n.attr("to"), f"{n.where}: the target type")
+    x = n.tensor(0)
+    return [x if x.dtype == to else n.g.cast(x, to)]
+
+
+@emitter("CastLike")
+def _cast_like(n: Node) -> list[Value]:
+    x, like = n.tensor(0), n.input(1)
+    to = like.dtype if like is not None else x.dtype
+    return [x if x.dtype == to else n.g.cast(x, to)]
+
+
+@emitter("Identity", "Dropout")
+def _identity(n: Node) -> list[Value]:
+    """Dropout at inference: the input, and a mask of all true."""
+    v = n.input(0)
+    assert v is not None
+    if n.op_type == "Dropout":
+        training = n.const(2, "training_mode") if n.input(2) is not None else None
+        if n.attrs.get("is_test", 1) == 0 or (training is not None and bool(np.ravel(training)[0])):
+            raise n.unsupported("training mode", "inference (training_mode false)")
+        if len(n.proto.output) > 1 and n.proto.output[1]:
+            return [v, Const(np.ones(v.shape, dtype=bool), "i1")]
+    return [v]

@@ -1,0 +1,200 @@
+"""`OnnxImporter` (the walk over one graph) and `from_onnx`."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+
+import numpy as np
+
+from rlxc.dialects.types import dtype
+from rlxc.frontends.builder import GraphBuilder, GraphError, Tensor
+from rlxc.frontends.onnx.core import (
+    EMITTERS,
+    IMPORT_TIME_INPUTS,
+    IMPORT_TIME_OPS,
+    Const,
+    Node,
+    OnnxImportError,
+    Value,
+    _const_from_tensor,
+    _dtype_of,
+    emitter_for,
+)
+
+_NAME = re.compile(r"[^A-Za-z0-9_]")
+
+
+def _ssa_name(onnx_name: str) -> str:
+    """An ONNX value name as an SSA name hint (`%` + letters, digits, `_`)."""
+    hint = _NAME.sub("_", onnx_name)
+    return hint if hint[:1].isalpha() else f"v{hint}"
+
+
+class OnnxImporter:
+    """Walks one ONNX graph in order, emitting rlx ops (see the module docstring)."""
+
+    def __init__(self, model, input_shapes: Mapping[str, Sequence[int]] | None):
+        self.model = model
+        self.graph = model.graph
+        self.opset = next(
+            (o.version for o in model.opset_import if o.domain in ("", "ai.onnx")), 13
+        )
+        self.input_shapes = dict(input_shapes or {})
+        self.g = GraphBuilder()
+        self.params: dict[str, np.ndarray] = {}
+        self.values: dict[str, Value] = {}
+        self._param_tensors: dict[str, Tensor] = {}
+
+    # -- values
+    def scalar(self, v: float | int | bool, d: str) -> Tensor:
+        return self.constant(np.asarray(v), d)
+
+    def constant(self, a: np.ndarray, d: str) -> Tensor:
+        return self.g.constant(np.asarray(a, dtype=dtype(d).carrier), d)
+
+    def tensor(self, v: Value) -> Tensor:
+        """A value as a graph tensor: an initializer becomes an `rlx.param`,
+        another import-time value an `rlx.constant`."""
+        if isinstance(v, Tensor):
+            return v
+        if v.initializer is not None:
+            if v.initializer not in self._param_tensors:
+                self.params[v.initializer] = v.array
+                t = self.g.param(v.initializer, v.shape, v.dtype)
+                t.value.name_hint = _ssa_name(v.initializer)
+                self._param_tensors[v.initializer] = t
+            return self._param_tensors[v.initializer]
+        return self.constant(v.array, v.dtype)
+
+    # -- the walk
+    def run(self):
+        for init in self.graph.initializer:
+            self.values[init.name] = _const_from_tensor(init, f"initializer '{init.name}'", init.name)
+        inputs = [i for i in self.graph.input if i.name not in self.values]
+        for name in self.input_shapes:
+            if name not in {i.name for i in inputs}:
+                raise OnnxImportError(
+                    f"input_shapes names '{name}', which is not a graph input; the inputs are: "
+                    + ", ".join(i.name for i in inputs)
+                )
+        for i in inputs:
+            d = self._input_dtype(i)
+            self.values[i.name] = self.g.input(i.name, self._input_shape(i), d)
+        for proto in self.graph.node:
+            self._node(proto)
+        outs = []
+        for o in self.graph.output:
+            if o.name not in self.values:
+                raise OnnxImportError(f"graph output '{o.name}' is produced by no node")
+            outs.append(self.tensor(self.values[o.name]))
+        return self.g.build(outs), self.params
+
+    def _input_dtype(self, i) -> str:
+        kind = i.type.WhichOneof("value")
+        if kind != "tensor_type":
+            raise OnnxImportError(
+                f"input '{i.name}' is a{'n' if (kind or 'x')[0] in 'aeiou' else ''} "
+                f"{(kind or 'untyped').removesuffix('_type')} value; rlx values are tensors"
+            )
+        return _dtype_of(i.type.tensor_type.elem_type, f"input '{i.name}'")
+
+    def _input_shape(self, i) -> list[int]:
+        given = self.input_shapes.get(i.name)
+        dims = i.type.tensor_type.shape.dim
+        if given is not None and len(given) != len(dims):
+            raise OnnxImportError(
+                f"input_shapes['{i.name}'] has rank {len(given)}, the model's input has rank {len(dims)}"
+            )
+        shape = []
+        for k, d in enumerate(dims):
+            if d.HasField("dim_value"):
+                if given is not None and int(given[k]) != d.dim_value:
+                    raise OnnxImportError(
+                        f"input_shapes['{i.name}'][{k}] = {given[k]}, but the model fixes that dimension to {d.dim_value}"
+                    )
+                shape.append(d.dim_value)
+            elif given is not None:
+                shape.append(int(given[k]))
+            else:
+                sym = d.dim_param or "?"
+                raise OnnxImportError(
+                    f"input '{i.name}' dimension {k} ('{sym}') is symbolic; bind it with "
+                    f"input_shapes={{'{i.name}': [...]}} (on the command line: --shape "
+                    f"{i.name}=D0,D1,...)"
+                )
+        return shape
+
+    def _node(self, proto) -> None:
+        fn = emitter_for(proto.op_type, self.opset)
+        name = proto.name or (proto.output[0] if proto.output else "?")
+        if proto.domain not in ("", "ai.onnx") or fn is None:
+            raise OnnxImportError(
+                f"{proto.op_type} node '{name}' (domain '{proto.domain or 'ai.onnx'}'): this op "
+                f"type is not supported; supported ops: {', '.join(sorted(EMITTERS))}"
+            )
+        inputs = []
+        for i in proto.input:
+            if not i:
+                inputs.append(None)
+            elif i not in self.values:
+                raise OnnxImportError(f"{proto.op_type} node '{name}' reads '{i}', which is not defined before it")
+            else:
+                inputs.append(self.values[i])
+        node = Node(self, proto, inputs)
+        try:
+            if proto.op_type not in IMPORT_TIME_OPS and inputs and all(
+                isinstance(v, Const) for v in inputs if v is not None
+            ):
+                outs = self._fold(proto, inputs)
+            else:
+                outs = fn(node)
+        except GraphError as e:
+            raise OnnxImportError(f"{node.where}: {e}") from None
+        for out_name, v in zip(proto.output, outs):
+            if out_name:
+                if isinstance(v, Tensor) and v.value.name_hint is None:
+                    v.value.name_hint = _ssa_name(out_name)
+                self.values[out_name] = v
+
+    def _fold(self, proto, inputs: list[Value | None]) -> list[Value]:
+        """Runs a node whose inputs are all known on the numpy interpreter."""
+        from rlxc.interp import interpret
+
+        sub = OnnxImporter.__new__(OnnxImporter)
+        sub.__dict__.update(self.__dict__)
+        sub.g = GraphBuilder()
+        sub.params, sub._param_tensors = {}, {}
+        feeds, args = {}, []
+        for k, v in enumerate(inputs):
+            if v is None or k in IMPORT_TIME_INPUTS.get(proto.op_type, ()):
+                args.append(v)  # absent, or read as an import-time value
+                continue
+            assert isinstance(v, Const)
+            feeds[f"in{k}"] = v.array
+            args.append(sub.g.input(f"in{k}", v.shape, v.dtype))
+        outs = emitter_for(proto.op_type, self.opset)(Node(sub, proto, args))  # pyright: ignore
+        tensors = [sub.tensor(o) for o in outs]
+        results = interpret(sub.g.build(tensors), feeds, sub.params)
+        return [Const(np.asarray(r), t.dtype) for r, t in zip(results, tensors)]
+
+
+
+def from_onnx(model, input_shapes: Mapping[str, Sequence[int]] | None = None):
+    """Imports an ONNX model (a path or an `onnx.ModelProto`, external data
+    included) as `(module, params)`: a verified rlx module and the
+    initializers its `rlx.param`s name. See the module docstring."""
+    import onnx
+
+    if isinstance(model, str | Path):
+        path = Path(model)
+        if not path.exists():
+            raise OnnxImportError(f"{path}: no such file")
+        try:
+            model = onnx.load(str(path))
+        except Exception as e:  # a protobuf DecodeError, say
+            raise OnnxImportError(f"{path}: not a readable ONNX model ({e})") from None
+    if not isinstance(model, onnx.ModelProto):
+        raise OnnxImportError(f"from_onnx takes a path or an onnx.ModelProto, got {type(model).__name__}")
+    return OnnxImporter(model, input_shapes).run()

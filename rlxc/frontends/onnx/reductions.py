@@ -1,0 +1,228 @@
+"""Emitters of reductions and normalisations: Softmax, Reduce*, ArgMax/ArgMin,
+CumSum, TopK, and Layer/RMS/Instance/Group/Batch normalisation."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import numpy as np
+
+from rlxc.dialects.types import dtype
+from rlxc.frontends.builder import Tensor
+from rlxc.frontends.onnx.core import (
+    Const,
+    Node,
+    Value,
+    emitter,
+)
+
+
+@emitter("Softmax", "LogSoftmax", since=13)
+def _softmax(n: Node) -> list[Value]:
+    """Softmax-13: along one axis (default the last)."""
+    fn = n.g.softmax if n.op_type == "Softmax" else n.g.log_softmax
+    return [fn(n.tensor(0), n.attr("axis", -1))]
+
+
+@emitter("Softmax", "LogSoftmax")
+def _softmax_flat(n: Node) -> list[Value]:
+    """Softmax-1/11: the input coerced to 2-D at `axis` (default 1), each row
+    normalised (views around the axis form)."""
+    x = n.tensor(0)
+    fn = n.g.softmax if n.op_type == "Softmax" else n.g.log_softmax
+    axis = n.attr("axis", 1) % max(x.ndim, 1)
+    rows = int(np.prod(x.shape[:axis]))
+    flat = n.g.reshape(x, [rows, int(np.prod(x.shape[axis:]))])
+    return [n.g.reshape(fn(flat, -1), x.shape)]
+
+
+_REDUCE = {
+    "ReduceSum": "reduce_sum", "ReduceMean": "reduce_mean", "ReduceMax": "reduce_max",
+    "ReduceMin": "reduce_min", "ReduceProd": "reduce_prod", "ReduceL2": "reduce_sum",
+    "ReduceSumSquare": "reduce_sum",
+}  # fmt: skip
+
+
+#: A reduction's value over no elements (ONNX's identities).
+_EMPTY_REDUCE = {
+    "ReduceSum": 0.0, "ReduceMean": np.nan, "ReduceMax": -np.inf, "ReduceMin": np.inf,
+    "ReduceProd": 1.0, "ReduceL2": 0.0, "ReduceSumSquare": 0.0,
+}  # fmt: skip
+
+
+@emitter(*_REDUCE)
+def _reduce(n: Node) -> list[Value]:
+    x = n.tensor(0)
+    axes = n.ints(1, "axes", "axes")
+    keep = bool(n.attr("keepdims", 1))
+    if not axes:
+        if n.attr("noop_with_empty_axes", 0):
+            return [x]
+        axes = list(range(x.ndim))
+    axes = sorted({a % x.ndim for a in axes}) if x.ndim else []
+    if x.ndim and any(x.shape[a] == 0 for a in axes):  # over no elements: the identity
+        shape = [1 if i in axes else d for i, d in enumerate(x.shape) if keep or i not in axes]
+        fill = _EMPTY_REDUCE[n.op_type]
+        if x.dtype in ("i32", "i64", "i1"):
+            info = np.iinfo(np.int64 if x.dtype == "i64" else np.int32)
+            fill = {-np.inf: info.min, np.inf: info.max}.get(fill, fill)
+            if x.dtype == "i1":
+                fill = {info.min: False, info.max: True}.get(fill, bool(fill))
+        return [Const(np.full(shape, fill, dtype=dtype(x.dtype).carrier), x.dtype)]
+    boolean = x.dtype == "i1"
+    if boolean:  # max/min of booleans: any/all, on 0/1 integers
+        if n.op_type not in ("ReduceMax", "ReduceMin"):
+            raise n.unsupported("a bool input", "bool for ReduceMax and ReduceMin")
+        x = n.g.cast(x, "i32")
+    if n.op_type in ("ReduceL2", "ReduceSumSquare"):
+        x = n.g.mul(x, x)
+    if x.ndim == 0:
+        return [x]
+    y = getattr(n.g, _REDUCE[n.op_type])(x, axes, keep)
+    if boolean:
+        y = n.g.cast(y, "i1")
+    return [n.g.sqrt(y) if n.op_type == "ReduceL2" else y]
+
+
+@emitter("ArgMax", "ArgMin")
+def _argmax(n: Node) -> list[Value]:
+    """ArgMin is ArgMax of the negation (exact); select_last_index=1 is the
+    first index on the axis reversed, mapped back (n - 1 - i)."""
+    x = n.tensor(0)
+    axis = n.attr("axis", 0) % max(x.ndim, 1)
+    keep = bool(n.attr("keepdims", 1))
+    if n.op_type == "ArgMin":
+        x = n.g.neg(x) if x.dtype != "i1" else n.g.eq(x, n.imp.scalar(False, "i1"))
+    if x.dtype == "i1":
+        x = n.g.cast(x, "i32")
+    if not n.attr("select_last_index", 0):
+        return [n.g.argmax(x, axis, keep)]
+    extent = x.shape[axis]
+    rev = _reverse(n, x, axis)
+    i = n.g.argmax(rev, axis, keep)
+    return [n.g.sub(n.imp.scalar(extent - 1, "i64"), i)]
+
+
+def _reverse(n: Node, x: Tensor, axis: int) -> Tensor:
+    """x with `axis` reversed: a gather of the indices n-1, ..., 0."""
+    idx = n.imp.constant(np.arange(x.shape[axis] - 1, -1, -1, dtype=np.int64), "i64")
+    return n.g.gather(x, idx, axis)
+
+
+def _stats(n: Node, x: Tensor, axes: list[int], eps: float) -> tuple[Tensor, Tensor]:
+    """(mean, 1/sqrt(var + eps)) over `axes`, kept as extents of 1, in f32."""
+    if x.dtype != "f32":
+        x = n.g.cast(x, "f32")
+    mean = n.g.reduce_mean(x, axes, True)
+    d = n.g.sub(x, mean)
+    var = n.g.reduce_mean(n.g.mul(d, d), axes, True)
+    return mean, n.g.rsqrt(n.g.add(var, n.imp.scalar(eps, "f32")))
+
+
+def _affine_param(n: Node, i: int, shape: Sequence[int], d: str, fill: float) -> Tensor:
+    """Input `i` (scale or bias) broadcast to `shape`; `fill` where it is absent."""
+    if n.input(i) is None:
+        return n.imp.constant(np.full(shape, fill), d)
+    t = n.tensor(i)
+    if t.dtype != d:
+        t = n.g.cast(t, d)
+    return t if t.shape == tuple(shape) else n.g.expand(t, list(shape))
+
+
+@emitter("LayerNormalization")
+def _layer_norm(n: Node) -> list[Value]:
+    """`rlx.layer_norm` over the axes from `axis` on (its statistics are f32,
+    ONNX's default stash type); the optional Mean and InvStdDev outputs are
+    the same statistics computed beside it."""
+    x = n.tensor(0)
+    axis = n.attr("axis", -1) % x.ndim
+    eps = float(n.attr("epsilon", 1e-5))
+    if n.attr("stash_type", 1) != 1:
+        raise n.unsupported(f"stash_type={n.attr('stash_type')}", "1 (float32 statistics)")
+    norm_shape = x.shape[axis:]
+    scale = _affine_param(n, 1, norm_shape, x.dtype, 1.0)
+    bias = _affine_param(n, 2, norm_shape, x.dtype, 0.0)
+    outs: list[Value] = [n.g.layer_norm(x, scale, bias, eps)]
+    if any(o for o in n.proto.output[1:]):
+        outs += list(_stats(n, x, list(range(axis, x.ndim)), eps))
+    return outs
+
+
+@emitter("RMSNormalization")
+def _rms_norm(n: Node) -> list[Value]:
+    x = n.tensor(0)
+    axis = n.attr("axis", -1) % x.ndim
+    if n.attr("stash_type", 1) != 1:
+        raise n.unsupported(f"stash_type={n.attr('stash_type')}", "1 (float32 statistics)")
+    scale = _affine_param(n, 1, x.shape[axis:], x.dtype, 1.0)
+    return [n.g.rms_norm(x, scale, float(n.attr("epsilon", 1e-5)))]
+
+
+@emitter("InstanceNormalization", "GroupNormalization")
+def _group_norm(n: Node) -> list[Value]:
+    """Normalisation over groups of channels (all spatial positions): a
+    `rlx.layer_norm` over [N, G, C/G * spatial], then the per-channel affine.
+    InstanceNormalization is the case G = C."""
+    x = n.tensor(0)
+    c = x.shape[1]
+    groups = c if n.op_type == "InstanceNormalization" else int(n.attr("num_groups"))
+    if c % groups:
+        raise n.error(f"{c} channels do not split into {groups} groups")
+    if n.op_type == "GroupNormalization" and n.attr("stash_type", 1) != 1:
+        raise n.unsupported(f"stash_type={n.attr('stash_type')}", "1 (float32 statistics)")
+    eps = float(n.attr("epsilon", 1e-5))
+    inner = int(np.prod(x.shape[1:])) // groups
+    flat = n.g.reshape(x, [x.shape[0], groups, inner])
+    ones = n.imp.constant(np.ones(inner), x.dtype)
+    zeros = n.imp.constant(np.zeros(inner), x.dtype)
+    y = n.g.reshape(n.g.layer_norm(flat, ones, zeros, eps), list(x.shape))
+    per_channel = [c] + [1] * (x.ndim - 2)
+    scale, bias = n.tensor(1), n.tensor(2)
+    if scale.shape[0] != c:  # GroupNormalization opset 18: one scale per group
+        scale = n.g.reshape(n.g.expand(n.g.reshape(scale, [groups, 1]), [groups, c // groups]), [c])
+        bias = n.g.reshape(n.g.expand(n.g.reshape(bias, [groups, 1]), [groups, c // groups]), [c])
+    scale, bias = (t if t.dtype == x.dtype else n.g.cast(t, x.dtype) for t in (scale, bias))
+    return [n.g.add(n.g.mul(y, n.g.reshape(scale, per_channel)), n.g.reshape(bias, per_channel))]
+
+
+@emitter("BatchNormalization")
+def _batch_norm(n: Node) -> list[Value]:
+    """Inference form, folded into a per-channel scale and shift."""
+    if n.attr("training_mode", 0) or any(o for o in n.proto.output[1:]):
+        raise n.unsupported("training mode", "inference (training_mode=0, one output)")
+    x = n.tensor(0)
+    scale, bias, mean, var = (n.const(i, name) for i, name in enumerate(("scale", "B", "mean", "var"), 1))
+    s = scale / np.sqrt(var.astype(np.float64) + n.attr("epsilon", 1e-5))
+    t = bias - mean * s
+    tail = [1] * (x.ndim - 2)
+    s_t = n.imp.constant(s.reshape(-1, *tail), x.dtype)
+    t_t = n.imp.constant(t.reshape(-1, *tail), x.dtype)
+    return [n.g.add(n.g.mul(x, s_t), t_t)]
+
+
+
+@emitter("CumSum")
+def _cumsum(n: Node) -> list[Value]:
+    x = n.tensor(0)
+    axis = int(np.ravel(n.const(1, "axis"))[0])
+    return [n.g.cumsum(x, axis % x.ndim, bool(n.attr("exclusive", 0)), bool(n.attr("reverse", 0)))]
+
+
+
+@emitter("TopK")
+def _topk_attr(n: Node) -> list[Value]:
+    """TopK-1: k as an attribute."""
+    return _topk_of(n, int(n.attr("k")))
+
+
+@emitter("TopK", since=10)
+def _topk(n: Node) -> list[Value]:
+    """TopK-10/11: K as an input known at import."""
+    return _topk_of(n, int(np.ravel(n.const(1, "K"))[0]))
+
+
+def _topk_of(n: Node, k: int) -> list[Value]:
+    x = n.tensor(0)
+    axis = n.attr("axis", -1) % x.ndim
+    values, indices = n.g.topk(x, k, axis, bool(n.attr("largest", 1)), bool(n.attr("sorted", 1)))
+    return [values, indices]

@@ -1,0 +1,197 @@
+"""Emitters of shape and indexing ops: Reshape, Transpose, Squeeze, Unsqueeze,
+Flatten, Concat, Split, Slice, Gather, GatherElements, GatherND, Expand,
+Tile, Trilu, Pad."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from rlxc.frontends.builder import Tensor
+from rlxc.frontends.onnx.core import (
+    Node,
+    Value,
+    emitter,
+)
+
+
+@emitter("Reshape")
+def _reshape(n: Node) -> list[Value]:
+    x = n.tensor(0)
+    shape = [int(s) for s in n.const(1, "the shape")]
+    allow_zero = n.attr("allowzero", 0)
+    out = [x.shape[i] if s == 0 and not allow_zero else s for i, s in enumerate(shape)]
+    if out.count(-1) > 1:
+        raise n.error(f"shape {shape} has more than one -1")
+    if -1 in out:
+        known = int(np.prod([s for s in out if s != -1]))
+        out[out.index(-1)] = int(np.prod(x.shape)) // max(known, 1)
+    return [n.g.reshape(x, out)]
+
+
+@emitter("Flatten")
+def _flatten(n: Node) -> list[Value]:
+    x = n.tensor(0)
+    axis = n.attr("axis", 1)
+    axis = axis + x.ndim if axis < 0 else axis
+    return [n.g.reshape(x, [int(np.prod(x.shape[:axis])), int(np.prod(x.shape[axis:]))])]
+
+
+@emitter("Squeeze")
+def _squeeze(n: Node) -> list[Value]:
+    x = n.tensor(0)
+    axes = n.ints(1, "axes", "axes")
+    axes = [a % x.ndim for a in axes] if axes else [i for i, d in enumerate(x.shape) if d == 1]
+    for a in axes:
+        if x.shape[a] != 1:
+            raise n.error(f"cannot squeeze axis {a} of extent {x.shape[a]}")
+    return [n.g.reshape(x, [d for i, d in enumerate(x.shape) if i not in axes])]
+
+
+@emitter("Unsqueeze")
+def _unsqueeze(n: Node) -> list[Value]:
+    x = n.tensor(0)
+    axes = n.ints(1, "axes", "axes") or []
+    rank = x.ndim + len(axes)
+    axes = sorted(a % rank for a in axes)
+    shape = list(x.shape)
+    for a in axes:
+        shape.insert(a, 1)
+    return [n.g.reshape(x, shape)]
+
+
+@emitter("Transpose")
+def _transpose(n: Node) -> list[Value]:
+    x = n.tensor(0)
+    perm = n.attr("perm")
+    return [n.g.transpose(x, list(perm) if perm is not None else list(range(x.ndim))[::-1])]
+
+
+@emitter("Concat")
+def _concat(n: Node) -> list[Value]:
+    xs = [n.tensor(i) for i in range(len(n.inputs)) if n.input(i) is not None]
+    return [n.g.concat(xs, n.attr("axis"))]
+
+
+@emitter("Split")
+def _split(n: Node) -> list[Value]:
+    x = n.tensor(0)
+    axis = n.attr("axis", 0) % x.ndim
+    sizes = n.ints(1, "split", "split")
+    outs = len(n.proto.output)
+    if not sizes:
+        per = -(-x.shape[axis] // outs)
+        sizes = [min(per, x.shape[axis] - i * per) for i in range(outs)]
+    result, start = [], 0
+    for s in sizes:
+        result.append(n.g.slice(x, [start], [start + s], [axis]))
+        start += s
+    return result
+
+
+@emitter("Slice")
+def _slice_attrs(n: Node) -> list[Value]:
+    """Slice-1: starts, ends and axes as attributes."""
+    x = n.tensor(0)
+    return [n.g.slice(x, list(n.attr("starts")), list(n.attr("ends")), n.attr("axes"))]
+
+
+@emitter("Slice", since=10)
+def _slice(n: Node) -> list[Value]:
+    """Slice-10: starts, ends, axes and steps as inputs known at import."""
+    x = n.tensor(0)
+    starts, ends = n.ints(1, "-", "starts"), n.ints(2, "-", "ends")
+    axes, steps = n.ints(3, "-", "axes"), n.ints(4, "-", "steps")
+    return [n.g.slice(x, list(starts), list(ends), axes, steps)]
+
+
+@emitter("Gather")
+def _gather(n: Node) -> list[Value]:
+    return [n.g.gather(n.tensor(0), n.tensor(1), n.attr("axis", 0))]
+
+
+@emitter("Expand")
+def _expand(n: Node) -> list[Value]:
+    x = n.tensor(0)
+    shape = [int(s) for s in n.const(1, "the shape")]
+    out = np.broadcast_shapes(x.shape, tuple(shape))
+    return [x if tuple(out) == x.shape else n.g.expand(x, list(out))]
+
+
+@emitter("Tile")
+def _tile(n: Node) -> list[Value]:
+    """numpy.tile as a view, a broadcast and a view: each axis d becomes
+    [repeats, d], expanded, then merged."""
+    x = n.tensor(0)
+    reps = [int(r) for r in n.const(1, "repeats")]
+    if len(reps) != x.ndim:
+        raise n.error(f"repeats has {len(reps)} entries for a rank-{x.ndim} input")
+    if all(r == 1 for r in reps):
+        return [x]
+    inter = [v for d in x.shape for v in (1, d)]
+    big = [v for r, d in zip(reps, x.shape) for v in (r, d)]
+    y = n.g.expand(n.g.reshape(x, inter), big)
+    return [n.g.reshape(y, [r * d for r, d in zip(reps, x.shape)])]
+
+
+@emitter("Trilu")
+def _trilu(n: Node) -> list[Value]:
+    """The lower (upper=0) or upper triangle of the last two axes from
+    diagonal k: a select with a mask known at import."""
+    x = n.tensor(0)
+    k = int(np.ravel(n.const(1, "k"))[0]) if n.input(1) is not None else 0
+    rows, cols = x.shape[-2:]
+    i, j = np.arange(rows)[:, None], np.arange(cols)[None, :]
+    keep = (j - i >= k) if n.attr("upper", 1) else (j - i <= k)
+    zero = n.imp.scalar(0, x.dtype)
+    return [n.g.select(n.imp.constant(keep, "i1"), x, zero)]
+
+
+
+@emitter("Pad")
+def _pad_attrs(n: Node) -> list[Value]:
+    """Pad-2: pads and value as attributes."""
+    x = n.tensor(0)
+    return _padded(n, x, list(n.attr("pads")), float(n.attr("value", 0.0)), list(range(x.ndim)))
+
+
+@emitter("Pad", since=11)
+def _pad(n: Node) -> list[Value]:
+    """Pad-11/18: pads, constant_value and axes as inputs known at import."""
+    x = n.tensor(0)
+    cv = n.const(2, "constant_value")
+    value = float(np.ravel(cv)[0]) if cv is not None and cv.size else 0.0
+    axes = n.ints(3, "-", "axes") or list(range(x.ndim))
+    return _padded(n, x, [int(p) for p in n.const(1, "pads")], value, axes)
+
+
+def _padded(n: Node, x: Tensor, pads: list[int], value: float, axes: list[int]) -> list[Value]:
+    """`rlx.pad` (constant, reflect, edge, wrap); negative pads crop first."""
+    mode = n.attr("mode", "constant")
+    if mode not in ("constant", "reflect", "edge", "wrap"):
+        raise n.unsupported(f"mode='{mode}'", "constant, reflect, edge, wrap")
+    axes = [a % x.ndim for a in axes]
+    if len(pads) != 2 * len(axes):
+        raise n.error(f"pads has {len(pads)} entries for {len(axes)} axes")
+    low, high = [0] * x.ndim, [0] * x.ndim
+    for i, a in enumerate(axes):
+        low[a], high[a] = pads[i], pads[len(axes) + i]
+    if any(p < 0 for p in low + high):  # cropping: a slice, then the rest
+        starts = [max(-lo, 0) for lo in low]
+        ends = [d - max(-hi, 0) for d, hi in zip(x.shape, high)]
+        x = n.g.slice(x, starts, ends)
+        low, high = [max(p, 0) for p in low], [max(p, 0) for p in high]
+    if not any(low + high):
+        return [x]
+    return [n.g.pad(x, low, high, mode, value)]
+
+
+
+@emitter("GatherElements")
+def _gather_elements(n: Node) -> list[Value]:
+    x = n.tensor(0)
+    return [n.g.gather_elements(x, n.tensor(1), n.attr("axis", 0) % x.ndim)]
+
+
+@emitter("GatherND")
+def _gather_nd(n: Node) -> list[Value]:
+    return [n.g.gather_nd(n.tensor(0), n.tensor(1), n.attr("batch_dims", 0))]

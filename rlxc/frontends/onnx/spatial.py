@@ -1,0 +1,191 @@
+"""Emitters of Conv, ConvTranspose, MaxPool, AveragePool, the global pools and
+Resize (1-D forms as 2-D with a height of 1)."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from rlxc.frontends.onnx.core import (
+    Node,
+    Value,
+    emitter,
+)
+
+
+def _spatial_pads(n: Node, x_shape: Sequence[int], kernel: Sequence[int], strides: Sequence[int],
+                  dilations: Sequence[int]) -> list[int]:
+    """ONNX pads [x1_begin, x2_begin, ..., x1_end, x2_end, ...], auto_pad resolved."""
+    auto = n.attr("auto_pad", "NOTSET")
+    nd = len(kernel)
+    if auto in ("NOTSET", "VALID"):
+        pads = list(n.attr("pads", [0] * 2 * nd)) if auto == "NOTSET" else [0] * 2 * nd
+        return pads
+    if auto not in ("SAME_UPPER", "SAME_LOWER"):
+        raise n.unsupported(f"auto_pad={auto}", "NOTSET, VALID, SAME_UPPER, SAME_LOWER")
+    begin, end = [], []
+    for size, k, s, d in zip(x_shape, kernel, strides, dilations):
+        out = -(-size // s)
+        total = max(0, (out - 1) * s + (k - 1) * d + 1 - size)
+        small, big = total // 2, total - total // 2
+        begin.append(small if auto == "SAME_UPPER" else big)
+        end.append(big if auto == "SAME_UPPER" else small)
+    return begin + end
+
+
+@emitter("Conv")
+def _conv(n: Node) -> list[Value]:
+    """2-D convolutions as they are; 1-D ones as 2-D with a height of 1 (views)."""
+    x, w = n.tensor(0), n.tensor(1)
+    b = n.tensor(2) if n.input(2) is not None else None
+    nd = x.ndim - 2
+    if nd not in (1, 2):
+        raise n.unsupported(f"a {nd}-D convolution", "1-D and 2-D")
+    kernel = list(w.shape[2:])
+    strides = list(n.attr("strides", [1] * nd))
+    dil = list(n.attr("dilations", [1] * nd))
+    pads = _spatial_pads(n, x.shape[2:], kernel, strides, dil)
+    if nd == 1:
+        x = n.g.reshape(x, [*x.shape[:2], 1, x.shape[2]])
+        w = n.g.reshape(w, [*w.shape[:2], 1, w.shape[2]])
+        strides, dil, pads = [1, *strides], [1, *dil], [0, pads[0], 0, pads[1]]
+    y = n.g.conv2d(x, w, b, strides, pads, dil, n.attr("group", 1))
+    return [n.g.reshape(y, [*y.shape[:2], y.shape[3]]) if nd == 1 else y]
+
+
+@emitter("MaxPool", "AveragePool")
+def _pool(n: Node) -> list[Value]:
+    """2-D pools as they are; 1-D pools as 2-D with a height of 1 (views)."""
+    x = n.tensor(0)
+    nd = x.ndim - 2
+    if nd not in (1, 2):
+        raise n.unsupported(f"a {nd}-D pool", "1-D (NCW) and 2-D (NCHW)")
+    if len(n.proto.output) > 1 and n.proto.output[1]:
+        raise n.unsupported("the Indices output", "the first output only")
+    if n.attr("storage_order", 0):
+        raise n.unsupported("storage_order=1", "0 (row major)")
+    kernel = list(n.attr("kernel_shape"))
+    strides = list(n.attr("strides", [1] * nd))
+    dil = list(n.attr("dilations", [1] * nd))
+    pads = _spatial_pads(n, x.shape[2:], kernel, strides, dil)
+    if nd == 1:
+        x = n.g.reshape(x, [*x.shape[:2], 1, x.shape[2]])
+        kernel, strides, dil, pads = [1, *kernel], [1, *strides], [1, *dil], [0, pads[0], 0, pads[1]]
+    ceil = bool(n.attr("ceil_mode", 0))
+    if n.op_type == "MaxPool":
+        y = n.g.max_pool2d(x, kernel, strides, pads, dilation=dil, ceil_mode=ceil)
+    else:
+        y = n.g.avg_pool2d(x, kernel, strides, pads, bool(n.attr("count_include_pad", 0)), dilation=dil, ceil_mode=ceil)
+    return [n.g.reshape(y, [*y.shape[:2], y.shape[3]]) if nd == 1 else y]
+
+
+@emitter("GlobalAveragePool", "GlobalMaxPool")
+def _global_pool(n: Node) -> list[Value]:
+    x = n.tensor(0)
+    axes = list(range(2, x.ndim))
+    fn = n.g.reduce_mean if n.op_type == "GlobalAveragePool" else n.g.reduce_max
+    return [fn(x, axes, True)]
+
+
+
+@emitter("ConvTranspose")
+def _conv_transpose(n: Node) -> list[Value]:
+    """`rlx.conv_transpose2d`; 1-D as 2-D with a height of 1. An explicit
+    output_shape (or auto_pad SAME_*) becomes the pads that give it."""
+    x, w = n.tensor(0), n.tensor(1)
+    b = n.tensor(2) if n.input(2) is not None else None
+    nd = x.ndim - 2
+    if nd not in (1, 2):
+        raise n.unsupported(f"a {nd}-D transposed convolution", "1-D and 2-D")
+    kernel = list(w.shape[2:])
+    strides = list(n.attr("strides", [1] * nd))
+    dil = list(n.attr("dilations", [1] * nd))
+    out_pad = list(n.attr("output_padding", [0] * nd))
+    auto = n.attr("auto_pad", "NOTSET")
+    if auto not in ("NOTSET", "VALID", "SAME_UPPER", "SAME_LOWER"):
+        raise n.unsupported(f"auto_pad={auto}", "NOTSET, VALID, SAME_UPPER, SAME_LOWER")
+    out_shape = n.attr("output_shape")
+    if out_shape is not None or auto in ("SAME_UPPER", "SAME_LOWER"):
+        spatial = x.shape[2:]
+        want = list(out_shape)[-nd:] if out_shape is not None else [d * s for d, s in zip(spatial, strides)]
+        begin, end = [], []
+        for i in range(nd):
+            full = strides[i] * (spatial[i] - 1) + out_pad[i] + (kernel[i] - 1) * dil[i] + 1
+            total = full - want[i]
+            if total < 0:  # a larger output than the kernel reaches: the rest is output padding
+                out_pad[i] -= total
+                total = 0
+            small, big = total // 2, total - total // 2
+            begin.append(small if auto == "SAME_UPPER" else big)
+            end.append(big if auto == "SAME_UPPER" else small)
+        pads = begin + end
+    else:
+        pads = list(n.attr("pads", [0] * 2 * nd)) if auto == "NOTSET" else [0] * 2 * nd
+    if nd == 1:
+        x = n.g.reshape(x, [*x.shape[:2], 1, x.shape[2]])
+        w = n.g.reshape(w, [*w.shape[:2], 1, w.shape[2]])
+        strides, dil, out_pad, pads = [1, *strides], [1, *dil], [0, *out_pad], [0, pads[0], 0, pads[1]]
+    y = n.g.conv_transpose2d(x, w, b, strides, pads, dil, out_pad, n.attr("group", 1))
+    return [n.g.reshape(y, [*y.shape[:2], y.shape[3]]) if nd == 1 else y]
+
+
+_RESIZE_COORDS = ("half_pixel", "pytorch_half_pixel", "align_corners", "asymmetric",
+                  "half_pixel_symmetric", "tf_half_pixel_for_nn")
+_NEAREST_MODES = ("round_prefer_floor", "round_prefer_ceil", "floor", "ceil")
+
+
+@emitter("Resize", since=10)
+def _resize_10(n: Node) -> list[Value]:
+    """Resize-10: (X, scales), asymmetric coordinates, floor for nearest."""
+    return _resized(n, "asymmetric", "floor", n.const(1, "scales"), None)
+
+
+@emitter("Resize", since=11)
+def _resize(n: Node) -> list[Value]:
+    """Resize-11..19: (X, roi, scales, sizes)."""
+    return _resized(
+        n,
+        n.attr("coordinate_transformation_mode", "half_pixel"),
+        n.attr("nearest_mode", "round_prefer_floor"),
+        n.const(2, "scales"),
+        n.const(3, "sizes"),
+    )
+
+
+def _resized(n: Node, coord: str, nearest: str, scales_in, sizes_in) -> list[Value]:
+    """`rlx.resize` (nearest, linear): output extents and the scales of the
+    coordinate transform are computed here, as ONNX defines them."""
+    x = n.tensor(0)
+    mode = n.attr("mode", "nearest")
+    if mode not in ("nearest", "linear"):
+        raise n.unsupported(f"mode='{mode}'", "nearest, linear")
+    if coord not in _RESIZE_COORDS:
+        raise n.unsupported(f"coordinate_transformation_mode='{coord}'", ", ".join(_RESIZE_COORDS))
+    if nearest not in _NEAREST_MODES:
+        raise n.unsupported(f"nearest_mode='{nearest}'", ", ".join(_NEAREST_MODES))
+    if n.attr("antialias", 0):
+        raise n.unsupported("antialias=1", "antialias=0")
+    r = x.ndim
+    axes = [a % r for a in (n.attr("axes") or range(r))]
+    policy = n.attr("keep_aspect_ratio_policy", "stretch")
+    if sizes_in is not None and sizes_in.size:
+        out = list(x.shape)
+        for i, a in enumerate(axes):
+            out[a] = int(sizes_in[i])
+        scales = [o / d for o, d in zip(out, x.shape)]
+        if policy != "stretch":
+            if policy not in ("not_larger", "not_smaller"):
+                raise n.unsupported(f"keep_aspect_ratio_policy='{policy}'", "stretch, not_larger, not_smaller")
+            pick = min if policy == "not_larger" else max
+            sc = pick(scales[a] for a in axes)
+            scales = [sc if i in axes else 1.0 for i in range(r)]
+            out = [int(sc * d + 0.5) if i in axes else d for i, d in enumerate(x.shape)]
+    elif scales_in is not None and scales_in.size:
+        scales = [1.0] * r
+        for i, a in enumerate(axes):
+            scales[a] = float(scales_in[i])
+        out = [int(s * d) for s, d in zip(scales, x.shape)]
+    else:
+        raise n.error("one of scales and sizes must be given")
+    if out == list(x.shape) and all(s == 1.0 for s in scales):
+        return [x]
+    return [n.g.resize(x, out, scales, mode, coord, nearest)]
