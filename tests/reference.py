@@ -348,35 +348,148 @@ def conv2d(x, w, b=None, stride=(1, 1), padding=(0, 0, 0, 0), dilation=(1, 1), g
     return out
 
 
-def _pool(x, kernel, stride, padding, reduce):
+def _pool_extent(size, k, s, p0, p1, d, ceil_mode):
+    span = d * (k - 1) + 1
+    if not ceil_mode:
+        return (size + p0 + p1 - span) // s + 1
+    n = math.ceil((size + p0 + p1 - span) / s) + 1
+    return n - 1 if (n - 1) * s >= size + p0 else n  # the last window starts inside
+
+
+def _pool(x, kernel, stride, padding, reduce, dilation=(1, 1), ceil_mode=False):
+    """reduce(window values, taps inside the padded input) per output pixel,
+    by loops over the window's taps with bounds checks."""
     x = np.asarray(x, dtype=np.float64)
     n, c, h, wd = x.shape
     kh, kw = kernel
     sh, sw = stride
+    dh, dw = dilation
     pt, pl, pb, pr = padding
-    oh = (h + pt + pb - kh) // sh + 1
-    ow = (wd + pl + pr - kw) // sw + 1
+    oh = _pool_extent(h, kh, sh, pt, pb, dh, ceil_mode)
+    ow = _pool_extent(wd, kw, sw, pl, pr, dw, ceil_mode)
     out = np.zeros((n, c, oh, ow))
     for y in range(oh):
         for xo in range(ow):
             y0, x0 = y * sh - pt, xo * sw - pl
-            ys = [r for r in range(y0, y0 + kh) if 0 <= r < h]
-            xs = [q for q in range(x0, x0 + kw) if 0 <= q < wd]
+            rows = [y0 + i * dh for i in range(kh)]
+            cols = [x0 + j * dw for j in range(kw)]
+            ys = [r for r in rows if 0 <= r < h]
+            xs = [q for q in cols if 0 <= q < wd]
+            padded = sum(r < h + pb for r in rows) * sum(q < wd + pr for q in cols)
             win = x[:, :, ys][:, :, :, xs]
-            out[:, :, y, xo] = reduce(win.reshape(n, c, -1), len(ys) * len(xs))
+            out[:, :, y, xo] = reduce(win.reshape(n, c, -1), padded)
     return out
 
 
-def max_pool2d(x, kernel, stride, padding):
-    return _pool(x, kernel, stride, padding, lambda win, cnt: win.max(axis=-1))
+def max_pool2d(x, kernel, stride, padding, dilation=(1, 1), ceil_mode=False):
+    return _pool(x, kernel, stride, padding, lambda win, cnt: win.max(axis=-1), dilation, ceil_mode)
 
 
-def avg_pool2d(x, kernel, stride, padding, count_include_pad):
-    k = kernel[0] * kernel[1]
+def avg_pool2d(x, kernel, stride, padding, count_include_pad, dilation=(1, 1), ceil_mode=False):
+    """Mean over the window's taps in the input; with count_include_pad the
+    divisor counts every tap inside the padded input instead."""
     return _pool(
         x, kernel, stride, padding,
-        lambda win, cnt: win.sum(axis=-1) / (k if count_include_pad else cnt),
+        lambda win, cnt: win.sum(axis=-1) / (cnt if count_include_pad else win.shape[-1]),
+        dilation, ceil_mode,
     )  # fmt: skip
+
+
+def conv_transpose2d(x, w, b=None, stride=(1, 1), padding=(0, 0, 0, 0), output_padding=(0, 0),
+                     dilation=(1, 1), groups=1):
+    """Transposed convolution by explicit scatter loops: input pixel (iy, ix)
+    of channel ci adds x * w[ci, o, ky, kx] to output (iy*sh - top + ky*dh,
+    ix*sw - left + kx*dw) of each output channel o of its group, where that
+    lies inside the output. NCHW input, weight [in, out/groups, kh, kw]."""
+    x = np.asarray(x, dtype=np.float64)
+    w = np.asarray(w, dtype=np.float64)
+    n, c, h, wd = x.shape
+    _, og, kh, kw = w.shape
+    sh, sw = stride
+    pt, pl, pb, pr = padding
+    dh, dw = dilation
+    oh = sh * (h - 1) + output_padding[0] + dh * (kh - 1) + 1 - pt - pb
+    ow = sw * (wd - 1) + output_padding[1] + dw * (kw - 1) + 1 - pl - pr
+    cg = c // groups
+    out = np.zeros((n, og * groups, oh, ow))
+    for ci in range(c):
+        g = ci // cg
+        for iy in range(h):
+            for ix in range(wd):
+                for ky in range(kh):
+                    oy = iy * sh - pt + ky * dh
+                    if not 0 <= oy < oh:
+                        continue
+                    for kx in range(kw):
+                        ox = ix * sw - pl + kx * dw
+                        if not 0 <= ox < ow:
+                            continue
+                        out[:, g * og : (g + 1) * og, oy, ox] += x[:, ci, iy, ix][:, None] * w[ci, :, ky, kx]
+    if b is not None:
+        out += np.asarray(b, dtype=np.float64)[None, :, None, None]
+    return out
+
+
+def _resize_coord(ctm, y, n_in, n_out, scale):
+    """The input coordinate output index y samples (ONNX Resize's formulas;
+    the resized length is scale * n_in, unrounded)."""
+    length = scale * n_in
+    if ctm == "half_pixel":
+        return (y + 0.5) / scale - 0.5
+    if ctm == "pytorch_half_pixel":
+        return (y + 0.5) / scale - 0.5 if length != 1 else -0.5
+    if ctm == "align_corners":
+        return y * (n_in - 1) / (length - 1) if length != 1 else 0.0
+    if ctm == "asymmetric":
+        return y / scale
+    if ctm == "half_pixel_symmetric":
+        return n_in / 2 * (1 - n_out / length) + (y + 0.5) / scale - 0.5
+    if ctm == "tf_half_pixel_for_nn":
+        return (y + 0.5) / scale
+    raise ValueError(ctm)
+
+
+def _nearest(c, mode, n_in):
+    f = math.floor(c)
+    frac = c - f
+    i = {
+        "round_prefer_floor": f + 1 if frac > 0.5 else f,
+        "round_prefer_ceil": f + 1 if frac >= 0.5 else f,
+        "floor": f,
+        "ceil": math.ceil(c),
+    }[mode]
+    return min(max(i, 0), n_in - 1)
+
+
+def resize(x, out_shape, scales, mode="nearest", ctm="half_pixel", nearest_mode="round_prefer_floor"):
+    """ONNX Resize per output element: each resized axis (extent changed or
+    scale not 1) maps the output index to an input coordinate; nearest reads
+    the element at the rounded coordinates, linear sums the 2^k corners of the
+    k resized axes, each weighted by its product of 1-D weights."""
+    x = np.asarray(x)
+    axes = [a for a in range(x.ndim) if not (x.shape[a] == out_shape[a] and math.isclose(scales[a], 1.0))]
+    out = np.zeros(out_shape, dtype=np.float64 if mode == "linear" else x.dtype)
+    for idx in np.ndindex(*out_shape):
+        coords = {a: _resize_coord(ctm, idx[a], x.shape[a], out_shape[a], scales[a]) for a in axes}
+        if mode == "nearest":
+            src = list(idx)
+            for a in axes:
+                src[a] = _nearest(coords[a], nearest_mode, x.shape[a])
+            out[idx] = x[tuple(src)]
+            continue
+        acc = 0.0
+        for corner in range(1 << len(axes)):
+            src, wgt = list(idx), 1.0
+            for j, a in enumerate(axes):
+                f = math.floor(coords[a])
+                t = coords[a] - f
+                hi = (corner >> j) & 1
+                src[a] = min(max(f + hi, 0), x.shape[a] - 1)
+                wgt *= t if hi else 1.0 - t
+            if wgt != 0.0:
+                acc += wgt * float(x[tuple(src)])
+        out[idx] = acc
+    return out
 
 
 def attention(q, k, v, mask=None, causal=False, scale=None):
@@ -484,3 +597,101 @@ def argmax(x, axis: int, keepdims: bool) -> np.ndarray:
                 best = j
         out[idx] = best
     return np.expand_dims(out, axis) if keepdims else out
+
+
+# --------------------------------------------------------------------------- pad, gathers, cumsum, topk
+
+
+def pad(x, low, high, mode="constant", value=0.0):
+    """ONNX Pad per output element: each coordinate minus `low`, brought back
+    into the axis by reflecting (repeatedly), clamping or wrapping; in
+    constant mode an outside coordinate gives `value`."""
+    x = np.asarray(x)
+    shape = tuple(d + lo + hi for d, lo, hi in zip(x.shape, low, high))
+    out = np.empty(shape, dtype=x.dtype)
+    for idx in np.ndindex(*shape):
+        src, outside = [], False
+        for c, lo, d in zip(idx, low, x.shape):
+            j = c - lo
+            if mode == "constant":
+                outside = outside or not 0 <= j < d
+            elif mode == "reflect":
+                while not 0 <= j < d:
+                    j = -j if j < 0 else 2 * (d - 1) - j
+            elif mode == "edge":
+                j = min(max(j, 0), d - 1)
+            elif mode == "wrap":
+                j = j - d * math.floor(j / d)
+            src.append(j)
+        out[idx] = value if outside else x[tuple(src)]
+    return out
+
+
+def cumsum(x, axis, exclusive=False, reverse=False):
+    """ONNX CumSum by its definition: element j of a line sums the elements
+    k <= j (k < j exclusive; k >= j, k > j reversed), exactly (math.fsum for
+    floats, Python ints wrapped to the width for integers)."""
+    x = np.asarray(x)
+    axis %= x.ndim
+    out = np.empty(x.shape, dtype=np.float64 if x.dtype.kind == "f" else object)
+    n = x.shape[axis]
+    for idx in np.ndindex(*x.shape):
+        j = idx[axis]
+        ks = [k for k in range(n) if (k >= j if reverse else k <= j) and not (exclusive and k == j)]
+        terms = [x[idx[:axis] + (k,) + idx[axis + 1 :]].item() for k in ks]
+        out[idx] = math.fsum(terms) if x.dtype.kind == "f" else sum(int(t) for t in terms)
+    if x.dtype.kind != "f":
+        bits = x.dtype.itemsize * 8
+        wrap = np.vectorize(lambda v: (v + 2 ** (bits - 1)) % 2**bits - 2 ** (bits - 1), otypes=[object])
+        return wrap(out).astype(x.dtype)
+    return out
+
+
+def gather_elements(x, idx, axis):
+    """out[i] = x[i with coordinate `axis` replaced by idx[i] (negative from the end)]."""
+    x, idx = np.asarray(x), np.asarray(idx)
+    axis %= x.ndim
+    out = np.empty(idx.shape, dtype=x.dtype)
+    for i in np.ndindex(*idx.shape):
+        q = int(idx[i])
+        src = list(i)
+        src[axis] = q + x.shape[axis] if q < 0 else q
+        out[i] = x[tuple(src)]
+    return out
+
+
+def gather_nd(x, idx, batch_dims=0):
+    """ONNX GatherND: for each index tuple idx[b..., t..., :] read the slice
+    x[b..., *tuple] (negative entries from the end)."""
+    x, idx = np.asarray(x), np.asarray(idx)
+    b, m = batch_dims, idx.shape[-1]
+    out = np.empty(idx.shape[:-1] + x.shape[b + m :], dtype=x.dtype)
+    for pos in np.ndindex(*idx.shape[:-1]):
+        tup = [int(v) for v in idx[pos]]
+        tup = [q + x.shape[b + t] if q < 0 else q for t, q in enumerate(tup)]
+        out[pos] = x[tuple(pos[:b]) + tuple(tup)]
+    return out
+
+
+def topk(x, k, axis, largest=True):
+    """ONNX TopK per line: indices sorted best first (NaN the largest, equal
+    values by index), the first k of them and their values."""
+    x = np.asarray(x)
+    axis %= x.ndim
+    moved = np.moveaxis(x, axis, -1)
+    vals = np.empty(moved.shape[:-1] + (k,), dtype=x.dtype)
+    ids = np.empty(moved.shape[:-1] + (k,), dtype=np.int64)
+    for pos in np.ndindex(*moved.shape[:-1]):
+        line = [v.item() for v in moved[pos]]
+
+        def key(i, line=line):
+            v = line[i]
+            nan = isinstance(v, float) and math.isnan(v)
+            if largest:
+                return (0 if nan else 1, 0 if nan else -v, i)
+            return (1 if nan else 0, 0 if nan else v, i)
+
+        order = sorted(range(len(line)), key=key)[:k]
+        ids[pos] = order
+        vals[pos] = [moved[pos][i] for i in order]
+    return np.moveaxis(vals, -1, axis), np.moveaxis(ids, -1, axis)

@@ -38,7 +38,7 @@ OP_KINDS = [
     "unary", "unary_positive", "exp", "binary", "div", "pow", "select", "reduce",
     "softmax", "layer_norm", "rms_norm", "matmul", "linear", "reshape", "transpose",
     "expand", "concat", "slice", "cast", "swiglu", "fused_residual", "constant_binary",
-    "attention", "rope", "conv", "gather", "argmax",
+    "attention", "rope", "conv", "gather", "argmax", "pad", "cumsum", "topk",
 ]  # fmt: skip
 
 
@@ -233,6 +233,20 @@ def graphs(
             name = "argmax"
             idx = g.argmax(x, axis=-1, keepdims=True)
             out = g.add(x, g.cast(idx, dtype))
+        elif kind == "pad":
+            mode = draw(st.sampled_from(["constant", "reflect", "edge", "wrap"]))
+            name = f"pad/{mode}"
+            most = [d - 1 if mode == "reflect" else 2 for d in x.shape]
+            low = [draw(st.integers(0, min(2, m))) for m in most]
+            high = [draw(st.integers(0, min(2, m))) for m in most]
+            out = g.pad(x, low, high, mode, value=draw(st.floats(-2, 2, width=16)))
+        elif kind == "cumsum":
+            name = "cumsum"
+            out = g.cumsum(x, draw(st.integers(-x.ndim, x.ndim - 1)), draw(st.booleans()), draw(st.booleans()))
+        elif kind == "topk":
+            name = "topk"  # the values: near-equal ones may swap places between targets, indices with them
+            axis = draw(st.integers(-x.ndim, x.ndim - 1))
+            out, _ = g.topk(x, draw(st.integers(1, x.shape[axis])), axis, largest=draw(st.booleans()))
         else:  # pragma: no cover - a kind name typo
             raise AssertionError(kind)
         if out is not None:

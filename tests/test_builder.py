@@ -77,6 +77,11 @@ def _calls():
     yield "concat", lambda g: g.concat([x(g), x(g, (2, 16), n="y")], 0), "rlx.concat", [(6, 16)]
     yield "slice", lambda g: g.slice(x(g), [1, -4], [3, 100], steps=[1, 2]), "rlx.slice", [(2, 2)]
     yield "gather", lambda g: g.gather(x(g, (10, 4)), x(g, (2, 3), "i64", "i")), "rlx.gather", [(2, 3, 4)]
+    yield "pad", lambda g: g.pad(x(g), [1, 0], [2, 3], "reflect"), "rlx.pad", [(7, 19)]
+    yield "gather_elements", lambda g: g.gather_elements(x(g), x(g, (3, 5), "i32", "i"), 1), "rlx.gather_elements", [(3, 5)]
+    yield "gather_nd", lambda g: g.gather_nd(x(g, (2, 3, 4)), x(g, (2, 5, 1), "i64", "i"), 1), "rlx.gather_nd", [(2, 5, 4)]
+    yield "cumsum", lambda g: g.cumsum(x(g), 0, exclusive=True, reverse=True), "rlx.cumsum", [(4, 16)]
+    yield "topk", lambda g: g.topk(x(g), 5, largest=False, sorted=False), "rlx.topk", [(4, 5), (4, 5)]
     yield (
         "conv2d",
         lambda g: g.conv2d(x(g, (1, 4, 8, 8)), x(g, (6, 2, 3, 3), n="w"), x(g, (6,), n="b"),
@@ -84,7 +89,20 @@ def _calls():
         "rlx.conv2d",
         [(1, 6, 4, 3)],
     )
+    yield (
+        "conv_transpose2d",
+        lambda g: g.conv_transpose2d(x(g, (1, 4, 5, 5)), x(g, (4, 3, 3, 3), n="w"), x(g, (6,), n="b"),
+                                     stride=2, padding=(1, 0, 1, 0), output_padding=1, groups=2),  # fmt: skip
+        "rlx.conv_transpose2d",
+        [(1, 6, 10, 12)],
+    )
     yield "max_pool2d", lambda g: g.max_pool2d(x(g, (1, 2, 8, 8)), 2), "rlx.max_pool2d", [(1, 2, 4, 4)]
+    yield (
+        "resize",
+        lambda g: g.resize(x(g, (1, 2, 4, 4)), [1, 2, 8, 6], [1, 1, 2, 1.5], "linear", "align_corners"),
+        "rlx.resize",
+        [(1, 2, 8, 6)],
+    )
     yield (
         "avg_pool2d",
         lambda g: g.avg_pool2d(x(g, (1, 2, 8, 8)), 3, 1, 1, count_include_pad=True),
@@ -274,6 +292,33 @@ ERRORS = [
      lambda g, t: g.avg_pool2d(t["x"], 2), r"^avg_pool2d: pooling takes an NCHW input \(rank 4\), got 4x4"),
     ("pool-stride", lambda g: {"x": g.input("x", [1, 1, 4, 4])},
      lambda g, t: g.max_pool2d(t["x"], 2, stride=0), r"^max_pool2d: stride must be two positive integers"),
+    ("pool-dilation", lambda g: {"x": g.input("x", [1, 1, 4, 4])},
+     lambda g, t: g.max_pool2d(t["x"], 2, dilation=(0, 1)), r"^max_pool2d: dilation must be two positive integers, got \[0, 1\]"),
+    ("pool-dilated-window", lambda g: {"x": g.input("x", [1, 1, 4, 4])},
+     lambda g, t: g.avg_pool2d(t["x"], 3, dilation=2, ceil_mode=True), r"^avg_pool2d: height: window 3 \(dilation 2\) does not fit an extent of 4"),
+    ("conv-transpose-channels", lambda g: {"x": g.input("x", [1, 4, 5, 5]), "w": g.input("w", [3, 2, 3, 3])},
+     lambda g, t: g.conv_transpose2d(t["x"], t["w"]), r"^conv_transpose2d: weight 3x2x3x3 with groups=1 does not fit 4 input channels"),
+    ("conv-transpose-groups", lambda g: {"x": g.input("x", [1, 4, 5, 5]), "w": g.input("w", [4, 2, 3, 3])},
+     lambda g, t: g.conv_transpose2d(t["x"], t["w"], groups=3), r"^conv_transpose2d: .*groups=3"),
+    ("conv-transpose-bias", lambda g: {"x": g.input("x", [1, 4, 5, 5]), "w": g.input("w", [4, 2, 3, 3]), "b": g.input("b", [2])},
+     lambda g, t: g.conv_transpose2d(t["x"], t["w"], t["b"], groups=2), r"^conv_transpose2d: bias has shape 2, expected 4"),
+    ("conv-transpose-crop", lambda g: {"x": g.input("x", [1, 4, 1, 5]), "w": g.input("w", [4, 2, 1, 3])},
+     lambda g, t: g.conv_transpose2d(t["x"], t["w"], padding=(1, 0, 0, 0)), r"^conv_transpose2d: height: padding 1\+0 crops all 1 rows"),
+    ("conv-transpose-output-padding", lambda g: {"x": g.input("x", [1, 4, 5, 5]), "w": g.input("w", [4, 2, 3, 3])},
+     lambda g, t: g.conv_transpose2d(t["x"], t["w"], output_padding=(-1, 0)), r"^conv_transpose2d: output_padding must be two non-negative integers"),
+    ("resize-mode", lambda g: {"x": g.input("x", [1, 1, 4, 4])},
+     lambda g, t: g.resize(t["x"], [1, 1, 8, 8], [1, 1, 2, 2], "cubic"), r"^resize: mode 'cubic' is not supported; expected one of nearest, linear"),
+    ("resize-coordinates", lambda g: {"x": g.input("x", [1, 1, 4, 4])},
+     lambda g, t: g.resize(t["x"], [1, 1, 8, 8], [1, 1, 2, 2], "linear", "tf_half_pixel_for_nn"),
+     r"^resize: coordinate_transformation_mode 'tf_half_pixel_for_nn' is not supported in linear mode"),
+    ("resize-nearest-mode", lambda g: {"x": g.input("x", [1, 1, 4, 4])},
+     lambda g, t: g.resize(t["x"], [1, 1, 8, 8], [1, 1, 2, 2], nearest_mode="round"), r"^resize: nearest_mode 'round' is not supported"),
+    ("resize-linear-int", lambda g: {"x": g.input("x", [1, 1, 4, 4], "i32")},
+     lambda g, t: g.resize(t["x"], [1, 1, 8, 8], [1, 1, 2, 2], "linear"), r"^resize: input has element type i32, expected one of f32, f16, bf16$"),
+    ("resize-rank", lambda g: {"x": g.input("x", [1, 1, 4, 4])},
+     lambda g, t: g.resize(t["x"], [1, 8, 8], [1, 2, 2]), r"^resize: result rank 3 differs from input rank 4"),
+    ("resize-scales", lambda g: {"x": g.input("x", [1, 1, 4, 4])},
+     lambda g, t: g.resize(t["x"], [1, 1, 8, 8], [1, 2, 2]), r"^resize: scales must be 4 positive finite numbers"),
     ("swiglu-odd", lambda g: {"x": g.input("x", [4, 7])},
      lambda g, t: g.swiglu(t["x"]), r"^swiglu: swiglu needs an even last axis, got shape 4x7"),
     ("rope-odd", lambda g: {"x": g.input("x", [1, 2, 5, 7]), "c": g.input("c", [5, 7])},
@@ -496,6 +541,24 @@ def _graph_shape(g, rng):
     return outs, feeds, {}
 
 
+def _graph_indexing(g, rng):
+    x = g.input("x", [2, 3, 4], "f32")
+    b = g.input("b", [2, 3], "i1")
+    ie = g.input("ie", [2, 2, 4], "i64")
+    nd = g.input("nd", [2, 2], "i32")
+    outs = [
+        g.pad(x, [1, 0, 2], [0, 2, 1], value=-0.5), g.pad(x, [1, 2, 3], [1, 0, 3], "reflect"),
+        g.pad(x, [3, 0, 0], [0, 0, 9], "edge"), g.pad(x, [5, 1, 0], [0, 4, 1], "wrap"),
+        g.pad(b, [0, 1], [1, 0], value=1.0), g.gather_elements(x, ie, axis=1),
+        g.gather_nd(x, nd), g.gather_nd(x, g.reshape(nd, [2, 2, 1]), batch_dims=1),
+        g.cumsum(x, 2), g.cumsum(x, -3, exclusive=True, reverse=True),
+        *g.topk(x, 2, axis=1), *g.topk(x, 4, largest=False, sorted=False),
+    ]  # fmt: skip
+    feeds = {"x": R.random_array(rng, (2, 3, 4), "f32"), "b": R.random_array(rng, (2, 3), "i1"),
+             "ie": rng.integers(-3, 3, size=(2, 2, 4)).astype(np.int64), "nd": np.array([[1, -1], [0, 2]], np.int32)}  # fmt: skip
+    return outs, feeds, {}
+
+
 def _graph_conv(g, rng):
     x = g.input("x", [1, 4, 6, 6])
     w = g.param("w", [4, 1, 3, 3])
@@ -506,9 +569,15 @@ def _graph_conv(g, rng):
         g.conv2d(x, w2),
         g.max_pool2d(x, 3, 2, 1), g.avg_pool2d(x, (2, 3), (1, 2), (1, 0, 0, 2)),
         g.avg_pool2d(x, 2, count_include_pad=True),
+        g.max_pool2d(x, 2, 2, 1, dilation=2, ceil_mode=True),
+        g.avg_pool2d(x, 3, 2, 1, count_include_pad=True, dilation=(1, 2), ceil_mode=True),
+        g.conv_transpose2d(x, w, b, stride=2, padding=(1, 0, 2, 1), output_padding=(1, 0), groups=4),
+        g.conv_transpose2d(x, g.param("w3", [4, 3, 2, 2])),
+        g.resize(x, [1, 4, 9, 3], [1.0, 1.0, 1.5, 0.6], "linear", "half_pixel_symmetric"),
+        g.resize(x, [1, 4, 12, 12], [1.0, 1.0, 2.0, 2.0], "nearest", "asymmetric", "floor"),
     ]  # fmt: skip
     params = {"w": R.random_array(rng, (4, 1, 3, 3), "f32"), "w2": R.random_array(rng, (2, 4, 2, 2), "f32"),
-              "b": R.random_array(rng, (4,), "f32")}  # fmt: skip
+              "b": R.random_array(rng, (4,), "f32"), "w3": R.random_array(rng, (4, 3, 2, 2), "f32")}  # fmt: skip
     return outs, {"x": R.random_array(rng, (1, 4, 6, 6), "f32")}, params
 
 
@@ -548,6 +617,7 @@ FAMILIES = {
     "norms": _graph_norm,
     "matmul-linear": _graph_matmul,
     "shape": _graph_shape,
+    "pad-gathers-cumsum-topk": _graph_indexing,
     "conv-pool": _graph_conv,
     "composites": _graph_composite,
     "leaves": _graph_leaves,

@@ -102,6 +102,67 @@ def test_large_shape_kernels_compile(arch):
     assert compile_all(lowered, arch) == 4
 
 
+def _indexing_scans():
+    """pad (each mode), gather_elements, gather_nd, cumsum (both forms) and
+    topk in every type they take."""
+    g = rlxc.GraphBuilder()
+    outs = []
+    for dt in ("f32", "f16", "bf16", "i32", "i64"):
+        x = g.input(f"x{dt}", [3, 4, 300], dt)
+        for mode in ("constant", "reflect", "edge", "wrap"):
+            outs.append(g.pad(x, [1, 0, 2], [0, 3, 1], mode, value=-3.0))
+        outs += [g.gather_elements(x, g.input(f"e{dt}", [3, 2, 300], "i32"), 1),
+                 g.gather_nd(x, g.input(f"n{dt}", [3, 5, 2], "i64"), batch_dims=1),
+                 g.cumsum(x, 1), g.cumsum(x, -1, exclusive=True, reverse=True),  # a thread per line; a block per row
+                 *g.topk(x, 3), *g.topk(x, 2, axis=0, largest=False)]
+    outs.append(g.pad(g.input("b", [2, 3], "i1"), [1, 1], [0, 2], value=1.0))
+    return g.build(outs)
+
+
+@pytest.mark.parametrize("arch", ARCHS)
+def test_indexing_and_scan_kernels_compile(arch):
+    lowered = rlxc.run_pipeline(_indexing_scans(), f"rlx-cuda{{arch={arch}}}")
+    entries = [k.entry.data for k in kernels_of(lowered)]
+    # data movement is the same kernel for f16 and bf16 (both 16-bit patterns)
+    for family, count in (("pad_constant", 6), ("pad_reflect", 4), ("pad_edge", 4), ("pad_wrap", 4),
+                          ("gather_elements", 4), ("gather_nd", 4), ("cumsum_rows", 5), ("topk", 10)):
+        assert sum(e.startswith(f"rlx_{family}_") for e in entries) == count, (family, entries)
+    assert sum(e.startswith("rlx_cumsum_") and not e.startswith("rlx_cumsum_rows_") for e in entries) == 5
+    assert compile_all(lowered, arch) == 46
+
+
+def _spatial():
+    """conv_transpose2d (bias, groups, stride, dilation, output_padding),
+    dilated/ceil-mode pools and resize (nearest in every numeric type, linear
+    in each float type, ranks 3 to 5) in every type they take."""
+    g = rlxc.GraphBuilder()
+    outs = []
+    for dt in ("f32", "f16", "bf16"):
+        x = g.input(f"x{dt}", [2, 4, 7, 6], dt)
+        outs += [g.conv_transpose2d(x, g.param(f"w{dt}", [4, 3, 3, 3], dt), g.param(f"b{dt}", [6], dt),
+                                    stride=2, padding=(1, 0, 1, 2), output_padding=(1, 0), dilation=(1, 2), groups=2),
+                 g.conv_transpose2d(x, g.param(f"v{dt}", [4, 5, 2, 2], dt)),
+                 g.max_pool2d(x, 3, 2, 1, dilation=(2, 1), ceil_mode=True),
+                 g.avg_pool2d(x, 3, 2, 1, count_include_pad=True, ceil_mode=True),
+                 g.avg_pool2d(x, (2, 3), 2, dilation=2, ceil_mode=True),
+                 g.resize(x, [2, 4, 14, 3], [1, 1, 2, 0.55], "linear", "half_pixel_symmetric"),
+                 g.resize(g.input(f"r{dt}", [3, 5, 2], dt), [3, 9, 2], [1, 1.8, 1], "linear", "align_corners"),
+                 g.resize(g.input(f"q{dt}", [1, 2, 3, 4, 5], dt), [1, 2, 5, 6, 4], [1, 1, 5 / 3, 1.5, 0.8], "linear")]
+    for dt in ("f32", "f16", "i32", "i64"):
+        outs.append(g.resize(g.input(f"n{dt}", [1, 3, 5, 6], dt), [1, 3, 10, 4], [1, 1, 2, 2 / 3], "nearest",
+                             "tf_half_pixel_for_nn", "ceil"))  # fmt: skip
+    return g.build(outs)
+
+
+@pytest.mark.parametrize("arch", ARCHS)
+def test_spatial_kernels_compile(arch):
+    lowered = rlxc.run_pipeline(_spatial(), f"rlx-cuda{{arch={arch}}}")
+    entries = [k.entry.data for k in kernels_of(lowered)]
+    for family, count in (("conv_transpose2d", 6), ("maxpool", 3), ("avgpool", 6), ("resize", 13)):
+        assert sum(e.startswith(f"rlx_{family}_") for e in entries) == count, (family, entries)
+    assert compile_all(lowered, arch) == 28
+
+
 def _gemms():
     """Every gemm shape the codegen emits: linear (transposed weight) with
     bias and each epilogue activation, without bias, batched, broadcast."""

@@ -112,8 +112,41 @@ def _cases():
                             g.reshape(g.input("r", [4, 6]), [3, 8]), g.expand(g.input("e", [1, 5]), [4, 5])]
     c["gather"] = lambda g: [g.gather(g.input("t", [10, 16]), g.constant(np.array([[3, -1], [0, 9]], np.int64)), axis=0),
                              g.gather(g.input("u", [4, 7, 3]), g.constant(np.array([6, 0, -7], np.int32)), axis=1)]
+    c["pad"] = lambda g: [g.pad(g.input("x", [3, 4, 5]), [1, 0, 2], [0, 3, 1], value=-2.5), g.pad(g.input("r", [3, 4, 5]), [2, 3, 0], [1, 1, 4], "reflect"),
+                          g.pad(g.input("e", [3, 4, 5]), [4, 0, 1], [0, 6, 2], "edge"), g.pad(g.input("w", [3, 4, 5]), [7, 0, 0], [2, 9, 11], "wrap"),
+                          g.pad(g.input("h", [2, 33], "f16"), [1, 2], [1, 32], "reflect"), g.pad(g.input("b", [5, 6], "bf16"), [0, 3], [2, 0], value=0.1),
+                          g.pad(g.input("i", [4, 3], "i32"), [5, 1], [6, 7], "wrap"), g.pad(g.input("m", [3, 2], "i1"), [1, 0], [0, 2], value=1.0)]
+    c["gather_elements_nd"] = lambda g: [
+        g.gather_elements(g.input("x", [4, 5, 3]), g.constant(np.array([[[0, -1, 4], [-5, 2, 3]]] * 4, np.int64)), axis=1),
+        g.gather_elements(g.input("h", [4, 5, 3], "f16"), g.constant(np.array([[[3, -1, 0]] * 5, [[-4, 2, 1]] * 5], np.int32)), axis=0),
+        g.gather_nd(g.input("y", [4, 5, 6]), g.constant(np.array([[1, -1], [3, 0], [-4, 4]], np.int64))),
+        g.gather_nd(g.input("z", [4, 5, 6], "i64"), g.constant(np.array([[[0], [4]], [[-1], [2]], [[1], [1]], [[3], [-5]]], np.int32)), batch_dims=1),
+        g.gather_nd(g.input("v", [4, 5, 6], "bf16"), g.constant(np.array([[3, 4, 5], [0, -5, -6]], np.int64)))]
+    c["cumsum"] = lambda g: [g.cumsum(g.input("x", [3, 40, 5]), 1), g.cumsum(g.input("l", [6, 3000]), -1, exclusive=True, reverse=True),
+                             g.cumsum(g.input("r", [2, 1000]), 1, reverse=True), g.cumsum(g.input("h", [4, 700], "f16"), 1),
+                             g.cumsum(g.input("b", [5, 37], "bf16"), 1, exclusive=True), g.cumsum(g.input("i", [3, 500], "i32"), 1, exclusive=True),
+                             g.cumsum(g.input("j", [7, 9], "i64"), 0, reverse=True)]
+    c["topk"] = lambda g: [*g.topk(g.input("x", [6, 1000]), 10), *g.topk(g.input("s", [3, 50, 4]), 50, axis=1, largest=False),
+                           *g.topk(g.input("h", [5, 300], "f16"), 7), *g.topk(g.input("i", [4, 33], "i32"), 33),
+                           *g.topk(g.input("l", [2, 3000], "i64"), 5, largest=False), *g.topk(g.input("b", [8, 20], "bf16"), 3, axis=0, sorted=False),
+                           *g.topk(g.input("w", [2, 10000]), 100)]
     c["conv_pool"] = lambda g: [g.max_pool2d(g.conv2d(g.input("x", [2, 4, 11, 9]), g.param("w", [6, 2, 3, 3]), g.param("b", [6]), stride=2, padding=(1, 0, 2, 1), dilation=1, groups=2), 2, padding=1),
                                 g.avg_pool2d(g.input("y", [1, 3, 8, 8]), 3, stride=2, padding=1), g.avg_pool2d(g.input("z", [1, 3, 8, 8]), 3, stride=2, padding=1, count_include_pad=True)]
+    c["conv_transpose2d"] = lambda g: [g.conv_transpose2d(g.input("x", [2, 4, 7, 6]), g.param("w", [4, 3, 3, 3]), g.param("b", [6]), stride=2, padding=(1, 0, 1, 2),
+                                                          output_padding=(1, 0), dilation=(1, 2), groups=2),
+                                       g.conv_transpose2d(g.input("h", [1, 3, 5, 5], "f16"), g.param("v", [3, 2, 3, 3], "f16"), stride=3, padding=1, output_padding=2),
+                                       g.conv_transpose2d(g.input("u", [1, 8, 4, 4], "bf16"), g.param("k", [8, 1, 4, 4], "bf16"), g.param("c", [8], "bf16"), stride=2, padding=1, groups=8)]
+    c["pool_dilation_ceil"] = lambda g: [g.max_pool2d(g.input("x", [2, 3, 9, 8]), 3, 2, 1, dilation=(2, 1), ceil_mode=True),
+                                         g.avg_pool2d(g.input("y", [2, 3, 9, 8]), 3, 2, 1, count_include_pad=True, ceil_mode=True),
+                                         g.avg_pool2d(g.input("z", [1, 2, 8, 9], "f16"), (2, 3), (2, 3), (1, 0, 1, 2), dilation=2, ceil_mode=True),
+                                         g.avg_pool2d(g.input("w", [1, 2, 4, 4], "bf16"), 3, 3, 1, count_include_pad=True, ceil_mode=True)]
+    c["resize"] = lambda g: [g.resize(g.input("x", [2, 3, 5, 6]), [2, 3, 11, 4], [1, 1, 2.2, 0.7], "linear"),
+                             g.resize(g.input("y", [2, 3, 5, 6]), [2, 3, 10, 12], [1, 1, 2, 2], "linear", "align_corners"),
+                             g.resize(g.input("z", [1, 4, 7], "f16"), [1, 9, 3], [1, 2.25, 3 / 7], "linear", "pytorch_half_pixel"),
+                             g.resize(g.input("w", [1, 2, 3, 4, 5], "bf16"), [1, 2, 5, 6, 4], [1, 1, 5 / 3, 1.5, 0.8], "linear", "half_pixel_symmetric"),
+                             g.resize(g.input("n", [2, 3, 5, 6]), [2, 3, 10, 4], [1, 1, 2, 2 / 3], "nearest"),
+                             g.resize(g.input("m", [1, 3, 5, 6], "i32"), [1, 3, 8, 9], [1, 1, 1.6, 1.5], "nearest", "asymmetric", "ceil"),
+                             g.resize(g.input("k", [1, 3, 5, 6], "f16"), [1, 3, 15, 2], [1, 1, 3, 1 / 3], "nearest", "tf_half_pixel_for_nn", "round_prefer_ceil")]
     c["attention"] = lambda g: [g.attention(g.input("q", [2, 3, 9, 16]), g.input("k", [2, 3, 12, 16]), g.input("v", [2, 3, 12, 8]), causal=True),
                                 g.attention(g.input("q2", [1, 2, 5, 4]), g.input("k2", [1, 2, 5, 4]), g.input("v2", [1, 2, 5, 4]), mask=g.input("m", [5, 5]), scale=0.3)]
     c["swiglu_rope"] = lambda g: [g.swiglu(g.input("x", [3, 32])), g.rope(g.input("y", [1, 2, 6, 8]), g.cos(g.input("c", [6, 8])), g.sin(g.input("s", [6, 8])))]
@@ -298,3 +331,21 @@ def test_out_of_memory_names_sizes():
     module = g.build([g.neg(x)])
     with pytest.raises(rlxc.cuda.CudaError, match=r"cuMemAlloc\(549755813888 bytes for the activation arena\) failed: CUDA_ERROR_OUT_OF_MEMORY .*asked for 549755813888 bytes, \d+ of \d+ free"):
         rlxc.compile(module, target="cuda")
+
+
+def test_topk_nan_ties_and_infinities_on_gpu():
+    # NaN is the largest; equal values (and -0.0 == 0.0) come in index order,
+    # in rows short and long (selection passes over many strided chunks).
+    rng = np.random.default_rng()
+    g = rlxc.GraphBuilder()
+    x = g.input("x", [4, 3000])
+    module = g.build([*g.topk(x, 40), *g.topk(x, 40, largest=False)])
+    v = np.round(rng.standard_normal((4, 3000)) * 2).astype(np.float32)  # many ties
+    v[0, rng.random(3000) < 0.01] = np.nan
+    v[1, ::7] = -0.0
+    v[2, ::5] = np.inf
+    v[3, ::3] = -np.inf
+    want = rlxc.interpret(module, {"x": v})
+    got = rlxc.compile(module, target="cuda").run({"x": v}, poison=True)
+    for w, o in zip(want, got):
+        np.testing.assert_array_equal(o, w)

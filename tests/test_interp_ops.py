@@ -817,6 +817,174 @@ def test_gather_out_of_range_raises(bad):
         run1(lambda g, t: g.gather(t["x"], t["i"], axis=0), {"x": (x, "f32"), "i": (idx, "i64")})
 
 
+# =========================================================================== pad, gathers, cumsum, topk
+
+PAD_CASES = [
+    # low, high (of a 3x4x5 input)
+    ([1, 0, 2], [0, 3, 1]),
+    ([0, 0, 0], [0, 0, 0]),
+    ([2, 3, 4], [2, 3, 4]),  # reflect's longest pads
+    ([0, 1, 0], [1, 0, 0]),
+]
+
+
+def _pad_value(dtype):
+    return {"i1": 1.0}.get(dtype, -7.0 if dtype in INTS else -2.5)
+
+
+@pytest.mark.parametrize("mode", ["constant", "reflect", "edge", "wrap"])
+@pytest.mark.parametrize("low,high", PAD_CASES)
+@pytest.mark.parametrize("dtype", ALL)
+def test_pad(dtype, low, high, mode, rng):
+    x = R.random_array(rng, (3, 4, 5), dtype, -9, 9)
+    v = _pad_value(dtype)
+    out = run1(lambda g, t: g.pad(t["x"], low, high, mode, v), {"x": (x, dtype)})
+    R.assert_exact(out, R.pad(x, low, high, mode, v), dtype)
+
+
+@pytest.mark.parametrize("mode", ["edge", "wrap", "constant"])
+def test_pad_longer_than_the_axis(mode, rng):
+    x = R.random_array(rng, (2, 3), "f32")
+    out = run1(lambda g, t: g.pad(t["x"], [5, 0], [1, 7], mode, float("-inf")), {"x": (x, "f32")})
+    R.assert_exact(out, R.pad(x, [5, 0], [1, 7], mode, float("-inf")), "f32")
+
+
+def test_pad_value_rounds_to_the_type():
+    x = np.zeros((2,), np.float16)
+    out = run1(lambda g, t: g.pad(t["x"], [1], [1], value=0.1), {"x": (x, "f16")})
+    assert out.dtype == np.float16 and out[0] == np.float16(0.1) and out[-1] == np.float16(0.1)
+
+
+def test_pad_rank0_and_empty_axes():
+    s = np.array(3.5, np.float32)
+    assert run1(lambda g, t: g.pad(t["s"], [], [], "edge"), {"s": (s, "f32")}).shape == ()
+    z = np.zeros((0, 3), np.float32)
+    out = run1(lambda g, t: g.pad(t["z"], [1, 0], [1, 1], value=2.0), {"z": (z, "f32")})
+    assert out.shape == (2, 4) and (out == 2.0).all()
+
+
+@pytest.mark.parametrize("bad,match", [
+    (([0, 4], [0, 0], "reflect"), "axis 1: reflect pads \\(4, 0\\) must be shorter than the axis extent 4"),
+    (([0, -1], [0, 0], "constant"), "axis 1: pads \\(-1, 0\\) must be non-negative"),
+    (([1], [1], "constant"), "low and high need one entry per axis \\(2\\), got 1 and 1"),
+    (([0, 0], [0, 0], "symmetric"), "mode 'symmetric' is not one of constant, reflect, edge, wrap"),
+])
+def test_pad_errors(bad, match):
+    g = rlxc.GraphBuilder()
+    x = g.input("x", [3, 4])
+    with pytest.raises(rlxc.GraphError, match="pad: " + match):
+        g.pad(x, *bad)
+
+
+@pytest.mark.parametrize("reverse", [False, True])
+@pytest.mark.parametrize("exclusive", [False, True])
+@pytest.mark.parametrize("axis", [0, 1, -1])
+@pytest.mark.parametrize("dtype", NUMERIC)
+def test_cumsum(dtype, axis, exclusive, reverse, rng):
+    x = R.random_array(rng, (3, 4, 6), dtype, -9, 9)
+    out = run1(lambda g, t: g.cumsum(t["x"], axis, exclusive, reverse), {"x": (x, dtype)})
+    R.assert_close(out, R.to_dtype(R.cumsum(x, axis, exclusive, reverse), dtype), dtype)
+
+
+def test_cumsum_rounds_once():
+    # 1 + 2**-11 + 2**-11 in f16: two roundings would lose both halves of an ulp
+    x = np.array([1.0, 2.0**-11, 2.0**-11], np.float16)
+    out = run1(lambda g, t: g.cumsum(t["x"], 0), {"x": (x, "f16")})
+    assert out.tolist() == [1.0, 1.0, 1.0 + 2.0**-10]
+
+
+def test_cumsum_int32_wraps():
+    x = np.array([2**31 - 1, 1, 5, -(2**31)], np.int32)
+    out = run1(lambda g, t: g.cumsum(t["x"], 0), {"x": (x, "i32")})
+    R.assert_exact(out, R.cumsum(x, 0), "i32")
+    assert out.tolist() == [2**31 - 1, -(2**31), -(2**31) + 5, 5]
+
+
+@pytest.mark.parametrize("idx_dtype", INTS)
+@pytest.mark.parametrize("axis", [0, 1, -1])
+@pytest.mark.parametrize("dtype", ALL)
+def test_gather_elements(dtype, axis, idx_dtype, rng):
+    x = R.random_array(rng, (4, 5, 3), dtype, -9, 9)
+    ax = axis % 3
+    ishape = [3, 4, 2]  # no larger than x off the axis
+    ishape[ax] = 7
+    n = x.shape[ax]
+    idx = rng.integers(-n, n, size=ishape).astype(R.CARRIER[idx_dtype])
+    out = run1(lambda g, t: g.gather_elements(t["x"], t["i"], axis), {"x": (x, dtype), "i": (idx, idx_dtype)})
+    R.assert_exact(out, R.gather_elements(x, idx, axis), dtype)
+
+
+GATHER_ND_CASES = [
+    # x shape, indices shape, batch_dims
+    ((4, 5, 6), (3, 2), 0),
+    ((4, 5, 6), (2, 3, 3), 0),
+    ((4, 5, 6), (7, 1), 0),
+    ((4, 5, 6), (4, 2, 1), 1),
+    ((4, 5, 6), (4, 2), 1),
+    ((4, 5, 6), (4, 5, 1), 2),
+    ((2, 3, 4, 5), (2, 3, 6, 2), 2),
+    ((5,), (3, 1), 0),
+]
+
+
+@pytest.mark.parametrize("idx_dtype", INTS)
+@pytest.mark.parametrize("xs,ids,b", GATHER_ND_CASES)
+@pytest.mark.parametrize("dtype", ["f32", "bf16", "i64", "i1"])
+def test_gather_nd(dtype, xs, ids, b, idx_dtype, rng):
+    x = R.random_array(rng, xs, dtype, -9, 9)
+    m = ids[-1]
+    cols = [rng.integers(-xs[b + t], xs[b + t], size=ids[:-1]) for t in range(m)]
+    idx = np.stack(cols, axis=-1).astype(R.CARRIER[idx_dtype])
+    out = run1(lambda g, t: g.gather_nd(t["x"], t["i"], b), {"x": (x, dtype), "i": (idx, idx_dtype)})
+    R.assert_exact(out, R.gather_nd(x, idx, b), dtype)
+
+
+@pytest.mark.parametrize("op,idx", [
+    ("gather_elements", np.array([[0, 5]])),
+    ("gather_elements", np.array([[-6, 0]])),
+    ("gather_nd", np.array([[1, 5]])),
+    ("gather_nd", np.array([[-5, 0]])),
+])
+def test_gathers_out_of_range_raise(op, idx):
+    x = np.arange(20, dtype=np.float32).reshape(4, 5)
+    call = (lambda g, t: g.gather_elements(t["x"], t["i"], 1)) if op == "gather_elements" else (lambda g, t: g.gather_nd(t["x"], t["i"]))
+    with pytest.raises(Exception, match=rf"rlx.{op}: index -?\d+ is out of range for axis \d of extent \d"):
+        run1(call, {"x": (x, "f32"), "i": (idx.astype(np.int64), "i64")})
+
+
+@pytest.mark.parametrize("largest", [True, False])
+@pytest.mark.parametrize("axis,k", [(-1, 3), (0, 2), (1, 5), (-1, 7), (1, 0)])
+@pytest.mark.parametrize("dtype", NUMERIC)
+def test_topk(dtype, axis, k, largest, rng):
+    x = R.random_array(rng, (3, 5, 7), dtype, -4, 4)
+    if dtype in FLOATS:  # ties
+        x = R.to_dtype(np.round(R.wide(x)), dtype)
+    vals, ids = run(lambda g, t: g.topk(t["x"], k, axis, largest), {"x": (x, dtype)})
+    want_vals, want_ids = R.topk(x, k, axis, largest)
+    R.assert_exact(ids, want_ids, "i64", what="indices")
+    R.assert_exact(vals, want_vals, dtype, what="values")
+
+
+@pytest.mark.parametrize("largest", [True, False])
+def test_topk_nan_is_largest_and_ties_go_by_index(largest):
+    x = np.array([[1.0, np.nan, 3.0, 3.0, np.nan, -np.inf, 0.0, -0.0]], np.float32)
+    vals, ids = run(lambda g, t: g.topk(t["x"], 8, -1, largest, sorted=False), {"x": (x, "f32")})
+    want = [1, 4, 2, 3, 0, 6, 7, 5] if largest else [5, 6, 7, 0, 2, 3, 1, 4]
+    assert ids.tolist() == [want]
+    np.testing.assert_array_equal(vals, x[:, want])
+    R.assert_exact(ids, R.topk(x, 8, -1, largest)[1], "i64")
+
+
+def test_topk_folds_to_two_constants():
+    g = rlxc.GraphBuilder()
+    v, i = g.topk(g.constant(np.array([[3.0, 1.0, 2.0], [0.0, 5.0, 4.0]], np.float32)), 2)
+    module = g.build([v, i])
+    folded = rlxc.run_pipeline(module, "canonicalize")
+    assert [op.name for op in folded.walk()].count("rlx.topk") == 0
+    got = rlxc.interpret(folded, {})
+    assert got[0].tolist() == [[3.0, 2.0], [5.0, 4.0]] and got[1].tolist() == [[0, 2], [1, 2]]
+
+
 # =========================================================================== conv / pool
 
 CONV_CASES = [
@@ -907,6 +1075,279 @@ def test_avg_pool2d_count_include_pad_differs_at_border():
     )
     R.assert_exact(a, np.ones((1, 1, 3, 3)), "f32")
     R.assert_exact(b, np.array([[[[0.25, 0.5, 0.25], [0.5, 1.0, 0.5], [0.25, 0.5, 0.25]]]]), "f32")
+
+
+CONV_T_CASES = [
+    # (C, O/groups, kh, kw), kwargs
+    pytest.param((3, 4, 3, 3), {}, id="basic"),
+    pytest.param((3, 2, 3, 3), {"stride": 2, "padding": 1, "output_padding": 1}, id="s2-p1-op1"),
+    pytest.param((2, 3, 2, 3), {"stride": (3, 2), "padding": (1, 2, 0, 1)}, id="rect-asym"),
+    pytest.param((2, 2, 3, 3), {"dilation": 2, "padding": (2, 1, 1, 2)}, id="dilation2"),
+    pytest.param((2, 2, 3, 2), {"stride": 2, "dilation": (1, 2), "output_padding": (1, 0)}, id="s2-d12-op"),
+    pytest.param((4, 3, 3, 3), {"groups": 2, "stride": 2, "padding": 1}, id="groups2"),
+    pytest.param((4, 1, 4, 4), {"groups": 4, "stride": 2, "padding": 1}, id="depthwise-x2"),
+    pytest.param((3, 2, 1, 1), {"stride": 3, "output_padding": 2}, id="k1-s3-op2"),
+]
+
+
+@pytest.mark.parametrize("bias", [False, True], ids=["nobias", "bias"])
+@pytest.mark.parametrize("spec,kw", CONV_T_CASES)
+@pytest.mark.parametrize("dtype", FLOATS)
+def test_conv_transpose2d(dtype, spec, kw, bias, rng):
+    c, og, kh, kwd = spec
+    groups = kw.get("groups", 1)
+    x = R.random_array(rng, (2, c, 4, 5), dtype)
+    w = R.random_array(rng, (c, og, kh, kwd), dtype, -1, 1)
+    b = R.random_array(rng, (og * groups,), dtype, -1, 1)
+    inputs = {"x": (x, dtype), "w": (w, dtype)}
+    if bias:
+        inputs["b"] = (b, dtype)
+    out = run1(lambda g, t: g.conv_transpose2d(t["x"], t["w"], t.get("b"), **kw), inputs)
+
+    def pair(v):
+        return (v, v) if isinstance(v, int) else tuple(v)
+
+    pad = kw.get("padding", 0)
+    pad = (pad,) * 4 if isinstance(pad, int) else (pad * 2 if len(pad) == 2 else pad)
+    ref = R.conv_transpose2d(
+        R.wide(x), R.wide(w), R.wide(b) if bias else None, stride=pair(kw.get("stride", 1)),
+        padding=pad, output_padding=pair(kw.get("output_padding", 0)),
+        dilation=pair(kw.get("dilation", 1)), groups=groups,
+    )  # fmt: skip
+    R.assert_close(out, ref, dtype, what="conv_transpose2d")
+
+
+def test_conv_transpose2d_is_the_adjoint_of_conv2d(rng):
+    """<conv2d(x, w), y> == <x, conv_transpose2d(y, w)> for the same stride,
+    padding, dilation and groups (conv2d's OIHW weight is conv_transpose2d's
+    IOHW one), with output_padding making the shapes meet."""
+    x = rng.standard_normal((1, 4, 8, 8)).astype(np.float32)
+    w = rng.standard_normal((6, 2, 3, 3)).astype(np.float32)
+    kw = {"stride": (2, 2), "padding": (1, 0, 1, 1), "dilation": (1, 2), "groups": 2}
+    cx = R.conv2d(x, w, **kw)
+    y = rng.standard_normal(cx.shape).astype(np.float32)
+    ty = run1(lambda g, t: g.conv_transpose2d(t["y"], t["w"], output_padding=(1, 0), **kw),
+              {"y": (y, "f32"), "w": (w, "f32")})  # fmt: skip
+    assert ty.shape == x.shape
+    lhs = float(np.sum(cx * y))
+    rhs = float(np.sum(R.wide(x) * R.wide(ty)))
+    assert math.isclose(lhs, rhs, rel_tol=1e-5), (lhs, rhs)
+
+
+POOL_DC_CASES = [
+    # kernel, stride, padding, dilation, ceil_mode
+    pytest.param(3, 2, 0, 1, True, id="ceil-extra-window"),
+    pytest.param(2, 2, 1, 1, True, id="ceil-pad"),
+    pytest.param(3, 3, 1, 1, True, id="ceil-last-starts-on-pad"),
+    pytest.param(2, 1, 0, 2, False, id="dilation2"),
+    pytest.param((2, 3), (2, 1), (1, 0, 0, 2), (2, 1), True, id="rect-dil-ceil"),
+    pytest.param(3, 2, 1, 2, True, id="dil2-ceil-pad"),
+    pytest.param(1, 2, 0, 1, True, id="k1-ceil-reduced"),
+    pytest.param(3, 4, (2, 1), 1, True, id="ceil-past-end-pad"),
+]
+
+
+@pytest.mark.parametrize("kernel,stride,padding,dilation,ceil_mode", POOL_DC_CASES)
+@pytest.mark.parametrize("dtype", FLOATS)
+def test_pools_with_dilation_and_ceil_mode(dtype, kernel, stride, padding, dilation, ceil_mode, rng):
+    x = R.random_array(rng, (2, 3, 6, 7), dtype, 0.5, 3)
+    kw = {"dilation": dilation, "ceil_mode": ceil_mode}
+    mx, ex, inc = run(
+        lambda g, t: [g.max_pool2d(t["x"], kernel, stride, padding, **kw),
+                      g.avg_pool2d(t["x"], kernel, stride, padding, **kw),
+                      g.avg_pool2d(t["x"], kernel, stride, padding, count_include_pad=True, **kw)],
+        {"x": (x, dtype)},
+    )  # fmt: skip
+    k, s, p = _pool_args(kernel, stride, padding)
+    d = (dilation, dilation) if isinstance(dilation, int) else dilation
+    R.assert_exact(mx, R.max_pool2d(R.wide(x), k, s, p, d, ceil_mode), dtype, what="max_pool2d")
+    R.assert_close(ex, R.avg_pool2d(R.wide(x), k, s, p, False, d, ceil_mode), dtype, what="avg_pool2d")
+    R.assert_close(inc, R.avg_pool2d(R.wide(x), k, s, p, True, d, ceil_mode), dtype, what="avg_pool2d incl")
+
+
+def test_avg_pool2d_ceil_mode_divisor_stops_at_the_padded_end():
+    """A 4-wide row, kernel 3, stride 2, padding 1 and ceil mode: the last
+    window starts at 3 and hangs one past the padded end (5), so with
+    count_include_pad it divides by 2 (one real tap, one padding tap), and
+    without it by 1 (ONNX's reference and PyTorch agree)."""
+    x = np.arange(1, 5, dtype=np.float32).reshape(1, 1, 1, 4)
+    kw = {"kernel": (1, 3), "stride": (1, 2), "padding": (0, 1, 0, 1), "ceil_mode": True}
+    a, b = run(lambda g, t: [g.avg_pool2d(t["x"], **kw), g.avg_pool2d(t["x"], **kw, count_include_pad=True)],
+               {"x": (x, "f32")})  # fmt: skip
+    R.assert_exact(a, np.array([[[[1.5, 3.0, 4.0]]]]), "f32")
+    R.assert_exact(b, np.array([[[[1.0, 3.0, 2.0]]]]), "f32")
+
+
+RESIZE_COORDS = ["half_pixel", "pytorch_half_pixel", "align_corners", "asymmetric", "half_pixel_symmetric"]
+RESIZE_SHAPES = [
+    # input shape, output shape, scales (None: out/in)
+    pytest.param(((2, 3, 4, 5), (2, 3, 8, 10), None), id="up2"),
+    pytest.param(((1, 2, 5, 7), (1, 2, 3, 4), None), id="down-sizes"),
+    pytest.param(((1, 2, 4, 4), (1, 2, 9, 2), (1.0, 1.0, 2.3, 0.6)), id="scales-fractional"),
+    pytest.param(((1, 1, 3, 6), (1, 1, 1, 6), None), id="to-one-row"),
+    pytest.param(((3, 4, 5), (3, 7, 5), None), id="rank3-middle"),
+    pytest.param(((2, 3, 2, 3, 4), (2, 3, 3, 5, 2), None), id="rank5"),
+    pytest.param(((2, 6), (2, 6), (1.0, 1.2)), id="same-extent-scaled"),
+]
+
+
+def _scales(xs, ys, scales):
+    return [o / i for o, i in zip(ys, xs)] if scales is None else list(scales)
+
+
+@pytest.mark.parametrize("shapes", RESIZE_SHAPES)
+@pytest.mark.parametrize("ctm", RESIZE_COORDS)
+@pytest.mark.parametrize("dtype", FLOATS)
+def test_resize_linear(dtype, ctm, shapes, rng):
+    xs, ys, scales = shapes
+    sc = _scales(xs, ys, scales)
+    x = R.random_array(rng, xs, dtype)
+    out = run1(lambda g, t: g.resize(t["x"], ys, sc, "linear", ctm), {"x": (x, dtype)})
+    R.assert_close(out, R.resize(R.wide(x), ys, sc, "linear", ctm), dtype, what=f"resize linear {ctm}")
+
+
+@pytest.mark.parametrize("nearest_mode", ["round_prefer_floor", "round_prefer_ceil", "floor", "ceil"])
+@pytest.mark.parametrize("shapes", RESIZE_SHAPES)
+@pytest.mark.parametrize("ctm", RESIZE_COORDS + ["tf_half_pixel_for_nn"])
+def test_resize_nearest(ctm, shapes, nearest_mode, rng):
+    xs, ys, scales = shapes
+    sc = _scales(xs, ys, scales)
+    for dtype in ("f32", "bf16", "i64"):
+        x = R.random_array(rng, xs, dtype, -50, 50)
+        out = run1(lambda g, t: g.resize(t["x"], ys, sc, "nearest", ctm, nearest_mode), {"x": (x, dtype)})
+        R.assert_exact(out, R.resize(x, ys, sc, "nearest", ctm, nearest_mode), dtype, what=f"resize {ctm} {nearest_mode}")
+
+
+def test_resize_nearest_rounding_ties():
+    """Downsampling 4 -> 2 with asymmetric coordinates lands on x.0 (no
+    tie), half_pixel by 2 on 0.5 and 2.5: the four nearest modes split
+    there."""
+    x = np.arange(4, dtype=np.float32).reshape(1, 4)
+    got = {m: run1(lambda g, t, m=m: g.resize(t["x"], [1, 2], [1.0, 0.5], "nearest", "half_pixel", m), {"x": (x, "f32")})
+           for m in ("round_prefer_floor", "round_prefer_ceil", "floor", "ceil")}  # fmt: skip
+    assert got["round_prefer_floor"].tolist() == [[0.0, 2.0]]
+    assert got["round_prefer_ceil"].tolist() == [[1.0, 3.0]]
+    assert got["floor"].tolist() == [[0.0, 2.0]]
+    assert got["ceil"].tolist() == [[1.0, 3.0]]
+
+
+@pytest.mark.parametrize("mode", ["nearest", "linear"])
+@pytest.mark.parametrize("ctm", RESIZE_COORDS)
+def test_resize_matches_onnx_reference(mode, ctm, rng):
+    """Against ONNX's own reference implementation (onnx.reference), in
+    float64, with ONNX's scales input (the output extent floor(in * scale))."""
+    onnx = pytest.importorskip("onnx")
+    from onnx import TensorProto, helper
+    from onnx.reference import ReferenceEvaluator
+
+    x = R.random_array(rng, (1, 2, 5, 6), "f32")
+    scales = np.array([1.0, 1.0, 1.7, 0.55], np.float32)
+    node = helper.make_node("Resize", ["X", "", "scales"], ["Y"], mode=mode,
+                            coordinate_transformation_mode=ctm)  # fmt: skip
+    graph = helper.make_graph(
+        [node], "g", [helper.make_tensor_value_info("X", TensorProto.DOUBLE, None),
+                      helper.make_tensor_value_info("scales", TensorProto.FLOAT, None)],
+        [helper.make_tensor_value_info("Y", TensorProto.DOUBLE, None)],
+    )  # fmt: skip
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 19)])
+    (want,) = ReferenceEvaluator(model).run(None, {"X": x.astype(np.float64), "scales": scales})
+    ys = [math.floor(i * float(s)) for i, s in zip(x.shape, scales)]
+    out = run1(lambda g, t: g.resize(t["x"], ys, [float(s) for s in scales], mode, ctm), {"x": (x, "f32")})
+    assert out.shape == want.shape
+    R.assert_close(out, want, "f32", what=f"resize {mode} {ctm} vs onnx.reference")
+    del onnx
+
+
+def _onnx_case_graph(case):
+    """A 2-D ONNX node case of ConvTranspose/MaxPool/AveragePool/Resize built
+    with the GraphBuilder from the node's attributes (None where the case
+    needs something the builder method does not take: auto_pad, output_shape,
+    3-D, cubic, ...)."""
+    from onnx import helper
+
+    node = case.model.graph.node[0]
+    a = {p.name: helper.get_attribute_value(p) for p in node.attribute}
+    a = {k: v.decode() if isinstance(v, bytes) else v for k, v in a.items()}
+    ins = [np.asarray(v) for v in case.data_sets[0][0]]
+    names = [i.name for i in case.model.graph.input]
+    if ins[0].ndim != 4 or ins[0].dtype != np.float32 or len(node.output) > 1:
+        return None
+    if a.get("auto_pad", "NOTSET") != "NOTSET" or "output_shape" in a or "axes" in a or a.get("antialias"):
+        return None
+    g = rlxc.GraphBuilder()
+    x = g.input("x", ins[0].shape)
+    feeds = {"x": ins[0]}
+    op = node.op_type
+    if op in ("MaxPool", "AveragePool"):
+        kw = {"stride": a.get("strides", [1, 1]), "padding": a.get("pads", [0] * 4),
+              "dilation": a.get("dilations", [1, 1]), "ceil_mode": bool(a.get("ceil_mode", 0))}  # fmt: skip
+        if op == "MaxPool":
+            y = g.max_pool2d(x, a["kernel_shape"], **kw)
+        else:
+            y = g.avg_pool2d(x, a["kernel_shape"], count_include_pad=bool(a.get("count_include_pad", 0)), **kw)
+    elif op == "ConvTranspose":
+        w = g.input("w", ins[1].shape)
+        feeds["w"] = ins[1]
+        y = g.conv_transpose2d(x, w, None, stride=a.get("strides", [1, 1]), padding=a.get("pads", [0] * 4),
+                               dilation=a.get("dilations", [1, 1]), output_padding=a.get("output_padding", [0, 0]),
+                               groups=a.get("group", 1))  # fmt: skip
+    else:
+        ctm = a.get("coordinate_transformation_mode", "half_pixel")
+        if a.get("mode", "nearest") not in ("nearest", "linear") or ctm == "tf_crop_and_resize":
+            return None
+        if "sizes" in names:
+            ys = [int(v) for v in ins[names.index("sizes")]]
+            sc = [o / i for o, i in zip(ys, ins[0].shape)]
+        else:
+            s32 = ins[names.index("scales")].astype(np.float32)
+            sc = [float(v) for v in s32]
+            ys = [math.floor(i * v) for i, v in zip(ins[0].shape, sc)]
+        y = g.resize(x, ys, sc, a.get("mode", "nearest"), ctm, a.get("nearest_mode", "round_prefer_floor"))
+    return g.build([y]), feeds
+
+
+#: The ONNX node cases of the ops above that the builder methods express.
+ONNX_CASES = """
+averagepool_2d_ceil averagepool_2d_ceil_last_window_starts_on_pad averagepool_2d_default
+averagepool_2d_dilations averagepool_2d_pads averagepool_2d_pads_count_include_pad
+averagepool_2d_precomputed_pads averagepool_2d_precomputed_pads_count_include_pad
+averagepool_2d_precomputed_strides averagepool_2d_strides
+convtranspose convtranspose_dilations convtranspose_group_2 convtranspose_group_2_image_3
+convtranspose_pad convtranspose_pads
+maxpool_2d_ceil maxpool_2d_ceil_output_size_reduce_by_one maxpool_2d_default maxpool_2d_dilations
+maxpool_2d_pads maxpool_2d_precomputed_pads maxpool_2d_precomputed_strides maxpool_2d_strides
+resize_downsample_scales_linear resize_downsample_scales_linear_align_corners
+resize_downsample_scales_linear_half_pixel_symmetric resize_downsample_scales_nearest
+resize_downsample_sizes_linear_pytorch_half_pixel resize_downsample_sizes_nearest
+resize_upsample_scales_linear resize_upsample_scales_linear_align_corners
+resize_upsample_scales_linear_half_pixel_symmetric resize_upsample_scales_nearest
+resize_upsample_sizes_nearest resize_upsample_sizes_nearest_ceil_half_pixel
+resize_upsample_sizes_nearest_floor_align_corners resize_upsample_sizes_nearest_round_prefer_ceil_asymmetric
+""".split()
+
+
+@pytest.fixture(scope="module")
+def onnx_node_cases():
+    pytest.importorskip("onnx")
+    import warnings
+
+    from onnx.backend.test.loader import load_model_tests
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        return {c.name.removeprefix("test_"): c for c in load_model_tests(kind="node")}
+
+
+@pytest.mark.parametrize("name", ONNX_CASES)
+def test_spatial_ops_match_onnx_node_cases(name, onnx_node_cases):
+    """ONNX's own test cases (inputs and expected outputs) for these ops."""
+    built = _onnx_case_graph(onnx_node_cases[name])
+    assert built is not None, name
+    module, feeds = built
+    (got,) = rlxc.interpret(module, feeds, {})
+    want = np.asarray(onnx_node_cases[name].data_sets[0][1][0])
+    assert got.shape == want.shape
+    np.testing.assert_allclose(got, want, rtol=1e-3, atol=1e-6)
 
 
 # =========================================================================== composites

@@ -10,3 +10,17 @@ func.func @main(%x: tensor<1x3x8x8xf32>, %w: tensor<4x3x3x3xf32>, %b: tensor<4xf
   %p = rlx.max_pool2d %c kernel = [2, 2] stride = [2, 2] padding = [0, 0, 0, 0] : tensor<1x4x8x8xf32> -> tensor<1x4x4x4xf32>
   func.return %p : tensor<1x4x4x4xf32>
 }
+
+// Dilated pools step the window by the dilation; with ceil_mode and count_include_pad the
+// divisor counts the taps before the padded end, which the last window may hang past.
+// CHECK: // rlx.max_pool2d
+// CHECK: const long long iy = y0 + ky * 2; if (iy < 0 || iy >= 4) continue;
+// CHECK: // rlx.avg_pool2d
+// CHECK: const long long ix = x0 + kx * 2; if (ix < 0 || ix >= 7) continue;
+// CHECK: const long long nh = min(3LL, (7LL - (y0 + 1) + 0) / 1), nw = min(2LL, (8LL - (x0 + 0) + 1) / 2);
+// CHECK: y[i] = rlx_st_f16(acc / (float)(nh * nw));
+func.func @ceil(%x: tensor<1x1x4x4xf32>, %y: tensor<1x2x5x7xf16>) -> (tensor<1x1x2x2xf32>, tensor<1x2x3x4xf16>) {
+  %0 = rlx.max_pool2d %x kernel = [2, 2] stride = [1, 1] padding = [0, 0, 0, 0] dilation = [2, 2] : tensor<1x1x4x4xf32> -> tensor<1x1x2x2xf32>
+  %1 = rlx.avg_pool2d %y kernel = [3, 2] stride = [2, 2] padding = [1, 0, 1, 1] dilation = [1, 2] ceil_mode count_include_pad : tensor<1x2x5x7xf16> -> tensor<1x2x3x4xf16>
+  func.return %0, %1 : tensor<1x1x2x2xf32>, tensor<1x2x3x4xf16>
+}

@@ -7,7 +7,8 @@
   geometry), `Buf`, shape/stride/index helpers.
 * kernel templates by family: `elementwise` (regions), `rows` (reductions,
   argmax, softmax, norms), `injective` (transpose, expand, slice, concat,
-  gather), `conv` (conv2d, pools), `gemm` (matmul/linear: the problem, the
+  gather), `indexing` (pad, gather_elements, gather_nd), `scan` (cumsum,
+  topk), `conv` (conv2d, pools), `gemm` (matmul/linear: the problem, the
   cuBLASLt epilogues, the fallback kernel).
 * `table`: the op -> kernel table `KERNELS`.
 

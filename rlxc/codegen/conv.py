@@ -1,12 +1,12 @@
-"""Convolution and pooling: direct `conv2d` and max/avg `pool` kernels, a
-thread per output element (through `injective`'s grid-stride loop), f32
-accumulation.
+"""Convolution, pooling and resize: direct `conv2d` and `conv_transpose2d`,
+max/avg `pool` and `resize` kernels, a thread per output element (through
+`injective`'s grid-stride loop), f32 accumulation.
 """
 
 from __future__ import annotations
 
-from rlxc.codegen.common import KernelSpec, eltype, int_of, ints, shape
-from rlxc.codegen.cuda_c import load, store
+from rlxc.codegen.common import KernelSpec, eltype, int_of, ints, shape, strides
+from rlxc.codegen.cuda_c import float_literal, load, store
 from rlxc.codegen.injective import injective
 from rlxc.dialects import rlx
 
@@ -42,24 +42,64 @@ def conv2d_kernel(op: rlx.Conv2dOp, sm_count: int) -> KernelSpec:
     return injective("conv2d", op.result, ins, lines, sm_count)
 
 
+def conv_transpose2d_kernel(op: rlx.ConvTranspose2dOp, sm_count: int) -> KernelSpec:
+    """Direct transposed convolution, gathered: a thread per output element
+    sums, over the kernel taps whose input row/column is whole and inside the
+    input ((oy + top - ky*dilation) divisible by the stride), input times
+    weight, in f32."""
+    _, c, h, w = shape(op.input)
+    _, og, kh, kw = shape(op.weight)
+    _, o, oh, ow = shape(op.result)
+    sh, sw = ints(op.stride)
+    dh, dw = ints(op.dilation)
+    pt, pl, _, _ = ints(op.padding)
+    groups = int_of(op.groups)
+    cg = c // groups
+    t = eltype(op.input)
+    ins = [("x", op.input), ("wt", op.weight)] + ([("bias", op.bias)] if op.bias is not None else [])
+    lines = [
+        f"const long long ox = i % {ow}LL, oy = (i / {ow}LL) % {oh}LL, oc = (i / {ow * oh}LL) % {o}LL, b = i / {ow * oh * o}LL;",
+        f"const long long g = oc / {og}LL, ocg = oc % {og}LL;",
+        "float acc = " + (load("bias[oc]", t) if op.bias is not None else "0.0f") + ";",
+        f"for (int ky = 0; ky < {kh}; ++ky) {{",
+        f"  const long long ty = oy + {pt} - ky * {dh}; if (ty < 0 || ty % {sh} != 0 || ty / {sh} >= {h}) continue;",
+        f"  const long long iy = ty / {sh};",
+        f"  for (int kx = 0; kx < {kw}; ++kx) {{",
+        f"    const long long tx = ox + {pl} - kx * {dw}; if (tx < 0 || tx % {sw} != 0 || tx / {sw} >= {w}) continue;",
+        f"    const long long ix = tx / {sw};",
+        f"    for (int ci = 0; ci < {cg}; ++ci) {{",
+        f"      const long long ch = g * {cg}LL + ci;",
+        f"      acc += {load(f'x[((b * {c}LL + ch) * {h}LL + iy) * {w}LL + ix]', t)} * {load(f'wt[((ch * {og}LL + ocg) * {kh} + ky) * {kw} + kx]', t)};",
+        "    }",
+        "  }",
+        "}",
+        f"y[i] = {store('acc', t)};",
+    ]
+    return injective("conv_transpose2d", op.result, ins, lines, sm_count)
+
+
 def pool_kernel(op: rlx.MaxPool2dOp | rlx.AvgPool2dOp, sm_count: int) -> KernelSpec:
-    """Max pooling (NaN-propagating) or average pooling (over the window's
-    in-bounds elements, or all of it with `count_include_pad`)."""
-    n, c, h, w = shape(op.input)
+    """Max pooling (NaN-propagating) or average pooling over the window's
+    (dilated) taps inside the input, divided by their count or, with
+    `count_include_pad`, by the count of taps inside the padded input (the
+    whole window, except where ceil mode lets it hang past the end padding)."""
+    _, _, h, w = shape(op.input)
     _, _, oh, ow = shape(op.result)
     kh, kw = ints(op.kernel)
     sh, sw = ints(op.stride)
-    pt, pl, _, _ = ints(op.padding)
+    dh, dw = ints(op.dilation)
+    pt, pl, pb, pr = ints(op.padding)
     t = eltype(op.input)
     is_max = isinstance(op, rlx.MaxPool2dOp)
     include_pad = not is_max and op.count_include_pad is not None  # pyright: ignore
     lines = [
         f"const long long ox = i % {ow}LL, oy = (i / {ow}LL) % {oh}LL, bc = i / {ow * oh}LL;",
+        f"const long long y0 = oy * {sh} - {pt}, x0 = ox * {sw} - {pl};",
         "float acc = " + ("-RLX_INF" if is_max else "0.0f") + "; int cnt = 0;",
         f"for (int ky = 0; ky < {kh}; ++ky) {{",
-        f"  const long long iy = oy * {sh} - {pt} + ky; if (iy < 0 || iy >= {h}) continue;",
+        f"  const long long iy = y0 + ky * {dh}; if (iy < 0 || iy >= {h}) continue;",
         f"  for (int kx = 0; kx < {kw}; ++kx) {{",
-        f"    const long long ix = ox * {sw} - {pl} + kx; if (ix < 0 || ix >= {w}) continue;",
+        f"    const long long ix = x0 + kx * {dw}; if (ix < 0 || ix >= {w}) continue;",
         f"    const float v = {load(f'x[bc * {h * w}LL + iy * {w}LL + ix]', t)};",
         "    acc = " + ("rlx_maxf(acc, v)" if is_max else "acc + v") + "; ++cnt;",
         "  }",
@@ -67,7 +107,68 @@ def pool_kernel(op: rlx.MaxPool2dOp | rlx.AvgPool2dOp, sm_count: int) -> KernelS
     ]
     if is_max:
         lines.append(f"y[i] = {store('acc', t)};")
+    elif include_pad and op.ceil_mode is None:
+        lines.append(f"y[i] = {store(f'acc / {kh * kw}.0f', t)};")
+    elif include_pad:
+        # taps before the padded end: min(k, ceil((extent + pads - start) / dilation))
+        lines.append(
+            f"const long long nh = min({kh}LL, ({h + pt + pb}LL - (y0 + {pt}) + {dh - 1}) / {dh}), "
+            f"nw = min({kw}LL, ({w + pl + pr}LL - (x0 + {pl}) + {dw - 1}) / {dw});"
+        )
+        lines.append(f"y[i] = {store('acc / (float)(nh * nw)', t)};")
     else:
-        div = f"{kh * kw}.0f" if include_pad else "(float)cnt"
-        lines.append(f"y[i] = {store(f'acc / {div}', t)};")
+        lines.append(f"y[i] = {store('acc / (float)cnt', t)};")
     return injective("maxpool" if is_max else "avgpool", op.result, [("x", op.input)], lines, sm_count)
+
+
+def _table(name: str, ctype: str, values: list[str]) -> str:
+    return f"static __device__ const {ctype} {name}[{len(values)}] = {{{', '.join(values)}}};"
+
+
+def resize_kernel(op: rlx.ResizeOp, sm_count: int) -> KernelSpec:
+    """Resize: a thread per output element. The source index (nearest) or the
+    two neighbours and the weight (linear) of each output index along each
+    resized axis are computed here, in float64 as the op defines them, and
+    baked into the kernel as tables; linear blends the 2^k corners of the k
+    resized axes in f32."""
+    xs, ys = shape(op.input), shape(op.result)
+    xst, yst = strides(xs), strides(ys)
+    t = eltype(op.input)
+    linear = op.mode.data == "linear"
+    axes = op.resized_axes()
+    tables: list[str] = []
+    lines = []
+    kept = []  # offset terms of the axes resize leaves alone
+    for a in range(len(ys)):
+        q = "i" if yst[a] == 1 else f"(i / {yst[a]}LL)"
+        coord = "0" if ys[a] == 1 else q if a == 0 else f"{q} % {ys[a]}LL"
+        lines.append(f"const long long c{a} = {coord};")
+        if a not in axes:
+            kept.append(f"c{a} * {xst[a]}LL")
+    base = " + ".join(kept) if kept else "0"
+    lines.append(f"const long long base = {base};")
+    if not linear:
+        for a in axes:
+            tables.append(_table(f"ENTRY_idx{a}", "int", [str(int(v)) for v in op.nearest_indices(a)]))
+        off = " + ".join([f"(long long)ENTRY_idx{a}[c{a}] * {xst[a]}LL" for a in axes]) or "0"
+        lines.append(f"y[i] = x[base + {off}];")
+    else:
+        for a in axes:
+            lo, hi, tt = op.linear_taps(a)
+            tables.append(_table(f"ENTRY_lo{a}", "int", [str(int(v)) for v in lo]))
+            tables.append(_table(f"ENTRY_hi{a}", "int", [str(int(v)) for v in hi]))
+            tables.append(_table(f"ENTRY_t{a}", "float", [float_literal(float(v)) for v in tt]))
+            lines.append(
+                f"const long long lo{a} = (long long)ENTRY_lo{a}[c{a}] * {xst[a]}LL, "
+                f"hi{a} = (long long)ENTRY_hi{a}[c{a}] * {xst[a]}LL; const float t{a} = ENTRY_t{a}[c{a}];"
+            )
+        lines.append("float acc = 0.0f;")
+        for corner in range(1 << len(axes)):
+            picks = [(a, (corner >> j) & 1) for j, a in enumerate(axes)]
+            weight = " * ".join(f"t{a}" if hi else f"(1.0f - t{a})" for a, hi in picks) or "1.0f"
+            off = " + ".join(f"hi{a}" if hi else f"lo{a}" for a, hi in picks) or "0"
+            lines.append(f"acc += {weight} * {load(f'x[base + {off}]', t)};")
+        lines.append(f"y[i] = {store('acc', t)};")
+    spec = injective("resize", op.result, [("x", op.input)], lines, sm_count)
+    spec.body = "".join(tbl + "\n" for tbl in tables) + spec.body
+    return spec

@@ -11,7 +11,7 @@ from collections.abc import Callable
 
 from xdsl.ir import Operation
 
-from rlxc.codegen import conv, elementwise, injective, rows
+from rlxc.codegen import conv, elementwise, indexing, injective, rows, scan
 from rlxc.codegen.common import KernelSpec
 from rlxc.dialects import rlx
 
@@ -38,7 +38,14 @@ KERNELS: dict[type[Operation], KernelFor] = {
     rlx.SliceOp: injective.slice_kernel,  # pyright: ignore[reportAssignmentType]
     rlx.ConcatOp: injective.concat_kernel,  # pyright: ignore[reportAssignmentType]
     rlx.GatherOp: injective.gather_kernel,  # pyright: ignore[reportAssignmentType]
+    rlx.PadOp: indexing.pad_kernel,  # pyright: ignore[reportAssignmentType]
+    rlx.GatherElementsOp: indexing.gather_elements_kernel,  # pyright: ignore[reportAssignmentType]
+    rlx.GatherNDOp: indexing.gather_nd_kernel,  # pyright: ignore[reportAssignmentType]
+    rlx.CumsumOp: scan.cumsum_kernel,  # pyright: ignore[reportAssignmentType]
+    rlx.TopKOp: scan.topk_kernel,  # pyright: ignore[reportAssignmentType]
     rlx.Conv2dOp: conv.conv2d_kernel,  # pyright: ignore[reportAssignmentType]
     rlx.MaxPool2dOp: conv.pool_kernel,  # pyright: ignore[reportAssignmentType]
     rlx.AvgPool2dOp: conv.pool_kernel,  # pyright: ignore[reportAssignmentType]
+    rlx.ConvTranspose2dOp: conv.conv_transpose2d_kernel,  # pyright: ignore[reportAssignmentType]
+    rlx.ResizeOp: conv.resize_kernel,  # pyright: ignore[reportAssignmentType]
 }

@@ -21,10 +21,12 @@ from typing import Any
 import numpy as np
 from xdsl.dialects import func
 from xdsl.dialects.builtin import (
+    DenseArrayBase,
     ModuleOp,
     StringAttr,
     TensorType,
     UnitAttr,
+    f64,
 )
 from xdsl.ir import Attribute, Block, Region, SSAValue
 from xdsl.utils.exceptions import VerifyException
@@ -429,6 +431,62 @@ class GraphBuilder:
         """numpy.take along `axis` (embedding lookup with axis 0)."""
         return self._op(rlx.GatherOp, [x, indices], {"axis": i64_attr(axis)})
 
+    def pad(
+        self,
+        x: Tensor,
+        low: Sequence[int],
+        high: Sequence[int],
+        mode: str = "constant",
+        value: float = 0.0,
+    ) -> Tensor:
+        """ONNX Pad: `low[k]`/`high[k]` elements before/after axis k, filled
+        per `mode` ("constant" with `value`, "reflect", "edge", "wrap")."""
+        props = {
+            "low": i64_array(low),
+            "high": i64_array(high),
+            "mode": StringAttr(mode),
+            "value": f64_attr(value),
+        }
+        return self._op(rlx.PadOp, [x], props)
+
+    def gather_elements(self, x: Tensor, indices: Tensor, axis: int) -> Tensor:
+        """ONNX GatherElements (numpy.take_along_axis); result shape = indices'."""
+        return self._op(rlx.GatherElementsOp, [x, indices], {"axis": i64_attr(axis)})
+
+    def gather_nd(self, x: Tensor, indices: Tensor, batch_dims: int = 0) -> Tensor:
+        """ONNX GatherND: indices' last axis indexes x's axes after `batch_dims`."""
+        return self._op(rlx.GatherNDOp, [x, indices], {"batch_dims": i64_attr(batch_dims)})
+
+    # ------------------------------------------------------------------ scan / select
+
+    def cumsum(
+        self, x: Tensor, axis: int, exclusive: bool = False, reverse: bool = False
+    ) -> Tensor:
+        """ONNX CumSum: running sums along `axis`."""
+        props: dict[str, Attribute] = {"axis": i64_attr(axis)}
+        if exclusive:
+            props["exclusive"] = UnitAttr()
+        if reverse:
+            props["reverse"] = UnitAttr()
+        return self._op(rlx.CumsumOp, [x], props)
+
+    def topk(
+        self,
+        x: Tensor,
+        k: int,
+        axis: int = -1,
+        largest: bool = True,
+        sorted: bool = True,
+    ) -> tuple[Tensor, Tensor]:
+        """ONNX TopK: (values, indices as i64) of the k largest (or smallest)
+        along `axis`, best first, equal values in index order."""
+        props: dict[str, Attribute] = {"k": i64_attr(k), "axis": i64_attr(axis)}
+        if not largest:
+            props["smallest"] = UnitAttr()
+        if not sorted:
+            props["unsorted"] = UnitAttr()
+        return self._op(rlx.TopKOp, [x], props)
+
     # ------------------------------------------------------------------ conv / pool
 
     def conv2d(
@@ -450,12 +508,37 @@ class GraphBuilder:
         }
         return self._op(rlx.Conv2dOp, [x, w, b], props)
 
-    def _pool(self, op_type, x, kernel, stride, padding, extra=None) -> Tensor:
+    def conv_transpose2d(
+        self,
+        x: Tensor,
+        w: Tensor,
+        b: Tensor | None = None,
+        stride: int | Sequence[int] = (1, 1),
+        padding: int | Sequence[int] = (0, 0, 0, 0),
+        dilation: int | Sequence[int] = (1, 1),
+        output_padding: int | Sequence[int] = (0, 0),
+        groups: int = 1,
+    ) -> Tensor:
+        """NCHW transposed convolution (ONNX ConvTranspose) with a weight
+        [in, out/groups, kh, kw]; padding int, pair or ONNX's 4 ints
+        [h_begin, w_begin, h_end, w_end]; output_padding int or pair."""
+        props = {
+            "stride": i64_array(_pair(stride, "stride")),
+            "padding": i64_array(_pads(padding)),
+            "output_padding": i64_array(_pair(output_padding, "output_padding")),
+            "dilation": i64_array(_pair(dilation, "dilation")),
+            "groups": i64_attr(groups),
+        }
+        return self._op(rlx.ConvTranspose2dOp, [x, w, b], props)
+
+    def _pool(self, op_type, x, kernel, stride, padding, extra=None, dilation=1, ceil_mode=False) -> Tensor:
         k = _pair(kernel, "kernel")
         props = {
             "kernel": i64_array(k),
             "stride": i64_array(k if stride is None else _pair(stride, "stride")),
             "padding": i64_array(_pads(padding)),
+            "dilation": i64_array(_pair(dilation, "dilation")),
+            **({"ceil_mode": UnitAttr()} if ceil_mode else {}),
             **(extra or {}),
         }
         return self._op(op_type, [x], props)
@@ -466,9 +549,12 @@ class GraphBuilder:
         kernel: int | Sequence[int],
         stride: int | Sequence[int] | None = None,
         padding: int | Sequence[int] = 0,
+        dilation: int | Sequence[int] = 1,
+        ceil_mode: bool = False,
     ) -> Tensor:
-        """Max pool; stride defaults to the kernel."""
-        return self._pool(rlx.MaxPool2dOp, x, kernel, stride, padding)
+        """Max pool; stride defaults to the kernel; `ceil_mode` rounds the
+        output extent up (ONNX MaxPool)."""
+        return self._pool(rlx.MaxPool2dOp, x, kernel, stride, padding, None, dilation, ceil_mode)
 
     def avg_pool2d(
         self,
@@ -477,10 +563,34 @@ class GraphBuilder:
         stride: int | Sequence[int] | None = None,
         padding: int | Sequence[int] = 0,
         count_include_pad: bool = False,
+        dilation: int | Sequence[int] = 1,
+        ceil_mode: bool = False,
     ) -> Tensor:
-        """Average pool; stride defaults to the kernel."""
+        """Average pool; stride defaults to the kernel; `ceil_mode` rounds the
+        output extent up (ONNX AveragePool)."""
         extra = {"count_include_pad": UnitAttr()} if count_include_pad else None
-        return self._pool(rlx.AvgPool2dOp, x, kernel, stride, padding, extra)
+        return self._pool(rlx.AvgPool2dOp, x, kernel, stride, padding, extra, dilation, ceil_mode)
+
+    def resize(
+        self,
+        x: Tensor,
+        out_shape: Sequence[int],
+        scales: Sequence[float],
+        mode: str = "nearest",
+        coordinate_transformation_mode: str = "half_pixel",
+        nearest_mode: str = "round_prefer_floor",
+    ) -> Tensor:
+        """ONNX Resize to `out_shape`; `scales[i]` is axis i's scale in the
+        coordinate transformation (ONNX's scales, or out/in where the model
+        gave sizes). Modes "nearest" and "linear" (n-linear)."""
+        t = TensorType(self._check(x, "resize").type.get_element_type(), [int(d) for d in out_shape])
+        props = {
+            "scales": DenseArrayBase.from_list(f64, [float(s) for s in scales]),
+            "mode": StringAttr(mode),
+            "coordinate_transformation_mode": StringAttr(coordinate_transformation_mode),
+            "nearest_mode": StringAttr(nearest_mode),
+        }
+        return self._op(rlx.ResizeOp, [x], props, result_types=[t])
 
     # ------------------------------------------------------------------ composites
 

@@ -157,6 +157,61 @@ def conv2d(x, w, b, stride, padding, dilation, groups, out_shape):
     return out
 
 
+def conv_transpose2d(x, w, b, stride, padding, output_padding, dilation, groups, out_shape):
+    """Transposed 2-D convolution in float64 (NCHW input, [in, out/groups, kh, kw]
+    weight), by its definition: every input pixel adds its value times the
+    kernel to the full output at (iy*stride + ky*dilation, ix*stride +
+    kx*dilation); the result is that full output cropped by the padding
+    (top/left) to `out_shape` (output_padding rows past the full extent are 0)."""
+    n, o, oh, ow = out_shape
+    c, og, kh, kw = w.shape
+    cg = c // groups
+    (sh, sw), (dh, dw), (pt, pl, _, _) = stride, dilation, padding
+    h, wd = x.shape[2:]
+    full = np.zeros((n, o, max(pt + oh, sh * (h - 1) + dh * (kh - 1) + 1),
+                     max(pl + ow, sw * (wd - 1) + dw * (kw - 1) + 1)))  # fmt: skip
+    for g in range(groups):
+        xg = x[:, g * cg : (g + 1) * cg]
+        for i in range(kh):
+            for j in range(kw):
+                contrib = np.einsum("nchw,co->nohw", xg, w[g * cg : (g + 1) * cg, :, i, j])
+                full[:, g * og : (g + 1) * og, i * dh : i * dh + sh * (h - 1) + 1 : sh,
+                     j * dw : j * dw + sw * (wd - 1) + 1 : sw] += contrib  # fmt: skip
+    out = full[:, :, pt : pt + oh, pl : pl + ow]
+    if b is not None:
+        out = out + b[None, :, None, None]
+    return out
+
+
+def _pool_padded(op: rlx.Pool2dOp, x: np.ndarray, value: float) -> np.ndarray:
+    """`x` padded by the op's padding with `value`, plus (ceil mode) enough
+    more `value` at the end for the last window."""
+    _, _, oh, ow = op.result.type.get_shape()  # pyright: ignore
+    (kh, kw), (sh, sw), (dh, dw) = _ints(op.kernel), _ints(op.stride), _ints(op.dilation)
+    pt, pl, pb, pr = _ints(op.padding)
+    h, wd = x.shape[2:]
+    pb = max(pb, (oh - 1) * sh + dh * (kh - 1) + 1 - h - pt)
+    pr = max(pr, (ow - 1) * sw + dw * (kw - 1) + 1 - wd - pl)
+    return _pad_hw(x, [pt, pl, pb, pr], value)
+
+
+def resize(op: rlx.ResizeOp, x: np.ndarray) -> np.ndarray:
+    """ONNX Resize, one resized axis at a time (both modes are separable):
+    nearest takes the input element at the rounded source coordinate; linear
+    weighs the two neighbours of the source coordinate (float64)."""
+    out = x
+    ys = op.result.type.get_shape()  # pyright: ignore
+    linear = op.mode.data == "linear"
+    for a in op.resized_axes():
+        if not linear:
+            out = np.take(out, op.nearest_indices(a), axis=a)
+            continue
+        lo, hi, t = op.linear_taps(a)
+        t = t.reshape([ys[a] if k == a else 1 for k in range(x.ndim)])
+        out = (1.0 - t) * np.take(out, lo, axis=a) + t * np.take(out, hi, axis=a)
+    return out
+
+
 def attention(q, k, v, mask, causal: bool, scale: float | None):
     """softmax(q kᵀ · scale + mask, causal top-left) · v in float64."""
     d = q.shape[-1]
@@ -173,6 +228,17 @@ def rope(x, cos, sin):
     half = x.shape[-1] // 2
     rotated = np.concatenate([-x[..., half:], x[..., :half]], axis=-1)
     return x * cos + rotated * sin
+
+
+def _in_range(op: Operation, idx: np.ndarray, dim: int, axis: int) -> np.ndarray:
+    """Indices into an axis of extent `dim`, negative ones counted from the
+    end; an index outside [-dim, dim) is an error naming the op."""
+    if idx.size and (idx.min() < -dim or idx.max() >= dim):
+        bad = idx[(idx < -dim) | (idx >= dim)].flat[0]
+        raise InterpretationError(
+            f"{op.name}: index {bad} is out of range for axis {axis} of extent {dim}"
+        )
+    return np.where(idx < 0, idx + dim, idx)
 
 
 # --------------------------------------------------------------------------- impls
@@ -343,6 +409,67 @@ class _RlxFunctionsBase(InterpreterFunctions):
             )
         return _out(op, np.take(x, np.where(idx < 0, idx + dim, idx), axis=axis))
 
+    @impl(rlx.PadOp)
+    def run_pad(self, interpreter: Interpreter, op: rlx.PadOp, args: PythonValues):
+        x = _wide(args[0], op.input.type)
+        widths = list(zip(_ints(op.low), _ints(op.high)))
+        if not widths:  # rank 0: nothing to pad (numpy.pad refuses)
+            return _out(op, x)
+        if op.mode.data == "constant":
+            return _out(op, np.pad(x, widths, constant_values=_float(op.value)))
+        return _out(op, np.pad(x, widths, mode=op.mode.data))  # pyright: ignore
+
+    @impl(rlx.GatherElementsOp)
+    def run_gather_elements(
+        self, interpreter: Interpreter, op: rlx.GatherElementsOp, args: PythonValues
+    ):
+        x, idx = np.asarray(args[0]), np.asarray(args[1], dtype=np.int64)
+        axis = _int(op.axis) % x.ndim
+        idx = _in_range(op, idx, x.shape[axis], axis)
+        # indices may be shorter than x off the axis: take_along_axis on that corner
+        corner = tuple(slice(None) if k == axis else slice(0, n) for k, n in enumerate(idx.shape))
+        return _out(op, np.take_along_axis(x[corner], idx, axis=axis))
+
+    @impl(rlx.GatherNDOp)
+    def run_gather_nd(self, interpreter: Interpreter, op: rlx.GatherNDOp, args: PythonValues):
+        x, idx = np.asarray(args[0]), np.asarray(args[1], dtype=np.int64)
+        b, m = _int(op.batch_dims), idx.shape[-1]
+        nb = int(np.prod(x.shape[:b]))
+        per_batch = int(np.prod(idx.shape[b:-1]))
+        xb = x.reshape((nb, *x.shape[b:]))
+        ib = idx.reshape((nb, per_batch, m))
+        coords = [_in_range(op, ib[..., t], x.shape[b + t], b + t) for t in range(m)]
+        out = xb[(np.arange(nb)[:, None], *coords)]  # (nb, per_batch, *x.shape[b+m:])
+        return _out(op, out)
+
+    @impl(rlx.CumsumOp)
+    def run_cumsum(self, interpreter: Interpreter, op: rlx.CumsumOp, args: PythonValues):
+        x = _wide(args[0], op.input.type)  # float64 sums round once; int64 wraps like the type
+        axis = _int(op.axis) % x.ndim
+        if op.reverse is not None:
+            x = np.flip(x, axis)
+        y = np.cumsum(x, axis=axis)
+        if op.exclusive is not None and y.shape[axis]:  # shifted one place, 0 first
+            zero = np.zeros_like(np.take(y, [0], axis=axis))
+            y = np.concatenate([zero, np.take(y, np.arange(y.shape[axis] - 1), axis=axis)], axis=axis)
+        if op.reverse is not None:
+            y = np.flip(y, axis)
+        return _out(op, y)
+
+    @impl(rlx.TopKOp)
+    def run_topk(self, interpreter: Interpreter, op: rlx.TopKOp, args: PythonValues):
+        x = np.asarray(args[0])
+        axis, k = _int(op.axis) % x.ndim, _int(op.k)
+        if op.smallest is not None:
+            order = np.argsort(x, axis=axis, kind="stable")  # NaN last
+        else:
+            # descending with ties in index order: a stable ascending sort of
+            # the reversed axis, read backwards (NaN first)
+            n = x.shape[axis]
+            order = (n - 1) - np.flip(np.argsort(np.flip(x, axis), axis=axis, kind="stable"), axis)
+        idx = np.take(order, np.arange(k), axis=axis)
+        return _out(op, np.take_along_axis(x, idx, axis=axis), idx)
+
     @impl(rlx.Conv2dOp)
     def run_conv2d(self, interpreter: Interpreter, op: rlx.Conv2dOp, args: PythonValues):
         x, w, *rest = (_wide(v, o.type) for v, o in zip(args, op.operands))
@@ -352,31 +479,61 @@ class _RlxFunctionsBase(InterpreterFunctions):
         )  # fmt: skip
         return _out(op, out)
 
+    @impl(rlx.ConvTranspose2dOp)
+    def run_conv_transpose2d(
+        self, interpreter: Interpreter, op: rlx.ConvTranspose2dOp, args: PythonValues
+    ):
+        x, w, *rest = (_wide(v, o.type) for v, o in zip(args, op.operands))
+        out = conv_transpose2d(
+            x, w, rest[0] if rest else None, _ints(op.stride), _ints(op.padding),
+            _ints(op.output_padding), _ints(op.dilation), _int(op.groups),
+            tuple(op.result.type.get_shape()),  # pyright: ignore
+        )  # fmt: skip
+        return _out(op, out)
+
     @impl(rlx.MaxPool2dOp)
     def run_max_pool2d(self, interpreter: Interpreter, op: rlx.MaxPool2dOp, args: PythonValues):
         x = _wide(args[0], op.input.type)
         n, c, oh, ow = op.result.type.get_shape()  # pyright: ignore
         kh, kw = _ints(op.kernel)
+        xp = _pool_padded(op, x, -np.inf)
         out = np.full((n, c, oh, ow), -np.inf)
-        for _, _, v in _windows(_pad_hw(x, _ints(op.padding), -np.inf), kh, kw, *_ints(op.stride), 1, 1, oh, ow):
+        for _, _, v in _windows(xp, kh, kw, *_ints(op.stride), *_ints(op.dilation), oh, ow):
             out = np.maximum(out, v)
         return _out(op, out)
 
     @impl(rlx.AvgPool2dOp)
     def run_avg_pool2d(self, interpreter: Interpreter, op: rlx.AvgPool2dOp, args: PythonValues):
+        """The sum over the window's taps inside the input, divided by their
+        count, or with count_include_pad by the count of taps inside the
+        padded input (taps past it, which only ceil mode makes, never count)."""
         x = _wide(args[0], op.input.type)
         n, c, oh, ow = op.result.type.get_shape()  # pyright: ignore
         kh, kw = _ints(op.kernel)
-        stride, pad = _ints(op.stride), _ints(op.padding)
+        stride, dil = _ints(op.stride), _ints(op.dilation)
+        xp = _pool_padded(op, x, 0.0)
+        pt, pl, pb, pr = _ints(op.padding)
+        h, wd = x.shape[2:]
+        counted = np.zeros((1, 1, *xp.shape[2:]))
+        if op.count_include_pad is not None:
+            counted[:, :, : pt + h + pb, : pl + wd + pr] = 1.0
+        else:
+            counted[:, :, pt : pt + h, pl : pl + wd] = 1.0
         total = np.zeros((n, c, oh, ow))
         count = np.zeros((1, 1, oh, ow))
-        ones = _pad_hw(np.ones((1, 1, *x.shape[2:])), pad, 0.0)
-        for _, _, v in _windows(_pad_hw(x, pad, 0.0), kh, kw, *stride, 1, 1, oh, ow):
+        for _, _, v in _windows(xp, kh, kw, *stride, *dil, oh, ow):
             total += v
-        for _, _, v in _windows(ones, kh, kw, *stride, 1, 1, oh, ow):
+        for _, _, v in _windows(counted, kh, kw, *stride, *dil, oh, ow):
             count += v
-        divisor = kh * kw if op.count_include_pad is not None else count
-        return _out(op, total / divisor)
+        with np.errstate(all="ignore"):
+            return _out(op, total / count)
+
+    @impl(rlx.ResizeOp)
+    def run_resize(self, interpreter: Interpreter, op: rlx.ResizeOp, args: PythonValues):
+        x = np.asarray(args[0])
+        if op.mode.data == "linear":
+            x = _wide(x, op.input.type)
+        return _out(op, resize(op, x))
 
     @impl(rlx.SwigluOp)
     def run_swiglu(self, interpreter: Interpreter, op: rlx.SwigluOp, args: PythonValues):

@@ -62,3 +62,22 @@ func.func @avg_pool2d(%x: tensor<2x3x8x8xf32>, %h: tensor<1x1x5x7xf16>, %b: tens
   // CHECK-NEXT: func.return
   func.return
 }
+
+// Dilation (printed only where not [1, 1]) and ceil_mode (ONNX: round the extent up, but the
+// last window must start inside the input or its begin padding).
+// CHECK-LABEL: func.func @pool_dilation_ceil(
+func.func @pool_dilation_ceil(%x: tensor<1x1x4x4xf32>, %y: tensor<1x2x5x7xf16>, %z: tensor<1x1x2x2xbf16>) {
+  // CHECK-NEXT: %{{.*}} = rlx.max_pool2d %{{.*}} kernel = [3, 3] stride = [2, 2] padding = [0, 0, 0, 0] ceil_mode : tensor<1x1x4x4xf32> -> tensor<1x1x2x2xf32>
+  %0 = rlx.max_pool2d %x kernel = [3, 3] stride = [2, 2] padding = [0, 0, 0, 0] ceil_mode : tensor<1x1x4x4xf32> -> tensor<1x1x2x2xf32>
+  // CHECK-NEXT: %{{.*}} = rlx.max_pool2d %{{.*}} kernel = [2, 2] stride = [1, 1] padding = [0, 0, 0, 0] dilation = [2, 2] : tensor<1x1x4x4xf32> -> tensor<1x1x2x2xf32>
+  %1 = rlx.max_pool2d %x kernel = [2, 2] stride = [1, 1] padding = [0, 0, 0, 0] dilation = [2, 2] : tensor<1x1x4x4xf32> -> tensor<1x1x2x2xf32>
+  // CHECK-NEXT: %{{.*}} = rlx.max_pool2d %{{.*}} kernel = [2, 2] stride = [1, 1] padding = [0, 0, 0, 0] : tensor<1x1x4x4xf32> -> tensor<1x1x3x3xf32>
+  %2 = rlx.max_pool2d %x kernel = [2, 2] stride = [1, 1] padding = [0, 0, 0, 0] dilation = [1, 1] : tensor<1x1x4x4xf32> -> tensor<1x1x3x3xf32>
+  // CHECK-NEXT: %{{.*}} = rlx.avg_pool2d %{{.*}} kernel = [3, 2] stride = [2, 2] padding = [1, 0, 1, 1] dilation = [1, 2] ceil_mode count_include_pad : tensor<1x2x5x7xf16> -> tensor<1x2x3x4xf16>
+  %3 = rlx.avg_pool2d %y kernel = [3, 2] stride = [2, 2] padding = [1, 0, 1, 1] dilation = [1, 2] ceil_mode count_include_pad : tensor<1x2x5x7xf16> -> tensor<1x2x3x4xf16>
+  // The last window would start on the end padding: one output, not two.
+  // CHECK-NEXT: %{{.*}} = rlx.avg_pool2d %{{.*}} kernel = [3, 3] stride = [3, 3] padding = [1, 1, 1, 1] ceil_mode : tensor<1x1x2x2xbf16> -> tensor<1x1x1x1xbf16>
+  %4 = rlx.avg_pool2d %z kernel = [3, 3] stride = [3, 3] padding = [1, 1, 1, 1] ceil_mode : tensor<1x1x2x2xbf16> -> tensor<1x1x1x1xbf16>
+  // CHECK-NEXT: func.return
+  func.return
+}

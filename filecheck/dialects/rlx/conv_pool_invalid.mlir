@@ -262,3 +262,41 @@ func.func @max_pool_count_include_pad(%x: tensor<2x3x4x4xf32>) {
   %0 = "rlx.max_pool2d"(%x) <{kernel = array<i64: 2, 2>, stride = array<i64: 2, 2>, padding = array<i64: 0, 0, 0, 0>, count_include_pad}> : (tensor<2x3x4x4xf32>) -> tensor<2x3x2x2xf32>
   func.return
 }
+
+// -----
+
+func.func @pool_dilation(%x: tensor<1x3x8x8xf32>) {
+  // CHECK: {{.*}}conv_pool_invalid.mlir:[[# @LINE + 2]]:3{{$}}
+  // CHECK: error: 'rlx.max_pool2d' op dilation must be two positive integers, got [0, 1]{{$}}
+  %0 = rlx.max_pool2d %x kernel = [2, 2] stride = [2, 2] padding = [0, 0, 0, 0] dilation = [0, 1] : tensor<1x3x8x8xf32> -> tensor<1x3x4x4xf32>
+  func.return
+}
+
+// -----
+
+func.func @pool_dilated_window(%x: tensor<1x3x4x4xf32>) {
+  // CHECK: {{.*}}conv_pool_invalid.mlir:[[# @LINE + 2]]:3{{$}}
+  // CHECK: error: 'rlx.avg_pool2d' op width: window 2 (dilation 4) does not fit an extent of 4 padded by 0+0{{$}}
+  %0 = rlx.avg_pool2d %x kernel = [2, 2] stride = [1, 1] padding = [0, 0, 0, 0] dilation = [1, 4] ceil_mode : tensor<1x3x4x4xf32> -> tensor<1x3x3x1xf32>
+  func.return
+}
+
+// -----
+
+// ceil_mode keeps the last window only where it starts inside the input or its begin padding.
+func.func @pool_ceil_result(%x: tensor<1x1x2x2xf32>) {
+  // CHECK: {{.*}}conv_pool_invalid.mlir:[[# @LINE + 2]]:3{{$}}
+  // CHECK: error: 'rlx.max_pool2d' op result #0 has type tensor<1x1x2x2xf32>, but the operands and attributes give tensor<1x1x1x1xf32>{{$}}
+  %0 = rlx.max_pool2d %x kernel = [1, 1] stride = [2, 2] padding = [0, 0, 0, 0] ceil_mode : tensor<1x1x2x2xf32> -> tensor<1x1x2x2xf32>
+  func.return
+}
+
+// -----
+
+// ceil_mode is a pool property; conv2d does not have it.
+func.func @conv_ceil_mode(%x: tensor<1x3x8x8xf32>, %w: tensor<4x3x3x3xf32>) {
+  // CHECK: {{.*}}conv_pool_invalid.mlir:[[# @LINE + 2]]:3{{$}}
+  // CHECK: error: 'rlx.conv2d' op property 'ceil_mode' is not defined by the operation 'rlx.conv2d'. Use the dictionary attribute to add arbitrary information to the operation.{{$}}
+  %0 = "rlx.conv2d"(%x, %w) <{stride = array<i64: 1, 1>, padding = array<i64: 0, 0, 0, 0>, dilation = array<i64: 1, 1>, groups = 1 : i64, ceil_mode, operandSegmentSizes = array<i32: 1, 1, 0>}> : (tensor<1x3x8x8xf32>, tensor<4x3x3x3xf32>) -> tensor<1x4x6x6xf32>
+  func.return
+}

@@ -9,8 +9,10 @@ the same wherever an op is defined:
 * `elementwise`: unary, binary, compare, select, cast;
 * `reductions`: reduce_*, argmax, softmax, log_softmax, layer_norm, rms_norm;
 * `matmul`: matmul, linear (and the activations it may carry);
-* `shape`: reshape, transpose, expand, concat, slice, gather;
-* `conv`: conv2d, max_pool2d, avg_pool2d;
+* `shape`: reshape, transpose, expand, concat, slice, pad, gather,
+  gather_elements, gather_nd;
+* `scan`: cumsum, topk;
+* `conv`: conv2d, conv_transpose2d, max_pool2d, avg_pool2d, resize;
 * `composites`: fused residual norms, swiglu, attention, rope;
 * `region`: elementwise_region, yield;
 * `decompose`: `DecomposeBuilder`, what composites decompose with.
@@ -76,7 +78,14 @@ from rlxc.dialects.rlx.composites import (
     RopeOp,
     SwigluOp,
 )
-from rlxc.dialects.rlx.conv import AvgPool2dOp, Conv2dOp, MaxPool2dOp, Pool2dOp
+from rlxc.dialects.rlx.conv import (
+    AvgPool2dOp,
+    Conv2dOp,
+    ConvTranspose2dOp,
+    MaxPool2dOp,
+    Pool2dOp,
+    ResizeOp,
+)
 from rlxc.dialects.rlx.decompose import DecomposeBuilder
 from rlxc.dialects.rlx.elementwise import (
     BINARY_OPS,
@@ -147,10 +156,15 @@ from rlxc.dialects.rlx.reductions import (
     SoftmaxOp,
 )
 from rlxc.dialects.rlx.region import REGION_BODY_DIALECTS, ElementwiseRegionOp, YieldOp
+from rlxc.dialects.rlx.scan import CumsumOp, TopKOp
 from rlxc.dialects.rlx.shape import (
+    PAD_MODES,
     ConcatOp,
     ExpandOp,
+    GatherElementsOp,
+    GatherNDOp,
     GatherOp,
+    PadOp,
     ReshapeOp,
     SliceOp,
     TransposeOp,
@@ -162,7 +176,8 @@ Rlx = Dialect(
         ParamOp, ConstantOp, *UNARY_OPS, *BINARY_OPS, *COMPARE_OPS, SelectOp, CastOp,
         *REDUCE_OPS, ArgMaxOp, SoftmaxOp, LogSoftmaxOp, LayerNormOp, RmsNormOp,
         MatMulOp, ReshapeOp, TransposeOp, ExpandOp, ConcatOp, SliceOp, GatherOp,
-        Conv2dOp, MaxPool2dOp, AvgPool2dOp, LinearOp, FusedResidualLayerNormOp,
+        PadOp, GatherElementsOp, GatherNDOp, CumsumOp, TopKOp,
+        Conv2dOp, ConvTranspose2dOp, MaxPool2dOp, AvgPool2dOp, ResizeOp, LinearOp, FusedResidualLayerNormOp,
         FusedResidualRmsNormOp, SwigluOp, AttentionOp, RopeOp, ElementwiseRegionOp,
         YieldOp,
     ],  # fmt: skip
@@ -190,7 +205,8 @@ __all__ = [
     "ReduceMeanOp", "ReduceMaxOp", "ReduceMinOp", "ReduceProdOp", "ArgMaxOp",
     "SoftmaxOp", "LogSoftmaxOp", "LayerNormOp", "RmsNormOp", "MatMulOp", "LinearOp",
     "ReshapeOp", "TransposeOp", "ExpandOp", "ConcatOp", "SliceOp", "GatherOp",
-    "Conv2dOp", "MaxPool2dOp", "AvgPool2dOp", "FusedResidualLayerNormOp",
+    "PadOp", "GatherElementsOp", "GatherNDOp", "CumsumOp", "TopKOp", "PAD_MODES",
+    "Conv2dOp", "ConvTranspose2dOp", "MaxPool2dOp", "AvgPool2dOp", "ResizeOp", "FusedResidualLayerNormOp",
     "FusedResidualRmsNormOp", "SwigluOp", "AttentionOp", "RopeOp",
     "ElementwiseRegionOp", "YieldOp",
 ]  # fmt: skip

@@ -1,13 +1,26 @@
-"""Windowed ops on NCHW images: `rlx.conv2d` (cross-correlation with groups,
-dilation and an optional bias) and the pools `rlx.max_pool2d` and
-`rlx.avg_pool2d`."""
+"""Windowed and spatial ops on NCHW images: `rlx.conv2d` (cross-correlation
+with groups, dilation and an optional bias), `rlx.conv_transpose2d` (its
+transpose, ONNX ConvTranspose), the pools `rlx.max_pool2d` and
+`rlx.avg_pool2d` (dilation, ceil mode), and `rlx.resize` (ONNX Resize,
+nearest and n-linear, on any rank)."""
 
 from __future__ import annotations
 
 import abc
+import math
 from collections.abc import Mapping, Sequence
 
-from xdsl.dialects.builtin import I64, DenseArrayBase, IntegerAttr, TensorType, UnitAttr, i64
+import numpy as np
+from xdsl.dialects.builtin import (
+    I64,
+    DenseArrayBase,
+    IntegerAttr,
+    StringAttr,
+    TensorType,
+    UnitAttr,
+    f64,
+    i64,
+)
 from xdsl.ir import Attribute
 from xdsl.irdl import (
     AttrSizedOperandSegments,
@@ -33,17 +46,25 @@ from rlxc.dialects.rlx.base import (
     _require_shape,
     _t,
 )
-from rlxc.dialects.types import FLOAT_TYPES, fmt_shape, shape_of
+from rlxc.dialects.types import FLOAT_TYPES, INT_TYPES, fmt_shape, shape_of
 
 
-def _window_out(what: str, size: int, k: int, stride: int, pad0: int, pad1: int, dil: int) -> int:
+def _window_out(
+    what: str, size: int, k: int, stride: int, pad0: int, pad1: int, dil: int, ceil: bool = False
+) -> int:
+    """Output extent of a sliding window: floor((size + pads - span) / stride) + 1,
+    or with `ceil` the ceiling, less one where the last window would start past
+    the input and its begin padding (ONNX's and PyTorch's rule)."""
     span = dil * (k - 1) + 1
-    n = (size + pad0 + pad1 - span) // stride + 1
-    if n <= 0:
+    room = size + pad0 + pad1 - span
+    if room < 0:
         raise VerifyException(
             f"{what}: window {k} (dilation {dil}) does not fit an extent of {size} "
             f"padded by {pad0}+{pad1}"
         )
+    n = (-(-room // stride) if ceil else room // stride) + 1
+    if ceil and (n - 1) * stride >= size + pad0:
+        n -= 1
     return n
 
 
@@ -56,6 +77,25 @@ def _check_pairs(props: Mapping[str, Attribute], names_2: Sequence[str]) -> None
     if len(pad) != 4 or any(p < 0 for p in pad):
         raise VerifyException(
             f"padding must be four non-negative integers [top, left, bottom, right], got {pad}"
+        )
+
+
+def _with_defaults(props: Mapping[str, Attribute], op: type[RlxOp]) -> dict[str, Attribute]:
+    """`props` with the op's default property values filled in (the builder
+    infers types before the op exists, so defaults are not there yet)."""
+    out = dict(props)
+    for name, d in op.get_irdl_definition().properties.items():
+        default = getattr(d, "default_value", None)
+        if name not in out and default is not None:
+            out[name] = default
+    return out
+
+
+def _rank4(what: str, xs: tuple[int, ...], ws: tuple[int, ...], layout: str) -> None:
+    if len(xs) != 4 or len(ws) != 4:
+        raise VerifyException(
+            f"{what} takes an NCHW input and an {layout} weight (rank 4), got "
+            f"{fmt_shape(xs)} and {fmt_shape(ws)}"
         )
 
 
@@ -93,11 +133,7 @@ class Conv2dOp(RlxOp):
         _check_pairs(props, ("stride", "dilation"))
         groups = _int(props.get("groups"))
         xs, ws = shape_of(x), shape_of(w)
-        if len(xs) != 4 or len(ws) != 4:
-            raise VerifyException(
-                f"conv2d takes an NCHW input and an OIHW weight (rank 4), got "
-                f"{fmt_shape(xs)} and {fmt_shape(ws)}"
-            )
+        _rank4("conv2d", xs, ws, "OIHW")
         n, c, h, wd = xs
         o, cg, kh, kw = ws
         if kh < 1 or kw < 1 or o < 1:
@@ -123,34 +159,126 @@ class Conv2dOp(RlxOp):
         return [_t((n, o, oh, ow), x)]
 
 
+@irdl_op_definition
+class ConvTranspose2dOp(RlxOp):
+    """2-D transposed convolution (ONNX ConvTranspose, the gradient of conv2d
+    with respect to its input): NCHW input, weight [in, out/groups, kh, kw],
+    optional bias [out]. Input pixel (iy, ix) scatters its weighted kernel to
+    output rows iy*stride - top + ky*dilation (and columns alike); padding
+    [top, left, bottom, right] crops the full result, output_padding adds
+    rows/columns at the bottom/right. Output extent:
+    stride*(in-1) + output_padding + dilation*(k-1) + 1 - begin - end.
+
+    `%y = rlx.conv_transpose2d %x, %w stride = [2, 2] padding = [1, 1, 1, 1] output_padding = [1, 1] dilation = [1, 1] groups = 1 : ...`
+    """
+
+    name = "rlx.conv_transpose2d"
+    input = operand_def(TensorType)
+    weight = operand_def(TensorType)
+    bias = opt_operand_def(TensorType)
+    result = result_def(TensorType)
+    stride = prop_def(DenseArrayBase.constr(i64))
+    padding = prop_def(DenseArrayBase.constr(i64))
+    output_padding = prop_def(DenseArrayBase.constr(i64))
+    dilation = prop_def(DenseArrayBase.constr(i64))
+    groups = prop_def(IntegerAttr[I64])
+    irdl_options = (AttrSizedOperandSegments(as_property=True),)
+    traits = traits_def(Pure(), OPAQUE)
+    assembly_format = (
+        "$input `,` $weight (`bias` $bias^)? `stride` `=` $stride `padding` `=` "
+        "$padding `output_padding` `=` $output_padding `dilation` `=` $dilation "
+        "`groups` `=` $groups attr-dict `:` type($input) `,` type($weight) "
+        "(`,` type($bias)^)? `->` type($result)"
+    )
+
+    @classmethod
+    def infer_result_types(cls, operands: _Operands, props: Mapping[str, Attribute]):
+        x, w, b = operands
+        assert isinstance(x, TensorType) and isinstance(w, TensorType)
+        _require_dtype("input", x, FLOAT_TYPES)
+        _require_same_dtype("input and weight", x, w)
+        _check_pairs(props, ("stride", "dilation"))
+        opad = _ints(props.get("output_padding"))
+        if len(opad) != 2 or any(p < 0 for p in opad):
+            raise VerifyException(f"output_padding must be two non-negative integers, got {opad}")
+        groups = _int(props.get("groups"))
+        xs, ws = shape_of(x), shape_of(w)
+        _rank4("conv_transpose2d", xs, ws, "IOHW")
+        n, c, h, wd = xs
+        ci, og, kh, kw = ws
+        if kh < 1 or kw < 1 or og < 1:
+            raise VerifyException(
+                f"weight {fmt_shape(ws)} needs at least one output channel and a "
+                "kernel of positive height and width"
+            )
+        if groups < 1 or ci != c or c % groups:
+            raise VerifyException(
+                f"weight {fmt_shape(ws)} with groups={groups} does not fit {c} input "
+                f"channels: expected weight.shape[0] == {c}, divisible by groups"
+            )
+        o = og * groups
+        if b is not None:
+            assert isinstance(b, TensorType)
+            _require_shape("bias", b, (o,))
+            _require_same_dtype("input and bias", x, b)
+        sh, sw = _ints(props.get("stride"))
+        dh, dw = _ints(props.get("dilation"))
+        pt, pl, pb, pr = _ints(props.get("padding"))
+        ext = []
+        for what, size, k, s, d, op_, p0, p1 in (
+            ("height", h, kh, sh, dh, opad[0], pt, pb),
+            ("width", wd, kw, sw, dw, opad[1], pl, pr),
+        ):
+            full = s * (size - 1) + op_ + d * (k - 1) + 1
+            if full - p0 - p1 < 1:
+                raise VerifyException(
+                    f"{what}: padding {p0}+{p1} crops all {full} rows of the transposed "
+                    f"convolution of an extent of {size} (stride {s}, kernel {k}, "
+                    f"dilation {d}, output_padding {op_})"
+                )
+            ext.append(full - p0 - p1)
+        return [_t((n, o, *ext), x)]
+
+
+_ONE_ONE = DenseArrayBase.from_list(i64, [1, 1])
+
+
 class Pool2dOp(RlxOp, abc.ABC):
-    """A 2-D pool over NCHW windows (floor rounding of the output extent)."""
+    """A 2-D pool over NCHW windows: kernel, stride, padding [top, left,
+    bottom, right], dilation (default [1, 1]) and `ceil_mode` (round the output
+    extent up, keeping only windows that start inside the input or its begin
+    padding), as ONNX MaxPool/AveragePool."""
 
     input = operand_def(TensorType)
     result = result_def(TensorType)
     kernel = prop_def(DenseArrayBase.constr(i64))
     stride = prop_def(DenseArrayBase.constr(i64))
     padding = prop_def(DenseArrayBase.constr(i64))
+    dilation = prop_def(DenseArrayBase.constr(i64), default_value=_ONE_ONE)
+    ceil_mode = opt_prop_def(UnitAttr)
     traits = traits_def(Pure(), OPAQUE)
 
     @classmethod
     def infer_result_types(cls, operands: _Operands, props: Mapping[str, Attribute]):
         (x,) = operands
         assert isinstance(x, TensorType)
+        props = _with_defaults(props, cls)
         _require_dtype("input", x, FLOAT_TYPES)
-        _check_pairs(props, ("kernel", "stride"))
+        _check_pairs(props, ("kernel", "stride", "dilation"))
         xs = shape_of(x)
         if len(xs) != 4:
             raise VerifyException(f"pooling takes an NCHW input (rank 4), got {fmt_shape(xs)}")
         kh, kw = _ints(props.get("kernel"))
         sh, sw = _ints(props.get("stride"))
+        dh, dw = _ints(props.get("dilation"))
         pt, pl, pb, pr = _ints(props.get("padding"))
         if pt >= kh or pb >= kh or pl >= kw or pr >= kw:
             raise VerifyException(
                 f"padding {[pt, pl, pb, pr]} must be smaller than the kernel {[kh, kw]}"
             )
-        oh = _window_out("height", xs[2], kh, sh, pt, pb, 1)
-        ow = _window_out("width", xs[3], kw, sw, pl, pr, 1)
+        ceil = props.get("ceil_mode") is not None
+        oh = _window_out("height", xs[2], kh, sh, pt, pb, dh, ceil)
+        ow = _window_out("width", xs[3], kw, sw, pl, pr, dw, ceil)
         return [_t((xs[0], xs[1], oh, ow), x)]
 
 
@@ -159,11 +287,13 @@ class MaxPool2dOp(Pool2dOp):
     """Maximum over each window; padding never wins (it is -inf).
 
     `%y = rlx.max_pool2d %x kernel = [2, 2] stride = [2, 2] padding = [0, 0, 0, 0] : ...`
+    (`dilation = [2, 2]` and `ceil_mode` follow the padding where not default)
     """
 
     name = "rlx.max_pool2d"
     assembly_format = (
         "$input `kernel` `=` $kernel `stride` `=` $stride `padding` `=` $padding "
+        "(`dilation` `=` $dilation^)? (`ceil_mode` $ceil_mode^)? "
         "attr-dict `:` type($input) `->` type($result)"
     )
 
@@ -171,7 +301,9 @@ class MaxPool2dOp(Pool2dOp):
 @irdl_op_definition
 class AvgPool2dOp(Pool2dOp):
     """Mean over each window. Without `count_include_pad` (ONNX's default) the
-    divisor counts only the real elements; with it, the whole window (PyTorch's).
+    divisor counts only the real elements; with it, the window's taps inside
+    the padded input (all of them, except where `ceil_mode` lets a window hang
+    past the end padding), as ONNX and PyTorch.
 
     `%y = rlx.avg_pool2d %x kernel = [2, 2] stride = [2, 2] padding = [0, 0, 0, 0] : ...`
     """
@@ -180,6 +312,174 @@ class AvgPool2dOp(Pool2dOp):
     count_include_pad = opt_prop_def(UnitAttr)
     assembly_format = (
         "$input `kernel` `=` $kernel `stride` `=` $stride `padding` `=` $padding "
+        "(`dilation` `=` $dilation^)? (`ceil_mode` $ceil_mode^)? "
         "(`count_include_pad` $count_include_pad^)? attr-dict `:` type($input) `->` "
         "type($result)"
     )
+
+
+# --------------------------------------------------------------------------- resize
+
+RESIZE_MODES = ("nearest", "linear")
+COORDINATE_MODES = (
+    "half_pixel", "pytorch_half_pixel", "align_corners", "asymmetric",
+    "half_pixel_symmetric", "tf_half_pixel_for_nn",
+)  # fmt: skip
+NEAREST_MODES = ("round_prefer_floor", "round_prefer_ceil", "floor", "ceil")
+
+
+def _str(attr: Attribute | None) -> str:
+    assert isinstance(attr, StringAttr)
+    return attr.data
+
+
+def resize_source_coords(
+    coordinate_mode: str, in_size: int, out_size: int, scale: float
+) -> np.ndarray:
+    """ONNX Resize's coordinate transformation: for each output index x along
+    one axis, the (float64) input coordinate it samples. `scale` is the
+    axis's scale; the "resized length" of ONNX's formulas is scale * in_size
+    (not rounded), as in ONNX's reference implementation."""
+    x = np.arange(out_size, dtype=np.float64)
+    length = scale * in_size
+    if coordinate_mode == "half_pixel":
+        return (x + 0.5) / scale - 0.5
+    if coordinate_mode == "pytorch_half_pixel":
+        return np.full(out_size, -0.5) if length == 1 else (x + 0.5) / scale - 0.5
+    if coordinate_mode == "align_corners":
+        return np.zeros(out_size) if length == 1 else x * (in_size - 1) / (length - 1)
+    if coordinate_mode == "asymmetric":
+        return x / scale
+    if coordinate_mode == "half_pixel_symmetric":
+        offset = in_size / 2 * (1 - out_size / length)
+        return offset + (x + 0.5) / scale - 0.5
+    if coordinate_mode == "tf_half_pixel_for_nn":
+        return (x + 0.5) / scale
+    raise ValueError(f"unknown coordinate_transformation_mode {coordinate_mode!r}")
+
+
+def resize_nearest_index(coords: np.ndarray, nearest_mode: str, in_size: int) -> np.ndarray:
+    """The input index each coordinate takes in nearest mode (rounded as
+    `nearest_mode` says; ties only exist at .5), clamped into the input."""
+    lo = np.floor(coords)
+    frac = coords - lo
+    if nearest_mode == "round_prefer_floor":
+        idx = np.where(frac > 0.5, lo + 1, lo)
+    elif nearest_mode == "round_prefer_ceil":
+        idx = np.where(frac >= 0.5, lo + 1, lo)
+    elif nearest_mode == "floor":
+        idx = lo
+    elif nearest_mode == "ceil":
+        idx = np.ceil(coords)
+    else:
+        raise ValueError(f"unknown nearest_mode {nearest_mode!r}")
+    return np.clip(idx, 0, in_size - 1).astype(np.int64)
+
+
+def resize_linear_taps(coords: np.ndarray, in_size: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """(lo, hi, t) per coordinate for linear mode: the value is
+    (1 - t) * in[lo] + t * in[hi], with lo = floor(c), hi = lo + 1 clamped into
+    the input (so coordinates past either border take the border value)."""
+    lo = np.floor(coords)
+    t = coords - lo
+    lo_i = np.clip(lo, 0, in_size - 1).astype(np.int64)
+    hi_i = np.clip(lo + 1, 0, in_size - 1).astype(np.int64)
+    return lo_i, hi_i, t
+
+
+@irdl_op_definition
+class ResizeOp(RlxOp):
+    """ONNX Resize (opsets 11-19) in modes "nearest" and "linear" on a tensor
+    of any rank; the result type gives the output shape. `scales[i]` is the
+    scale of axis i's coordinate transformation (ONNX's scales where given,
+    else out/in). An axis is resized unless its extent is unchanged and its
+    scale is 1; linear interpolates separably over every resized axis
+    (bilinear for NCHW images). `coordinate_transformation_mode`
+    (default half_pixel) is one of half_pixel, pytorch_half_pixel,
+    align_corners, asymmetric, half_pixel_symmetric, or (nearest only)
+    tf_half_pixel_for_nn; `nearest_mode` (default round_prefer_floor) one of
+    round_prefer_floor, round_prefer_ceil, floor, ceil.
+
+    `%y = rlx.resize %x scales = [1.0, 1.0, 2.0, 2.0] mode = "linear" : tensor<1x3x4x4xf32> -> tensor<1x3x8x8xf32>`
+    """
+
+    name = "rlx.resize"
+    input = operand_def(TensorType)
+    result = result_def(TensorType)
+    scales = prop_def(DenseArrayBase.constr(f64))
+    mode = prop_def(StringAttr)
+    coordinate_transformation_mode = prop_def(StringAttr, default_value=StringAttr("half_pixel"))
+    nearest_mode = prop_def(StringAttr, default_value=StringAttr("round_prefer_floor"))
+    traits = traits_def(Pure(), OPAQUE)
+    assembly_format = (
+        "$input `scales` `=` $scales `mode` `=` $mode "
+        "(`coordinate_transformation_mode` `=` $coordinate_transformation_mode^)? "
+        "(`nearest_mode` `=` $nearest_mode^)? attr-dict `:` type($input) `->` type($result)"
+    )
+
+    def scale_values(self) -> list[float]:
+        return [float(v) for v in self.scales.get_values()]
+
+    def resized_axes(self) -> list[int]:
+        """The axes resize changes: extent changed, or scale not 1."""
+        xs, ys = shape_of(self.input.type), shape_of(self.result.type)
+        return [
+            a for a, (i, o, s) in enumerate(zip(xs, ys, self.scale_values()))
+            if not (i == o and math.isclose(s, 1.0))
+        ]  # fmt: skip
+
+    def source_coords(self, axis: int) -> np.ndarray:
+        """Axis `axis`'s input coordinate for each output index (float64)."""
+        xs, ys = shape_of(self.input.type), shape_of(self.result.type)
+        return resize_source_coords(
+            self.coordinate_transformation_mode.data, xs[axis], ys[axis],
+            self.scale_values()[axis],
+        )  # fmt: skip
+
+    def nearest_indices(self, axis: int) -> np.ndarray:
+        """Nearest mode: the input index each output index of `axis` takes."""
+        n_in = shape_of(self.input.type)[axis]
+        return resize_nearest_index(self.source_coords(axis), self.nearest_mode.data, n_in)
+
+    def linear_taps(self, axis: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """Linear mode: (lo, hi, t) per output index of `axis` (see
+        `resize_linear_taps`)."""
+        return resize_linear_taps(self.source_coords(axis), shape_of(self.input.type)[axis])
+
+    def verify_extra(self) -> None:
+        x, r = self.input.type, self.result.type
+        assert isinstance(x, TensorType) and isinstance(r, TensorType)
+        mode = _str(self.mode)
+        ctm = self.coordinate_transformation_mode.data
+        nm = self.nearest_mode.data
+        if mode not in RESIZE_MODES:
+            raise VerifyException(
+                f"mode {mode!r} is not supported; expected one of {', '.join(RESIZE_MODES)}"
+            )
+        allowed = COORDINATE_MODES if mode == "nearest" else COORDINATE_MODES[:-1]
+        if ctm not in allowed:
+            raise VerifyException(
+                f"coordinate_transformation_mode {ctm!r} is not supported in {mode} mode; "
+                f"expected one of {', '.join(allowed)}"
+            )
+        if nm not in NEAREST_MODES:
+            raise VerifyException(
+                f"nearest_mode {nm!r} is not supported; expected one of {', '.join(NEAREST_MODES)}"
+            )
+        _require_dtype("input", x, FLOAT_TYPES + (INT_TYPES if mode == "nearest" else ()))
+        _require_same_dtype("input and result", x, r)
+        xs, ys = shape_of(x), shape_of(r)
+        if len(xs) != len(ys):
+            raise VerifyException(
+                f"result rank {len(ys)} differs from input rank {len(xs)} "
+                f"({fmt_shape(ys)} vs {fmt_shape(xs)})"
+            )
+        if any(d < 1 for d in xs) or any(d < 1 for d in ys):
+            raise VerifyException(
+                f"resize needs non-empty input and result, got {fmt_shape(xs)} -> {fmt_shape(ys)}"
+            )
+        scales = self.scale_values()
+        if len(scales) != len(xs) or not all(s > 0 and math.isfinite(s) for s in scales):
+            raise VerifyException(
+                f"scales must be {len(xs)} positive finite numbers (one per axis), got {scales}"
+            )

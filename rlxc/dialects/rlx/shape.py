@@ -1,12 +1,24 @@
 """Shape ops: the same elements at other indices. `rlx.reshape` (a view),
-`rlx.transpose`, `rlx.expand` (broadcast), `rlx.concat`, `rlx.slice` and
-`rlx.gather`."""
+`rlx.transpose`, `rlx.expand` (broadcast), `rlx.concat`, `rlx.slice`,
+`rlx.pad`, and the gathers `rlx.gather` (numpy.take),
+`rlx.gather_elements` and `rlx.gather_nd` (ONNX's GatherElements and
+GatherND)."""
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping, Sequence
 
-from xdsl.dialects.builtin import I64, DenseArrayBase, IntegerAttr, TensorType, i64
+from xdsl.dialects.builtin import (
+    I64,
+    DenseArrayBase,
+    Float64Type,
+    FloatAttr,
+    IntegerAttr,
+    StringAttr,
+    TensorType,
+    i64,
+)
 from xdsl.ir import Attribute, SSAValue
 from xdsl.irdl import (
     irdl_op_definition,
@@ -24,6 +36,7 @@ from rlxc.dialects.rlx.base import (
     INJECTIVE,
     IsView,
     RlxOp,
+    _float,
     _int,
     _ints,
     _Operands,
@@ -33,8 +46,11 @@ from rlxc.dialects.rlx.base import (
 )
 from rlxc.dialects.scalar import ScalarEmitter
 from rlxc.dialects.types import (
+    BOOL_TYPES,
+    INT_TYPES,
     NUMERIC_TYPES,
     broadcasts_to,
+    dtype_name,
     fmt_shape,
     normalize_axis,
     shape_of,
@@ -240,3 +256,164 @@ class GatherOp(RlxOp):
         s = shape_of(x)
         axis = normalize_axis(_int(props.get("axis")), len(s))
         return [_t((*s[:axis], *shape_of(idx), *s[axis + 1 :]), x)]
+
+
+#: `rlx.pad`'s modes (numpy.pad's names, ONNX Pad's semantics).
+PAD_MODES = ("constant", "reflect", "edge", "wrap")
+
+
+@irdl_op_definition
+class PadOp(RlxOp):
+    """ONNX Pad (numpy.pad): `low[k]` elements before and `high[k]` after axis
+    k, each non-negative. The new elements are `value` ("constant"), the
+    mirror image without the edge ("reflect", which needs pads shorter than
+    the axis), the edge element repeated ("edge") or the axis repeated
+    cyclically ("wrap"). `value` is a float64; for integer and i1 tensors it
+    must be an integer (0 or 1 for i1).
+
+    `%y = rlx.pad %x low = [1, 0] high = [0, 2] mode = "reflect" value = 0.000000e+00 : tensor<4x5xf32> -> tensor<5x7xf32>`
+    """
+
+    name = "rlx.pad"
+    input = operand_def(TensorType)
+    result = result_def(TensorType)
+    low = prop_def(DenseArrayBase.constr(i64))
+    high = prop_def(DenseArrayBase.constr(i64))
+    mode = prop_def(StringAttr)
+    value = prop_def(FloatAttr[Float64Type])
+    traits = traits_def(Pure(), INJECTIVE)
+    assembly_format = (
+        "$input `low` `=` $low `high` `=` $high `mode` `=` $mode `value` `=` $value "
+        "attr-dict `:` type($input) `->` type($result)"
+    )
+
+    @classmethod
+    def infer_result_types(cls, operands: _Operands, props: Mapping[str, Attribute]):
+        (x,) = operands
+        assert isinstance(x, TensorType)
+        shape = shape_of(x)
+        low, high = _ints(props.get("low")), _ints(props.get("high"))
+        mode = props.get("mode")
+        assert isinstance(mode, StringAttr)
+        if mode.data not in PAD_MODES:
+            raise VerifyException(
+                f"mode '{mode.data}' is not one of {', '.join(PAD_MODES)}"
+            )
+        if not len(low) == len(high) == len(shape):
+            raise VerifyException(
+                f"low and high need one entry per axis ({len(shape)}), got {len(low)} "
+                f"and {len(high)}"
+            )
+        for k, (lo, hi, d) in enumerate(zip(low, high, shape)):
+            if lo < 0 or hi < 0:
+                raise VerifyException(f"axis {k}: pads ({lo}, {hi}) must be non-negative")
+            if mode.data == "reflect" and max(lo, hi) >= d:
+                raise VerifyException(
+                    f"axis {k}: reflect pads ({lo}, {hi}) must be shorter than the axis "
+                    f"extent {d}"
+                )
+            if mode.data in ("edge", "wrap") and d == 0 and max(lo, hi) > 0:
+                raise VerifyException(f"axis {k}: {mode.data} padding of an empty axis")
+        return [_t([lo + d + hi for lo, d, hi in zip(low, shape, high)], x)]
+
+    def verify_extra(self) -> None:
+        el = self.input.type.get_element_type()  # pyright: ignore[reportAttributeAccessIssue]
+        v = _float(self.value)
+        if el in INT_TYPES and not (math.isfinite(v) and v == int(v)):
+            raise VerifyException(f"value {v} is not an integer, as an {dtype_name(el)} tensor needs")
+        if el in BOOL_TYPES and v not in (0.0, 1.0):
+            raise VerifyException(f"value {v} is not 0 or 1, as an i1 tensor needs")
+
+
+def _index_types(what: str, idx: TensorType) -> None:
+    _require_dtype(what, idx, NUMERIC_TYPES[3:])
+
+
+@irdl_op_definition
+class GatherElementsOp(RlxOp):
+    """ONNX GatherElements (numpy.take_along_axis): result[i] is
+    input[i with its `axis` coordinate replaced by indices[i]]. The indices
+    have the input's rank and no larger extents off `axis`; the result has
+    their shape. Negative indices count from the end; out-of-range ones are
+    an error.
+
+    `%y = rlx.gather_elements %x[%i] axis = 1 : tensor<3x4xf32>, tensor<3x2xi64> -> tensor<3x2xf32>`
+    """
+
+    name = "rlx.gather_elements"
+    input = operand_def(TensorType)
+    indices = operand_def(TensorType)
+    result = result_def(TensorType)
+    axis = prop_def(IntegerAttr[I64])
+    traits = traits_def(Pure(), INJECTIVE)
+    assembly_format = (
+        "$input `[` $indices `]` `axis` `=` $axis attr-dict `:` type($input) `,` "
+        "type($indices) `->` type($result)"
+    )
+
+    @classmethod
+    def infer_result_types(cls, operands: _Operands, props: Mapping[str, Attribute]):
+        x, idx = operands
+        assert isinstance(x, TensorType) and isinstance(idx, TensorType)
+        _index_types("indices", idx)
+        xs, ids = shape_of(x), shape_of(idx)
+        axis = normalize_axis(_int(props.get("axis")), len(xs))
+        if len(ids) != len(xs) or any(
+            i > d for k, (i, d) in enumerate(zip(ids, xs)) if k != axis
+        ):
+            raise VerifyException(
+                f"indices of shape {fmt_shape(ids)} do not fit input {fmt_shape(xs)}: "
+                f"they need its rank and extents no larger off axis {axis}"
+            )
+        return [_t(ids, x)]
+
+
+@irdl_op_definition
+class GatherNDOp(RlxOp):
+    """ONNX GatherND: the last axis of `indices` (length m) indexes the first
+    m axes of `input` after its `batch_dims` leading axes, which input and
+    indices share. The result's shape is indices.shape[:-1] +
+    input.shape[batch_dims + m:]. Negative indices count from the end;
+    out-of-range ones are an error.
+
+    `%y = rlx.gather_nd %x[%i] batch_dims = 0 : tensor<4x5x6xf32>, tensor<3x2xi64> -> tensor<3x6xf32>`
+    """
+
+    name = "rlx.gather_nd"
+    input = operand_def(TensorType)
+    indices = operand_def(TensorType)
+    result = result_def(TensorType)
+    batch_dims = prop_def(IntegerAttr[I64])
+    traits = traits_def(Pure(), INJECTIVE)
+    assembly_format = (
+        "$input `[` $indices `]` `batch_dims` `=` $batch_dims attr-dict `:` "
+        "type($input) `,` type($indices) `->` type($result)"
+    )
+
+    @classmethod
+    def infer_result_types(cls, operands: _Operands, props: Mapping[str, Attribute]):
+        x, idx = operands
+        assert isinstance(x, TensorType) and isinstance(idx, TensorType)
+        _index_types("indices", idx)
+        xs, ids = shape_of(x), shape_of(idx)
+        b = _int(props.get("batch_dims"))
+        if not xs or not ids:
+            raise VerifyException(
+                f"input {fmt_shape(xs)} and indices {fmt_shape(ids)} need rank >= 1"
+            )
+        if not 0 <= b < min(len(xs), len(ids)):
+            raise VerifyException(
+                f"batch_dims {b} must be in [0, {min(len(xs), len(ids))}) for input "
+                f"{fmt_shape(xs)} and indices {fmt_shape(ids)}"
+            )
+        if xs[:b] != ids[:b]:
+            raise VerifyException(
+                f"the {b} batch axes differ: input {fmt_shape(xs)}, indices {fmt_shape(ids)}"
+            )
+        m = ids[-1]
+        if not 1 <= m <= len(xs) - b:
+            raise VerifyException(
+                f"indices' last extent {m} must be in [1, {len(xs) - b}] (the input's rank "
+                f"{len(xs)} less batch_dims {b})"
+            )
+        return [_t((*ids[:-1], *xs[b + m :]), x)]
