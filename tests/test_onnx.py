@@ -239,3 +239,19 @@ def test_opset_forms_match_onnxruntime(op, opset, attrs):
     got = rlxc.interpret(module, {"x": x}, params)
     for g_, w in zip(got, _ort_run(model, {"x": x})):
         np.testing.assert_allclose(g_, w, rtol=1e-5, atol=1e-6)
+
+
+def test_conformance_page_is_current():
+    """docs/onnx-conformance.md's numpy results say what the node-case tests
+    enforce: exactly the cases without a stated reason pass."""
+    import json
+    from pathlib import Path
+
+    saved = json.loads((Path(conformance.DOCS) / "onnx-conformance" / "numpy.json").read_text())["results"]
+    recorded = {name: v for per_op in saved.values() for name, v in per_op.items()}
+    expected = {case.name: conformance.expected_failure(case) for _, case in conformance.cases()}
+    assert set(recorded) == set(expected), "rerun: python tests/onnx_conformance.py --write"
+    for name, why in expected.items():
+        assert (recorded[name] == "pass") == (why is None), name
+    every = {p.stem: json.loads(p.read_text()) for p in sorted((Path(conformance.DOCS) / "onnx-conformance").glob("*.json"))}
+    assert (Path(conformance.DOCS) / "onnx-conformance.md").read_text() == conformance.render(every)
