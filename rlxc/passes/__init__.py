@@ -41,6 +41,12 @@ def _miscompile():
     return TestMiscompilePass
 
 
+def _broken_pattern():
+    from rlxc.passes.test_miscompile import TestBrokenPatternPass
+
+    return TestBrokenPatternPass
+
+
 def _pow_to_mul():
     from rlxc.passes.pow_to_mul import PowToMulPass
 
@@ -71,4 +77,5 @@ def get_all_passes() -> dict[str, Callable[[], type[ModulePass]]]:
         "rlx-cuda": _cuda_pipeline,
         "rlx-pow-to-mul": _pow_to_mul,
         "test-rlx-miscompile": _miscompile,
+        "test-rlx-broken-pattern": _broken_pattern,
     }

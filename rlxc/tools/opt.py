@@ -35,7 +35,14 @@ from xdsl.xdsl_opt_main import xDSLOptMain
 from rlxc.dialects.rlx import Rlx
 from rlxc.dialects.rlx_cuda import RlxCuda
 from rlxc.passes import get_all_passes
-from rlxc.tools.pass_runner import PassFailure, PassRunner, SemanticsCheck, flatten_passes
+from rlxc.tools.pass_runner import (
+    PassFailure,
+    PassRunner,
+    Printing,
+    RewriteCounter,
+    SemanticsCheck,
+    flatten_passes,
+)
 
 #: Errors that are the user's input at fault, reported without a traceback.
 USER_ERRORS = (
@@ -113,6 +120,28 @@ class RlxcOptMain(xDSLOptMain):
 
     def register_all_arguments(self, arg_parser: argparse.ArgumentParser):
         super().register_all_arguments(arg_parser)
+        ir = arg_parser.add_argument_group("IR printing (mlir-opt's flags; with --dump-dir, files instead)")
+        ir.add_argument("--print-ir-before", "--mlir-print-ir-before", action="append", metavar="PASS[,PASS]",
+                        help="print the module before these passes (names or specs)")
+        ir.add_argument("--print-ir-after", "--mlir-print-ir-after", action="append", metavar="PASS[,PASS]",
+                        help="print the module after these passes")
+        ir.add_argument("--print-ir-before-all", "--mlir-print-ir-before-all", action="store_true")
+        ir.add_argument("--print-ir-after-all", "--mlir-print-ir-after-all", action="store_true")
+        ir.add_argument("--print-ir-after-change", "--mlir-print-ir-after-change", action="store_true",
+                        help="print the module after each pass that changed it")
+        ir.add_argument("--print-ir-after-failure", "--mlir-print-ir-after-failure", action="store_true",
+                        help="print the module as a failing pass left it")
+        arg_parser.add_argument("--pass-statistics", "--mlir-pass-statistics", action="store_true",
+                                help="per pass: ops in and out by name, rewrite patterns applied, "
+                                "arena, kernels and launches (on stderr)")
+        arg_parser.add_argument("--mlir-timing", action="store_true",
+                                help="--time-passes: a timing tree following named pipelines (on stderr)")
+        arg_parser.add_argument("--verify-roundtrip", action="store_true",
+                                help="after each pass, print the generic and custom forms, parse "
+                                "both back and compare")
+        arg_parser.add_argument("--rewrite-counter", action="append", metavar="PATTERN:skip:count",
+                                help="debug counter: refuse the first `skip` attempts of rewrite "
+                                "pattern PATTERN (class name), allow `count` (-1: all), refuse the rest")
         arg_parser.add_argument(
             "--onnx-shape",
             action="append",
@@ -154,17 +183,35 @@ class RlxcOptMain(xDSLOptMain):
             verify_with_location(
                 prog, getattr(self, "_locations", {}), getattr(self, "_line_offset", 0)
             )
+        a = self.args
+
+        def names(values: list[str] | None, everything: bool) -> set[str] | None:
+            if everything:
+                return {"*"}
+            return {n.strip() for v in values or [] for n in v.split(",") if n.strip()} or None
+
+        counters = [RewriteCounter.parse(c) for c in a.rewrite_counter or []]
         runner = PassRunner(
             passes=flatten_passes(self.pipeline.passes),
             ctx=self.ctx,
-            verify=not self.args.disable_verify,
-            dump_dir=self.args.dump_dir,
-            reproducer_dir=self.args.reproducer_dir,
-            print_between=self.args.print_between_passes,
-            time_passes=self.args.time_passes,
-            semantics=SemanticsCheck(self.args.semantics_seed, self.args.semantics_tolerance)
-            if self.args.check_semantics
+            verify=not a.disable_verify,
+            dump_dir=a.dump_dir,
+            reproducer_dir=a.reproducer_dir,
+            print_between=a.print_between_passes,
+            time_passes=a.time_passes or a.mlir_timing,
+            semantics=SemanticsCheck(a.semantics_seed, a.semantics_tolerance)
+            if a.check_semantics
             else None,
+            printing=Printing(
+                before=names(a.print_ir_before, a.print_ir_before_all),
+                after=names(a.print_ir_after, a.print_ir_after_all),
+                after_change=a.print_ir_after_change,
+                after_failure=a.print_ir_after_failure,
+            ),
+            statistics=a.pass_statistics,
+            verify_roundtrip=a.verify_roundtrip,
+            counters={c.pattern: c for c in counters},
+            pipeline=tuple(self.pipeline.passes),
         )
         runner.run(prog)
 
