@@ -72,25 +72,35 @@ def _large_shapes():
 
 
 def _long_rows():
-    """Rows past CACHED_ROW_MAX: online softmax and Welford statistics."""
+    """Rows past BLOCK_ROW_MAX: shared-memory rows up to SMEM_ROW_BYTES, then
+    the streamed forms (online softmax and Welford statistics)."""
     g = rlxc.GraphBuilder()
     x = g.input("x", [3, 20000])
+    z = g.input("z", [2, 60000])
     outs = [g.softmax(x), g.log_softmax(g.input("h", [2, 9000], "f16")),
             g.layer_norm(x, g.param("g", [20000]), g.param("b", [20000])),
             *g.fused_residual_layer_norm(x, x, g.param("g2", [20000]), g.param("b2", [20000])),
-            *g.fused_residual_rms_norm(g.input("y", [2, 9000], "bf16"), g.input("r", [2, 9000], "bf16"), g.param("g3", [9000], "bf16"))]
+            *g.fused_residual_rms_norm(g.input("y", [2, 9000], "bf16"), g.input("r", [2, 9000], "bf16"), g.param("g3", [9000], "bf16")),
+            g.softmax(z), g.layer_norm(z, g.param("g4", [60000]), g.param("b4", [60000])),
+            g.log_softmax(g.input("o", [2, 60001], "f16"))]
     return g.build(outs)
 
 
 @pytest.mark.parametrize("arch", ARCHS)
 def test_long_row_kernels_compile(arch):
+    from rlxc.codegen.rows import SMEM_ROW_BYTES
+
     lowered = rlxc.run_pipeline(_long_rows(), f"rlx-cuda{{arch={arch}}}")
     sources = [k.source.data for k in kernels_of(lowered)]
+    smem = [s for s in sources if "// row form: smem" in s]
+    assert len(smem) == 5 and all("extern __shared__ float srow[];" in s for s in smem)
+    launches = [op for op in lowered.walk() if op.name == "rlx_cuda.launch"]
+    assert sorted(op.smem.value.data for op in launches if op.smem.value.data)[-1] == 20000 * 4 <= SMEM_ROW_BYTES
+    # past the shared-memory limit: online softmax and Welford, f32 rows as float4
     assert sum("rlx_ms_add(st," in src for src in sources) == 2
-    assert sum("rlx_welford_add(st," in src for src in sources) == 2
-    # f32 rows of a length divisible by 4 move as float4 (softmax, both layer_norms)
-    assert sum("float4 q = reinterpret_cast<const float4*>(x + base)[k4];" in src for src in sources) == 3
-    assert compile_all(lowered, arch) == 5
+    assert sum("rlx_welford_add(st," in src for src in sources) == 1
+    assert sum("float4 q = reinterpret_cast<const float4*>(x + base)[k4];" in src for src in sources) == 2
+    assert compile_all(lowered, arch) == 8
 
 
 @pytest.mark.parametrize("arch", ARCHS)

@@ -349,3 +349,28 @@ def test_topk_nan_ties_and_infinities_on_gpu():
     got = rlxc.compile(module, target="cuda").run({"x": v}, poison=True)
     for w, o in zip(want, got):
         np.testing.assert_array_equal(o, w)
+
+
+#: Row lengths of the row-kernel sweep: attention rows (64, 128), odd and
+#: unaligned lengths (100, 1000, 4097), hidden sizes (768, 4096), and long
+#: rows past the register-cached forms (8200, 32768, 50000).
+ROW_LENGTHS = [64, 100, 128, 768, 1000, 4096, 4097, 8200, 32768, 50000]
+
+
+@pytest.mark.parametrize("dtype", ["f32", "f16", "bf16"])
+@pytest.mark.parametrize("cols", ROW_LENGTHS)
+def test_row_kernels_every_length_and_dtype(cols, dtype):
+    """softmax, log_softmax, layer_norm, rms_norm and the fused residual norm
+    over rows of every form's length, against the interpreter (tolerances by
+    dtype: TOL). Few rows for long ones, so each case stays small."""
+    rows = max(2, min(64, 2**16 // cols))
+
+    def build(g):
+        x = g.input("x", [rows, cols], dtype)
+        r = g.input("r", [rows, cols], dtype)
+        gamma, beta = g.param("g", [cols], dtype), g.param("b", [cols], dtype)
+        s, n = g.fused_residual_layer_norm(x, r, gamma, beta)
+        return [g.softmax(x), g.log_softmax(x), g.layer_norm(x, gamma, beta), g.rms_norm(x, gamma), s, n]
+
+    g = rlxc.GraphBuilder()
+    check(g.build(build(g)))

@@ -6,13 +6,17 @@
 // IR-COUNT-4: rlx_cuda.launch
 // CHECK: for (long long r = blockIdx.x; r < 4LL; r += gridDim.x)
 // CHECK: rlx_block_reduce(acc, RlxSum(), (float)0, smem)
-// Rows of up to 8192 elements are held in registers: one read, one write.
-// CHECK: softmax
+// Short rows (up to 1024 elements) take a warp each, the row in registers
+// (16 f32 over 32 lanes: one guarded element per lane), reduced with
+// shuffles alone: one read, one write.
+// CHECK: // row form: warp (32 threads per row, one element per access, 1 per thread)
+// CHECK: const int lane = threadIdx.x & 31;
 // CHECK: v[j] = k < 16LL ? x[base + k] : 0.0f;
 // CHECK: m = rlx_maxf(m, v[j]);
+// CHECK: m = rlx_warp_reduce(m, RlxMax());
 // CHECK: v[j] = expf(v[j] - m); s += v[j];
 // CHECK: y[base + k] = v[j] * inv;
-// CHECK: const float mean = rlx_block_reduce(s, RlxSum(), 0.0f, smem) / 16.0f;
+// CHECK: const float mean = rlx_warp_reduce(s, RlxSum()) / 16.0f;
 // CHECK: rsqrtf(
 // CHECK: y[base + k] = v[j] * inv * g[k] + b[k];
 // CHECK: rlx_argmax_better

@@ -9,10 +9,15 @@ __device__ __forceinline__ float rlx_ld_f16(unsigned short h) { float f; asm("cv
 __device__ __forceinline__ unsigned short rlx_st_f16(float f) { unsigned short h; asm("cvt.rn.f16.f32 %0, %1;" : "=h"(h) : "f"(f)); return h; }
 __device__ __forceinline__ float rlx_ld_bf16(unsigned short h) { return __uint_as_float(((unsigned int)h) << 16); }
 __device__ __forceinline__ unsigned short rlx_st_bf16(float f) {
+#if __CUDA_ARCH__ >= 800
+  // one instruction: round to nearest even, NaN stays NaN (the quiet NaN 0x7fff)
+  unsigned short h; asm("cvt.rn.bf16.f32 %0, %1;" : "=h"(h) : "f"(f)); return h;
+#else
   unsigned int u = __float_as_uint(f);
   if ((u & 0x7fffffffu) > 0x7f800000u) return (unsigned short)((u >> 16) | 0x40u);
   u += 0x7fffu + ((u >> 16) & 1u);
   return (unsigned short)(u >> 16);
+#endif
 }
 __device__ __forceinline__ float rlx_round_f16(float f) { return rlx_ld_f16(rlx_st_f16(f)); }
 __device__ __forceinline__ float rlx_round_bf16(float f) { return rlx_ld_bf16(rlx_st_bf16(f)); }
@@ -80,4 +85,11 @@ __device__ __forceinline__ T rlx_block_reduce(T v, Op op, T identity, T* smem) {
   }
   __syncthreads();
   return smem[0];
+}
+// Reduces v over the warp; every lane gets the result (the warp form of the
+// row kernels: no shared memory, no barrier).
+template <typename T, typename Op>
+__device__ __forceinline__ T rlx_warp_reduce(T v, Op op) {
+  for (int o = 16; o > 0; o >>= 1) v = op(v, rlx_shfl(v, o));
+  return v;
 }

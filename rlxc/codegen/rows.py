@@ -1,15 +1,22 @@
-"""Row kernels: a tensor seen as rows (`Rows`), a block per row and the
-block reductions of the shared header. Reductions (`reduce_kernel`, with a
-column form for kept innermost axes) and `argmax_kernel` are written out;
-softmax and the norms are described by a `RowSpec` (what is read, the
-statistics, the per-element output) and rendered by `row_kernel` in one of
-three forms, picked by the row's length and layout:
+"""Row kernels: a tensor seen as rows (`Rows`) and reduced per row.
+Reductions (`reduce_kernel`, with a column form for kept innermost axes)
+and `argmax_kernel` are written out; softmax and the norms are described by
+a `RowSpec` (what is read, the statistics, the per-element output) and
+rendered by `row_kernel` in the form `row_form` picks from the row's length,
+element type and layout (`ROW_FORMS`, the one table of thresholds):
 
-* cached: rows up to CACHED_ROW_MAX contiguous elements live in registers
-  (`CachedRow`): one read, passes over the registers, one write;
-* float4: longer contiguous f32 rows (length a multiple of 4) stream as
-  float4, statistics in one read, then the write;
-* looping: any other row, element by element, the same two reads.
+* warp: a warp per row (8 rows per block), the row in registers, reduced
+  with shuffles alone (no shared memory, no block barrier): attention rows
+  of 64-1024 elements;
+* block: a block per row, the row in registers;
+* smem: a block of 1024 threads per row, the row cached in dynamic shared
+  memory (f32), so long rows are still read from global memory once;
+* float4 / looping: rows too long for shared memory (or not contiguous):
+  the statistics in one read, then the output from a second.
+
+The cached forms move 16 bytes per access where the row's length allows (4
+f32, 8 f16/bf16 elements per lane), compute in f32 and round once on the
+store; the form and the vector width are named in the kernel's source.
 """
 
 from __future__ import annotations
@@ -22,7 +29,7 @@ from xdsl.ir import Attribute, SSAValue
 from rlxc.codegen.common import THREADS, Buf, KernelSpec, eltype, float_of, int_of, ints, numel, params_decl, shape, strides
 from rlxc.codegen.cuda_c import compute_type, literal, load, store
 from rlxc.dialects import rlx
-from rlxc.dialects.types import dtype_name, is_float, is_int
+from rlxc.dialects.types import dtype, dtype_name, is_float, is_int
 
 
 @dataclass(frozen=True)
@@ -87,13 +94,44 @@ def _acc_type(t: Attribute) -> str:
     return "long long" if is_int(t) else "float"
 
 
-def _row_kernel(decl: str, body: list[str], rows: Rows, smem_type: str = "float") -> str:
-    """A kernel looping its blocks over the rows, `body` once per row."""
-    src = [f'extern "C" __global__ void __launch_bounds__({THREADS}) ENTRY({decl}) {{']
+def _row_kernel(decl: str, body: list[str], rows: Rows, smem_type: str = "float", form: str = "block",
+                threads: int = THREADS, note: str = "") -> str:
+    """A kernel looping over the rows, `body` once per row: its blocks walk
+    the rows (block, smem, float4 and looping forms), or its warps do (warp
+    form, `lane` the thread's lane)."""
+    src = [f"// row form: {form}{f' ({note})' if note else ''}"]
+    src.append(f'extern "C" __global__ void __launch_bounds__({threads}) ENTRY({decl}) {{')
     src.append(f"  __shared__ {smem_type} smem[32];")
-    src.extend(_row_loop(body, rows))
+    if form == "smem":
+        src.append("  extern __shared__ float srow[];")
+    if form == "warp":
+        warps = threads // 32
+        src += [
+            "  const int lane = threadIdx.x & 31;",
+            f"  for (long long r = (long long)blockIdx.x * {warps} + (threadIdx.x >> 5); r < {rows.rows}LL; r += (long long)gridDim.x * {warps}) {{",
+            f"    const long long base = {rows.row_base};",
+            *("    " + b for b in body),
+            "  }",
+        ]
+    else:
+        src.extend(_row_loop(body, rows))
     src.append("}")
     return "\n".join(src) + "\n"
+
+
+def block_reduce(value: str, op: str, identity: str, smem: str) -> str:
+    """The reduction of `value` over the block (every thread gets it)."""
+    return f"rlx_block_reduce({value}, {op}(), {identity}, {smem})"
+
+
+def warp_reduce(value: str, op: str, identity: str, smem: str) -> str:
+    """The reduction of `value` over the warp (every lane gets it)."""
+    return f"rlx_warp_reduce({value}, {op}())"
+
+
+#: How a form reduces a statistic over the threads of a row: (value, op,
+#: identity, shared-memory scratch) -> the reduced value.
+Reducer = Callable[[str, str, str, str], str]
 
 
 #: Column reductions: outputs per block (one per lane) and warps per block
@@ -196,56 +234,119 @@ def argmax_kernel(op: rlx.ArgMaxOp, sm_count: int) -> KernelSpec:
 
 # --------------------------------------------------------------------------- softmax and norms
 
-#: Rows up to this many elements are kept in registers: read once, written once.
-CACHED_ROW_MAX = 8192
+#: Row forms by the row's length: a warp per row up to WARP_ROW_MAX
+#: elements, a block per row (in registers) up to BLOCK_ROW_MAX, a block of
+#: SMEM_THREADS per row with the row in shared memory (as f32) up to
+#: SMEM_ROW_BYTES, then the streamed forms. `row_form` reads this table
+#: and nothing else.
+WARP_ROW_MAX = 1024
+BLOCK_ROW_MAX = 8192
+SMEM_ROW_BYTES = 160 * 1024
+SMEM_THREADS = 1024
+
+#: Kept for callers of the earlier name: rows in registers up to this length.
+CACHED_ROW_MAX = BLOCK_ROW_MAX
+
+
+def row_form(rows: Rows, t: Attribute) -> str:
+    """The form (see the module docstring) of a row kernel over `rows`."""
+    if rows.col_off != "k":
+        return "looping"  # not contiguous: one element at a time
+    if rows.cols <= WARP_ROW_MAX:
+        return "warp"
+    if rows.cols <= BLOCK_ROW_MAX:
+        return "block"
+    if rows.cols * 4 <= SMEM_ROW_BYTES:
+        return "smem"
+    return "float4" if dtype_name(t) == "f32" and rows.cols % 4 == 0 else "looping"
+
 
 #: An output expression: (element, per-column param name -> its value at the
 #: element's column) -> the output value, in compute type.
 Out = Callable[[str, Callable[[str], str]], str]
 
+#: Unsigned types of 2, 4, 8 and 16 bytes, for vector accesses.
+_RAW = {2: "unsigned short", 4: "unsigned int", 8: "uint2", 16: "uint4"}
+
 
 @dataclass(frozen=True)
 class CachedRow:
-    """Code for a row held in registers: `v[j]` for j < `items`, element
-    column `col(j)`; f32 rows whose length is a multiple of 4 * THREADS move
-    as float4."""
+    """Code for a row spread over `lanes` threads (`lane` is the thread's
+    index among them): element j of a thread is at column `col(j)`. Accesses
+    move `width` elements at once (up to 16 bytes) where the row's length is
+    a multiple of lanes × width; elements are held in `v[j]` (registers) or,
+    with `smem`, in `srow[column]`."""
 
     cols: int
     t: Attribute
+    lanes: int
+    lane: str
+    smem: bool = False
 
     @property
-    def vec(self) -> bool:
-        return dtype_name(self.t) == "f32" and self.cols % (4 * THREADS) == 0
+    def width(self) -> int:
+        size = dtype(self.t).bytes
+        for w in (16 // size, 8 // size, 4 // size, 2 // size):
+            if w >= 2 and self.cols % (self.lanes * w) == 0:
+                return w
+        return 1
 
     @property
     def items(self) -> int:
-        return -(-self.cols // THREADS) if not self.vec else self.cols // THREADS
+        return -(-self.cols // (self.lanes * self.width)) * self.width
+
+    @property
+    def guarded(self) -> bool:
+        return self.width == 1 and self.cols % self.lanes != 0
 
     def col(self, j: str) -> str:
-        if self.vec:
-            return f"(4 * (threadIdx.x + (long long)({j} / 4) * {THREADS}) + ({j} % 4))"
-        return f"(threadIdx.x + (long long){j} * {THREADS})"
+        w = self.width
+        if w == 1:
+            return f"({self.lane} + (long long)({j}) * {self.lanes})"
+        return f"((long long)(({j}) / {w}) * {self.lanes * w} + {self.lane} * {w} + (({j}) % {w}))"
+
+    def elem(self, j: str = "j") -> str:
+        return f"srow[{self.col(j)}]" if self.smem else f"v[{j}]"
+
+    def note(self) -> str:
+        per = f"{self.width} elements per access" if self.width > 1 else "one element per access"
+        return f"{self.lanes} threads per row, {per}, {self.items} per thread"
+
+    def _chunks(self, lines: list[str]) -> list[str]:
+        return ["#pragma unroll", f"for (int c = 0; c < {self.items // self.width}; ++c) {{",
+                *("  " + x for x in lines), "}"]
+
+    def _union(self, name: str) -> str:
+        st = dtype(self.t).c_storage
+        return f"union {{ {_RAW[self.width * dtype(self.t).bytes]} raw; {st} e[{self.width}]; }} {name};"
+
+    def _vec(self, buf: str) -> str:
+        """Chunk c of this thread in `buf`'s row, read as one vector."""
+        return f"reinterpret_cast<const {_RAW[self.width * dtype(self.t).bytes]}*>({buf} + base)[c * {self.lanes} + {self.lane}]"
 
     def load(self, buf: str, into: str = "v") -> list[str]:
-        if self.vec:
-            return [
-                f"float {into}[{self.items}];",
-                "#pragma unroll",
-                f"for (int j = 0; j < {self.items // 4}; ++j) {{",
-                f"  const float4 q = reinterpret_cast<const float4*>({buf} + base)[threadIdx.x + j * {THREADS}];",
-                f"  {into}[4 * j] = q.x; {into}[4 * j + 1] = q.y; {into}[4 * j + 2] = q.z; {into}[4 * j + 3] = q.w;",
-                "}",
-            ]
-        return [
-            f"float {into}[{self.items}];",
+        """Reads the row of `buf` into `into` (declared here) or, for `v`
+        with smem, into the shared row."""
+        target = (lambda j: self.elem(j)) if (self.smem and into == "v") else (lambda j: f"{into}[{j}]")
+        decl = [] if (self.smem and into == "v") else [f"float {into}[{self.items}];"]
+        w = self.width
+        if w == 1:
+            if self.smem and into == "v":  # the shared row has exactly cols elements
+                return ["#pragma unroll",
+                        f"for (int j = 0; j < {self.items}; ++j) {{ const long long k = {self.col('j')}; "
+                        f"if (k < {self.cols}LL) {target('j')} = {load(f'{buf}[base + k]', self.t)}; }}"]
+            return [*decl, "#pragma unroll",
+                    f"for (int j = 0; j < {self.items}; ++j) {{ const long long k = {self.col('j')}; "
+                    f"{target('j')} = k < {self.cols}LL ? {load(f'{buf}[base + k]', self.t)} : 0.0f; }}"]
+        return [*decl, *self._chunks([
+            f"{self._union('pk')} pk.raw = {self._vec(buf)};",
             "#pragma unroll",
-            f"for (int j = 0; j < {self.items}; ++j) {{ const long long k = {self.col('j')}; "
-            f"{into}[j] = k < {self.cols}LL ? {load(f'{buf}[base + k]', self.t)} : 0.0f; }}",
-        ]
+            f"for (int i = 0; i < {w}; ++i) {{ const int j = c * {w} + i; {target('j')} = {load('pk.e[i]', self.t)}; }}",
+        ])]
 
     def each(self, body: str) -> list[str]:
-        """`body` for every cached element j that is inside the row (k valid)."""
-        guard = "" if self.vec or self.cols % THREADS == 0 else f"if (k < {self.cols}LL) "
+        """`body` for every element j of the thread inside the row (`k` its column)."""
+        guard = f"if (k < {self.cols}LL) " if self.guarded else ""
         return [
             "#pragma unroll",
             f"for (int j = 0; j < {self.items}; ++j) {{ const long long k = {self.col('j')}; {guard}{{ {body} }} }}",
@@ -253,33 +354,34 @@ class CachedRow:
 
     def store(self, buf: str, value: Callable[[str, str], str]) -> list[str]:
         """Writes `value(element, column)` of every element to buf[base + column]."""
-        if self.vec:
-            parts = ", ".join(
-                value(f"v[4 * j + {c}]", f"(4 * (threadIdx.x + (long long)j * {THREADS}) + {c})")
-                for c in range(4)
-            )
-            return [
-                "#pragma unroll",
-                f"for (int j = 0; j < {self.items // 4}; ++j) "
-                f"reinterpret_cast<float4*>({buf} + base)[threadIdx.x + j * {THREADS}] = make_float4({parts});",
-            ]
-        return self.each(f"{buf}[base + k] = {store(value('v[j]', 'k'), self.t)};")
+        w = self.width
+        if w == 1:
+            return self.each(f"{buf}[base + k] = {store(value(self.elem(), 'k'), self.t)};")
+        raw = _RAW[w * dtype(self.t).bytes]
+        return self._chunks([
+            self._union("pk"),
+            "#pragma unroll",
+            f"for (int i = 0; i < {w}; ++i) {{ const int j = c * {w} + i; const long long k = {self.col('j')}; "
+            f"pk.e[i] = {store(value(self.elem(), 'k'), self.t)}; }}",
+            f"reinterpret_cast<{raw}*>({buf} + base)[c * {self.lanes} + {self.lane}] = pk.raw;",
+        ])
 
 
 @dataclass(frozen=True)
 class Stat:
     """Statistics of a row in one pass over it: `init` declares the state,
     `add(elements)` folds in one element (or the four of a float4), `done`
-    reduces over the block and derives what the output needs."""
+    reduces over the row's threads (with the form's reducer) and derives
+    what the output needs."""
 
     init: tuple[str, ...]
     add: Callable[[Sequence[str]], str]
-    done: tuple[str, ...]
+    done: Callable[[Reducer], tuple[str, ...]]
 
 
-def each_stat(init: str, statement: Callable[[str], str], *done: str) -> Stat:
+def each_stat(init: str, statement: Callable[[str], str], *done: Callable[[Reducer], str]) -> Stat:
     """A Stat whose update is one statement per element."""
-    return Stat((init,), lambda vs: " ".join(statement(v) for v in vs), done)
+    return Stat((init,), lambda vs: " ".join(statement(v) for v in vs), lambda red: tuple(d(red) for d in done))
 
 
 @dataclass(frozen=True)
@@ -292,15 +394,15 @@ class RowSpec:
     `columns` name the per-column params (gamma, beta); the output goes to
     `y`. Each form has its statistics and output expression:
 
-    * `cached`: passes over the registers, elements `v[j]` (a pass may
-      update them, e.g. subtract the mean), then `cached_out`;
+    * `cached`: passes over the cached row (registers or shared memory), an
+      element may be updated in a pass (e.g. the mean subtracted), then
+      `cached_out`;
     * `streamed`: one read of a longer row, then `streamed_out` of a second
       read; `streamed4` where the float4 form needs other names (its
       float4 is `q`).
 
     `name_read` / `name_write`: the looping form names the element `v`
-    before the statistics / the output use it (as the kernels always
-    spelled it)."""
+    before the statistics / the output use it."""
 
     family: str
     rows: Rows
@@ -322,16 +424,15 @@ def _round(t: Attribute) -> str:
     return {"f16": "rlx_round_f16", "bf16": "rlx_round_bf16"}.get(dtype_name(t), "")
 
 
-def _cached_form(s: RowSpec) -> list[str]:
-    row = CachedRow(s.rows.cols, s.t)
+def _cached_form(s: RowSpec, row: CachedRow, red: Reducer) -> list[str]:
     body = row.load("x")
     if s.residual:
         body += row.load("res", "u")
         # the sum is a result in its own type; the statistics read it rounded
-        body += row.each(f"v[j] = {_round(s.t)}(v[j] + u[j]);")
+        body += row.each(f"{row.elem()} = {_round(s.t)}({row.elem()} + u[j]);")
         body += row.store("sum", lambda v, k: v)
     for stat in s.cached:
-        body += [*stat.init, *row.each(stat.add(["v[j]"])), *stat.done]
+        body += [*stat.init, *row.each(stat.add([row.elem()])), *stat.done(red)]
     return body + row.store("y", lambda v, k: s.cached_out(v, lambda p: load(f"{p}[{k}]", s.t)))
 
 
@@ -367,7 +468,7 @@ def _float4_form(s: RowSpec) -> list[str]:
     return [
         *stat.init,
         *_vec_loop(s.rows, [*first, stat.add([f"q.{c}" for c in "xyzw"])]),
-        *stat.done,
+        *stat.done(block_reduce),
         *_vec_loop(s.rows, [" ".join(loads[:2]), *loads[2:], out]),
     ]
 
@@ -384,51 +485,54 @@ def _looping_form(s: RowSpec) -> list[str]:
     return [
         *stat.init,
         _cols(" ".join([*read, stat.add(["v" if read else load("x[o]", t)])]), s.rows),
-        *stat.done,
+        *stat.done(block_reduce),
         _cols(" ".join([*write, f"y[o] = {store(value, t)};"]), s.rows),
     ]
 
 
-def _cached(rows: Rows) -> bool:
-    return rows.col_off == "k" and rows.cols <= CACHED_ROW_MAX
-
-
-def _float4(rows: Rows, t: Attribute) -> bool:
-    """A long contiguous f32 row that moves as float4 in the looping form."""
-    return rows.col_off == "k" and dtype_name(t) == "f32" and rows.cols % 4 == 0
-
-
 def row_kernel(s: RowSpec, sm_count: int) -> KernelSpec:
-    """`s` in the form its rows call for (see the module docstring)."""
-    if _cached(s.rows):
-        body = _cached_form(s)
-    elif _float4(s.rows, s.t):
-        body = _float4_form(s)
-    else:
-        body = _looping_form(s)
-    return KernelSpec(s.family, _row_kernel(params_decl(s.bufs), body, s.rows),
-                      [Buf(v, w) for _, v, w in s.bufs], min(s.rows.rows, sm_count * 16))
+    """`s` in the form `row_form` picks (see the module docstring)."""
+    form = row_form(s.rows, s.t)
+    bufs = [Buf(v, w) for _, v, w in s.bufs]
+    decl = params_decl(s.bufs)
+    rows = s.rows
+    if form == "warp":
+        row = CachedRow(rows.cols, s.t, 32, "lane")
+        src = _row_kernel(decl, _cached_form(s, row, warp_reduce), rows, form="warp", note=row.note())
+        return KernelSpec(s.family, src, bufs, min(-(-rows.rows // (THREADS // 32)), sm_count * 16))
+    if form == "block":
+        row = CachedRow(rows.cols, s.t, THREADS, "threadIdx.x")
+        src = _row_kernel(decl, _cached_form(s, row, block_reduce), rows, form="block", note=row.note())
+        return KernelSpec(s.family, src, bufs, min(rows.rows, sm_count * 16))
+    if form == "smem":
+        row = CachedRow(rows.cols, s.t, SMEM_THREADS, "threadIdx.x", smem=True)
+        src = _row_kernel(decl, _cached_form(s, row, block_reduce), rows, form="smem",
+                          threads=SMEM_THREADS, note=f"{rows.cols * 4} bytes of shared memory, " + row.note())
+        return KernelSpec(s.family, src, bufs, min(rows.rows, sm_count * 2), SMEM_THREADS, rows.cols * 4)
+    body = _float4_form(s) if form == "float4" else _looping_form(s)
+    return KernelSpec(s.family, _row_kernel(decl, body, rows, form=form), bufs, min(rows.rows, sm_count * 16))
 
 
 def softmax_kernel(op: rlx.SoftmaxOp | rlx.LogSoftmaxOp, sm_count: int) -> KernelSpec:
-    """Max-subtracted softmax / log_softmax along an axis, a block per row:
-    cached rows take the max, then the sum of exponentials; longer rows the
-    online max and sum in one read (`RlxMS`)."""
+    """Max-subtracted softmax / log_softmax along an axis: cached rows take
+    the max, then the sum of exponentials; longer rows the online max and
+    sum in one read (`RlxMS`)."""
     x, y = op.input, op.result
     rows = Rows.of(shape(x), [int_of(op.axis)])
     log = isinstance(op, rlx.LogSoftmaxOp)
     cached = (
         each_stat("float m = -RLX_INF;", lambda v: f"m = rlx_maxf(m, {v});",
-                  "m = rlx_block_reduce(m, RlxMax(), -RLX_INF, smem);"),
+                  lambda red: f"m = {red('m', 'RlxMax', '-RLX_INF', 'smem')};"),
         each_stat("float s = 0.0f;",
                   (lambda v: f"{v} = {v} - m; s += expf({v});") if log else (lambda v: f"{v} = expf({v} - m); s += {v};"),
-                  "s = rlx_block_reduce(s, RlxSum(), 0.0f, smem);", "const float ls = logf(s), inv = 1.0f / s;"),
+                  lambda red: f"s = {red('s', 'RlxSum', '0.0f', 'smem')};",
+                  lambda red: "const float ls = logf(s), inv = 1.0f / s;"),
     )  # fmt: skip
     online = Stat(
         ("__shared__ RlxMS ms_smem[32];", "RlxMS st = {-RLX_INF, 0.0f};"),
         lambda vs: " ".join(f"rlx_ms_add(st, {v});" for v in vs),
-        ("st = rlx_block_reduce(st, RlxMSMerge(), RlxMS{-RLX_INF, 0.0f}, ms_smem);",
-         "const float m = st.m, ls = logf(st.s), inv = 1.0f / st.s;"),
+        lambda red: (f"st = {red('st', 'RlxMSMerge', 'RlxMS{-RLX_INF, 0.0f}', 'ms_smem')};",
+                     "const float m = st.m, ls = logf(st.s), inv = 1.0f / st.s;"),
     )  # fmt: skip
     spec = RowSpec(
         "softmax", rows, eltype(x), [("x", x, False), ("y", y, True)],
@@ -442,10 +546,10 @@ def softmax_kernel(op: rlx.SoftmaxOp | rlx.LogSoftmaxOp, sm_count: int) -> Kerne
 
 
 def norm_kernel(op: rlx.LayerNormOp | rlx.RmsNormOp | rlx.FusedResidualLayerNormOp | rlx.FusedResidualRmsNormOp, sm_count: int) -> KernelSpec:
-    """layer_norm / rms_norm over gamma's trailing axes, a block per row, f32
-    statistics: two-pass variance for cached rows, Welford's for longer rows;
-    the fused forms also write x + residual. The trailing axes are
-    contiguous, so the column is also gamma's linear index."""
+    """layer_norm / rms_norm over gamma's trailing axes, f32 statistics:
+    two-pass variance for cached rows, Welford's for longer rows; the fused
+    forms also write x + residual. The trailing axes are contiguous, so the
+    column is also gamma's linear index."""
     x = op.input
     t = eltype(x)
     nd = len(shape(op.gamma))
@@ -466,20 +570,20 @@ def norm_kernel(op: rlx.LayerNormOp | rlx.RmsNormOp | rlx.FusedResidualLayerNorm
 
     def sum_of_squares(acc: str) -> Stat:
         return Stat((f"float {acc} = 0.0f;",), lambda vs: f"{acc} += {' + '.join(f'{v} * {v}' for v in vs)};",
-                    (f"const float inv = rsqrtf(rlx_block_reduce({acc}, RlxSum(), 0.0f, smem) / {n} + {eps});",))
+                    lambda red: (f"const float inv = rsqrtf({red(acc, 'RlxSum', '0.0f', 'smem')} / {n} + {eps});",))
 
     if layer:
         cached = (
             each_stat("float s = 0.0f;", lambda v: f"s += {v};",
-                      f"const float mean = rlx_block_reduce(s, RlxSum(), 0.0f, smem) / {n};"),
+                      lambda red: f"const float mean = {red('s', 'RlxSum', '0.0f', 'smem')} / {n};"),
             each_stat("float q = 0.0f;", lambda v: f"{v} -= mean; q += {v} * {v};",
-                      f"const float inv = rsqrtf(rlx_block_reduce(q, RlxSum(), 0.0f, smem) / {n} + {eps});"),
+                      lambda red: f"const float inv = rsqrtf({red('q', 'RlxSum', '0.0f', 'smem')} / {n} + {eps});"),
         )
         welford = Stat(
             ("__shared__ RlxWelford w_smem[32];", "RlxWelford st = {0.0f, 0.0f, 0.0f};"),
             lambda vs: " ".join(f"rlx_welford_add(st, {v});" for v in vs),
-            ("st = rlx_block_reduce(st, RlxWelfordMerge(), RlxWelford{0.0f, 0.0f, 0.0f}, w_smem);",
-             f"const float mean = st.mean, inv = rsqrtf(st.m2 / {n} + {eps});"),
+            lambda red: (f"st = {red('st', 'RlxWelfordMerge', 'RlxWelford{0.0f, 0.0f, 0.0f}', 'w_smem')};",
+                         f"const float mean = st.mean, inv = rsqrtf(st.m2 / {n} + {eps});"),
         )
         spec = RowSpec(
             "norm", rows, t, bufs, cached=cached,

@@ -109,6 +109,11 @@ class CudaExecutable:
         for op in self.func.body.block.ops:
             if isinstance(op, rlx_cuda.LaunchOp):
                 sym = op.kernel.root_reference.data
+                smem = op.smem.value.data
+                if smem > 48 * 1024:  # beyond the default: the kernel opts in to more
+                    attr = cu.CUfunction_attribute.CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES
+                    check(cu.cuFuncSetAttribute(functions[sym], attr, smem),
+                          f"cuFuncSetAttribute({kernels[sym].entry.data}, {smem} bytes of shared memory)")
                 launch = self._pack(functions[sym], [a for a in op.args.data],
                                     tuple(op.grid.get_values()), tuple(op.block.get_values()),
                                     op.smem.value.data, kernels[sym].entry.data)
