@@ -80,7 +80,10 @@ class KernelSpec:
 
     @property
     def grid3(self) -> list[int]:
-        return _dims3(self.grid)
+        """The grid; at least one block per axis, so that an op over no
+        elements still launches (every kernel guards its indices, so that
+        block does nothing) and its results stay defined."""
+        return [max(d, 1) for d in _dims3(self.grid)]
 
     @property
     def block3(self) -> list[int]:

@@ -65,6 +65,14 @@ def liveness(block: Block, inplace: bool) -> list[Buffer]:
         buffers.append(b)
         buffer_of[v] = b
 
+    # every value's last read (inside regions too), known before any slot is
+    # placed: an in-place candidate must not be read after `here`
+    last_use: dict[SSAValue, int] = {}
+    for op in ops:
+        for inner in op.walk():
+            for v in inner.operands:
+                last_use[v] = pos[op]
+
     for a in block.args:
         new(a, -1)
     for op in ops:
@@ -84,7 +92,7 @@ def liveness(block: Block, inplace: bool) -> list[Buffer]:
             b.values.append(op.results[0])
             buffer_of[op.results[0]] = b
             continue
-        reused = _inplace_candidate(op, buffer_of, here) if inplace else None
+        reused = _inplace_candidate(op, buffer_of, here, last_use) if inplace else None
         for r in op.results:
             if reused is not None:
                 reused.values.append(r)
@@ -96,8 +104,10 @@ def liveness(block: Block, inplace: bool) -> list[Buffer]:
     return buffers
 
 
-def _inplace_candidate(op: Operation, buffer_of: dict[SSAValue, Buffer], here: int) -> Buffer | None:
-    """An input slot an elementwise op may overwrite: the input dies here, has
+def _inplace_candidate(op: Operation, buffer_of: dict[SSAValue, Buffer], here: int,
+                       last_use: dict[SSAValue, int]) -> Buffer | None:
+    """An input slot an elementwise op may overwrite: the input dies here (no
+    value in its slot, views included, is read later: `last_use`), has
     exactly the result's shape and element size (so each thread reads and then
     writes the same bytes), and is not a function argument or output."""
     if fusion_kind(op) is not FusionKind.ELEMENTWISE or not op.results:
@@ -105,7 +115,7 @@ def _inplace_candidate(op: Operation, buffer_of: dict[SSAValue, Buffer], here: i
     out = op.results[0].type
     for v in op.operands:
         b = buffer_of.get(v)
-        if b is None or b.end != here or b.start < 0:
+        if b is None or b.start < 0 or max(last_use.get(w, -1) for w in b.values) != here:
             continue
         readers = [w for w in op.operands if buffer_of.get(w) is b]
         if all(w.type == out for w in readers) and tensor_bytes(v.type) == tensor_bytes(out):  # pyright: ignore

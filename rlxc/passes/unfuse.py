@@ -9,12 +9,14 @@ from xdsl.dialects.builtin import ModuleOp
 from xdsl.ir import Operation
 from xdsl.passes import ModulePass
 from xdsl.pattern_rewriter import (
+    GreedyRewritePatternApplier,
     PatternRewriter,
     PatternRewriteWalker,
     RewritePattern,
 )
 from xdsl.utils.exceptions import PassFailedException
 
+from rlxc.dialects import rlx
 from rlxc.dialects.rlx import Composite, DecomposeBuilder
 
 #: Targets rlx-unfuse knows; `none` keeps no composite.
@@ -44,6 +46,42 @@ class UnfuseComposite(RewritePattern):
         rewriter.replace(op, [], results)
 
 
+class ExpandPartialBatchBroadcast(RewritePattern):
+    """For cuda: a matmul operand whose batch dimensions broadcast partially
+    against the result's (a [3, 1] batch against [3, 2]) is expanded to the
+    full batch first, since a gemm takes one batch stride per operand. An
+    operand with one batch, or the result's batch, is left as it is."""
+
+    def match_and_rewrite(self, op: Operation, rewriter: PatternRewriter, /):
+        if not isinstance(op, rlx.MatMulOp):
+            return
+        out = list(op.result.type.get_shape())  # pyright: ignore[reportAttributeAccessIssue]
+        batch = out[:-2]
+        for i, x in enumerate((op.lhs, op.rhs)):
+            s = list(x.type.get_shape())  # pyright: ignore[reportAttributeAccessIssue]
+            own = s[:-2]
+            full = [1] * (len(batch) - len(own)) + own
+            if _count(own) in (1, _count(batch)) and (full == batch or _count(own) == 1):
+                continue
+            from xdsl.dialects.builtin import TensorType
+
+            t = TensorType(x.type.get_element_type(), [*batch, *s[-2:]])  # pyright: ignore[reportAttributeAccessIssue]
+            wide = rlx.ExpandOp.build(operands=[x], result_types=[t])
+            rewriter.insert_op(wide)
+            rewriter.replace_op(op, rlx.MatMulOp.build(
+                operands=[wide.results[0], op.rhs] if i == 0 else [op.lhs, wide.results[0]],
+                result_types=[op.result.type],
+            ))  # fmt: skip
+            return
+
+
+def _count(dims: list[int]) -> int:
+    n = 1
+    for d in dims:
+        n *= d
+    return n
+
+
 @dataclass(frozen=True)
 class UnfusePass(ModulePass):
     """Replaces composite ops the target has no native kernel for with primitives.
@@ -70,4 +108,7 @@ class UnfusePass(ModulePass):
             raise PassFailedException(
                 f"rlx-unfuse: unknown target '{self.target}', expected one of {', '.join(TARGETS)}"
             )
-        PatternRewriteWalker(UnfuseComposite(self.target)).rewrite_module(op)
+        patterns: list[RewritePattern] = [UnfuseComposite(self.target)]
+        if self.target == "cuda":
+            patterns.append(ExpandPartialBatchBroadcast())
+        PatternRewriteWalker(GreedyRewritePatternApplier(patterns)).rewrite_module(op)
