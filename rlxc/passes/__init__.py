@@ -53,6 +53,12 @@ def _pow_to_mul():
     return PowToMulPass
 
 
+def _verify_plan():
+    from rlxc.passes.verify_plan import VerifyPlanPass
+
+    return VerifyPlanPass
+
+
 def _emit_cuda():
     from rlxc.passes.emit_cuda import EmitCudaPass
 
@@ -76,6 +82,7 @@ def get_all_passes() -> dict[str, Callable[[], type[ModulePass]]]:
         "rlx-emit-cuda": _emit_cuda,
         "rlx-cuda": _cuda_pipeline,
         "rlx-pow-to-mul": _pow_to_mul,
+        "rlx-verify-plan": _verify_plan,
         "test-rlx-miscompile": _miscompile,
         "test-rlx-broken-pattern": _broken_pattern,
     }

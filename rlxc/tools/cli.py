@@ -4,6 +4,7 @@
     rlxc bench FILE [--shape ...] [--backend cuda|numpy] [--mode graph|stream|both] [--repeat N]
     rlxc import MODEL.onnx [--shape NAME=D0,D1,...] -o MODEL.mlir
     rlxc plan FILE [--plot plan.png]
+    rlxc fuzz PIPELINE [--examples N] [--seed S] [--out DIR] [--onnx]
 
 FILE is a graph-level `.mlir` file or an `.onnx` model. An ONNX model's
 symbolic dimensions are bound with `--shape` (or from the arrays in
@@ -283,6 +284,13 @@ def plot_plan(buffers, offset_of, arena: int, peak: int, path: str, title: str =
     plt.close(fig)
 
 
+def cmd_fuzz(args: argparse.Namespace) -> int:
+    """Differential fuzzing of a pipeline (see `rlxc.tools.fuzz`)."""
+    from rlxc.tools.fuzz import main_args
+
+    return main_args(args)
+
+
 def build_parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="rlxc", description=__doc__.splitlines()[0])
     sub = p.add_subparsers(dest="command", required=True)
@@ -319,6 +327,18 @@ def build_parser() -> argparse.ArgumentParser:
                     help="bind an input's shape (repeatable); needed for symbolic dimensions")
     im.add_argument("-o", "--output", required=True, help="the .mlir file to write (params go to its .npz)")
     im.set_defaults(func=cmd_import)
+    fz = sub.add_parser("fuzz", help="run a pipeline on random graphs, compare interpretations, "
+                        "shrink a failure to a reproducer")  # fmt: skip
+    fz.add_argument("pipeline", help="pipeline text, e.g. rlx-plan or 'rlx-unfuse,canonicalize'")
+    fz.add_argument("--examples", type=int, default=100, help="random graphs to try (default 100)")
+    fz.add_argument("--seed", type=int, default=0, help="seed of the graph draw (default 0)")
+    fz.add_argument("--out", default=".", metavar="DIR", help="where fuzz-repro.mlir goes (default .)")
+    fz.add_argument("--onnx", action="store_true", help="draw random ONNX models and import them")
+    fz.add_argument("--max-ops", type=int, default=12, help="op steps per graph at most (default 12)")
+    fz.add_argument("--dtypes", default="f32", help="element types to draw from: f32,f16,bf16 (default f32)")
+    fz.add_argument("--tolerance", type=float, help="relative L2 error allowed per float output "
+                    "(default by dtype: f32 1e-4, f16 5e-3, bf16 3e-2)")  # fmt: skip
+    fz.set_defaults(func=cmd_fuzz)
     return p
 
 
