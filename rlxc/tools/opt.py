@@ -1,11 +1,15 @@
 """`rlxc-opt`: xdsl-opt with rlxc's dialects and passes, and clean diagnostics.
 
-Every xdsl-opt flag works unchanged (`-p`, `--print-between-passes`,
-`--split-input-file`, `--verify-diagnostics`, `--print-op-generic`,
-`--time-passes`, ...). What rlxc adds: a failure (a syntax error, a verifier
-error, an unknown pass or option, a pass that rejects its input) is printed as
-a diagnostic with its location on stderr and the tool exits with status 1,
-never with a Python traceback, and never after printing a partial module.
+Every xdsl-opt flag works (`-p`, `--print-between-passes`,
+`--split-input-file`, `--print-op-generic`, ...), and some work as mlir-opt's
+do: `--verify-diagnostics` matches MLIR's `expected-error` annotations and
+fails on a mismatch (`rlxc.tools.diagnostics`), and `--time-passes` prints a
+tree. What rlxc adds: a failure (a syntax error, a verifier error, an unknown
+pass or option, a pass that rejects its input) is printed as a diagnostic
+with its location on stderr and the tool exits with status 1, never with a
+Python traceback, and never after printing a partial module; mlir-opt's IR
+printing, statistics, round-trip and debug-counter flags; `--check-semantics`
+(see `rlxc.tools.pass_runner`); and `.onnx` input.
 """
 
 from __future__ import annotations
@@ -118,8 +122,20 @@ class RlxcOptMain(xDSLOptMain):
         self._line_offset = start_offset
         return super().parse_chunk(chunk, file_extension, start_offset)
 
+    def run(self) -> int | None:
+        if self.args.verify_diagnostics:  # mlir-opt's: check expected-* annotations
+            from rlxc.tools.diagnostics import run_verify_diagnostics
+
+            return run_verify_diagnostics(self)
+        return super().run()
+
     def register_all_arguments(self, arg_parser: argparse.ArgumentParser):
         super().register_all_arguments(arg_parser)
+        from rlxc.tools.diagnostics import HELP
+
+        for action in arg_parser._actions:  # xDSL's help says it exits 0
+            if "--verify-diagnostics" in action.option_strings:
+                action.help = HELP
         ir = arg_parser.add_argument_group("IR printing (mlir-opt's flags; with --dump-dir, files instead)")
         ir.add_argument("--print-ir-before", "--mlir-print-ir-before", action="append", metavar="PASS[,PASS]",
                         help="print the module before these passes (names or specs)")
@@ -302,7 +318,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         tool = RlxcOptMain(args=argv)
         input_name = tool.get_input_name()
-        tool.run()
+        status = tool.run()
     except SystemExit:
         raise
     except USER_ERRORS as exc:  # the user's input is at fault: no traceback
@@ -319,7 +335,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             file=sys.stderr,
         )
         return 2
-    return 0
+    return status or 0
 
 
 if __name__ == "__main__":

@@ -1,11 +1,10 @@
-// RUN: rlxc-opt %s --split-input-file --verify-diagnostics | filecheck %s
+// RUN: rlxc-opt %s --split-input-file --verify-diagnostics
 
 // The checks every rlx op shares: operands and results are static ranked
 // builtin tensors of f32, f16, bf16, i32, i64 or i1.
 
 func.func @dynamic_operand(%x: tensor<?x16xf32>) {
-  // CHECK: {{.*}}types_invalid.mlir:[[# @LINE + 2]]:3{{$}}
-  // CHECK: error: 'rlx.exp' op operand #0 must have a static shape, got tensor<?x16xf32>{{$}}
+  // expected-error @+1 {{'rlx.exp' op operand #0 must have a static shape, got tensor<?x16xf32>}}
   %0 = rlx.exp %x : tensor<?x16xf32>
   func.return
 }
@@ -13,8 +12,7 @@ func.func @dynamic_operand(%x: tensor<?x16xf32>) {
 // -----
 
 func.func @dynamic_result(%x: tensor<4xf32>) {
-  // CHECK: {{.*}}types_invalid.mlir:[[# @LINE + 2]]:3{{$}}
-  // CHECK: error: 'rlx.cast' op result #0 must have a static shape, got tensor<?xf32>{{$}}
+  // expected-error @+1 {{'rlx.cast' op result #0 must have a static shape, got tensor<?xf32>}}
   %0 = rlx.cast %x : tensor<4xf32> -> tensor<?xf32>
   func.return
 }
@@ -22,8 +20,7 @@ func.func @dynamic_result(%x: tensor<4xf32>) {
 // -----
 
 func.func @dynamic_second_operand(%a: tensor<4xf32>, %b: tensor<?xf32>) {
-  // CHECK: {{.*}}types_invalid.mlir:[[# @LINE + 2]]:3{{$}}
-  // CHECK: error: 'rlx.add' op operand #1 must have a static shape, got tensor<?xf32>{{$}}
+  // expected-error @+1 {{'rlx.add' op operand #1 must have a static shape, got tensor<?xf32>}}
   %0 = rlx.add %a, %b : tensor<4xf32>, tensor<?xf32> -> tensor<4xf32>
   func.return
 }
@@ -31,8 +28,7 @@ func.func @dynamic_second_operand(%a: tensor<4xf32>, %b: tensor<?xf32>) {
 // -----
 
 func.func @f64_operand(%x: tensor<4xf64>) {
-  // CHECK: {{.*}}types_invalid.mlir:[[# @LINE + 2]]:3{{$}}
-  // CHECK: error: 'rlx.exp' op operand #0 has unsupported element type f64 (expected f32, f16, bf16, i32, i64 or i1){{$}}
+  // expected-error @+1 {{'rlx.exp' op operand #0 has unsupported element type f64 (expected f32, f16, bf16, i32, i64 or i1)}}
   %0 = rlx.exp %x : tensor<4xf64>
   func.return
 }
@@ -40,8 +36,7 @@ func.func @f64_operand(%x: tensor<4xf64>) {
 // -----
 
 func.func @i8_second_operand(%a: tensor<4xi32>, %b: tensor<4xi8>) {
-  // CHECK: {{.*}}types_invalid.mlir:[[# @LINE + 2]]:3{{$}}
-  // CHECK: error: 'rlx.mul' op operand #1 has unsupported element type i8 (expected f32, f16, bf16, i32, i64 or i1){{$}}
+  // expected-error @+1 {{'rlx.mul' op operand #1 has unsupported element type i8 (expected f32, f16, bf16, i32, i64 or i1)}}
   %0 = rlx.mul %a, %b : tensor<4xi32>, tensor<4xi8> -> tensor<4xi32>
   func.return
 }
@@ -49,8 +44,7 @@ func.func @i8_second_operand(%a: tensor<4xi32>, %b: tensor<4xi8>) {
 // -----
 
 func.func @signed_integer(%x: tensor<4xsi32>) {
-  // CHECK: {{.*}}types_invalid.mlir:[[# @LINE + 2]]:3{{$}}
-  // CHECK: error: 'rlx.neg' op operand #0 has unsupported element type si32 (expected f32, f16, bf16, i32, i64 or i1){{$}}
+  // expected-error @+1 {{'rlx.neg' op operand #0 has unsupported element type si32 (expected f32, f16, bf16, i32, i64 or i1)}}
   %0 = rlx.neg %x : tensor<4xsi32>
   func.return
 }
@@ -58,8 +52,7 @@ func.func @signed_integer(%x: tensor<4xsi32>) {
 // -----
 
 func.func @index_elements(%x: tensor<4xindex>) {
-  // CHECK: {{.*}}types_invalid.mlir:[[# @LINE + 2]]:3{{$}}
-  // CHECK: error: 'rlx.reshape' op operand #0 has unsupported element type index (expected f32, f16, bf16, i32, i64 or i1){{$}}
+  // expected-error @+1 {{'rlx.reshape' op operand #0 has unsupported element type index (expected f32, f16, bf16, i32, i64 or i1)}}
   %0 = rlx.reshape %x : tensor<4xindex> -> tensor<2x2xindex>
   func.return
 }
@@ -67,8 +60,7 @@ func.func @index_elements(%x: tensor<4xindex>) {
 // -----
 
 func.func @f64_result(%x: tensor<4xf32>) {
-  // CHECK: {{.*}}types_invalid.mlir:[[# @LINE + 2]]:3{{$}}
-  // CHECK: error: 'rlx.cast' op result #0 has unsupported element type f64 (expected f32, f16, bf16, i32, i64 or i1){{$}}
+  // expected-error @+1 {{'rlx.cast' op result #0 has unsupported element type f64 (expected f32, f16, bf16, i32, i64 or i1)}}
   %0 = rlx.cast %x : tensor<4xf32> -> tensor<4xf64>
   func.return
 }
@@ -76,9 +68,7 @@ func.func @f64_result(%x: tensor<4xf32>) {
 // -----
 
 func.func @memref_operand(%x: memref<4xf32>) {
-  // CHECK: {{.*}}types_invalid.mlir:[[# @LINE + 3]]:3{{$}}
-  // CHECK: error: 'rlx.exp' op operand 'input' at position 0 does not verify:{{$}}
-  // CHECK-NEXT: memref<4xf32> should be of base attribute tensor{{$}}
+  // expected-error-re @+1 {{'rlx.exp' op operand 'input' at position 0 does not verify:{{\n}}memref<4xf32> should be of base attribute tensor}}
   %0 = "rlx.exp"(%x) : (memref<4xf32>) -> memref<4xf32>
   func.return
 }
@@ -86,9 +76,7 @@ func.func @memref_operand(%x: memref<4xf32>) {
 // -----
 
 func.func @unranked_operand(%x: tensor<*xf32>) {
-  // CHECK: {{.*}}types_invalid.mlir:[[# @LINE + 3]]:3{{$}}
-  // CHECK: error: 'rlx.cast' op operand 'input' at position 0 does not verify:{{$}}
-  // CHECK-NEXT: tensor<*xf32> should be of base attribute tensor{{$}}
+  // expected-error-re @+1 {{'rlx.cast' op operand 'input' at position 0 does not verify:{{\n}}tensor<*xf32> should be of base attribute tensor}}
   %0 = "rlx.cast"(%x) : (tensor<*xf32>) -> tensor<4xf32>
   func.return
 }
@@ -96,9 +84,7 @@ func.func @unranked_operand(%x: tensor<*xf32>) {
 // -----
 
 func.func @scalar_result() {
-  // CHECK: {{.*}}types_invalid.mlir:[[# @LINE + 3]]:3{{$}}
-  // CHECK: error: 'rlx.param' op result 'result' at position 0 does not verify:{{$}}
-  // CHECK-NEXT: f32 should be of base attribute tensor{{$}}
+  // expected-error-re @+1 {{'rlx.param' op result 'result' at position 0 does not verify:{{\n}}f32 should be of base attribute tensor}}
   %0 = "rlx.param"() <{name = "w"}> : () -> f32
   func.return
 }
@@ -106,8 +92,7 @@ func.func @scalar_result() {
 // -----
 
 func.func @operand_count(%x: tensor<4xf32>) {
-  // CHECK: {{.*}}types_invalid.mlir:[[# @LINE + 2]]:3{{$}}
-  // CHECK: error: 'rlx.exp' op Expected 1 operand, but got 2{{$}}
+  // expected-error @+1 {{'rlx.exp' op Expected 1 operand, but got 2}}
   %0 = "rlx.exp"(%x, %x) : (tensor<4xf32>, tensor<4xf32>) -> tensor<4xf32>
   func.return
 }
@@ -115,8 +100,7 @@ func.func @operand_count(%x: tensor<4xf32>) {
 // -----
 
 func.func @result_count(%x: tensor<4xf32>) {
-  // CHECK: {{.*}}types_invalid.mlir:[[# @LINE + 2]]:3{{$}}
-  // CHECK: error: 'rlx.add' op Expected 1 result, but got 2{{$}}
+  // expected-error @+1 {{'rlx.add' op Expected 1 result, but got 2}}
   %0, %1 = "rlx.add"(%x, %x) : (tensor<4xf32>, tensor<4xf32>) -> (tensor<4xf32>, tensor<4xf32>)
   func.return
 }

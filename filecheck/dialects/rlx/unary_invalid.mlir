@@ -1,10 +1,9 @@
-// RUN: rlxc-opt %s --split-input-file --verify-diagnostics | filecheck %s
+// RUN: rlxc-opt %s --split-input-file --verify-diagnostics
 
 // The unary ops' verifier: element types, and one type in and out.
 
 func.func @exp_on_i32(%x: tensor<4xi32>) {
-  // CHECK: {{.*}}unary_invalid.mlir:[[# @LINE + 2]]:3{{$}}
-  // CHECK: error: 'rlx.exp' op input has element type i32, expected one of f32, f16, bf16{{$}}
+  // expected-error @+1 {{'rlx.exp' op input has element type i32, expected one of f32, f16, bf16}}
   %0 = rlx.exp %x : tensor<4xi32>
   func.return
 }
@@ -12,8 +11,7 @@ func.func @exp_on_i32(%x: tensor<4xi32>) {
 // -----
 
 func.func @log_on_i64(%x: tensor<4xi64>) {
-  // CHECK: {{.*}}unary_invalid.mlir:[[# @LINE + 2]]:3{{$}}
-  // CHECK: error: 'rlx.log' op input has element type i64, expected one of f32, f16, bf16{{$}}
+  // expected-error @+1 {{'rlx.log' op input has element type i64, expected one of f32, f16, bf16}}
   %0 = rlx.log %x : tensor<4xi64>
   func.return
 }
@@ -21,8 +19,7 @@ func.func @log_on_i64(%x: tensor<4xi64>) {
 // -----
 
 func.func @sqrt_on_i1(%x: tensor<4xi1>) {
-  // CHECK: {{.*}}unary_invalid.mlir:[[# @LINE + 2]]:3{{$}}
-  // CHECK: error: 'rlx.sqrt' op input has element type i1, expected one of f32, f16, bf16{{$}}
+  // expected-error @+1 {{'rlx.sqrt' op input has element type i1, expected one of f32, f16, bf16}}
   %0 = rlx.sqrt %x : tensor<4xi1>
   func.return
 }
@@ -30,8 +27,7 @@ func.func @sqrt_on_i1(%x: tensor<4xi1>) {
 // -----
 
 func.func @rsqrt_on_i32(%x: tensor<4xi32>) {
-  // CHECK: {{.*}}unary_invalid.mlir:[[# @LINE + 2]]:3{{$}}
-  // CHECK: error: 'rlx.rsqrt' op input has element type i32, expected one of f32, f16, bf16{{$}}
+  // expected-error @+1 {{'rlx.rsqrt' op input has element type i32, expected one of f32, f16, bf16}}
   %0 = rlx.rsqrt %x : tensor<4xi32>
   func.return
 }
@@ -39,8 +35,7 @@ func.func @rsqrt_on_i32(%x: tensor<4xi32>) {
 // -----
 
 func.func @reciprocal_on_i64(%x: tensor<4xi64>) {
-  // CHECK: {{.*}}unary_invalid.mlir:[[# @LINE + 2]]:3{{$}}
-  // CHECK: error: 'rlx.reciprocal' op input has element type i64, expected one of f32, f16, bf16{{$}}
+  // expected-error @+1 {{'rlx.reciprocal' op input has element type i64, expected one of f32, f16, bf16}}
   %0 = rlx.reciprocal %x : tensor<4xi64>
   func.return
 }
@@ -48,8 +43,7 @@ func.func @reciprocal_on_i64(%x: tensor<4xi64>) {
 // -----
 
 func.func @sin_on_i1(%x: tensor<4xi1>) {
-  // CHECK: {{.*}}unary_invalid.mlir:[[# @LINE + 2]]:3{{$}}
-  // CHECK: error: 'rlx.sin' op input has element type i1, expected one of f32, f16, bf16{{$}}
+  // expected-error @+1 {{'rlx.sin' op input has element type i1, expected one of f32, f16, bf16}}
   %0 = rlx.sin %x : tensor<4xi1>
   func.return
 }
@@ -57,8 +51,7 @@ func.func @sin_on_i1(%x: tensor<4xi1>) {
 // -----
 
 func.func @cos_on_i32(%x: tensor<4xi32>) {
-  // CHECK: {{.*}}unary_invalid.mlir:[[# @LINE + 2]]:3{{$}}
-  // CHECK: error: 'rlx.cos' op input has element type i32, expected one of f32, f16, bf16{{$}}
+  // expected-error @+1 {{'rlx.cos' op input has element type i32, expected one of f32, f16, bf16}}
   %0 = rlx.cos %x : tensor<4xi32>
   func.return
 }
@@ -66,8 +59,7 @@ func.func @cos_on_i32(%x: tensor<4xi32>) {
 // -----
 
 func.func @tanh_on_i64(%x: tensor<4xi64>) {
-  // CHECK: {{.*}}unary_invalid.mlir:[[# @LINE + 2]]:3{{$}}
-  // CHECK: error: 'rlx.tanh' op input has element type i64, expected one of f32, f16, bf16{{$}}
+  // expected-error @+1 {{'rlx.tanh' op input has element type i64, expected one of f32, f16, bf16}}
   %0 = rlx.tanh %x : tensor<4xi64>
   func.return
 }
@@ -75,8 +67,7 @@ func.func @tanh_on_i64(%x: tensor<4xi64>) {
 // -----
 
 func.func @sigmoid_on_i1(%x: tensor<4xi1>) {
-  // CHECK: {{.*}}unary_invalid.mlir:[[# @LINE + 2]]:3{{$}}
-  // CHECK: error: 'rlx.sigmoid' op input has element type i1, expected one of f32, f16, bf16{{$}}
+  // expected-error @+1 {{'rlx.sigmoid' op input has element type i1, expected one of f32, f16, bf16}}
   %0 = rlx.sigmoid %x : tensor<4xi1>
   func.return
 }
@@ -84,8 +75,7 @@ func.func @sigmoid_on_i1(%x: tensor<4xi1>) {
 // -----
 
 func.func @gelu_on_i32(%x: tensor<4xi32>) {
-  // CHECK: {{.*}}unary_invalid.mlir:[[# @LINE + 2]]:3{{$}}
-  // CHECK: error: 'rlx.gelu' op input has element type i32, expected one of f32, f16, bf16{{$}}
+  // expected-error @+1 {{'rlx.gelu' op input has element type i32, expected one of f32, f16, bf16}}
   %0 = rlx.gelu %x : tensor<4xi32>
   func.return
 }
@@ -93,8 +83,7 @@ func.func @gelu_on_i32(%x: tensor<4xi32>) {
 // -----
 
 func.func @gelu_tanh_on_i64(%x: tensor<4xi64>) {
-  // CHECK: {{.*}}unary_invalid.mlir:[[# @LINE + 2]]:3{{$}}
-  // CHECK: error: 'rlx.gelu_tanh' op input has element type i64, expected one of f32, f16, bf16{{$}}
+  // expected-error @+1 {{'rlx.gelu_tanh' op input has element type i64, expected one of f32, f16, bf16}}
   %0 = rlx.gelu_tanh %x : tensor<4xi64>
   func.return
 }
@@ -102,8 +91,7 @@ func.func @gelu_tanh_on_i64(%x: tensor<4xi64>) {
 // -----
 
 func.func @silu_on_i1(%x: tensor<4xi1>) {
-  // CHECK: {{.*}}unary_invalid.mlir:[[# @LINE + 2]]:3{{$}}
-  // CHECK: error: 'rlx.silu' op input has element type i1, expected one of f32, f16, bf16{{$}}
+  // expected-error @+1 {{'rlx.silu' op input has element type i1, expected one of f32, f16, bf16}}
   %0 = rlx.silu %x : tensor<4xi1>
   func.return
 }
@@ -111,8 +99,7 @@ func.func @silu_on_i1(%x: tensor<4xi1>) {
 // -----
 
 func.func @erf_on_i32(%x: tensor<4xi32>) {
-  // CHECK: {{.*}}unary_invalid.mlir:[[# @LINE + 2]]:3{{$}}
-  // CHECK: error: 'rlx.erf' op input has element type i32, expected one of f32, f16, bf16{{$}}
+  // expected-error @+1 {{'rlx.erf' op input has element type i32, expected one of f32, f16, bf16}}
   %0 = rlx.erf %x : tensor<4xi32>
   func.return
 }
@@ -120,8 +107,7 @@ func.func @erf_on_i32(%x: tensor<4xi32>) {
 // -----
 
 func.func @floor_on_i64(%x: tensor<4xi64>) {
-  // CHECK: {{.*}}unary_invalid.mlir:[[# @LINE + 2]]:3{{$}}
-  // CHECK: error: 'rlx.floor' op input has element type i64, expected one of f32, f16, bf16{{$}}
+  // expected-error @+1 {{'rlx.floor' op input has element type i64, expected one of f32, f16, bf16}}
   %0 = rlx.floor %x : tensor<4xi64>
   func.return
 }
@@ -129,8 +115,7 @@ func.func @floor_on_i64(%x: tensor<4xi64>) {
 // -----
 
 func.func @ceil_on_i1(%x: tensor<4xi1>) {
-  // CHECK: {{.*}}unary_invalid.mlir:[[# @LINE + 2]]:3{{$}}
-  // CHECK: error: 'rlx.ceil' op input has element type i1, expected one of f32, f16, bf16{{$}}
+  // expected-error @+1 {{'rlx.ceil' op input has element type i1, expected one of f32, f16, bf16}}
   %0 = rlx.ceil %x : tensor<4xi1>
   func.return
 }
@@ -138,8 +123,7 @@ func.func @ceil_on_i1(%x: tensor<4xi1>) {
 // -----
 
 func.func @round_on_i32(%x: tensor<4xi32>) {
-  // CHECK: {{.*}}unary_invalid.mlir:[[# @LINE + 2]]:3{{$}}
-  // CHECK: error: 'rlx.round' op input has element type i32, expected one of f32, f16, bf16{{$}}
+  // expected-error @+1 {{'rlx.round' op input has element type i32, expected one of f32, f16, bf16}}
   %0 = rlx.round %x : tensor<4xi32>
   func.return
 }
@@ -147,8 +131,7 @@ func.func @round_on_i32(%x: tensor<4xi32>) {
 // -----
 
 func.func @neg_on_i1(%x: tensor<2x3xi1>) {
-  // CHECK: {{.*}}unary_invalid.mlir:[[# @LINE + 2]]:3{{$}}
-  // CHECK: error: 'rlx.neg' op input has element type i1, expected one of f32, f16, bf16, i32, i64{{$}}
+  // expected-error @+1 {{'rlx.neg' op input has element type i1, expected one of f32, f16, bf16, i32, i64}}
   %0 = rlx.neg %x : tensor<2x3xi1>
   func.return
 }
@@ -156,8 +139,7 @@ func.func @neg_on_i1(%x: tensor<2x3xi1>) {
 // -----
 
 func.func @abs_on_i1(%x: tensor<2x3xi1>) {
-  // CHECK: {{.*}}unary_invalid.mlir:[[# @LINE + 2]]:3{{$}}
-  // CHECK: error: 'rlx.abs' op input has element type i1, expected one of f32, f16, bf16, i32, i64{{$}}
+  // expected-error @+1 {{'rlx.abs' op input has element type i1, expected one of f32, f16, bf16, i32, i64}}
   %0 = rlx.abs %x : tensor<2x3xi1>
   func.return
 }
@@ -165,8 +147,7 @@ func.func @abs_on_i1(%x: tensor<2x3xi1>) {
 // -----
 
 func.func @sign_on_i1(%x: tensor<2x3xi1>) {
-  // CHECK: {{.*}}unary_invalid.mlir:[[# @LINE + 2]]:3{{$}}
-  // CHECK: error: 'rlx.sign' op input has element type i1, expected one of f32, f16, bf16, i32, i64{{$}}
+  // expected-error @+1 {{'rlx.sign' op input has element type i1, expected one of f32, f16, bf16, i32, i64}}
   %0 = rlx.sign %x : tensor<2x3xi1>
   func.return
 }
@@ -174,8 +155,7 @@ func.func @sign_on_i1(%x: tensor<2x3xi1>) {
 // -----
 
 func.func @relu_on_i1(%x: tensor<2x3xi1>) {
-  // CHECK: {{.*}}unary_invalid.mlir:[[# @LINE + 2]]:3{{$}}
-  // CHECK: error: 'rlx.relu' op input has element type i1, expected one of f32, f16, bf16, i32, i64{{$}}
+  // expected-error @+1 {{'rlx.relu' op input has element type i1, expected one of f32, f16, bf16, i32, i64}}
   %0 = rlx.relu %x : tensor<2x3xi1>
   func.return
 }
@@ -184,9 +164,7 @@ func.func @relu_on_i1(%x: tensor<2x3xi1>) {
 
 // The result type is the input type (custom syntax cannot even spell the difference).
 func.func @result_element_type(%x: tensor<4x16xf32>) {
-  // CHECK: {{.*}}unary_invalid.mlir:[[# @LINE + 3]]:3{{$}}
-  // CHECK: error: 'rlx.exp' op result 'result' at position 0 does not verify:{{$}}
-  // CHECK-NEXT: attribute tensor<4x16xf32> expected from variable 'T', but got tensor<4x16xf16>{{$}}
+  // expected-error-re @+1 {{'rlx.exp' op result 'result' at position 0 does not verify:{{\n}}attribute tensor<4x16xf32> expected from variable 'T', but got tensor<4x16xf16>}}
   %0 = "rlx.exp"(%x) : (tensor<4x16xf32>) -> tensor<4x16xf16>
   func.return
 }
@@ -194,9 +172,7 @@ func.func @result_element_type(%x: tensor<4x16xf32>) {
 // -----
 
 func.func @result_shape(%x: tensor<4xi32>) {
-  // CHECK: {{.*}}unary_invalid.mlir:[[# @LINE + 3]]:3{{$}}
-  // CHECK: error: 'rlx.neg' op result 'result' at position 0 does not verify:{{$}}
-  // CHECK-NEXT: attribute tensor<4xi32> expected from variable 'T', but got tensor<1x4xi32>{{$}}
+  // expected-error-re @+1 {{'rlx.neg' op result 'result' at position 0 does not verify:{{\n}}attribute tensor<4xi32> expected from variable 'T', but got tensor<1x4xi32>}}
   %0 = "rlx.neg"(%x) : (tensor<4xi32>) -> tensor<1x4xi32>
   func.return
 }
@@ -204,8 +180,7 @@ func.func @result_shape(%x: tensor<4xi32>) {
 // -----
 
 func.func @softplus_on_i32(%x: tensor<4xi32>) {
-  // CHECK: {{.*}}unary_invalid.mlir:[[# @LINE + 2]]:3{{$}}
-  // CHECK: error: 'rlx.softplus' op input has element type i32, expected one of f32, f16, bf16{{$}}
+  // expected-error @+1 {{'rlx.softplus' op input has element type i32, expected one of f32, f16, bf16}}
   %0 = rlx.softplus %x : tensor<4xi32>
   func.return
 }
