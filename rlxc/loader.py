@@ -25,7 +25,22 @@ import numpy as np
 
 from rlxc.signature import InputError, signature
 
-__all__ = ["Model", "load"]
+__all__ = ["Model", "load", "read_mlir"]
+
+
+def read_mlir(path: str | Path) -> tuple[Any, dict[str, np.ndarray]]:
+    """(module, params) of a graph-level `.mlir` file: its params are the
+    arrays of the `.npz` beside it with the same stem (what `rlxc import`
+    writes), or none."""
+    from rlxc.context import parse_module
+
+    path = Path(path)
+    beside = path.with_suffix(".npz")
+    params: dict[str, np.ndarray] = {}
+    if beside.exists():
+        with np.load(beside) as data:
+            params = {k: data[k] for k in data.files}
+    return parse_module(path.read_text(), str(path)), params
 
 
 def _shape_of(a: Any) -> tuple[int, ...]:
@@ -49,25 +64,17 @@ class Model:
         self._executables: dict[tuple, Any] = {}
         self.imports = 0  # how many times the importer ran (once per signature)
         if path.suffix == ".onnx":
-            import onnx
+            from rlxc.frontends.onnx import load_model
 
-            from rlxc.frontends.onnx import OnnxImportError
-
-            try:
-                self._onnx = onnx.load(str(path))
-            except Exception as e:  # noqa: BLE001 - protobuf's DecodeError, say
-                raise OnnxImportError(f"{path}: not a readable ONNX model ({e})") from None
+            self._onnx = load_model(path)
             self._module = None
             inits = {t.name for t in self._onnx.graph.initializer}
             self.input_names = [i.name for i in self._onnx.graph.input if i.name not in inits]
         else:
-            from rlxc.context import parse_module
-
             self._onnx = None
-            self._module = parse_module(path.read_text(), str(path))
+            self._module, beside = read_mlir(path)
             if self._params is None:
-                beside = path.with_suffix(".npz")
-                self._params = dict(np.load(beside)) if beside.exists() else {}
+                self._params = beside
             self.input_names = [n for n, _ in signature(self._module).inputs]
 
     def module_for(self, shapes: Mapping[str, Sequence[int]]):

@@ -316,13 +316,17 @@ class CachedRow:
         return ["#pragma unroll", f"for (int c = 0; c < {self.items // self.width}; ++c) {{",
                 *("  " + x for x in lines), "}"]
 
+    @property
+    def raw(self) -> str:
+        """The unsigned type of one access's `width` elements."""
+        return _RAW[self.width * dtype(self.t).bytes]
+
     def _union(self, name: str) -> str:
-        st = dtype(self.t).c_storage
-        return f"union {{ {_RAW[self.width * dtype(self.t).bytes]} raw; {st} e[{self.width}]; }} {name};"
+        return f"union {{ {self.raw} raw; {dtype(self.t).c_storage} e[{self.width}]; }} {name};"
 
     def _vec(self, buf: str) -> str:
         """Chunk c of this thread in `buf`'s row, read as one vector."""
-        return f"reinterpret_cast<const {_RAW[self.width * dtype(self.t).bytes]}*>({buf} + base)[c * {self.lanes} + {self.lane}]"
+        return f"reinterpret_cast<const {self.raw}*>({buf} + base)[c * {self.lanes} + {self.lane}]"
 
     def load(self, buf: str, into: str = "v") -> list[str]:
         """Reads the row of `buf` into `into` (declared here) or, for `v`
@@ -357,13 +361,12 @@ class CachedRow:
         w = self.width
         if w == 1:
             return self.each(f"{buf}[base + k] = {store(value(self.elem(), 'k'), self.t)};")
-        raw = _RAW[w * dtype(self.t).bytes]
         return self._chunks([
             self._union("pk"),
             "#pragma unroll",
             f"for (int i = 0; i < {w}; ++i) {{ const int j = c * {w} + i; const long long k = {self.col('j')}; "
             f"pk.e[i] = {store(value(self.elem(), 'k'), self.t)}; }}",
-            f"reinterpret_cast<{raw}*>({buf} + base)[c * {self.lanes} + {self.lane}] = pk.raw;",
+            f"reinterpret_cast<{self.raw}*>({buf} + base)[c * {self.lanes} + {self.lane}] = pk.raw;",
         ])
 
 

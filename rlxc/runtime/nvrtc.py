@@ -83,7 +83,9 @@ def cache_key(source: str, arch: str, options: Sequence[str], headers: Mapping[s
     return h.hexdigest()
 
 
-def _write_atomic(path: Path, data: bytes) -> None:
+def write_atomic(path: Path, data: bytes) -> None:
+    """Writes `data` to `path` through a temporary file beside it, renamed into
+    place: a reader sees the old file or the whole new one, never a part."""
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=path.name + ".", suffix=".tmp")
     try:
@@ -145,9 +147,9 @@ def compile_cubin(
             d = cache_dir() / "failed"
             d.mkdir(parents=True, exist_ok=True)
             path = d / f"{hashlib.sha256(source.encode()).hexdigest()[:16]}-{name}"
-            _write_atomic(path, source.encode())
+            write_atomic(path, source.encode())
             for header, text in headers.items():
-                _write_atomic(d / header, text.encode())
+                write_atomic(d / header, text.encode())
             hint = (
                 "\n(a header it includes was not given: pass headers=, rlxc.codegen.HEADERS for rlxc's kernels)"
                 if "cannot open source file" in log_text else ""
@@ -195,7 +197,7 @@ def compile_cached(
         if stats:
             stats.corrupt += 1
     cubin = compile_cubin(source, arch, name, options, headers)
-    _write_atomic(path, _MAGIC + hashlib.sha256(cubin).digest() + cubin)
+    write_atomic(path, _MAGIC + hashlib.sha256(cubin).digest() + cubin)
     if stats:
         stats.misses += 1
     return cubin

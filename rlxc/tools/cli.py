@@ -28,9 +28,9 @@ from pathlib import Path
 import numpy as np
 from xdsl.utils.exceptions import DiagnosticException, ParseError
 
-from rlxc.context import parse_module
 from rlxc.dialects import plan as P
 from rlxc.dialects.types import dtype_name
+from rlxc.runtime.nvrtc import write_atomic
 from rlxc.signature import InputError, signature
 
 
@@ -87,12 +87,12 @@ def load_module(path: str, shapes: dict[str, list[int]] | None = None,
         return from_onnx(path, bound)
     if shapes:
         raise CliError("--shape binds an ONNX model's symbolic dimensions; a .mlir file's shapes are fixed")
+    from rlxc.loader import read_mlir
+
     try:
-        text = Path(path).read_text()
+        return read_mlir(path)
     except OSError as e:
-        raise CliError(f"cannot read {path}: {e}") from None
-    beside = Path(path).with_suffix(".npz")
-    return parse_module(text, path), (_load_npz(str(beside), "params") if beside.exists() else {})
+        raise CliError(f"cannot read {path} or the params beside it: {e}") from None
 
 
 def _module_and_params(args: argparse.Namespace, inputs: dict[str, np.ndarray]):
@@ -222,26 +222,20 @@ def cmd_import(args: argparse.Namespace) -> int:
     out = Path(args.output)
     out.parent.mkdir(parents=True, exist_ok=True)
     npz = out.with_suffix(".npz")
-    _atomic_write(out, lambda f: f.write(str(module).encode() + b"\n"))
-    _atomic_write(npz, lambda f: np.savez(f, **params))
+    write_atomic(out, str(module).encode() + b"\n")
+    write_atomic(npz, npz_bytes(params))
     n = sum(int(np.prod(a.shape)) for a in params.values())
     print(f"wrote {out} and {npz} ({len(params)} params, {n} values)")
     return 0
 
 
-def _atomic_write(path: Path, write) -> None:
-    """Writes through a temporary file beside `path`, renamed into place."""
-    import os
-    import tempfile
+def npz_bytes(arrays: dict[str, np.ndarray]) -> bytes:
+    """`arrays` as the bytes of an `.npz` file."""
+    import io
 
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
-    try:
-        with os.fdopen(fd, "wb") as f:
-            write(f)
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
+    buf = io.BytesIO()
+    np.savez(buf, **arrays)
+    return buf.getvalue()
 
 
 def _planned_offsets(f) -> dict:

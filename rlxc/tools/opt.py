@@ -18,6 +18,7 @@ import argparse
 import dataclasses
 import os
 import sys
+from pathlib import Path
 from collections.abc import Sequence
 from typing import IO, Any
 
@@ -102,17 +103,17 @@ class RlxcOptMain(xDSLOptMain):
         def parse_onnx(io: IO[bytes]) -> ModuleOp:
             """An ONNX model, imported (`--onnx-shape` binds its symbolic
             dimensions; `--onnx-params` saves its initializers)."""
-            import numpy as np
             import onnx
 
             from rlxc.frontends.onnx import from_onnx
-            from rlxc.tools.cli import parse_shapes
+            from rlxc.runtime.nvrtc import write_atomic
+            from rlxc.tools.cli import npz_bytes, parse_shapes
 
             path = self.args.input_file
             model = path if path else onnx.load_model_from_string(io.read())
             module, params = from_onnx(model, parse_shapes(self.args.onnx_shape))
             if self.args.onnx_params:
-                np.savez(self.args.onnx_params, **params)
+                write_atomic(Path(self.args.onnx_params), npz_bytes(params))
             self._locations = {}
             return module
 

@@ -412,17 +412,18 @@ class PassRunner:
         print(str(module), file=out)
         print(file=out)
 
+    def _counter_flags(self) -> str:
+        """The --rewrite-counter flags of this run, to repeat in a rerun command."""
+        return "".join(f" --rewrite-counter={c.pattern}:{c.skip}:{c.count}" for c in self.counters.values())
+
     def _reproducer(self, before: ModuleOp, failing: ModulePass) -> Path:
         d = Path(self.reproducer_dir or self.dump_dir or tempfile.mkdtemp(prefix="rlxc-repro-"))
         d.mkdir(parents=True, exist_ok=True)
         path = d / f"reproducer-{failing.name}.mlir"
         spec = spec_of(failing)
-        counters = "".join(
-            f" --rewrite-counter={c.pattern}:{c.skip}:{c.count}" for c in self.counters.values()
-        )
         path.write_text(
             f"// Reproducer: the input to the failing pass '{spec}'.\n"
-            f"// RUN: rlxc-opt %s -p '{spec}'{counters}\n{str(before)}\n"
+            f"// RUN: rlxc-opt %s -p '{spec}'{self._counter_flags()}\n{str(before)}\n"
         )
         return path
 
@@ -467,7 +468,10 @@ class PassRunner:
         if not self.printing.any:
             self._dump(0, "input", module)
         total_start = time.perf_counter()
-        with instrument_patterns(stats, self.counters):
+        # patterns are counted only where something reads the counts (they
+        # add a call per pattern attempt)
+        counting = self.statistics or bool(self.counters) or self.semantics is not None
+        with instrument_patterns(stats, self.counters) if counting else contextlib.nullcontext():
             for i, p in enumerate(self.passes, start=1):
                 before = module.clone()
                 before_text = str(module) if (self.printing.after_change or self.statistics) else None
@@ -529,7 +533,7 @@ class PassRunner:
                             f"(seeded random inputs, seed {self.semantics.seed})\n"
                             f"reproducer (the input to that pass): {path}\n"
                             f"rerun with: rlxc-opt {path} -p '{spec_of(p)}' --check-semantics"
-                            + "".join(f" --rewrite-counter={c.pattern}:{c.skip}:{c.count}" for c in self.counters.values())
+                            + self._counter_flags()
                             + hint
                         )
         wall = time.perf_counter() - total_start

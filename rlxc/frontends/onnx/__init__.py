@@ -45,10 +45,10 @@ from rlxc.frontends.onnx.core import (
     emitter_for,
     import_time_inputs,
 )
-from rlxc.frontends.onnx.importer import OnnxImporter, from_onnx
+from rlxc.frontends.onnx.importer import OnnxImporter, from_onnx, load_model
 
 __all__ = [
     "EMITTERS", "IMPORT_TIME_INPUTS", "IMPORT_TIME_OPS", "ONNX_DTYPES", "Const", "Emitter", "_const_from_tensor",
     "Node", "OnnxImportError", "OnnxImporter", "Value", "emitter", "emitter_for",
-    "from_onnx", "import_time_inputs",
+    "from_onnx", "import_time_inputs", "load_model",
 ]  # fmt: skip

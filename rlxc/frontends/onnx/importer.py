@@ -181,6 +181,20 @@ class OnnxImporter:
 
 
 
+def load_model(path: str | Path):
+    """The `onnx.ModelProto` in `path` (external data included), or an
+    `OnnxImportError` saying why there is none."""
+    import onnx
+
+    path = Path(path)
+    if not path.exists():
+        raise OnnxImportError(f"{path}: no such file")
+    try:
+        return onnx.load(str(path))
+    except Exception as e:  # a protobuf DecodeError, say
+        raise OnnxImportError(f"{path}: not a readable ONNX model ({e})") from None
+
+
 def from_onnx(model, input_shapes: Mapping[str, Sequence[int]] | None = None):
     """Imports an ONNX model (a path or an `onnx.ModelProto`, external data
     included) as `(module, params)`: a verified rlx module and the
@@ -188,13 +202,7 @@ def from_onnx(model, input_shapes: Mapping[str, Sequence[int]] | None = None):
     import onnx
 
     if isinstance(model, str | Path):
-        path = Path(model)
-        if not path.exists():
-            raise OnnxImportError(f"{path}: no such file")
-        try:
-            model = onnx.load(str(path))
-        except Exception as e:  # a protobuf DecodeError, say
-            raise OnnxImportError(f"{path}: not a readable ONNX model ({e})") from None
+        model = load_model(model)
     if not isinstance(model, onnx.ModelProto):
         raise OnnxImportError(f"from_onnx takes a path or an onnx.ModelProto, got {type(model).__name__}")
     return OnnxImporter(model, input_shapes).run()

@@ -12,6 +12,15 @@ from rlxc.frontends.onnx.core import (
 )
 
 
+def _split_pads(totals: Sequence[int], auto: str) -> list[int]:
+    """ONNX pads [begins..., ends...] from each axis's total padding: SAME_UPPER
+    puts the odd element at the end, anything else (SAME_LOWER, and
+    ConvTranspose's explicit output_shape) at the beginning."""
+    upper = auto == "SAME_UPPER"
+    begin = [t // 2 if upper else t - t // 2 for t in totals]
+    return begin + [t - b for t, b in zip(totals, begin)]
+
+
 def _spatial_pads(n: Node, x_shape: Sequence[int], kernel: Sequence[int], strides: Sequence[int],
                   dilations: Sequence[int]) -> list[int]:
     """ONNX pads [x1_begin, x2_begin, ..., x1_end, x2_end, ...], auto_pad resolved."""
@@ -22,14 +31,9 @@ def _spatial_pads(n: Node, x_shape: Sequence[int], kernel: Sequence[int], stride
         return pads
     if auto not in ("SAME_UPPER", "SAME_LOWER"):
         raise n.unsupported(f"auto_pad={auto}", "NOTSET, VALID, SAME_UPPER, SAME_LOWER")
-    begin, end = [], []
-    for size, k, s, d in zip(x_shape, kernel, strides, dilations):
-        out = -(-size // s)
-        total = max(0, (out - 1) * s + (k - 1) * d + 1 - size)
-        small, big = total // 2, total - total // 2
-        begin.append(small if auto == "SAME_UPPER" else big)
-        end.append(big if auto == "SAME_UPPER" else small)
-    return begin + end
+    totals = [max(0, (-(-size // s) - 1) * s + (k - 1) * d + 1 - size)
+              for size, k, s, d in zip(x_shape, kernel, strides, dilations)]
+    return _split_pads(totals, auto)
 
 
 @emitter("Conv")
@@ -107,17 +111,15 @@ def _conv_transpose(n: Node) -> list[Value]:
     if out_shape is not None or auto in ("SAME_UPPER", "SAME_LOWER"):
         spatial = x.shape[2:]
         want = list(out_shape)[-nd:] if out_shape is not None else [d * s for d, s in zip(spatial, strides)]
-        begin, end = [], []
+        totals = []
         for i in range(nd):
             full = strides[i] * (spatial[i] - 1) + out_pad[i] + (kernel[i] - 1) * dil[i] + 1
             total = full - want[i]
             if total < 0:  # a larger output than the kernel reaches: the rest is output padding
                 out_pad[i] -= total
                 total = 0
-            small, big = total // 2, total - total // 2
-            begin.append(small if auto == "SAME_UPPER" else big)
-            end.append(big if auto == "SAME_UPPER" else small)
-        pads = begin + end
+            totals.append(total)
+        pads = _split_pads(totals, auto)
     else:
         pads = list(n.attr("pads", [0] * 2 * nd)) if auto == "NOTSET" else [0] * 2 * nd
     if nd == 1:
