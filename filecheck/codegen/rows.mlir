@@ -1,11 +1,12 @@
 // RUN: rlxc-opt %s -p rlx-cuda -t cuda-source | filecheck %s
 // RUN: rlxc-opt %s -p rlx-cuda | filecheck %s --check-prefix=IR
 
-// Reductions, softmax and norms: a block per row, f32 accumulation, block
-// reductions through warp shuffles.
+// Reductions, softmax and norms: f32 accumulation, reductions through warp
+// shuffles. A short row of a reduction takes a group of lanes (here 4, one
+// float4 each).
 // IR-COUNT-4: rlx_cuda.launch
-// CHECK: for (long long r = blockIdx.x; r < 4LL; r += gridDim.x)
-// CHECK: rlx_block_reduce(acc, RlxSum(), (float)0, smem)
+// CHECK: // reduce form: group: 4 lanes per row of 16 elements, 4 elements per item, 1 items per lane, 4 rows per group
+// CHECK: for (int o = 2; o > 0; o >>= 1) acc = RlxSum()(acc, rlx_shfl(acc, o));
 // Short rows (up to 1024 elements) take a warp each, the row in registers
 // (16 f32 over 32 lanes: one guarded element per lane), reduced with
 // shuffles alone: one read, one write.

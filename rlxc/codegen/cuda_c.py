@@ -76,9 +76,25 @@ def literal(value: float | int, t: Attribute) -> str:
     return str(int(value))
 
 
+def round_value(value: float, t: Attribute) -> float:
+    """`value` rounded to the float type `t` (nearest even), as the kernels'
+    `rlx_round_*` helpers would at run time: constants are rounded here."""
+    name = dtype_name(t)
+    if name == "f16":
+        with np.errstate(over="ignore"):
+            return float(np.float16(value))
+    if name == "bf16":
+        bits = int(np.array([value], np.float32).view(np.uint32)[0])
+        if (bits & 0x7FFFFFFF) > 0x7F800000:
+            return float(value)  # NaN stays NaN
+        bits = ((bits + 0x7FFF + ((bits >> 16) & 1)) & 0xFFFF0000) & 0xFFFFFFFF
+        return float(np.array([bits], np.uint32).view(np.float32)[0])
+    return float(np.float32(value))
+
+
 def _round_to(t: Attribute, expr: str) -> str:
     name = dtype_name(t)
-    return {"f16": f"rlx_round_f16({expr})", "bf16": f"rlx_round_bf16({expr})"}.get(name, expr)
+    return {"f16": f"rlx_round_f16({expr})", "bf16": f"rlx_round_bf16_cvt({expr})"}.get(name, expr)
 
 
 _CMPF = {"oeq": "==", "one": "!=", "olt": "<", "ole": "<=", "ogt": ">", "oge": ">=", "une": "!="}
@@ -196,14 +212,27 @@ SCALAR_OPS: dict[type[Operation], Render] = {
 }
 
 
-def render_scalar(op: Operation, operands: list[str]) -> str:
+def render_scalar(op: Operation, operands: list[str], rounded: bool = True) -> str:
     """The C++ expression of one scalar op; results of f16/bf16 type are
-    rounded to that type, so a float computation matches per-op rounding."""
+    rounded to that type, so a float computation matches per-op rounding
+    (constants are rounded here, at compile time). `rounded=False` leaves
+    the last rounding out, for a value that is only stored (the store
+    rounds it, and rounding twice is rounding once)."""
     render = SCALAR_OPS.get(type(op))
     if render is None:
         raise NotImplementedError(f"no CUDA C++ rendering for scalar op '{op.name}'")
-    expr = render(op, operands)
     t = op.results[0].type
-    if isinstance(op, arith.TruncFOp | arith.SIToFPOp | arith.UIToFPOp | arith.ExtFOp):
+    if isinstance(op, arith.ConstantOp) and is_float(t):
+        return float_literal(round_value(float(op.value.value.data), t))  # pyright: ignore
+    expr = render(op, operands)
+    if isinstance(op, arith.TruncFOp | arith.SIToFPOp | arith.UIToFPOp | arith.ExtFOp) and rounded:
+        return expr
+    if not rounded:
+        # the op's own expression, unrounded (a trunc/sitofp carries its
+        # rounding inside: strip it where the renderer added it)
+        if isinstance(op, arith.TruncFOp):
+            return operands[0]
+        if isinstance(op, arith.SIToFPOp | arith.UIToFPOp):
+            return f"((float)({operands[0]}))"
         return expr
     return _round_to(t, expr) if is_float(t) and dtype_name(t) != "f32" else expr

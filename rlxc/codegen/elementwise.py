@@ -1,9 +1,17 @@
 """Elementwise kernels: one per `rlx.elementwise_region`, its body rendered
 as straight-line C++ through the scalar-op table (`cuda_c.render_scalar`).
 
-Each thread owns UNROLL vectors: 16-byte loads and stores (4 elements) of
-the full-shape buffers when the element count allows, else single
-elements; broadcast inputs are read per element through per-input strides.
+Each thread owns UNROLL vectors of W elements, moved as 16-byte accesses:
+W = 4 for f32/i32 regions (float4, int4), W = 8 where a buffer is f16 or
+bf16 (a uint4 of 8 halves, converted in pairs; a buffer of wider elements
+moves its 8 elements as two 16-byte accesses). The full-shape buffers
+are read and written as vectors, and so are broadcast inputs whose
+innermost axis is not broadcast (a bias row: one vector per W outputs);
+other broadcast inputs are read per element through per-input strides.
+When the element count is not a multiple of W, one more thread does the
+last n % W elements one at a time (the tail); fewer than W elements take
+the scalar form (one element per access). The form is named in a comment
+line of the source.
 """
 
 from __future__ import annotations
@@ -13,53 +21,102 @@ from xdsl.ir import Attribute, Block, SSAValue
 from rlxc.codegen.common import THREADS, Buf, KernelSpec, eltype, index_expr, numel, params_decl, shape
 from rlxc.codegen.cuda_c import compute_type, load, render_scalar, storage_type, store
 from rlxc.dialects import rlx
-from rlxc.dialects.types import dtype
+from rlxc.dialects.types import dtype, dtype_name
 
-#: Vectors (float4 where the dtype allows, else single elements) each thread
-#: of an elementwise kernel loads and stores, all loads issued before any use.
+#: Vectors (16-byte accesses: see the module docstring) each thread of an
+#: elementwise kernel loads and stores, all loads issued before any use.
 #: Each thread makes one trip (no grid-stride loop): on an H200 this shape
 #: reached 92.6% of the 1 GiB copy bandwidth where a persistent grid-stride
 #: loop reached 86-88%, and unroll 2 and 8 lost on the transcendental chain
 #: (`benchmarks/ew_variants.py`, benchmarks/RESULTS.md).
 UNROLL = 4
 
-
-def _vector_type(t: Attribute) -> str | None:
-    return dtype(t).c_vector
+#: Element types moved as 8 elements per uint4, converted in pairs
+#: (`rlx_ld8_*` / `rlx_st8_*` of rlx_kernels.cuh).
+_HALVES = ("f16", "bf16")
 
 
 def index_type(n: int) -> tuple[str, str]:
     """(C type, constant suffix) for indices below `n` plus one block's reach:
     32-bit unsigned where it fits, else 64-bit."""
-    return ("unsigned", "u") if n + 4 * THREADS * UNROLL < 2**31 else ("long long", "LL")
+    return ("unsigned", "u") if n + 8 * THREADS * UNROLL < 2**31 else ("long long", "LL")
+
+
+def vector_width(types: list[Attribute]) -> int:
+    """Elements per vector of a kernel moving buffers of `types`: the widest
+    16-byte access among them (4 for f32, 8 for f16/bf16); 1 when none has
+    a vector type."""
+    widths = [dtype(t).vector_width for t in types if dtype(t).c_vector]
+    return max(widths, default=1)
+
+
+def _halves(t: Attribute) -> bool:
+    return dtype_name(t) in _HALVES
 
 
 def elementwise_kernel(op: rlx.ElementwiseRegionOp, sm_count: int) -> KernelSpec:
-    """The region's kernel (see the module docstring): inputs of the full
-    shape are held in registers as vectors before any use; smaller inputs
-    are read per element at their broadcast index."""
+    """The region's kernel (see the module docstring): vector inputs are held
+    in registers before any use; per-element inputs are read at their
+    broadcast index."""
     out_shape = shape(op.outputs[0])
     n = numel(out_shape)
     block: Block = op.body.block
     ins = list(op.inputs)
     outs = list(op.outputs)
-    vec = n % 4 == 0 and n >= 4
     idx_t, sfx = index_type(n)
-    names: dict[SSAValue, str] = {}
     yields = list(block.last_op.operands)  # pyright: ignore[reportOptionalMemberAccess]
 
-    def vector_type(t: Attribute) -> str | None:
-        return _vector_type(t) if vec else storage_type(t)
+    full = [j for j, x in enumerate(ins) if shape(x) == out_shape]
+    vec_outs = [j for j, r in enumerate(outs) if dtype(eltype(r)).c_vector]
+    w_ = vector_width([eltype(ins[j]) for j in full if dtype(eltype(ins[j])).c_vector] + [eltype(outs[j]) for j in vec_outs])
+    vec = w_ > 1 and n >= w_
+    W = w_ if vec else 1
+    nv, tail = (n // W, n % W) if vec else (n, 0)
+    # vector inputs: the full-shape ones, and broadcast ones whose innermost
+    # axis is the output's (one vector per W outputs: W divides that axis)
+    held = [j for j in full if dtype(eltype(ins[j])).c_vector]
+    if vec:
+        held += [
+            j for j, x in enumerate(ins)
+            if j not in full and dtype(eltype(x)).c_vector and len(shape(x)) > 0 and shape(x)[-1] == out_shape[-1]
+            and out_shape[-1] % W == 0 and numel(shape(x)) > 1 and W % dtype(eltype(x)).vector_width == 0
+        ]  # fmt: skip
+        held.sort()
+    else:
+        held = list(full)  # the scalar form holds single elements
+    # values stored only (into f16/bf16 outputs) skip their last rounding: the store rounds
+    uses: dict[SSAValue, int] = {}
+    for v in block.ops:
+        for x in v.operands:
+            uses[x] = uses.get(x, 0) + 1
+    store_only = {
+        y for y, r in zip(yields, outs) if uses.get(y, 0) == 1 and _halves(eltype(r)) and y.type == eltype(r)
+    }
 
-    held = [j for j, x in enumerate(ins) if shape(x) == out_shape and vector_type(eltype(x))]
+    def chunks(t: Attribute) -> int:
+        return W // dtype(t).vector_width
 
-    def body_lines() -> list[str]:
-        # Vectors are unpacked into q{j}[l] / packed from r{j}[l]; single
-        # elements go straight from p{j}[u] and to out{j}[w].
+    def vec_index(j: int) -> str:
+        """Vector index of input j's vector for the output vector `w`."""
+        x = ins[j]
+        if shape(x) == out_shape:
+            return "w"
+        vs = (*out_shape[:-1], out_shape[-1] // W)
+        xs = (*shape(x)[:-1], shape(x)[-1] // W)
+        return f"({index_expr('w', vs, xs, suffix=sfx)})"
+
+    def body_lines(mode: str) -> list[str]:
+        """The region body for one element. mode "vector": element l of the
+        vector (inputs from q{j}[l], outputs to r{j}[l]); "scalar": the
+        scalar form (held inputs from p{j}[u], outputs to out{j}[w]);
+        "tail": element i, straight from and to memory."""
+        names: dict[SSAValue, str] = {}
         out = []
         for j, (arg, x) in enumerate(zip(block.args, ins)):
-            if j in held:
-                value = f"q{j}[l]" if vec else load(f"p{j}[u]", eltype(x))
+            if mode == "vector" and j in held:
+                value = f"q{j}[l]"
+            elif mode == "scalar" and j in held:
+                value = load(f"p{j}[u]", eltype(x))
             else:
                 value = load(f"in{j}[{index_expr('i', out_shape, shape(x), suffix=sfx)}]", eltype(x))
             out.append(f"const {compute_type(arg.type)} a{j} = {value};")
@@ -68,61 +125,110 @@ def elementwise_kernel(op: rlx.ElementwiseRegionOp, sm_count: int) -> KernelSpec
             if isinstance(v, rlx.YieldOp):
                 continue
             operands = [names[x] for x in v.operands]
-            out.append(f"const {compute_type(v.results[0].type)} v{k} = {render_scalar(v, operands)};")
+            expr = render_scalar(v, operands, rounded=v.results[0] not in store_only)
+            out.append(f"const {compute_type(v.results[0].type)} v{k} = {expr};")
             names[v.results[0]] = f"v{k}"
         for j, (y, r) in enumerate(zip(yields, outs)):
-            target = f"r{j}[l]" if vec else f"out{j}[w]"
-            out.append(f"{target} = {store(names[y], eltype(r))};")
+            if mode == "vector" and j in vec_outs:
+                value = names[y] if _halves(eltype(r)) else store(names[y], eltype(r))
+                out.append(f"r{j}[l] = {value};")
+            else:
+                target = {"vector": f"out{j}[w * {W}{sfx} + l]", "scalar": f"out{j}[w]", "tail": f"out{j}[i]"}[mode]
+                out.append(f"{target} = {store(names[y], eltype(r))};")
         return out
 
     decl = params_decl(
         [(f"in{j}", x, False) for j, x in enumerate(ins)]
         + [(f"out{j}", r, True) for j, r in enumerate(outs)]
     )
-    nv = n // 4 if vec else n
-    src = [f'extern "C" __global__ void __launch_bounds__({THREADS}) ENTRY({decl}) {{']
+    if vec:
+        form = f"vector: {W} elements per thread and trip, 16-byte accesses"
+        if tail:
+            form += f", a tail of {tail} elements"
+    else:
+        form = "scalar: one element per access"
+    src = [f"// elementwise form: {form}, {UNROLL} trips per thread"]
+    src.append(f'extern "C" __global__ void __launch_bounds__({THREADS}) ENTRY({decl}) {{')
     src.append(f"  const {idx_t} w0 = ({idx_t})blockIdx.x * {THREADS * UNROLL}{sfx} + threadIdx.x;")
     for j in held:
-        src.append(f"  {vector_type(eltype(ins[j]))} p{j}[{UNROLL}];")
+        t = eltype(ins[j])
+        if not vec:
+            src.append(f"  {storage_type(t)} p{j}[{UNROLL}];")
+        elif chunks(t) == 1:
+            src.append(f"  {dtype(t).c_vector} p{j}[{UNROLL}];")
+        else:
+            src.append(f"  {dtype(t).c_vector} p{j}[{UNROLL}][{chunks(t)}];")
     if held:
         src.append("  #pragma unroll")
         src.append(f"  for (int u = 0; u < {UNROLL}; ++u) {{")
         src.append(f"    const {idx_t} w = w0 + u * {THREADS}{sfx};")
         src.append(f"    if (w < {nv}{sfx}) {{")
         for j in held:
-            vt = vector_type(eltype(ins[j]))
-            src.append(f"      p{j}[u] = reinterpret_cast<const {vt}*>(in{j})[w];" if vec else f"      p{j}[u] = in{j}[w];")
+            t = eltype(ins[j])
+            if not vec:
+                src.append(f"      p{j}[u] = in{j}[w];")
+                continue
+            cv, c = dtype(t).c_vector, chunks(t)
+            if c == 1:
+                src.append(f"      p{j}[u] = reinterpret_cast<const {cv}*>(in{j})[{vec_index(j)}];")
+            else:
+                for k in range(c):
+                    src.append(f"      p{j}[u][{k}] = reinterpret_cast<const {cv}*>(in{j})[{vec_index(j)} * {c}{sfx} + {k}];")
         src.append("    }")
         src.append("  }")
     src.append("  #pragma unroll")
     src.append(f"  for (int u = 0; u < {UNROLL}; ++u) {{")
     src.append(f"    const {idx_t} w = w0 + u * {THREADS}{sfx};")
-    src.append(f"    if (w >= {nv}{sfx}) break;")
     if not vec:
+        src.append(f"    if (w >= {nv}{sfx}) break;")
         if len(held) < len(ins):
             src.append(f"    const {idx_t} i = w;")
-        src.extend("    " + line for line in body_lines())
+        src.extend("    " + line for line in body_lines("scalar"))
     else:
+        if tail:
+            src.append(f"    if (w >= {nv}{sfx}) {{")
+            src.append(f"      if (w == {nv}{sfx}) {{  // the tail: the last {tail} elements, one at a time")
+            src.append(f"        for (int l = 0; l < {tail}; ++l) {{")
+            src.append(f"          const {idx_t} i = {nv * W}{sfx} + l;")
+            src.extend("          " + line for line in body_lines("tail"))
+            src.append("        }")
+            src.append("      }")
+            src.append("      break;")
+            src.append("    }")
+        else:
+            src.append(f"    if (w >= {nv}{sfx}) break;")
         for j in held:
-            parts = ", ".join(load(f"p{j}[u].{c}", eltype(ins[j])) for c in "xyzw")
-            src.append(f"    const {compute_type(eltype(ins[j]))} q{j}[4] = {{{parts}}};")
-        for j, r in enumerate(outs):
-            src.append(f"    {storage_type(eltype(r))} r{j}[4];")
+            t = eltype(ins[j])
+            ct = compute_type(t)
+            if _halves(t):
+                src.append(f"    float q{j}[{W}]; rlx_ld8_{dtype_name(t)}(p{j}[u], q{j});")
+                continue
+            c = chunks(t)
+            parts = ", ".join(
+                load(f"p{j}[u]{'' if c == 1 else f'[{k}]'}.{e}", t) for k in range(c) for e in "xyzw"
+            )
+            src.append(f"    const {ct} q{j}[{W}] = {{{parts}}};")
+        for j in vec_outs:
+            r = outs[j]
+            src.append(f"    {'float' if _halves(eltype(r)) else storage_type(eltype(r))} r{j}[{W}];")
         src.append("    #pragma unroll")
-        src.append("    for (int l = 0; l < 4; ++l) {")
-        if len(held) < len(ins):
-            src.append(f"      const {idx_t} i = w * 4{sfx} + l;")
-        src.extend("      " + line for line in body_lines())
+        src.append(f"    for (int l = 0; l < {W}; ++l) {{")
+        if any(j not in held for j in range(len(ins))):
+            src.append(f"      const {idx_t} i = w * {W}{sfx} + l;")
+        src.extend("      " + line for line in body_lines("vector"))
         src.append("    }")
-        for j, r in enumerate(outs):
-            vt = vector_type(eltype(r))
-            if vt:
-                src.append(f"    reinterpret_cast<{vt}*>(out{j})[w] = make_{vt}(r{j}[0], r{j}[1], r{j}[2], r{j}[3]);")
-            else:
-                src.append(f"    for (int l = 0; l < 4; ++l) out{j}[w * 4{sfx} + l] = r{j}[l];")
+        for j in vec_outs:
+            t = eltype(outs[j])
+            cv, c = dtype(t).c_vector, chunks(t)
+            if _halves(t):
+                src.append(f"    reinterpret_cast<uint4*>(out{j})[w] = rlx_st8_{dtype_name(t)}(r{j});")
+                continue
+            for k in range(c):
+                parts = ", ".join(f"r{j}[{4 * k + e}]" for e in range(4))
+                at = "w" if c == 1 else f"w * {c}{sfx} + {k}"
+                src.append(f"    reinterpret_cast<{cv}*>(out{j})[{at}] = make_{cv}({parts});")
     src.append("  }")
     src.append("}")
     params: list[Buf | int] = [Buf(x) for x in ins] + [Buf(r, True) for r in outs]
-    grid = -(-nv // (THREADS * UNROLL))
+    grid = -(-(nv + (1 if tail else 0)) // (THREADS * UNROLL))
     return KernelSpec("ew", "\n".join(src) + "\n", params, grid)
-

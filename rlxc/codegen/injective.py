@@ -1,10 +1,25 @@
 """Injective kernels: each output element is one input element, moved.
-`transpose` (a shared-memory tile for swapping the last two axes), `expand`,
-`slice`, `concat` and `gather` (numpy.take) map each output index to its
-source index with baked-in strides, in a grid-stride loop (`injective`).
+`transpose`, `expand`, `slice`, `concat` and `gather` (numpy.take) map each
+output index to its source index with baked-in strides.
+
+They share the elementwise kernels' one-trip shape (`moves`): each thread
+moves UNROLL items of the output, all loads issued before any store. An
+item is a vector of up to 16 bytes (8 f16, 4 f32) wherever the innermost
+axis keeps its run in both tensors and the run's length allows (the head
+transpose [b, s, h, d] -> [b, h, s, d] moves each d-run as 16-byte
+vectors); the index arithmetic is then done in vectors, as if the
+innermost axis were that many times shorter. A transpose that changes the
+innermost axis goes through a padded 32x32 shared-memory tile, so reads
+and writes are both coalesced (`transpose_tiled`). The form is named in a
+comment line of the source.
+
+`injective` (a grid-stride loop writing `y[i]`) remains for the indexing
+kernels (rlxc/codegen/indexing.py).
 """
 
 from __future__ import annotations
+
+from collections.abc import Callable, Sequence
 
 from xdsl.ir import SSAValue
 
@@ -24,6 +39,13 @@ from rlxc.codegen.common import (
 )
 from rlxc.codegen.cuda_c import storage_type
 from rlxc.dialects import rlx
+from rlxc.dialects.types import dtype
+
+#: Items (vectors or elements) each thread of a one-trip kernel moves.
+UNROLL = 4
+
+#: The unsigned type of one access of 2, 4, 8 or 16 bytes.
+_RAW = {2: "unsigned short", 4: "unsigned int", 8: "uint2", 16: "uint4"}
 
 
 def injective(family: str, out: SSAValue, ins: list[tuple[str, SSAValue]], expr_lines: list[str], sm_count: int) -> KernelSpec:
@@ -41,93 +63,266 @@ def injective(family: str, out: SSAValue, ins: list[tuple[str, SSAValue]], expr_
     return KernelSpec(family, "\n".join(src) + "\n", params, grid_for(n, sm_count))
 
 
+# --------------------------------------------------------------------------- the one-trip form
+
+
+def vector_elems(bytes_: int, dims: Sequence[int]) -> int:
+    """Elements per item: the widest access of 16, 8 or 4 bytes (at least 2
+    elements) whose element count divides every extent in `dims` (the
+    innermost runs of the tensors involved); 1 if none does."""
+    for size in (16, 8, 4):
+        vw = size // bytes_
+        if vw >= 2 and all(d % vw == 0 for d in dims):
+            return vw
+    return 1
+
+
+def vshape(s: Sequence[int], vw: int) -> tuple[int, ...]:
+    """A shape in items of `vw` elements along its innermost axis."""
+    return (*s[:-1], s[-1] // vw) if vw > 1 else tuple(s)
+
+
+#: (C index type, constant suffix): 32-bit unsigned while every index fits.
+Index = tuple[str, str]
+
+
+def index_kind(values: Sequence[SSAValue], signed: bool = False) -> Index:
+    big = max(numel(shape(v)) for v in values) + 8 * THREADS * UNROLL >= 2**31
+    return ("long long", "LL") if big or signed else ("unsigned", "u")
+
+
+def moves(family: str, out: SSAValue, ins: list[tuple[str, SSAValue]], lines: Callable[[Index], list[str]],
+          form: str, vw: int = 1, idx: Index = ("unsigned", "u"), vector_ins: Sequence[str] = ("x",)) -> KernelSpec:
+    """The one-trip kernel: each thread sets `v[u]`, the output item `i`,
+    for UNROLL items (`lines(idx)`, in items of `vw` elements: the inputs
+    named in `vector_ins` are seen as arrays of items), then stores them."""
+    idx_t, sfx = idx
+    n = numel(shape(out)) // vw
+    t = eltype(out)
+    item = storage_type(t) if vw == 1 else _RAW[vw * dtype(t).bytes]
+    vec = [name for name, _ in ins if name in vector_ins] + ["y"] if vw > 1 else []
+    decl = params_decl([(f"{name}_" if name in vec else name, v, False) for name, v in ins]
+                       + [("y_" if vec else "y", out, True)])
+    src = [f"// injective form: {form}" + (f", {vw} elements per {vw * dtype(t).bytes}-byte item" if vw > 1 else ", one element per item")
+           + f", {UNROLL} items per thread"]
+    src.append(f'extern "C" __global__ void __launch_bounds__({THREADS}) ENTRY({decl}) {{')
+    for name in vec:
+        const = "" if name == "y" else "const "
+        src.append(f"  {const}{item}* __restrict__ {name} = reinterpret_cast<{const}{item}*>({name}_);")
+    src.append(f"  const {idx_t} i0 = ({idx_t})blockIdx.x * {THREADS * UNROLL}{sfx} + threadIdx.x;")
+    src.append(f"  {item} v[{UNROLL}];")
+    src.append("  #pragma unroll")
+    src.append(f"  for (int u = 0; u < {UNROLL}; ++u) {{")
+    src.append(f"    const {idx_t} i = i0 + u * {THREADS}{sfx};")
+    src.append(f"    if (i < {n}{sfx}) {{")
+    src.extend("      " + line for line in lines(idx))
+    src.append("    }")
+    src.append("  }")
+    src.append("  #pragma unroll")
+    src.append(f"  for (int u = 0; u < {UNROLL}; ++u) {{")
+    src.append(f"    const {idx_t} i = i0 + u * {THREADS}{sfx};")
+    src.append(f"    if (i < {n}{sfx}) y[i] = v[u];")
+    src.append("  }")
+    src.append("}")
+    params: list[Buf | int] = [Buf(v) for _, v in ins] + [Buf(out, True)]
+    return KernelSpec(family, "\n".join(src) + "\n", params, -(-n // (THREADS * UNROLL)))
+
+
+# --------------------------------------------------------------------------- transpose
+
+
+def coalesce(xs: Sequence[int], perm: Sequence[int]) -> tuple[list[int], list[int]]:
+    """The same transpose with fewer axes: size-1 axes dropped, and input
+    axes that stay adjacent (and in order) in the output merged."""
+    keep = [a for a in range(len(xs)) if xs[a] != 1]
+    renum = {a: k for k, a in enumerate(keep)}
+    p = [renum[a] for a in perm if a in renum]
+    s = [xs[a] for a in keep]
+    groups: list[list[int]] = []  # runs of input axes, in output order
+    for a in p:
+        if groups and groups[-1][-1] + 1 == a:
+            groups[-1].append(a)
+        else:
+            groups.append([a])
+    order = sorted(range(len(groups)), key=lambda g: groups[g][0])  # groups in input order
+    new_shape = [numel([s[a] for a in groups[g]]) for g in order]
+    rank_of = {g: k for k, g in enumerate(order)}
+    return new_shape, [rank_of[g] for g in range(len(groups))]
+
+
+def _coord(i: str, k: int, s: Sequence[int], sfx: str) -> str:
+    """Axis k's coordinate of linear index `i` in a row-major tensor of shape `s`."""
+    st = strides(s)
+    c = f"({i} / {st[k]}{sfx})" if st[k] != 1 else i
+    return c if k == 0 else f"({c} % {s[k]}{sfx})"
+
+
+def _tiled(op: rlx.TransposeOp, xs: list[int], perm: list[int], sm_count: int) -> KernelSpec:
+    """A transpose that changes the innermost axis: a block per 32x32 tile of
+    (input axis q, the input's innermost axis), where q is the axis that
+    becomes the output's innermost; read along the input's innermost axis,
+    written along the output's, through a padded shared-memory tile. The
+    other axes index the tile's batch."""
+    r = len(xs)
+    q = perm[-1]
+    p = perm.index(r - 1)  # where the input's innermost axis goes
+    ys = [xs[a] for a in perm]
+    xst, yst = strides(xs), strides(ys)
+    batch_axes = [a for a in range(r) if a not in (q, r - 1)]
+    bshape = [xs[a] for a in batch_axes]
+    tq, tc = -(-xs[q] // 32), -(-xs[r - 1] // 32)
+    tiles = tq * tc * numel(bshape)
+    idx_t, sfx = index_kind([op.input])
+    c = storage_type(eltype(op.input))
+    tile_t = c if dtype(eltype(op.input)).bytes >= 4 else "unsigned int"  # 4-byte banks: no 2-way conflicts
+    cast = f"({c})" if tile_t != c else ""
+    decl = params_decl([("x", op.input, False), ("y", op.result, True)])
+    xbase, ybase = [], []
+    for k, a in enumerate(batch_axes):
+        co = _coord("b", k, bshape, sfx)
+        xbase.append(f"{co} * {xst[a]}{sfx}")
+        ybase.append(f"{co} * {yst[perm.index(a)]}{sfx}")
+    src = [f"// injective form: tiled transpose, 32x32 tiles of axes ({q}, {r - 1}) of {'x'.join(map(str, xs))} "
+           "through shared memory, one tile per block"]
+    src += [
+        f'extern "C" __global__ void __launch_bounds__(256) ENTRY({decl}) {{',
+        f"  __shared__ {tile_t} tile[32][33];",
+        f"  const {idx_t} t = blockIdx.x;",
+        f"  const {idx_t} b = t / {tq * tc}{sfx}, r0 = (t / {tc}{sfx}) % {tq}{sfx} * 32{sfx}, c0 = t % {tc}{sfx} * 32{sfx};",
+        f"  const {idx_t} xb = {' + '.join(xbase) if xbase else '0'}, yb = {' + '.join(ybase) if ybase else '0'};",
+        "  const int tx = threadIdx.x & 31, ty = threadIdx.x >> 5;",
+        "  #pragma unroll",
+        "  for (int j = ty; j < 32; j += 8) {",
+        f"    const {idx_t} row = r0 + j, col = c0 + tx;",
+        f"    if (row < {xs[q]}{sfx} && col < {xs[r - 1]}{sfx}) tile[j][tx] = x[xb + row * {xst[q]}{sfx} + col];",
+        "  }",
+        "  __syncthreads();",
+        "  #pragma unroll",
+        "  for (int j = ty; j < 32; j += 8) {",
+        f"    const {idx_t} col = c0 + j, row = r0 + tx;",
+        f"    if (row < {xs[q]}{sfx} && col < {xs[r - 1]}{sfx}) y[yb + col * {yst[p]}{sfx} + row] = {cast}tile[tx][j];",
+        "  }",
+        "}",
+    ]
+    return KernelSpec("transpose_tiled", "\n".join(src) + "\n", [Buf(op.input), Buf(op.result, True)], tiles)
+
+
 def transpose_kernel(op: rlx.TransposeOp, sm_count: int) -> KernelSpec:
-    """Swapping the last two axes (a batched 2-D transpose) goes through a
-    padded 32x32 shared-memory tile, so both reads and writes are coalesced;
-    other permutations map each output index to its source directly."""
-    perm = ints(op.perm)
-    xs, ys = shape(op.input), shape(op.result)
-    r = len(perm)
-    if r >= 2 and perm[:-2] == list(range(r - 2)) and perm[-2:] == [r - 1, r - 2]:
-        rows, cols = xs[-2], xs[-1]
-        batch = numel(xs[:-2])
-        c = storage_type(eltype(op.input))
-        decl = params_decl([("x", op.input, False), ("y", op.result, True)])
-        tiles_r, tiles_c = (rows + 31) // 32, (cols + 31) // 32
-        body = f"""extern "C" __global__ void __launch_bounds__(256) ENTRY({decl}) {{
-  __shared__ {c} tile[32][33];
-  for (long long t = blockIdx.x; t < {batch * tiles_r * tiles_c}LL; t += gridDim.x) {{
-    const long long b = t / {tiles_r * tiles_c}LL, tr = (t / {tiles_c}LL) % {tiles_r}LL, tc = t % {tiles_c}LL;
-    const {c}* xb = x + b * {rows * cols}LL;
-    {c}* yb = y + b * {rows * cols}LL;
-    for (int j = threadIdx.x >> 5; j < 32; j += 8) {{
-      const long long row = tr * 32 + j, col = tc * 32 + (threadIdx.x & 31);
-      if (row < {rows}LL && col < {cols}LL) tile[j][threadIdx.x & 31] = xb[row * {cols}LL + col];
-    }}
-    __syncthreads();
-    for (int j = threadIdx.x >> 5; j < 32; j += 8) {{
-      const long long col = tc * 32 + j, row = tr * 32 + (threadIdx.x & 31);
-      if (row < {rows}LL && col < {cols}LL) yb[col * {rows}LL + row] = tile[threadIdx.x & 31][j];
-    }}
-    __syncthreads();
-  }}
-}}
-"""
-        grid = max(1, min(batch * tiles_r * tiles_c, sm_count * 8))
-        return KernelSpec("transpose_tiled", body, [Buf(op.input), Buf(op.result, True)], grid)
-    xst = strides(xs)
-    src_strides = [xst[p] for p in perm]
-    expr = index_expr("i", ys, ys, src_strides)
-    return injective("transpose", op.result, [("x", op.input)], [f"y[i] = x[{expr}];"], sm_count)
+    """The permutation with size-1 axes dropped and axes that stay adjacent
+    merged (`coalesce`): none left to move is a copy; an unchanged innermost
+    axis a batched copy of its runs, as vectors where the run's length
+    allows; otherwise the tiled transpose."""
+    xs, perm = coalesce(shape(op.input), ints(op.perm))
+    r = len(xs)
+    if r >= 2 and perm[-1] != r - 1:
+        return _tiled(op, xs, perm, sm_count)
+    t = eltype(op.input)
+    if r <= 1:  # the layout does not change: a copy
+        n = numel(xs)
+        vw = vector_elems(dtype(t).bytes, [n])
+        return moves("transpose", op.result, [("x", op.input)], lambda idx: ["v[u] = x[i];"],
+                     "copy (the layout does not change)", vw, index_kind([op.input]))
+    vw = vector_elems(dtype(t).bytes, [xs[-1]])
+    vx = vshape(xs, vw)
+    vy = [vx[a] for a in perm]
+    xst = strides(vx)
+
+    def lines(idx: Index) -> list[str]:
+        return [f"v[u] = x[{index_expr('i', vy, vy, [xst[a] for a in perm], suffix=idx[1])}];"]
+
+    form = f"batched copy of runs of {xs[-1]} contiguous elements, {'x'.join(map(str, xs))} permuted by {perm}"
+    return moves("transpose", op.result, [("x", op.input)], lines, form, vw, index_kind([op.input]))
+
+
+# --------------------------------------------------------------------------- expand, slice, concat, gather
 
 
 def expand_kernel(op: rlx.ExpandOp, sm_count: int) -> KernelSpec:
-    """A materialised broadcast (a fused one needs none)."""
-    expr = index_expr("i", shape(op.result), shape(op.input))
-    return injective("expand", op.result, [("x", op.input)], [f"y[i] = x[{expr}];"], sm_count)
+    """A materialised broadcast (a fused one needs none): items of the
+    innermost axis where it is not broadcast."""
+    xs, ys = shape(op.input), shape(op.result)
+    t = eltype(op.input)
+    inner_kept = len(xs) > 0 and xs[-1] == ys[-1] and ys[-1] > 1
+    vw = vector_elems(dtype(t).bytes, [ys[-1]]) if inner_kept else 1
+    vx, vy = vshape(xs, vw), vshape(ys, vw)
+
+    def lines(idx: Index) -> list[str]:
+        return [f"v[u] = x[{index_expr('i', vy, vx, suffix=idx[1])}];"]
+
+    form = "broadcast copy" + (" of innermost runs" if vw > 1 else "")
+    return moves("expand", op.result, [("x", op.input)], lines, form, vw, index_kind([op.input, op.result]))
 
 
 def slice_kernel(op: rlx.SliceOp, sm_count: int) -> KernelSpec:
-    """Strided slice: a base offset plus the steps folded into the strides."""
+    """Strided slice: a base offset plus the steps folded into the strides;
+    items where the innermost axis is sliced with step 1 at a multiple of
+    their width."""
     xs, ys = shape(op.input), shape(op.result)
-    xst = strides(xs)
     starts, steps = ints(op.starts), ints(op.steps)
-    base = sum(s * st for s, st in zip(starts, xst))
-    expr = index_expr("i", ys, ys, [st * step for st, step in zip(xst, steps)])
-    return injective("slice", op.result, [("x", op.input)], [f"y[i] = x[{base}LL + {expr}];"], sm_count)
+    t = eltype(op.input)
+    vw = 1
+    if xs and steps[-1] == 1:
+        vw = vector_elems(dtype(t).bytes, [xs[-1], ys[-1], starts[-1]] if starts[-1] else [xs[-1], ys[-1]])
+    vx, vy = vshape(xs, vw), vshape(ys, vw)
+    vstarts = [*starts[:-1], starts[-1] // vw] if xs else []
+    xst = strides(vx)
+    base = sum(s * st for s, st in zip(vstarts, xst))
+    idx = index_kind([op.input, op.result], signed=any(s < 0 for s in steps))
+
+    def lines(idx: Index) -> list[str]:
+        sfx = idx[1]
+        expr = index_expr("i", vy, vy, [st * step for st, step in zip(xst, steps)], suffix=sfx)
+        return [f"v[u] = x[{base}{sfx} + {expr}];" if base else f"v[u] = x[{expr}];"]
+
+    return moves("slice", op.result, [("x", op.input)], lines, "strided slice", vw, idx)
 
 
 def concat_kernel(op: rlx.ConcatOp, sm_count: int) -> KernelSpec:
-    """Each output element picks its input by its coordinate on the axis."""
+    """Each output item picks its input by its coordinate on the axis."""
     ys = shape(op.result)
     axis = int_of(op.axis) % len(ys)
     ins = list(op.inputs)
-    inner = numel(ys[axis + 1 :])
-    lines = [
-        f"const long long a = (i / {inner}LL) % {ys[axis]}LL, outer = i / {inner * ys[axis]}LL, in_ = i % {inner}LL;"
-    ]
-    start = 0
-    for j, x in enumerate(ins):
-        d = shape(x)[axis]
-        cond = "if" if j == 0 else "else if"
-        lines.append(
-            f"{cond} (a < {start + d}LL) y[i] = x{j}[(outer * {d}LL + (a - {start}LL)) * {inner}LL + in_];"
-        )
-        start += d
-    return injective("concat", op.result, [(f"x{j}", x) for j, x in enumerate(ins)], lines, sm_count)
+    t = eltype(op.result)
+    vw = vector_elems(dtype(t).bytes, [shape(x)[-1] for x in ins])
+    vy = vshape(ys, vw)
+    inner = numel(vy[axis + 1 :])
+    names = [f"x{j}" for j in range(len(ins))]
+
+    def lines(idx: Index) -> list[str]:
+        idx_t, sfx = idx
+        out = [f"const {idx_t} a = (i / {inner}{sfx}) % {vy[axis]}{sfx}, outer = i / {inner * vy[axis]}{sfx}, in_ = i % {inner}{sfx};"]
+        start = 0
+        for j, x in enumerate(ins):
+            d = vshape(shape(x), vw)[axis]
+            cond = "if" if j == 0 else "else if"
+            out.append(f"{cond} (a < {start + d}{sfx}) v[u] = x{j}[(outer * {d}{sfx} + (a - {start}{sfx})) * {inner}{sfx} + in_];")
+            start += d
+        return out
+
+    return moves("concat", op.result, [(n, x) for n, x in zip(names, ins)], lines, f"concat along axis {axis}", vw,
+                 index_kind([op.result]), vector_ins=names)
 
 
 def gather_kernel(op: rlx.GatherOp, sm_count: int) -> KernelSpec:
     """numpy.take: negative indices count from the end; an index still out of
-    range is clamped (a kernel cannot raise; the interpreter reports it)."""
-    xs, ys, ids = shape(op.input), shape(op.result), shape(op.indices)
+    range is clamped (a kernel cannot raise; the interpreter reports it).
+    Items of the innermost axis when the gathered axis is not it."""
+    xs, ids = shape(op.input), shape(op.indices)
     axis = int_of(op.axis) % len(xs)
-    inner = numel(xs[axis + 1 :])
+    t = eltype(op.input)
+    vw = vector_elems(dtype(t).bytes, [xs[-1]]) if axis != len(xs) - 1 else 1
+    vx = vshape(xs, vw)
+    inner = numel(vx[axis + 1 :])
     nid = numel(ids)
     d = xs[axis]
-    lines = [
-        f"const long long in_ = i % {inner}LL, j = (i / {inner}LL) % {nid}LL, outer = i / {inner * nid}LL;",
-        f"long long q = (long long)ids[j]; if (q < 0) q += {d}LL; q = q < 0 ? 0 : (q >= {d}LL ? {d - 1}LL : q);",
-        f"y[i] = x[(outer * {d}LL + q) * {inner}LL + in_];",
-    ]
-    return injective("gather", op.result, [("x", op.input), ("ids", op.indices)], lines, sm_count)
+
+    def lines(idx: Index) -> list[str]:
+        idx_t, sfx = idx
+        return [
+            f"const {idx_t} in_ = i % {inner}{sfx}, j = (i / {inner}{sfx}) % {nid}{sfx}, outer = i / {inner * nid}{sfx};",
+            f"long long q = (long long)ids[j]; if (q < 0) q += {d}LL; q = q < 0 ? 0 : (q >= {d}LL ? {d - 1}LL : q);",
+            f"v[u] = x[(outer * {d}{sfx} + q) * {inner}{sfx} + in_];",
+        ]
+
+    return moves("gather", op.result, [("x", op.input), ("ids", op.indices)], lines, f"gather along axis {axis}", vw,
+                 index_kind([op.input, op.result]))

@@ -93,3 +93,56 @@ __device__ __forceinline__ T rlx_warp_reduce(T v, Op op) {
   for (int o = 16; o > 0; o >>= 1) v = op(v, rlx_shfl(v, o));
   return v;
 }
+
+// Paired f16/bf16 conversions for 16-byte accesses: a 32-bit word holds
+// element 2k in its low half and element 2k+1 in its high half; a uint4
+// holds 8 elements. Two floats are converted by one instruction on sm_80+.
+__device__ __forceinline__ float2 rlx_ld2_f16(unsigned int v) {
+  float2 f;
+  asm("{.reg .b16 lo, hi; mov.b32 {lo, hi}, %2; cvt.f32.f16 %0, lo; cvt.f32.f16 %1, hi;}" : "=f"(f.x), "=f"(f.y) : "r"(v));
+  return f;
+}
+__device__ __forceinline__ float2 rlx_ld2_bf16(unsigned int v) {
+  return make_float2(__uint_as_float(v << 16), __uint_as_float(v & 0xffff0000u));
+}
+__device__ __forceinline__ unsigned int rlx_st2_f16(float lo, float hi) {
+#if __CUDA_ARCH__ >= 800
+  unsigned int v; asm("cvt.rn.f16x2.f32 %0, %1, %2;" : "=r"(v) : "f"(hi), "f"(lo)); return v;
+#else
+  return (unsigned int)rlx_st_f16(lo) | ((unsigned int)rlx_st_f16(hi) << 16);
+#endif
+}
+__device__ __forceinline__ unsigned int rlx_st2_bf16(float lo, float hi) {
+#if __CUDA_ARCH__ >= 800
+  unsigned int v; asm("cvt.rn.bf16x2.f32 %0, %1, %2;" : "=r"(v) : "f"(hi), "f"(lo)); return v;
+#else
+  return (unsigned int)rlx_st_bf16(lo) | ((unsigned int)rlx_st_bf16(hi) << 16);
+#endif
+}
+// 8 elements of a uint4 to floats f[0..7], and back (rounded to nearest even).
+__device__ __forceinline__ void rlx_ld8_f16(uint4 v, float* f) {
+  float2 t;
+  t = rlx_ld2_f16(v.x); f[0] = t.x; f[1] = t.y; t = rlx_ld2_f16(v.y); f[2] = t.x; f[3] = t.y;
+  t = rlx_ld2_f16(v.z); f[4] = t.x; f[5] = t.y; t = rlx_ld2_f16(v.w); f[6] = t.x; f[7] = t.y;
+}
+__device__ __forceinline__ void rlx_ld8_bf16(uint4 v, float* f) {
+  float2 t;
+  t = rlx_ld2_bf16(v.x); f[0] = t.x; f[1] = t.y; t = rlx_ld2_bf16(v.y); f[2] = t.x; f[3] = t.y;
+  t = rlx_ld2_bf16(v.z); f[4] = t.x; f[5] = t.y; t = rlx_ld2_bf16(v.w); f[6] = t.x; f[7] = t.y;
+}
+__device__ __forceinline__ uint4 rlx_st8_f16(const float* f) {
+  return make_uint4(rlx_st2_f16(f[0], f[1]), rlx_st2_f16(f[2], f[3]), rlx_st2_f16(f[4], f[5]), rlx_st2_f16(f[6], f[7]));
+}
+__device__ __forceinline__ uint4 rlx_st8_bf16(const float* f) {
+  return make_uint4(rlx_st2_bf16(f[0], f[1]), rlx_st2_bf16(f[2], f[3]), rlx_st2_bf16(f[4], f[5]), rlx_st2_bf16(f[6], f[7]));
+}
+// f rounded to bf16 (nearest even; NaN stays NaN), as a float: one
+// instruction on sm_80+ (the rounded value packed into the high half of a
+// word whose low half is bf16 zero), where rlx_round_bf16 takes three.
+__device__ __forceinline__ float rlx_round_bf16_cvt(float f) {
+#if __CUDA_ARCH__ >= 800
+  unsigned int u; asm("cvt.rn.bf16x2.f32 %0, %1, %2;" : "=r"(u) : "f"(f), "f"(0.0f)); return __uint_as_float(u);
+#else
+  return rlx_round_bf16(f);
+#endif
+}

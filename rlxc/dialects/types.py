@@ -38,7 +38,8 @@ class DType:
     storage: np.dtype  #: numpy dtype of the bytes on the device (bf16: uint16, i1: uint8)
     c_storage: str  #: CUDA C type of a stored element
     c_compute: str  #: CUDA C type that kernels compute in
-    c_vector: str | None  #: CUDA type of VECTOR_WIDTH stored elements, where one exists
+    c_vector: str | None  #: CUDA type of one vector access of `vector_width` stored elements, where one exists
+    vector_width: int  #: elements per vector access (16 bytes for f32, f16, bf16 and i32; 1 without a vector type)
     typestr: str  #: `__cuda_array_interface__` typestr
     dlpack: tuple[int, int]  #: DLPack (type code, bits); lanes are always 1
     cuda_data_type: int | None  #: cudaDataType_t (cuBLASLt), floats only
@@ -59,26 +60,23 @@ class DType:
         return 1 if self.kind == "bool" else self.bytes * 8
 
 
-#: Elements per vector load/store of the generated kernels (`DType.c_vector`).
-VECTOR_WIDTH = 4
-
 _F = np.finfo
 #: Every element type rlx accepts, by short name.
 DTYPES: dict[str, DType] = {
     d.name: d
     for d in (
         DType("f32", f32, "float", 4, np.dtype(np.float32), np.dtype(np.float32), "float", "float",
-              "float4", "<f4", (2, 32), 0, float(_F(np.float32).min), 1),
+              "float4", 4, "<f4", (2, 32), 0, float(_F(np.float32).min), 1),
         DType("f16", f16, "float", 2, np.dtype(np.float16), np.dtype(np.float16), "unsigned short", "float",
-              "ushort4", "<f2", (2, 16), 2, float(_F(np.float16).min), 10),
+              "uint4", 8, "<f2", (2, 16), 2, float(_F(np.float16).min), 10),
         DType("bf16", bf16, "float", 2, np.dtype(np.float32), np.dtype(np.uint16), "unsigned short", "float",
-              "ushort4", "<V2", (4, 16), 14, -3.3895313892515355e38, 16),
+              "uint4", 8, "<V2", (4, 16), 14, -3.3895313892515355e38, 16),
         DType("i32", i32, "int", 4, np.dtype(np.int32), np.dtype(np.int32), "int", "int",
-              "int4", "<i4", (0, 32), None, float(np.iinfo(np.int32).min), 6),
+              "int4", 4, "<i4", (0, 32), None, float(np.iinfo(np.int32).min), 6),
         DType("i64", i64, "int", 8, np.dtype(np.int64), np.dtype(np.int64), "long long", "long long",
-              None, "<i8", (0, 64), None, float(np.iinfo(np.int64).min), 7),
+              None, 1, "<i8", (0, 64), None, float(np.iinfo(np.int64).min), 7),
         DType("i1", i1, "bool", 1, np.dtype(np.bool_), np.dtype(np.uint8), "unsigned char", "bool",
-              "uchar4", "|b1", (6, 8), None, 0.0, 9),
+              "uchar4", 4, "|b1", (6, 8), None, 0.0, 9),
     )
 }  # fmt: skip
 

