@@ -90,8 +90,9 @@ class UnfusePass(ModulePass):
     trait's `native_targets` and an op's `native_on`), and how each splits is
     the op's own `decompose`, not here: for `cuda`, linear (with a bias and
     relu / tanh-GELU epilogue; another activation is split off into an
-    elementwise op), layer_norm, rms_norm, softmax, log_softmax and the fused
-    residual norms stay; attention, swiglu and rope are split. The split is
+    elementwise op), layer_norm, rms_norm, softmax, log_softmax, the fused
+    residual norms and attention (a fused flash-attention kernel) stay; swiglu
+    and rope are split. The split is
     repeated until nothing splittable is left (a fused residual norm becomes an
     add and a layer_norm, which `target=none` splits again).
 

@@ -7,11 +7,11 @@ their families)."""
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import ClassVar
 
 import numpy as np
-from xdsl.dialects.builtin import Float64Type, FloatAttr, TensorType, UnitAttr
+from xdsl.dialects.builtin import DenseArrayBase, Float64Type, FloatAttr, TensorType, UnitAttr, i64
 from xdsl.ir import Attribute, SSAValue
 from xdsl.irdl import (
     AttrSizedOperandSegments,
@@ -35,6 +35,7 @@ from rlxc.dialects.rlx.base import (
     Composite,
     RlxOp,
     _float,
+    _ints,
     _Operands,
     _require_dtype,
     _require_same_dtype,
@@ -176,6 +177,20 @@ class SwigluOp(RlxOp):
         return [b(MulOp, [b.unary(SiluOp, gate), up])]
 
 
+#: The properties giving attention's operands' physical layouts, in operand order.
+ATTENTION_LAYOUTS = ("q_layout", "k_layout", "v_layout", "out_layout")
+
+IDENTITY_LAYOUT = (0, 1, 2, 3)
+
+
+def inverse_perm(perm: Sequence[int]) -> list[int]:
+    """The permutation undoing `perm`."""
+    inv = [0] * len(perm)
+    for i, p in enumerate(perm):
+        inv[p] = i
+    return inv
+
+
 @irdl_op_definition
 class AttentionOp(RlxOp):
     """softmax(q·kᵀ · scale + mask [+ causal]) · v over [batch, heads, seq, head_dim].
@@ -183,6 +198,14 @@ class AttentionOp(RlxOp):
     `scale` defaults to 1/sqrt(head_dim). `causal` masks key j > query i
     (top-left aligned, as PyTorch's `is_causal`). `mask` is additive and
     broadcasts to [batch, heads, q_seq, k_seq].
+
+    `q_layout`, `k_layout`, `v_layout` and `out_layout` (optional, identity
+    by default) give the physical layout of query, key, value and the result
+    as a permutation of the logical [batch, heads, seq, head_dim] axes:
+    physical.shape[i] = logical.shape[perm[i]] (the tensor is the logical
+    one transposed by perm), so a [batch, seq, heads, head_dim] tensor is
+    read without a transpose with layout [0, 2, 1, 3]. head_dim stays the
+    last axis (perm[3] == 3). The mask is always logical.
 
     `%o = rlx.attention %q, %k, %v causal : tensor<1x2x8x4xf32>, tensor<1x2x8x4xf32>, tensor<1x2x8x4xf32> -> tensor<1x2x8x4xf32>`
     """
@@ -195,13 +218,41 @@ class AttentionOp(RlxOp):
     result = result_def(TensorType)
     causal = opt_prop_def(UnitAttr)
     scale = opt_prop_def(FloatAttr[Float64Type])
+    q_layout = opt_prop_def(DenseArrayBase.constr(i64))
+    k_layout = opt_prop_def(DenseArrayBase.constr(i64))
+    v_layout = opt_prop_def(DenseArrayBase.constr(i64))
+    out_layout = opt_prop_def(DenseArrayBase.constr(i64))
     irdl_options = (AttrSizedOperandSegments(as_property=True),)
-    traits = traits_def(Pure(), OPAQUE, Composite())
+    traits = traits_def(Pure(), OPAQUE, Composite(("cuda",)))
     assembly_format = (
         "$query `,` $key `,` $value (`mask` $mask^)? (`causal` $causal^)? "
-        "(`scale` $scale^)? attr-dict `:` type($query) `,` type($key) `,` "
-        "type($value) (`,` type($mask)^)? `->` type($result)"
+        "(`scale` $scale^)? (`q_layout` `=` $q_layout^)? (`k_layout` `=` $k_layout^)? "
+        "(`v_layout` `=` $v_layout^)? (`out_layout` `=` $out_layout^)? attr-dict `:` "
+        "type($query) `,` type($key) `,` type($value) (`,` type($mask)^)? `->` type($result)"
     )
+
+    @staticmethod
+    def layouts_of(props: Mapping[str, Attribute]) -> list[list[int]]:
+        """The four layouts (query, key, value, result) from properties,
+        identity where absent; raises VerifyException for an invalid one."""
+        out = []
+        for name in ATTENTION_LAYOUTS:
+            attr = props.get(name)
+            if attr is None:
+                out.append(list(IDENTITY_LAYOUT))
+                continue
+            perm = _ints(attr)
+            if sorted(perm) != list(IDENTITY_LAYOUT) or perm[3] != 3:
+                raise VerifyException(
+                    f"{name} {perm} must be a permutation of [0, 1, 2, 3] that keeps "
+                    "head_dim last (perm[3] == 3)"
+                )
+            out.append(perm)
+        return out
+
+    def layouts(self) -> list[list[int]]:
+        """[q, k, v, out] layouts, identity where not set."""
+        return self.layouts_of(self.properties)
 
     @classmethod
     def infer_result_types(cls, operands: _Operands, props: Mapping[str, Attribute]):
@@ -211,17 +262,21 @@ class AttentionOp(RlxOp):
         _require_dtype("query", q, FLOAT_TYPES)
         _require_same_dtype("query and key", q, k)
         _require_same_dtype("query and value", q, v)
+        lq, lk, lv, lo = cls.layouts_of(props)
         qs, ks, vs = shape_of(q), shape_of(k), shape_of(v)
         if len(qs) != 4 or len(ks) != 4 or len(vs) != 4:
             raise VerifyException(
                 "attention takes [batch, heads, seq, head_dim] query, key and value, got "
                 f"{fmt_shape(qs)}, {fmt_shape(ks)}, {fmt_shape(vs)}"
             )
+        # logical shapes: logical[perm[i]] = physical[i]
+        qs, ks, vs = (tuple(s[i] for i in inverse_perm(p)) for s, p in ((qs, lq), (ks, lk), (vs, lv)))
         if qs[:2] != ks[:2] or qs[:2] != vs[:2] or qs[3] != ks[3] or ks[2] != vs[2]:
             raise VerifyException(
                 f"query {fmt_shape(qs)}, key {fmt_shape(ks)} and value {fmt_shape(vs)} "
                 "disagree: batch and heads must match, key's head_dim must equal "
                 "query's, and key and value need the same sequence length"
+                + ("" if (lq, lk, lv) == ([0, 1, 2, 3],) * 3 else " (shapes in the logical layout)")
             )
         if m is not None:
             assert isinstance(m, TensorType)
@@ -232,12 +287,22 @@ class AttentionOp(RlxOp):
                     f"mask has shape {fmt_shape(shape_of(m))}, which does not broadcast "
                     f"to the scores' {fmt_shape(scores)}"
                 )
-        return [_t((qs[0], qs[1], qs[2], vs[3]), q)]
+        out = (qs[0], qs[1], qs[2], vs[3])
+        return [_t([out[p] for p in lo], q)]
 
     def decompose(self, b: DecomposeBuilder) -> list[SSAValue]:
-        """Transpose, matmul, scale, mask (the causal one as a select against
-        the type's lowest value), a `rlx.softmax`, matmul."""
-        q, k, v = self.query, self.key, self.value
+        """Transposes to the logical layout (where a layout is set), transpose,
+        matmul, scale, mask (the causal one as a select against the type's
+        lowest value), a `rlx.softmax`, matmul, and a transpose to the
+        result's layout."""
+        lq, lk, lv, lo = self.layouts()
+
+        def logical(x: SSAValue, perm: list[int]) -> SSAValue:
+            if perm == list(IDENTITY_LAYOUT):
+                return x
+            return b(TransposeOp, [x], {"perm": i64_array(inverse_perm(perm))})
+
+        q, k, v = logical(self.query, lq), logical(self.key, lk), logical(self.value, lv)
         qs, ks = shape_of(q.type), shape_of(k.type)
         scale = _float(self.scale) if self.scale is not None else 1.0 / float(np.sqrt(qs[-1]))
         kt = b(TransposeOp, [k], {"perm": i64_array([0, 1, 3, 2])})
@@ -249,7 +314,10 @@ class AttentionOp(RlxOp):
             lowest = dtype(s.type).lowest  # the most negative finite value: a masked score
             s = b(SelectOp, [b.keep_mask(keep), s, b.scalar(lowest, s)])
         p = b(SoftmaxOp, [s], {"axis": i64_attr(-1)}, [s.type])
-        return [b(MatMulOp, [p, v])]
+        out = b(MatMulOp, [p, v])
+        if lo != list(IDENTITY_LAYOUT):
+            out = b(TransposeOp, [out], {"perm": i64_array(lo)})
+        return [out]
 
 
 @irdl_op_definition

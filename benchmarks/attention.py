@@ -1,0 +1,151 @@
+"""rlxc's fused attention kernel against PyTorch's scaled_dot_product_attention.
+
+For each case, one graph holding just `rlx.attention` (inputs [b, h, s, d],
+or [b, s, h, d] through transposes that rlx-fold-layout folds into the
+op's layouts) is compiled for the cuda target in graph mode; the time is
+the median over rounds of 200 back-to-back launches between CUDA events,
+divided by 200, and the same for torch (flash backend for f16/bf16, the
+default dispatch for f32). Outputs are checked against torch first.
+
+    python benchmarks/attention.py [--out DIR]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import statistics
+import sys
+from pathlib import Path
+
+import numpy as np
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+import rlxc  # noqa: E402
+
+CASES = [  # (name, b, h, s, d)
+    ("bert-base b=1", 1, 12, 128, 64),
+    ("bert-base b=8", 8, 12, 128, 64),
+    ("bert-base b=32", 32, 12, 128, 64),
+    ("minilm b=32", 32, 12, 128, 32),
+    ("s=512 d=64 b=8", 8, 12, 512, 64),
+    ("s=1024 d=128 b=4", 4, 16, 1024, 128),
+]
+N = 200
+
+
+def build(b, h, s, d, dtype, bshd, causal=False):
+    g = rlxc.GraphBuilder()
+    if bshd:
+        q, k, v = (g.transpose(g.input(n, [b, s, h, d], dtype), [0, 2, 1, 3]) for n in "qkv")
+        return g.build([g.transpose(g.attention(q, k, v, causal=causal), [0, 2, 1, 3])])
+    q, k, v = (g.input(n, [b, h, s, d], dtype) for n in "qkv")
+    return g.build([g.attention(q, k, v, causal=causal)])
+
+
+def time_rlxc(exe):
+    from cuda.bindings import driver as cu
+
+    def ok(r):
+        err, *rest = r if isinstance(r, tuple) else (r,)
+        assert int(err) == 0, err
+        return rest[0] if rest else None
+
+    start, stop = ok(cu.cuEventCreate(0)), ok(cu.cuEventCreate(0))
+    for _ in range(10):
+        exe.launch()
+    rounds = []
+    for _ in range(5):
+        ok(cu.cuEventRecord(start, exe.stream))
+        for _ in range(N):
+            exe.launch()
+        ok(cu.cuEventRecord(stop, exe.stream))
+        ok(cu.cuEventSynchronize(stop))
+        rounds.append(ok(cu.cuEventElapsedTime(start, stop)) * 1000 / N)
+    return statistics.median(rounds)
+
+
+def time_torch(fn):
+    import torch
+
+    for _ in range(10):
+        fn()
+    rounds = []
+    for _ in range(5):
+        a, b = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+        a.record()
+        for _ in range(N):
+            fn()
+        b.record()
+        torch.cuda.synchronize()
+        rounds.append(a.elapsed_time(b) * 1000 / N)
+    return statistics.median(rounds)
+
+
+def main() -> None:
+    import torch
+    from torch.nn.attention import SDPBackend, sdpa_kernel
+
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--out", default=None)
+    ap.add_argument("--quick", action="store_true")
+    args = ap.parse_args()
+    tdt = {"f32": torch.float32, "f16": torch.float16, "bf16": torch.bfloat16}
+    rows = []
+    dev = torch.cuda.get_device_name()
+    print(f"device: {dev}")
+    cases = CASES[:4] if args.quick else CASES
+    for name, b, h, s, d in cases:
+        for dtype in ("f16", "bf16", "f32"):
+            for bshd in (False, True):
+                for causal in (False, True):
+                    if causal and (bshd or s == 128 and b != 32):
+                        continue
+                    module = build(b, h, s, d, dtype, bshd, causal)
+                    exe = rlxc.compile(module, target="cuda", mode="graph")
+                    shape = [b, s, h, d] if bshd else [b, h, s, d]
+                    torch.manual_seed(0)
+                    xs = [torch.randn(shape, dtype=tdt[dtype], device="cuda") for _ in range(3)]
+                    host = np.float16 if dtype == "f16" else np.float32  # bf16: exact in float32
+                    (got,) = exe.run({n: x.float().cpu().numpy().astype(host) for n, x in zip("qkv", xs)})
+                    tq, tk, tv = ((x.transpose(1, 2) if bshd else x) for x in xs)
+                    want = torch.nn.functional.scaled_dot_product_attention(tq, tk, tv, is_causal=causal)
+                    if bshd:
+                        want = want.transpose(1, 2)
+                    w = want.float().cpu().numpy()
+                    err = float(np.linalg.norm(np.asarray(got, np.float64) - w) / np.linalg.norm(w))
+                    t_rlxc = time_rlxc(exe)
+                    forced = {}
+                    if dtype != "f32" and d <= 64 and s >= 256:  # the other m-tile choice, for comparison
+                        from rlxc.codegen import attention as codegen
+
+                        for mt in (1, 2):
+                            codegen.FORCE_M_TILES = mt
+                            try:
+                                fexe = rlxc.compile(module, target="cuda", mode="graph")
+                                fexe.run({n: x.float().cpu().numpy().astype(host) for n, x in zip("qkv", xs)})
+                                forced[f"m_tiles_{mt}_us"] = round(time_rlxc(fexe), 2)
+                            finally:
+                                codegen.FORCE_M_TILES = None
+                    backend = [SDPBackend.FLASH_ATTENTION] if dtype != "f32" else [
+                        SDPBackend.FLASH_ATTENTION, SDPBackend.EFFICIENT_ATTENTION, SDPBackend.MATH]
+                    with sdpa_kernel(backend):
+                        t_torch = time_torch(lambda: torch.nn.functional.scaled_dot_product_attention(tq, tk, tv, is_causal=causal))
+                    row = dict(case=name, dtype=dtype, layout="bshd" if bshd else "bhsd", causal=causal,
+                               rlxc_us=round(t_rlxc, 2), sdpa_us=round(t_torch, 2),
+                               speedup=round(t_torch / t_rlxc, 2), rel_err=float(f"{err:.2e}"), **forced)
+                    rows.append(row)
+                    print(json.dumps(row), flush=True)
+    print(f"\n{dev}")
+    print(f"{'case':18} {'dtype':5} {'layout':6} {'causal':6} {'rlxc us':>8} {'sdpa us':>8} {'x':>5} {'err':>8}")
+    for r in rows:
+        print(f"{r['case']:18} {r['dtype']:5} {r['layout']:6} {str(r['causal']):6} {r['rlxc_us']:8.2f} "
+              f"{r['sdpa_us']:8.2f} {r['speedup']:5.2f} {r['rel_err']:8.1e}"
+              + "".join(f"  {k}={v}" for k, v in r.items() if k.startswith("m_tiles")))
+    if args.out:
+        Path(args.out, "attention.json").write_text(json.dumps({"device": dev, "rows": rows}, indent=1))
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,79 @@
+// RUN: rlxc-opt %s --split-input-file -p rlx-fold-layout | filecheck %s
+// RUN: rlxc-opt %s --split-input-file -p rlx-optimize | filecheck %s --check-prefix=OPT
+
+// A BERT layer's attention: reshape [b, s, h, d] -> transpose [0, 2, 1, 3]
+// on each of q, k, v, and the result transposed back. Every transpose becomes
+// a layout; only views (reshapes) are left, so no transpose kernel runs.
+// CHECK-LABEL: func.func @bert
+// CHECK-NEXT: %[[Q:.*]] = rlx.reshape %q : tensor<2x8x12xf32> -> tensor<2x8x3x4xf32>
+// CHECK-NEXT: %[[K:.*]] = rlx.reshape %k : tensor<2x8x12xf32> -> tensor<2x8x3x4xf32>
+// CHECK-NEXT: %[[V:.*]] = rlx.reshape %v : tensor<2x8x12xf32> -> tensor<2x8x3x4xf32>
+// CHECK-NEXT: %[[A:.*]] = rlx.attention %[[Q]], %[[K]], %[[V]] mask %m q_layout = [0, 2, 1, 3] k_layout = [0, 2, 1, 3] v_layout = [0, 2, 1, 3] out_layout = [0, 2, 1, 3] : tensor<2x8x3x4xf32>, tensor<2x8x3x4xf32>, tensor<2x8x3x4xf32>, tensor<2x1x1x8xf32> -> tensor<2x8x3x4xf32>
+// CHECK-NEXT: %[[R:.*]] = rlx.reshape %[[A]] : tensor<2x8x3x4xf32> -> tensor<2x8x12xf32>
+// CHECK-NEXT: func.return %[[R]]
+// OPT-LABEL: func.func @bert
+// OPT-NOT: rlx.transpose
+// OPT: rlx.attention
+// OPT-NOT: rlx.transpose
+// OPT: func.return
+func.func @bert(%q: tensor<2x8x12xf32>, %k: tensor<2x8x12xf32>, %v: tensor<2x8x12xf32>, %m: tensor<2x1x1x8xf32>) -> tensor<2x8x12xf32> {
+  %q4 = rlx.reshape %q : tensor<2x8x12xf32> -> tensor<2x8x3x4xf32>
+  %k4 = rlx.reshape %k : tensor<2x8x12xf32> -> tensor<2x8x3x4xf32>
+  %v4 = rlx.reshape %v : tensor<2x8x12xf32> -> tensor<2x8x3x4xf32>
+  %qt = rlx.transpose %q4 perm = [0, 2, 1, 3] : tensor<2x8x3x4xf32> -> tensor<2x3x8x4xf32>
+  %kt = rlx.transpose %k4 perm = [0, 2, 1, 3] : tensor<2x8x3x4xf32> -> tensor<2x3x8x4xf32>
+  %vt = rlx.transpose %v4 perm = [0, 2, 1, 3] : tensor<2x8x3x4xf32> -> tensor<2x3x8x4xf32>
+  %a = rlx.attention %qt, %kt, %vt mask %m : tensor<2x3x8x4xf32>, tensor<2x3x8x4xf32>, tensor<2x3x8x4xf32>, tensor<2x1x1x8xf32> -> tensor<2x3x8x4xf32>
+  %at = rlx.transpose %a perm = [0, 2, 1, 3] : tensor<2x3x8x4xf32> -> tensor<2x8x3x4xf32>
+  %r = rlx.reshape %at : tensor<2x8x3x4xf32> -> tensor<2x8x12xf32>
+  func.return %r : tensor<2x8x12xf32>
+}
+
+// -----
+
+// Layouts compose: a transpose into an operand that already has a layout, and
+// a result transpose after an out_layout.
+// CHECK-LABEL: func.func @compose
+// CHECK-NEXT: %[[A:.*]] = rlx.attention %x, %y, %y causal q_layout = [2, 0, 1, 3] k_layout = [0, 2, 1, 3] v_layout = [0, 2, 1, 3] out_layout = [2, 1, 0, 3] : tensor<8x2x3x4xf32>, tensor<2x8x3x4xf32>, tensor<2x8x3x4xf32> -> tensor<8x3x2x4xf32>
+// CHECK-NEXT: func.return %[[A]]
+func.func @compose(%x: tensor<8x2x3x4xf32>, %y: tensor<2x8x3x4xf32>) -> tensor<8x3x2x4xf32> {
+  %xt = rlx.transpose %x perm = [1, 0, 2, 3] : tensor<8x2x3x4xf32> -> tensor<2x8x3x4xf32>
+  %a = rlx.attention %xt, %y, %y causal q_layout = [0, 2, 1, 3] k_layout = [0, 2, 1, 3] v_layout = [0, 2, 1, 3] out_layout = [0, 2, 1, 3] : tensor<2x8x3x4xf32>, tensor<2x8x3x4xf32>, tensor<2x8x3x4xf32> -> tensor<2x8x3x4xf32>
+  %at = rlx.transpose %a perm = [1, 2, 0, 3] : tensor<2x8x3x4xf32> -> tensor<8x3x2x4xf32>
+  func.return %at : tensor<8x3x2x4xf32>
+}
+
+// -----
+
+// What stays: a transpose that moves head_dim (key as [b, h, d, s]); an
+// operand transpose with another user (folded into the layout, but kept for
+// that user); result transposes when the result has several users.
+// CHECK-LABEL: func.func @stays
+// CHECK-NEXT: %[[QT:.*]] = rlx.transpose %x perm = [0, 2, 1, 3]
+// CHECK-NEXT: %[[KT:.*]] = rlx.transpose %k perm = [0, 1, 3, 2]
+// CHECK-NEXT: %[[A:.*]] = rlx.attention %x, %[[KT]], %[[KT]] q_layout = [0, 2, 1, 3] : tensor<2x5x3x8xf32>, tensor<2x3x5x8xf32>, tensor<2x3x5x8xf32> -> tensor<2x3x5x8xf32>
+// CHECK-NEXT: %[[O1:.*]] = rlx.transpose %[[A]] perm = [0, 2, 1, 3]
+// CHECK-NEXT: %[[O2:.*]] = rlx.transpose %[[A]] perm = [0, 1, 3, 2]
+// CHECK-NEXT: %[[E:.*]] = rlx.exp %[[QT]]
+// CHECK-NEXT: func.return %[[O1]], %[[O2]], %[[E]]
+func.func @stays(%x: tensor<2x5x3x8xf32>, %k: tensor<2x3x8x5xf32>) -> (tensor<2x5x3x8xf32>, tensor<2x3x8x5xf32>, tensor<2x3x5x8xf32>) {
+  %qt = rlx.transpose %x perm = [0, 2, 1, 3] : tensor<2x5x3x8xf32> -> tensor<2x3x5x8xf32>
+  %kt = rlx.transpose %k perm = [0, 1, 3, 2] : tensor<2x3x8x5xf32> -> tensor<2x3x5x8xf32>
+  %a = rlx.attention %qt, %kt, %kt : tensor<2x3x5x8xf32>, tensor<2x3x5x8xf32>, tensor<2x3x5x8xf32> -> tensor<2x3x5x8xf32>
+  %o1 = rlx.transpose %a perm = [0, 2, 1, 3] : tensor<2x3x5x8xf32> -> tensor<2x5x3x8xf32>
+  %o2 = rlx.transpose %a perm = [0, 1, 3, 2] : tensor<2x3x5x8xf32> -> tensor<2x3x8x5xf32>
+  %e = rlx.exp %qt : tensor<2x3x5x8xf32>
+  func.return %o1, %o2, %e : tensor<2x5x3x8xf32>, tensor<2x3x8x5xf32>, tensor<2x3x5x8xf32>
+}
+
+// -----
+
+// A result transpose that would move head_dim stays.
+// CHECK-LABEL: func.func @result_moves_head_dim
+// CHECK-NEXT: %[[A:.*]] = rlx.attention %x, %x, %x : tensor<2x3x5x8xf32>, tensor<2x3x5x8xf32>, tensor<2x3x5x8xf32> -> tensor<2x3x5x8xf32>
+// CHECK-NEXT: rlx.transpose %[[A]] perm = [0, 1, 3, 2]
+func.func @result_moves_head_dim(%x: tensor<2x3x5x8xf32>) -> tensor<2x3x8x5xf32> {
+  %a = rlx.attention %x, %x, %x : tensor<2x3x5x8xf32>, tensor<2x3x5x8xf32>, tensor<2x3x5x8xf32> -> tensor<2x3x5x8xf32>
+  %t = rlx.transpose %a perm = [0, 1, 3, 2] : tensor<2x3x5x8xf32> -> tensor<2x3x8x5xf32>
+  func.return %t : tensor<2x3x8x5xf32>
+}

@@ -1,0 +1,575 @@
+"""`rlx.attention` as one fused kernel, flash-attention style: a block owns a
+tile of query rows of one (batch, head), walks the keys in tiles held in
+shared memory, keeps the softmax online (an f32 running max and sum per
+row) and accumulates the output in f32 registers; the score matrix is
+never written to memory.
+
+Two forms, picked by `attention_form`:
+
+* `mma` (f16, bf16 with head_dims up to 128): 4 warps, 64 query rows per
+  block (16 per warp; 128, 32 per warp, on request: `mma_m_tiles`),
+  key/value tiles of 64 rows. q·kᵀ and p·v run on the tensor cores
+  (`mma.sync.m16n8k16`, f32 accumulators; fragments loaded with
+  `ldmatrix`, v's transposed; each key/value fragment feeds every m-tile
+  of the warp). The probabilities go from the score accumulators to the
+  p·v operand fragments in registers, rounded to the input type. Tiles are
+  copied with `cp.async` (16 bytes, zero-filled past the edges) where rows
+  are 16-byte aligned, else element by element; the next key tile loads
+  while p·v runs, the value tile while q·kᵀ runs (each waited for, with a
+  barrier, before its first use). head_dims pad to a multiple of 16 in
+  shared memory (zeros). Needs sm_80+.
+* `simt` (f32, and larger head_dims): a group of T lanes per query row
+  (T a power of two; lane i holds chunks i, i + T, ... of W elements of q
+  and of the output row, W = 4 where head_dims allow, so shared memory is
+  read as float4), 128 threads per block, key/value tiles in shared memory
+  as f32; all in f32 FMAs, the scores' dot products reduced over the T
+  lanes with shuffles.
+
+Both read each operand through its own (batch, head, seq) element strides,
+which is how the op's layouts (`q_layout`, ...) are honoured; head_dim is
+contiguous. The additive mask is read per score through strides with 0 on
+broadcast axes. Scores are kept in the log2 domain (scale · log2 e folded
+in); a row whose every score is -inf comes out NaN, as the reference's
+softmax does.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+from xdsl.ir import SSAValue
+
+from rlxc.codegen.common import Buf, KernelSpec, eltype, shape, strides
+from rlxc.codegen.cuda_c import float_literal, load, storage_type, store
+from rlxc.dialects import rlx
+from rlxc.dialects.types import dtype_name
+
+LOG2E = 1.4426950408889634
+
+#: The mma form: key rows per tile, warps per block.
+MMA_BN, MMA_WARPS = 64, 4
+#: The largest head_dim (query/key, value) the mma form takes.
+MMA_MAX_D = 128
+#: Threads per block of the simt form.
+SIMT_THREADS = 128
+
+
+@dataclass(frozen=True)
+class Attention:
+    """One attention op's problem: logical sizes, element strides of the
+    (batch, head, seq) axes of each operand (head_dim has stride 1), and the
+    mask's (batch, head, query, key) strides, 0 on broadcast axes."""
+
+    q: SSAValue
+    k: SSAValue
+    v: SSAValue
+    mask: SSAValue | None
+    out: SSAValue
+    b: int
+    h: int
+    sq: int
+    sk: int
+    dk: int
+    dv: int
+    q_st: tuple[int, int, int]
+    k_st: tuple[int, int, int]
+    v_st: tuple[int, int, int]
+    o_st: tuple[int, int, int]
+    mask_st: tuple[int, int, int, int]
+    causal: bool
+    scale: float
+
+    @property
+    def dtype(self) -> str:
+        return dtype_name(eltype(self.q))
+
+
+def _logical_strides(v: SSAValue, perm: list[int]) -> tuple[list[int], list[int]]:
+    """(logical shape, logical strides) of a tensor stored as logical.transpose(perm)."""
+    phys = shape(v)
+    pst = strides(phys)
+    logical, lst = [0] * 4, [0] * 4
+    for i, p in enumerate(perm):
+        logical[p], lst[p] = phys[i], pst[i]
+    return logical, lst
+
+
+def attention_problem(op: rlx.AttentionOp) -> Attention:
+    lq, lk, lv, lo = op.layouts()
+    (b, h, sq, dk), qst = _logical_strides(op.query, lq)
+    (_, _, sk, _), kst = _logical_strides(op.key, lk)
+    (_, _, _, dv), vst = _logical_strides(op.value, lv)
+    _, ost = _logical_strides(op.result, lo)
+    assert qst[3] == kst[3] == vst[3] == ost[3] == 1
+    mst = (0, 0, 0, 0)
+    if op.mask is not None:
+        ms = list(shape(op.mask))
+        ms = [1] * (4 - len(ms)) + ms
+        full = strides(ms)
+        mst = tuple(0 if d == 1 else s for d, s in zip(ms, full))
+    scale = float(op.scale.value.data) if op.scale is not None else 1.0 / math.sqrt(dk)  # pyright: ignore
+    return Attention(
+        op.query, op.key, op.value, op.mask, op.result, b, h, sq, sk, dk, dv,
+        tuple(qst[:3]), tuple(kst[:3]), tuple(vst[:3]), tuple(ost[:3]), mst,  # pyright: ignore
+        op.causal is not None, scale,
+    )  # fmt: skip
+
+
+def attention_form(a: Attention) -> str:
+    """`mma` for f16/bf16 with head_dims up to MMA_MAX_D, else `simt`."""
+    if a.dtype in ("f16", "bf16") and max(a.dk, a.dv) <= MMA_MAX_D:
+        return "mma"
+    return "simt"
+
+
+def attention_kernel(op: rlx.AttentionOp, sm_count: int) -> KernelSpec:
+    a = attention_problem(op)
+    return _mma_kernel(a, sm_count) if attention_form(a) == "mma" else _simt_kernel(a)
+
+
+def _params(a: Attention) -> tuple[str, list[Buf | int]]:
+    c = storage_type(eltype(a.q))
+    decl = [f"const {c}* __restrict__ Q", f"const {c}* __restrict__ K", f"const {c}* __restrict__ V"]
+    bufs: list[Buf | int] = [Buf(a.q), Buf(a.k), Buf(a.v)]
+    if a.mask is not None:
+        decl.append(f"const {c}* __restrict__ M")
+        bufs.append(Buf(a.mask))
+    decl.append(f"{c}* __restrict__ O")
+    bufs.append(Buf(a.out, True))
+    return ", ".join(decl), bufs
+
+
+def _constants(a: Attention) -> list[str]:
+    lines = [
+        f"constexpr int SQ = {a.sq}, SK = {a.sk}, DK = {a.dk}, DV = {a.dv};",
+        f"constexpr long long QSB = {a.q_st[0]}LL, QSH = {a.q_st[1]}LL, QSS = {a.q_st[2]}LL;",
+        f"constexpr long long KSB = {a.k_st[0]}LL, KSH = {a.k_st[1]}LL, KSS = {a.k_st[2]}LL;",
+        f"constexpr long long VSB = {a.v_st[0]}LL, VSH = {a.v_st[1]}LL, VSS = {a.v_st[2]}LL;",
+        f"constexpr long long OSB = {a.o_st[0]}LL, OSH = {a.o_st[1]}LL, OSS = {a.o_st[2]}LL;",
+        f"constexpr float SCALE_LOG2 = {float_literal(a.scale * LOG2E)};",
+        f"constexpr bool CAUSAL = {'true' if a.causal else 'false'};",
+    ]
+    if a.mask is not None:
+        m = a.mask_st
+        lines.append(
+            f"constexpr long long MSB = {m[0]}LL, MSH = {m[1]}LL, MSI = {m[2]}LL, MSJ = {m[3]}LL;"
+        )
+    return lines
+
+
+def _mask_term(a: Attention, row: str, col: str) -> str:
+    """log2 e · mask[row, col] (row clamped into range), or nothing."""
+    if a.mask is None:
+        return ""
+    t = eltype(a.q)
+    return f" + {float_literal(LOG2E)} * {load(f'Mb[(long long)min({row}, SQ - 1) * MSI + (long long)({col}) * MSJ]', t)}"
+
+
+# --------------------------------------------------------------------------- mma form
+
+_MMA_HELPERS = r"""
+static __device__ __forceinline__ unsigned rlx_att_smem(const void* p) { return (unsigned)__cvta_generic_to_shared(p); }
+static __device__ __forceinline__ void rlx_att_cp16(void* dst, const void* src, bool ok) {
+  asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" :: "r"(rlx_att_smem(dst)), "l"(src), "r"(ok ? 16 : 0));
+}
+static __device__ __forceinline__ void rlx_att_commit() { asm volatile("cp.async.commit_group;\n" ::); }
+template <int N> static __device__ __forceinline__ void rlx_att_wait() { asm volatile("cp.async.wait_group %0;\n" :: "n"(N)); }
+static __device__ __forceinline__ void rlx_att_ldm(unsigned (&r)[4], const void* p) {
+  asm volatile("ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%0,%1,%2,%3}, [%4];\n"
+               : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3]) : "r"(rlx_att_smem(p)));
+}
+static __device__ __forceinline__ void rlx_att_ldm_t(unsigned (&r)[4], const void* p) {
+  asm volatile("ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16 {%0,%1,%2,%3}, [%4];\n"
+               : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3]) : "r"(rlx_att_smem(p)));
+}
+static __device__ __forceinline__ void rlx_att_mma(float (&c)[4], const unsigned (&a)[4], unsigned b0, unsigned b1) {
+  asm volatile("mma.sync.aligned.m16n8k16.row.col.f32.ETYPE.ETYPE.f32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, {%0,%1,%2,%3};\n"
+               : "+f"(c[0]), "+f"(c[1]), "+f"(c[2]), "+f"(c[3])
+               : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b0), "r"(b1));
+}
+// two floats -> a packed pair (lo in the low half), rounded to nearest even
+static __device__ __forceinline__ unsigned rlx_att_pack(float lo, float hi) {
+  unsigned r; asm("cvt.rn.ETYPEx2.f32 %0, %1, %2;\n" : "=r"(r) : "f"(hi), "f"(lo)); return r;
+}
+"""
+
+
+def _vec_ok(d: int, st: tuple[int, int, int]) -> bool:
+    """Rows of this operand start on 16 bytes (8 elements) and hold whole chunks."""
+    return d % 8 == 0 and all(s % 8 == 0 for s in st)
+
+
+def _tile_load(name: str, dst: str, src: str, rs: str, rows: str, d: int, dp: int, st: str, vec: bool,
+               safe: str, tile_rows: int = 64) -> list[str]:
+    """Statements loading `rows` valid rows (of a `tile_rows`-row tile) into
+    smem `dst` (row stride `st`), zero-filling padding rows and columns;
+    `safe` is an in-bounds address that zero-filled chunks name as their
+    source."""
+    threads = MMA_WARPS * 32
+    if vec:
+        return [
+            f"  // {name}: 16-byte cp.async chunks",
+            f"  for (int c = threadIdx.x; c < {tile_rows} * ({dp} / 8); c += {threads}) {{",
+            f"    const int r = c / ({dp} / 8), col = (c % ({dp} / 8)) * 8;",
+            f"    const bool ok = r < ({rows}) && col < {d};",
+            f"    rlx_att_cp16({dst} + r * {st} + col, ok ? {src} + (long long)r * {rs} + col : {safe}, ok);",
+            "  }",
+        ]
+    return [
+        f"  // {name}: element by element (rows not 16-byte aligned)",
+        f"  for (int e = threadIdx.x; e < {tile_rows} * {dp}; e += {threads}) {{",
+        f"    const int r = e / {dp}, col = e % {dp};",
+        f"    {dst}[r * {st} + col] = (r < ({rows}) && col < {d}) ? {src}[(long long)r * {rs} + col] : (unsigned short)0;",
+        "  }",
+    ]
+
+
+def _indent(lines: list[str], n: int) -> list[str]:
+    return [" " * n + ln for ln in lines]
+
+
+#: 16-row m-tiles per warp of the mma form, where set (1 or 2); else
+#: `mma_m_tiles` picks.
+FORCE_M_TILES: int | None = None
+
+
+def mma_m_tiles(a: Attention, sm_count: int) -> int:
+    """16-row m-tiles per warp of the mma form: 1 (64 query rows per block).
+    2 (128 rows, each key/value fragment feeding two mmas) is generated and
+    tested, but measured no faster on an H100 (b=8, h=12, s=512, d=64 f16:
+    41.8 us against 38.1 us; its 223 registers halve the blocks per SM), so
+    it is only taken when FORCE_M_TILES asks for it."""
+    return FORCE_M_TILES if FORCE_M_TILES is not None else 1
+
+
+def _mma_kernel(a: Attention, sm_count: int) -> KernelSpec:
+    t = eltype(a.q)
+    et = a.dtype  # f16 / bf16: the PTX type name
+    dkp, dvp = -(-a.dk // 16) * 16, -(-a.dv // 16) * 16
+    qst, vst = dkp + 8, dvp + 8  # smem row strides (elements): conflict-free ldmatrix
+    mt = mma_m_tiles(a, sm_count)
+    bm, bn = 16 * mt * MMA_WARPS, MMA_BN
+    decl, bufs = _params(a)
+    qv, kv, vv = _vec_ok(a.dk, a.q_st), _vec_ok(a.dk, a.k_st), _vec_ok(a.dv, a.v_st)
+    ov = a.dv % 2 == 0 and all(s % 2 == 0 for s in a.o_st)
+    vq_elems = max(bm * qst, bn * vst)
+    smem = (bn * qst + vq_elems) * 2
+    mask_ptr = "  const unsigned short* Mb = M + (long long)b * MSB + (long long)h * MSH;" if a.mask is not None else ""
+
+    score_lines = []
+    for half in (0, 1):
+        row = f"(rowb + i * 16 + {half * 8})"
+        score_lines += [
+            f"        {{ const int c = n0 + j * 8 + tig * 2 + e; float& x = s[i][j][{2 * half} + e];",
+            f"          x = (c < SK && !(CAUSAL && c > {row})) ? x * SCALE_LOG2{_mask_term(a, row, 'c')} : -RLX_INF; }}",
+        ]
+    mask_loop = [
+        "      #pragma unroll",
+        f"      for (int i = 0; i < {mt}; ++i)",
+        "      #pragma unroll",
+        f"      for (int j = 0; j < {bn // 8}; ++j)",
+        "        #pragma unroll",
+        "        for (int e = 0; e < 2; ++e) {",
+        *score_lines,
+        "        }",
+    ]
+    if a.mask is None:
+        # no mask: scores only need the edge/causal treatment on edge tiles
+        scale_lines = [
+            f"    if (n0 + {bn} > SK || (CAUSAL && n0 + {bn - 1} > m0 + warp * {16 * mt})) {{  // an edge tile (uniform per warp)",
+            *mask_loop,
+            "    } else {",
+            "      #pragma unroll",
+            f"      for (int i = 0; i < {mt}; ++i)",
+            "      #pragma unroll",
+            f"      for (int j = 0; j < {bn // 8}; ++j)",
+            "        #pragma unroll",
+            "        for (int e = 0; e < 4; ++e) s[i][j][e] *= SCALE_LOG2;",
+            "    }",
+        ]
+    else:
+        scale_lines = ["    {", *mask_loop, "    }"]
+
+    if ov:
+        store_lines = [
+            f"      for (int dn = 0; dn < {dvp // 8}; ++dn) {{",
+            "        const int c = dn * 8 + tig * 2;",
+            "        if (c < DV) *(unsigned*)(Ob + (long long)r * OSS + c) = "
+            "rlx_att_pack(o[i][dn][2 * half] * inv, o[i][dn][2 * half + 1] * inv);",
+            "      }",
+        ]
+    else:
+        store_lines = [
+            f"      for (int dn = 0; dn < {dvp // 8}; ++dn)",
+            "        #pragma unroll",
+            "        for (int e = 0; e < 2; ++e) {",
+            "          const int c = dn * 8 + tig * 2 + e;",
+            f"          if (c < DV) Ob[(long long)r * OSS + c] = {store('o[i][dn][2 * half + e] * inv', t)};",
+            "        }",
+        ]
+
+    src = [
+        f"// attention, mma form ({et}): {bm} query rows ({mt} m-tiles per warp) x {bn}-key tiles per block of {MMA_WARPS} warps,",
+        f"// head_dim {a.dk}/{a.dv} padded to {dkp}/{dvp}; mask {'yes' if a.mask is not None else 'no'}, causal {'yes' if a.causal else 'no'}",
+        _MMA_HELPERS.replace("ETYPE", et).strip("\n"),
+        *_constants(a),
+        f'extern "C" __global__ void __launch_bounds__({MMA_WARPS * 32}) ENTRY({decl}) {{',
+        "  extern __shared__ __align__(16) unsigned short rlx_att_sm[];",
+        f"  unsigned short* Ks = rlx_att_sm;  // {bn} x {qst}",
+        f"  unsigned short* Vs = rlx_att_sm + {bn * qst};  // {bn} x {vst}; the query tile ({bm} x {qst}) first",
+        "  const int warp = threadIdx.x >> 5, lane = threadIdx.x & 31, g = lane >> 2, tig = lane & 3;",
+        f"  const int m0 = blockIdx.x * {bm}, h = blockIdx.y, b = blockIdx.z;",
+        "  const unsigned short* Qb = Q + (long long)b * QSB + (long long)h * QSH + (long long)m0 * QSS;",
+        "  const unsigned short* Kb = K + (long long)b * KSB + (long long)h * KSH;",
+        "  const unsigned short* Vb = V + (long long)b * VSB + (long long)h * VSH;",
+        "  unsigned short* Ob = O + (long long)b * OSB + (long long)h * OSH;",
+        mask_ptr,
+        f"  const int n_end = CAUSAL ? min(SK, m0 + {bm}) : SK;",
+        f"  const int tiles = (n_end + {bn - 1}) / {bn};",
+        *_tile_load("query tile", "Vs", "Qb", "QSS", "SQ - m0", a.dk, dkp, str(qst), qv, "Q", bm),
+        *_tile_load("key tile 0", "Ks", "Kb", "KSS", "SK", a.dk, dkp, str(qst), kv, "K", bn),
+        "  rlx_att_commit();",
+        "  rlx_att_wait<0>();",
+        "  __syncthreads();",
+        f"  unsigned qf[{mt}][{dkp // 16}][4];  // this warp's query rows as mma A fragments",
+        "  #pragma unroll",
+        f"  for (int i = 0; i < {mt}; ++i)",
+        "  #pragma unroll",
+        f"  for (int kc = 0; kc < {dkp // 16}; ++kc)",
+        f"    rlx_att_ldm(qf[i][kc], Vs + (warp * {16 * mt} + i * 16 + (lane & 15)) * {qst} + kc * 16 + (lane >> 4) * 8);",
+        "  __syncthreads();  // the query tile's smem becomes the value tile's",
+        f"  float o[{mt}][{dvp // 8}][4];",
+        f"  float mrow[{mt}][2], lrow[{mt}][2];",
+        "  #pragma unroll",
+        f"  for (int i = 0; i < {mt}; ++i) {{",
+        "    mrow[i][0] = mrow[i][1] = -RLX_INF;",
+        "    lrow[i][0] = lrow[i][1] = 0.0f;",
+        "    #pragma unroll",
+        f"    for (int dn = 0; dn < {dvp // 8}; ++dn) o[i][dn][0] = o[i][dn][1] = o[i][dn][2] = o[i][dn][3] = 0.0f;",
+        "  }",
+        f"  const int rowb = m0 + warp * {16 * mt} + g;  // m-tile i's rows: rowb + i * 16, + 8",
+        "  for (int tile = 0; tile < tiles; ++tile) {",
+        f"    const int n0 = tile * {bn};",
+        *_indent(_tile_load("value tile", "Vs", "(Vb + (long long)n0 * VSS)", "VSS", "SK - n0", a.dv, dvp, str(vst), vv, "V", bn), 2),
+        "    rlx_att_commit();",
+        "    if (tile > 0) {  // this key tile (loaded during the last p·v) must be in",
+        "      rlx_att_wait<1>();",
+        "      __syncthreads();",
+        "    }",
+        f"    float s[{mt}][{bn // 8}][4];",
+        "    #pragma unroll",
+        f"    for (int i = 0; i < {mt}; ++i)",
+        "    #pragma unroll",
+        f"    for (int j = 0; j < {bn // 8}; ++j) s[i][j][0] = s[i][j][1] = s[i][j][2] = s[i][j][3] = 0.0f;",
+        "    #pragma unroll",
+        f"    for (int kc = 0; kc < {dkp // 16}; ++kc)",
+        "      #pragma unroll",
+        f"      for (int np = 0; np < {bn // 16}; ++np) {{",
+        "        unsigned kb[4];",
+        f"        rlx_att_ldm(kb, Ks + (np * 16 + (lane & 7) + (lane >> 4) * 8) * {qst} + kc * 16 + ((lane >> 3) & 1) * 8);",
+        "        #pragma unroll",
+        f"        for (int i = 0; i < {mt}; ++i) {{",
+        "          rlx_att_mma(s[i][2 * np], qf[i][kc], kb[0], kb[1]);",
+        "          rlx_att_mma(s[i][2 * np + 1], qf[i][kc], kb[2], kb[3]);",
+        "        }",
+        "      }",
+        "    __syncthreads();  // every warp is done with this key tile",
+        "    if (tile + 1 < tiles) {",
+        *_indent(_tile_load("next key tile", "Ks", f"(Kb + (long long)(n0 + {bn}) * KSS)", "KSS", f"SK - n0 - {bn}", a.dk, dkp, str(qst), kv, "K", bn), 4),
+        "      rlx_att_commit();",
+        "    }",
+        *scale_lines,
+        "    // online softmax over this tile; a row's 64 scores sit in the 4 lanes of a quad",
+        "    #pragma unroll",
+        f"    for (int i = 0; i < {mt}; ++i)",
+        "    #pragma unroll",
+        "    for (int half = 0; half < 2; ++half) {",
+        "      float mx = -RLX_INF;",
+        "      #pragma unroll",
+        f"      for (int j = 0; j < {bn // 8}; ++j) mx = fmaxf(mx, fmaxf(s[i][j][2 * half], s[i][j][2 * half + 1]));",
+        "      mx = fmaxf(mx, __shfl_xor_sync(0xffffffffu, mx, 1));",
+        "      mx = fmaxf(mx, __shfl_xor_sync(0xffffffffu, mx, 2));",
+        "      const float mnew = fmaxf(mrow[i][half], mx);",
+        "      const float muse = mnew == -RLX_INF ? 0.0f : mnew;  // all masked so far: p = 0",
+        "      const float alpha = exp2f(mrow[i][half] - muse);",
+        "      mrow[i][half] = mnew;",
+        "      float sum = 0.0f;",
+        "      #pragma unroll",
+        f"      for (int j = 0; j < {bn // 8}; ++j) {{",
+        "        s[i][j][2 * half] = exp2f(s[i][j][2 * half] - muse);",
+        "        s[i][j][2 * half + 1] = exp2f(s[i][j][2 * half + 1] - muse);",
+        "        sum += s[i][j][2 * half] + s[i][j][2 * half + 1];",
+        "      }",
+        "      lrow[i][half] = lrow[i][half] * alpha + sum;",
+        "      #pragma unroll",
+        f"      for (int dn = 0; dn < {dvp // 8}; ++dn) {{ o[i][dn][2 * half] *= alpha; o[i][dn][2 * half + 1] *= alpha; }}",
+        "    }",
+        "    if (tile + 1 < tiles) rlx_att_wait<1>(); else rlx_att_wait<0>();",
+        "    __syncthreads();  // the value tile is in",
+        "    #pragma unroll",
+        f"    for (int kc = 0; kc < {bn // 16}; ++kc) {{",
+        f"      unsigned pa[{mt}][4];",
+        "      #pragma unroll",
+        f"      for (int i = 0; i < {mt}; ++i) {{",
+        "        pa[i][0] = rlx_att_pack(s[i][2 * kc][0], s[i][2 * kc][1]);",
+        "        pa[i][1] = rlx_att_pack(s[i][2 * kc][2], s[i][2 * kc][3]);",
+        "        pa[i][2] = rlx_att_pack(s[i][2 * kc + 1][0], s[i][2 * kc + 1][1]);",
+        "        pa[i][3] = rlx_att_pack(s[i][2 * kc + 1][2], s[i][2 * kc + 1][3]);",
+        "      }",
+        "      #pragma unroll",
+        f"      for (int dp = 0; dp < {dvp // 16}; ++dp) {{",
+        "        unsigned vb[4];",
+        f"        rlx_att_ldm_t(vb, Vs + (kc * 16 + (lane & 15)) * {vst} + dp * 16 + (lane >> 4) * 8);",
+        "        #pragma unroll",
+        f"        for (int i = 0; i < {mt}; ++i) {{",
+        "          rlx_att_mma(o[i][2 * dp], pa[i], vb[0], vb[1]);",
+        "          rlx_att_mma(o[i][2 * dp + 1], pa[i], vb[2], vb[3]);",
+        "        }",
+        "      }",
+        "    }",
+        "    __syncthreads();  // every warp is done with this value tile",
+        "  }",
+        "  #pragma unroll",
+        f"  for (int i = 0; i < {mt}; ++i)",
+        "  #pragma unroll",
+        "  for (int half = 0; half < 2; ++half) {",
+        "    float l = lrow[i][half];",
+        "    l += __shfl_xor_sync(0xffffffffu, l, 1);",
+        "    l += __shfl_xor_sync(0xffffffffu, l, 2);",
+        "    const float inv = 1.0f / l;  // 0 (every score -inf): NaN, as the reference",
+        "    const int r = rowb + i * 16 + half * 8;",
+        "    if (r < SQ) {",
+        "      #pragma unroll",
+        *store_lines,
+        "    }",
+        "  }",
+        "}",
+    ]
+    body = "\n".join(ln for ln in src if ln) + "\n"
+    grid = (-(-a.sq // bm), a.h, a.b)
+    return KernelSpec("attention", body, bufs, grid, MMA_WARPS * 32, smem)
+
+
+# --------------------------------------------------------------------------- simt form
+
+
+def _simt_geometry(a: Attention) -> tuple[int, int, int, int, int]:
+    """(lanes per row T, vector width W, W-chunks per lane of q/k and of
+    v/out, key tile rows): about 16 elements of each row per lane, read
+    from shared memory W (4 where head_dims allow) at a time."""
+    d = max(a.dk, a.dv)
+    lanes = 1
+    while lanes < 32 and lanes * 16 < d:
+        lanes *= 2
+    w = 4 if a.dk % 4 == 0 and a.dv % 4 == 0 else 1
+    ck, cv = -(-a.dk // (lanes * w)), -(-a.dv // (lanes * w))
+    bn = 32
+    while bn > 4 and bn * (a.dk + a.dv) * 4 > 96 * 1024:
+        bn //= 2
+    return lanes, w, ck, cv, bn
+
+
+def _simt_kernel(a: Attention) -> KernelSpec:
+    t = eltype(a.q)
+    lanes, w, ck, cv, bn = _simt_geometry(a)
+    rows = SIMT_THREADS // lanes
+    decl, bufs = _params(a)
+    smem = bn * (a.dk + a.dv) * 4
+    vt = "float4" if w == 4 else "float"
+    comps = ["x", "y", "z", "w"] if w == 4 else [""]
+
+    def comp(var: str, c: int) -> str:
+        return f"{var}.{comps[c]}" if w == 4 else var
+
+    mask_ptr = "  const auto* Mb = M + (long long)b * MSB + (long long)h * MSH;" if a.mask is not None else ""
+    shuffles = []
+    o = lanes // 2
+    while o >= 1:
+        shuffles.append(f"        d += __shfl_xor_sync(0xffffffffu, d, {o});")
+        o //= 2
+    k_guard = "" if ck * lanes * w == a.dk else "if ((e * T + lane) * W < DK) "
+    v_guard = "" if cv * lanes * w == a.dv else "if ((e * T + lane) * W < DV) "
+    dot = " ".join(f"d = fmaf(q[e * W + {c}], {comp('kk', c)}, d);" for c in range(w))
+    acc = " ".join(f"o[e * W + {c}] = fmaf(p, {comp('vv', c)}, o[e * W + {c}]);" for c in range(w))
+    src = [
+        f"// attention, simt form ({a.dtype}): {lanes} lanes per query row, {rows} rows per block,",
+        f"// {bn}-key tiles in shared memory (f32, read {w} at a time); head_dim {a.dk}/{a.dv}; "
+        f"mask {'yes' if a.mask is not None else 'no'}, causal {'yes' if a.causal else 'no'}",
+        *_constants(a),
+        f"constexpr int T = {lanes}, W = {w}, CK = {ck}, CV = {cv}, BN = {bn}, ROWS = {rows};",
+        f'extern "C" __global__ void __launch_bounds__({SIMT_THREADS}) ENTRY({decl}) {{',
+        "  extern __shared__ __align__(16) float rlx_att_smf[];",
+        "  float* Ks = rlx_att_smf;  // BN x DK",
+        "  float* Vs = rlx_att_smf + BN * DK;  // BN x DV",
+        "  const int lane = threadIdx.x % T;  // this lane holds elements (e * T + lane) * W + [0, W)",
+        "  const int m0 = blockIdx.x * ROWS, h = blockIdx.y, b = blockIdx.z;",
+        "  const int row = m0 + threadIdx.x / T, rowc = min(row, SQ - 1);",
+        "  const auto* Qb = Q + (long long)b * QSB + (long long)h * QSH;",
+        "  const auto* Kb = K + (long long)b * KSB + (long long)h * KSH;",
+        "  const auto* Vb = V + (long long)b * VSB + (long long)h * VSH;",
+        "  auto* Ob = O + (long long)b * OSB + (long long)h * OSH;",
+        mask_ptr,
+        "  float q[CK * W], o[CV * W];",
+        "  #pragma unroll",
+        "  for (int i = 0; i < CK * W; ++i) {",
+        "    const int c = ((i / W) * T + lane) * W + i % W;",
+        f"    q[i] = c < DK ? {load('Qb[(long long)rowc * QSS + c]', t)} : 0.0f;",
+        "  }",
+        "  #pragma unroll",
+        "  for (int i = 0; i < CV * W; ++i) o[i] = 0.0f;",
+        "  float m = -RLX_INF, l = 0.0f;",
+        "  const int n_end = CAUSAL ? min(SK, min(SQ, m0 + ROWS)) : SK;",
+        "  for (int n0 = 0; n0 < n_end; n0 += BN) {",
+        "    __syncthreads();",
+        f"    for (int i = threadIdx.x; i < BN * DK; i += {SIMT_THREADS}) {{",
+        "      const int r = i / DK, c = i % DK;",
+        f"      Ks[i] = n0 + r < SK ? {load('Kb[(long long)(n0 + r) * KSS + c]', t)} : 0.0f;",
+        "    }",
+        f"    for (int i = threadIdx.x; i < BN * DV; i += {SIMT_THREADS}) {{",
+        "      const int r = i / DV, c = i % DV;",
+        f"      Vs[i] = n0 + r < SK ? {load('Vb[(long long)(n0 + r) * VSS + c]', t)} : 0.0f;",
+        "    }",
+        "    __syncthreads();",
+        "    float s[BN];",
+        "    float mx = -RLX_INF;",
+        "    #pragma unroll",
+        "    for (int j = 0; j < BN; ++j) {",
+        "      float d = 0.0f;",
+        "      #pragma unroll",
+        "      for (int e = 0; e < CK; ++e)",
+        f"        {k_guard}{{ const {vt} kk = *(const {vt}*)&Ks[j * DK + (e * T + lane) * W]; {dot} }}",
+        *shuffles,
+        "      const int c = n0 + j;",
+        f"      s[j] = (c < SK && !(CAUSAL && c > row)) ? d * SCALE_LOG2{_mask_term(a, 'row', 'c')} : -RLX_INF;",
+        "      mx = fmaxf(mx, s[j]);",
+        "    }",
+        "    const float mnew = fmaxf(m, mx);",
+        "    const float muse = mnew == -RLX_INF ? 0.0f : mnew;  // all masked so far: p = 0",
+        "    const float alpha = exp2f(m - muse);",
+        "    m = mnew;",
+        "    l *= alpha;",
+        "    #pragma unroll",
+        "    for (int i = 0; i < CV * W; ++i) o[i] *= alpha;",
+        "    #pragma unroll",
+        "    for (int j = 0; j < BN; ++j) {",
+        "      const float p = exp2f(s[j] - muse);",
+        "      l += p;",
+        "      #pragma unroll",
+        "      for (int e = 0; e < CV; ++e)",
+        f"        {v_guard}{{ const {vt} vv = *(const {vt}*)&Vs[j * DV + (e * T + lane) * W]; {acc} }}",
+        "    }",
+        "  }",
+        "  if (row < SQ) {",
+        "    const float inv = 1.0f / l;  // 0 (every score -inf): NaN, as the reference",
+        "    #pragma unroll",
+        "    for (int i = 0; i < CV * W; ++i) {",
+        "      const int c = ((i / W) * T + lane) * W + i % W;",
+        f"      if (c < DV) Ob[(long long)row * OSS + c] = {store('o[i] * inv', t)};",
+        "    }",
+        "  }",
+        "}",
+    ]
+    body = "\n".join(ln for ln in src if ln) + "\n"
+    grid = (-(-a.sq // rows), a.h, a.b)
+    return KernelSpec("attention", body, bufs, grid, SIMT_THREADS, smem)

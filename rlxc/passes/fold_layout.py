@@ -1,0 +1,135 @@
+"""`rlx-fold-layout`: transposes around `rlx.attention` become the op's
+operand layouts, so the attention kernel reads and writes the tensors where
+they are and no transpose kernel runs.
+
+A BERT layer builds attention as linear -> reshape [b, s, h, d] ->
+transpose [0, 2, 1, 3] -> attention -> transpose [0, 2, 1, 3] -> reshape
+[b, s, h*d]. Reshapes are views; after this pass the transposes are gone
+too: attention reads q, k and v with `q_layout = [0, 2, 1, 3]` (...) and
+writes its result with `out_layout = [0, 2, 1, 3]`.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from xdsl.context import Context
+from xdsl.dialects.builtin import ModuleOp
+from xdsl.ir import Attribute
+from xdsl.passes import ModulePass
+from xdsl.pattern_rewriter import (
+    GreedyRewritePatternApplier,
+    PatternRewriter,
+    PatternRewriteWalker,
+    RewritePattern,
+    op_type_rewrite_pattern,
+)
+
+from rlxc.dialects import rlx
+from rlxc.dialects.rlx.base import i64_array
+from rlxc.dialects.rlx.composites import ATTENTION_LAYOUTS, IDENTITY_LAYOUT, inverse_perm
+
+
+def _perm(t: rlx.TransposeOp) -> list[int]:
+    return [int(v) for v in t.perm.get_values()]  # pyright: ignore[reportAttributeAccessIssue]
+
+
+def _with_layouts(op: rlx.AttentionOp, layouts: list[list[int]]) -> dict[str, Attribute]:
+    """op's properties with the four layouts replaced (identity ones dropped)."""
+    props = {
+        k: v for k, v in op.properties.items()
+        if k not in ATTENTION_LAYOUTS and k != "operandSegmentSizes"  # build() sets that
+    }  # fmt: skip
+    for name, perm in zip(ATTENTION_LAYOUTS, layouts):
+        if list(perm) != list(IDENTITY_LAYOUT):
+            props[name] = i64_array(perm)
+    return props
+
+
+def _rebuild(op: rlx.AttentionOp, operands, layouts: list[list[int]], result_type) -> rlx.AttentionOp:
+    new = rlx.AttentionOp.build(
+        operands=operands,
+        result_types=[result_type],
+        properties=_with_layouts(op, layouts),
+        attributes=dict(op.attributes),
+    )
+    if op.result.name_hint is not None:
+        new.result.name_hint = op.result.name_hint
+    return new
+
+
+class FoldOperandTransposes(RewritePattern):
+    """attention(transpose(x, P), ...) with layout L -> attention(x, ...) with
+    layout inverse(P ∘ inverse(L)), where P keeps head_dim last (P[3] == 3).
+    The transpose stays while it has other users."""
+
+    @op_type_rewrite_pattern
+    def match_and_rewrite(self, op: rlx.AttentionOp, rewriter: PatternRewriter, /):
+        layouts = op.layouts()
+        operands = [op.query, op.key, op.value]
+        changed = False
+        for i, x in enumerate(operands):
+            t = x.owner
+            if not isinstance(t, rlx.TransposeOp):
+                continue
+            p = _perm(t)
+            if len(p) != 4 or p[3] != 3:
+                continue
+            inv = inverse_perm(layouts[i])
+            # logical = x.transpose(P).transpose(inverse(L)) = t.input.transpose(C)
+            composed = [p[inv[j]] for j in range(4)]
+            layouts[i] = inverse_perm(composed)
+            operands[i] = t.input
+            changed = True
+        if not changed:
+            return
+        mask = [op.mask] if op.mask is not None else []
+        new = _rebuild(op, [*operands, mask], layouts, op.result.type)
+        old_inputs = [x.owner for x in (op.query, op.key, op.value)]
+        rewriter.replace(op, new)
+        for t in old_inputs:
+            if isinstance(t, rlx.TransposeOp) and t.result.first_use is None and t.parent is not None:
+                rewriter.erase(t)
+
+
+class FoldResultTranspose(RewritePattern):
+    """transpose(attention(...) with out layout Lo, P), the transpose being
+    the attention's only user -> attention with out layout Lo ∘ P, where that
+    keeps head_dim last."""
+
+    @op_type_rewrite_pattern
+    def match_and_rewrite(self, op: rlx.TransposeOp, rewriter: PatternRewriter, /):
+        att = op.input.owner
+        if not isinstance(att, rlx.AttentionOp) or not att.result.has_one_use():
+            return
+        p = _perm(op)
+        layouts = att.layouts()
+        lo = layouts[3]
+        new_lo = [lo[p[i]] for i in range(4)]
+        if new_lo[3] != 3:
+            return
+        layouts[3] = new_lo
+        mask = [att.mask] if att.mask is not None else []
+        new = _rebuild(att, [att.query, att.key, att.value, mask], layouts, op.result.type)
+        if op.result.name_hint is not None:
+            new.result.name_hint = op.result.name_hint
+        rewriter.replace(op, new)
+        rewriter.erase(att)
+
+
+@dataclass(frozen=True)
+class FoldLayoutPass(ModulePass):
+    """Folds `rlx.transpose`s that keep the last axis into `rlx.attention`'s
+    operand layouts: a transpose feeding query, key or value becomes that
+    operand's layout (it is erased once it has no other user), and a
+    transpose that is the attention result's only user becomes
+    `out_layout`. Transposes that move head_dim, and a result transpose when
+    the result has other users, stay. The cuda optimize pipeline runs it
+    after rlx-unfuse and the clean-ups, before fusion."""
+
+    name = "rlx-fold-layout"
+
+    def apply(self, ctx: Context, op: ModuleOp) -> None:
+        patterns: list[RewritePattern] = [FoldOperandTransposes(), FoldResultTranspose()]
+        PatternRewriteWalker(GreedyRewritePatternApplier(patterns)).rewrite_module(op)
+

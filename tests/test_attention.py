@@ -1,0 +1,278 @@
+"""rlx.attention without a GPU: the operand layouts in the interpreter
+against a float64 reference, rlx-fold-layout on BERT-style layers (no
+transpose left, same results), the cuda target keeping attention whole, and
+the fused attention kernel compiling with NVRTC for sm_80 and sm_90 in every
+form (f32/f16/bf16, head_dims, masks, causal, layouts)."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from xdsl.dialects.builtin import UnitAttr
+from rlxc.frontends.builder import GraphError
+
+import rlxc
+import reference as R
+from rlxc.codegen import HEADERS
+from rlxc.codegen.attention import attention_form, attention_problem
+from rlxc.dialects import rlx, rlx_cuda
+from rlxc.dialects.rlx.base import f64_attr, i64_array
+from rlxc.runtime import nvrtc
+from strategies import random_inputs
+
+ARCHS = ["sm_80", "sm_90"]
+
+
+@pytest.fixture(autouse=True)
+def fresh_cache(tmp_path, monkeypatch):
+    monkeypatch.setenv("RLXC_CACHE_DIR", str(tmp_path / "cache"))
+
+
+def ops_named(module, name):
+    return [op for op in module.walk() if op.name == name]
+
+
+def bert_layer(batch=2, seq=16, hidden=64, heads=4, dtype="f32", mask=False, causal=False):
+    """A BERT-style self-attention block built the usual way: linear ->
+    reshape [b, s, h, d] -> transpose [0, 2, 1, 3] -> attention -> transpose
+    [0, 2, 1, 3] -> reshape [b, s, h*d] -> linear (+ an optional [b, 1, 1, s]
+    padding mask)."""
+    hd = hidden // heads
+    g = rlxc.GraphBuilder()
+    x = g.input("x", [batch, seq, hidden], dtype)
+
+    def heads_view(name):
+        t = g.linear(x, g.param(f"{name}.w", [hidden, hidden], dtype), g.param(f"{name}.b", [hidden], dtype))
+        return g.transpose(g.reshape(t, [batch, seq, heads, hd]), [0, 2, 1, 3])
+
+    m = g.input("mask", [batch, 1, 1, seq], dtype) if mask else None
+    a = g.attention(heads_view("q"), heads_view("k"), heads_view("v"), m, causal=causal)
+    a = g.reshape(g.transpose(a, [0, 2, 1, 3]), [batch, seq, hidden])
+    out = g.linear(a, g.param("o.w", [hidden, hidden], dtype), g.param("o.b", [hidden], dtype))
+    return g.build([out])
+
+
+def scaled_inputs(module, rng):
+    """Random inputs, with weights scaled by 1/sqrt(fan-in) so activations stay O(1)."""
+    inputs, params = random_inputs(module, rng)
+    for n, p in params.items():
+        if p.ndim == 2:
+            params[n] = (p.astype(np.float32) / np.sqrt(p.shape[1])).astype(p.dtype)
+    return inputs, params
+
+
+# --------------------------------------------------------------------------- the op and the interpreter
+
+
+def attention_op(q, k, v, mask=None, causal=False, scale=None, layouts=None):
+    """A graph with one attention, q/k/v given in physical shapes."""
+    g = rlxc.GraphBuilder()
+    args = [g.input("q", q), g.input("k", k), g.input("v", v)]
+    m = g.input("m", mask) if mask is not None else None
+    props = {}
+    if causal:
+        props["causal"] = UnitAttr()
+    if scale is not None:
+        props["scale"] = f64_attr(scale)
+    for name, perm in (layouts or {}).items():
+        props[name] = i64_array(perm)
+    return g.build([g._op(rlx.AttentionOp, [*args, m], props)])
+
+
+@pytest.mark.parametrize("causal", [False, True])
+@pytest.mark.parametrize("layouts", [
+    {"q_layout": [0, 2, 1, 3], "k_layout": [0, 2, 1, 3], "v_layout": [0, 2, 1, 3], "out_layout": [0, 2, 1, 3]},
+    {"q_layout": [2, 0, 1, 3], "v_layout": [1, 0, 2, 3]},
+    {"out_layout": [2, 1, 0, 3]},
+    {},
+])
+def test_interpreter_layouts_match_float64_reference(layouts, causal):
+    rng = np.random.default_rng(0)
+    b, h, sq, sk, d, dv = 2, 3, 5, 7, 8, 6
+    logical = {"q": (b, h, sq, d), "k": (b, h, sk, d), "v": (b, h, sk, dv)}
+    perms = {n: layouts.get(f"{n}_layout", [0, 1, 2, 3]) for n in "qkv"}
+    phys = {n: [logical[n][p] for p in perms[n]] for n in "qkv"}
+    module = attention_op(phys["q"], phys["k"], phys["v"], mask=[b, 1, sq, sk], causal=causal, scale=0.4,
+                          layouts=layouts)
+    xs = {n: rng.standard_normal(phys[n]).astype(np.float32) for n in "qkv"}
+    m = rng.standard_normal((b, 1, sq, sk)).astype(np.float32)
+    (got,) = rlxc.interpret(module, {**xs, "m": m})
+    lg = {n: np.transpose(xs[n], np.argsort(perms[n])) for n in "qkv"}
+    want = R.attention(lg["q"], lg["k"], lg["v"], m, causal, 0.4)
+    out_perm = layouts.get("out_layout", [0, 1, 2, 3])
+    want = np.transpose(want, out_perm)
+    assert got.shape == want.shape
+    np.testing.assert_allclose(got, want, rtol=2e-5, atol=2e-6)
+
+
+def test_layouts_verify_and_print_only_when_set():
+    m = attention_op([2, 5, 3, 8], [2, 3, 5, 8], [2, 3, 5, 8], layouts={"q_layout": [0, 2, 1, 3]})
+    text = str(m)
+    assert "q_layout = [0, 2, 1, 3]" in text and "k_layout" not in text and "out_layout" not in text
+    (op,) = ops_named(m, "rlx.attention")
+    assert op.result.type.get_shape() == (2, 3, 5, 8)
+    with pytest.raises(GraphError, match=r"q_layout \[0, 3, 1, 2\] must be a permutation .* head_dim last"):
+        attention_op([2, 8, 3, 5], [2, 3, 5, 8], [2, 3, 5, 8], layouts={"q_layout": [0, 3, 1, 2]})
+    with pytest.raises(GraphError, match=r"disagree.*logical layout"):
+        attention_op([2, 3, 5, 8], [2, 3, 5, 8], [2, 3, 5, 8], layouts={"k_layout": [0, 2, 1, 3]})
+
+
+def test_unfuse_none_honours_layouts():
+    layouts = {"q_layout": [0, 2, 1, 3], "k_layout": [1, 0, 2, 3], "out_layout": [0, 2, 1, 3]}
+    m = attention_op([2, 5, 3, 8], [3, 2, 7, 8], [2, 3, 7, 4], mask=[7], causal=True, layouts=layouts)
+    after = rlxc.run_pipeline(m, "rlx-unfuse{target=none}")
+    assert not ops_named(after, "rlx.attention")
+    rng = np.random.default_rng(1)
+    inputs, _ = random_inputs(m, rng)
+    (want,) = rlxc.interpret(m, inputs, float64=True)
+    (got,) = rlxc.interpret(after, inputs, float64=True)
+    # the decomposition's scale is an f32 constant: agreement to f32 rounding
+    np.testing.assert_allclose(got, want, rtol=1e-6, atol=1e-7)
+
+
+def test_cuda_keeps_attention_native():
+    m = attention_op([1, 2, 8, 4], [1, 2, 8, 4], [1, 2, 8, 4], causal=True)
+    assert ops_named(rlxc.run_pipeline(m, "rlx-unfuse{target=cuda}"), "rlx.attention")
+    assert not ops_named(rlxc.run_pipeline(m, "rlx-unfuse{target=none}"), "rlx.attention")
+
+
+# --------------------------------------------------------------------------- rlx-fold-layout
+
+
+@pytest.mark.parametrize("mask,causal", [(False, False), (True, False), (False, True)])
+def test_fold_layout_bert_layer_leaves_no_transpose(mask, causal):
+    module = bert_layer(mask=mask, causal=causal)
+    assert len(ops_named(module, "rlx.transpose")) == 4
+    folded = rlxc.run_pipeline(module, "rlx-fold-layout,dce")
+    assert not ops_named(folded, "rlx.transpose")
+    (att,) = ops_named(folded, "rlx.attention")
+    assert att.layouts() == [[0, 2, 1, 3]] * 4
+    inputs, params = scaled_inputs(module, np.random.default_rng(2))
+    (want,) = rlxc.interpret(module, inputs, params, float64=True)
+    (got,) = rlxc.interpret(folded, inputs, params, float64=True)
+    np.testing.assert_allclose(got, want, rtol=1e-9, atol=1e-12)
+    # the whole cuda pipeline: no transpose kernel left (reshapes are views)
+    optimized = rlxc.run_pipeline(module, "rlx-optimize")
+    assert not ops_named(optimized, "rlx.transpose")
+    lowered = rlxc.run_pipeline(module, "rlx-cuda")
+    sources = [k.source.data for k in lowered.ops if isinstance(k, rlx_cuda.KernelOp)]
+    assert not [s for s in sources if "rlx.transpose" in s]
+    assert [s for s in sources if "rlx.attention" in s]
+
+
+def test_fold_layout_keeps_what_it_must():
+    g = rlxc.GraphBuilder()
+    x = g.input("x", [2, 5, 3, 8])
+    k = g.input("k", [2, 3, 8, 5])
+    q = g.transpose(x, [0, 2, 1, 3])  # folds, and stays for its other user
+    kt = g.transpose(k, [0, 1, 3, 2])  # moves head_dim: stays
+    a = g.attention(q, kt, kt)
+    out1 = g.transpose(a, [0, 2, 1, 3])  # a has two users: stays
+    out2 = g.transpose(a, [0, 1, 3, 2])
+    module = g.build([out1, out2, g.exp(q)])
+    folded = rlxc.run_pipeline(module, "rlx-fold-layout,dce")
+    (att,) = ops_named(folded, "rlx.attention")
+    assert att.layouts() == [[0, 2, 1, 3], [0, 1, 2, 3], [0, 1, 2, 3], [0, 1, 2, 3]]
+    assert att.query.owner is not None and not isinstance(att.query.owner, rlx.TransposeOp)
+    assert len(ops_named(folded, "rlx.transpose")) == 4
+    inputs, _ = random_inputs(module, np.random.default_rng(3))
+    for w, gt in zip(rlxc.interpret(module, inputs, float64=True), rlxc.interpret(folded, inputs, float64=True)):
+        np.testing.assert_allclose(gt, w, rtol=1e-9, atol=1e-12)
+
+
+def test_fold_layout_composes_with_existing_layouts():
+    g = rlxc.GraphBuilder()
+    x = g.input("x", [3, 2, 5, 8])  # [h, b, s, d]
+    q = g.transpose(x, [1, 0, 2, 3])
+    a = g.attention(q, q, q, causal=True)
+    out = g.transpose(g.transpose(a, [2, 0, 1, 3]), [1, 2, 0, 3])  # back to [b, h, s, d], in two steps
+    module = g.build([out])
+    folded = rlxc.run_pipeline(module, "rlx-fold-layout,dce")
+    assert not ops_named(folded, "rlx.transpose")
+    inputs, _ = random_inputs(module, np.random.default_rng(4))
+    (w,) = rlxc.interpret(module, inputs, float64=True)
+    (gt,) = rlxc.interpret(folded, inputs, float64=True)
+    np.testing.assert_allclose(gt, w, rtol=1e-9, atol=1e-12)
+
+
+# --------------------------------------------------------------------------- the kernel compiles
+
+
+def _kernel_cases():
+    cases = []
+    for dtype in ("f32", "f16", "bf16"):
+        for d in (32, 40, 64, 128):
+            for variant in ("none", "causal", "mask_b11k", "mask_b1qk"):
+                cases.append((dtype, d, variant))
+    return cases
+
+
+def _module(dtype, d, variant, sq=77, sk=130, dv=None, bshd=False):
+    g = rlxc.GraphBuilder()
+    b, h = 2, 3
+    if bshd:
+        q, k, v = (g.transpose(g.input(n, [b, s, h, dd], dtype), [0, 2, 1, 3])
+                   for n, s, dd in (("q", sq, d), ("k", sk, d), ("v", sk, dv or d)))
+    else:
+        q, k, v = g.input("q", [b, h, sq, d], dtype), g.input("k", [b, h, sk, d], dtype), g.input("v", [b, h, sk, dv or d], dtype)
+    mask = {"mask_b11k": [b, 1, 1, sk], "mask_b1qk": [b, 1, sq, sk]}.get(variant)
+    m = g.input("m", mask, dtype) if mask else None
+    a = g.attention(q, k, v, m, causal=variant == "causal")
+    return g.build([g.transpose(a, [0, 2, 1, 3]) if bshd else a])
+
+
+def _compile(module, arch):
+    lowered = rlxc.run_pipeline(module, f"rlx-cuda{{arch={arch}}}")
+    ks = [k for k in lowered.ops if isinstance(k, rlx_cuda.KernelOp) and "rlx.attention" in k.source.data]
+    assert len(ks) == 1
+    cubins = nvrtc.compile_many([(f"{k.sym_name.data}.cu", k.source.data) for k in ks], arch, headers=HEADERS)
+    assert all(c[:4] == b"\x7fELF" for c in cubins)
+    return lowered, ks[0].source.data
+
+
+@pytest.mark.parametrize("arch", ARCHS)
+@pytest.mark.parametrize("dtype,d,variant", _kernel_cases())
+def test_attention_kernel_compiles(dtype, d, variant, arch):
+    _, src = _compile(_module(dtype, d, variant), arch)
+    form = "mma" if dtype != "f32" else "simt"
+    assert f"attention, {form} form" in src
+    if form == "mma":
+        assert "mma.sync.aligned.m16n8k16" in src and ("cp.async" in src) == (d % 8 == 0)
+
+
+@pytest.mark.parametrize("arch", ARCHS)
+def test_attention_kernel_odd_shapes_compile(arch):
+    for dtype, d, dv, sq, sk, bshd in [("f16", 64, 32, 1, 300, False), ("bf16", 80, 80, 128, 1, True),
+                                       ("f16", 36, 36, 5, 9, False), ("f32", 40, 24, 300, 77, True),
+                                       ("f16", 256, 256, 33, 33, False), ("bf16", 8, 8, 3, 3, False)]:
+        _, src = _compile(_module(dtype, d, "causal", sq, sk, dv, bshd), arch)
+
+
+def test_attention_forms_and_strides():
+    m = rlxc.run_pipeline(_module("f16", 64, "mask_b11k", 77, 130, bshd=True), "rlx-optimize")
+    (op,) = ops_named(m, "rlx.attention")
+    a = attention_problem(op)
+    assert attention_form(a) == "mma"
+    assert (a.b, a.h, a.sq, a.sk, a.dk, a.dv) == (2, 3, 77, 130, 64, 64)
+    assert a.q_st == (77 * 3 * 64, 64, 3 * 64) and a.k_st == (130 * 3 * 64, 64, 3 * 64)
+    assert a.o_st == (77 * 3 * 64, 64, 3 * 64)
+    assert a.mask_st == (130, 0, 0, 1)
+    assert attention_form(attention_problem(ops_named(rlxc.run_pipeline(_module("f32", 64, "none"), "rlx-optimize"), "rlx.attention")[0])) == "simt"
+    assert attention_form(attention_problem(ops_named(rlxc.run_pipeline(_module("bf16", 256, "none"), "rlx-optimize"), "rlx.attention")[0])) == "simt"
+
+
+@pytest.mark.parametrize("arch", ARCHS)
+def test_two_m_tiles_compile(arch, monkeypatch):
+    from rlxc.codegen import attention as codegen
+
+    g = rlxc.GraphBuilder()
+    q = g.input("q", [8, 12, 512, 64], "bf16")
+    module = g.build([g.attention(q, q, q, causal=True)])
+    (op,) = ops_named(module, "rlx.attention")
+    assert codegen.mma_m_tiles(attention_problem(op), 132) == 1
+    _, src = _compile(module, arch)
+    assert "64 query rows (1 m-tiles per warp)" in src
+    monkeypatch.setattr(codegen, "FORCE_M_TILES", 2)
+    _, src = _compile(module, arch)
+    assert "128 query rows (2 m-tiles per warp)" in src
+    _compile(_module("f16", 40, "mask_b1qk", 300, 77, bshd=True), arch)

@@ -1,0 +1,151 @@
+"""GPU tests of the fused attention kernel (marker `gpu`): every form against
+the numpy reference with the arena poisoned, stream and graph mode equal
+(test_gpu's `check`): f32/f16/bf16 x head_dims 32/64/128/40 x sequence
+lengths 1/77/128/300 (and s_q != s_k) x no mask / causal / [b,1,1,sk] mask /
+[b,1,sq,sk] mask; layouts (folded transposes); padding masks with -inf and
+fully masked rows (NaN, as the reference); a BERT-style layer through
+rlx-fold-layout. Skipped cleanly without a GPU."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import rlxc
+from rlxc.codegen import attention as attention_codegen
+from test_attention import bert_layer, scaled_inputs
+from test_gpu import TOL, check
+
+pytestmark = [
+    pytest.mark.gpu,
+    pytest.mark.skipif(not rlxc.cuda.is_available(), reason="no NVIDIA GPU and driver"),
+]
+
+#: (s_q, s_k): square, one query, and s_q != s_k both ways.
+SEQS = [(1, 1), (77, 77), (128, 128), (300, 300), (1, 77), (300, 128), (77, 300)]
+VARIANTS = ["none", "causal", "mask_b11k", "mask_b1qk"]
+
+
+def _sweep(dtype, d):
+    def build(g):
+        b, h = 2, 3
+        outs = []
+        for i, (sq, sk) in enumerate(SEQS):
+            q, k, v = (g.input(f"{n}{i}", [b, h, s, d], dtype) for n, s in (("q", sq), ("k", sk), ("v", sk)))
+            for variant in VARIANTS:
+                shape = {"mask_b11k": [b, 1, 1, sk], "mask_b1qk": [b, 1, sq, sk]}.get(variant)
+                m = g.input(f"m{i}_{variant}", shape, dtype) if shape else None
+                outs.append(g.attention(q, k, v, m, causal=variant == "causal"))
+        return outs
+
+    return build
+
+
+def _module(build):
+    g = rlxc.GraphBuilder()
+    return g.build(build(g))
+
+
+@pytest.mark.parametrize("d", [32, 64, 128, 40])
+@pytest.mark.parametrize("dtype", ["f32", "f16", "bf16"])
+def test_attention_sweep(dtype, d):
+    check(_module(_sweep(dtype, d)), rng=np.random.default_rng(d))
+
+
+@pytest.mark.parametrize("d", [64, 40])
+@pytest.mark.parametrize("dtype", ["f16", "bf16"])
+def test_attention_sweep_two_m_tiles(dtype, d, monkeypatch):
+    """The mma form with 128 query rows per block (2 m-tiles per warp), which
+    only long sequences with many blocks get unforced, on every edge case."""
+    monkeypatch.setattr(attention_codegen, "FORCE_M_TILES", 2)
+    check(_module(_sweep(dtype, d)), rng=np.random.default_rng(d + 1))
+
+
+@pytest.mark.parametrize("dtype", ["f32", "f16", "bf16"])
+def test_attention_shapes_scales_and_layouts(dtype):
+    def build(g):
+        outs = []
+        # value head_dim != query's, a given scale, odd head_dims (not 16-byte rows: element loads)
+        for i, (d, dv, sq, sk, scale) in enumerate([(64, 32, 77, 130, 0.05), (80, 80, 65, 64, 1.0), (36, 20, 9, 70, None),
+                                                    (16, 8, 129, 129, 0.3), (8, 8, 3, 5, None), (256, 256, 70, 70, None)]):
+            q, k, v = g.input(f"q{i}", [2, 2, sq, d], dtype), g.input(f"k{i}", [2, 2, sk, d], dtype), g.input(f"v{i}", [2, 2, sk, dv], dtype)
+            outs.append(g.attention(q, k, v, g.input(f"m{i}", [sk], dtype), causal=i % 2 == 0, scale=scale))
+        # layouts: [b, s, h, d] in and out (BERT), and [s, b, h, d] / [h, b, s, d]
+        b, h, s, d = 2, 3, 100, 64
+        q = g.transpose(g.input("qb", [b, s, h, d], dtype), [0, 2, 1, 3])
+        k = g.transpose(g.input("kb", [s, b, h, d], dtype), [1, 2, 0, 3])
+        v = g.transpose(g.input("vb", [h, b, s, d], dtype), [1, 0, 2, 3])
+        a = g.attention(q, k, v, g.input("mb", [b, 1, 1, s], dtype))
+        outs.append(g.transpose(a, [0, 2, 1, 3]))
+        outs.append(g.transpose(g.attention(q, k, v, causal=True), [2, 0, 1, 3]))
+        return outs
+
+    module = _module(build)
+    folded = rlxc.run_pipeline(module, "rlx-optimize")
+    assert not [op for op in folded.walk() if op.name == "rlx.transpose"]
+    check(module, rng=np.random.default_rng(7))
+
+
+@pytest.mark.parametrize("dtype", ["f32", "f16", "bf16"])
+def test_many_blocks_in_flight(dtype):
+    """Enough blocks at once (and key tiles per block) that a tile read
+    before its asynchronous copy lands would show."""
+    def build(g):
+        q, k, v = (g.input(n, [16, 12, 384, 64], dtype) for n in "qkv")
+        m = g.input("m", [16, 1, 1, 384], dtype)
+        q2, k2, v2 = (g.input(f"{n}2", [16, 12, 300, 40], dtype) for n in "qkv")
+        return [g.attention(q, k, v), g.attention(q, k, v, causal=True), g.attention(q, k, v, m),
+                g.attention(q2, k2, v2, causal=True)]
+
+    check(_module(build), rng=np.random.default_rng(3))
+
+
+def _run_custom(module, inputs):
+    """check() with given inputs: stream and graph equal, NaN exactly where
+    the reference has NaN, relative L2 error elsewhere."""
+    from rlxc.dialects.types import dtype_name
+    from rlxc.signature import signature
+
+    names = {"f32": "float32", "f16": "float16", "bf16": "bfloat16"}
+    want = rlxc.interpret(module, inputs)
+    got = rlxc.compile(module, target="cuda", mode="stream").run(inputs, poison=True)
+    graph = rlxc.compile(module, target="cuda", mode="graph").run(inputs, poison=True)
+    for a, b in zip(got, graph):
+        np.testing.assert_array_equal(a, b)
+    for i, (w, g, t) in enumerate(zip(want, got, signature(module).outputs)):
+        w64, g64 = w.astype(np.float64), g.astype(np.float64)
+        np.testing.assert_array_equal(np.isnan(g64), np.isnan(w64), err_msg=f"output #{i}: NaNs differ")
+        ok = ~np.isnan(w64)
+        err = np.linalg.norm(w64[ok] - g64[ok]) / max(np.linalg.norm(w64[ok]), 1e-30)
+        assert err < TOL[names[dtype_name(t.get_element_type())]], f"output #{i}: relative error {err:.3e}"
+
+
+@pytest.mark.parametrize("dtype", ["f32", "f16", "bf16"])
+def test_padding_masks_and_fully_masked_rows(dtype):
+    b, h, sq, sk, d = 2, 4, 70, 150, 64
+    g = rlxc.GraphBuilder()
+    q, k, v = g.input("q", [b, h, sq, d], dtype), g.input("k", [b, h, sk, d], dtype), g.input("v", [b, h, sk, d], dtype)
+    pad, full, low = g.input("pad", [b, 1, 1, sk], dtype), g.input("full", [b, 1, sq, sk], dtype), g.input("low", [b, 1, 1, sk], dtype)
+    module = g.build([g.attention(q, k, v, pad), g.attention(q, k, v, full, causal=True), g.attention(q, k, v, low)])
+    rng = np.random.default_rng(11)
+    carrier = np.float16 if dtype == "f16" else np.float32
+    x = {n: rng.standard_normal(s).astype(carrier) for n, s in (("q", [b, h, sq, d]), ("k", [b, h, sk, d]), ("v", [b, h, sk, d]))}
+    padm = np.zeros((b, 1, 1, sk), carrier)
+    padm[1, ..., 90:] = -np.inf  # batch 1: keys 90.. are padding (whole tiles and part of one)
+    padm[0, ..., :70] = -np.inf  # batch 0: the first 70 keys (the first tile fully masked)
+    fullm = rng.standard_normal((b, 1, sq, sk)).astype(carrier)
+    fullm[0, 0, 5, :] = -np.inf  # a fully masked row: NaN, as the reference
+    fullm[1, 0, 40, 3:] = -np.inf
+    lowm = np.zeros((b, 1, 1, sk), carrier)
+    lowm[..., 100:] = -32768.0  # a large finite negative (exact in every dtype): weight 0, not NaN
+    _run_custom(module, {**x, "pad": padm, "full": fullm, "low": lowm})
+
+
+@pytest.mark.parametrize("mask,causal", [(False, False), (True, False), (False, True)])
+@pytest.mark.parametrize("dtype", ["f32", "f16", "bf16"])
+def test_bert_layer_through_fold_layout(dtype, mask, causal):
+    module = bert_layer(batch=2, seq=77, hidden=256, heads=4, dtype=dtype, mask=mask, causal=causal)
+    optimized = rlxc.run_pipeline(module, "rlx-optimize")
+    assert not [op for op in optimized.walk() if op.name == "rlx.transpose"]
+    inputs, params = scaled_inputs(module, np.random.default_rng(5))
+    check(module, params=params, rng=np.random.default_rng(5), tol_scale=2.0)
