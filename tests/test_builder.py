@@ -127,7 +127,7 @@ def test_every_rlx_op_has_a_builder_method():
     tested = {c[0] for c in CALLS}
     for op in rlx.Rlx.operations:
         name = op.name.removeprefix("rlx.")
-        if name in ("yield", "elementwise_region"):  # built from text / by passes
+        if name in ("yield", "elementwise_region", "fusion"):  # built from text / by passes
             continue
         assert callable(getattr(rlxc.GraphBuilder, name, None)), f"GraphBuilder.{name} is missing"
         assert name in tested, f"no builder test for {name}"
@@ -624,7 +624,7 @@ FAMILIES = {
 }
 
 REGION_TEXT = """builtin.module {
-  func.func @main(%a : tensor<3x1x4xf32>, %b : tensor<5x4xf32>, %n : tensor<4xi32>) -> (tensor<3x5x4xf32>, tensor<3x5x4xi1>, tensor<4xi32>) {
+  func.func @main(%a : tensor<3x1x4xf32>, %b : tensor<5x4xf32>, %n : tensor<4xi32>) -> (tensor<3x5x4xf32>, tensor<3x5x4xi1>, tensor<4xi32>, tensor<3x5x4xf32>, tensor<3x5x4xf32>) {
     %r:2 = rlx.elementwise_region ins(%a, %b : tensor<3x1x4xf32>, tensor<5x4xf32>) -> tensor<3x5x4xf32>, tensor<3x5x4xi1> {
     ^bb0(%x : f32, %y : f32):
       %c = arith.cmpf ogt, %x, %y : f32
@@ -644,7 +644,17 @@ REGION_TEXT = """builtin.module {
       %u = arith.addi %p, %i : i32
       rlx.yield %u : i32
     }
-    func.return %r#0, %r#1, %q : tensor<3x5x4xf32>, tensor<3x5x4xi1>, tensor<4xi32>
+    %f:2 = rlx.fusion ins(%a, %b : tensor<3x1x4xf32>, tensor<5x4xf32>) -> tensor<3x5x4xf32>, tensor<3x5x4xf32> {
+    ^bb0(%fa : tensor<3x1x4xf32>, %fb : tensor<5x4xf32>):
+      %s2 = rlx.elementwise_region ins(%fa, %fb : tensor<3x1x4xf32>, tensor<5x4xf32>) -> tensor<3x5x4xf32> {
+      ^bb1(%x2 : f32, %y2 : f32):
+        %m2 = arith.mulf %x2, %y2 : f32
+        rlx.yield %m2 : f32
+      }
+      %sm = rlx.softmax %s2 axis = -1 : tensor<3x5x4xf32>
+      rlx.yield %sm, %s2 : tensor<3x5x4xf32>, tensor<3x5x4xf32>
+    }
+    func.return %r#0, %r#1, %q, %f#0, %f#1 : tensor<3x5x4xf32>, tensor<3x5x4xi1>, tensor<4xi32>, tensor<3x5x4xf32>, tensor<3x5x4xf32>
   }
 }"""
 

@@ -26,7 +26,9 @@ from dataclasses import dataclass
 
 from xdsl.ir import Attribute, SSAValue
 
-from rlxc.codegen.common import THREADS, Buf, KernelSpec, eltype, float_of, int_of, ints, numel, params_decl, shape, strides
+from rlxc.codegen.common import (
+    THREADS, Buf, KernelSpec, eltype, float_of, index_expr, int_of, ints, numel, params_decl, shape, strides,
+)
 from rlxc.codegen.cuda_c import compute_type, literal, load, store
 from rlxc.dialects import rlx
 from rlxc.dialects.types import dtype, dtype_name, is_float, is_int
@@ -134,61 +136,267 @@ def warp_reduce(value: str, op: str, identity: str, smem: str) -> str:
 Reducer = Callable[[str, str, str, str], str]
 
 
-#: Column reductions: outputs per block (one per lane) and warps per block
-#: (each walking every COLUMN_WARPS-th reduced element).
-COLUMN_WARPS = THREADS // 32
+#: Reductions (`reduce_kernel`) by the layout of the reduced axes, once
+#: size-1 axes are dropped and neighbouring axes of the same kind (reduced
+#: or kept) merged (`reduce_layout`):
+#:
+#: * columns: the innermost axis is kept: threads own adjacent outputs (an
+#:   item of up to 16 bytes of them each, so every load is coalesced) and
+#:   walk the reduced axes, THREADS / (items per block) threads apart, then
+#:   combine through shared memory; fewer items per block (down to 64
+#:   bytes of outputs) where the outputs are too few to fill the GPU, and
+#:   blocks of 1024 threads where they are fewer than the multiprocessors;
+#: * group: one trailing reduced run of up to GROUP_ROW_ITEMS items: a
+#:   group of 1-32 lanes per row (16-byte items), reduced with shuffles;
+#: * block: a longer trailing run: a block per row, 16-byte items, 4 in
+#:   flight per thread;
+#: * strided: reduced axes that are not one trailing run and the innermost
+#:   axis reduced: a block per row, an element at a time.
+#:
+#: Accumulation is f32 for floats (i64 for integers); the order is fixed, so
+#: results are the same from run to run.
+GROUP_ROW_ITEMS = 256
+
+#: The columns form's block shape: items per block are halved (from
+#: THREADS / 8) while the blocks number under COLUMN_BLOCKS_PER_SM per
+#: multiprocessor and each thread still gets 4 reduced elements, down to
+#: COLUMN_MIN_BYTES of outputs per block; blocks of COLUMN_WIDE_THREADS
+#: threads where they still number under one per multiprocessor.
+COLUMN_BLOCKS_PER_SM = 2
+COLUMN_MIN_BYTES = 64  # H100: 64-byte segments read at 86% of copy bandwidth where 16-byte ones reached 76%
+COLUMN_WIDE_THREADS = 1024
+
+
+def reduce_layout(xs: Sequence[int], axes: Sequence[int]) -> tuple[list[int], list[int]]:
+    """The same reduction over fewer axes: size-1 axes dropped, neighbours
+    of the same kind merged. Returns (shape, reduced axes)."""
+    red = set(axes)
+    merged: list[list[int]] = []  # [extent, reduced]
+    for a, d in enumerate(xs):
+        if d == 1:
+            continue
+        if merged and merged[-1][1] == (a in red):
+            merged[-1][0] *= d
+        else:
+            merged.append([d, int(a in red)])
+    return [d for d, _ in merged], [k for k, (_, r) in enumerate(merged) if r]
+
+
+def _item_elems(t: Attribute, n: int) -> int:
+    """Elements per item: the widest access of 16, 8 or 4 bytes (2 elements
+    or more) whose element count divides `n`; else 1."""
+    size = dtype(t).bytes
+    for b in (16, 8, 4):
+        w = b // size
+        if w >= 2 and n % w == 0:
+            return w
+    return 1
+
+
+def _item_type(t: Attribute, vw: int) -> str:
+    return dtype(t).c_storage if vw == 1 else _RAW[vw * dtype(t).bytes]
+
+
+def _fold_item(item: str, t: Attribute, vw: int, fold: Callable[[int, str], str]) -> str:
+    """Statements folding the `vw` elements of `item` (an expression of the
+    item type): `fold(e, compute value of element e)` -> a statement.
+    f16/bf16 items of 8 are converted in pairs."""
+    if vw == 1:
+        return fold(0, load(item, t))
+    name = dtype_name(t)
+    if name in ("f16", "bf16") and vw == 8:
+        return f"{{ float f[8]; rlx_ld8_{name}({item}, f); " + " ".join(fold(e, f"f[{e}]") for e in range(8)) + " }"
+    return (f"{{ union {{ {_item_type(t, vw)} raw; {dtype(t).c_storage} e[{vw}]; }} pk; pk.raw = {item}; "
+            + " ".join(fold(e, load(f"pk.e[{e}]", t)) for e in range(vw)) + " }")
+
+
+def _pack_item(t: Attribute, vw: int, value: Callable[[int], str]) -> list[str]:
+    """Statements building `item` (declared here) of `vw` outputs of type
+    `t` from compute values `value(e)`."""
+    if vw == 1:
+        return [f"const {dtype(t).c_storage} item = {store(value(0), t)};"]
+    name = dtype_name(t)
+    if name in ("f16", "bf16") and vw == 8:
+        return [f"float o[8] = {{{', '.join(value(e) for e in range(8))}}};", f"const uint4 item = rlx_st8_{name}(o);"]
+    return [f"union {{ {_item_type(t, vw)} raw; {dtype(t).c_storage} e[{vw}]; }} pk;",
+            *(f"pk.e[{e}] = {store(value(e), t)};" for e in range(vw)),
+            f"const {_item_type(t, vw)} item = pk.raw;"]
+
+
+def _reduce_columns(x: SSAValue, y: SSAValue, xs: list[int], axes: list[int], reducer: str, ident: str, acc: str,
+                    finish: Callable[[str], str], sm_count: int) -> KernelSpec:
+    """The columns form (see GROUP_ROW_ITEMS above): `xs` ends in a kept axis."""
+    t, ty = eltype(x), eltype(y)
+    vw = _item_elems(t, xs[-1]) if dtype(t) == dtype(ty) else 1
+    rows = Rows.of([*xs[:-1], xs[-1] // vw], axes)  # in items: a row is an item of outputs
+    item, yitem = _item_type(t, vw), _item_type(ty, vw)
+    rk = 1  # threads along the reduced axes: up to 8 to begin with
+    while rk * 2 <= min(rows.cols, 8):
+        rk *= 2
+    cv = THREADS // rk  # halved while the blocks are too few and each thread still gets 4 reduced elements
+    while (cv > 1 and -(-rows.rows // cv) < COLUMN_BLOCKS_PER_SM * sm_count and rows.cols >= 4 * (THREADS // (cv // 2))
+           and (cv // 2) * vw * dtype(t).bytes >= COLUMN_MIN_BYTES):
+        cv //= 2
+    blocks = -(-rows.rows // cv)
+    wide = COLUMN_WIDE_THREADS
+    threads = wide if blocks < sm_count and rows.cols >= 4 * wide // cv else THREADS
+    rk = threads // cv
+    ct = compute_type(ty)
+    decl = params_decl([("x_", x, False), ("y_", y, True)])
+    fold = _fold_item("p[j]", t, vw, lambda e, v: f"acc[{e}] = {reducer}()(acc[{e}], ({acc}){v});")
+    src = [f"// reduce form: columns: {cv} items of {vw} adjacent outputs per block, {rk} threads apart along "
+           f"the {rows.cols} reduced elements, 4 loads in flight per thread"]
+    src += [
+        f'extern "C" __global__ void __launch_bounds__({threads}) ENTRY({decl}) {{',
+        f"  const {item}* __restrict__ x = reinterpret_cast<const {item}*>(x_);",
+        f"  {yitem}* __restrict__ y = reinterpret_cast<{yitem}*>(y_);",
+        f"  __shared__ {acc} part[{rk // 2 if rk > 1 else 1}][{cv * vw}];",
+        f"  const int c = threadIdx.x % {cv}, rk = threadIdx.x / {cv};",
+        f"  const long long r = (long long)blockIdx.x * {cv} + c;",
+        f"  {acc} acc[{vw}];",
+        "  #pragma unroll",
+        f"  for (int e = 0; e < {vw}; ++e) acc[e] = {ident};",
+        f"  if (r < {rows.rows}LL) {{",
+        f"    const long long base = {rows.row_base};",
+        f"    for (long long k0 = rk; k0 < {rows.cols}LL; k0 += {4 * rk}) {{",
+        f"      {item} p[4];",
+        "      #pragma unroll",
+        f"      for (int j = 0; j < 4; ++j) {{ const long long k = k0 + j * {rk}; if (k < {rows.cols}LL) p[j] = x[base + ({rows.col_off})]; }}",
+        "      #pragma unroll",
+        f"      for (int j = 0; j < 4; ++j) {{ const long long k = k0 + j * {rk}; if (k < {rows.cols}LL) {fold} }}",
+        "    }",
+        "  }",
+        "  // the threads of a column combine pairwise, halving each step",
+        f"  for (int s = {rk // 2}; s > 0; s >>= 1) {{",
+        "    if (rk >= s && rk < 2 * s) {",
+        "      #pragma unroll",
+        f"      for (int e = 0; e < {vw}; ++e) part[rk - s][c * {vw} + e] = acc[e];",
+        "    }",
+        "    __syncthreads();",
+        "    if (rk < s) {",
+        "      #pragma unroll",
+        f"      for (int e = 0; e < {vw}; ++e) acc[e] = {reducer}()(acc[e], part[rk][c * {vw} + e]);",
+        "    }",
+        "    __syncthreads();",
+        "  }",
+        f"  if (rk == 0 && r < {rows.rows}LL) {{",
+        *("    " + s for s in _pack_item(ty, vw, lambda e: f"({ct})({finish(f'acc[{e}]')})")),
+        "    y[r] = item;",
+        "  }",
+        "}",
+    ]
+    return KernelSpec("reduce_cols", "\n".join(src) + "\n", [Buf(x), Buf(y, True)], blocks, threads)
+
+
+def _reduce_rows(x: SSAValue, y: SSAValue, nrows: int, n: int, reducer: str, ident: str, acc: str,
+                 finish: Callable[[str], str], sm_count: int) -> KernelSpec:
+    """The group and block forms: `nrows` contiguous rows of `n` elements."""
+    t, ty = eltype(x), eltype(y)
+    vw = _item_elems(t, n)
+    m = n // vw  # items per row
+    item = _item_type(t, vw)
+    decl = params_decl([("x_", x, False), ("y", y, True)])
+    ct = compute_type(ty)
+    fold = _fold_item("p[j]", t, vw, lambda e, v: f"acc = {reducer}()(acc, ({acc}){v});")
+    result = store(f"({ct})({finish('acc')})", ty)
+    head = [f"  const {item}* __restrict__ x = reinterpret_cast<const {item}*>(x_);"]
+    if m <= GROUP_ROW_ITEMS:
+        g = 1
+        while g * 2 <= min(m, 32):
+            g *= 2
+        per = -(-m // g)  # items per lane
+        u = max(1, 4 // per)  # rows per group: 4 loads in flight per lane at least
+        groups = THREADS // g
+        src = [f"// reduce form: group: {g} lanes per row of {n} elements, {vw} elements per item, "
+               f"{per} items per lane, {u} rows per group"]
+        src += [
+            f'extern "C" __global__ void __launch_bounds__({THREADS}) ENTRY({decl}) {{',
+            *head,
+            f"  const int lane = threadIdx.x & {g - 1};",
+            f"  const long long r0 = (long long)blockIdx.x * {groups * u} + threadIdx.x / {g};  // row s: r0 + s * {groups}",
+            f"  {item} p[{u * per}];",
+            "  #pragma unroll",
+            f"  for (int s = 0; s < {u}; ++s) {{",
+            f"    const long long r = r0 + s * {groups};",
+            "    #pragma unroll",
+            f"    for (int c = 0; c < {per}; ++c) {{",
+            f"      const int it = lane + c * {g};",
+            f"      if (r < {nrows}LL && it < {m}) p[s * {per} + c] = x[r * {m}LL + it];",
+            "    }",
+            "  }",
+            "  #pragma unroll",
+            f"  for (int s = 0; s < {u}; ++s) {{",
+            f"    const long long r = r0 + s * {groups};",
+            f"    {acc} acc = {ident};",
+            "    #pragma unroll",
+            f"    for (int c = 0; c < {per}; ++c) {{",
+            f"      const int j = s * {per} + c;",
+            f"      if (r < {nrows}LL && lane + c * {g} < {m}) {fold}",
+            "    }",
+            f"    for (int o = {g // 2}; o > 0; o >>= 1) acc = {reducer}()(acc, rlx_shfl(acc, o));",
+            f"    if (lane == 0 && r < {nrows}LL) y[r] = {result};",
+            "  }",
+            "}",
+        ]
+        grid = -(-nrows // (groups * u))
+        return KernelSpec("reduce", "\n".join(src) + "\n", [Buf(x), Buf(y, True)], grid)
+    src = [f"// reduce form: block: a block per row of {n} elements, {vw} elements per item, 4 loads in flight per thread"]
+    src += [
+        f'extern "C" __global__ void __launch_bounds__({THREADS}) ENTRY({decl}) {{',
+        *head,
+        f"  __shared__ {acc} smem[32];",
+        f"  for (long long r = blockIdx.x; r < {nrows}LL; r += gridDim.x) {{",
+        f"    const {item}* __restrict__ xr = x + r * {m}LL;",
+        f"    {acc} acc = {ident};",
+        f"    for (int i0 = threadIdx.x; i0 < {m}; i0 += {4 * THREADS}) {{",
+        f"      {item} p[4];",
+        "      #pragma unroll",
+        f"      for (int j = 0; j < 4; ++j) {{ const int it = i0 + j * {THREADS}; if (it < {m}) p[j] = xr[it]; }}",
+        "      #pragma unroll",
+        f"      for (int j = 0; j < 4; ++j) {{ const int it = i0 + j * {THREADS}; if (it < {m}) {fold} }}",
+        "    }",
+        f"    acc = rlx_block_reduce(acc, {reducer}(), ({acc}){ident}, smem);",
+        f"    if (threadIdx.x == 0) y[r] = {result};",
+        "  }",
+        "}",
+    ]
+    return KernelSpec("reduce", "\n".join(src) + "\n", [Buf(x), Buf(y, True)], max(1, min(nrows, sm_count * 16)))
 
 
 def reduce_kernel(op: rlx.ReduceOp, sm_count: int) -> KernelSpec:
-    """f32 (or i64) accumulation. A block per output element (row) when the
-    reduced elements are contiguous or the outputs few; a column kernel when
-    the innermost axis is kept and there are outputs enough to fill the
-    device: 32 adjacent outputs per block, so every load is coalesced."""
+    """f32 (or i64) accumulation, in the form `reduce_layout` picks (see
+    GROUP_ROW_ITEMS above)."""
     x, y = op.input, op.result
-    xs = shape(x)
-    axes = sorted(a % len(xs) for a in ints(op.axes)) if xs else []
-    rows = Rows.of(xs, axes)
+    xs0 = shape(x)
+    axes0 = sorted(a % len(xs0) for a in ints(op.axes)) if xs0 else []
+    count = numel([xs0[a] for a in axes0])  # elements per output
     reducer, ident = _REDUCERS[type(op)]
     acc = _acc_type(eltype(x))
     if acc != "float":
         ident = {"-RLX_INF": "(-9223372036854775807LL - 1)", "RLX_INF": "9223372036854775807LL"}.get(ident, ident)
-    finish = "acc" if not isinstance(op, rlx.ReduceMeanOp) else f"acc / (float){rows.cols}"
+    mean = isinstance(op, rlx.ReduceMeanOp)
+
+    def finish(a: str) -> str:
+        return f"{a} / (float){count}" if mean else a
+
+    xs, axes = reduce_layout(xs0, axes0)
+    if not axes:  # nothing left to reduce: the columns form over every element, one each
+        return _reduce_columns(x, y, [numel(xs0)], [], reducer, ident, acc, finish, sm_count)
+    if len(xs) - 1 not in axes:
+        return _reduce_columns(x, y, xs, axes, reducer, ident, acc, finish, sm_count)
+    if axes == [len(xs) - 1]:
+        return _reduce_rows(x, y, numel(xs[:-1]), xs[-1], reducer, ident, acc, finish, sm_count)
+    rows = Rows.of(xs, axes)
     decl = params_decl([("x", x, False), ("y", y, True)])
-    if xs and len(xs) - 1 not in axes and xs[-1] > 1 and rows.cols > 1 and -(-rows.rows // 32) >= 2 * sm_count:
-        src = [f'extern "C" __global__ void __launch_bounds__({THREADS}) ENTRY({decl}) {{']
-        src += [
-            f"  __shared__ {acc} part[{COLUMN_WARPS}][33];",
-            "  const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;",
-            f"  for (long long rb = blockIdx.x * 32LL; rb < {rows.rows}LL; rb += gridDim.x * 32LL) {{",
-            "    const long long r = rb + lane;",
-            f"    {acc} acc = {ident};",
-            f"    if (r < {rows.rows}LL) {{",
-            f"      const long long base = {rows.row_base};",
-            "      #pragma unroll 4",
-            f"      for (long long k = warp; k < {rows.cols}LL; k += {COLUMN_WARPS}) {{",
-            f"        acc = {reducer}()(acc, ({acc}){load(f'x[base + ({rows.col_off})]', eltype(x))});",
-            "      }",
-            "    }",
-            "    part[warp][lane] = acc;",
-            "    __syncthreads();",
-            f"    if (warp == 0 && r < {rows.rows}LL) {{",
-            f"      for (int j = 1; j < {COLUMN_WARPS}; ++j) acc = {reducer}()(acc, part[j][lane]);",
-            f"      y[r] = {store(f'({compute_type(eltype(y))})({finish})', eltype(y))};",
-            "    }",
-            "    __syncthreads();",
-            "  }",
-            "}",
-        ]
-        grid = min(-(-rows.rows // 32), sm_count * 8)
-        return KernelSpec("reduce_cols", "\n".join(src) + "\n", [Buf(x), Buf(y, True)], grid)
+    result = store(f"({compute_type(eltype(y))})({finish('acc')})", eltype(y))
     body = [
         f"{acc} acc = {ident};",
         _cols(f"acc = {reducer}()(acc, ({acc}){load('x[o]', eltype(x))});", rows),
         f"acc = rlx_block_reduce(acc, {reducer}(), ({acc}){ident}, smem);",
-        f"if (threadIdx.x == 0) y[r] = {store(f'({compute_type(eltype(y))})({finish})', eltype(y))};",
+        f"if (threadIdx.x == 0) y[r] = {result};",
     ]
-    return KernelSpec("reduce", _row_kernel(decl, body, rows, acc), [Buf(x), Buf(y, True)],
-                      min(rows.rows, sm_count * 16))
+    src = _row_kernel(decl, body, rows, acc).replace("// row form: block", "// reduce form: strided: a block per row, an element at a time")
+    return KernelSpec("reduce", src, [Buf(x), Buf(y, True)], max(1, min(rows.rows, sm_count * 16)))
 
 
 def argmax_kernel(op: rlx.ArgMaxOp, sm_count: int) -> KernelSpec:
@@ -265,8 +473,89 @@ def row_form(rows: Rows, t: Attribute) -> str:
 #: element's column) -> the output value, in compute type.
 Out = Callable[[str, Callable[[str], str]], str]
 
-#: Unsigned types of 2, 4, 8 and 16 bytes, for vector accesses.
-_RAW = {2: "unsigned short", 4: "unsigned int", 8: "uint2", 16: "uint4"}
+#: Unsigned types of 1, 2, 4, 8 and 16 bytes, for vector accesses.
+_RAW = {1: "unsigned char", 2: "unsigned short", 4: "unsigned int", 8: "uint2", 16: "uint4"}
+
+
+@dataclass(frozen=True)
+class PrologueInput:
+    """A tensor an elementwise prologue reads (see `Prologue`), by how its
+    elements line up with the row's:
+
+    * `row`: its trailing axes are the row's, so row r's elements are
+      contiguous from `base` (vector accesses as the row's own);
+    * `scalar`: its trailing axes are 1, one value per row at `base`;
+    * `elem`: anything else, element k of row r at `base` (an expression in
+      r and k), one element per access."""
+
+    name: str
+    value: SSAValue
+    kind: str
+    base: str
+
+    @staticmethod
+    def of(name: str, value: SSAValue, full: Sequence[int], ndims: int) -> PrologueInput:
+        """`value` broadcast to the row op's input shape `full`, whose last
+        `ndims` axes form the row."""
+        s = [1] * (len(full) - len(shape(value))) + list(shape(value))
+        lead_out, lead_in = list(full[: len(full) - ndims]), s[: len(s) - ndims]
+        cols = numel(full[len(full) - ndims:])
+        trail = s[len(s) - ndims:]
+        row_index = index_expr("r", lead_out, lead_in)
+        if trail == list(full[len(full) - ndims:]):
+            return PrologueInput(name, value, "row", "base" if lead_in == lead_out else f"({row_index}) * {cols}LL")
+        if numel(trail) == 1:
+            return PrologueInput(name, value, "scalar", row_index)
+        return PrologueInput(name, value, "elem", index_expr(f"(r * {cols}LL + k)", list(full), s))
+
+
+@dataclass(frozen=True)
+class Prologue:
+    """An elementwise computation of the row's elements from `inputs`, done
+    as the row is read: `lines(args)` (statements, given each input's
+    element as a compute-type expression) defines what `value` (the row
+    element, rounded to the row's type) and each of `outputs` (param name,
+    tensor, expression: stored per element, e.g. a residual sum) name."""
+
+    inputs: tuple[PrologueInput, ...]
+    lines: Callable[[list[str]], list[str]]
+    value: str
+    outputs: tuple[tuple[str, SSAValue, str], ...] = ()
+
+    @property
+    def vector(self) -> bool:
+        """Whether elements can move several per access (no `elem` input)."""
+        return all(i.kind != "elem" for i in self.inputs)
+
+    @property
+    def elem_bytes(self) -> int:
+        """The widest element that moves per access."""
+        sizes = [dtype(eltype(i.value)).bytes for i in self.inputs if i.kind == "row"]
+        return max([*sizes, *(dtype(eltype(v)).bytes for _, v, _ in self.outputs)], default=1)
+
+    def row_setup(self) -> list[str]:
+        """Per-row statements: row bases and per-row scalars."""
+        out = []
+        for j, i in enumerate(self.inputs):
+            if i.kind == "row" and i.base != "base":
+                out.append(f"const long long b{j} = {i.base};")
+            elif i.kind == "scalar":
+                out.append(f"const {compute_type(eltype(i.value))} s{j} = {load(f'{i.name}[{i.base}]', eltype(i.value))};")
+        return out
+
+    def arg(self, j: int) -> str:
+        """Input j's element at column `k`, read one at a time."""
+        i = self.inputs[j]
+        if i.kind == "scalar":
+            return f"s{j}"
+        at = f"{'base' if i.base == 'base' else f'b{j}'} + k" if i.kind == "row" else i.base
+        return load(f"{i.name}[{at}]", eltype(i.value))
+
+    def element(self, target: str, args: list[str], outputs: bool = True) -> str:
+        """The statements computing the element at column `k` into `target`
+        (and, with `outputs`, storing the extra outputs there)."""
+        stores = [f"{n}[base + k] = {store(e, eltype(v))};" for n, v, e in self.outputs] if outputs else []
+        return " ".join([*self.lines(args), f"{target} = {self.value};", *stores])
 
 
 @dataclass(frozen=True)
@@ -282,10 +571,21 @@ class CachedRow:
     lanes: int
     lane: str
     smem: bool = False
+    elem_bytes: int = 0  # the widest element moved per access (0: t's)
+    vector: bool = True  # whether several elements may move per access
+
+    @staticmethod
+    def for_spec(s: RowSpec, lanes: int, lane: str, smem: bool = False) -> CachedRow:
+        p = s.prologue
+        if p is None:
+            return CachedRow(s.rows.cols, s.t, lanes, lane, smem)
+        return CachedRow(s.rows.cols, s.t, lanes, lane, smem, p.elem_bytes, p.vector)
 
     @property
     def width(self) -> int:
-        size = dtype(self.t).bytes
+        if not self.vector:
+            return 1
+        size = self.elem_bytes or dtype(self.t).bytes
         for w in (16 // size, 8 // size, 4 // size, 2 // size):
             if w >= 2 and self.cols % (self.lanes * w) == 0:
                 return w
@@ -316,17 +616,53 @@ class CachedRow:
         return ["#pragma unroll", f"for (int c = 0; c < {self.items // self.width}; ++c) {{",
                 *("  " + x for x in lines), "}"]
 
+    def raw_of(self, t: Attribute | None = None) -> str:
+        """The unsigned type of one access's `width` elements of type `t` (the row's)."""
+        return _RAW[self.width * dtype(t or self.t).bytes]
+
     @property
     def raw(self) -> str:
         """The unsigned type of one access's `width` elements."""
-        return _RAW[self.width * dtype(self.t).bytes]
+        return self.raw_of()
 
-    def _union(self, name: str) -> str:
-        return f"union {{ {self.raw} raw; {dtype(self.t).c_storage} e[{self.width}]; }} {name};"
+    def _union(self, name: str, t: Attribute | None = None) -> str:
+        return f"union {{ {self.raw_of(t)} raw; {dtype(t or self.t).c_storage} e[{self.width}]; }} {name};"
 
-    def _vec(self, buf: str) -> str:
+    def _vec(self, buf: str, base: str = "base", t: Attribute | None = None) -> str:
         """Chunk c of this thread in `buf`'s row, read as one vector."""
-        return f"reinterpret_cast<const {self.raw}*>({buf} + base)[c * {self.lanes} + {self.lane}]"
+        return f"reinterpret_cast<const {self.raw_of(t)}*>({buf} + {base})[c * {self.lanes} + {self.lane}]"
+
+    def compute(self, p: Prologue) -> list[str]:
+        """The row computed by prologue `p` into `v` (declared here) or, with
+        smem, the shared row; `p`'s outputs stored as they are computed."""
+        target = self.elem
+        decl = [] if self.smem else [f"float v[{self.items}];"]
+        w = self.width
+        if w == 1:
+            pad = "" if self.smem else f" else {target('j')} = 0.0f;"
+            args = [p.arg(j) for j in range(len(p.inputs))]
+            return [*decl, *p.row_setup(), "#pragma unroll",
+                    f"for (int j = 0; j < {self.items}; ++j) {{ const long long k = {self.col('j')}; "
+                    f"if (k < {self.cols}LL) {{ {p.element(target('j'), args)} }}{pad} }}"]
+        reads, args = [], []
+        for j, i in enumerate(p.inputs):
+            if i.kind == "row":
+                reads.append(f"{self._union(f'pk{j}', eltype(i.value))} "
+                             f"pk{j}.raw = {self._vec(i.name, 'base' if i.base == 'base' else f'b{j}', eltype(i.value))};")
+                args.append(load(f"pk{j}.e[i]", eltype(i.value)))
+            else:
+                args.append(f"s{j}")
+        outs = [self._union(f"po{m}", eltype(v)) for m, (_, v, _) in enumerate(p.outputs)]
+        stores = [f"po{m}.e[i] = {store(e, eltype(v))};" for m, (_, v, e) in enumerate(p.outputs)]
+        writes = [f"reinterpret_cast<{self.raw_of(eltype(v))}*>({n} + base)[c * {self.lanes} + {self.lane}] = po{m}.raw;"
+                  for m, (n, v, _) in enumerate(p.outputs)]
+        element = " ".join([*p.lines(args), f"{target('j')} = {p.value};", *stores])
+        return [*decl, *p.row_setup(), *self._chunks([
+            *reads, *outs,
+            "#pragma unroll",
+            f"for (int i = 0; i < {w}; ++i) {{ const int j = c * {w} + i; {element} }}",
+            *writes,
+        ])]
 
     def load(self, buf: str, into: str = "v") -> list[str]:
         """Reads the row of `buf` into `into` (declared here) or, for `v`
@@ -392,10 +728,10 @@ class RowSpec:
     """A row kernel whose output is elementwise in the row, given statistics
     of the row (softmax, the norms); `row_kernel` renders it.
 
-    The row is read from `x` (plus `res`, rounded to the element type, when
-    `residual`: that sum is written to `sum` and is the row from then on);
-    `columns` name the per-column params (gamma, beta); the output goes to
-    `y`. Each form has its statistics and output expression:
+    The row is read from `x`, or computed by a `prologue` as it is read
+    (an `rlx.fusion`'s elementwise prologue, or the fused residual norms'
+    x + residual, whose sum is also written); `columns` name the per-column
+    params (gamma, beta); the output goes to `y`. Each form has its statistics and output expression:
 
     * `cached`: passes over the cached row (registers or shared memory), an
       element may be updated in a pass (e.g. the mean subtracted), then
@@ -416,7 +752,7 @@ class RowSpec:
     streamed: Stat
     streamed_out: Out
     streamed4: Stat | None = None
-    residual: bool = False
+    prologue: Prologue | None = None
     columns: tuple[str, ...] = ()
     name_read: bool = False
     name_write: bool = False
@@ -428,12 +764,7 @@ def _round(t: Attribute) -> str:
 
 
 def _cached_form(s: RowSpec, row: CachedRow, red: Reducer) -> list[str]:
-    body = row.load("x")
-    if s.residual:
-        body += row.load("res", "u")
-        # the sum is a result in its own type; the statistics read it rounded
-        body += row.each(f"{row.elem()} = {_round(s.t)}({row.elem()} + u[j]);")
-        body += row.store("sum", lambda v, k: v)
+    body = row.compute(s.prologue) if s.prologue is not None else row.load("x")
     for stat in s.cached:
         body += [*stat.init, *row.each(stat.add([row.elem()])), *stat.done(red)]
     return body + row.store("y", lambda v, k: s.cached_out(v, lambda p: load(f"{p}[{k}]", s.t)))
@@ -461,11 +792,8 @@ def _st4(buf: str, parts: Callable[[str], str]) -> str:
 def _float4_form(s: RowSpec) -> list[str]:
     stat = s.streamed4 or s.streamed
     first = [f"const float4 q = {_ld4('x')};"]
-    if s.residual:
-        first = [f"float4 q = {_ld4('x')}; const float4 p = {_ld4('res')};",
-                 " ".join(f"q.{c} += p.{c};" for c in "xyzw"), _st4("sum", lambda c: f"q.{c}")]
     # the row and the first column param are loaded on one line
-    loads = [f"const float4 q = {_ld4('sum' if s.residual else 'x')};",
+    loads = [f"const float4 q = {_ld4('x')};",
              *(f"const float4 {p}q = {_ld4(p, '0')};" for p in s.columns)]
     out = _st4("y", lambda c: s.streamed_out(f"q.{c}", lambda p: f"{p}q.{c}"))
     return [
@@ -477,17 +805,21 @@ def _float4_form(s: RowSpec) -> list[str]:
 
 
 def _looping_form(s: RowSpec) -> list[str]:
-    t, stat = s.t, s.streamed
-    if s.residual:
-        read = [f"const float v = {_round(t)}({load('x[o]', t)} + {load('res[o]', t)}); sum[o] = {store('v', t)};"]
+    t, stat, p = s.t, s.streamed, s.prologue
+    if p is not None:  # the prologue computes the row in both reads; its outputs are stored in the first
+        args = [p.arg(j) for j in range(len(p.inputs))]
+        read = ["float v;", p.element("v", args)]
+        write = ["float v;", p.element("v", args, outputs=False)]
+        row = "v"
     else:
         read = [f"const float v = {load('x[o]', t)};"] if s.name_read else []
-    row = load(f"{'sum' if s.residual else 'x'}[o]", t)
-    write = [f"const float v = {row};"] if s.name_write else []
-    value = s.streamed_out("v" if write else row, lambda p: load(f"{p}[k]", t))
+        row = load("x[o]", t)
+        write = [f"const float v = {row};"] if s.name_write else []
+    value = s.streamed_out("v" if write else row, lambda c: load(f"{c}[k]", t))
     return [
+        *(p.row_setup() if p is not None else []),
         *stat.init,
-        _cols(" ".join([*read, stat.add(["v" if read else load("x[o]", t)])]), s.rows),
+        _cols(" ".join([*read, stat.add(["v" if read else row])]), s.rows),
         *stat.done(block_reduce),
         _cols(" ".join([*write, f"y[o] = {store(value, t)};"]), s.rows),
     ]
@@ -499,16 +831,18 @@ def row_kernel(s: RowSpec, sm_count: int) -> KernelSpec:
     bufs = [Buf(v, w) for _, v, w in s.bufs]
     decl = params_decl(s.bufs)
     rows = s.rows
+    if s.prologue is not None and form == "float4":
+        form = "looping"  # the prologue's inputs are read one element at a time there
     if form == "warp":
-        row = CachedRow(rows.cols, s.t, 32, "lane")
+        row = CachedRow.for_spec(s, 32, "lane")
         src = _row_kernel(decl, _cached_form(s, row, warp_reduce), rows, form="warp", note=row.note())
         return KernelSpec(s.family, src, bufs, min(-(-rows.rows // (THREADS // 32)), sm_count * 16))
     if form == "block":
-        row = CachedRow(rows.cols, s.t, THREADS, "threadIdx.x")
+        row = CachedRow.for_spec(s, THREADS, "threadIdx.x")
         src = _row_kernel(decl, _cached_form(s, row, block_reduce), rows, form="block", note=row.note())
         return KernelSpec(s.family, src, bufs, min(rows.rows, sm_count * 16))
     if form == "smem":
-        row = CachedRow(rows.cols, s.t, SMEM_THREADS, "threadIdx.x", smem=True)
+        row = CachedRow.for_spec(s, SMEM_THREADS, "threadIdx.x", smem=True)
         src = _row_kernel(decl, _cached_form(s, row, block_reduce), rows, form="smem",
                           threads=SMEM_THREADS, note=f"{rows.cols * 4} bytes of shared memory, " + row.note())
         return KernelSpec(s.family, src, bufs, min(rows.rows, sm_count * 2), SMEM_THREADS, rows.cols * 4)
@@ -516,10 +850,33 @@ def row_kernel(s: RowSpec, sm_count: int) -> KernelSpec:
     return KernelSpec(s.family, _row_kernel(decl, body, rows, form=form), bufs, min(rows.rows, sm_count * 16))
 
 
-def softmax_kernel(op: rlx.SoftmaxOp | rlx.LogSoftmaxOp, sm_count: int) -> KernelSpec:
+@dataclass(frozen=True)
+class Fused:
+    """A row op inside an `rlx.fusion`: its input computed by `prologue`;
+    `outer` maps the body's values to the fusion's operands and results
+    (the kernel's buffers)."""
+
+    prologue: Prologue
+    outer: Callable[[SSAValue], SSAValue]
+
+
+def _row_bufs(x: SSAValue, fused: Fused | None) -> list[tuple[str, SSAValue, bool]]:
+    """The buffers the row is read from: `x`, or the prologue's inputs."""
+    if fused is None:
+        return [("x", x, False)]
+    return [(i.name, i.value, False) for i in fused.prologue.inputs]
+
+
+def _out_bufs(y: SSAValue, fused: Fused | None) -> list[tuple[str, SSAValue, bool]]:
+    """The prologue's extra outputs, then `y`."""
+    extra = [] if fused is None else [(n, v, True) for n, v, _ in fused.prologue.outputs]
+    return [*extra, ("y", y if fused is None else fused.outer(y), True)]
+
+
+def softmax_kernel(op: rlx.SoftmaxOp | rlx.LogSoftmaxOp, sm_count: int, fused: Fused | None = None) -> KernelSpec:
     """Max-subtracted softmax / log_softmax along an axis: cached rows take
     the max, then the sum of exponentials; longer rows the online max and
-    sum in one read (`RlxMS`)."""
+    sum in one read (`RlxMS`). `fused`: the input comes from a prologue."""
     x, y = op.input, op.result
     rows = Rows.of(shape(x), [int_of(op.axis)])
     log = isinstance(op, rlx.LogSoftmaxOp)
@@ -538,38 +895,49 @@ def softmax_kernel(op: rlx.SoftmaxOp | rlx.LogSoftmaxOp, sm_count: int) -> Kerne
                      "const float m = st.m, ls = logf(st.s), inv = 1.0f / st.s;"),
     )  # fmt: skip
     spec = RowSpec(
-        "softmax", rows, eltype(x), [("x", x, False), ("y", y, True)],
+        "softmax" if fused is None else "fused_softmax", rows, eltype(x), [*_row_bufs(x, fused), *_out_bufs(y, fused)],
         cached=cached,
         cached_out=(lambda v, p: f"{v} - ls") if log else (lambda v, p: f"{v} * inv"),
         streamed=online,
         streamed_out=(lambda v, p: f"({v} - m) - ls") if log else (lambda v, p: f"expf({v} - m) * inv"),
-        name_write=True,
+        name_write=True, prologue=fused.prologue if fused is not None else None,
     )  # fmt: skip
     return row_kernel(spec, sm_count)
 
 
-def norm_kernel(op: rlx.LayerNormOp | rlx.RmsNormOp | rlx.FusedResidualLayerNormOp | rlx.FusedResidualRmsNormOp, sm_count: int) -> KernelSpec:
+def residual_prologue(op: rlx.FusedResidualLayerNormOp | rlx.FusedResidualRmsNormOp) -> Fused:
+    """The fused residual norms' row: x + residual, rounded to the element
+    type (the sum is a result in its own type, and the statistics read it
+    rounded), written to `sum` as it is computed."""
+    x, t = op.input, eltype(op.input)
+    ins = tuple(PrologueInput.of(n, v, shape(x), len(shape(op.gamma))) for n, v in (("x", x), ("res", op.residual)))
+    p = Prologue(ins, lambda a: [f"const float e = {_round(t)}({a[0]} + {a[1]});"], "e", (("sum", op.sum, "e"),))
+    return Fused(p, lambda v: v)
+
+
+def norm_kernel(op: rlx.LayerNormOp | rlx.RmsNormOp | rlx.FusedResidualLayerNormOp | rlx.FusedResidualRmsNormOp, sm_count: int,
+                fused: Fused | None = None) -> KernelSpec:
     """layer_norm / rms_norm over gamma's trailing axes, f32 statistics:
     two-pass variance for cached rows, Welford's for longer rows; the fused
-    forms also write x + residual. The trailing axes are contiguous, so the
-    column is also gamma's linear index."""
+    residual forms also write x + residual (a prologue, as `fused` gives one
+    for a norm inside an `rlx.fusion`). The trailing axes are contiguous, so
+    the column is also gamma's linear index."""
     x = op.input
     t = eltype(x)
     nd = len(shape(op.gamma))
     rows = Rows.of(shape(x), list(range(len(shape(x)) - nd, len(shape(x)))))
     layer = isinstance(op, rlx.LayerNormOp | rlx.FusedResidualLayerNormOp)
-    fused = isinstance(op, rlx.FusedResidualLayerNormOp | rlx.FusedResidualRmsNormOp)
+    residual = isinstance(op, rlx.FusedResidualLayerNormOp | rlx.FusedResidualRmsNormOp)
+    if residual:
+        fused = residual_prologue(op)  # pyright: ignore[reportArgumentType]
     eps = literal(float_of(op.eps), t)
     n = f"{rows.cols}.0f"
-    bufs: list[tuple[str, SSAValue, bool]] = [("x", x, False)]
-    if fused:
-        bufs.append(("res", op.residual, False))  # pyright: ignore
-    bufs.append(("g", op.gamma, False))
+    outer = fused.outer if fused is not None else (lambda v: v)
+    bufs = _row_bufs(x, fused)
+    bufs.append(("g", outer(op.gamma), False))
     if layer:
-        bufs.append(("b", op.beta, False))  # pyright: ignore
-    if fused:
-        bufs.append(("sum", op.sum, True))  # pyright: ignore
-    bufs.append(("y", op.normed if fused else op.result, True))  # pyright: ignore
+        bufs.append(("b", outer(op.beta), False))  # pyright: ignore
+    bufs += _out_bufs(op.normed if residual else op.result, fused)  # pyright: ignore
 
     def sum_of_squares(acc: str) -> Stat:
         return Stat((f"float {acc} = 0.0f;",), lambda vs: f"{acc} += {' + '.join(f'{v} * {v}' for v in vs)};",
@@ -593,7 +961,7 @@ def norm_kernel(op: rlx.LayerNormOp | rlx.RmsNormOp | rlx.FusedResidualLayerNorm
             cached_out=lambda v, p: f"{v} * inv * {p('g')} + {p('b')}",
             streamed=welford,
             streamed_out=lambda v, p: f"({v} - mean) * inv * {p('g')} + {p('b')}",
-            residual=fused, columns=("g", "b"), name_read=True,
+            prologue=fused.prologue if fused else None, columns=("g", "b"), name_read=True,
         )  # fmt: skip
     else:
         spec = RowSpec(
@@ -601,6 +969,6 @@ def norm_kernel(op: rlx.LayerNormOp | rlx.RmsNormOp | rlx.FusedResidualLayerNorm
             cached_out=lambda v, p: f"{v} * inv * {p('g')}",
             streamed=sum_of_squares("q"), streamed4=sum_of_squares("ss"),  # q names the float4 there
             streamed_out=lambda v, p: f"{v} * inv * {p('g')}",
-            residual=fused, columns=("g",), name_read=True,
+            prologue=fused.prologue if fused else None, columns=("g",), name_read=True,
         )  # fmt: skip
     return row_kernel(spec, sm_count)

@@ -17,7 +17,10 @@ from xdsl.interpreter import (
     Interpreter,
     InterpreterFunctions,
     PythonValues,
+    ReturnedValues,
+    TerminatorValue,
     impl,
+    impl_terminator,
     register_impls,
 )
 from xdsl.ir import Operation
@@ -545,8 +548,12 @@ class _RlxFunctionsBase(InterpreterFunctions):
     @impl(rlx.AttentionOp)
     def run_attention(self, interpreter: Interpreter, op: rlx.AttentionOp, args: PythonValues):
         q, k, v, *m = (_wide(a, o.type) for a, o in zip(args, op.operands))
+        lq, lk, lv, lo = op.layouts()
+        # physical = logical.transpose(layout): back to logical, compute, out again
+        q, k, v = (np.transpose(x, np.argsort(p)) for x, p in ((q, lq), (k, lk), (v, lv)))
         scale = None if op.scale is None else _float(op.scale)
-        return _out(op, attention(q, k, v, m[0] if m else None, op.causal is not None, scale))
+        out = attention(q, k, v, m[0] if m else None, op.causal is not None, scale)
+        return _out(op, np.transpose(out, lo))
 
     @impl(rlx.RopeOp)
     def run_rope(self, interpreter: Interpreter, op: rlx.RopeOp, args: PythonValues):
@@ -564,6 +571,16 @@ class _RlxFunctionsBase(InterpreterFunctions):
             to_tensor_type(np.broadcast_to(v, shape), r.type)  # pyright: ignore
             for v, r in zip(results, op.outputs, strict=True)
         )
+
+    @impl(rlx.FusionOp)
+    def run_fusion(self, interpreter: Interpreter, op: rlx.FusionOp, args: PythonValues):
+        """The body's ops, one after another: a fusion computes what its
+        ops would (the kernel's gain is where values live, not what they are)."""
+        return interpreter.run_ssacfg_region(op.body, args, "rlx.fusion")
+
+    @impl_terminator(rlx.YieldOp)
+    def run_yield(self, interpreter: Interpreter, op: rlx.YieldOp, args: PythonValues) -> tuple[TerminatorValue, PythonValues]:
+        return ReturnedValues(args), ()
 
 
 RlxFunctions = register_impls(

@@ -160,6 +160,6 @@ _FOLD = FoldConstants()
 @cache
 def patterns_for(op_type: type[Operation]) -> tuple[RewritePattern, ...]:
     """The canonicalization patterns of one rlx op type (its own, then folding)."""
-    if op_type in (rlx.ConstantOp, rlx.ParamOp, rlx.ElementwiseRegionOp):
+    if op_type in (rlx.ConstantOp, rlx.ParamOp, rlx.ElementwiseRegionOp, rlx.FusionOp):
         return ()
     return (*_OWN.get(op_type, ()), _FOLD)

@@ -285,7 +285,7 @@ class PlanMemoryPass(ModulePass):
         block = f.body.block
         for i, op in enumerate(block.ops):
             problem = None
-            if op.regions and not isinstance(op, rlx.ElementwiseRegionOp):
+            if op.regions and not isinstance(op, rlx.ElementwiseRegionOp | rlx.FusionOp):
                 problem = "ops with regions (control flow) are not supported"
             elif not isinstance(op, func.ReturnOp) and any(
                 not isinstance(r.type, TensorType) for r in op.results

@@ -227,7 +227,7 @@ func.func @value_from_above(%a: tensor<4xf32>, %b: tensor<4xf32>) {
 
 func.func @yield_outside(%a: tensor<4xf32>) {
   %0 = rlx.exp %a : tensor<4xf32>
-  // expected-error @+1 {{'rlx.yield' op 'rlx.yield' expects parent op 'rlx.elementwise_region'}}
+  // expected-error @+1 {{'rlx.yield' op 'rlx.yield' expects parent op to be one of 'rlx.elementwise_region', 'rlx.fusion'}}
   rlx.yield %0 : tensor<4xf32>
 }
 

@@ -22,6 +22,8 @@ Op facts live on the ops, never in passes:
 * `Pure()` on every op (no memory effects: cse/dce may move and delete them);
 * `Fusion(kind)`: TVM's pattern kind (elementwise, broadcast, injective,
   reduction, opaque) that `rlx-fuse-elementwise` reads;
+* `TakesPrologue()`: a row op whose kernel can compute its input with an
+  elementwise prologue (`rlx-fuse-reductions` reads it);
 * `Composite(native_targets)`: an op that `rlx-unfuse` may split into
   primitives with the op's own `decompose(b)`, and the targets that keep a
   kernel for it;
@@ -57,6 +59,7 @@ from rlxc.dialects.rlx.base import (
     IsView,
     RlxCanonicalization,
     RlxOp,
+    TakesPrologue,
     _float,
     _int,
     _ints,
@@ -70,6 +73,7 @@ from rlxc.dialects.rlx.base import (
     i64_array,
     i64_attr,
     is_view,
+    takes_prologue,
 )
 from rlxc.dialects.rlx.composites import (
     AttentionOp,
@@ -155,7 +159,7 @@ from rlxc.dialects.rlx.reductions import (
     RmsNormOp,
     SoftmaxOp,
 )
-from rlxc.dialects.rlx.region import REGION_BODY_DIALECTS, ElementwiseRegionOp, YieldOp
+from rlxc.dialects.rlx.region import REGION_BODY_DIALECTS, ElementwiseRegionOp, FusionOp, YieldOp
 from rlxc.dialects.rlx.scan import CumsumOp, TopKOp
 from rlxc.dialects.rlx.shape import (
     PAD_MODES,
@@ -179,7 +183,7 @@ Rlx = Dialect(
         PadOp, GatherElementsOp, GatherNDOp, CumsumOp, TopKOp,
         Conv2dOp, ConvTranspose2dOp, MaxPool2dOp, AvgPool2dOp, ResizeOp, LinearOp, FusedResidualLayerNormOp,
         FusedResidualRmsNormOp, SwigluOp, AttentionOp, RopeOp, ElementwiseRegionOp,
-        YieldOp,
+        FusionOp, YieldOp,
     ],  # fmt: skip
     [],
 )
@@ -208,5 +212,5 @@ __all__ = [
     "PadOp", "GatherElementsOp", "GatherNDOp", "CumsumOp", "TopKOp", "PAD_MODES",
     "Conv2dOp", "ConvTranspose2dOp", "MaxPool2dOp", "AvgPool2dOp", "ResizeOp", "FusedResidualLayerNormOp",
     "FusedResidualRmsNormOp", "SwigluOp", "AttentionOp", "RopeOp",
-    "ElementwiseRegionOp", "YieldOp",
+    "ElementwiseRegionOp", "FusionOp", "YieldOp", "TakesPrologue", "takes_prologue",
 ]  # fmt: skip

@@ -47,6 +47,31 @@ class Fusion(OpTrait):
 
 
 @dataclass(frozen=True)
+class TakesPrologue(OpTrait):
+    """A reduction whose kernel can compute its operand #`operand` with an
+    elementwise prologue while it reads it (the row ops: the prologue runs
+    per element of the row), so `rlx-fuse-reductions` may fold the
+    `rlx.elementwise_region` producing that operand into one `rlx.fusion`.
+    Only rows over the trailing axes take one (an `axis` property, where the
+    op has it, must name the last axis)."""
+
+    operand: int = 0
+
+    def accepts(self, op: Operation) -> bool:
+        axis = getattr(op, "axis", None)
+        if axis is None:
+            return True
+        rank = len(shape_of(op.operands[self.operand].type))  # pyright: ignore[reportArgumentType]
+        return rank > 0 and axis.value.data % rank == rank - 1  # pyright: ignore[reportAttributeAccessIssue]
+
+
+def takes_prologue(op: Operation) -> TakesPrologue | None:
+    """The op's `TakesPrologue` trait, where it has one and accepts this instance."""
+    trait = op.get_trait(TakesPrologue)
+    return trait if trait is not None and trait.accepts(op) else None
+
+
+@dataclass(frozen=True)
 class Composite(OpTrait):
     """A composite op that `rlx-unfuse` may split into primitives with the
     op's own `decompose(b)`.

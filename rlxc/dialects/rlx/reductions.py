@@ -39,6 +39,7 @@ from rlxc.dialects.rlx.base import (
     REDUCTION,
     Composite,
     RlxOp,
+    TakesPrologue,
     _float,
     _int,
     _ints,
@@ -184,7 +185,7 @@ class AxisNormalizeOp(RlxOp, abc.ABC):
     input = operand_def(T)
     result = result_def(T)
     axis = prop_def(IntegerAttr[I64])
-    traits = traits_def(Pure(), REDUCTION, Composite(("cuda",)))
+    traits = traits_def(Pure(), REDUCTION, Composite(("cuda",)), TakesPrologue())
     assembly_format = "$input `axis` `=` $axis attr-dict `:` type($result)"
 
     def verify_extra(self) -> None:
@@ -264,7 +265,7 @@ class LayerNormOp(RlxOp):
     beta = operand_def(G)
     result = result_def(T)
     eps = prop_def(FloatAttr[Float64Type])
-    traits = traits_def(Pure(), REDUCTION, Composite(("cuda",)))
+    traits = traits_def(Pure(), REDUCTION, Composite(("cuda",)), TakesPrologue())
     assembly_format = (
         "$input `,` $gamma `,` $beta `eps` `=` $eps attr-dict `:` type($input) `,` "
         "type($gamma)"
@@ -296,7 +297,7 @@ class RmsNormOp(RlxOp):
     gamma = operand_def(TensorType)
     result = result_def(T)
     eps = prop_def(FloatAttr[Float64Type])
-    traits = traits_def(Pure(), REDUCTION, Composite(("cuda",)))
+    traits = traits_def(Pure(), REDUCTION, Composite(("cuda",)), TakesPrologue())
     assembly_format = (
         "$input `,` $gamma `eps` `=` $eps attr-dict `:` type($input) `,` type($gamma)"
     )

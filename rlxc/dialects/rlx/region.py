@@ -1,7 +1,9 @@
 """Fused regions: `rlx.elementwise_region`, one elementwise kernel whose body
-maps scalars to scalars with `arith`/`math` ops, ended by `rlx.yield`.
-`rlx-fuse-elementwise` builds them from chains of elementwise and broadcast
-ops."""
+maps scalars to scalars with `arith`/`math` ops, ended by `rlx.yield`
+(`rlx-fuse-elementwise` builds them from chains of elementwise and broadcast
+ops); and `rlx.fusion`, one kernel whose body is a small graph of tensor ops
+around a root reduction (`rlx-fuse-reductions` builds them: an elementwise
+prologue computing a row op's input)."""
 
 from __future__ import annotations
 
@@ -18,7 +20,7 @@ from xdsl.irdl import (
 from xdsl.traits import HasParent, IsolatedFromAbove, IsTerminator, Pure
 from xdsl.utils.exceptions import VerifyException
 
-from rlxc.dialects.rlx.base import ELEMENTWISE, RlxOp
+from rlxc.dialects.rlx.base import ELEMENTWISE, REDUCTION, FusionKind, RlxOp, fusion_kind
 from rlxc.dialects.types import ALL_TYPES, broadcasts_to, fmt_shape, shape_of
 
 #: Dialects whose ops may appear in an elementwise region body (scalar ops only).
@@ -27,12 +29,13 @@ REGION_BODY_DIALECTS = ("arith", "math")
 
 @irdl_op_definition
 class YieldOp(IRDLOperation):
-    """Terminates an `rlx.elementwise_region` body with one scalar per result."""
+    """Terminates an `rlx.elementwise_region` body with one scalar per result,
+    or an `rlx.fusion` body with one tensor per result."""
 
     name = "rlx.yield"
     values = var_operand_def()
     traits = lazy_traits_def(
-        lambda: (IsTerminator(), Pure(), HasParent(ElementwiseRegionOp))
+        lambda: (IsTerminator(), Pure(), HasParent(ElementwiseRegionOp, FusionOp))
     )
     assembly_format = "$values attr-dict `:` type($values)"
 
@@ -124,3 +127,78 @@ class ElementwiseRegionOp(RlxOp):
                     f"yielded value #{i} has type {v.type}, expected the element type "
                     f"{el} of result #{i}"
                 )
+
+
+@irdl_op_definition
+class FusionOp(RlxOp):
+    """One kernel for a small graph of tensor ops: a root reduction (a row op:
+    softmax, log_softmax, layer_norm, rms_norm) whose data input is computed
+    by an `rlx.elementwise_region` prologue inside the body, as XLA's input
+    fusions and TVM's fused reduction functions are. The kernel computes the
+    prologue element by element while it reads the row, so the prologue's
+    value never goes to memory unless it is also a result (a residual sum
+    used later).
+
+    ```
+    %y, %s = rlx.fusion ins(%x, %r, %g, %b : tensor<2x8xf32>, tensor<2x8xf32>, tensor<8xf32>, tensor<8xf32>) -> tensor<2x8xf32>, tensor<2x8xf32> {
+    ^bb0(%a: tensor<2x8xf32>, %c: tensor<2x8xf32>, %gg: tensor<8xf32>, %bb: tensor<8xf32>):
+      %sum = rlx.elementwise_region ins(%a, %c : tensor<2x8xf32>, tensor<2x8xf32>) -> tensor<2x8xf32> {
+      ^bb0(%p: f32, %q: f32):
+        %t = arith.addf %p, %q : f32
+        rlx.yield %t : f32
+      }
+      %n = rlx.layer_norm %sum, %gg, %bb {eps = 1.0e-05 : f64} : ...
+      rlx.yield %n, %sum : tensor<2x8xf32>, tensor<2x8xf32>
+    }
+    ```
+
+    The body is one block of rlx tensor ops (no params or constants: those
+    are inputs), isolated from above, ended by `rlx.yield`; its arguments
+    take the inputs' types and the yielded values the results' types. Which
+    bodies a target can run as one kernel is the target's business
+    (`rlxc.codegen.fusion` for cuda: elementwise prologue regions feeding
+    one row op, the row op's result yielded first).
+    """
+
+    name = "rlx.fusion"
+    inputs = var_operand_def(TensorType)
+    outputs = var_result_def(TensorType)
+    body = region_def("single_block")
+    traits = traits_def(Pure(), REDUCTION, IsolatedFromAbove())
+    assembly_format = (
+        "`ins` `(` $inputs `:` type($inputs) `)` `->` type($outputs) "
+        "attr-dict-with-keyword $body"
+    )
+
+    def verify_extra(self) -> None:
+        block = self.body.block
+        if [a.type for a in block.args] != [v.type for v in self.inputs]:
+            raise VerifyException(
+                "body arguments must take the inputs' types, got "
+                f"({', '.join(str(a.type) for a in block.args)}) for inputs "
+                f"({', '.join(str(v.type) for v in self.inputs)})"
+            )
+        for op in block.ops:
+            if isinstance(op, YieldOp):
+                continue
+            if op.dialect_name() != "rlx" or isinstance(op, FusionOp) or fusion_kind(op) is FusionKind.OPAQUE:
+                raise VerifyException(
+                    f"'{op.name}' may not appear in an rlx.fusion body: only rlx elementwise, "
+                    "broadcast, injective and reduction ops"
+                )
+        term = block.last_op
+        if not isinstance(term, YieldOp):
+            raise VerifyException("body must end with rlx.yield")
+        got = [v.type for v in term.values]
+        want = [r.type for r in self.outputs]
+        if got != want:
+            raise VerifyException(
+                f"rlx.yield gives ({', '.join(map(str, got))}), expected the results' types "
+                f"({', '.join(map(str, want))})"
+            )
+
+    def root(self):
+        """The op producing the first result: the fusion's reduction."""
+        term = self.body.block.last_op
+        assert isinstance(term, YieldOp)
+        return term.values[0].owner

@@ -1,0 +1,55 @@
+"""GPU tests of `rlx.fusion` kernels (rlx-fuse-reductions): row ops whose
+input an elementwise prologue computes as the row is read, in every row
+form, f32/f16/bf16, odd and unaligned lengths, with prologue inputs read
+per row (a residual), broadcast over rows (an attention mask [b, 1, n]),
+once per row ([rows, 1]) and per element (broadcast inside the row axes),
+against the numpy interpreter with the arena poisoned (`test_gpu.check`)."""
+
+from __future__ import annotations
+
+import pytest
+
+import rlxc
+from rlxc.passes.pipelines import run_pipeline
+from test_gpu import check
+
+pytestmark = [
+    pytest.mark.gpu,
+    pytest.mark.skipif(not rlxc.cuda.is_available(), reason="no NVIDIA GPU and driver"),
+]
+
+LENGTHS = [1, 7, 64, 100, 128, 768, 1000, 4096, 4097, 9001, 50000]
+
+
+@pytest.mark.parametrize("dtype", ["f32", "f16", "bf16"])
+@pytest.mark.parametrize("cols", LENGTHS)
+def test_fused_prologues_every_length_and_dtype(cols, dtype):
+    b, rows = 2, max(2, min(32, 2**15 // cols))
+    g = rlxc.GraphBuilder()
+    x = g.input("x", [b, rows, cols], dtype)
+    r = g.input("r", [b, rows, cols], dtype)
+    mask = g.input("m", [b, 1, cols], dtype)
+    per_row = g.input("s", [b, rows, 1], dtype)
+    gamma, beta = g.param("g", [cols], dtype), g.param("b", [cols], dtype)
+    s = x + r
+    outs = [
+        g.layer_norm(s, gamma, beta), s,  # the sum is also a result
+        g.softmax(x * g.constant(0.125, dtype) + mask),
+        g.log_softmax(x * per_row),
+        g.rms_norm(g.exp(x) - r, gamma),
+    ]
+    module = g.build(outs)
+    fused = run_pipeline(module, "rlx-optimize")
+    assert sum(o.name == "rlx.fusion" for o in fused.walk()) == 4
+    check(module)
+
+
+@pytest.mark.parametrize("dtype", ["f32", "f16", "bf16"])
+def test_fused_prologue_broadcast_inside_the_row(dtype):
+    """A two-axis norm whose prologue input broadcasts inside the row axes
+    (read element by element)."""
+    g = rlxc.GraphBuilder()
+    x = g.input("x", [2, 3, 5, 33], dtype)
+    c = g.input("c", [3, 1, 33], dtype)
+    module = g.build([g.layer_norm(x + c, g.param("g", [5, 33], dtype), g.param("b", [5, 33], dtype))])
+    check(module)
