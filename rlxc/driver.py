@@ -20,6 +20,7 @@ from xdsl.dialects.builtin import ModuleOp
 
 from rlxc.codegen import HEADERS
 from rlxc.interp import interpret
+from rlxc.passes.fold_params import fold_params
 from rlxc.passes.pipelines import run_pipeline
 from rlxc.runtime import cublaslt
 from rlxc.runtime.driver_api import CudaError, device_arch, is_available
@@ -66,6 +67,9 @@ def compile(module: ModuleOp, target: str = "cuda", params: Mapping[str, np.ndar
         raise CudaError("target='cuda' needs an NVIDIA GPU and driver, and none was found; use target='numpy'")
     arch, sms = device_arch()
     gemm = "cublaslt" if cublaslt.available() else "kernel"
+    # The weights are known here: merge the gemms that share an input and
+    # compute the joined weights once (new params), not on every run.
+    module, params = fold_params(run_pipeline(module, "rlx-merge-projections"), params)
     lowered = run_pipeline(module, cuda_pipeline(arch, sms, gemm))
     cubins = compile_module_kernels(lowered, arch, headers=HEADERS)
     exe = CudaExecutable(lowered, params, cubins, mode, allow_tf32)

@@ -4,8 +4,12 @@
   CuPy, Numba) or DLPack's `__dlpack__` (JAX too), checked against the input's
   type on the host and handed over as a device pointer, with the executable's
   stream ordered after the producer's where the producer names one.
+* PyTorch CUDA tensors are read directly (`torch_input`: pointer, shape,
+  dtype), not through their `__cuda_array_interface__`, which is slower and
+  refuses bfloat16 tensors and tensors that require grad.
 * Outputs on the device: `DeviceArray`, which offers both interfaces, so
-  consumers take it without a copy.
+  consumers take it without a copy; it owns its memory, or views memory
+  that another object owns (an executable's output pool, `DeviceBuffer`).
 * Host arrays <-> the bytes the kernels read and write (`to_device_bytes`,
   `from_device_bytes`): the interpreter's carriers (`rlxc.values`) on the
   host, each `DType`'s storage on the device.
@@ -23,11 +27,14 @@ from rlxc.signature import InputError, check_array, describe
 
 __all__ = [
     "DeviceArray",
+    "DeviceBuffer",
     "device_input",
     "dlpack_input",
     "from_device_bytes",
     "input_value",
+    "is_torch_tensor",
     "to_device_bytes",
+    "torch_input",
 ]
 
 
@@ -60,6 +67,8 @@ def input_value(kind: str, name: str, value: object, t: TensorType, stream, held
     device array, else the checked host carrier array (`check_array`; host
     DLPack tensors too). DLPack capsules go into `held`: their memory must
     outlive the copies."""
+    if is_torch_tensor(value) and value.is_cuda:  # pyright: ignore[reportAttributeAccessIssue]
+        return torch_input(name, value, t)
     if hasattr(value, "__cuda_array_interface__"):
         return device_input(name, value, t, stream)
     if hasattr(value, "__dlpack__") and hasattr(value, "__dlpack_device__") and not isinstance(value, np.ndarray):
@@ -94,6 +103,37 @@ def dlpack_input(name: str, v, t: TensorType, stream, held: list) -> int | None:
     return d.ptr
 
 
+def is_torch_tensor(v: object) -> bool:
+    """Whether `v` is a PyTorch tensor (without importing torch)."""
+    return type(v).__module__.startswith("torch") and hasattr(v, "data_ptr") and hasattr(v, "is_cuda")
+
+
+def torch_name(t: TensorType) -> str:
+    """The name of the torch dtype holding `t`'s elements ("float32", "bfloat16", "bool")."""
+    d = dtype(t)
+    if d.kind == "bool":
+        return "bool"
+    return ("bfloat" if d.name == "bf16" else d.kind) + str(d.bits)
+
+
+def torch_input(name: str, v, t: TensorType) -> int:
+    """Validates a PyTorch CUDA tensor input (shape, dtype, contiguity, device
+    0); returns its device pointer. Work queued on torch's current stream is
+    ordered before the executable's when that is the default (legacy)
+    stream, which the executable's stream synchronises with."""
+    want = torch_name(t)
+    if tuple(v.shape) != tuple(t.get_shape()) or str(v.dtype) != f"torch.{want}":
+        raise InputError(
+            f"input '{name}' is a torch tensor of shape {list(v.shape)} and type "
+            f"{str(v.dtype).removeprefix('torch.')}, expected {describe(t)}"
+        )
+    if not v.is_contiguous():
+        raise InputError(f"input '{name}' is a non-contiguous torch tensor; pass a contiguous one (.contiguous())")
+    if v.get_device() != 0:
+        raise InputError(f"input '{name}' is on CUDA device {v.get_device()}; this executable runs on device 0")
+    return v.data_ptr()
+
+
 def device_input(name: str, v, t: TensorType, stream=None) -> int:
     """Validates a `__cuda_array_interface__` input; returns its device
     pointer, with `stream` ordered after the producer's stream if it names one."""
@@ -124,16 +164,40 @@ def device_input(name: str, v, t: TensorType, stream=None) -> int:
 # ------------------------------------------------------------------ outputs
 
 
+class DeviceBuffer:
+    """One device allocation, freed when the last holder lets go (an
+    executable's output pool is one, held by the pool's `DeviceArray`s too)."""
+
+    def __init__(self, nbytes: int, what: str):
+        self.nbytes = nbytes
+        self._mem = check(_driver().cuMemAlloc(max(nbytes, 1)), f"cuMemAlloc({nbytes} bytes for {what})")
+        self.ptr = int(self._mem)
+
+    def __del__(self):
+        try:
+            _driver().cuMemFree(self._mem)
+        except Exception:
+            pass
+
+
 class DeviceArray:
     """A device buffer holding one output, with `__cuda_array_interface__`
     (so `torch.as_tensor(out, device="cuda")` and `cupy.asarray(out)` take it
     without a copy) and DLPack (`torch.from_dlpack(out)`, JAX);
-    `.numpy()` copies it to the host."""
+    `.numpy()` copies it to the host.
 
-    def __init__(self, t: TensorType):
+    With `ptr`, it views memory that `owner` keeps alive (it allocates and
+    frees nothing itself)."""
+
+    def __init__(self, t: TensorType, ptr: int | None = None, owner: object = None):
         self.type = t
         self.shape = tuple(t.get_shape())
         self.nbytes = tensor_bytes(t)
+        self._owner = owner
+        self._mem = None
+        if ptr is not None:
+            self.ptr = ptr
+            return
         cu = _driver()
         self._mem = check(cu.cuMemAlloc(max(self.nbytes, 1)), f"cuMemAlloc({self.nbytes} bytes for an output)")
         self.ptr = int(self._mem)
@@ -165,6 +229,8 @@ class DeviceArray:
         return from_device_bytes(raw, self.type)
 
     def __del__(self):
+        if self._mem is None:
+            return
         try:
             _driver().cuMemFree(self._mem)
         except Exception:

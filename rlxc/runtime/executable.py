@@ -8,6 +8,16 @@ the device as `DeviceArray`s).
 The launch list runs kernel by kernel (`mode="stream"`) or as one CUDA graph
 captured on the first run and replayed after (`mode="graph"`, the default).
 
+Host overhead: with device-array inputs and device outputs in graph mode,
+`run` is one CUDA graph launch and a synchronisation. That graph (the "I/O
+graph") holds the input copies into the arena, the launch list and the
+output copies into an output pool that the executable owns; a later call
+with other input (or `out=`) pointers updates the copy nodes in place
+(`cuGraphExecMemcpyNodeSetParams`) instead of capturing again. Nothing is
+allocated per call: the pool's `DeviceArray`s are returned every time and
+are overwritten by the next `run` (copy what must outlive it, or pass
+`out=[...]`, arrays of your own that the outputs are copied into).
+
 `rlx_cuda.gemm` runs on cuBLASLt (nvmath-python's bindings, the `cuda`
 extra). Without nvmath-python, modules must be lowered with
 `rlx-cuda{... gemm=kernel}`, which emits matmuls as generated kernel
@@ -21,8 +31,8 @@ not lower or compile anything (that is `rlxc.driver.compile`).
 from __future__ import annotations
 
 import os
-from collections.abc import Mapping
-from dataclasses import dataclass
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
 
 import numpy as np
 from xdsl.dialects import func
@@ -33,10 +43,20 @@ from rlxc.dialects import plan as P
 from rlxc.dialects import rlx, rlx_cuda
 from rlxc.dialects.types import tensor_bytes
 from rlxc.runtime import cublaslt
-from rlxc.runtime.device_arrays import DeviceArray, from_device_bytes, input_value, to_device_bytes
+from rlxc.runtime.device_arrays import (
+    DeviceArray,
+    DeviceBuffer,
+    device_input,
+    from_device_bytes,
+    input_value,
+    is_torch_tensor,
+    to_device_bytes,
+    torch_input,
+    torch_name,
+)
 from rlxc.runtime.driver_api import CudaError, _driver, alloc, check
 from rlxc.runtime.nvrtc import cache_dir
-from rlxc.signature import check_array, check_named_inputs, signature
+from rlxc.signature import InputError, check_array, check_named_inputs, signature
 from rlxc.values import dense_values
 
 __all__ = ["CudaExecutable"]
@@ -54,16 +74,78 @@ class _Launch:
     source_path: str | None
 
 
+@dataclass
+class _IOGraph:
+    """The I/O graph: input copies, the launch list, output copies; the copy
+    nodes with their parameters and the pointers they were last set to."""
+
+    graph: object
+    exec: object
+    in_nodes: list
+    in_params: list
+    srcs: list[int]
+    out_nodes: list
+    out_params: list
+    dsts: list[int] = field(default_factory=list)
+
+
+#: CUDA_SUCCESS (CUresult is an int enum): hot paths compare without `check`
+_SUCCESS = 0
+
+#: Tensor classes seen to be torch's (a set lookup instead of a module-name test per input)
+_TORCH_TYPES: set[type] = set()
+
+
+@dataclass
+class _Slot:
+    """One input or output as the I/O graph path checks it, precomputed."""
+
+    name: str
+    type: object  # TensorType
+    shape: tuple[int, ...]
+    nbytes: int
+    torch_dtype: object = None  # the torch dtype object, once a torch tensor was seen
+
+
+def _device_pointer(slot: _Slot, v, stream) -> int | None:
+    """A device array's pointer, checked against `slot`, for the I/O graph:
+    `DeviceArray`s, torch CUDA tensors and `__cuda_array_interface__` arrays;
+    None for anything else (host arrays, DLPack-only tensors: the general
+    path). The common case, a torch tensor of the right shape and dtype,
+    costs a few attribute reads."""
+    if type(v) in _TORCH_TYPES or (is_torch_tensor(v) and not _TORCH_TYPES.add(type(v))):
+        if not v.is_cuda:
+            return None
+        if slot.torch_dtype is None:
+            import sys
+
+            slot.torch_dtype = getattr(sys.modules[type(v).__module__.split(".")[0]], torch_name(slot.type), None)  # pyright: ignore
+        if v.dtype is slot.torch_dtype and v.shape == slot.shape and v.is_contiguous() and v.get_device() == 0:
+            return v.data_ptr()
+        return torch_input(slot.name, v, slot.type)  # pyright: ignore[reportArgumentType]  (raises, naming the mismatch)
+    if isinstance(v, DeviceArray):
+        if v.type is not slot.type and v.type != slot.type:
+            device_input(slot.name, v, slot.type)  # pyright: ignore[reportArgumentType]  (raises, naming the mismatch)
+        return v.ptr
+    if hasattr(v, "__cuda_array_interface__"):
+        return device_input(slot.name, v, slot.type, stream)  # pyright: ignore[reportArgumentType]
+    return None
+
+
 class CudaExecutable:
     """A launch-level module loaded on a GPU: `run(inputs)` -> outputs.
 
-    `cubins` maps each `rlx_cuda.kernel`'s symbol to its cubin."""
+    `cubins` maps each `rlx_cuda.kernel`'s symbol to its cubin. `close()`
+    (or a `with` block) frees what it holds on the device; device outputs
+    already returned stay valid (the pool is freed with its last one)."""
 
     def __init__(self, module: ModuleOp, params: Mapping[str, np.ndarray] | None, cubins: dict[str, bytes], mode: str = "graph", allow_tf32: bool = False):
         if mode not in ("graph", "stream"):
             raise ValueError(f"mode must be 'graph' or 'stream', got '{mode}'")
         self.mode = mode
         self.graph_exec = None
+        #: RLXC_DEBUG=1 when loaded: kernel sources saved, launches one by one with a sync after each
+        self._debug = bool(os.environ.get("RLXC_DEBUG"))
 
         cu = _driver()
         self.module = module
@@ -117,7 +199,7 @@ class CudaExecutable:
                 launch = self._pack(functions[sym], [a for a in op.args.data],
                                     tuple(op.grid.get_values()), tuple(op.block.get_values()),
                                     op.smem.value.data, kernels[sym].entry.data)
-                if os.environ.get("RLXC_DEBUG"):
+                if self._debug:
                     launch.source_path = _save_source(kernels[sym])
                 self.launches.append(launch)
             elif isinstance(op, rlx_cuda.GemmOp):
@@ -128,6 +210,23 @@ class CudaExecutable:
         ret = self.func.body.block.last_op
         assert isinstance(ret, func.ReturnOp)
         self.output_locations = [self._location_of(v) for v in ret.arguments]
+        # per-call facts, computed once
+        self._inputs = [(n, t, int(self.arena) + off, tensor_bytes(t))
+                        for (n, t), off in zip(self.sig.inputs, self.arg_offsets)]
+        self._in_slots = [_Slot(n, t, tuple(t.get_shape()), tensor_bytes(t)) for n, t in self.sig.inputs]
+        self._out_slots = [_Slot(f"out[{i}]", t, tuple(t.get_shape()), tensor_bytes(t))
+                           for i, t in enumerate(self.sig.outputs)]
+        self._outputs = [(t, self._ptr(loc), tensor_bytes(t)) for loc, t in zip(self.output_locations, self.sig.outputs)]
+        self._pool: list[DeviceArray] | None = None
+        self._pool_dsts: list[int] = []
+        self._io: _IOGraph | None = None
+        #: why the I/O graph could not be built (run then takes the general path)
+        self.io_graph_error: str | None = None
+        self._closed = False
+        self._ctx_handle = int(self.context)
+        self._cu = cu
+        self._io_ok = mode == "graph" and not self._debug  # the I/O graph path may be taken
+        self._events = None  # (start, stop) recorded around the I/O graph: host_overhead
 
     # -- setup helpers
     def _ptr(self, arg: rlx_cuda.ArgAttr) -> int:
@@ -195,10 +294,11 @@ class CudaExecutable:
     def launch(self) -> None:
         """Enqueues the whole launch list on the stream (no copies, no sync):
         one by one in stream mode; in graph mode as one CUDA graph, captured
-        the first time and replayed after. RLXC_DEBUG=1 forces stream mode
-        with a sync after every kernel, to name a failing one."""
+        the first time and replayed after. RLXC_DEBUG=1 (set when the
+        executable was loaded) forces stream mode with a sync after every
+        kernel, to name a failing one."""
         cu = _driver()
-        if os.environ.get("RLXC_DEBUG"):
+        if self._debug:
             self._launch_list(debug=True)
             return
         if self.mode == "stream":
@@ -236,23 +336,182 @@ class CudaExecutable:
             out.append(check(cu.cuEventElapsedTime(start, stop), "cuEventElapsedTime"))
         return out
 
-    def run(self, inputs: Mapping[str, object], poison: bool = False, device_outputs: bool | None = None) -> list:
-        """Copies inputs in, runs the launch list, copies outputs back.
+    def run(self, inputs: Mapping[str, object], poison: bool = False, device_outputs: bool | None = None,
+            out: Sequence[object] | None = None) -> list:
+        """Copies inputs in, runs the launch list, copies outputs out.
 
-        Inputs are numpy arrays or device arrays: anything with
-        `__cuda_array_interface__` (PyTorch, CuPy, Numba) or with DLPack's
+        Inputs are numpy arrays or device arrays: PyTorch CUDA tensors, anything
+        with `__cuda_array_interface__` (CuPy, Numba) or with DLPack's
         `__dlpack__` (JAX too), copied device to device into their arena
         slots, ordered after the producer's stream where the producer names
         one (the interface's `stream`; DLPack's `stream=` argument). Outputs
         are numpy arrays, or `DeviceArray`s (both interfaces: PyTorch, CuPy
         and JAX take them without a host copy) when `device_outputs` is true;
         by default they are device arrays exactly when some input was.
+
+        Device outputs live in a pool the executable owns: the same
+        `DeviceArray`s come back from every run, overwritten by the next one
+        (copy what must outlive it). `out=[...]` (device arrays, one per
+        output, of the outputs' shapes and dtypes) has the outputs copied
+        there instead, and returns `out`.
+
+        With every input on the device and device outputs, in graph mode,
+        this is one CUDA graph launch (input copies, kernels, output copies)
+        and a synchronisation: no allocation, no per-input driver call
+        unless an input's pointer changed since the last run.
+
         `poison=True` fills the arena with 0xFF bytes first (NaN for floats),
         so an output element no kernel wrote shows up.
         """
-        cu = _driver()
-        check(cu.cuCtxSetCurrent(self.context), "cuCtxSetCurrent")
+        if self._closed:
+            raise CudaError("this executable was closed")
+        cu = self._cu
+        err, ctx = cu.cuCtxGetCurrent()
+        if err != _SUCCESS or int(ctx) != self._ctx_handle:
+            check(cu.cuCtxSetCurrent(self.context), "cuCtxSetCurrent")
+        if not poison and device_outputs is not False and self._io_ok:
+            srcs = self._device_sources(inputs)
+            if srcs is not None:
+                dsts, results = self._destinations(out)
+                if self._io is None:
+                    try:
+                        self._io = self._build_io(srcs, dsts)
+                    except CudaError as e:  # the general path still works: take it, and say why
+                        self.io_graph_error = str(e)
+                        self._io_ok = False
+                if self._io is not None:
+                    self._run_io(srcs, dsts)
+                    return results
+        return self._run_general(inputs, poison, device_outputs, out)
 
+    # -- the I/O graph path
+    def _device_sources(self, inputs: Mapping[str, object]) -> list[int] | None:
+        """Every input's device pointer (checked), or None when some input is
+        not a device array the I/O graph takes (or is missing or unknown:
+        the general path names it)."""
+        if len(inputs) != len(self._inputs):
+            return None
+        srcs = []
+        for slot in self._in_slots:
+            v = inputs.get(slot.name)
+            if v is None:
+                return None
+            p = _device_pointer(slot, v, self.stream)
+            if p is None:
+                return None
+            if slot.nbytes:
+                srcs.append(p)
+        return srcs
+
+    def _destinations(self, out: Sequence[object] | None) -> tuple[list[int], list]:
+        """Where the outputs go (pointers of the non-empty ones) and what
+        `run` returns: the pool, or the caller's arrays."""
+        if out is None:
+            pool = self._output_pool()
+            return self._pool_dsts, list(pool)
+        if len(out) != len(self._outputs):
+            raise InputError(f"out has {len(out)} arrays; this executable has {len(self._outputs)} outputs")
+        dsts = []
+        for i, (v, slot) in enumerate(zip(out, self._out_slots)):
+            try:
+                p = _device_pointer(slot, v, self.stream)
+            except InputError as e:
+                raise InputError(str(e).replace("input 'out[", "output 'out[", 1)) from None
+            if p is None:
+                raise InputError(f"out[{i}] must be a device array (torch CUDA tensor, CuPy array, rlxc DeviceArray)")
+            if slot.nbytes:
+                dsts.append(p)
+        return dsts, list(out)
+
+    def _output_pool(self) -> list[DeviceArray]:
+        """One DeviceArray per output in one allocation, made on first use."""
+        if self._pool is None:
+            offsets, top = [], 0
+            for t, _, nbytes in self._outputs:
+                offsets.append(top)
+                top += P.align(nbytes)
+            buf = DeviceBuffer(top, "the output pool")
+            self._pool = [DeviceArray(t, buf.ptr + off, buf) for (t, _, _), off in zip(self._outputs, offsets)]  # pyright: ignore[reportArgumentType]
+            self._pool_dsts = [a.ptr for a in self._pool if a.nbytes]
+        return self._pool
+
+    def _run_io(self, srcs: list[int], dsts: list[int], sync: bool = True) -> None:
+        cu = _driver()
+        io = self._io
+        assert io is not None
+        for k, p in enumerate(srcs):
+            if p != io.srcs[k]:
+                params = io.in_params[k]
+                params.srcDevice, params.srcXInBytes, params.srcY, params.srcZ = p, 0, 0, 0
+                check(cu.cuGraphExecMemcpyNodeSetParams(io.exec, io.in_nodes[k], params, self.context),
+                      "cuGraphExecMemcpyNodeSetParams(input)")
+                io.srcs[k] = p
+        for k, p in enumerate(dsts):
+            if p != io.dsts[k]:
+                params = io.out_params[k]
+                params.dstDevice, params.dstXInBytes, params.dstY, params.dstZ = p, 0, 0, 0
+                check(cu.cuGraphExecMemcpyNodeSetParams(io.exec, io.out_nodes[k], params, self.context),
+                      "cuGraphExecMemcpyNodeSetParams(output)")
+                io.dsts[k] = p
+        events = self._events
+        if events is not None:
+            cu.cuEventRecord(events[0], self.stream)
+        err = cu.cuGraphLaunch(io.exec, self.stream)
+        if (err[0] if type(err) is tuple else err) != _SUCCESS:
+            check(err, "cuGraphLaunch")
+        if events is not None:
+            cu.cuEventRecord(events[1], self.stream)
+        if sync:
+            err = cu.cuStreamSynchronize(self.stream)
+            if (err[0] if type(err) is tuple else err) != _SUCCESS:
+                check(err, "cuStreamSynchronize")
+
+    def _build_io(self, srcs: list[int], dsts: list[int]) -> _IOGraph:
+        """Captures input copies, the launch list and output copies as one
+        graph, and finds the copy nodes (by source and destination)."""
+        cu = _driver()
+        ins = [(src, dst, n) for src, (_, _, dst, n) in zip(srcs, [i for i in self._inputs if i[3]])]
+        outs = [(src, dst, n) for dst, (_, src, n) in zip(dsts, [o for o in self._outputs if o[2]])]
+        check(cu.cuStreamBeginCapture(self.stream, cu.CUstreamCaptureMode.CU_STREAM_CAPTURE_MODE_THREAD_LOCAL),
+              "cuStreamBeginCapture")
+        try:
+            for src, dst, n in ins:
+                check(cu.cuMemcpyDtoDAsync(dst, src, n, self.stream), "cuMemcpyDtoDAsync(input)")
+            self._launch_list()
+            for src, dst, n in outs:
+                check(cu.cuMemcpyDtoDAsync(dst, src, n, self.stream), "cuMemcpyDtoDAsync(output)")
+        finally:
+            graph = check(cu.cuStreamEndCapture(self.stream), "cuStreamEndCapture")
+        try:
+            copies: dict[tuple[int, int], list] = {}
+            nodes = _graph_nodes(graph)
+            memcpy = cu.CUgraphNodeType.CU_GRAPH_NODE_TYPE_MEMCPY
+            for node in nodes:
+                if check(cu.cuGraphNodeGetType(node), "cuGraphNodeGetType") != memcpy:
+                    continue
+                p = check(cu.cuGraphMemcpyNodeGetParams(node), "cuGraphMemcpyNodeGetParams")
+                src = int(p.srcDevice) + p.srcXInBytes + p.srcY * p.srcPitch + p.srcZ * p.srcPitch * p.srcHeight
+                dst = int(p.dstDevice) + p.dstXInBytes + p.dstY * p.dstPitch + p.dstZ * p.dstPitch * p.dstHeight
+                copies.setdefault((src, dst), []).append((node, p))
+
+            def take(src, dst, what):
+                found = copies.get((src, dst))
+                if not found:
+                    raise CudaError(f"the captured I/O graph has no memcpy node for an {what} copy")
+                return found.pop(0)
+
+            in_found = [take(s, d, "input") for s, d, _ in ins]
+            out_found = [take(s, d, "output") for s, d, _ in outs]
+            exec_ = check(cu.cuGraphInstantiate(graph, 0), "cuGraphInstantiate(I/O graph)")
+        except Exception:
+            cu.cuGraphDestroy(graph)
+            raise
+        return _IOGraph(graph, exec_, [n for n, _ in in_found], [p for _, p in in_found], list(srcs),
+                        [n for n, _ in out_found], [p for _, p in out_found], list(dsts))
+
+    # -- the general path
+    def _run_general(self, inputs, poison, device_outputs, out) -> list:
+        cu = _driver()
         held = []  # DLPack capsules: their memory must outlive the copies
 
         def convert(kind, name, value, t):
@@ -260,33 +519,174 @@ class CudaExecutable:
 
         args = check_named_inputs(self.sig, inputs, convert)
         if device_outputs is None:
-            device_outputs = any(isinstance(a, int) for a in args)
+            device_outputs = out is not None or any(isinstance(a, int) for a in args)
+        if out is not None and not device_outputs:
+            raise InputError("out= takes device arrays; it cannot be used with device_outputs=False")
+        dsts, results = self._destinations(out) if device_outputs else ([], [])
         if poison:
             check(cu.cuMemsetD8(self.arena, 0xFF, self.arena_bytes), "cuMemsetD8(arena)")
-        for (name, t), a, off in zip(self.sig.inputs, args, self.arg_offsets):
+        for (name, t, dst, nbytes), a in zip(self._inputs, args):
             if isinstance(a, int):  # a device pointer
-                if tensor_bytes(t):
-                    check(cu.cuMemcpyDtoDAsync(int(self.arena) + off, a, tensor_bytes(t), self.stream), f"cuMemcpyDtoD(input '{name}')")
+                if nbytes:
+                    check(cu.cuMemcpyDtoDAsync(dst, a, nbytes, self.stream), f"cuMemcpyDtoD(input '{name}')")
                 continue
             data = to_device_bytes(a, t)
             if data.nbytes:
-                check(cu.cuMemcpyHtoD(int(self.arena) + off, data.ctypes.data, data.nbytes), f"cuMemcpyHtoD(input '{name}')")
+                check(cu.cuMemcpyHtoD(dst, data.ctypes.data, data.nbytes), f"cuMemcpyHtoD(input '{name}')")
         self.launch()
+        if device_outputs:
+            for (_, src, nbytes), dst in zip([o for o in self._outputs if o[2]], dsts):
+                check(cu.cuMemcpyDtoDAsync(dst, src, nbytes, self.stream), "cuMemcpyDtoD(output)")
         check(cu.cuStreamSynchronize(self.stream), "cuStreamSynchronize")
         held.clear()
+        if device_outputs:
+            return results
         outs = []
-        for loc, t in zip(self.output_locations, self.sig.outputs):
-            if device_outputs:
-                out = DeviceArray(t)  # pyright: ignore[reportArgumentType]
-                if out.nbytes:
-                    check(cu.cuMemcpyDtoD(out.ptr, self._ptr(loc), out.nbytes), "cuMemcpyDtoD(output)")
-                outs.append(out)
-                continue
-            raw = np.empty(tensor_bytes(t), dtype=np.uint8)  # pyright: ignore
-            if raw.nbytes:
-                check(cu.cuMemcpyDtoH(raw.ctypes.data, self._ptr(loc), raw.nbytes), "cuMemcpyDtoH(output)")
+        for t, src, nbytes in self._outputs:
+            raw = np.empty(nbytes, dtype=np.uint8)
+            if nbytes:
+                check(cu.cuMemcpyDtoH(raw.ctypes.data, src, nbytes), "cuMemcpyDtoH(output)")
             outs.append(from_device_bytes(raw, t))  # pyright: ignore
         return outs
+
+    # -- timing and lifetime
+    def time_runs(self, inputs: Mapping[str, object], repeat: int = 50, warmup: int = 5) -> list[float]:
+        """Milliseconds of device time per `run(inputs)` with device inputs
+        and outputs (the I/O graph: input copies, kernels, output copies),
+        each timed with CUDA events on the executable's stream."""
+        cu = _driver()
+        self.run(inputs)  # builds the I/O graph, checks the inputs
+        srcs = self._device_sources(inputs)
+        if srcs is None or self._io is None:
+            raise CudaError("time_runs needs device inputs, graph mode and the I/O graph"
+                            + (f" ({self.io_graph_error})" if self.io_graph_error else ""))
+        dsts, _ = self._destinations(None)
+        start = check(cu.cuEventCreate(0), "cuEventCreate")
+        stop = check(cu.cuEventCreate(0), "cuEventCreate")
+        try:
+            for _ in range(warmup):
+                self._run_io(srcs, dsts, sync=False)
+            check(cu.cuStreamSynchronize(self.stream), "cuStreamSynchronize")
+            times = []
+            for _ in range(repeat):
+                check(cu.cuEventRecord(start, self.stream), "cuEventRecord")
+                self._run_io(srcs, dsts, sync=False)
+                check(cu.cuEventRecord(stop, self.stream), "cuEventRecord")
+                check(cu.cuEventSynchronize(stop), "cuEventSynchronize")
+                times.append(check(cu.cuEventElapsedTime(start, stop), "cuEventElapsedTime"))
+        finally:
+            cu.cuEventDestroy(start)
+            cu.cuEventDestroy(stop)
+        return times
+
+    def host_overhead(self, inputs: Mapping[str, object], repeat: int = 200, warmup: int = 10) -> dict[str, float]:
+        """What `run(inputs)` costs beyond the device work, in microseconds.
+
+        Calls alternate: a plain `run` timed by the wall clock, then a `run`
+        with CUDA events recorded around its graph launch (the device time
+        of that run's work: copies and kernels). Alternating keeps both under
+        the same clocks. Returns the medians `wall_us` and `device_us`, and
+        `overhead_us`, their difference: Python, the driver calls, the launch
+        latency and the wake-up from the synchronisation."""
+        import time
+
+        cu = _driver()
+        self.run(inputs)
+        if self._io is None or self._device_sources(inputs) is None:
+            raise CudaError("host_overhead needs device inputs and the I/O graph (graph mode)"
+                            + (f": {self.io_graph_error}" if self.io_graph_error else ""))
+        start = check(cu.cuEventCreate(0), "cuEventCreate")
+        stop = check(cu.cuEventCreate(0), "cuEventCreate")
+        walls, devices = [], []
+        try:
+            for i in range(warmup + 2 * repeat):
+                if i % 2:
+                    self._events = (start, stop)
+                    self.run(inputs)
+                    self._events = None
+                    if i >= warmup:
+                        devices.append(check(cu.cuEventElapsedTime(start, stop), "cuEventElapsedTime") * 1e3)
+                else:
+                    t0 = time.perf_counter()
+                    self.run(inputs)
+                    t = (time.perf_counter() - t0) * 1e6
+                    if i >= warmup:
+                        walls.append(t)
+        finally:
+            self._events = None
+            cu.cuEventDestroy(start)
+            cu.cuEventDestroy(stop)
+        walls.sort()
+        devices.sort()
+        wall, device = walls[len(walls) // 2], devices[len(devices) // 2]
+        return {"wall_us": wall, "device_us": device, "overhead_us": wall - device}
+
+    def close(self) -> None:
+        """Frees the arena, the parameters, the loaded modules, the graphs,
+        the cuBLASLt handle and workspace, and the stream. Device outputs
+        returned earlier stay valid (the pool lives while one of them does);
+        the executable cannot run again."""
+        if getattr(self, "_closed", True):
+            return
+        self._closed = True
+        cu = _driver()
+
+        def quietly(call, *args):  # best effort: free everything that can be
+            try:
+                call(*args)
+            except Exception:
+                pass
+
+        quietly(cu.cuStreamSynchronize, self.stream)
+        if self._io is not None:
+            quietly(cu.cuGraphExecDestroy, self._io.exec)
+            quietly(cu.cuGraphDestroy, self._io.graph)
+            self._io = None
+        if self.graph_exec is not None:
+            quietly(cu.cuGraphExecDestroy, self.graph_exec)
+            quietly(cu.cuGraphDestroy, self.graph)
+            self.graph_exec = self.graph = None
+        if self.lt_handle is not None:
+            from nvmath.bindings import cublasLt
+
+            for g in self.launches:
+                if isinstance(g, cublaslt.LtGemm):
+                    quietly(cublasLt.matmul_desc_destroy, g.desc)
+                    for layout in g.layouts:
+                        quietly(cublasLt.matrix_layout_destroy, layout)
+            quietly(cublasLt.destroy, self.lt_handle)
+            quietly(cu.cuMemFree, self.workspace)
+            self.lt_handle = None
+        self.launches = []
+        for mod in self.modules.values():
+            quietly(cu.cuModuleUnload, mod)
+        self.modules = {}
+        quietly(cu.cuMemFree, self.arena)
+        quietly(cu.cuMemFree, self.params)
+        quietly(cu.cuStreamDestroy, self.stream)
+        self._pool = None
+
+    def __enter__(self) -> CudaExecutable:
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()
+
+    def __del__(self):
+        try:
+            self.close()
+        except Exception:
+            pass
+
+
+def _graph_nodes(graph) -> list:
+    """A graph's nodes (cuGraphGetNodes: first the count, then the nodes)."""
+    cu = _driver()
+    _, count = check(cu.cuGraphGetNodes(graph, 0), "cuGraphGetNodes")
+    if not count:
+        return []
+    nodes, _ = check(cu.cuGraphGetNodes(graph, count), "cuGraphGetNodes")
+    return list(nodes)[:count]
 
 
 def _save_source(kernel: rlx_cuda.KernelOp) -> str:

@@ -1,0 +1,166 @@
+"""GPU tests (marker `gpu`) of `CudaExecutable.run`'s host side: the I/O
+graph (input copies, kernels and output copies in one CUDA graph), its copy
+nodes following new input and output pointers, the output pool, `out=`,
+`close()`, and the host overhead per call. Skipped without a GPU or torch."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+import rlxc
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "examples"))
+from models import transformer_encoder_layer  # noqa: E402
+
+pytestmark = [
+    pytest.mark.gpu,
+    pytest.mark.skipif(not rlxc.cuda.is_available(), reason="no NVIDIA GPU and driver"),
+]
+
+torch = pytest.importorskip("torch")
+
+
+def rel(a, b) -> float:
+    a, b = np.asarray(a, np.float64), np.asarray(b, np.float64)
+    return float(np.linalg.norm(a - b) / max(np.linalg.norm(b), 1e-30))
+
+
+def small_layer():
+    module, params = transformer_encoder_layer(batch=2, seq=16, hidden=64, heads=4)
+    return module, params
+
+
+def test_io_graph_follows_new_input_pointers():
+    module, params = small_layer()
+    exe = rlxc.compile(module, target="cuda", params=params)
+    rng = np.random.default_rng(0)
+    xs = [rng.standard_normal((2, 16, 64)).astype(np.float32) for _ in range(3)]
+    wants = [rlxc.interpret(module, {"x": x}, params)[0] for x in xs]
+    ts = [torch.from_numpy(x).cuda() for x in xs]
+    first = None
+    for k in (0, 1, 2, 0, 0, 2):  # new pointers, then old ones again
+        (out,) = exe.run({"x": ts[k]})
+        assert exe.io_graph_error is None, exe.io_graph_error
+        assert isinstance(out, rlxc.cuda.DeviceArray)
+        first = first or out
+        assert out is first  # the pool: the same array every run
+        assert rel(out.numpy(), wants[k]) < 1e-5
+        got = torch.as_tensor(out, device="cuda").cpu().numpy()  # a zero-copy view, read now
+        assert rel(got, wants[k]) < 1e-5
+
+
+def test_out_arrays_and_their_pointers():
+    module, params = small_layer()
+    exe = rlxc.compile(module, target="cuda", params=params)
+    x = np.random.default_rng(1).standard_normal((2, 16, 64)).astype(np.float32)
+    (want,) = rlxc.interpret(module, {"x": x}, params)
+    tx = torch.from_numpy(x).cuda()
+    for _ in range(2):
+        dest = torch.full((2, 16, 64), float("nan"), device="cuda")
+        res = exe.run({"x": tx}, out=[dest])
+        assert res[0] is dest
+        assert rel(dest.cpu().numpy(), want) < 1e-5
+    with pytest.raises(rlxc.InputError, match=r"output 'out\[0\]' is a torch tensor of shape \[2, 16\]"):
+        exe.run({"x": tx}, out=[torch.empty((2, 16), device="cuda")])
+    with pytest.raises(rlxc.InputError, match="out has 2 arrays"):
+        exe.run({"x": tx}, out=[dest, dest])
+    # host inputs with out=: the general path copies there too
+    dest2 = torch.zeros((2, 16, 64), device="cuda")
+    assert exe.run({"x": x}, out=[dest2])[0] is dest2
+    assert rel(dest2.cpu().numpy(), want) < 1e-5
+
+
+def test_outputs_that_are_inputs_params_and_views():
+    g = rlxc.GraphBuilder()
+    x = g.input("x", [4, 6])
+    y = g.input("y", [6])
+    w = g.param("w", [6])
+    module = g.build([x, g.reshape(x, [6, 4]), w, g.add(x, y), g.neg(y)])
+    params = {"w": np.arange(6, dtype=np.float32)}
+    exe = rlxc.compile(module, target="cuda", params=params)
+    rng = np.random.default_rng(2)
+    for _ in range(2):
+        a = rng.standard_normal((4, 6)).astype(np.float32)
+        b = rng.standard_normal(6).astype(np.float32)
+        want = rlxc.interpret(module, {"x": a, "y": b}, params)
+        got = exe.run({"x": torch.from_numpy(a).cuda(), "y": torch.from_numpy(b).cuda()})
+        assert exe.io_graph_error is None, exe.io_graph_error
+        for w_, g_ in zip(want, got):
+            np.testing.assert_array_equal(g_.numpy(), w_)
+        host = exe.run({"x": a, "y": b})  # host in -> host out: the general path
+        for w_, g_ in zip(want, host):
+            np.testing.assert_array_equal(g_, w_)
+        mixed = exe.run({"x": torch.from_numpy(a).cuda(), "y": b})  # mixed: general, device outputs
+        for w_, g_ in zip(want, mixed):
+            np.testing.assert_array_equal(g_.numpy(), w_)
+
+
+def test_torch_bf16_and_checks():
+    g = rlxc.GraphBuilder()
+    module = g.build([g.gelu(g.input("x", [8, 32], "bf16"))])
+    exe = rlxc.compile(module, target="cuda")
+    x = torch.randn(8, 32, device="cuda", dtype=torch.bfloat16)
+    (out,) = exe.run({"x": x})
+    want = torch.nn.functional.gelu(x.float()).cpu().numpy()
+    assert rel(out.numpy(), want) < 1e-2
+    with pytest.raises(rlxc.InputError, match=r"input 'x' is a torch tensor of shape \[8, 32\] and type float32"):
+        exe.run({"x": x.float()})
+    with pytest.raises(rlxc.InputError, match="non-contiguous torch tensor"):
+        exe.run({"x": torch.randn(32, 8, device="cuda", dtype=torch.bfloat16).T})
+    with pytest.raises(rlxc.InputError, match="unknown input 'z'"):
+        exe.run({"x": x, "z": x})
+
+
+def test_stream_mode_and_poison_take_the_general_path():
+    module, params = small_layer()
+    x = np.random.default_rng(3).standard_normal((2, 16, 64)).astype(np.float32)
+    (want,) = rlxc.interpret(module, {"x": x}, params)
+    exe = rlxc.compile(module, target="cuda", params=params, mode="stream")
+    (out,) = exe.run({"x": torch.from_numpy(x).cuda()})
+    assert rel(out.numpy(), want) < 1e-5
+    exe = rlxc.compile(module, target="cuda", params=params)
+    (out,) = exe.run({"x": torch.from_numpy(x).cuda()}, poison=True)
+    assert rel(out.numpy(), want) < 1e-5
+
+
+def test_close_frees_device_memory_and_keeps_outputs():
+    from rlxc.runtime.driver_api import _driver, check
+
+    g = rlxc.GraphBuilder()
+    x = g.input("x", [1024, 4096])
+    module = g.build([g.softmax(g.exp(g.neg(x)))])
+    a = torch.randn(1024, 4096, device="cuda")
+    want = torch.softmax(torch.exp(-a), -1).cpu().numpy()
+    torch.cuda.synchronize()
+    rlxc.compile(module, target="cuda").close()  # warm: NVRTC cache, cuBLAS, context
+    free0, _ = check(_driver().cuMemGetInfo(), "cuMemGetInfo")
+    outs = []
+    for _ in range(4):
+        with rlxc.compile(module, target="cuda") as exe:
+            (out,) = exe.run({"x": a})
+        with pytest.raises(rlxc.cuda.CudaError, match="closed"):
+            exe.run({"x": a})
+        outs.append(out)
+    for out in outs:  # the pools outlive their executables
+        assert rel(out.numpy(), want) < 1e-5
+    del outs, out
+    free1, _ = check(_driver().cuMemGetInfo(), "cuMemGetInfo")
+    assert free0 - free1 < 32 << 20, (free0, free1)  # four 32 MiB arenas would show
+
+
+def test_host_overhead_per_run():
+    """run()'s wall time minus the device time of the same work, BERT-base
+    sized layer, torch inputs: a loose bound here (shared machines); the
+    benchmark (benchmarks/encoders.py) reports the figure."""
+    module, params = transformer_encoder_layer(batch=1, seq=128, hidden=768, heads=12)
+    exe = rlxc.compile(module, target="cuda", params=params)
+    x = torch.randn(1, 128, 768, device="cuda")
+    r = exe.host_overhead({"x": x}, repeat=200)
+    print(f"\nhost overhead: wall {r['wall_us']:.1f} us, device {r['device_us']:.1f} us, "
+          f"overhead {r['overhead_us']:.1f} us")
+    assert exe.io_graph_error is None
+    assert r["overhead_us"] < 100

@@ -1,0 +1,125 @@
+"""rlx-merge-projections and fold_params: gemms sharing an input become one
+over joined weights, and the join is computed once from the params; the
+interpreter gives the same results before and after both."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+import rlxc
+from rlxc.dialects import rlx
+from rlxc.passes.fold_params import fold_params
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "examples"))
+from models import _weights, transformer_encoder_layer
+
+
+def count(module, op_type) -> int:
+    return sum(isinstance(op, op_type) for op in module.walk())
+
+
+def swiglu_mlp(dtype: str = "f32", rows: int = 6, hidden: int = 16, ffn: int = 40):
+    """rms_norm -> gate and up projections -> silu(gate) * up -> down, + x."""
+    g = rlxc.GraphBuilder()
+    x = g.input("x", [rows, hidden], dtype)
+    h = g.rms_norm(x, g.param("norm.gamma", [hidden], dtype))
+    gate = g.linear(h, g.param("gate.w", [ffn, hidden], dtype))
+    up = g.linear(h, g.param("up.w", [ffn, hidden], dtype))
+    y = g.linear(g.mul(g.silu(gate), up), g.param("down.w", [hidden, ffn], dtype))
+    module = g.build([g.add(x, y)])
+    return module, _weights(module)
+
+
+def inputs_for(module, rng):
+    from rlxc.signature import signature
+
+    out = {}
+    for name, t in signature(module).inputs:
+        a = rng.standard_normal(tuple(t.get_shape())).astype(np.float32)
+        el = str(t.get_element_type())
+        out[name] = a.astype(np.float16) if el == "f16" else a
+    return out
+
+
+def assert_same(before, after, params_before, params_after, rng, float64=False):
+    inputs = inputs_for(before, rng)
+    want = rlxc.interpret(before, inputs, params_before, float64=float64)
+    got = rlxc.interpret(after, inputs, params_after, float64=float64)
+    for w, g in zip(want, got):
+        np.testing.assert_array_equal(g, w)
+
+
+def test_bert_layer_qkv_merge_keeps_results():
+    module, params = transformer_encoder_layer(batch=2, seq=8, hidden=32, heads=4)
+    after = rlxc.run_pipeline(module, "rlx-merge-projections")
+    # q, k, v -> one linear; o, fc1, fc2 read other values
+    assert count(module, rlx.LinearOp) == 6 and count(after, rlx.LinearOp) == 4
+    assert count(after, rlx.SliceOp) == 3 and count(after, rlx.ConcatOp) == 2
+    rng = np.random.default_rng(0)
+    assert_same(module, after, params, params, rng)
+    assert_same(module, after, params, params, rng, float64=True)
+
+
+@pytest.mark.parametrize("dtype", ["f32", "f16", "bf16"])
+def test_swiglu_gate_up_merge_keeps_results(dtype):
+    module, params = swiglu_mlp(dtype)
+    if dtype == "f16":
+        params = {k: v.astype(np.float16) for k, v in params.items()}
+    after = rlxc.run_pipeline(module, "rlx-merge-projections")
+    assert count(after, rlx.LinearOp) == 2  # gate+up, down
+    (merged,) = [op for op in after.walk() if isinstance(op, rlx.LinearOp) and op.weight.type.get_shape()[0] == 80]
+    assert merged.bias is None
+    assert_same(module, after, params, params, np.random.default_rng(1))
+
+
+def test_fold_params_joins_weights_once():
+    module, params = transformer_encoder_layer(batch=1, seq=4, hidden=16, heads=2)
+    merged = rlxc.run_pipeline(module, "rlx-merge-projections")
+    folded, new_params = fold_params(merged, params)
+    assert count(folded, rlx.ConcatOp) == 0
+    names = {op.param_name.data for op in folded.walk() if isinstance(op, rlx.ParamOp)}
+    assert "concat(q.w, k.w, v.w)" in names and "concat(q.bias, k.bias, v.bias)" in names
+    assert not {"q.w", "k.w", "v.w"} & names  # the originals are no longer read
+    np.testing.assert_array_equal(
+        new_params["concat(q.w, k.w, v.w)"], np.concatenate([params["q.w"], params["k.w"], params["v.w"]])
+    )
+    assert_same(module, folded, params, new_params, np.random.default_rng(2))
+    # the optimize pipeline on the folded module merges nothing more
+    opt = rlxc.run_pipeline(folded, "rlx-optimize{target=cuda}")
+    assert count(opt, rlx.ConcatOp) == 0
+
+
+def test_fold_params_leaves_what_it_cannot_compute_or_would_grow():
+    g = rlxc.GraphBuilder()
+    x = g.input("x", [8, 4])
+    a, b = g.param("a", [4]), g.param("b", [4])
+    grown = g.expand(g.add(a, b), [8, 4])  # add folds; the expand (32 > 8 elements) stays
+    module = g.build([g.mul(x, grown), g.neg(g.param("missing", [4]))])
+    params = {"a": np.arange(4, dtype=np.float32), "b": np.ones(4, dtype=np.float32)}
+    folded, new_params = fold_params(module, params)
+    assert count(folded, rlx.ExpandOp) == 1 and count(folded, rlx.AddOp) == 0
+    assert count(folded, rlx.NegOp) == 1  # reads a param that was not given
+    np.testing.assert_array_equal(new_params["add(a, b)"], params["a"] + params["b"])
+    full = {**params, "missing": np.ones(4, dtype=np.float32)}
+    inputs = {"x": np.random.default_rng(3).standard_normal((8, 4)).astype(np.float32)}
+    for w, got in zip(rlxc.interpret(module, inputs, full), rlxc.interpret(folded, inputs, {**new_params, "missing": full["missing"]})):
+        np.testing.assert_array_equal(got, w)
+
+
+def test_large_inputs_do_not_merge_by_default():
+    # 2 x 1024 rows: the slice copies would cost more than the launches saved
+    module, _ = transformer_encoder_layer(batch=2, seq=1024, hidden=16, heads=2)
+    assert count(rlxc.run_pipeline(module, "rlx-merge-projections"), rlx.ConcatOp) == 0
+    assert count(rlxc.run_pipeline(module, "rlx-merge-projections{max_rows=0}"), rlx.ConcatOp) == 2
+
+
+def test_optimize_pipeline_merges_for_cuda_only():
+    module, _ = transformer_encoder_layer(batch=1, seq=4, hidden=16, heads=2)
+    cuda = rlxc.run_pipeline(module, "rlx-optimize{target=cuda}")
+    none = rlxc.run_pipeline(module, "rlx-optimize{target=none}")
+    assert count(cuda, rlx.ConcatOp) == 2
+    assert count(none, rlx.ConcatOp) == 0
