@@ -20,6 +20,7 @@ PIPELINES = [
     "cse,dce",
     "rlx-fuse-elementwise",
     "rlx-fuse-elementwise{max_inputs=2 max_ops=3}",
+    "rlx-fold-layout",
     "rlx-optimize",
     "rlx-optimize{target=none}",
     "rlx-plan",

@@ -11,8 +11,9 @@ from collections.abc import Callable
 
 from xdsl.ir import Operation
 
-from rlxc.codegen import conv, elementwise, indexing, injective, rows, scan
+from rlxc.codegen import attention, conv, elementwise, indexing, injective, rows, scan
 from rlxc.codegen.common import KernelSpec
+from rlxc.codegen.fusion import fusion_kernel
 from rlxc.dialects import rlx
 
 #: A kernel template: (op, multiprocessor count) -> its kernel.
@@ -48,4 +49,6 @@ KERNELS: dict[type[Operation], KernelFor] = {
     rlx.AvgPool2dOp: conv.pool_kernel,  # pyright: ignore[reportAssignmentType]
     rlx.ConvTranspose2dOp: conv.conv_transpose2d_kernel,  # pyright: ignore[reportAssignmentType]
     rlx.ResizeOp: conv.resize_kernel,  # pyright: ignore[reportAssignmentType]
+    rlx.AttentionOp: attention.attention_kernel,  # pyright: ignore[reportAssignmentType]
+    rlx.FusionOp: fusion_kernel,  # pyright: ignore[reportAssignmentType]
 }

@@ -11,10 +11,22 @@ def _fuse():
     return FuseElementwisePass
 
 
+def _fuse_reductions():
+    from rlxc.passes.fuse_reductions import FuseReductionsPass
+
+    return FuseReductionsPass
+
+
 def _unfuse():
     from rlxc.passes.unfuse import UnfusePass
 
     return UnfusePass
+
+
+def _fold_layout():
+    from rlxc.passes.fold_layout import FoldLayoutPass
+
+    return FoldLayoutPass
 
 
 def _plan():
@@ -53,6 +65,12 @@ def _pow_to_mul():
     return PowToMulPass
 
 
+def _merge_projections():
+    from rlxc.passes.merge_projections import MergeProjectionsPass
+
+    return MergeProjectionsPass
+
+
 def _verify_plan():
     from rlxc.passes.verify_plan import VerifyPlanPass
 
@@ -75,13 +93,16 @@ def get_all_passes() -> dict[str, Callable[[], type[ModulePass]]]:
     """Pass name -> factory, for `rlxc-opt`, `xdsl-opt` and `run_pipeline`."""
     return {
         "rlx-unfuse": _unfuse,
+        "rlx-fold-layout": _fold_layout,
         "rlx-fuse-elementwise": _fuse,
+        "rlx-fuse-reductions": _fuse_reductions,
         "rlx-plan-memory": _plan,
         "rlx-optimize": _optimize,
         "rlx-plan": _plan_pipeline,
         "rlx-emit-cuda": _emit_cuda,
         "rlx-cuda": _cuda_pipeline,
         "rlx-pow-to-mul": _pow_to_mul,
+        "rlx-merge-projections": _merge_projections,
         "rlx-verify-plan": _verify_plan,
         "test-rlx-miscompile": _miscompile,
         "test-rlx-broken-pattern": _broken_pattern,

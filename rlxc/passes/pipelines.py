@@ -1,7 +1,9 @@
 """The standard pipelines, one level down each (see ARCHITECTURE.md):
 
 * `rlx-optimize{target=cuda}`: graph -> fused level
-  (rlx-unfuse, canonicalize, cse, dce, rlx-fuse-elementwise, dce)
+  (rlx-merge-projections (cuda only), rlx-unfuse, canonicalize, cse, dce,
+  rlx-fold-layout (cuda only), rlx-fuse-elementwise,
+  rlx-fuse-reductions (cuda only), canonicalize, cse, dce)
 * `rlx-plan{target=cuda}`: the same, then rlx-plan-memory (planned level)
 * `rlx-cuda{arch=sm_90 sm_count=0 gemm=cublaslt}`: rlx-plan, then
   rlx-emit-cuda (launch level); `gemm=kernel` emits matmuls as generated
@@ -30,9 +32,16 @@ def all_passes():
 
 
 def optimize_spec(target: str) -> str:
+    # cuda has row kernels that take an elementwise prologue (rlx.fusion)
+    fuse = "rlx-fuse-elementwise,rlx-fuse-reductions" if target == "cuda" else "rlx-fuse-elementwise"
+    # cuda: gemms sharing an input (Q/K/V, gate/up) become one, before
+    # rlx-unfuse splits linear's activations off
+    merge = "rlx-merge-projections," if target == "cuda" else ""
+    # cuda: transposes around attention become its operand layouts
+    fold = "rlx-fold-layout," if target == "cuda" else ""
     return (
-        f"rlx-unfuse{{target={target}}},canonicalize,cse,dce,"
-        "rlx-fuse-elementwise,canonicalize,cse,dce"
+        f"{merge}rlx-unfuse{{target={target}}},canonicalize,cse,dce,"
+        f"{fold}{fuse},canonicalize,cse,dce"
     )
 
 
