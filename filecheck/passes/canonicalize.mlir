@@ -74,3 +74,17 @@ func.func @cse_dce(%x: tensor<4xf32>) -> tensor<4xf32> {
   %a = rlx.add %e1, %e2 : tensor<4xf32>, tensor<4xf32> -> tensor<4xf32>
   func.return %a : tensor<4xf32>
 }
+
+// -----
+
+// A transpose that moves only size-1 axes (one head) is a reshape, a view:
+// every element stays where it was. One that moves a longer axis stays.
+// CHECK-LABEL: func.func @unit_axes
+// CHECK-NEXT: %[[R:.*]] = rlx.reshape %x : tensor<2x5x1x8xf32> -> tensor<2x1x5x8xf32>
+// CHECK-NEXT: %[[T:.*]] = rlx.transpose %y perm = [0, 2, 1, 3] : tensor<2x5x3x8xf32> -> tensor<2x3x5x8xf32>
+// CHECK-NEXT: func.return %[[R]], %[[T]]
+func.func @unit_axes(%x: tensor<2x5x1x8xf32>, %y: tensor<2x5x3x8xf32>) -> (tensor<2x1x5x8xf32>, tensor<2x3x5x8xf32>) {
+  %a = rlx.transpose %x perm = [0, 2, 1, 3] : tensor<2x5x1x8xf32> -> tensor<2x1x5x8xf32>
+  %b = rlx.transpose %y perm = [0, 2, 1, 3] : tensor<2x5x3x8xf32> -> tensor<2x3x5x8xf32>
+  func.return %a, %b : tensor<2x1x5x8xf32>, tensor<2x3x5x8xf32>
+}

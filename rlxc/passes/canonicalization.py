@@ -84,6 +84,20 @@ class TransposeOfTranspose(RewritePattern):
             rewriter.replace(op, [new])
 
 
+class TransposeOfUnitAxes(RewritePattern):
+    """A transpose that moves only axes of size 1 (the head transpose of a
+    one-head tensor, [b, s, 1, d] -> [b, 1, s, d]) keeps every element where
+    it was: a reshape (a view) instead of a copy."""
+
+    @op_type_rewrite_pattern
+    def match_and_rewrite(self, op: rlx.TransposeOp, rewriter: PatternRewriter, /):
+        perm = _ints(op.perm)
+        dims = list(op.input.type.get_shape())  # pyright: ignore[reportAttributeAccessIssue]
+        moved = [a for a in perm if dims[a] != 1]
+        if perm != sorted(perm) and moved == sorted(moved):
+            rewriter.replace(op, [rlx.ReshapeOp.make([op.input], None, [op.result.type])])
+
+
 class ReshapeOfReshape(RewritePattern):
     """reshape(reshape(x)) -> reshape(x); a reshape to x's own type -> x."""
 
@@ -148,7 +162,7 @@ _OWN: dict[type[Operation], tuple[RewritePattern, ...]] = {
     rlx.SubOp: (IdentityOperand(),),
     rlx.MulOp: (IdentityOperand(),),
     rlx.DivOp: (IdentityOperand(),),
-    rlx.TransposeOp: (TransposeOfTranspose(),),
+    rlx.TransposeOp: (TransposeOfTranspose(), TransposeOfUnitAxes()),
     rlx.ReshapeOp: (ReshapeOfReshape(),),
     rlx.CastOp: (CastToSelf(),),
     rlx.ExpandOp: (ExpandToSelf(),),
