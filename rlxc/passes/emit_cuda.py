@@ -21,6 +21,7 @@ from xdsl.utils.exceptions import PassFailedException
 
 from rlxc.codegen import KERNELS
 from rlxc.codegen.common import Buf, KernelSpec
+from rlxc.codegen.fusion import FusionShapeError
 from rlxc.codegen.gemm import Gemm, GemmError, gemm_kernel, gemm_problem
 from rlxc.dialects import plan as P
 from rlxc.dialects import rlx, rlx_cuda
@@ -144,7 +145,11 @@ class EmitCudaPass(ModulePass):
                 f"rlx-emit-cuda: '{o.name}' ({where}, "
                 f"`{str(o).splitlines()[0]}`) has no lowering for target cuda {self.arch}{hint}"
             )
-        return self._launch(f, o, where, make(o, sms), loc, kernels)
+        try:
+            spec = make(o, sms)
+        except FusionShapeError as e:
+            raise PassFailedException(f"rlx-emit-cuda: {o.name} ({where}): {e}") from e
+        return self._launch(f, o, where, spec, loc, kernels)
 
     def _launch(self, f, o, where: str, spec: KernelSpec, loc, kernels) -> Operation:
         """A launch of `spec`'s kernel, emitting the kernel unless an equal one was."""
