@@ -21,6 +21,9 @@ PIPELINES = [
     "rlx-fuse-elementwise",
     "rlx-fuse-elementwise{max_inputs=2 max_ops=3}",
     "rlx-fold-layout",
+    "rlx-fuse-elementwise,rlx-fuse-reductions",
+    "rlx-raise-attention",
+    "rlx-merge-projections",
     "rlx-optimize",
     "rlx-optimize{target=none}",
     "rlx-plan",
@@ -219,7 +222,10 @@ def test_plan_is_sound_and_near_the_lower_bound(case):
 
     planned = rlxc.run_pipeline(case.module, "rlx-plan")
     r = check_plan(planned)
-    assert r["arena"] <= 1.05 * r["peak"], (r, case)
+    # within 5% of the lower bound (the most bytes live at once), or one
+    # 256-byte slot above it: on tiny graphs one slot is already over 5%, and
+    # the bound is not always reachable by any placement (fragmentation)
+    assert r["arena"] <= max(1.05 * r["peak"], r["peak"] + 256), (r, case)
     naive = check_plan(rlxc.run_pipeline(case.module, "rlx-plan{strategy=naive}"))
     assert naive["arena"] >= r["arena"]
     assert_same_results(case.module, planned, case)

@@ -19,13 +19,13 @@
 // CHANGE-NOT: IR Dump After cse
 // CHANGE-NOT: IR Dump After dce
 
-// ALL-COUNT-11: // -----// IR Dump Before
+// ALL-COUNT-12: // -----// IR Dump Before
 
 // FAIL: // -----// IR Dump After test-rlx-miscompile Failed (test-rlx-miscompile{crash=true}) //----- //
 // FAIL-NEXT: builtin.module {
 // FAIL: rlxc-opt: pass failed
 
-// FILES: {{^}}07-after-rlx-fuse-elementwise.mlir
+// FILES: {{^}}08-after-rlx-fuse-elementwise.mlir
 
 func.func @main(%x: tensor<4x8xf32>, %b: tensor<8xf32>) -> tensor<4x8xf32> {
   %0 = rlx.add %x, %b : tensor<4x8xf32>, tensor<8xf32> -> tensor<4x8xf32>

@@ -17,6 +17,12 @@ def _fuse_reductions():
     return FuseReductionsPass
 
 
+def _raise_attention():
+    from rlxc.passes.raise_attention import RaiseAttentionPass
+
+    return RaiseAttentionPass
+
+
 def _unfuse():
     from rlxc.passes.unfuse import UnfusePass
 
@@ -96,6 +102,7 @@ def get_all_passes() -> dict[str, Callable[[], type[ModulePass]]]:
         "rlx-fold-layout": _fold_layout,
         "rlx-fuse-elementwise": _fuse,
         "rlx-fuse-reductions": _fuse_reductions,
+        "rlx-raise-attention": _raise_attention,
         "rlx-plan-memory": _plan,
         "rlx-optimize": _optimize,
         "rlx-plan": _plan_pipeline,

@@ -36,7 +36,8 @@ def optimize_spec(target: str) -> str:
     fuse = "rlx-fuse-elementwise,rlx-fuse-reductions" if target == "cuda" else "rlx-fuse-elementwise"
     # cuda: gemms sharing an input (Q/K/V, gate/up) become one, before
     # rlx-unfuse splits linear's activations off
-    merge = "rlx-merge-projections," if target == "cuda" else ""
+    # cuda: attention spelled in primitives (ONNX exports) becomes rlx.attention
+    merge = "rlx-raise-attention,rlx-merge-projections," if target == "cuda" else ""
     # cuda: transposes around attention become its operand layouts
     fold = "rlx-fold-layout," if target == "cuda" else ""
     return (
