@@ -9,7 +9,9 @@
   argmax, softmax, norms), `injective` (transpose, expand, slice, concat,
   gather), `indexing` (pad, gather_elements, gather_nd), `scan` (cumsum,
   topk), `conv` (conv2d, pools), `gemm` (matmul/linear: the problem, the
-  cuBLASLt epilogues, the fallback kernel).
+  cuBLASLt epilogues, the fallback kernel), `attention` (the fused
+  flash-style attention kernel: tensor-core MMA for f16/bf16), `fusion`
+  (`rlx.fusion`: a row kernel with its elementwise prologue).
 * `table`: the op -> kernel table `KERNELS`.
 
 `rlx-emit-cuda` (rlxc/passes/emit_cuda.py) reads these to build the launch level.

@@ -7,6 +7,8 @@ prologue computing a row op's input)."""
 
 from __future__ import annotations
 
+import abc
+
 from xdsl.dialects.builtin import TensorType
 from xdsl.irdl import (
     IRDLOperation,
@@ -40,8 +42,23 @@ class YieldOp(IRDLOperation):
     assembly_format = "$values attr-dict `:` type($values)"
 
 
+class RegionKernelOp(RlxOp, abc.ABC):
+    """An op whose body runs as one kernel: `ins(...) -> results { body }`,
+    the body isolated from above (it reads only its arguments) and ended by
+    `rlx.yield`. `rlx.elementwise_region` (a scalar body) and `rlx.fusion` (a
+    body of tensor ops) share this shape and syntax."""
+
+    inputs = var_operand_def(TensorType)
+    outputs = var_result_def(TensorType)
+    body = region_def("single_block")
+    assembly_format = (
+        "`ins` `(` $inputs `:` type($inputs) `)` `->` type($outputs) "
+        "attr-dict-with-keyword $body"
+    )
+
+
 @irdl_op_definition
-class ElementwiseRegionOp(RlxOp):
+class ElementwiseRegionOp(RegionKernelOp):
     """A fused elementwise kernel: the body maps one scalar of each input
     (broadcast to the common shape) to one scalar of each result.
 
@@ -60,14 +77,7 @@ class ElementwiseRegionOp(RlxOp):
     """
 
     name = "rlx.elementwise_region"
-    inputs = var_operand_def(TensorType)
-    outputs = var_result_def(TensorType)
-    body = region_def("single_block")
     traits = traits_def(Pure(), ELEMENTWISE, IsolatedFromAbove())
-    assembly_format = (
-        "`ins` `(` $inputs `:` type($inputs) `)` `->` type($outputs) "
-        "attr-dict-with-keyword $body"
-    )
 
     def verify_extra(self) -> None:
         if not self.inputs:
@@ -130,7 +140,7 @@ class ElementwiseRegionOp(RlxOp):
 
 
 @irdl_op_definition
-class FusionOp(RlxOp):
+class FusionOp(RegionKernelOp):
     """One kernel for a small graph of tensor ops: a root reduction (a row op:
     softmax, log_softmax, layer_norm, rms_norm) whose data input is computed
     by an `rlx.elementwise_region` prologue inside the body, as XLA's input
@@ -147,7 +157,7 @@ class FusionOp(RlxOp):
         %t = arith.addf %p, %q : f32
         rlx.yield %t : f32
       }
-      %n = rlx.layer_norm %sum, %gg, %bb {eps = 1.0e-05 : f64} : ...
+      %n = rlx.layer_norm %sum, %gg, %bb eps = 1.000000e-05 : tensor<2x8xf32>, tensor<8xf32>
       rlx.yield %n, %sum : tensor<2x8xf32>, tensor<2x8xf32>
     }
     ```
@@ -161,14 +171,7 @@ class FusionOp(RlxOp):
     """
 
     name = "rlx.fusion"
-    inputs = var_operand_def(TensorType)
-    outputs = var_result_def(TensorType)
-    body = region_def("single_block")
     traits = traits_def(Pure(), REDUCTION, IsolatedFromAbove())
-    assembly_format = (
-        "`ins` `(` $inputs `:` type($inputs) `)` `->` type($outputs) "
-        "attr-dict-with-keyword $body"
-    )
 
     def verify_extra(self) -> None:
         block = self.body.block
