@@ -514,7 +514,8 @@ class PassRunner:
                 if self.verify_roundtrip:
                     self._roundtrip(p, module)
                 if self.statistics:
-                    per_pass.append((p, before_counts, _op_counts(module), snapshot, changed, _plan_figures(module)))
+                    after = (Counter(stats.attempted), Counter(stats.applied))
+                    per_pass.append((p, before_counts, _op_counts(module), snapshot, after, changed, _plan_figures(module)))
                 if self.semantics is not None:
                     problem = self.semantics.compare(module, p.name)
                     if problem is not None:
@@ -547,7 +548,7 @@ class PassRunner:
     def _print_statistics(self, per_pass, stats: PatternStats) -> None:
         out = self._out()
         print("// -----// Pass statistics //----- //", file=out)
-        for p, before, after, (att0, app0), changed, figures in per_pass:
+        for p, before, after, (att0, app0), (att1, app1), changed, figures in per_pass:
             print(f"{p.name} ({spec_of(p)}){'' if changed else ' (no change)'}", file=out)
             names = sorted(set(before) | set(after))
             diffs = [(n, before[n], after[n]) for n in names if before[n] != after[n]]
@@ -555,9 +556,9 @@ class PassRunner:
             print(f"  ops: {total_b} -> {total_a}", file=out)
             for n, b, a in diffs:
                 print(f"    {n:<32} {b:>6} -> {a:<6} ({a - b:+d})", file=out)
-            for name in sorted(set(stats.attempted) | set(stats.applied)):
-                attempted = stats.attempted[name] - att0[name]
-                applied = stats.applied[name] - app0[name]
+            for name in sorted(set(att1) | set(app1)):  # this pass's rewrites only
+                attempted = att1[name] - att0[name]
+                applied = app1[name] - app0[name]
                 if applied:
                     print(f"  pattern {name}: applied {applied} of {attempted} attempts", file=out)
             for line in figures:
