@@ -120,3 +120,17 @@ def test_fused_kernels_compile_in_every_form(dt):
     assert len(ops_named(m, "rlx_cuda.launch")) == len(outs)  # one kernel per fused row op
     assert {"warp", "block", "smem", "looping"} <= _forms(m)
     _compile_all(m)
+
+
+def test_region_that_also_computes_gamma_is_not_fused_and_compiles():
+    """A region computing both the row and the norm's gamma (one row of 32:
+    both have the region's shape) stays a region: a fusion's kernel takes
+    its prologue for the row only."""
+    g = GraphBuilder()
+    x = g.input("x", [32])
+    e = g.exp(x)  # one region yields both e (the row) and -e (gamma)
+    module = g.build([g.layer_norm(e, g.neg(e), g.param("b", [32])), g.rms_norm(g.abs(g.input("z", [4, 32])), g.param("g", [32]))])
+    fused = run_pipeline(module, "rlx-optimize")
+    roots = [f.root().name for f in ops_named(fused, "rlx.fusion")]  # pyright: ignore[reportAttributeAccessIssue]
+    assert roots == ["rlx.rms_norm"]
+    _compile_all(run_pipeline(module, "rlx-cuda"))

@@ -36,6 +36,8 @@ class FuseReductionsPass(ModulePass):
     * The fusion takes the row op's place, so it fuses only when every other
       use of the region's results comes after the row op (no cycle, no
       use before its definition).
+    * Only the row operand is a prologue: a region that also computes
+      another operand of the row op (gamma) is left alone.
     * One region feeds one fusion: a region whose value feeds two row ops
       fuses into the first, and the second reads the fusion's extra result.
 
@@ -59,6 +61,8 @@ class FuseReductionsPass(ModulePass):
                 continue
             if not self._later_uses_only(pro, root, block):
                 continue
+            if any(v.owner is pro for i, v in enumerate(root.operands) if i != trait.operand):
+                continue  # the region also computes a column param (gamma): only the row is a prologue
             self._fuse(pro, root)
 
     @staticmethod
