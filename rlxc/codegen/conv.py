@@ -5,28 +5,40 @@ max/avg `pool` and `resize` kernels, a thread per output element (through
 
 from __future__ import annotations
 
+from xdsl.ir import SSAValue
+
 from rlxc.codegen.common import KernelSpec, eltype, int_of, ints, shape, strides
 from rlxc.codegen.cuda_c import float_literal, load, store
 from rlxc.codegen.injective import injective
 from rlxc.dialects import rlx
 
 
+def _direct(op: rlx.Conv2dOp | rlx.ConvTranspose2dOp) -> tuple[list[tuple[str, SSAValue]], str, str]:
+    """What both direct convolutions start with: their buffers (x, wt, and
+    bias where there is one), the output element's coordinates (ox, oy, oc,
+    b) from the thread's index `i`, and the accumulator's start (the bias)."""
+    _, o, oh, ow = shape(op.result)
+    t = eltype(op.input)
+    ins = [("x", op.input), ("wt", op.weight)] + ([("bias", op.bias)] if op.bias is not None else [])
+    coords = f"const long long ox = i % {ow}LL, oy = (i / {ow}LL) % {oh}LL, oc = (i / {ow * oh}LL) % {o}LL, b = i / {ow * oh * o}LL;"
+    acc = "float acc = " + (load("bias[oc]", t) if op.bias is not None else "0.0f") + ";"
+    return ins, coords, acc
+
+
 def conv2d_kernel(op: rlx.Conv2dOp, sm_count: int) -> KernelSpec:
     """Direct convolution: a thread per output element, f32 accumulation."""
     n, c, h, w = shape(op.input)
     o, cg, kh, kw = shape(op.weight)
-    _, _, oh, ow = shape(op.result)
     sh, sw = ints(op.stride)
     dh, dw = ints(op.dilation)
     pt, pl, _, _ = ints(op.padding)
-    groups = int_of(op.groups)
-    og = o // groups
+    og = o // int_of(op.groups)
     t = eltype(op.input)
-    ins = [("x", op.input), ("wt", op.weight)] + ([("bias", op.bias)] if op.bias is not None else [])
+    ins, coords, acc = _direct(op)
     lines = [
-        f"const long long ox = i % {ow}LL, oy = (i / {ow}LL) % {oh}LL, oc = (i / {ow * oh}LL) % {o}LL, b = i / {ow * oh * o}LL;",
+        coords,
         f"const long long g = oc / {og}LL;",
-        "float acc = " + (load("bias[oc]", t) if op.bias is not None else "0.0f") + ";",
+        acc,
         f"for (int ci = 0; ci < {cg}; ++ci) {{",
         f"  const long long xc = (b * {c}LL + g * {cg}LL + ci) * {h * w}LL;",
         f"  for (int ky = 0; ky < {kh}; ++ky) {{",
@@ -49,18 +61,16 @@ def conv_transpose2d_kernel(op: rlx.ConvTranspose2dOp, sm_count: int) -> KernelS
     weight, in f32."""
     _, c, h, w = shape(op.input)
     _, og, kh, kw = shape(op.weight)
-    _, o, oh, ow = shape(op.result)
     sh, sw = ints(op.stride)
     dh, dw = ints(op.dilation)
     pt, pl, _, _ = ints(op.padding)
-    groups = int_of(op.groups)
-    cg = c // groups
+    cg = c // int_of(op.groups)
     t = eltype(op.input)
-    ins = [("x", op.input), ("wt", op.weight)] + ([("bias", op.bias)] if op.bias is not None else [])
+    ins, coords, acc = _direct(op)
     lines = [
-        f"const long long ox = i % {ow}LL, oy = (i / {ow}LL) % {oh}LL, oc = (i / {ow * oh}LL) % {o}LL, b = i / {ow * oh * o}LL;",
+        coords,
         f"const long long g = oc / {og}LL, ocg = oc % {og}LL;",
-        "float acc = " + (load("bias[oc]", t) if op.bias is not None else "0.0f") + ";",
+        acc,
         f"for (int ky = 0; ky < {kh}; ++ky) {{",
         f"  const long long ty = oy + {pt} - ky * {dh}; if (ty < 0 || ty % {sh} != 0 || ty / {sh} >= {h}) continue;",
         f"  const long long iy = ty / {sh};",

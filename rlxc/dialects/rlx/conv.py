@@ -99,6 +99,23 @@ def _rank4(what: str, xs: tuple[int, ...], ws: tuple[int, ...], layout: str) -> 
         )
 
 
+def _check_kernel(ws, out_per_group: int) -> None:
+    """At least one output channel and a kernel of positive extent."""
+    if ws[2] < 1 or ws[3] < 1 or out_per_group < 1:
+        raise VerifyException(
+            f"weight {fmt_shape(ws)} needs at least one output channel and a "
+            "kernel of positive height and width"
+        )
+
+
+def _check_bias(x: TensorType, b, out: int) -> None:
+    """A bias, where there is one, of shape [out] and x's type."""
+    if b is not None:
+        assert isinstance(b, TensorType)
+        _require_shape("bias", b, (out,))
+        _require_same_dtype("input and bias", x, b)
+
+
 @irdl_op_definition
 class Conv2dOp(RlxOp):
     """2-D cross-correlation, NCHW input, OIHW weight ([out, in/groups, kh, kw]),
@@ -136,21 +153,14 @@ class Conv2dOp(RlxOp):
         _rank4("conv2d", xs, ws, "OIHW")
         n, c, h, wd = xs
         o, cg, kh, kw = ws
-        if kh < 1 or kw < 1 or o < 1:
-            raise VerifyException(
-                f"weight {fmt_shape(ws)} needs at least one output channel and a "
-                "kernel of positive height and width"
-            )
+        _check_kernel(ws, o)
         if groups < 1 or c % groups or o % groups or cg * groups != c:
             raise VerifyException(
                 f"weight {fmt_shape(ws)} with groups={groups} does not fit {c} input "
                 f"channels: expected weight.shape[1] * groups == {c} and {o} "
                 "divisible by groups"
             )
-        if b is not None:
-            assert isinstance(b, TensorType)
-            _require_shape("bias", b, (o,))
-            _require_same_dtype("input and bias", x, b)
+        _check_bias(x, b, o)
         sh, sw = _ints(props.get("stride"))
         dh, dw = _ints(props.get("dilation"))
         pt, pl, pb, pr = _ints(props.get("padding"))
@@ -206,21 +216,14 @@ class ConvTranspose2dOp(RlxOp):
         _rank4("conv_transpose2d", xs, ws, "IOHW")
         n, c, h, wd = xs
         ci, og, kh, kw = ws
-        if kh < 1 or kw < 1 or og < 1:
-            raise VerifyException(
-                f"weight {fmt_shape(ws)} needs at least one output channel and a "
-                "kernel of positive height and width"
-            )
+        _check_kernel(ws, og)
         if groups < 1 or ci != c or c % groups:
             raise VerifyException(
                 f"weight {fmt_shape(ws)} with groups={groups} does not fit {c} input "
                 f"channels: expected weight.shape[0] == {c}, divisible by groups"
             )
         o = og * groups
-        if b is not None:
-            assert isinstance(b, TensorType)
-            _require_shape("bias", b, (o,))
-            _require_same_dtype("input and bias", x, b)
+        _check_bias(x, b, o)
         sh, sw = _ints(props.get("stride"))
         dh, dw = _ints(props.get("dilation"))
         pt, pl, pb, pr = _ints(props.get("padding"))
