@@ -20,7 +20,8 @@ import numpy as np
 from xdsl.dialects import arith
 from xdsl.dialects import math as mathd
 from xdsl.dialects.builtin import FloatAttr, IntegerAttr
-from xdsl.ir import Attribute, Operation
+from xdsl.ir import Attribute, Block, Operation, SSAValue
+from xdsl.traits import IsTerminator
 
 from rlxc.dialects.types import dtype, dtype_name, is_float
 
@@ -236,3 +237,24 @@ def render_scalar(op: Operation, operands: list[str], rounded: bool = True) -> s
             return f"((float)({operands[0]}))"
         return expr
     return _round_to(t, expr) if is_float(t) and dtype_name(t) != "f32" else expr
+
+
+def render_body(block: Block, args: list[str], prefix: str,
+                rounded: Callable[[SSAValue], bool] = lambda v: True) -> tuple[list[str], dict[SSAValue, str]]:
+    """A scalar region body as straight-line C++: `const T a{j} = args[j];`
+    for each block argument, then `const T {prefix}{k} = ...;` for each op
+    (its operands by name; `rounded(v)` false leaves out a result's last
+    rounding, as `render_scalar`'s `rounded`). Returns the lines and the
+    name of every value; the terminator is left to the caller."""
+    names: dict[SSAValue, str] = {}
+    out = []
+    for j, (arg, a) in enumerate(zip(block.args, args)):
+        out.append(f"const {compute_type(arg.type)} a{j} = {a};")
+        names[arg] = f"a{j}"
+    for k, v in enumerate(block.ops):
+        if v.get_trait(IsTerminator) is not None:
+            continue
+        expr = render_scalar(v, [names[x] for x in v.operands], rounded=rounded(v.results[0]))
+        out.append(f"const {compute_type(v.results[0].type)} {prefix}{k} = {expr};")
+        names[v.results[0]] = f"{prefix}{k}"
+    return out, names

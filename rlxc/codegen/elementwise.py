@@ -1,5 +1,5 @@
 """Elementwise kernels: one per `rlx.elementwise_region`, its body rendered
-as straight-line C++ through the scalar-op table (`cuda_c.render_scalar`).
+as straight-line C++ through the scalar-op table (`cuda_c.render_body`).
 
 Each thread owns UNROLL vectors of W elements, moved as 16-byte accesses:
 W = 4 for f32/i32 regions (float4, int4), W = 8 where a buffer is f16 or
@@ -19,7 +19,7 @@ from __future__ import annotations
 from xdsl.ir import Attribute, Block, SSAValue
 
 from rlxc.codegen.common import THREADS, Buf, KernelSpec, eltype, index_expr, numel, params_decl, shape
-from rlxc.codegen.cuda_c import compute_type, load, render_scalar, storage_type, store
+from rlxc.codegen.cuda_c import compute_type, load, render_body, storage_type, store
 from rlxc.dialects import rlx
 from rlxc.dialects.types import dtype, dtype_name
 
@@ -110,24 +110,15 @@ def elementwise_kernel(op: rlx.ElementwiseRegionOp, sm_count: int) -> KernelSpec
         vector (inputs from q{j}[l], outputs to r{j}[l]); "scalar": the
         scalar form (held inputs from p{j}[u], outputs to out{j}[w]);
         "tail": element i, straight from and to memory."""
-        names: dict[SSAValue, str] = {}
-        out = []
-        for j, (arg, x) in enumerate(zip(block.args, ins)):
+        args = []
+        for j, x in enumerate(ins):
             if mode == "vector" and j in held:
-                value = f"q{j}[l]"
+                args.append(f"q{j}[l]")
             elif mode == "scalar" and j in held:
-                value = load(f"p{j}[u]", eltype(x))
+                args.append(load(f"p{j}[u]", eltype(x)))
             else:
-                value = load(f"in{j}[{index_expr('i', out_shape, shape(x), suffix=sfx)}]", eltype(x))
-            out.append(f"const {compute_type(arg.type)} a{j} = {value};")
-            names[arg] = f"a{j}"
-        for k, v in enumerate(block.ops):
-            if isinstance(v, rlx.YieldOp):
-                continue
-            operands = [names[x] for x in v.operands]
-            expr = render_scalar(v, operands, rounded=v.results[0] not in store_only)
-            out.append(f"const {compute_type(v.results[0].type)} v{k} = {expr};")
-            names[v.results[0]] = f"v{k}"
+                args.append(load(f"in{j}[{index_expr('i', out_shape, shape(x), suffix=sfx)}]", eltype(x)))
+        out, names = render_body(block, args, "v", rounded=lambda v: v not in store_only)
         for j, (y, r) in enumerate(zip(yields, outs)):
             if mode == "vector" and j in vec_outs:
                 value = names[y] if _halves(eltype(r)) else store(names[y], eltype(r))

@@ -13,7 +13,7 @@ from __future__ import annotations
 from xdsl.ir import Operation, SSAValue
 
 from rlxc.codegen.common import KernelSpec, eltype, shape
-from rlxc.codegen.cuda_c import compute_type, render_scalar
+from rlxc.codegen.cuda_c import compute_type, render_body
 from rlxc.codegen.rows import Fused, Prologue, PrologueInput, _round, norm_kernel, softmax_kernel
 from rlxc.dialects import rlx
 
@@ -67,16 +67,8 @@ def fusion_kernel(op: rlx.FusionOp, sm_count: int) -> KernelSpec:
     yields = list(rbody.last_op.operands)  # pyright: ignore[reportOptionalMemberAccess]
 
     def lines(args: list[str]) -> list[str]:
-        names: dict[SSAValue, str] = {}
-        out = []
-        for j, (arg, a) in enumerate(zip(rbody.args, args)):
-            out.append(f"const {compute_type(arg.type)} a{j} = {a};")
-            names[arg] = f"a{j}"
-        for k, v in enumerate(rbody.ops):
-            if isinstance(v, rlx.YieldOp):
-                continue
-            out.append(f"const {compute_type(v.results[0].type)} f{k} = {render_scalar(v, [names[o] for o in v.operands])};")
-            names[v.results[0]] = f"f{k}"
+        # `f`: the row kernels name their row `v`
+        out, names = render_body(rbody, args, "f")
         for i, y in enumerate(yields):
             out.append(f"const {compute_type(y.type)} e{i} = {names[y]};")
         return out

@@ -791,14 +791,13 @@ def _st4(buf: str, parts: Callable[[str], str]) -> str:
 
 def _float4_form(s: RowSpec) -> list[str]:
     stat = s.streamed4 or s.streamed
-    first = [f"const float4 q = {_ld4('x')};"]
-    # the row and the first column param are loaded on one line
-    loads = [f"const float4 q = {_ld4('x')};",
-             *(f"const float4 {p}q = {_ld4(p, '0')};" for p in s.columns)]
+    row = f"const float4 q = {_ld4('x')};"
+    # in the second read the row and the first column param are loaded on one line
+    loads = [row, *(f"const float4 {p}q = {_ld4(p, '0')};" for p in s.columns)]
     out = _st4("y", lambda c: s.streamed_out(f"q.{c}", lambda p: f"{p}q.{c}"))
     return [
         *stat.init,
-        *_vec_loop(s.rows, [*first, stat.add([f"q.{c}" for c in "xyzw"])]),
+        *_vec_loop(s.rows, [row, stat.add([f"q.{c}" for c in "xyzw"])]),
         *stat.done(block_reduce),
         *_vec_loop(s.rows, [" ".join(loads[:2]), *loads[2:], out]),
     ]
