@@ -136,6 +136,86 @@ def test_cuda_keeps_attention_native():
     assert not ops_named(rlxc.run_pipeline(m, "rlx-unfuse{target=none}"), "rlx.attention")
 
 
+# --------------------------------------------------------------------------- head windows
+
+
+WINDOWED = {
+    "q_layout": [0, 2, 1, 3], "k_layout": [0, 2, 1, 3], "v_layout": [0, 2, 1, 3],
+    "q_heads": [0, 3], "k_heads": [3, 3], "v_heads": [7, 3],
+}  # fmt: skip
+
+
+def test_head_windows_interpreter_and_decomposition_match_reference():
+    # one [b, s, 10, d] tensor read as three windows of 3 heads (one head unused)
+    b, s, d = 2, 6, 8
+    m = attention_op([b, s, 10, d], [b, s, 10, d], [b, s, 10, d], mask=[b, 1, 1, s], causal=True,
+                     layouts=WINDOWED)
+    (op,) = ops_named(m, "rlx.attention")
+    assert op.windows() == [(0, 3), (3, 3), (7, 3)]
+    assert op.result.type.get_shape() == (b, 3, s, d)
+    assert "q_heads = [0, 3] k_heads = [3, 3] v_heads = [7, 3]" in str(m)
+    rng = np.random.default_rng(7)
+    x = {n: rng.standard_normal((b, s, 10, d)).astype(np.float32) for n in "qkv"}
+    mask = rng.standard_normal((b, 1, 1, s)).astype(np.float32)
+    (got,) = rlxc.interpret(m, {**x, "m": mask})
+    lg = {n: np.transpose(x[n], (0, 2, 1, 3))[:, o : o + 3] for n, o in zip("qkv", (0, 3, 7))}
+    want = R.attention(lg["q"], lg["k"], lg["v"], mask, True, None)
+    np.testing.assert_allclose(got, want, rtol=2e-5, atol=2e-6)
+    after = rlxc.run_pipeline(m, "rlx-unfuse{target=none}")
+    assert not ops_named(after, "rlx.attention") and len(ops_named(after, "rlx.slice")) == 3
+    (dec,) = rlxc.interpret(after, {**x, "m": mask}, float64=True)
+    np.testing.assert_allclose(dec, want, rtol=1e-5, atol=1e-6)
+
+
+def test_head_windows_verify():
+    with pytest.raises(GraphError, match=r"k_heads \[8, 3\] reaches past the operand's 10 heads"):
+        attention_op([1, 4, 10, 8], [1, 4, 10, 8], [1, 4, 10, 8], layouts={**WINDOWED, "k_heads": [8, 3]})
+    with pytest.raises(GraphError, match=r"q_heads \[1\] must be \[offset, count\]"):
+        attention_op([1, 4, 10, 8], [1, 4, 10, 8], [1, 4, 10, 8], layouts={**WINDOWED, "q_heads": [1]})
+    with pytest.raises(GraphError, match=r"disagree"):  # windows of different head counts
+        attention_op([1, 4, 10, 8], [1, 4, 10, 8], [1, 4, 10, 8], layouts={**WINDOWED, "v_heads": [6, 4]})
+
+
+@pytest.mark.parametrize("dtype", ["f32", "f16"])
+def test_merged_projection_slices_become_head_windows(dtype):
+    from rlxc.passes.fold_params import fold_params
+
+    module = bert_layer(batch=2, seq=16, hidden=64, heads=4, dtype=dtype, mask=True)
+    inputs, params = scaled_inputs(module, np.random.default_rng(8))
+    merged, folded_params = fold_params(rlxc.run_pipeline(module, "rlx-merge-projections"), params)
+    assert len(ops_named(merged, "rlx.slice")) == 3
+    optimized = rlxc.run_pipeline(merged, "rlx-optimize")
+    assert not ops_named(optimized, "rlx.slice") and not ops_named(optimized, "rlx.transpose")
+    (att,) = ops_named(optimized, "rlx.attention")
+    assert att.windows() == [(0, 4), (4, 4), (8, 4)]
+    assert att.query is att.key is att.value  # one [b, s, 12, d] view of the merged gemm
+    (want,) = rlxc.interpret(module, inputs, params, float64=True)
+    (got,) = rlxc.interpret(optimized, inputs, folded_params, float64=True)
+    np.testing.assert_allclose(got, want, rtol=1e-7, atol=1e-9)
+    # lowered: the attention kernel reads the gemm's output at head offsets, no copy kernel
+    lowered = rlxc.run_pipeline(merged, "rlx-cuda")
+    sources = [k.source.data for k in lowered.ops if isinstance(k, rlx_cuda.KernelOp)]
+    assert not [src for src in sources if "rlx.slice" in src]
+    (src,) = [src for src in sources if "rlx.attention" in src]
+    assert "QO = 0LL, KO = 64LL, VO = 128LL" in src and "QSS = 192LL" in src
+
+
+def test_slices_that_are_not_whole_heads_stay():
+    g = rlxc.GraphBuilder()
+    x = g.input("x", [2, 8, 40])
+    q = g.transpose(g.reshape(g.slice(x, [0, 0, 4], [2, 8, 20]), [2, 8, 2, 8]), [0, 2, 1, 3])  # offset 4: not a head
+    k = g.transpose(g.reshape(g.slice(x, [0, 0, 16], [2, 8, 32]), [2, 8, 2, 8]), [0, 2, 1, 3])
+    module = g.build([g.attention(q, k, k)])
+    folded = rlxc.run_pipeline(module, "rlx-fold-layout,cse,dce")
+    (att,) = ops_named(folded, "rlx.attention")
+    assert att.windows() == [None, (2, 2), (2, 2)]
+    assert len(ops_named(folded, "rlx.slice")) == 1
+    inputs, _ = random_inputs(module, np.random.default_rng(9))
+    (w,) = rlxc.interpret(module, inputs, float64=True)
+    (gt,) = rlxc.interpret(folded, inputs, float64=True)
+    np.testing.assert_allclose(gt, w, rtol=1e-9, atol=1e-12)
+
+
 # --------------------------------------------------------------------------- rlx-fold-layout
 
 
@@ -246,6 +326,18 @@ def test_attention_kernel_odd_shapes_compile(arch):
                                        ("f16", 36, 36, 5, 9, False), ("f32", 40, 24, 300, 77, True),
                                        ("f16", 256, 256, 33, 33, False), ("bf16", 8, 8, 3, 3, False)]:
         _, src = _compile(_module(dtype, d, "causal", sq, sk, dv, bshd), arch)
+
+
+@pytest.mark.parametrize("arch", ARCHS)
+@pytest.mark.parametrize("dtype,d", [("f32", 64), ("f16", 64), ("bf16", 40), ("f16", 36)])
+def test_windowed_attention_kernel_compiles(dtype, d, arch):
+    g = rlxc.GraphBuilder()
+    x = g.input("x", [2, 9, 10, d], dtype)
+    module = g.build([g._op(rlx.AttentionOp, [x, x, x, None], {
+        **{k: i64_array(v) for k, v in WINDOWED.items()}, "causal": UnitAttr()})])  # fmt: skip
+    _, src = _compile(module, arch)
+    assert f"QO = 0LL, KO = {3 * d}LL, VO = {7 * d}LL" in src
+    assert ("16-byte cp.async chunks" in src) == (dtype != "f32" and d % 8 == 0)
 
 
 def test_attention_forms_and_strides():

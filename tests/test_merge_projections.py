@@ -110,11 +110,21 @@ def test_fold_params_leaves_what_it_cannot_compute_or_would_grow():
         np.testing.assert_array_equal(got, w)
 
 
-def test_large_inputs_do_not_merge_by_default():
-    # 2 x 1024 rows: the slice copies would cost more than the launches saved
+def test_large_inputs_merge_only_where_attention_reads_the_results_in_place():
+    # 2 x 1024 rows: Q/K/V feed attention, whose head windows read the merged
+    # result in place, so they merge at any size ...
     module, _ = transformer_encoder_layer(batch=2, seq=1024, hidden=16, heads=2)
+    assert count(rlxc.run_pipeline(module, "rlx-merge-projections"), rlx.ConcatOp) == 2
+    # ... while gate and up (read by a multiply: the slices would be copies)
+    # merge only up to max_rows, or with no limit
+    g = rlxc.GraphBuilder()
+    x = g.input("x", [2, 1024, 16])
+    gate = g.linear(x, g.param("g.w", [32, 16]))
+    up = g.linear(x, g.param("u.w", [32, 16]))
+    module = g.build([g.mul(g.silu(gate), up)])
     assert count(rlxc.run_pipeline(module, "rlx-merge-projections"), rlx.ConcatOp) == 0
-    assert count(rlxc.run_pipeline(module, "rlx-merge-projections{max_rows=0}"), rlx.ConcatOp) == 2
+    assert count(rlxc.run_pipeline(module, "rlx-merge-projections{max_rows=0}"), rlx.ConcatOp) == 1
+    assert count(rlxc.run_pipeline(module, "rlx-merge-projections{max_rows=2048}"), rlx.ConcatOp) == 1
 
 
 def test_optimize_pipeline_merges_for_cuda_only():

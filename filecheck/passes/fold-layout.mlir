@@ -77,3 +77,34 @@ func.func @result_moves_head_dim(%x: tensor<2x3x5x8xf32>) -> tensor<2x3x8x5xf32>
   %t = rlx.transpose %a perm = [0, 1, 3, 2] : tensor<2x3x5x8xf32> -> tensor<2x3x8x5xf32>
   func.return %t : tensor<2x3x8x5xf32>
 }
+
+// -----
+
+// A merged Q/K/V projection [b, s, 3·h·d] sliced into q, k and v: each slice
+// of whole heads becomes a head window on one [b, s, 3·h, d] view, and the
+// slices (copies) are gone.
+// CHECK-LABEL: func.func @merged_qkv
+// CHECK-NEXT: %[[W:.*]] = rlx.reshape %qkv : tensor<2x8x36xf32> -> tensor<2x8x9x4xf32>
+// CHECK-NEXT: %[[W2:.*]] = rlx.reshape %qkv : tensor<2x8x36xf32> -> tensor<2x8x9x4xf32>
+// CHECK-NEXT: %[[W3:.*]] = rlx.reshape %qkv : tensor<2x8x36xf32> -> tensor<2x8x9x4xf32>
+// CHECK-NEXT: %[[A:.*]] = rlx.attention %[[W]], %[[W2]], %[[W3]] q_layout = [0, 2, 1, 3] k_layout = [0, 2, 1, 3] v_layout = [0, 2, 1, 3] out_layout = [0, 2, 1, 3] q_heads = [0, 3] k_heads = [3, 3] v_heads = [6, 3] : tensor<2x8x9x4xf32>, tensor<2x8x9x4xf32>, tensor<2x8x9x4xf32> -> tensor<2x8x3x4xf32>
+// CHECK-NOT: rlx.slice
+// OPT-LABEL: func.func @merged_qkv
+// OPT-NEXT: %[[W:.*]] = rlx.reshape %qkv
+// OPT-NEXT: rlx.attention %[[W]], %[[W]], %[[W]] {{.*}} q_heads = [0, 3] k_heads = [3, 3] v_heads = [6, 3]
+// OPT-NOT: rlx.slice
+func.func @merged_qkv(%qkv: tensor<2x8x36xf32>) -> tensor<2x8x12xf32> {
+  %q = rlx.slice %qkv starts = [0, 0, 0] ends = [2, 8, 12] steps = [1, 1, 1] : tensor<2x8x36xf32> -> tensor<2x8x12xf32>
+  %k = rlx.slice %qkv starts = [0, 0, 12] ends = [2, 8, 24] steps = [1, 1, 1] : tensor<2x8x36xf32> -> tensor<2x8x12xf32>
+  %v = rlx.slice %qkv starts = [0, 0, 24] ends = [2, 8, 36] steps = [1, 1, 1] : tensor<2x8x36xf32> -> tensor<2x8x12xf32>
+  %q4 = rlx.reshape %q : tensor<2x8x12xf32> -> tensor<2x8x3x4xf32>
+  %k4 = rlx.reshape %k : tensor<2x8x12xf32> -> tensor<2x8x3x4xf32>
+  %v4 = rlx.reshape %v : tensor<2x8x12xf32> -> tensor<2x8x3x4xf32>
+  %qt = rlx.transpose %q4 perm = [0, 2, 1, 3] : tensor<2x8x3x4xf32> -> tensor<2x3x8x4xf32>
+  %kt = rlx.transpose %k4 perm = [0, 2, 1, 3] : tensor<2x8x3x4xf32> -> tensor<2x3x8x4xf32>
+  %vt = rlx.transpose %v4 perm = [0, 2, 1, 3] : tensor<2x8x3x4xf32> -> tensor<2x3x8x4xf32>
+  %a = rlx.attention %qt, %kt, %vt : tensor<2x3x8x4xf32>, tensor<2x3x8x4xf32>, tensor<2x3x8x4xf32> -> tensor<2x3x8x4xf32>
+  %at = rlx.transpose %a perm = [0, 2, 1, 3] : tensor<2x3x8x4xf32> -> tensor<2x8x3x4xf32>
+  %r = rlx.reshape %at : tensor<2x8x3x4xf32> -> tensor<2x8x12xf32>
+  func.return %r : tensor<2x8x12xf32>
+}

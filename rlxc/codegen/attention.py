@@ -76,6 +76,7 @@ class Attention:
     k_st: tuple[int, int, int]
     v_st: tuple[int, int, int]
     o_st: tuple[int, int, int]
+    offsets: tuple[int, int, int]  # element offsets of q, k, v (head windows)
     mask_st: tuple[int, int, int, int]
     causal: bool
     scale: float
@@ -100,6 +101,10 @@ def attention_problem(op: rlx.AttentionOp) -> Attention:
     (b, h, sq, dk), qst = _logical_strides(op.query, lq)
     (_, _, sk, _), kst = _logical_strides(op.key, lk)
     (_, _, _, dv), vst = _logical_strides(op.value, lv)
+    # a head window starts `offset` heads in; its heads stride is the wide tensor's
+    offsets = tuple(0 if w is None else w[0] * st[1] for w, st in zip(op.windows(), (qst, kst, vst)))
+    if (wq := op.windows()[0]) is not None:
+        h = wq[1]
     _, ost = _logical_strides(op.result, lo)
     assert qst[3] == kst[3] == vst[3] == ost[3] == 1
     mst = (0, 0, 0, 0)
@@ -111,7 +116,7 @@ def attention_problem(op: rlx.AttentionOp) -> Attention:
     scale = float(op.scale.value.data) if op.scale is not None else 1.0 / math.sqrt(dk)  # pyright: ignore
     return Attention(
         op.query, op.key, op.value, op.mask, op.result, b, h, sq, sk, dk, dv,
-        tuple(qst[:3]), tuple(kst[:3]), tuple(vst[:3]), tuple(ost[:3]), mst,  # pyright: ignore
+        tuple(qst[:3]), tuple(kst[:3]), tuple(vst[:3]), tuple(ost[:3]), offsets, mst,  # pyright: ignore  # pyright: ignore
         op.causal is not None, scale,
     )  # fmt: skip
 
@@ -147,6 +152,7 @@ def _constants(a: Attention) -> list[str]:
         f"constexpr long long KSB = {a.k_st[0]}LL, KSH = {a.k_st[1]}LL, KSS = {a.k_st[2]}LL;",
         f"constexpr long long VSB = {a.v_st[0]}LL, VSH = {a.v_st[1]}LL, VSS = {a.v_st[2]}LL;",
         f"constexpr long long OSB = {a.o_st[0]}LL, OSH = {a.o_st[1]}LL, OSS = {a.o_st[2]}LL;",
+        f"constexpr long long QO = {a.offsets[0]}LL, KO = {a.offsets[1]}LL, VO = {a.offsets[2]}LL;  // head windows",
         f"constexpr float SCALE_LOG2 = {float_literal(a.scale * LOG2E)};",
         f"constexpr bool CAUSAL = {'true' if a.causal else 'false'};",
     ]
@@ -195,9 +201,9 @@ static __device__ __forceinline__ unsigned rlx_att_pack(float lo, float hi) {
 """
 
 
-def _vec_ok(d: int, st: tuple[int, int, int]) -> bool:
+def _vec_ok(d: int, st: tuple[int, int, int], offset: int) -> bool:
     """Rows of this operand start on 16 bytes (8 elements) and hold whole chunks."""
-    return d % 8 == 0 and all(s % 8 == 0 for s in st)
+    return d % 8 == 0 and offset % 8 == 0 and all(s % 8 == 0 for s in st)
 
 
 def _tile_load(name: str, dst: str, src: str, rs: str, rows: str, d: int, dp: int, st: str, vec: bool,
@@ -251,7 +257,7 @@ def _mma_kernel(a: Attention, sm_count: int) -> KernelSpec:
     mt = mma_m_tiles(a, sm_count)
     bm, bn = 16 * mt * MMA_WARPS, MMA_BN
     decl, bufs = _params(a)
-    qv, kv, vv = _vec_ok(a.dk, a.q_st), _vec_ok(a.dk, a.k_st), _vec_ok(a.dv, a.v_st)
+    qv, kv, vv = (_vec_ok(d, st, o) for d, st, o in zip((a.dk, a.dk, a.dv), (a.q_st, a.k_st, a.v_st), a.offsets))
     ov = a.dv % 2 == 0 and all(s % 2 == 0 for s in a.o_st)
     vq_elems = max(bm * qst, bn * vst)
     smem = (bn * qst + vq_elems) * 2
@@ -320,9 +326,9 @@ def _mma_kernel(a: Attention, sm_count: int) -> KernelSpec:
         f"  unsigned short* Vs = rlx_att_sm + {bn * qst};  // {bn} x {vst}; the query tile ({bm} x {qst}) first",
         "  const int warp = threadIdx.x >> 5, lane = threadIdx.x & 31, g = lane >> 2, tig = lane & 3;",
         f"  const int m0 = blockIdx.x * {bm}, h = blockIdx.y, b = blockIdx.z;",
-        "  const unsigned short* Qb = Q + (long long)b * QSB + (long long)h * QSH + (long long)m0 * QSS;",
-        "  const unsigned short* Kb = K + (long long)b * KSB + (long long)h * KSH;",
-        "  const unsigned short* Vb = V + (long long)b * VSB + (long long)h * VSH;",
+        "  const unsigned short* Qb = Q + QO + (long long)b * QSB + (long long)h * QSH + (long long)m0 * QSS;",
+        "  const unsigned short* Kb = K + KO + (long long)b * KSB + (long long)h * KSH;",
+        "  const unsigned short* Vb = V + VO + (long long)b * VSB + (long long)h * VSH;",
         "  unsigned short* Ob = O + (long long)b * OSB + (long long)h * OSH;",
         mask_ptr,
         f"  const int n_end = CAUSAL ? min(SK, m0 + {bm}) : SK;",
@@ -505,9 +511,9 @@ def _simt_kernel(a: Attention) -> KernelSpec:
         "  const int lane = threadIdx.x % T;  // this lane holds elements (e * T + lane) * W + [0, W)",
         "  const int m0 = blockIdx.x * ROWS, h = blockIdx.y, b = blockIdx.z;",
         "  const int row = m0 + threadIdx.x / T, rowc = min(row, SQ - 1);",
-        "  const auto* Qb = Q + (long long)b * QSB + (long long)h * QSH;",
-        "  const auto* Kb = K + (long long)b * KSB + (long long)h * KSH;",
-        "  const auto* Vb = V + (long long)b * VSB + (long long)h * VSH;",
+        "  const auto* Qb = Q + QO + (long long)b * QSB + (long long)h * QSH;",
+        "  const auto* Kb = K + KO + (long long)b * KSB + (long long)h * KSH;",
+        "  const auto* Vb = V + VO + (long long)b * VSB + (long long)h * VSH;",
         "  auto* Ob = O + (long long)b * OSB + (long long)h * OSH;",
         mask_ptr,
         "  float q[CK * W], o[CV * W];",

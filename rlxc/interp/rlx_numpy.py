@@ -551,6 +551,8 @@ class _RlxFunctionsBase(InterpreterFunctions):
         lq, lk, lv, lo = op.layouts()
         # physical = logical.transpose(layout): back to logical, compute, out again
         q, k, v = (np.transpose(x, np.argsort(p)) for x, p in ((q, lq), (k, lk), (v, lv)))
+        # head windows: the heads [offset, offset + count) of a wider tensor
+        q, k, v = (x if w is None else x[:, w[0] : w[0] + w[1]] for x, w in zip((q, k, v), op.windows()))
         scale = None if op.scale is None else _float(op.scale)
         out = attention(q, k, v, m[0] if m else None, op.causal is not None, scale)
         return _out(op, np.transpose(out, lo))

@@ -14,9 +14,10 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from xdsl.context import Context
-from xdsl.dialects.builtin import ModuleOp
+from xdsl.dialects.builtin import ModuleOp, TensorType
 from xdsl.ir import Attribute
 from xdsl.passes import ModulePass
+from xdsl.rewriter import InsertPoint
 from xdsl.pattern_rewriter import (
     GreedyRewritePatternApplier,
     PatternRewriter,
@@ -27,7 +28,12 @@ from xdsl.pattern_rewriter import (
 
 from rlxc.dialects import rlx
 from rlxc.dialects.rlx.base import i64_array
-from rlxc.dialects.rlx.composites import ATTENTION_LAYOUTS, IDENTITY_LAYOUT, inverse_perm
+from rlxc.dialects.rlx.composites import (
+    ATTENTION_LAYOUTS,
+    ATTENTION_WINDOWS,
+    IDENTITY_LAYOUT,
+    inverse_perm,
+)
 
 
 def _perm(t: rlx.TransposeOp) -> list[int]:
@@ -92,6 +98,75 @@ class FoldOperandTransposes(RewritePattern):
                 rewriter.erase(t)
 
 
+class FoldOperandSlices(RewritePattern):
+    """attention(reshape(slice(m, last axis [a, a + h·d])) -> [B, S, h, d])
+    with the heads on physical axis 2 -> attention(reshape(m) -> [B, S, W/d, d])
+    with head window [a/d, h], where a and m's last axis W are multiples of d.
+    A merged Q/K/V projection is then read in place: no slice copy runs. The
+    slice stays while it has other users."""
+
+    @op_type_rewrite_pattern
+    def match_and_rewrite(self, op: rlx.AttentionOp, rewriter: PatternRewriter, /):
+        layouts, windows = op.layouts(), op.windows()
+        operands = [op.query, op.key, op.value]
+        props = {k: v for k, v in op.properties.items() if k != "operandSegmentSizes"}
+        changed = False
+        for i, x in enumerate(operands):
+            r = x.owner
+            if windows[i] is not None or layouts[i][2] != 1 or not isinstance(r, rlx.ReshapeOp):
+                continue
+            sl = r.input.owner
+            if not isinstance(sl, rlx.SliceOp):
+                continue
+            src = [int(d) for d in sl.input.type.get_shape()]  # pyright: ignore
+            starts, ends, steps = (
+                [int(v) for v in a.get_values()]  # pyright: ignore[reportAttributeAccessIssue]
+                for a in (sl.starts, sl.ends, sl.steps)
+            )
+            phys = [int(d) for d in x.type.get_shape()]  # pyright: ignore
+            n = len(src)
+            d = phys[3]
+            whole = all(starts[k] == 0 and ends[k] == src[k] and steps[k] == 1 for k in range(n - 1))
+            if (
+                not whole or steps[-1] != 1 or starts[-1] % d or src[-1] % d
+                or ends[-1] - starts[-1] != phys[2] * d
+                or _prod(src[:-1]) != phys[0] * phys[1]
+            ):  # fmt: skip
+                continue
+            wide = rlx.ReshapeOp.build(
+                operands=[sl.input],
+                result_types=[TensorType(sl.input.type.element_type, [phys[0], phys[1], src[-1] // d, d])],  # pyright: ignore
+            )
+            rewriter.insert(wide, InsertPoint.before(op))
+            operands[i] = wide.result
+            props[ATTENTION_WINDOWS[i]] = i64_array([starts[-1] // d, phys[2]])
+            changed = True
+        if not changed:
+            return
+        mask = [op.mask] if op.mask is not None else []
+        new = rlx.AttentionOp.build(
+            operands=[*operands, mask], result_types=[op.result.type],
+            properties=props, attributes=dict(op.attributes),
+        )  # fmt: skip
+        if op.result.name_hint is not None:
+            new.result.name_hint = op.result.name_hint
+        old = [x.owner for x in (op.query, op.key, op.value)]
+        rewriter.replace(op, new)
+        for r in old:  # the reshapes and then the slices, once unused
+            if isinstance(r, rlx.ReshapeOp) and r.result.first_use is None and r.parent is not None:
+                sl = r.input.owner
+                rewriter.erase(r)
+                if isinstance(sl, rlx.SliceOp) and sl.result.first_use is None and sl.parent is not None:
+                    rewriter.erase(sl)
+
+
+def _prod(xs) -> int:
+    out = 1
+    for x in xs:
+        out *= x
+    return out
+
+
 class FoldResultTranspose(RewritePattern):
     """transpose(attention(...) with out layout Lo, P), the transpose being
     the attention's only user -> attention with out layout Lo ∘ P, where that
@@ -124,12 +199,17 @@ class FoldLayoutPass(ModulePass):
     operand's layout (it is erased once it has no other user), and a
     transpose that is the attention result's only user becomes
     `out_layout`. Transposes that move head_dim, and a result transpose when
-    the result has other users, stay. The cuda optimize pipeline runs it
+    the result has other users, stay. A last-axis slice of whole heads that
+    reaches query, key or value through a reshape to [B, S, h, d] (a merged
+    Q/K/V projection's slices) becomes a head window (`q_heads`, ...) on a
+    reshape of the sliced tensor. The cuda optimize pipeline runs it
     after rlx-unfuse and the clean-ups, before fusion."""
 
     name = "rlx-fold-layout"
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
-        patterns: list[RewritePattern] = [FoldOperandTransposes(), FoldResultTranspose()]
+        patterns: list[RewritePattern] = [
+            FoldOperandTransposes(), FoldOperandSlices(), FoldResultTranspose()
+        ]  # fmt: skip
         PatternRewriteWalker(GreedyRewritePatternApplier(patterns)).rewrite_module(op)
 

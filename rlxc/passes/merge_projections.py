@@ -23,18 +23,19 @@ bias presence and activation (so one cuBLASLt epilogue serves them all); and
 same K and dtype. Two or more of a kind merge; the merged op sits where the
 first of them was.
 
-The trade-off: the results are slices of the last axis of [..., N1+N2+...],
-which are strided, not views (`rlx.slice` has no `IsView`), so each slice is
-a copy kernel unless a later pass folds it into its consumer. In a
-transformer the consumer of each of Q, K, V is a reshape and a head
-transpose (a copy kernel already), so merging trades two gemm launches for
-three small slice copies: a gain where launches dominate (small batches),
-a loss of about 2·size(Q, K, V) bytes of traffic where bandwidth does.
-Where attention reads its operands in place (rlx-fold-layout turns the
-head transposes into attention layouts), the slices are the only copies
-left, so merging pays only where the gemms are small: the pass merges
-gemms of at most `max_rows` rows (1024 by default; see the pass).
-`benchmarks/encoders.py` measures both ("rlxc, unmerged").
+The results are slices of the last axis of [..., N1+N2+...], which are
+strided, not views (`rlx.slice` has no `IsView`), so each slice is a copy
+kernel unless a later pass folds it into its consumer. In a transformer the
+consumer of each of Q, K, V is a reshape to heads, a head transpose and
+attention: rlx-fold-layout makes the transpose an attention layout and the
+slice a head window (`q_heads`, ...), so attention reads the merged gemm's
+output in place and no copy is left. Elsewhere (gate/up, read by an
+elementwise multiply) the slices stay copies: merging trades gemm launches
+for slice copies, a gain where launches dominate (small batches) and a loss
+of about 2·size(results) bytes of traffic where bandwidth does. So gemms of
+more than `max_rows` rows (1024 by default; see the pass) merge only where
+every result feeds attention's q, k or v. `benchmarks/encoders.py` measures
+both ("rlxc, unmerged").
 """
 
 from __future__ import annotations
@@ -66,10 +67,32 @@ def _rows(v: SSAValue) -> int:
     return prod(shape_of(v.type)[:-1])  # pyright: ignore[reportArgumentType]
 
 
+def _feeds_attention(v: SSAValue) -> bool:
+    """Every use of `v` is a reshape that reaches attention's query, key or
+    value (directly or through transposes): once merged, its slice becomes a
+    head window there (rlx-fold-layout), with no copy."""
+
+    def reaches(x: SSAValue) -> bool:
+        uses = list(x.uses)
+        return bool(uses) and all(
+            (isinstance(u.operation, rlx.AttentionOp) and u.index < 3)
+            or (isinstance(u.operation, rlx.TransposeOp) and reaches(u.operation.results[0]))
+            for u in uses
+        )
+
+    uses = list(v.uses)
+    return bool(uses) and all(
+        isinstance(u.operation, rlx.ReshapeOp) and reaches(u.operation.results[0]) for u in uses
+    )
+
+
 def _key(op: Operation, max_rows: int) -> tuple | None:
     """What must agree for `op` to merge with others of its input, or None
     when it cannot merge: (kind, input, K, dtype, bias?, activation)."""
-    if isinstance(op, rlx.LinearOp | rlx.MatMulOp) and max_rows and _rows(op.operands[0]) > max_rows:
+    if (
+        isinstance(op, rlx.LinearOp | rlx.MatMulOp) and max_rows
+        and _rows(op.operands[0]) > max_rows and not _feeds_attention(op.results[0])
+    ):  # fmt: skip
         return None
     if isinstance(op, rlx.LinearOp):
         if not _leaf(op.weight) or (op.bias is not None and not _leaf(op.bias)):
@@ -182,7 +205,10 @@ class MergeProjectionsPass(ModulePass):
     and for the cost of the slices.
 
     `max_rows`: merge only gemms whose input has at most this many rows (the
-    product of its axes but the last; 0: no limit). Measured on an H100
+    product of its axes but the last; 0: no limit), or whose result only
+    feeds attention's q, k or v (read in place as a head window after
+    rlx-fold-layout, so no slice copy runs). Measured on an H100, before
+    head windows existed
     (benchmarks/encoders.py, BERT-base, seq 128): at 128 rows merging Q/K/V
     made the whole encoder 5-10% faster (the gemms fill a few of the SMs
     each, and one fills more); at 4096 rows it made it 0.4% (f32) to 6.5%

@@ -180,6 +180,9 @@ class SwigluOp(RlxOp):
 #: The properties giving attention's operands' physical layouts, in operand order.
 ATTENTION_LAYOUTS = ("q_layout", "k_layout", "v_layout", "out_layout")
 
+#: The properties giving the head windows of query, key and value.
+ATTENTION_WINDOWS = ("q_heads", "k_heads", "v_heads")
+
 IDENTITY_LAYOUT = (0, 1, 2, 3)
 
 
@@ -222,12 +225,16 @@ class AttentionOp(RlxOp):
     k_layout = opt_prop_def(DenseArrayBase.constr(i64))
     v_layout = opt_prop_def(DenseArrayBase.constr(i64))
     out_layout = opt_prop_def(DenseArrayBase.constr(i64))
+    q_heads = opt_prop_def(DenseArrayBase.constr(i64))
+    k_heads = opt_prop_def(DenseArrayBase.constr(i64))
+    v_heads = opt_prop_def(DenseArrayBase.constr(i64))
     irdl_options = (AttrSizedOperandSegments(as_property=True),)
     traits = traits_def(Pure(), OPAQUE, Composite(("cuda",)))
     assembly_format = (
         "$query `,` $key `,` $value (`mask` $mask^)? (`causal` $causal^)? "
         "(`scale` $scale^)? (`q_layout` `=` $q_layout^)? (`k_layout` `=` $k_layout^)? "
-        "(`v_layout` `=` $v_layout^)? (`out_layout` `=` $out_layout^)? attr-dict `:` "
+        "(`v_layout` `=` $v_layout^)? (`out_layout` `=` $out_layout^)? "
+        "(`q_heads` `=` $q_heads^)? (`k_heads` `=` $k_heads^)? (`v_heads` `=` $v_heads^)? attr-dict `:` "
         "type($query) `,` type($key) `,` type($value) (`,` type($mask)^)? `->` type($result)"
     )
 
@@ -254,6 +261,28 @@ class AttentionOp(RlxOp):
         """[q, k, v, out] layouts, identity where not set."""
         return self.layouts_of(self.properties)
 
+    @staticmethod
+    def windows_of(props: Mapping[str, Attribute]) -> list[tuple[int, int] | None]:
+        """The head windows (offset, count) of query, key and value, None
+        where not set; raises VerifyException for a malformed one."""
+        out: list[tuple[int, int] | None] = []
+        for name in ATTENTION_WINDOWS:
+            attr = props.get(name)
+            if attr is None:
+                out.append(None)
+                continue
+            w = _ints(attr)
+            if len(w) != 2 or w[0] < 0 or w[1] < 1:
+                raise VerifyException(
+                    f"{name} {w} must be [offset, count] with offset >= 0 and count >= 1"
+                )
+            out.append((w[0], w[1]))
+        return out
+
+    def windows(self) -> list[tuple[int, int] | None]:
+        """[q, k, v] head windows, None where not set."""
+        return self.windows_of(self.properties)
+
     @classmethod
     def infer_result_types(cls, operands: _Operands, props: Mapping[str, Attribute]):
         q, k, v, m = operands
@@ -271,6 +300,16 @@ class AttentionOp(RlxOp):
             )
         # logical shapes: logical[perm[i]] = physical[i]
         qs, ks, vs = (tuple(s[i] for i in inverse_perm(p)) for s, p in ((qs, lq), (ks, lk), (vs, lv)))
+        windowed = []
+        for name, s, w in zip(ATTENTION_WINDOWS, (qs, ks, vs), cls.windows_of(props)):
+            if w is not None:
+                if w[0] + w[1] > s[1]:
+                    raise VerifyException(
+                        f"{name} [{w[0]}, {w[1]}] reaches past the operand's {s[1]} heads"
+                    )
+                s = (s[0], w[1], s[2], s[3])
+            windowed.append(s)
+        qs, ks, vs = windowed
         if qs[:2] != ks[:2] or qs[:2] != vs[:2] or qs[3] != ks[3] or ks[2] != vs[2]:
             raise VerifyException(
                 f"query {fmt_shape(qs)}, key {fmt_shape(ks)} and value {fmt_shape(vs)} "
@@ -296,13 +335,21 @@ class AttentionOp(RlxOp):
         lowest value), a `rlx.softmax`, matmul, and a transpose to the
         result's layout."""
         lq, lk, lv, lo = self.layouts()
+        wq, wk, wv = self.windows()
 
-        def logical(x: SSAValue, perm: list[int]) -> SSAValue:
-            if perm == list(IDENTITY_LAYOUT):
-                return x
-            return b(TransposeOp, [x], {"perm": i64_array(inverse_perm(perm))})
+        def logical(x: SSAValue, perm: list[int], w: tuple[int, int] | None) -> SSAValue:
+            if perm != list(IDENTITY_LAYOUT):
+                x = b(TransposeOp, [x], {"perm": i64_array(inverse_perm(perm))})
+            if w is not None:
+                s = shape_of(x.type)
+                x = b(SliceOp, [x], {
+                    "starts": i64_array([0, w[0], 0, 0]),
+                    "ends": i64_array([s[0], w[0] + w[1], s[2], s[3]]),
+                    "steps": i64_array([1, 1, 1, 1]),
+                })  # fmt: skip
+            return x
 
-        q, k, v = logical(self.query, lq), logical(self.key, lk), logical(self.value, lv)
+        q, k, v = logical(self.query, lq, wq), logical(self.key, lk, wk), logical(self.value, lv, wv)
         qs, ks = shape_of(q.type), shape_of(k.type)
         scale = _float(self.scale) if self.scale is not None else 1.0 / float(np.sqrt(qs[-1]))
         kt = b(TransposeOp, [k], {"perm": i64_array([0, 1, 3, 2])})
