@@ -128,6 +128,17 @@ def main() -> None:
                                 forced[f"m_tiles_{mt}_us"] = round(time_rlxc(fexe), 2)
                             finally:
                                 codegen.FORCE_M_TILES = None
+                    if dtype == "f32":  # both f32 forms, for comparison
+                        from rlxc.codegen import attention as codegen
+
+                        for form in ("simt", "tiled"):
+                            codegen.FORCE_F32_FORM = form
+                            try:
+                                fexe = rlxc.compile(module, target="cuda", mode="graph")
+                                fexe.run({n: x.float().cpu().numpy().astype(host) for n, x in zip("qkv", xs)})
+                                forced[f"form_{form}_us"] = round(time_rlxc(fexe), 2)
+                            finally:
+                                codegen.FORCE_F32_FORM = None
                     backend = [SDPBackend.FLASH_ATTENTION] if dtype != "f32" else [
                         SDPBackend.FLASH_ATTENTION, SDPBackend.EFFICIENT_ATTENTION, SDPBackend.MATH]
                     with sdpa_kernel(backend):
@@ -142,7 +153,7 @@ def main() -> None:
     for r in rows:
         print(f"{r['case']:18} {r['dtype']:5} {r['layout']:6} {str(r['causal']):6} {r['rlxc_us']:8.2f} "
               f"{r['sdpa_us']:8.2f} {r['speedup']:5.2f} {r['rel_err']:8.1e}"
-              + "".join(f"  {k}={v}" for k, v in r.items() if k.startswith("m_tiles")))
+              + "".join(f"  {k}={v}" for k, v in r.items() if k.startswith(("m_tiles", "form_"))))
     if args.out:
         Path(args.out, "attention.json").write_text(json.dumps({"device": dev, "rows": rows}, indent=1))
 

@@ -321,6 +321,34 @@ def test_attention_kernel_compiles(dtype, d, variant, arch):
 
 
 @pytest.mark.parametrize("arch", ARCHS)
+@pytest.mark.parametrize("d,variant", [(d, v) for d in (32, 40, 64, 128) for v in ("none", "causal", "mask_b11k", "mask_b1qk")])
+def test_tiled_f32_attention_kernel_compiles(d, variant, arch, monkeypatch):
+    from rlxc.codegen import attention as codegen
+
+    monkeypatch.setattr(codegen, "FORCE_F32_FORM", "tiled")
+    _, src = _compile(_module("f32", d, variant, bshd=d == 40), arch)
+    assert "attention, tiled form (f32)" in src
+    _, src = _compile(_module("f32", d, variant, sq=1, sk=3, dv=max(4, d // 2)), arch)
+    assert "attention, tiled form (f32)" in src
+
+
+def test_f32_form_by_rows():
+    from rlxc.codegen import attention as codegen
+
+    def form(b, h, s, d, dv=None):
+        g = rlxc.GraphBuilder()
+        q = g.input("q", [b, h, s, d])
+        v = g.input("v", [b, h, s, dv or d])
+        (op,) = ops_named(g.build([g.attention(q, q, v)]), "rlx.attention")
+        return attention_form(attention_problem(op))
+
+    assert form(1, 12, 128, 64) == "simt"  # BERT-base at batch 1: 24 tiled blocks would idle most SMs
+    assert form(32, 12, 128, 64) == "tiled" and form(4, 12, 128, 128) == "tiled"
+    assert form(32, 12, 128, 256) == "simt" and form(32, 12, 128, 64, dv=30) == "simt"
+    assert codegen.TILED_MIN_ROWS == 4 * 12 * 128
+
+
+@pytest.mark.parametrize("arch", ARCHS)
 def test_attention_kernel_odd_shapes_compile(arch):
     for dtype, d, dv, sq, sk, bshd in [("f16", 64, 32, 1, 300, False), ("bf16", 80, 80, 128, 1, True),
                                        ("f16", 36, 36, 5, 9, False), ("f32", 40, 24, 300, 77, True),

@@ -52,6 +52,28 @@ def test_attention_sweep(dtype, d):
     check(_module(_sweep(dtype, d)), rng=np.random.default_rng(d))
 
 
+@pytest.mark.parametrize("d", [32, 64, 128, 40])
+def test_attention_sweep_tiled_f32(d, monkeypatch):
+    """The f32 tiled form (register-tiled, 64x64 tiles) on every edge case;
+    unforced it takes only graphs with many query rows."""
+    monkeypatch.setattr(attention_codegen, "FORCE_F32_FORM", "tiled")
+    check(_module(_sweep("f32", d)), rng=np.random.default_rng(d + 2))
+
+
+def test_tiled_f32_at_bert_size():
+    def build(g):
+        q, k, v = (g.input(n, [4, 12, 128, 64], "f32") for n in "qkv")
+        m = g.input("m", [4, 1, 1, 128], "f32")
+        return [g.attention(q, k, v, m), g.attention(q, k, v, causal=True)]
+
+    module = _module(build)
+    from rlxc.codegen.attention import attention_form, attention_problem
+
+    ops = [op for op in module.walk() if op.name == "rlx.attention"]
+    assert {attention_form(attention_problem(op)) for op in ops} == {"tiled"}
+    check(module, rng=np.random.default_rng(21))
+
+
 @pytest.mark.parametrize("d", [64, 40])
 @pytest.mark.parametrize("dtype", ["f16", "bf16"])
 def test_attention_sweep_two_m_tiles(dtype, d, monkeypatch):

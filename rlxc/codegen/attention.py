@@ -18,7 +18,17 @@ Two forms, picked by `attention_form`:
   while p·v runs, the value tile while q·kᵀ runs (each waited for, with a
   barrier, before its first use). head_dims pad to a multiple of 16 in
   shared memory (zeros). Needs sm_80+.
-* `simt` (f32, and larger head_dims): a group of T lanes per query row
+* `tiled` (f32, head_dims up to 128, enough rows): 64 query rows x 64-key
+  tiles per block of 256 threads, register-tiled like an SGEMM: each
+  thread owns 4 rows x 4 keys of the score tile (keys tx + 16 j) and 4
+  rows x 4·⌈dv/64⌉ columns of the output. Per head_dim step a thread reads
+  one float4 of the transposed query tile and 4 keys (row pitch dk + 1 or
+  dk: conflict-free), for 16 FMAs; the probabilities go through shared
+  memory (transposed, pitch 68: conflict-free float4 stores) to the p·v
+  product, which reads a float4 of them and a float4 of v per 16 FMAs.
+  The row max and sum are reduced over the 16 lanes of a row with
+  shuffles.
+* `simt` (f32 with few rows, larger head_dims): a group of T lanes per query row
   (T a power of two; lane i holds chunks i, i + T, ... of W elements of q
   and of the output row, W = 4 where head_dims allow, so shared memory is
   read as float4), 128 threads per block, key/value tiles in shared memory
@@ -53,6 +63,14 @@ MMA_BN, MMA_WARPS = 64, 4
 MMA_MAX_D = 128
 #: Threads per block of the simt form.
 SIMT_THREADS = 128
+#: The tiled form: query rows and key rows per tile, threads per block, the
+#: largest head_dim, and the fewest query rows (batch · heads · s_q) it takes:
+#: below that its 64-row blocks leave most SMs idle and the simt form's
+#: 32-row blocks are faster (H100, BERT-base at batch 1: 20 µs simt).
+TILED_BM, TILED_BN, TILED_THREADS, TILED_MAX_D = 64, 64, 256, 128
+TILED_MIN_ROWS = 4 * 12 * 128
+#: "tiled" or "simt": the f32 form wherever it applies (tests, benchmarks); None: by rows.
+FORCE_F32_FORM: str | None = None
 
 
 @dataclass(frozen=True)
@@ -122,15 +140,30 @@ def attention_problem(op: rlx.AttentionOp) -> Attention:
 
 
 def attention_form(a: Attention) -> str:
-    """`mma` for f16/bf16 with head_dims up to MMA_MAX_D, else `simt`."""
+    """`mma` for f16/bf16 with head_dims up to MMA_MAX_D; `tiled` for f32
+    with head_dims up to TILED_MAX_D (value head_dim a multiple of 4, and
+    query rows enough to fill a 64-row tile's worth of the machine: see
+    `TILED_MIN_ROWS`); else `simt`."""
     if a.dtype in ("f16", "bf16") and max(a.dk, a.dv) <= MMA_MAX_D:
         return "mma"
+    if FORCE_F32_FORM is not None and a.dtype == "f32" and (
+        FORCE_F32_FORM == "simt" or (max(a.dk, a.dv) <= TILED_MAX_D and a.dv % 4 == 0)
+    ):
+        return FORCE_F32_FORM
+    if (
+        a.dtype == "f32" and max(a.dk, a.dv) <= TILED_MAX_D and a.dv % 4 == 0
+        and a.b * a.h * a.sq >= TILED_MIN_ROWS
+    ):  # fmt: skip
+        return "tiled"
     return "simt"
 
 
 def attention_kernel(op: rlx.AttentionOp, sm_count: int) -> KernelSpec:
     a = attention_problem(op)
-    return _mma_kernel(a, sm_count) if attention_form(a) == "mma" else _simt_kernel(a)
+    form = attention_form(a)
+    if form == "mma":
+        return _mma_kernel(a, sm_count)
+    return _tiled_kernel(a) if form == "tiled" else _simt_kernel(a)
 
 
 def _params(a: Attention) -> tuple[str, list[Buf | int]]:
@@ -579,3 +612,140 @@ def _simt_kernel(a: Attention) -> KernelSpec:
     body = "\n".join(ln for ln in src if ln) + "\n"
     grid = (-(-a.sq // rows), a.h, a.b)
     return KernelSpec("attention", body, bufs, grid, SIMT_THREADS, smem)
+
+
+# --------------------------------------------------------------------------- tiled form (f32)
+
+
+def _tiled_kernel(a: Attention) -> KernelSpec:
+    t = eltype(a.q)
+    decl, bufs = _params(a)
+    ldk = a.dk + 1 if a.dk % 2 == 0 else a.dk  # odd pitch: the 16 lanes' keys hit distinct banks
+    nc = -(-a.dv // 64)
+    ks_floats = -(-(TILED_BN * ldk) // 4) * 4  # the value tile starts 16-byte aligned
+    smem = 4 * (a.dk * 68 + ks_floats + TILED_BN * a.dv + TILED_BN * 68)
+    mask_ptr = "  const auto* Mb = M + (long long)b * MSB + (long long)h * MSH;" if a.mask is not None else ""
+    fma_s = " ".join(
+        f"s[{i}][j] = fmaf(q4.{c}, kk[j], s[{i}][j]);" for i, c in enumerate("xyzw")
+    )
+    fma_o = " ".join(
+        f"o[{i}][k * 4 + {e}] = fmaf(p4.{ci}, v4.{ce}, o[{i}][k * 4 + {e}]);"
+        for i, ci in enumerate("xyzw") for e, ce in enumerate("xyzw")
+    )
+    shuffles = lambda var, op: " ".join(  # noqa: E731
+        f"{var} = {op.format(var, f'__shfl_xor_sync(0xffffffffu, {var}, {o})')};" for o in (8, 4, 2, 1)
+    )
+    src = [
+        f"// attention, tiled form ({a.dtype}): 64 query rows x 64-key tiles per block of 256 threads,",
+        f"// 4x4 scores and 4x{4 * nc} outputs per thread, f32 FMAs; head_dim {a.dk}/{a.dv}; "
+        f"mask {'yes' if a.mask is not None else 'no'}, causal {'yes' if a.causal else 'no'}",
+        *_constants(a),
+        f"constexpr int BM = 64, BN = 64, LDQ = 68, LDK = {ldk}, LDP = 68, NC = {nc};",
+        f'extern "C" __global__ void __launch_bounds__({TILED_THREADS}) ENTRY({decl}) {{',
+        "  extern __shared__ __align__(16) float rlx_att_smf[];",
+        "  float* Qt = rlx_att_smf;  // DK x LDQ: the query tile, transposed",
+        "  float* Ks = Qt + DK * LDQ;  // BN x LDK",
+        f"  float* Vs = Ks + {ks_floats};  // BN x DV",
+        "  float* Ps = Vs + BN * DV;  // BN x LDP: probabilities, transposed",
+        "  const int tx = threadIdx.x & 15, ty = threadIdx.x >> 4;  // keys tx + 16 j, rows ty * 4 + i",
+        "  const int m0 = blockIdx.x * BM, h = blockIdx.y, b = blockIdx.z;",
+        "  const auto* Qb = Q + QO + (long long)b * QSB + (long long)h * QSH;",
+        "  const auto* Kb = K + KO + (long long)b * KSB + (long long)h * KSH;",
+        "  const auto* Vb = V + VO + (long long)b * VSB + (long long)h * VSH;",
+        "  auto* Ob = O + (long long)b * OSB + (long long)h * OSH;",
+        mask_ptr,
+        f"  for (int i = threadIdx.x; i < BM * DK; i += {TILED_THREADS}) {{",
+        "    const int r = i / DK, c = i % DK;",
+        f"    Qt[c * LDQ + r] = m0 + r < SQ ? {load('Qb[(long long)(m0 + r) * QSS + c]', t)} : 0.0f;",
+        "  }",
+        "  float o[4][NC * 4], mrow[4], lrow[4];",
+        "  #pragma unroll",
+        "  for (int i = 0; i < 4; ++i) {",
+        "    mrow[i] = -RLX_INF; lrow[i] = 0.0f;",
+        "    #pragma unroll",
+        "    for (int c = 0; c < NC * 4; ++c) o[i][c] = 0.0f;",
+        "  }",
+        "  const int n_end = CAUSAL ? min(SK, m0 + BM) : SK;",
+        "  for (int n0 = 0; n0 < n_end; n0 += BN) {",
+        "    __syncthreads();  // the query tile is in; the last tile's reads are done",
+        f"    for (int i = threadIdx.x; i < BN * DK; i += {TILED_THREADS}) {{",
+        "      const int r = i / DK, c = i % DK;",
+        f"      Ks[r * LDK + c] = n0 + r < SK ? {load('Kb[(long long)(n0 + r) * KSS + c]', t)} : 0.0f;",
+        "    }",
+        f"    for (int i = threadIdx.x; i < BN * DV; i += {TILED_THREADS}) {{",
+        "      const int r = i / DV, c = i % DV;",
+        f"      Vs[i] = n0 + r < SK ? {load('Vb[(long long)(n0 + r) * VSS + c]', t)} : 0.0f;",
+        "    }",
+        "    __syncthreads();",
+        "    float s[4][4];",
+        "    #pragma unroll",
+        "    for (int i = 0; i < 4; ++i) s[i][0] = s[i][1] = s[i][2] = s[i][3] = 0.0f;",
+        "    #pragma unroll 8",
+        "    for (int d = 0; d < DK; ++d) {",
+        "      const float4 q4 = *reinterpret_cast<const float4*>(&Qt[d * LDQ + ty * 4]);",
+        "      float kk[4];",
+        "      #pragma unroll",
+        "      for (int j = 0; j < 4; ++j) kk[j] = Ks[(tx + 16 * j) * LDK + d];",
+        "      #pragma unroll",
+        f"      for (int j = 0; j < 4; ++j) {{ {fma_s} }}",
+        "    }",
+        "    #pragma unroll",
+        "    for (int i = 0; i < 4; ++i) {",
+        "      const int row = m0 + ty * 4 + i;",
+        "      float mx = -RLX_INF;",
+        "      #pragma unroll",
+        "      for (int j = 0; j < 4; ++j) {",
+        "        const int c = n0 + tx + 16 * j;",
+        f"        s[i][j] = (c < SK && !(CAUSAL && c > row)) ? s[i][j] * SCALE_LOG2{_mask_term(a, 'row', 'c')} : -RLX_INF;",
+        "        mx = fmaxf(mx, s[i][j]);",
+        "      }",
+        f"      {shuffles('mx', 'fmaxf({}, {})')}",
+        "      const float mnew = fmaxf(mrow[i], mx);",
+        "      const float muse = mnew == -RLX_INF ? 0.0f : mnew;  // all masked so far: p = 0",
+        "      const float alpha = exp2f(mrow[i] - muse);",
+        "      mrow[i] = mnew;",
+        "      float sum = 0.0f;",
+        "      #pragma unroll",
+        "      for (int j = 0; j < 4; ++j) { s[i][j] = exp2f(s[i][j] - muse); sum += s[i][j]; }",
+        "      lrow[i] = lrow[i] * alpha + sum;  // this lane's part; the 16 lanes' parts add up at the end",
+        "      #pragma unroll",
+        "      for (int c = 0; c < NC * 4; ++c) o[i][c] *= alpha;",
+        "    }",
+        "    #pragma unroll",
+        "    for (int j = 0; j < 4; ++j)",
+        "      *reinterpret_cast<float4*>(&Ps[(tx + 16 * j) * LDP + ty * 4]) = make_float4(s[0][j], s[1][j], s[2][j], s[3][j]);",
+        "    __syncthreads();",
+        "    #pragma unroll 4",
+        "    for (int n = 0; n < BN; ++n) {",
+        "      const float4 p4 = *reinterpret_cast<const float4*>(&Ps[n * LDP + ty * 4]);",
+        "      #pragma unroll",
+        "      for (int k = 0; k < NC; ++k) {",
+        "        if ((k * 16 + tx) * 4 < DV) {",
+        "          const float4 v4 = *reinterpret_cast<const float4*>(&Vs[n * DV + (k * 16 + tx) * 4]);",
+        f"          {fma_o}",
+        "        }",
+        "      }",
+        "    }",
+        "  }",
+        "  #pragma unroll",
+        "  for (int i = 0; i < 4; ++i) {",
+        "    float l = lrow[i];",
+        f"    {shuffles('l', '{} + {}')}",
+        "    const float inv = 1.0f / l;  // 0 (every score -inf): NaN, as the reference",
+        "    const int row = m0 + ty * 4 + i;",
+        "    if (row < SQ) {",
+        "      #pragma unroll",
+        "      for (int k = 0; k < NC; ++k) {",
+        "        const int c = (k * 16 + tx) * 4;",
+        "        if (c < DV) {",
+        "          #pragma unroll",
+        f"          for (int e = 0; e < 4; ++e) Ob[(long long)row * OSS + c + e] = {store('o[i][k * 4 + e] * inv', t)};",
+        "        }",
+        "      }",
+        "    }",
+        "  }",
+        "}",
+    ]
+    body = "\n".join(ln for ln in src if ln) + "\n"
+    grid = (-(-a.sq // TILED_BM), a.h, a.b)
+    return KernelSpec("attention", body, bufs, grid, TILED_THREADS, smem)
