@@ -314,7 +314,7 @@ def _compile(module, arch):
 @pytest.mark.parametrize("dtype,d,variant", _kernel_cases())
 def test_attention_kernel_compiles(dtype, d, variant, arch):
     _, src = _compile(_module(dtype, d, variant), arch)
-    form = "mma" if dtype != "f32" else "simt"
+    form = "mma" if dtype != "f32" else "tiled"
     assert f"attention, {form} form" in src
     if form == "mma":
         assert "mma.sync.aligned.m16n8k16" in src and ("cp.async" in src) == (d % 8 == 0)
@@ -322,19 +322,20 @@ def test_attention_kernel_compiles(dtype, d, variant, arch):
 
 @pytest.mark.parametrize("arch", ARCHS)
 @pytest.mark.parametrize("d,variant", [(d, v) for d in (32, 40, 64, 128) for v in ("none", "causal", "mask_b11k", "mask_b1qk")])
-def test_tiled_f32_attention_kernel_compiles(d, variant, arch, monkeypatch):
+def test_simt_f32_attention_kernel_compiles(d, variant, arch, monkeypatch):
+    """The simt form, which unforced takes f32 only with head_dims over 128
+    or not multiples of 4."""
     from rlxc.codegen import attention as codegen
 
-    monkeypatch.setattr(codegen, "FORCE_F32_FORM", "tiled")
+    monkeypatch.setattr(codegen, "FORCE_F32_FORM", "simt")
     _, src = _compile(_module("f32", d, variant, bshd=d == 40), arch)
+    assert "attention, simt form (f32)" in src
+    monkeypatch.setattr(codegen, "FORCE_F32_FORM", None)
+    _, src = _compile(_module("f32", d, variant, sq=1, sk=3, dv=d // 2 // 4 * 4 or 4), arch)
     assert "attention, tiled form (f32)" in src
-    _, src = _compile(_module("f32", d, variant, sq=1, sk=3, dv=max(4, d // 2)), arch)
-    assert "attention, tiled form (f32)" in src
 
 
-def test_f32_form_by_rows():
-    from rlxc.codegen import attention as codegen
-
+def test_f32_forms():
     def form(b, h, s, d, dv=None):
         g = rlxc.GraphBuilder()
         q = g.input("q", [b, h, s, d])
@@ -342,10 +343,10 @@ def test_f32_form_by_rows():
         (op,) = ops_named(g.build([g.attention(q, q, v)]), "rlx.attention")
         return attention_form(attention_problem(op))
 
-    assert form(1, 12, 128, 64) == "simt"  # BERT-base at batch 1: 24 tiled blocks would idle most SMs
-    assert form(32, 12, 128, 64) == "tiled" and form(4, 12, 128, 128) == "tiled"
+    assert form(1, 12, 128, 64) == "tiled" and form(32, 12, 128, 64) == "tiled"
+    assert form(4, 12, 128, 128) == "tiled" and form(2, 3, 5, 36) == "tiled"
     assert form(32, 12, 128, 256) == "simt" and form(32, 12, 128, 64, dv=30) == "simt"
-    assert codegen.TILED_MIN_ROWS == 4 * 12 * 128
+    assert form(2, 3, 5, 30) == "simt"
 
 
 @pytest.mark.parametrize("arch", ARCHS)
@@ -377,7 +378,7 @@ def test_attention_forms_and_strides():
     assert a.q_st == (77 * 3 * 64, 64, 3 * 64) and a.k_st == (130 * 3 * 64, 64, 3 * 64)
     assert a.o_st == (77 * 3 * 64, 64, 3 * 64)
     assert a.mask_st == (130, 0, 0, 1)
-    assert attention_form(attention_problem(ops_named(rlxc.run_pipeline(_module("f32", 64, "none"), "rlx-optimize"), "rlx.attention")[0])) == "simt"
+    assert attention_form(attention_problem(ops_named(rlxc.run_pipeline(_module("f32", 64, "none"), "rlx-optimize"), "rlx.attention")[0])) == "tiled"
     assert attention_form(attention_problem(ops_named(rlxc.run_pipeline(_module("bf16", 256, "none"), "rlx-optimize"), "rlx.attention")[0])) == "simt"
 
 

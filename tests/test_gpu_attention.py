@@ -53,10 +53,11 @@ def test_attention_sweep(dtype, d):
 
 
 @pytest.mark.parametrize("d", [32, 64, 128, 40])
-def test_attention_sweep_tiled_f32(d, monkeypatch):
-    """The f32 tiled form (register-tiled, 64x64 tiles) on every edge case;
-    unforced it takes only graphs with many query rows."""
-    monkeypatch.setattr(attention_codegen, "FORCE_F32_FORM", "tiled")
+def test_attention_sweep_simt_f32(d, monkeypatch):
+    """The f32 simt form on every edge case; unforced, f32 takes the tiled
+    form (test_attention_sweep) except for head_dims over 128 or not
+    multiples of 4."""
+    monkeypatch.setattr(attention_codegen, "FORCE_F32_FORM", "simt")
     check(_module(_sweep("f32", d)), rng=np.random.default_rng(d + 2))
 
 
