@@ -346,7 +346,7 @@ def test_f32_forms():
     assert form(1, 12, 128, 64) == "tiled" and form(32, 12, 128, 64) == "tiled"
     assert form(4, 12, 128, 128) == "tiled" and form(2, 3, 5, 36) == "tiled"
     assert form(32, 12, 128, 256) == "simt" and form(32, 12, 128, 64, dv=30) == "simt"
-    assert form(2, 3, 5, 30) == "simt"
+    assert form(2, 3, 5, 30) == "simt" and form(2, 3, 5, 30, dv=32) == "tiled"
 
 
 @pytest.mark.parametrize("arch", ARCHS)

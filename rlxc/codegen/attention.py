@@ -18,17 +18,20 @@ Two forms, picked by `attention_form`:
   while p·v runs, the value tile while q·kᵀ runs (each waited for, with a
   barrier, before its first use). head_dims pad to a multiple of 16 in
   shared memory (zeros). Needs sm_80+.
-* `tiled` (f32, head_dims up to 128, multiples of 4): 64 query rows x
-  64-key tiles per block of 256 threads, register-tiled like an SGEMM:
-  each thread owns 4 rows x 4 keys of the score tile (keys tx + 16 j) and
-  4 rows x 4·⌈dv/64⌉ columns of the output. Per 4 head_dim steps a thread
-  reads a float4 of each of its 4 query rows and 4 keys (row pitch ≡ 4
-  mod 32 words: conflict-free), for 64 FMAs; the probabilities go through
-  shared memory (transposed, pitch 68: conflict-free float4 stores) to the
-  p·v product, which reads a float4 of them and a float4 of v per 16 FMAs.
+* `tiled` (f32, head_dims up to 128, the value's a multiple of 4): 64
+  query rows x 64-key tiles per block of 256 threads, register-tiled like
+  an SGEMM: each thread owns 4 rows x 4 keys of the score tile (keys
+  tx + 16 j) and 4 rows x 4·⌈dv/64⌉ columns of the output. Per head_dim
+  step a thread reads one float4 of the transposed query tile and 4 keys
+  (row pitch odd: conflict-free), for 16 FMAs; the probabilities go
+  through shared memory (transposed, pitch 68: conflict-free float4
+  stores) to the p·v product, which reads a float4 of them and a float4 of
+  v per 16 FMAs. (Reading q and k rows as float4s, 64 FMAs per 8 loads,
+  measured slower on an H100: 100 registers, 2 blocks per SM; capped at
+  80, 75 vs 71 µs for BERT-base at batch 32.)
   The row max and sum are reduced over the 16 lanes of a row with
   shuffles.
-* `simt` (f32 head_dims over 128 or not multiples of 4; f16/bf16 over 128): a group of T lanes per query row
+* `simt` (f32 head_dims over 128 or a value head_dim not a multiple of 4; f16/bf16 over 128): a group of T lanes per query row
   (T a power of two; lane i holds chunks i, i + T, ... of W elements of q
   and of the output row, W = 4 where head_dims allow, so shared memory is
   read as float4), 128 threads per block, key/value tiles in shared memory
@@ -138,12 +141,12 @@ def attention_problem(op: rlx.AttentionOp) -> Attention:
 
 
 def _tiled_ok(a: Attention) -> bool:
-    return max(a.dk, a.dv) <= TILED_MAX_D and a.dk % 4 == 0 and a.dv % 4 == 0
+    return max(a.dk, a.dv) <= TILED_MAX_D and a.dv % 4 == 0
 
 
 def attention_form(a: Attention) -> str:
     """`mma` for f16/bf16 with head_dims up to MMA_MAX_D; `tiled` for f32
-    with head_dims up to TILED_MAX_D that are multiples of 4; else `simt`."""
+    with head_dims up to TILED_MAX_D, the value's a multiple of 4; else `simt`."""
     if a.dtype in ("f16", "bf16") and max(a.dk, a.dv) <= MMA_MAX_D:
         return "mma"
     if FORCE_F32_FORM is not None and a.dtype == "f32" and (FORCE_F32_FORM == "simt" or _tiled_ok(a)):
@@ -615,13 +618,13 @@ def _simt_kernel(a: Attention) -> KernelSpec:
 def _tiled_kernel(a: Attention) -> KernelSpec:
     t = eltype(a.q)
     decl, bufs = _params(a)
-    # q and k rows: a pitch of an odd number of float4s, so 8 lanes' float4s of 8 rows hit distinct banks
-    ld = a.dk + 4 if a.dk % 8 == 0 else a.dk
+    ldk = a.dk + 1 if a.dk % 2 == 0 else a.dk  # odd pitch: the 16 lanes' keys hit distinct banks
     nc = -(-a.dv // 64)
-    smem = 4 * (TILED_BM * ld + TILED_BN * ld + TILED_BN * a.dv + TILED_BN * 68)
+    ks_floats = -(-(TILED_BN * ldk) // 4) * 4  # the value tile starts 16-byte aligned
+    smem = 4 * (a.dk * 68 + ks_floats + TILED_BN * a.dv + TILED_BN * 68)
     mask_ptr = "  const auto* Mb = M + (long long)b * MSB + (long long)h * MSH;" if a.mask is not None else ""
     fma_s = " ".join(
-        f"s[i][j] = fmaf(q4[i].{c}, k4[j].{c}, s[i][j]);" for c in "xyzw"
+        f"s[{i}][j] = fmaf(q4.{c}, kk[j], s[{i}][j]);" for i, c in enumerate("xyzw")
     )
     fma_o = " ".join(
         f"o[{i}][k * 4 + {e}] = fmaf(p4.{ci}, v4.{ce}, o[{i}][k * 4 + {e}]);"
@@ -635,12 +638,12 @@ def _tiled_kernel(a: Attention) -> KernelSpec:
         f"// 4x4 scores and 4x{4 * nc} outputs per thread, f32 FMAs; head_dim {a.dk}/{a.dv}; "
         f"mask {'yes' if a.mask is not None else 'no'}, causal {'yes' if a.causal else 'no'}",
         *_constants(a),
-        f"constexpr int BM = 64, BN = 64, LD = {ld}, LDP = 68, NC = {nc};",
+        f"constexpr int BM = 64, BN = 64, LDQ = 68, LDK = {ldk}, LDP = 68, NC = {nc};",
         f'extern "C" __global__ void __launch_bounds__({TILED_THREADS}) ENTRY({decl}) {{',
         "  extern __shared__ __align__(16) float rlx_att_smf[];",
-        "  float* Qs = rlx_att_smf;  // BM x LD: the query tile",
-        "  float* Ks = Qs + BM * LD;  // BN x LD",
-        "  float* Vs = Ks + BN * LD;  // BN x DV",
+        "  float* Qt = rlx_att_smf;  // DK x LDQ: the query tile, transposed",
+        "  float* Ks = Qt + DK * LDQ;  // BN x LDK",
+        f"  float* Vs = Ks + {ks_floats};  // BN x DV",
         "  float* Ps = Vs + BN * DV;  // BN x LDP: probabilities, transposed",
         "  const int tx = threadIdx.x & 15, ty = threadIdx.x >> 4;  // keys tx + 16 j, rows ty * 4 + i",
         "  const int m0 = blockIdx.x * BM, h = blockIdx.y, b = blockIdx.z;",
@@ -651,7 +654,7 @@ def _tiled_kernel(a: Attention) -> KernelSpec:
         mask_ptr,
         f"  for (int i = threadIdx.x; i < BM * DK; i += {TILED_THREADS}) {{",
         "    const int r = i / DK, c = i % DK;",
-        f"    Qs[r * LD + c] = m0 + r < SQ ? {load('Qb[(long long)(m0 + r) * QSS + c]', t)} : 0.0f;",
+        f"    Qt[c * LDQ + r] = m0 + r < SQ ? {load('Qb[(long long)(m0 + r) * QSS + c]', t)} : 0.0f;",
         "  }",
         "  float o[4][NC * 4], mrow[4], lrow[4];",
         "  #pragma unroll",
@@ -665,7 +668,7 @@ def _tiled_kernel(a: Attention) -> KernelSpec:
         "    __syncthreads();  // the query tile is in; the last tile's reads are done",
         f"    for (int i = threadIdx.x; i < BN * DK; i += {TILED_THREADS}) {{",
         "      const int r = i / DK, c = i % DK;",
-        f"      Ks[r * LD + c] = n0 + r < SK ? {load('Kb[(long long)(n0 + r) * KSS + c]', t)} : 0.0f;",
+        f"      Ks[r * LDK + c] = n0 + r < SK ? {load('Kb[(long long)(n0 + r) * KSS + c]', t)} : 0.0f;",
         "    }",
         f"    for (int i = threadIdx.x; i < BN * DV; i += {TILED_THREADS}) {{",
         "      const int r = i / DV, c = i % DV;",
@@ -675,17 +678,14 @@ def _tiled_kernel(a: Attention) -> KernelSpec:
         "    float s[4][4];",
         "    #pragma unroll",
         "    for (int i = 0; i < 4; ++i) s[i][0] = s[i][1] = s[i][2] = s[i][3] = 0.0f;",
-        "    #pragma unroll 4",
-        "    for (int d = 0; d < DK; d += 4) {",
-        "      float4 q4[4], k4[4];",
+        "    #pragma unroll 8",
+        "    for (int d = 0; d < DK; ++d) {",
+        "      const float4 q4 = *reinterpret_cast<const float4*>(&Qt[d * LDQ + ty * 4]);",
+        "      float kk[4];",
         "      #pragma unroll",
-        "      for (int i = 0; i < 4; ++i) q4[i] = *reinterpret_cast<const float4*>(&Qs[(ty * 4 + i) * LD + d]);",
+        "      for (int j = 0; j < 4; ++j) kk[j] = Ks[(tx + 16 * j) * LDK + d];",
         "      #pragma unroll",
-        "      for (int j = 0; j < 4; ++j) k4[j] = *reinterpret_cast<const float4*>(&Ks[(tx + 16 * j) * LD + d]);",
-        "      #pragma unroll",
-        "      for (int i = 0; i < 4; ++i)",
-        "        #pragma unroll",
-        f"        for (int j = 0; j < 4; ++j) {{ {fma_s} }}",
+        f"      for (int j = 0; j < 4; ++j) {{ {fma_s} }}",
         "    }",
         "    #pragma unroll",
         "    for (int i = 0; i < 4; ++i) {",
