@@ -606,7 +606,10 @@ class CachedRow:
         return f"((long long)(({j}) / {w}) * {self.lanes * w} + {self.lane} * {w} + (({j}) % {w}))"
 
     def elem(self, j: str = "j") -> str:
-        return f"srow[{self.col(j)}]" if self.smem else f"v[{j}]"
+        # the shared row is kept thread-major (element j of lane l at j·lanes + l), not in
+        # column order: consecutive lanes hit consecutive banks whatever the vector width
+        # (column order put a lane's 4-8 elements side by side: 4-8-way bank conflicts)
+        return f"srow[({j}) * {self.lanes} + {self.lane}]" if self.smem else f"v[{j}]"
 
     def note(self) -> str:
         per = f"{self.width} elements per access" if self.width > 1 else "one element per access"
