@@ -10,7 +10,11 @@ element type and layout (`ROW_FORMS`, the one table of thresholds):
   of 64-1024 elements;
 * block: a block per row, the row in registers;
 * smem: a block of 1024 threads per row, the row cached in dynamic shared
-  memory (f32), so long rows are still read from global memory once;
+  memory, so long rows are still read from global memory once: f32 rows as
+  f32; f16/bf16 rows as themselves (half the bytes, so two blocks fit an
+  SM where one f32 row did), whose statistics then leave the elements as
+  they are (`RowSpec.pure`) and recompute e.g. x − mean for the output;
+  kept thread-major (element j of thread l at j·1024 + l), conflict-free;
 * float4 / looping: rows too long for shared memory (or not contiguous):
   the statistics in one read, then the output from a second.
 
@@ -29,7 +33,7 @@ from xdsl.ir import Attribute, SSAValue
 from rlxc.codegen.common import (
     THREADS, Buf, KernelSpec, eltype, float_of, index_expr, int_of, ints, numel, params_decl, shape, strides,
 )
-from rlxc.codegen.cuda_c import compute_type, literal, load, store
+from rlxc.codegen.cuda_c import compute_type, literal, load, storage_type, store
 from rlxc.dialects import rlx
 from rlxc.dialects.types import dtype, dtype_name, is_float, is_int
 
@@ -97,7 +101,7 @@ def _acc_type(t: Attribute) -> str:
 
 
 def _row_kernel(decl: str, body: list[str], rows: Rows, smem_type: str = "float", form: str = "block",
-                threads: int = THREADS, note: str = "") -> str:
+                threads: int = THREADS, note: str = "", srow_type: str = "float") -> str:
     """A kernel looping over the rows, `body` once per row: its blocks walk
     the rows (block, smem, float4 and looping forms), or its warps do (warp
     form, `lane` the thread's lane)."""
@@ -105,7 +109,7 @@ def _row_kernel(decl: str, body: list[str], rows: Rows, smem_type: str = "float"
     src.append(f'extern "C" __global__ void __launch_bounds__({threads}) ENTRY({decl}) {{')
     src.append(f"  __shared__ {smem_type} smem[32];")
     if form == "smem":
-        src.append("  extern __shared__ float srow[];")
+        src.append(f"  extern __shared__ __align__(16) {srow_type} srow[];")
     if form == "warp":
         warps = threads // 32
         src += [
@@ -456,15 +460,16 @@ SMEM_THREADS = 1024
 CACHED_ROW_MAX = BLOCK_ROW_MAX
 
 
-def row_form(rows: Rows, t: Attribute) -> str:
-    """The form (see the module docstring) of a row kernel over `rows`."""
+def row_form(rows: Rows, t: Attribute, smem_elem_bytes: int = 4) -> str:
+    """The form (see the module docstring) of a row kernel over `rows`, whose
+    shared-memory row would take `smem_elem_bytes` per element."""
     if rows.col_off != "k":
         return "looping"  # not contiguous: one element at a time
     if rows.cols <= WARP_ROW_MAX:
         return "warp"
     if rows.cols <= BLOCK_ROW_MAX:
         return "block"
-    if rows.cols * 4 <= SMEM_ROW_BYTES:
+    if rows.cols * smem_elem_bytes <= SMEM_ROW_BYTES:
         return "smem"
     return "float4" if dtype_name(t) == "f32" and rows.cols % 4 == 0 else "looping"
 
@@ -573,13 +578,14 @@ class CachedRow:
     smem: bool = False
     elem_bytes: int = 0  # the widest element moved per access (0: t's)
     vector: bool = True  # whether several elements may move per access
+    stored: bool = False  # with smem: the shared row holds t's storage type, not f32
 
     @staticmethod
-    def for_spec(s: RowSpec, lanes: int, lane: str, smem: bool = False) -> CachedRow:
+    def for_spec(s: RowSpec, lanes: int, lane: str, smem: bool = False, stored: bool = False) -> CachedRow:
         p = s.prologue
         if p is None:
-            return CachedRow(s.rows.cols, s.t, lanes, lane, smem)
-        return CachedRow(s.rows.cols, s.t, lanes, lane, smem, p.elem_bytes, p.vector)
+            return CachedRow(s.rows.cols, s.t, lanes, lane, smem, stored=stored)
+        return CachedRow(s.rows.cols, s.t, lanes, lane, smem, p.elem_bytes, p.vector, stored)
 
     @property
     def width(self) -> int:
@@ -605,11 +611,20 @@ class CachedRow:
             return f"({self.lane} + (long long)({j}) * {self.lanes})"
         return f"((long long)(({j}) / {w}) * {self.lanes * w} + {self.lane} * {w} + (({j}) % {w}))"
 
-    def elem(self, j: str = "j") -> str:
+    def slot(self, j: str = "j") -> str:
+        """Where element j lives: `v[j]`, or its place in the shared row."""
         # the shared row is kept thread-major (element j of lane l at j·lanes + l), not in
         # column order: consecutive lanes hit consecutive banks whatever the vector width
         # (column order put a lane's 4-8 elements side by side: 4-8-way bank conflicts)
         return f"srow[({j}) * {self.lanes} + {self.lane}]" if self.smem else f"v[{j}]"
+
+    def elem(self, j: str = "j") -> str:
+        """Element j's value (f32)."""
+        return load(self.slot(j), self.t) if self.stored else self.slot(j)
+
+    def set(self, j: str, value: str) -> str:
+        """The statement keeping `value` (already of t's precision) as element j."""
+        return f"{self.slot(j)} = {store(value, self.t) if self.stored else value};"
 
     def note(self) -> str:
         per = f"{self.width} elements per access" if self.width > 1 else "one element per access"
@@ -638,15 +653,16 @@ class CachedRow:
     def compute(self, p: Prologue) -> list[str]:
         """The row computed by prologue `p` into `v` (declared here) or, with
         smem, the shared row; `p`'s outputs stored as they are computed."""
-        target = self.elem
         decl = [] if self.smem else [f"float v[{self.items}];"]
         w = self.width
         if w == 1:
-            pad = "" if self.smem else f" else {target('j')} = 0.0f;"
+            pad = "" if self.smem else f" else {self.slot('j')} = 0.0f;"
             args = [p.arg(j) for j in range(len(p.inputs))]
+            element = (f"float e_; {p.element('e_', args)} {self.set('j', 'e_')}" if self.stored
+                       else p.element(self.slot("j"), args))
             return [*decl, *p.row_setup(), "#pragma unroll",
                     f"for (int j = 0; j < {self.items}; ++j) {{ const long long k = {self.col('j')}; "
-                    f"if (k < {self.cols}LL) {{ {p.element(target('j'), args)} }}{pad} }}"]
+                    f"if (k < {self.cols}LL) {{ {element} }}{pad} }}"]
         reads, args = [], []
         for j, i in enumerate(p.inputs):
             if i.kind == "row":
@@ -659,7 +675,7 @@ class CachedRow:
         stores = [f"po{m}.e[i] = {store(e, eltype(v))};" for m, (_, v, e) in enumerate(p.outputs)]
         writes = [f"reinterpret_cast<{self.raw_of(eltype(v))}*>({n} + base)[c * {self.lanes} + {self.lane}] = po{m}.raw;"
                   for m, (n, v, _) in enumerate(p.outputs)]
-        element = " ".join([*p.lines(args), f"{target('j')} = {p.value};", *stores])
+        element = " ".join([*p.lines(args), self.set("j", p.value), *stores])
         return [*decl, *p.row_setup(), *self._chunks([
             *reads, *outs,
             "#pragma unroll",
@@ -670,21 +686,27 @@ class CachedRow:
     def load(self, buf: str, into: str = "v") -> list[str]:
         """Reads the row of `buf` into `into` (declared here) or, for `v`
         with smem, into the shared row."""
-        target = (lambda j: self.elem(j)) if (self.smem and into == "v") else (lambda j: f"{into}[{j}]")
-        decl = [] if (self.smem and into == "v") else [f"float {into}[{self.items}];"]
+        shared = self.smem and into == "v"
+        if shared:  # into the shared row; stored: the raw element, with no conversion
+            def put(j: str, raw: str) -> str:
+                return f"{self.slot(j)} = {raw if self.stored else load(raw, self.t)};"
+        else:
+            def put(j: str, raw: str) -> str:
+                return f"{into}[{j}] = {load(raw, self.t)};"
+        decl = [] if shared else [f"float {into}[{self.items}];"]
         w = self.width
         if w == 1:
-            if self.smem and into == "v":  # the shared row has exactly cols elements
+            if shared:  # the shared row has exactly cols elements
                 return ["#pragma unroll",
                         f"for (int j = 0; j < {self.items}; ++j) {{ const long long k = {self.col('j')}; "
-                        f"if (k < {self.cols}LL) {target('j')} = {load(f'{buf}[base + k]', self.t)}; }}"]
+                        f"if (k < {self.cols}LL) {put('j', f'{buf}[base + k]')} }}"]
             return [*decl, "#pragma unroll",
                     f"for (int j = 0; j < {self.items}; ++j) {{ const long long k = {self.col('j')}; "
-                    f"{target('j')} = k < {self.cols}LL ? {load(f'{buf}[base + k]', self.t)} : 0.0f; }}"]
+                    f"{into}[j] = k < {self.cols}LL ? {load(f'{buf}[base + k]', self.t)} : 0.0f; }}"]
         return [*decl, *self._chunks([
             f"{self._union('pk')} pk.raw = {self._vec(buf)};",
             "#pragma unroll",
-            f"for (int i = 0; i < {w}; ++i) {{ const int j = c * {w} + i; {target('j')} = {load('pk.e[i]', self.t)}; }}",
+            f"for (int i = 0; i < {w}; ++i) {{ const int j = c * {w} + i; {put('j', 'pk.e[i]')} }}",
         ])]
 
     def each(self, body: str) -> list[str]:
@@ -739,6 +761,9 @@ class RowSpec:
     * `cached`: passes over the cached row (registers or shared memory), an
       element may be updated in a pass (e.g. the mean subtracted), then
       `cached_out`;
+    * `pure` / `pure_out` (optional): the same without updating an element,
+      for a shared row kept in the input's 16-bit type (an update would be
+      rounded); None where `cached` updates nothing (it serves then);
     * `streamed`: one read of a longer row, then `streamed_out` of a second
       read; `streamed4` where the float4 form needs other names (its
       float4 is `q`).
@@ -755,6 +780,9 @@ class RowSpec:
     streamed: Stat
     streamed_out: Out
     streamed4: Stat | None = None
+    pure: tuple[Stat, ...] | None = None
+    pure_out: Out | None = None
+    updates: bool = True  # whether `cached` updates elements (then only `pure` may use a 16-bit row)
     prologue: Prologue | None = None
     columns: tuple[str, ...] = ()
     name_read: bool = False
@@ -768,9 +796,18 @@ def _round(t: Attribute) -> str:
 
 def _cached_form(s: RowSpec, row: CachedRow, red: Reducer) -> list[str]:
     body = row.compute(s.prologue) if s.prologue is not None else row.load("x")
-    for stat in s.cached:
+    stats, out = (s.pure, s.pure_out) if row.stored and s.updates else (s.cached, s.cached_out)
+    assert stats is not None and out is not None
+    for stat in stats:
         body += [*stat.init, *row.each(stat.add([row.elem()])), *stat.done(red)]
-    return body + row.store("y", lambda v, k: s.cached_out(v, lambda p: load(f"{p}[{k}]", s.t)))
+    return body + row.store("y", lambda v, k: out(v, lambda p: load(f"{p}[{k}]", s.t)))
+
+
+def _stored_row(s: RowSpec) -> bool:
+    """Whether the shared-memory form keeps the row in its 16-bit type (half
+    the bytes, twice the blocks per SM): f16/bf16 rows whose statistics can
+    leave the elements as they are."""
+    return dtype(s.t).bytes == 2 and dtype_name(s.t) in ("f16", "bf16") and (not s.updates or s.pure is not None)
 
 
 def _vec_loop(rows: Rows, lines: list[str]) -> list[str]:
@@ -829,7 +866,8 @@ def _looping_form(s: RowSpec) -> list[str]:
 
 def row_kernel(s: RowSpec, sm_count: int) -> KernelSpec:
     """`s` in the form `row_form` picks (see the module docstring)."""
-    form = row_form(s.rows, s.t)
+    stored = _stored_row(s)
+    form = row_form(s.rows, s.t, 2 if stored else 4)
     bufs = [Buf(v, w) for _, v, w in s.bufs]
     decl = params_decl(s.bufs)
     rows = s.rows
@@ -844,10 +882,13 @@ def row_kernel(s: RowSpec, sm_count: int) -> KernelSpec:
         src = _row_kernel(decl, _cached_form(s, row, block_reduce), rows, form="block", note=row.note())
         return KernelSpec(s.family, src, bufs, min(rows.rows, sm_count * 16))
     if form == "smem":
-        row = CachedRow.for_spec(s, SMEM_THREADS, "threadIdx.x", smem=True)
+        row = CachedRow.for_spec(s, SMEM_THREADS, "threadIdx.x", smem=True, stored=stored)
+        nbytes = rows.cols * (2 if stored else 4)
+        kept = f" as {dtype_name(s.t)}" if stored else " as f32"
         src = _row_kernel(decl, _cached_form(s, row, block_reduce), rows, form="smem",
-                          threads=SMEM_THREADS, note=f"{rows.cols * 4} bytes of shared memory, " + row.note())
-        return KernelSpec(s.family, src, bufs, min(rows.rows, sm_count * 2), SMEM_THREADS, rows.cols * 4)
+                          threads=SMEM_THREADS, note=f"{nbytes} bytes of shared memory{kept}, " + row.note(),
+                          srow_type=storage_type(s.t) if stored else "float")
+        return KernelSpec(s.family, src, bufs, min(rows.rows, sm_count * 2), SMEM_THREADS, nbytes)
     body = _float4_form(s) if form == "float4" else _looping_form(s)
     return KernelSpec(s.family, _row_kernel(decl, body, rows, form=form), bufs, min(rows.rows, sm_count * 16))
 
@@ -890,6 +931,12 @@ def softmax_kernel(op: rlx.SoftmaxOp | rlx.LogSoftmaxOp, sm_count: int, fused: F
                   lambda red: f"s = {red('s', 'RlxSum', '0.0f', 'smem')};",
                   lambda red: "const float ls = logf(s), inv = 1.0f / s;"),
     )  # fmt: skip
+    pure = (
+        cached[0],
+        each_stat("float s = 0.0f;", lambda v: f"s += expf({v} - m);",
+                  lambda red: f"s = {red('s', 'RlxSum', '0.0f', 'smem')};",
+                  lambda red: "const float ls = logf(s), inv = 1.0f / s;"),
+    )  # fmt: skip
     online = Stat(
         ("__shared__ RlxMS ms_smem[32];", "RlxMS st = {-RLX_INF, 0.0f};"),
         lambda vs: " ".join(f"rlx_ms_add(st, {v});" for v in vs),
@@ -900,6 +947,7 @@ def softmax_kernel(op: rlx.SoftmaxOp | rlx.LogSoftmaxOp, sm_count: int, fused: F
         "softmax" if fused is None else "fused_softmax", rows, eltype(x), [*_row_bufs(x, fused), *_out_bufs(y, fused)],
         cached=cached,
         cached_out=(lambda v, p: f"{v} - ls") if log else (lambda v, p: f"{v} * inv"),
+        pure=pure, pure_out=(lambda v, p: f"({v} - m) - ls") if log else (lambda v, p: f"expf({v} - m) * inv"),
         streamed=online,
         streamed_out=(lambda v, p: f"({v} - m) - ls") if log else (lambda v, p: f"expf({v} - m) * inv"),
         name_write=True, prologue=fused.prologue if fused is not None else None,
@@ -958,9 +1006,15 @@ def norm_kernel(op: rlx.LayerNormOp | rlx.RmsNormOp | rlx.FusedResidualLayerNorm
             lambda red: (f"st = {red('st', 'RlxWelfordMerge', 'RlxWelford{0.0f, 0.0f, 0.0f}', 'w_smem')};",
                          f"const float mean = st.mean, inv = rsqrtf(st.m2 / {n} + {eps});"),
         )
+        pure = (
+            cached[0],
+            each_stat("float q = 0.0f;", lambda v: f"{{ const float d_ = {v} - mean; q += d_ * d_; }}",
+                      lambda red: f"const float inv = rsqrtf({red('q', 'RlxSum', '0.0f', 'smem')} / {n} + {eps});"),
+        )
         spec = RowSpec(
             "norm", rows, t, bufs, cached=cached,
             cached_out=lambda v, p: f"{v} * inv * {p('g')} + {p('b')}",
+            pure=pure, pure_out=lambda v, p: f"({v} - mean) * inv * {p('g')} + {p('b')}",
             streamed=welford,
             streamed_out=lambda v, p: f"({v} - mean) * inv * {p('g')} + {p('b')}",
             prologue=fused.prologue if fused else None, columns=("g", "b"), name_read=True,
@@ -968,7 +1022,7 @@ def norm_kernel(op: rlx.LayerNormOp | rlx.RmsNormOp | rlx.FusedResidualLayerNorm
     else:
         spec = RowSpec(
             "norm", rows, t, bufs, cached=(sum_of_squares("q"),),
-            cached_out=lambda v, p: f"{v} * inv * {p('g')}",
+            cached_out=lambda v, p: f"{v} * inv * {p('g')}", updates=False,
             streamed=sum_of_squares("q"), streamed4=sum_of_squares("ss"),  # q names the float4 there
             streamed_out=lambda v, p: f"{v} * inv * {p('g')}",
             prologue=fused.prologue if fused else None, columns=("g",), name_read=True,
