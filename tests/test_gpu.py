@@ -374,3 +374,29 @@ def test_row_kernels_every_length_and_dtype(cols, dtype):
 
     g = rlxc.GraphBuilder()
     check(g.build(build(g)))
+
+
+@pytest.mark.parametrize("dtype", ["f32", "f16", "bf16"])
+@pytest.mark.parametrize("backend", ["cublaslt", "kernel"])
+def test_matmul_transpose_flags(dtype, backend, monkeypatch):
+    """Transposes of the last two axes folded into rlx.matmul's flags
+    (rlx-fold-layout): cuBLASLt's TRANSA/TRANSB, and the fallback gemm
+    kernel's transposed reads, against the interpreter."""
+    from rlxc.runtime import cublaslt
+
+    if backend == "cublaslt" and not cublaslt.available():
+        pytest.skip("nvmath-python is not installed (the `cuda` extra)")
+    if backend == "kernel":
+        monkeypatch.setattr(cublaslt, "available", lambda: False)
+    g = rlxc.GraphBuilder()
+    q, k = g.input("q", [2, 3, 77, 64], dtype), g.input("k", [2, 3, 130, 64], dtype)
+    a, b = g.input("a", [96, 33], dtype), g.input("b", [96, 40], dtype)
+    outs = [g.matmul(q, g.transpose(k, [0, 1, 3, 2])),  # q·kᵀ: transpose_rhs, batched
+            g.matmul(g.transpose(a, [1, 0]), b),  # aᵀ·b: transpose_lhs
+            g.matmul(g.transpose(b, [1, 0]), g.transpose(g.transpose(a, [1, 0]), [1, 0])),  # bᵀ·a: two cancel
+            g.matmul(g.transpose(q, [0, 1, 3, 2]), q)]  # qᵀ·q: transpose_lhs, batched
+    module = g.build(outs)
+    optimized = rlxc.run_pipeline(module, "rlx-optimize")
+    flags = {(op.transpose_lhs is not None, op.transpose_rhs is not None) for op in optimized.walk() if op.name == "rlx.matmul"}
+    assert {(False, True), (True, False)} <= flags
+    check(module, rng=np.random.default_rng(31), tol_scale=2.0)

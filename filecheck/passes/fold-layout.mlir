@@ -108,3 +108,27 @@ func.func @merged_qkv(%qkv: tensor<2x8x36xf32>) -> tensor<2x8x12xf32> {
   %r = rlx.reshape %at : tensor<2x8x3x4xf32> -> tensor<2x8x12xf32>
   func.return %r : tensor<2x8x12xf32>
 }
+
+// -----
+
+// Transposes of the last two axes feeding rlx.matmul become its transpose
+// flags (cuBLASLt reads the operand where it is); two cancel; a transpose with
+// another user stays for that user.
+// CHECK-LABEL: func.func @matmul_flags
+// CHECK-NEXT: %[[S:.*]] = rlx.matmul %q, %k transpose_rhs : tensor<2x3x9x8xf32>, tensor<2x3x11x8xf32> -> tensor<2x3x9x11xf32>
+// CHECK-NEXT: %[[AT:.*]] = rlx.transpose %a perm = [1, 0]
+// CHECK-NEXT: %[[G:.*]] = rlx.matmul %a, %b transpose_lhs : tensor<8x5xf32>, tensor<8x6xf32> -> tensor<5x6xf32>
+// CHECK-NEXT: %[[B:.*]] = rlx.matmul %b, %a transpose_lhs : tensor<8x6xf32>, tensor<8x5xf32> -> tensor<6x5xf32>
+// CHECK-NEXT: %[[E:.*]] = rlx.exp %[[AT]]
+// CHECK-NEXT: func.return %[[S]], %[[G]], %[[B]], %[[E]]
+func.func @matmul_flags(%q: tensor<2x3x9x8xf32>, %k: tensor<2x3x11x8xf32>, %a: tensor<8x5xf32>, %b: tensor<8x6xf32>) -> (tensor<2x3x9x11xf32>, tensor<5x6xf32>, tensor<6x5xf32>, tensor<5x8xf32>) {
+  %kt = rlx.transpose %k perm = [0, 1, 3, 2] : tensor<2x3x11x8xf32> -> tensor<2x3x8x11xf32>
+  %s = rlx.matmul %q, %kt : tensor<2x3x9x8xf32>, tensor<2x3x8x11xf32> -> tensor<2x3x9x11xf32>
+  %at = rlx.transpose %a perm = [1, 0] : tensor<8x5xf32> -> tensor<5x8xf32>
+  %g = rlx.matmul %at, %b : tensor<5x8xf32>, tensor<8x6xf32> -> tensor<5x6xf32>
+  %bt = rlx.transpose %b perm = [1, 0] : tensor<8x6xf32> -> tensor<6x8xf32>
+  %att = rlx.transpose %at perm = [1, 0] : tensor<5x8xf32> -> tensor<8x5xf32>
+  %both = rlx.matmul %bt, %att : tensor<6x8xf32>, tensor<8x5xf32> -> tensor<6x5xf32>
+  %e = rlx.exp %at : tensor<5x8xf32>
+  func.return %s, %g, %both, %e : tensor<2x3x9x11xf32>, tensor<5x6xf32>, tensor<6x5xf32>, tensor<5x8xf32>
+}

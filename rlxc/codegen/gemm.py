@@ -39,8 +39,9 @@ class GemmError(ValueError):
 
 @dataclass(frozen=True)
 class Gemm:
-    """C[b] = act(A[b] · op(B[b]) + bias) for b < batch, row-major: A is
-    [m, k], B is [k, n] or, with `trans_b`, stored [n, k] (linear's weight).
+    """C[b] = act(op(A[b]) · op(B[b]) + bias) for b < batch, row-major: A is
+    [m, k] or, with `trans_a`, stored [k, m]; B is [k, n] or, with
+    `trans_b`, stored [n, k] (linear's weight).
     `strides` are the batch strides of A, B and C in elements (0 broadcasts
     an operand over the batch)."""
 
@@ -55,6 +56,7 @@ class Gemm:
     trans_b: bool
     strides: tuple[int, int, int]
     activation: str | None = None
+    trans_a: bool = False
 
     @property
     def epilogue(self) -> str:
@@ -85,7 +87,8 @@ def gemm_problem(op: rlx.MatMulOp | rlx.LinearOp, where: str) -> Gemm:
             )
         m = numel(shape(op.input)[:-1])
         return Gemm(op.input, op.weight, op.bias, op.result, m, n, k, 1, True, (0, 0, 0), act)
-    a_s, b_s, c_s = shape(op.lhs), shape(op.rhs), shape(op.result)
+    a_s, b_s = rlx.MatMulOp.logical_shapes(op.lhs.type, op.rhs.type, op.properties)  # pyright: ignore
+    c_s = shape(op.result)
     m, k, n = a_s[-2], a_s[-1], b_s[-1]
     batch = numel(c_s[:-2])
 
@@ -101,7 +104,8 @@ def gemm_problem(op: rlx.MatMulOp | rlx.LinearOp, where: str) -> Gemm:
         )
 
     strides = (batch_stride(a_s, m * k), batch_stride(b_s, k * n), m * n)
-    return Gemm(op.lhs, op.rhs, None, op.result, m, n, k, batch, False, strides)
+    return Gemm(op.lhs, op.rhs, None, op.result, m, n, k, batch, op.transpose_rhs is not None, strides,
+                trans_a=op.transpose_lhs is not None)
 
 
 def activation_lines(act: str, v: str) -> list[str]:
@@ -127,6 +131,7 @@ def gemm_kernel(g: Gemm) -> KernelSpec:
     sa, sb, sc = g.strides
     has_bias = g.bias is not None
     b_at = "B[(long long)col * K + kk]" if g.trans_b else "B[(long long)kk * N + col]"
+    a_at = "A[(long long)ka * M + row]" if g.trans_a else "A[(long long)row * K + ka]"
     finish = "\n    ".join(activation_lines(g.activation, "v")) if g.activation is not None else ""
     bias_param = f", const {c}* __restrict__ bias" if has_bias else ""
     body = f"""#define M {m}
@@ -143,7 +148,7 @@ extern "C" __global__ void __launch_bounds__(256) ENTRY(const {c}* __restrict__ 
   float acc = 0.0f;
   for (int k0 = 0; k0 < K; k0 += 16) {{
     const int ka = k0 + threadIdx.x, kb = k0 + threadIdx.y;
-    As[threadIdx.y][threadIdx.x] = (row < M && ka < K) ? {load("A[(long long)row * K + ka]", t)} : 0.0f;
+    As[threadIdx.y][threadIdx.x] = (row < M && ka < K) ? {load(a_at, t)} : 0.0f;
     {{ const int kk = kb; Bs[threadIdx.y][threadIdx.x] = (col < N && kk < K) ? {load(b_at, t)} : 0.0f; }}
     __syncthreads();
     #pragma unroll

@@ -361,6 +361,10 @@ class _RlxFunctionsBase(InterpreterFunctions):
     @impl(rlx.MatMulOp)
     def run_matmul(self, interpreter: Interpreter, op: rlx.MatMulOp, args: PythonValues):
         a, b = (_wide(v, o.type) for v, o in zip(args, op.operands))
+        if op.transpose_lhs is not None:
+            a = np.swapaxes(a, -1, -2)
+        if op.transpose_rhs is not None:
+            b = np.swapaxes(b, -1, -2)
         return _out(op, np.matmul(a, b))
 
     @impl(rlx.LinearOp)

@@ -173,7 +173,7 @@ def _gemm_op(g: Gemm, loc: dict[SSAValue, ArgAttr]) -> Operation:
         result_types=[g.c.type],
         properties={
             "m": _i64(g.m), "n": _i64(g.n), "k": _i64(g.k), "batch": _i64(g.batch),
-            "trans_a": _i64(0), "trans_b": _i64(int(g.trans_b)),
+            "trans_a": _i64(int(g.trans_a)), "trans_b": _i64(int(g.trans_b)),
             "strides": DenseArrayBase.from_list(i64, list(g.strides)),
             "locations": ArrayAttr([loc[v] for v in g.operands]),
             "epilogue": StringAttr(g.epilogue), "dtype": StringAttr(dtype_name(g.c.type.get_element_type())),  # pyright: ignore

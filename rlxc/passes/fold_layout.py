@@ -1,6 +1,7 @@
 """`rlx-fold-layout`: transposes around `rlx.attention` become the op's
 operand layouts, so the attention kernel reads and writes the tensors where
-they are and no transpose kernel runs.
+they are and no transpose kernel runs; transposes of the last two axes
+feeding `rlx.matmul` become its transpose flags (cuBLASLt's).
 
 A BERT layer builds attention as linear -> reshape [b, s, h, d] ->
 transpose [0, 2, 1, 3] -> attention -> transpose [0, 2, 1, 3] -> reshape
@@ -14,7 +15,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from xdsl.context import Context
-from xdsl.dialects.builtin import ModuleOp, TensorType
+from xdsl.dialects.builtin import ModuleOp, TensorType, UnitAttr
 from xdsl.ir import Attribute
 from xdsl.passes import ModulePass
 from xdsl.rewriter import InsertPoint
@@ -160,6 +161,45 @@ class FoldOperandSlices(RewritePattern):
                     rewriter.erase(sl)
 
 
+class FoldMatmulTransposes(RewritePattern):
+    """matmul(transpose(x, P), ...) where P swaps the last two axes (and
+    keeps the rest) -> matmul(x, ...) with that operand's transpose flag
+    flipped (`transpose_lhs` / `transpose_rhs`): the gemm reads x where it
+    is (cuBLASLt's transpose flags). The transpose stays while it has other
+    users."""
+
+    @op_type_rewrite_pattern
+    def match_and_rewrite(self, op: rlx.MatMulOp, rewriter: PatternRewriter, /):
+        operands = [op.lhs, op.rhs]
+        props = {k: v for k, v in op.properties.items()}
+        changed = False
+        for i, (x, flag) in enumerate(zip(operands, ("transpose_lhs", "transpose_rhs"))):
+            t = x.owner
+            if not isinstance(t, rlx.TransposeOp):
+                continue
+            p = _perm(t)
+            r = len(p)
+            if r < 2 or p != [*range(r - 2), r - 1, r - 2]:
+                continue
+            operands[i] = t.input
+            if flag in props:
+                del props[flag]
+            else:
+                props[flag] = UnitAttr()
+            changed = True
+        if not changed:
+            return
+        new = rlx.MatMulOp.build(operands=operands, result_types=[op.result.type], properties=props,
+                                 attributes=dict(op.attributes))
+        if op.result.name_hint is not None:
+            new.result.name_hint = op.result.name_hint
+        old = [op.lhs.owner, op.rhs.owner]
+        rewriter.replace(op, new)
+        for t in old:
+            if isinstance(t, rlx.TransposeOp) and t.result.first_use is None and t.parent is not None:
+                rewriter.erase(t)
+
+
 def _prod(xs) -> int:
     out = 1
     for x in xs:
@@ -202,14 +242,15 @@ class FoldLayoutPass(ModulePass):
     the result has other users, stay. A last-axis slice of whole heads that
     reaches query, key or value through a reshape to [B, S, h, d] (a merged
     Q/K/V projection's slices) becomes a head window (`q_heads`, ...) on a
-    reshape of the sliced tensor. The cuda optimize pipeline runs it
+    reshape of the sliced tensor. A transpose of the last two axes feeding
+    `rlx.matmul` becomes its `transpose_lhs` / `transpose_rhs` flag. The cuda optimize pipeline runs it
     after rlx-unfuse and the clean-ups, before fusion."""
 
     name = "rlx-fold-layout"
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         patterns: list[RewritePattern] = [
-            FoldOperandTransposes(), FoldOperandSlices(), FoldResultTranspose()
+            FoldOperandTransposes(), FoldOperandSlices(), FoldResultTranspose(), FoldMatmulTransposes()
         ]  # fmt: skip
         PatternRewriteWalker(GreedyRewritePatternApplier(patterns)).rewrite_module(op)
 

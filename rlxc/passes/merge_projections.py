@@ -102,6 +102,8 @@ def _key(op: Operation, max_rows: int) -> tuple | None:
         return ("linear", op.input, ws[1], dtype_name(op.weight.type.get_element_type()),  # pyright: ignore
                 op.bias is not None, act)
     if isinstance(op, rlx.MatMulOp):
+        if op.transpose_lhs is not None or op.transpose_rhs is not None:
+            return None
         if not _leaf(op.rhs) or len(shape_of(op.rhs.type)) != 2 or len(shape_of(op.lhs.type)) < 2:
             return None
         return ("matmul", op.lhs, shape_of(op.rhs.type)[0], dtype_name(op.rhs.type.get_element_type()),  # pyright: ignore

@@ -80,12 +80,18 @@ def _causal_select(op: Operation, scores: tuple[int, ...]) -> SSAValue | None:
     return kept
 
 
+def _flags(op: rlx.MatMulOp) -> bool:
+    """Whether a matmul has transpose flags (exporters write none; the pass
+    matches plain products)."""
+    return op.transpose_lhs is not None or op.transpose_rhs is not None
+
+
 @dataclass
 class RaiseAttention(RewritePattern):
     @op_type_rewrite_pattern
     def match_and_rewrite(self, out: rlx.MatMulOp, rewriter: PatternRewriter, /):
         sm = out.lhs.owner
-        if not isinstance(sm, rlx.SoftmaxOp) or not _single_use(sm.result):
+        if not isinstance(sm, rlx.SoftmaxOp) or not _single_use(sm.result) or _flags(out):
             return
         s_type = sm.result.type
         s_shape = tuple(shape_of(s_type))
@@ -131,7 +137,7 @@ class RaiseAttention(RewritePattern):
                 return
             s = a
             node = s.owner
-        if not isinstance(node, rlx.MatMulOp) or not _single_use(s):
+        if not isinstance(node, rlx.MatMulOp) or not _single_use(s) or _flags(node):
             return
         q, kt = node.lhs, node.rhs
         qs, ks = tuple(shape_of(q.type)), tuple(shape_of(kt.type))

@@ -70,7 +70,7 @@ class ExpandPartialBatchBroadcast(RewritePattern):
             rewriter.insert_op(wide)
             rewriter.replace_op(op, rlx.MatMulOp.build(
                 operands=[wide.results[0], op.rhs] if i == 0 else [op.lhs, wide.results[0]],
-                result_types=[op.result.type],
+                result_types=[op.result.type], properties=dict(op.properties),
             ))  # fmt: skip
             return
 

@@ -45,7 +45,7 @@ class LtGemm:
         a, b = ptr_of(locs[0]), ptr_of(locs[1])
         bias = ptr_of(locs[2]) if len(locs) == 4 else None
         c = ptr_of(locs[-1])
-        trans_b = op.trans_b.value.data
+        trans_a, trans_b = op.trans_a.value.data, op.trans_b.value.data
         self._keep = []  # host buffers whose addresses cuBLASLt holds
 
         def i32(v):
@@ -61,8 +61,8 @@ class LtGemm:
         compute = _COMPUTE_32F_FAST_TF32 if allow_tf32 and op.dtype.data == "f32" else _COMPUTE_32F
         self.desc = lt.matmul_desc_create(compute, 0)  # scale type: CUDA_R_32F
         A = lt.MatmulDescAttribute
-        # X = op(B)ᵀ as an [N, K] column-major operand; Y = Aᵀ as [K, M].
-        for attr, val in ((A.TRANSA, _OP_T if trans_b else _OP_N), (A.TRANSB, _OP_N)):
+        # X = op(B)ᵀ as an [N, K] column-major operand; Y = op(A)ᵀ as [K, M].
+        for attr, val in ((A.TRANSA, _OP_T if trans_b else _OP_N), (A.TRANSB, _OP_T if trans_a else _OP_N)):
             buf = i32(val)
             lt.matmul_desc_set_attribute(self.desc, attr, buf.ctypes.data, buf.nbytes)
         epilogue = {
@@ -78,7 +78,9 @@ class LtGemm:
             lt.matmul_desc_set_attribute(self.desc, A.BIAS_POINTER, buf.ctypes.data, buf.nbytes)
         # Column-major layouts of the stored bytes.
         x_layout = lt.matrix_layout_create(dt, k, n, k) if trans_b else lt.matrix_layout_create(dt, n, k, n)
-        y_layout = lt.matrix_layout_create(dt, k, m, k)
+        # A stored [m, k] row-major is [k, m] column-major (Aᵀ, as is); stored [k, m] it is
+        # [m, k] column-major, which TRANSB turns into Aᵀ
+        y_layout = lt.matrix_layout_create(dt, m, k, m) if trans_a else lt.matrix_layout_create(dt, k, m, k)
         d_layout = lt.matrix_layout_create(dt, n, m, n)
         self.layouts = (x_layout, y_layout, d_layout)
         L = lt.MatrixLayoutAttribute

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
-from xdsl.dialects.builtin import StringAttr, TensorType
+from xdsl.dialects.builtin import StringAttr, TensorType, UnitAttr
 from xdsl.ir import Attribute, SSAValue
 from xdsl.irdl import (
     AttrSizedOperandSegments,
@@ -50,17 +50,36 @@ from rlxc.dialects.types import FLOAT_TYPES, fmt_shape, matmul_shape, shape_of
 class MatMulOp(RlxOp):
     """numpy.matmul on operands of rank >= 2: batch dimensions broadcast.
 
+    `transpose_lhs` / `transpose_rhs` (optional) say an operand is stored
+    with its last two axes swapped: the product uses its transpose, as BLAS's
+    transpose flags do (rlx-fold-layout folds `rlx.transpose`s into them;
+    the gemm reads the operand where it is).
+
     `%c = rlx.matmul %a, %b : tensor<2x4x8xf32>, tensor<8x3xf32> -> tensor<2x4x3xf32>`
+    `%c = rlx.matmul %a, %k transpose_rhs : tensor<2x4x8xf32>, tensor<2x3x8xf32> -> tensor<2x4x3xf32>`
     """
 
     name = "rlx.matmul"
     lhs = operand_def(TensorType)
     rhs = operand_def(TensorType)
     result = result_def(TensorType)
+    transpose_lhs = opt_prop_def(UnitAttr)
+    transpose_rhs = opt_prop_def(UnitAttr)
     traits = traits_def(Pure(), OPAQUE)
     assembly_format = (
-        "$lhs `,` $rhs attr-dict `:` type($lhs) `,` type($rhs) `->` type($result)"
+        "$lhs `,` $rhs (`transpose_lhs` $transpose_lhs^)? (`transpose_rhs` $transpose_rhs^)? "
+        "attr-dict `:` type($lhs) `,` type($rhs) `->` type($result)"
     )
+
+    @staticmethod
+    def logical_shapes(a: TensorType, b: TensorType, props: Mapping[str, Attribute]) -> tuple[tuple[int, ...], tuple[int, ...]]:
+        """The operands' shapes as the product uses them (flags applied)."""
+        sa, sb = tuple(shape_of(a)), tuple(shape_of(b))
+        if props.get("transpose_lhs") is not None and len(sa) >= 2:
+            sa = (*sa[:-2], sa[-1], sa[-2])
+        if props.get("transpose_rhs") is not None and len(sb) >= 2:
+            sb = (*sb[:-2], sb[-1], sb[-2])
+        return sa, sb
 
     @classmethod
     def infer_result_types(cls, operands: _Operands, props: Mapping[str, Attribute]):
@@ -68,7 +87,12 @@ class MatMulOp(RlxOp):
         assert isinstance(a, TensorType) and isinstance(b, TensorType)
         _require_dtype("lhs", a, FLOAT_TYPES)
         _require_same_dtype("matmul operands", a, b)
-        return [_t(matmul_shape(shape_of(a), shape_of(b)), a)]
+        if props.get("transpose_lhs") is None and props.get("transpose_rhs") is None:
+            return [_t(matmul_shape(shape_of(a), shape_of(b)), a)]
+        try:
+            return [_t(matmul_shape(*cls.logical_shapes(a, b, props)), a)]
+        except VerifyException as e:
+            raise VerifyException(f"{e} (shapes as the transpose flags read the operands)") from None
 
 
 #: The activations `rlx.linear` may carry: each is the name of a unary op,
