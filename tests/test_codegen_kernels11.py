@@ -108,6 +108,16 @@ def reductions_int(g, d):
             g.reduce_prod(g.input("f", [40, 3], d), axes=[1])]
 
 
+def argmaxes(g, d):
+    """A warp per row up to 1024 elements, a block beyond; 16-byte reads of
+    contiguous rows whose length allows, element by element otherwise
+    (odd lengths, a middle axis, rows of one)."""
+    outs = [g.argmax(g.input(f"x{n}", [r, n], d), axis=-1)
+            for r, n in ((7, 300), (5, 1024), (3, 1025), (2, 4096), (3, 32768), (2, 1), (9, 8))]
+    outs += [g.argmax(g.input("m", [4, 6, 5], d), axis=1, keepdims=True), g.argmax(g.input("l", [2, 3000, 3], d), axis=1)]
+    return outs
+
+
 #: name -> (builder(g, dtype), dtypes, the forms its kernels must name)
 CASES = {
     "elementwise": (elementwise, DTYPES, ["elementwise form: vector", "a tail of", "elementwise form: scalar"]),
@@ -116,6 +126,8 @@ CASES = {
     "reduce_last": (reductions_last, DTYPES, ["reduce form: group", "reduce form: block"]),
     "reduce_other": (reductions_other, DTYPES, ["reduce form: columns", "reduce form: strided"]),
     "reduce_int": (reductions_int, ["i32", "i64"], ["reduce form: columns", "reduce form: group"]),
+    "argmax": (argmaxes, [*DTYPES, "i32", "i64"], ["argmax form: warp", "argmax form: block",
+                                                    "elements per 16-byte access", "one element per access"]),
 }
 
 PARAMS = [(name, d) for name, (_, dts, _) in CASES.items() for d in dts]

@@ -70,3 +70,28 @@ def test_reductions_with_nan_and_infinities():
 
 def test_forms_cover_cases():
     assert {n for n, _ in PARAMS} == set(CASES)
+
+
+@pytest.mark.parametrize("d", ["f32", "f16", "bf16"])
+def test_argmax_ties_and_nan_in_every_form(d):
+    """numpy.argmax exactly: the first index of the largest, the first NaN
+    when there is one, in the warp and block forms, vector and scalar reads."""
+    shapes = [(6, 300), (6, 1024), (4, 1025), (4, 32768), (5, 6, 7)]
+    g = rlxc.GraphBuilder()
+    module = g.build([g.argmax(g.input(f"x{i}", list(s), d), axis=1 if len(s) == 3 else -1) for i, s in enumerate(shapes)])
+    rng = np.random.default_rng(5)
+    carrier = np.float16 if d == "f16" else np.float32
+    inputs = {}
+    for i, s in enumerate(shapes):
+        x = rng.integers(-3, 4, size=s).astype(carrier)  # few values: many ties
+        x.reshape(-1, s[-1])[0, :] = 0.0
+        if len(s) == 2:
+            x[1, s[1] // 2] = np.nan
+            x[1, s[1] - 1] = np.nan  # the first NaN wins
+            x[2, :] = 3.0  # all equal: index 0
+            x[3, -1] = 9.0  # the largest at the end
+        inputs[f"x{i}"] = x
+    want = rlxc.interpret(module, inputs)
+    got = rlxc.compile(module, target="cuda").run(inputs, poison=True)
+    for w, o in zip(want, got):
+        np.testing.assert_array_equal(o, w)

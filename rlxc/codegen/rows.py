@@ -404,31 +404,51 @@ def reduce_kernel(op: rlx.ReduceOp, sm_count: int) -> KernelSpec:
 
 
 def argmax_kernel(op: rlx.ArgMaxOp, sm_count: int) -> KernelSpec:
-    """numpy.argmax along an axis, a block per row: the first index of the
-    largest value, NaN counting as the largest."""
+    """numpy.argmax along an axis: the first index of the largest value, NaN
+    counting as the largest. Rows up to WARP_ROW_MAX take a warp each (8 per
+    block, shuffles only), longer ones a block; contiguous rows whose length
+    allows are read 16 bytes at a time (the form and width named in the source)."""
     x, y = op.input, op.result
+    t = eltype(x)
     rows = Rows.of(shape(x), [int_of(op.axis)])
-    acc = "float" if is_float(eltype(x)) else "long long"
+    acc = "float" if is_float(t) else "long long"
+    warp = rows.cols <= WARP_ROW_MAX
+    lanes, lane = (32, "lane") if warp else (THREADS, "threadIdx.x")
+    size = dtype(t).bytes
+    w = 16 // size if rows.col_off == "k" and size < 16 and rows.cols % (16 // size) == 0 else 1
+    keep = "if (bi < 0 || (v != v && bv == bv) || (v > bv && bv == bv)) { bv = v; bi = k; }"
+    if w > 1:
+        scan = [
+            f"for (long long k4 = {lane}; k4 < {rows.cols // w}LL; k4 += {lanes}) {{",
+            f"  union {{ uint4 raw; {dtype(t).c_storage} e[{w}]; }} pk; pk.raw = reinterpret_cast<const uint4*>(x + base)[k4];",
+            "  #pragma unroll",
+            f"  for (int i = 0; i < {w}; ++i) {{ const long long k = k4 * {w} + i; const {acc} v = ({acc}){load('pk.e[i]', t)}; {keep} }}",
+            "}",
+        ]
+    else:
+        scan = [f"for (long long k = {lane}; k < {rows.cols}LL; k += {lanes}) {{ const long long o = base + ({rows.col_off}); "
+                f"const {acc} v = ({acc}){load('x[o]', t)}; {keep} }}"]
     body = [
         f"{acc} bv = 0; long long bi = -1;",
-        _cols(
-            f"const {acc} v = ({acc}){load('x[o]', eltype(x))}; "
-            "if (bi < 0 || (v != v && bv == bv) || (v > bv && bv == bv)) { bv = v; bi = k; }",
-            rows,
-        ),
+        *scan,
         "for (int s = 16; s > 0; s >>= 1) {",
         f"  const {acc} ov = __shfl_xor_sync(0xffffffffu, bv, s); const long long oi = __shfl_xor_sync(0xffffffffu, bi, s);",
         "  if (oi >= 0 && (bi < 0 || rlx_argmax_better(ov, oi, bv, bi))) { bv = ov; bi = oi; }",
         "}",
-        "__syncthreads();",
-        "if ((threadIdx.x & 31) == 0) { vs[threadIdx.x >> 5] = bv; is[threadIdx.x >> 5] = bi; }",
-        "__syncthreads();",
-        "if (threadIdx.x == 0) {",
-        "  for (int w = 1; w < (blockDim.x + 31) / 32; ++w)",
-        "    if (is[w] >= 0 && (bi < 0 || rlx_argmax_better(vs[w], is[w], bv, bi))) { bv = vs[w]; bi = is[w]; }",
-        "  y[r] = bi;",
-        "}",
     ]
+    if warp:
+        body.append("if (lane == 0) y[r] = bi;")
+    else:
+        body += [
+            "__syncthreads();",
+            "if ((threadIdx.x & 31) == 0) { vs[threadIdx.x >> 5] = bv; is[threadIdx.x >> 5] = bi; }",
+            "__syncthreads();",
+            "if (threadIdx.x == 0) {",
+            "  for (int w = 1; w < (blockDim.x + 31) / 32; ++w)",
+            "    if (is[w] >= 0 && (bi < 0 || rlx_argmax_better(vs[w], is[w], bv, bi))) { bv = vs[w]; bi = is[w]; }",
+            "  y[r] = bi;",
+            "}",
+        ]
     decl = params_decl([("x", x, False), ("y", y, True)])
     helper = (
         f"__device__ __forceinline__ bool rlx_argmax_better({acc} av, long long ai, {acc} bv, long long bi) {{\n"
@@ -436,12 +456,26 @@ def argmax_kernel(op: rlx.ArgMaxOp, sm_count: int) -> KernelSpec:
         "  if (an || bn) return an && (!bn || ai < bi);\n"
         "  return av > bv || (av == bv && ai < bi);\n}\n"
     )
-    src = [f'extern "C" __global__ void __launch_bounds__({THREADS}) ENTRY({decl}) {{']
-    src.append(f"  __shared__ {acc} vs[32]; __shared__ long long is[32];")
-    src.extend(_row_loop(body, rows))
+    per = f"{w} elements per 16-byte access" if w > 1 else "one element per access"
+    form = "warp (8 rows per block)" if warp else "block"
+    src = [f"// argmax form: {form}, {per}",
+           f'extern "C" __global__ void __launch_bounds__({THREADS}) ENTRY({decl}) {{']
+    if warp:
+        src += [
+            "  const int lane = threadIdx.x & 31;",
+            f"  for (long long r = (long long)blockIdx.x * {THREADS // 32} + (threadIdx.x >> 5); r < {rows.rows}LL; "
+            f"r += (long long)gridDim.x * {THREADS // 32}) {{",
+            f"    const long long base = {rows.row_base};",
+            *("    " + b for b in body),
+            "  }",
+        ]
+        grid = min(-(-rows.rows // (THREADS // 32)), sm_count * 16)
+    else:
+        src.append(f"  __shared__ {acc} vs[32]; __shared__ long long is[32];")
+        src.extend(_row_loop(body, rows))
+        grid = min(rows.rows, sm_count * 16)
     src.append("}")
-    return KernelSpec("argmax", helper + "\n".join(src) + "\n", [Buf(x), Buf(y, True)],
-                      min(rows.rows, sm_count * 16))
+    return KernelSpec("argmax", helper + "\n".join(src) + "\n", [Buf(x), Buf(y, True)], grid)
 
 
 # --------------------------------------------------------------------------- softmax and norms
