@@ -9,11 +9,13 @@
 // dynamic shared memory (one read from global memory):
 // (10000 is no multiple of 1024 x 2: one element per access, guarded, never
 // past the row):
-// CHECK: // row form: smem (40000 bytes of shared memory, 1024 threads per row, one element per access, 10 per thread)
-// CHECK: extern __shared__ float srow[];
-// CHECK: if (k < 10000LL) srow[(threadIdx.x + (long long)(j) * 1024)] = x[base + k];
-// CHECK: m = rlx_maxf(m, srow[
-// CHECK: // row form: smem (40004 bytes of shared memory, 1024 threads per row, one element per access, 10 per thread)
+// The shared row is thread-major (element j of thread l at j * 1024 + l):
+// consecutive threads, consecutive banks.
+// CHECK: // row form: smem (40000 bytes of shared memory as f32, 1024 threads per row, one element per access, 10 per thread)
+// CHECK: extern __shared__ __align__(16) float srow[];
+// CHECK: if (k < 10000LL) srow[(j) * 1024 + threadIdx.x] = x[base + k];
+// CHECK: m = rlx_maxf(m, srow[(j) * 1024 + threadIdx.x]);
+// CHECK: // row form: smem (40004 bytes of shared memory as f32, 1024 threads per row, one element per access, 10 per thread)
 // Longer still, f32 of a length divisible by 4: online max and sum in one
 // read, then the write, as float4, 4 trips unrolled:
 // CHECK: // row form: float4

@@ -1,0 +1,19 @@
+// RUN: rlxc-opt %s -p rlx-cuda -t cuda-source | filecheck %s
+
+// f16/bf16 norm rows in the shared-memory form are kept as themselves (half
+// the bytes of f32: two 1024-thread blocks per SM), so the statistics leave
+// them unchanged: the variance recomputes x - mean, as does the output.
+// CHECK: // row form: smem (65536 bytes of shared memory as f16, 1024 threads per row, 8 elements per access, 32 per thread)
+// CHECK: extern __shared__ __align__(16) unsigned short srow[];
+// CHECK: srow[(j) * 1024 + threadIdx.x] = pk.e[i];
+// CHECK: s += rlx_ld_f16(srow[(j) * 1024 + threadIdx.x]);
+// CHECK: const float d_ = rlx_ld_f16(srow[(j) * 1024 + threadIdx.x]) - mean; q += d_ * d_;
+// CHECK: pk.e[i] = rlx_st_f16((rlx_ld_f16(srow[(j) * 1024 + threadIdx.x]) - mean) * inv *
+// Softmax keeps an f32 row: its statistics store exp(x - m) in place.
+// CHECK: // row form: smem (131072 bytes of shared memory as f32, 1024 threads per row, 8 elements per access, 32 per thread)
+// CHECK: extern __shared__ __align__(16) float srow[];
+func.func @main(%x: tensor<2x32768xf16>, %g: tensor<32768xf16>, %b: tensor<32768xf16>) -> (tensor<2x32768xf16>, tensor<2x32768xf16>) {
+  %n = rlx.layer_norm %x, %g, %b eps = 1.0e-05 : tensor<2x32768xf16>, tensor<32768xf16>
+  %s = rlx.softmax %x axis = -1 : tensor<2x32768xf16>
+  func.return %n, %s : tensor<2x32768xf16>, tensor<2x32768xf16>
+}
