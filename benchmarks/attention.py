@@ -66,6 +66,23 @@ def time_rlxc(exe):
     return statistics.median(rounds)
 
 
+def time_forced(module, inputs, knob: str, values, key: str) -> dict:
+    """rlxc's time with the codegen knob `knob` (rlxc.codegen.attention) set
+    to each of `values`, keyed by `key.format(value)`."""
+    from rlxc.codegen import attention as codegen
+
+    out = {}
+    for value in values:
+        setattr(codegen, knob, value)
+        try:
+            exe = rlxc.compile(module, target="cuda", mode="graph")
+            exe.run(inputs)
+            out[key.format(value)] = round(time_rlxc(exe), 2)
+        finally:
+            setattr(codegen, knob, None)
+    return out
+
+
 def time_torch(fn):
     import torch
 
@@ -108,7 +125,8 @@ def main() -> None:
                     torch.manual_seed(0)
                     xs = [torch.randn(shape, dtype=tdt[dtype], device="cuda") for _ in range(3)]
                     host = np.float16 if dtype == "f16" else np.float32  # bf16: exact in float32
-                    (got,) = exe.run({n: x.float().cpu().numpy().astype(host) for n, x in zip("qkv", xs)})
+                    inputs = {n: x.float().cpu().numpy().astype(host) for n, x in zip("qkv", xs)}
+                    (got,) = exe.run(inputs)
                     tq, tk, tv = ((x.transpose(1, 2) if bshd else x) for x in xs)
                     want = torch.nn.functional.scaled_dot_product_attention(tq, tk, tv, is_causal=causal)
                     if bshd:
@@ -118,27 +136,9 @@ def main() -> None:
                     t_rlxc = time_rlxc(exe)
                     forced = {}
                     if dtype != "f32" and d <= 64 and s >= 256:  # the other m-tile choice, for comparison
-                        from rlxc.codegen import attention as codegen
-
-                        for mt in (1, 2):
-                            codegen.FORCE_M_TILES = mt
-                            try:
-                                fexe = rlxc.compile(module, target="cuda", mode="graph")
-                                fexe.run({n: x.float().cpu().numpy().astype(host) for n, x in zip("qkv", xs)})
-                                forced[f"m_tiles_{mt}_us"] = round(time_rlxc(fexe), 2)
-                            finally:
-                                codegen.FORCE_M_TILES = None
+                        forced.update(time_forced(module, inputs, "FORCE_M_TILES", (1, 2), "m_tiles_{}_us"))
                     if dtype == "f32":  # both f32 forms, for comparison
-                        from rlxc.codegen import attention as codegen
-
-                        for form in ("simt", "tiled"):
-                            codegen.FORCE_F32_FORM = form
-                            try:
-                                fexe = rlxc.compile(module, target="cuda", mode="graph")
-                                fexe.run({n: x.float().cpu().numpy().astype(host) for n, x in zip("qkv", xs)})
-                                forced[f"form_{form}_us"] = round(time_rlxc(fexe), 2)
-                            finally:
-                                codegen.FORCE_F32_FORM = None
+                        forced.update(time_forced(module, inputs, "FORCE_F32_FORM", ("simt", "tiled"), "form_{}_us"))
                     backend = [SDPBackend.FLASH_ATTENTION] if dtype != "f32" else [
                         SDPBackend.FLASH_ATTENTION, SDPBackend.EFFICIENT_ATTENTION, SDPBackend.MATH]
                     with sdpa_kernel(backend):

@@ -262,6 +262,18 @@ def _tile_load(name: str, dst: str, src: str, rs: str, rows: str, d: int, dp: in
     ]
 
 
+def _bases(a: Attention) -> list[str]:
+    """The simt and tiled forms' pointers to this block's (batch, head) of
+    each operand (head windows' offsets included) and of the mask."""
+    return [
+        "  const auto* Qb = Q + QO + (long long)b * QSB + (long long)h * QSH;",
+        "  const auto* Kb = K + KO + (long long)b * KSB + (long long)h * KSH;",
+        "  const auto* Vb = V + VO + (long long)b * VSB + (long long)h * VSH;",
+        "  auto* Ob = O + (long long)b * OSB + (long long)h * OSH;",
+        *(["  const auto* Mb = M + (long long)b * MSB + (long long)h * MSH;"] if a.mask is not None else []),
+    ]
+
+
 def _indent(lines: list[str], n: int) -> list[str]:
     return [" " * n + ln for ln in lines]
 
@@ -519,7 +531,6 @@ def _simt_kernel(a: Attention) -> KernelSpec:
     def comp(var: str, c: int) -> str:
         return f"{var}.{comps[c]}" if w == 4 else var
 
-    mask_ptr = "  const auto* Mb = M + (long long)b * MSB + (long long)h * MSH;" if a.mask is not None else ""
     shuffles = []
     o = lanes // 2
     while o >= 1:
@@ -542,11 +553,7 @@ def _simt_kernel(a: Attention) -> KernelSpec:
         "  const int lane = threadIdx.x % T;  // this lane holds elements (e * T + lane) * W + [0, W)",
         "  const int m0 = blockIdx.x * ROWS, h = blockIdx.y, b = blockIdx.z;",
         "  const int row = m0 + threadIdx.x / T, rowc = min(row, SQ - 1);",
-        "  const auto* Qb = Q + QO + (long long)b * QSB + (long long)h * QSH;",
-        "  const auto* Kb = K + KO + (long long)b * KSB + (long long)h * KSH;",
-        "  const auto* Vb = V + VO + (long long)b * VSB + (long long)h * VSH;",
-        "  auto* Ob = O + (long long)b * OSB + (long long)h * OSH;",
-        mask_ptr,
+        *_bases(a),
         "  float q[CK * W], o[CV * W];",
         "  #pragma unroll",
         "  for (int i = 0; i < CK * W; ++i) {",
@@ -622,7 +629,6 @@ def _tiled_kernel(a: Attention) -> KernelSpec:
     nc = -(-a.dv // 64)
     ks_floats = -(-(TILED_BN * ldk) // 4) * 4  # the value tile starts 16-byte aligned
     smem = 4 * (a.dk * 68 + ks_floats + TILED_BN * a.dv + TILED_BN * 68)
-    mask_ptr = "  const auto* Mb = M + (long long)b * MSB + (long long)h * MSH;" if a.mask is not None else ""
     fma_s = " ".join(
         f"s[{i}][j] = fmaf(q4.{c}, kk[j], s[{i}][j]);" for i, c in enumerate("xyzw")
     )
@@ -647,11 +653,7 @@ def _tiled_kernel(a: Attention) -> KernelSpec:
         "  float* Ps = Vs + BN * DV;  // BN x LDP: probabilities, transposed",
         "  const int tx = threadIdx.x & 15, ty = threadIdx.x >> 4;  // keys tx + 16 j, rows ty * 4 + i",
         "  const int m0 = blockIdx.x * BM, h = blockIdx.y, b = blockIdx.z;",
-        "  const auto* Qb = Q + QO + (long long)b * QSB + (long long)h * QSH;",
-        "  const auto* Kb = K + KO + (long long)b * KSB + (long long)h * KSH;",
-        "  const auto* Vb = V + VO + (long long)b * VSB + (long long)h * VSH;",
-        "  auto* Ob = O + (long long)b * OSB + (long long)h * OSH;",
-        mask_ptr,
+        *_bases(a),
         f"  for (int i = threadIdx.x; i < BM * DK; i += {TILED_THREADS}) {{",
         "    const int r = i / DK, c = i % DK;",
         f"    Qt[c * LDQ + r] = m0 + r < SQ ? {load('Qb[(long long)(m0 + r) * QSS + c]', t)} : 0.0f;",
