@@ -229,8 +229,33 @@ class SliceOp(RlxOp):
         return [_t(out, x)]
 
 
+class _GatherBase(RlxOp):
+    """What the gather ops share: an input read at positions given by an
+    integer `indices` tensor, injective, written `$input[$indices] <prop> = ...`."""
+
+    input = operand_def(TensorType)
+    indices = operand_def(TensorType)
+    result = result_def(TensorType)
+    traits = traits_def(Pure(), INJECTIVE)
+
+    @staticmethod
+    def _checked(operands: _Operands) -> tuple[TensorType, tuple[int, ...], tuple[int, ...]]:
+        """(input type, input shape, indices shape), the indices' type checked."""
+        x, idx = operands
+        assert isinstance(x, TensorType) and isinstance(idx, TensorType)
+        _index_types("indices", idx)
+        return x, tuple(shape_of(x)), tuple(shape_of(idx))
+
+
+#: The syntax of the gathers along one axis.
+_AXIS_GATHER_FORMAT = (
+    "$input `[` $indices `]` `axis` `=` $axis attr-dict `:` type($input) `,` "
+    "type($indices) `->` type($result)"
+)
+
+
 @irdl_op_definition
-class GatherOp(RlxOp):
+class GatherOp(_GatherBase):
     """numpy.take along `axis` (embedding lookup with axis 0); indices may be
     negative (counting from the end); out-of-range indices are an error.
 
@@ -238,24 +263,14 @@ class GatherOp(RlxOp):
     """
 
     name = "rlx.gather"
-    input = operand_def(TensorType)
-    indices = operand_def(TensorType)
-    result = result_def(TensorType)
     axis = prop_def(IntegerAttr[I64])
-    traits = traits_def(Pure(), INJECTIVE)
-    assembly_format = (
-        "$input `[` $indices `]` `axis` `=` $axis attr-dict `:` type($input) `,` "
-        "type($indices) `->` type($result)"
-    )
+    assembly_format = _AXIS_GATHER_FORMAT
 
     @classmethod
     def infer_result_types(cls, operands: _Operands, props: Mapping[str, Attribute]):
-        x, idx = operands
-        assert isinstance(x, TensorType) and isinstance(idx, TensorType)
-        _require_dtype("indices", idx, NUMERIC_TYPES[3:])
-        s = shape_of(x)
+        x, s, ids = cls._checked(operands)
         axis = normalize_axis(_int(props.get("axis")), len(s))
-        return [_t((*s[:axis], *shape_of(idx), *s[axis + 1 :]), x)]
+        return [_t((*s[:axis], *ids, *s[axis + 1 :]), x)]
 
 
 #: `rlx.pad`'s modes (numpy.pad's names, ONNX Pad's semantics).
@@ -330,7 +345,7 @@ def _index_types(what: str, idx: TensorType) -> None:
 
 
 @irdl_op_definition
-class GatherElementsOp(RlxOp):
+class GatherElementsOp(_GatherBase):
     """ONNX GatherElements (numpy.take_along_axis): result[i] is
     input[i with its `axis` coordinate replaced by indices[i]]. The indices
     have the input's rank and no larger extents off `axis`; the result has
@@ -341,22 +356,12 @@ class GatherElementsOp(RlxOp):
     """
 
     name = "rlx.gather_elements"
-    input = operand_def(TensorType)
-    indices = operand_def(TensorType)
-    result = result_def(TensorType)
     axis = prop_def(IntegerAttr[I64])
-    traits = traits_def(Pure(), INJECTIVE)
-    assembly_format = (
-        "$input `[` $indices `]` `axis` `=` $axis attr-dict `:` type($input) `,` "
-        "type($indices) `->` type($result)"
-    )
+    assembly_format = _AXIS_GATHER_FORMAT
 
     @classmethod
     def infer_result_types(cls, operands: _Operands, props: Mapping[str, Attribute]):
-        x, idx = operands
-        assert isinstance(x, TensorType) and isinstance(idx, TensorType)
-        _index_types("indices", idx)
-        xs, ids = shape_of(x), shape_of(idx)
+        x, xs, ids = cls._checked(operands)
         axis = normalize_axis(_int(props.get("axis")), len(xs))
         if len(ids) != len(xs) or any(
             i > d for k, (i, d) in enumerate(zip(ids, xs)) if k != axis
@@ -369,7 +374,7 @@ class GatherElementsOp(RlxOp):
 
 
 @irdl_op_definition
-class GatherNDOp(RlxOp):
+class GatherNDOp(_GatherBase):
     """ONNX GatherND: the last axis of `indices` (length m) indexes the first
     m axes of `input` after its `batch_dims` leading axes, which input and
     indices share. The result's shape is indices.shape[:-1] +
@@ -380,11 +385,7 @@ class GatherNDOp(RlxOp):
     """
 
     name = "rlx.gather_nd"
-    input = operand_def(TensorType)
-    indices = operand_def(TensorType)
-    result = result_def(TensorType)
     batch_dims = prop_def(IntegerAttr[I64])
-    traits = traits_def(Pure(), INJECTIVE)
     assembly_format = (
         "$input `[` $indices `]` `batch_dims` `=` $batch_dims attr-dict `:` "
         "type($input) `,` type($indices) `->` type($result)"
@@ -392,10 +393,7 @@ class GatherNDOp(RlxOp):
 
     @classmethod
     def infer_result_types(cls, operands: _Operands, props: Mapping[str, Attribute]):
-        x, idx = operands
-        assert isinstance(x, TensorType) and isinstance(idx, TensorType)
-        _index_types("indices", idx)
-        xs, ids = shape_of(x), shape_of(idx)
+        x, xs, ids = cls._checked(operands)
         b = _int(props.get("batch_dims"))
         if not xs or not ids:
             raise VerifyException(
