@@ -116,15 +116,10 @@ def _check_bias(x: TensorType, b, out: int) -> None:
         _require_same_dtype("input and bias", x, b)
 
 
-@irdl_op_definition
-class Conv2dOp(RlxOp):
-    """2-D cross-correlation, NCHW input, OIHW weight ([out, in/groups, kh, kw]),
-    optional bias [out]; padding is [top, left, bottom, right] of zeros.
+class _ConvBase(RlxOp):
+    """What the two convolutions share: input, weight, optional bias, the
+    window properties and the checks of their types."""
 
-    `%y = rlx.conv2d %x, %w bias %b stride = [1, 1] padding = [1, 1, 1, 1] dilation = [1, 1] groups = 1 : ...`
-    """
-
-    name = "rlx.conv2d"
     input = operand_def(TensorType)
     weight = operand_def(TensorType)
     bias = opt_operand_def(TensorType)
@@ -135,6 +130,28 @@ class Conv2dOp(RlxOp):
     groups = prop_def(IntegerAttr[I64])
     irdl_options = (AttrSizedOperandSegments(as_property=True),)
     traits = traits_def(Pure(), OPAQUE)
+
+    @staticmethod
+    def _checked(operands: _Operands, props: Mapping[str, Attribute]):
+        """(input type, bias type or None, input shape, weight shape, groups),
+        dtypes and the stride/dilation pairs checked."""
+        x, w, b = operands
+        assert isinstance(x, TensorType) and isinstance(w, TensorType)
+        _require_dtype("input", x, FLOAT_TYPES)
+        _require_same_dtype("input and weight", x, w)
+        _check_pairs(props, ("stride", "dilation"))
+        return x, b, shape_of(x), shape_of(w), _int(props.get("groups"))
+
+
+@irdl_op_definition
+class Conv2dOp(_ConvBase):
+    """2-D cross-correlation, NCHW input, OIHW weight ([out, in/groups, kh, kw]),
+    optional bias [out]; padding is [top, left, bottom, right] of zeros.
+
+    `%y = rlx.conv2d %x, %w bias %b stride = [1, 1] padding = [1, 1, 1, 1] dilation = [1, 1] groups = 1 : ...`
+    """
+
+    name = "rlx.conv2d"
     assembly_format = (
         "$input `,` $weight (`bias` $bias^)? `stride` `=` $stride `padding` `=` "
         "$padding `dilation` `=` $dilation `groups` `=` $groups attr-dict `:` "
@@ -143,13 +160,7 @@ class Conv2dOp(RlxOp):
 
     @classmethod
     def infer_result_types(cls, operands: _Operands, props: Mapping[str, Attribute]):
-        x, w, b = operands
-        assert isinstance(x, TensorType) and isinstance(w, TensorType)
-        _require_dtype("input", x, FLOAT_TYPES)
-        _require_same_dtype("input and weight", x, w)
-        _check_pairs(props, ("stride", "dilation"))
-        groups = _int(props.get("groups"))
-        xs, ws = shape_of(x), shape_of(w)
+        x, b, xs, ws, groups = cls._checked(operands, props)
         _rank4("conv2d", xs, ws, "OIHW")
         n, c, h, wd = xs
         o, cg, kh, kw = ws
@@ -170,7 +181,7 @@ class Conv2dOp(RlxOp):
 
 
 @irdl_op_definition
-class ConvTranspose2dOp(RlxOp):
+class ConvTranspose2dOp(_ConvBase):
     """2-D transposed convolution (ONNX ConvTranspose, the gradient of conv2d
     with respect to its input): NCHW input, weight [in, out/groups, kh, kw],
     optional bias [out]. Input pixel (iy, ix) scatters its weighted kernel to
@@ -183,17 +194,7 @@ class ConvTranspose2dOp(RlxOp):
     """
 
     name = "rlx.conv_transpose2d"
-    input = operand_def(TensorType)
-    weight = operand_def(TensorType)
-    bias = opt_operand_def(TensorType)
-    result = result_def(TensorType)
-    stride = prop_def(DenseArrayBase.constr(i64))
-    padding = prop_def(DenseArrayBase.constr(i64))
     output_padding = prop_def(DenseArrayBase.constr(i64))
-    dilation = prop_def(DenseArrayBase.constr(i64))
-    groups = prop_def(IntegerAttr[I64])
-    irdl_options = (AttrSizedOperandSegments(as_property=True),)
-    traits = traits_def(Pure(), OPAQUE)
     assembly_format = (
         "$input `,` $weight (`bias` $bias^)? `stride` `=` $stride `padding` `=` "
         "$padding `output_padding` `=` $output_padding `dilation` `=` $dilation "
@@ -203,16 +204,10 @@ class ConvTranspose2dOp(RlxOp):
 
     @classmethod
     def infer_result_types(cls, operands: _Operands, props: Mapping[str, Attribute]):
-        x, w, b = operands
-        assert isinstance(x, TensorType) and isinstance(w, TensorType)
-        _require_dtype("input", x, FLOAT_TYPES)
-        _require_same_dtype("input and weight", x, w)
-        _check_pairs(props, ("stride", "dilation"))
+        x, b, xs, ws, groups = cls._checked(operands, props)
         opad = _ints(props.get("output_padding"))
         if len(opad) != 2 or any(p < 0 for p in opad):
             raise VerifyException(f"output_padding must be two non-negative integers, got {opad}")
-        groups = _int(props.get("groups"))
-        xs, ws = shape_of(x), shape_of(w)
         _rank4("conv_transpose2d", xs, ws, "IOHW")
         n, c, h, wd = xs
         ci, og, kh, kw = ws
