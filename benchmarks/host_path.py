@@ -53,8 +53,6 @@ def profile(name: str, dtype: str, batch: int) -> dict:
     oh = exe.host_overhead(inputs, repeat=300)
     io = exe._io
     nodes = cu.cuGraphGetNodes(io.graph)[2] if io is not None else None
-    srcs = exe._device_sources(inputs)
-    dsts, _ = exe._destinations(None)
 
     def prep():  # everything run() does before the launch
         exe._device_sources(inputs)
