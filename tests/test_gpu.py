@@ -180,7 +180,6 @@ def test_random_graphs_on_gpu(case):
 
 
 def test_cache_cold_then_warm_on_gpu(tmp_path, monkeypatch):
-
     monkeypatch.setenv("RLXC_CACHE_DIR", str(tmp_path))
     g = rlxc.GraphBuilder()
     x = g.input("x", [1000])
