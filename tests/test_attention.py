@@ -397,3 +397,27 @@ def test_two_m_tiles_compile(arch, monkeypatch):
     _, src = _compile(module, arch)
     assert "128 query rows (2 m-tiles per warp)" in src
     _compile(_module("f16", 40, "mask_b1qk", 300, 77, bshd=True), arch)
+
+
+def test_one_head_slices_become_windows_too():
+    """With one head, the head transpose moves only unit axes and is
+    canonicalized into a reshape: the slices still become head windows
+    (read as [B, S, 1, d] with layout [0, 2, 1, 3])."""
+    g = rlxc.GraphBuilder()
+    x = g.input("x", [5, 12])
+    x3 = g.reshape(x, [1, 5, 12])
+
+    def head(i):
+        part = g.slice(x3, [4 * i], [4 * i + 4], axes=[2])
+        return g.transpose(g.reshape(part, [1, 5, 1, 4]), [0, 2, 1, 3])
+
+    a = g.attention(head(0), head(2), head(1), causal=True)
+    module = g.build([g.reshape(g.transpose(a, [0, 2, 1, 3]), [5, 4])])
+    optimized = rlxc.run_pipeline(module, "rlx-optimize")
+    assert not ops_named(optimized, "rlx.slice") and not ops_named(optimized, "rlx.transpose")
+    (att,) = ops_named(optimized, "rlx.attention")
+    assert att.windows() == [(0, 1), (2, 1), (1, 1)] and att.layouts()[:3] == [[0, 2, 1, 3]] * 3
+    inputs, _ = random_inputs(module, np.random.default_rng(13))
+    (want,) = rlxc.interpret(module, inputs, float64=True)
+    (got,) = rlxc.interpret(optimized, inputs, float64=True)
+    np.testing.assert_allclose(got, want, rtol=1e-12, atol=1e-12)

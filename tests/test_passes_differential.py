@@ -229,3 +229,32 @@ def test_plan_is_sound_and_near_the_lower_bound(case):
     naive = check_plan(rlxc.run_pipeline(case.module, "rlx-plan{strategy=naive}"))
     assert naive["arena"] >= r["arena"]
     assert_same_results(case.module, planned, case)
+
+
+#: The layout-folding kinds with what feeds and follows them: transposed
+#: products (matmul transpose flags) and attention on slices of whole heads
+#: (head windows).
+LAYOUT_KINDS = ("matmul_t", "attention_heads", "transpose", "reshape", "unary", "binary", "linear")
+
+
+@pytest.mark.parametrize("pipeline", ["rlx-fold-layout", "rlx-fold-layout,cse,dce", "rlx-optimize", "rlx-plan"])
+@given(case=graphs(kinds=LAYOUT_KINDS, min_ops=2, max_ops=8))
+def test_layout_folding_preserves_results(pipeline, case):
+    after = rlxc.run_pipeline(case.module, pipeline)
+    assert_same_results(case.module, after, case)
+
+
+@given(case=graphs(kinds=("attention_heads", "matmul_t"), min_ops=1, max_ops=4))
+def test_layout_folding_leaves_no_head_slice_or_product_transpose(case):
+    """After the cuda optimize pipeline, slices of whole heads into attention
+    are head windows and last-two-axes transposes into matmul are flags."""
+    after = rlxc.run_pipeline(case.module, "rlx-optimize")
+    for op in after.walk():
+        if isinstance(op, rlx.AttentionOp):
+            assert not any(isinstance(v.owner, rlx.SliceOp) for v in (op.query, op.key, op.value)), case
+        if isinstance(op, rlx.MatMulOp):
+            for v in (op.lhs, op.rhs):
+                t = v.owner
+                if isinstance(t, rlx.TransposeOp):
+                    p = [int(i) for i in t.perm.get_values()]  # pyright: ignore[reportAttributeAccessIssue]
+                    assert p != [*range(len(p) - 2), len(p) - 1, len(p) - 2], case

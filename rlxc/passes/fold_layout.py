@@ -103,6 +103,8 @@ class FoldOperandSlices(RewritePattern):
     """attention(reshape(slice(m, last axis [a, a + h·d])) -> [B, S, h, d])
     with the heads on physical axis 2 -> attention(reshape(m) -> [B, S, W/d, d])
     with head window [a/d, h], where a and m's last axis W are multiples of d.
+    One head in the logical layout ([B, 1, S, d], where the head transpose
+    moved only unit axes and became a reshape) is read as [B, S, 1, d].
     A merged Q/K/V projection is then read in place: no slice copy runs. The
     slice stays while it has other users."""
 
@@ -114,8 +116,16 @@ class FoldOperandSlices(RewritePattern):
         changed = False
         for i, x in enumerate(operands):
             r = x.owner
-            if windows[i] is not None or layouts[i][2] != 1 or not isinstance(r, rlx.ReshapeOp):
+            if windows[i] is not None or not isinstance(r, rlx.ReshapeOp):
                 continue
+            phys = [int(d) for d in x.type.get_shape()]  # pyright: ignore
+            layout = layouts[i]
+            if layout[2] != 1:
+                # one head in the logical layout ([B, 1, S, d]: a unit-axis transpose
+                # became a reshape) is the same bytes as [B, S, 1, d] read with [0, 2, 1, 3]
+                if layout != list(IDENTITY_LAYOUT) or phys[1] != 1:
+                    continue
+                phys, layout = [phys[0], phys[2], 1, phys[3]], [0, 2, 1, 3]
             sl = r.input.owner
             if not isinstance(sl, rlx.SliceOp):
                 continue
@@ -124,7 +134,6 @@ class FoldOperandSlices(RewritePattern):
                 [int(v) for v in a.get_values()]  # pyright: ignore[reportAttributeAccessIssue]
                 for a in (sl.starts, sl.ends, sl.steps)
             )
-            phys = [int(d) for d in x.type.get_shape()]  # pyright: ignore
             n = len(src)
             d = phys[3]
             whole = all(starts[k] == 0 and ends[k] == src[k] and steps[k] == 1 for k in range(n - 1))
@@ -141,6 +150,8 @@ class FoldOperandSlices(RewritePattern):
             rewriter.insert(wide, InsertPoint.before(op))
             operands[i] = wide.result
             props[ATTENTION_WINDOWS[i]] = i64_array([starts[-1] // d, phys[2]])
+            if layout != layouts[i]:
+                props[ATTENTION_LAYOUTS[i]] = i64_array(layout)
             changed = True
         if not changed:
             return

@@ -40,6 +40,7 @@ OP_KINDS = [
     "softmax", "layer_norm", "rms_norm", "matmul", "linear", "reshape", "transpose",
     "expand", "concat", "slice", "cast", "swiglu", "fused_residual", "constant_binary",
     "attention", "rope", "conv", "gather", "argmax", "pad", "cumsum", "topk",
+    "matmul_t", "attention_heads",
 ]  # fmt: skip
 
 
@@ -170,6 +171,40 @@ def graphs(
                 act = draw(st.sampled_from([None, "relu", "gelu", "silu", "tanh"]))
                 b = g.param(f"b{pcount}", [m], dtype) if draw(st.booleans()) else None
                 out = g.linear(x, g.param(f"w{pcount}", [m, k], dtype), b, activation=act)
+        elif kind == "matmul_t":
+            # a product through transposed operands (rlx-fold-layout: transpose flags)
+            if x.ndim < 2:
+                continue
+            m = draw(st.integers(1, 5))
+            pcount += 1
+            if draw(st.booleans()):
+                name = "matmul_t/lhs"
+                out = g.matmul(g.transpose(x, [*range(x.ndim - 2), x.ndim - 1, x.ndim - 2]),
+                               g.param(f"w{pcount}", [x.shape[-2], m], dtype))
+            else:
+                name = "matmul_t/rhs"
+                w = g.param(f"w{pcount}", [m, x.shape[-1]], dtype)
+                out = g.matmul(x, g.transpose(w, [1, 0]))
+        elif kind == "attention_heads":
+            # q, k, v as slices of whole heads of one [1, rows, cols] tensor, to
+            # heads and transposed (a merged projection's shape: head windows)
+            cols = x.shape[-1]
+            rows = int(np.prod(x.shape[:-1]))
+            ds = [d for d in range(1, cols + 1) if cols % d == 0 and cols // d >= 3]
+            if not ds:
+                continue
+            name = "attention_heads"
+            d = draw(st.sampled_from(ds))
+            h = draw(st.integers(1, cols // d // 3))
+            x3 = g.reshape(x, [1, rows, cols])
+            at = draw(st.permutations([0, 1, 2]))
+
+            def heads(i: int) -> Tensor:
+                part = g.slice(x3, [at[i] * h * d], [(at[i] + 1) * h * d], axes=[2])
+                return g.transpose(g.reshape(part, [1, rows, h, d]), [0, 2, 1, 3])
+
+            a = g.attention(heads(0), heads(1), heads(2), causal=draw(st.booleans()))
+            out = g.reshape(g.transpose(a, [0, 2, 1, 3]), [rows, h * d])
         elif kind == "reshape":
             name = "reshape"
             out = g.reshape(x, [-1]) if x.ndim > 1 else g.reshape(x, [1, *x.shape])
