@@ -83,6 +83,18 @@ def _row_loop(body: list[str], rows: Rows) -> list[str]:
     ]
 
 
+def _warp_loop(body: list[str], rows: Rows, warps: int) -> list[str]:
+    """`body` once per row, a warp per row (`lane` its thread's lane), `warps`
+    rows per block."""
+    return [
+        "  const int lane = threadIdx.x & 31;",
+        f"  for (long long r = (long long)blockIdx.x * {warps} + (threadIdx.x >> 5); r < {rows.rows}LL; r += (long long)gridDim.x * {warps}) {{",
+        f"    const long long base = {rows.row_base};",
+        *("    " + b for b in body),
+        "  }",
+    ]
+
+
 def _cols(body: str, rows: Rows) -> str:
     return f"for (long long k = threadIdx.x; k < {rows.cols}LL; k += blockDim.x) {{ const long long o = base + ({rows.col_off}); {body} }}"
 
@@ -111,14 +123,7 @@ def _row_kernel(decl: str, body: list[str], rows: Rows, smem_type: str = "float"
     if form == "smem":
         src.append(f"  extern __shared__ __align__(16) {srow_type} srow[];")
     if form == "warp":
-        warps = threads // 32
-        src += [
-            "  const int lane = threadIdx.x & 31;",
-            f"  for (long long r = (long long)blockIdx.x * {warps} + (threadIdx.x >> 5); r < {rows.rows}LL; r += (long long)gridDim.x * {warps}) {{",
-            f"    const long long base = {rows.row_base};",
-            *("    " + b for b in body),
-            "  }",
-        ]
+        src += _warp_loop(body, rows, threads // 32)
     else:
         src.extend(_row_loop(body, rows))
     src.append("}")
@@ -461,14 +466,7 @@ def argmax_kernel(op: rlx.ArgMaxOp, sm_count: int) -> KernelSpec:
     src = [f"// argmax form: {form}, {per}",
            f'extern "C" __global__ void __launch_bounds__({THREADS}) ENTRY({decl}) {{']
     if warp:
-        src += [
-            "  const int lane = threadIdx.x & 31;",
-            f"  for (long long r = (long long)blockIdx.x * {THREADS // 32} + (threadIdx.x >> 5); r < {rows.rows}LL; "
-            f"r += (long long)gridDim.x * {THREADS // 32}) {{",
-            f"    const long long base = {rows.row_base};",
-            *("    " + b for b in body),
-            "  }",
-        ]
+        src += _warp_loop(body, rows, THREADS // 32)
         grid = min(-(-rows.rows // (THREADS // 32)), sm_count * 16)
     else:
         src.append(f"  __shared__ {acc} vs[32]; __shared__ long long is[32];")
@@ -797,7 +795,7 @@ class RowSpec:
       `cached_out`;
     * `pure` / `pure_out` (optional): the same without updating an element,
       for a shared row kept in the input's 16-bit type (an update would be
-      rounded); None where `cached` updates nothing (it serves then);
+      rounded); `cached` itself where it updates nothing;
     * `streamed`: one read of a longer row, then `streamed_out` of a second
       read; `streamed4` where the float4 form needs other names (its
       float4 is `q`).
@@ -816,7 +814,6 @@ class RowSpec:
     streamed4: Stat | None = None
     pure: tuple[Stat, ...] | None = None
     pure_out: Out | None = None
-    updates: bool = True  # whether `cached` updates elements (then only `pure` may use a 16-bit row)
     prologue: Prologue | None = None
     columns: tuple[str, ...] = ()
     name_read: bool = False
@@ -830,7 +827,7 @@ def _round(t: Attribute) -> str:
 
 def _cached_form(s: RowSpec, row: CachedRow, red: Reducer) -> list[str]:
     body = row.compute(s.prologue) if s.prologue is not None else row.load("x")
-    stats, out = (s.pure, s.pure_out) if row.stored and s.updates else (s.cached, s.cached_out)
+    stats, out = (s.pure, s.pure_out) if row.stored else (s.cached, s.cached_out)
     assert stats is not None and out is not None
     for stat in stats:
         body += [*stat.init, *row.each(stat.add([row.elem()])), *stat.done(red)]
@@ -841,7 +838,7 @@ def _stored_row(s: RowSpec) -> bool:
     """Whether the shared-memory form keeps the row in its 16-bit type (half
     the bytes, twice the blocks per SM): f16/bf16 rows whose statistics can
     leave the elements as they are."""
-    return dtype(s.t).bytes == 2 and dtype_name(s.t) in ("f16", "bf16") and (not s.updates or s.pure is not None)
+    return dtype_name(s.t) in ("f16", "bf16") and s.pure is not None
 
 
 def _vec_loop(rows: Rows, lines: list[str]) -> list[str]:
@@ -1049,11 +1046,12 @@ def norm_kernel(op: rlx.LayerNormOp | rlx.RmsNormOp | rlx.FusedResidualLayerNorm
             prologue=fused.prologue if fused else None, columns=("g", "b"), name_read=True,
         )  # fmt: skip
     else:
+        stats, out = (sum_of_squares("q"),), (lambda v, p: f"{v} * inv * {p('g')}")
         spec = RowSpec(
-            "norm", rows, t, bufs, cached=(sum_of_squares("q"),),
-            cached_out=lambda v, p: f"{v} * inv * {p('g')}", updates=False,
+            "norm", rows, t, bufs, cached=stats, cached_out=out,
+            pure=stats, pure_out=out,  # the statistics update nothing
             streamed=sum_of_squares("q"), streamed4=sum_of_squares("ss"),  # q names the float4 there
-            streamed_out=lambda v, p: f"{v} * inv * {p('g')}",
+            streamed_out=out,
             prologue=fused.prologue if fused else None, columns=("g",), name_read=True,
         )  # fmt: skip
     return row_kernel(spec, sm_count)
