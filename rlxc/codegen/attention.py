@@ -121,8 +121,9 @@ def attention_problem(op: rlx.AttentionOp) -> Attention:
     (_, _, sk, _), kst = _logical_strides(op.key, lk)
     (_, _, _, dv), vst = _logical_strides(op.value, lv)
     # a head window starts `offset` heads in; its heads stride is the wide tensor's
-    offsets = tuple(0 if w is None else w[0] * st[1] for w, st in zip(op.windows(), (qst, kst, vst)))
-    if (wq := op.windows()[0]) is not None:
+    windows = op.windows()
+    offsets = tuple(0 if w is None else w[0] * st[1] for w, st in zip(windows, (qst, kst, vst)))
+    if (wq := windows[0]) is not None:
         h = wq[1]
     _, ost = _logical_strides(op.result, lo)
     assert qst[3] == kst[3] == vst[3] == ost[3] == 1
@@ -272,6 +273,13 @@ def _bases(a: Attention) -> list[str]:
         "  auto* Ob = O + (long long)b * OSB + (long long)h * OSH;",
         *(["  const auto* Mb = M + (long long)b * MSB + (long long)h * MSH;"] if a.mask is not None else []),
     ]
+
+
+def _spec(a: Attention, src: list[str], bufs: list[Buf | int], rows: int, threads: int, smem: int) -> KernelSpec:
+    """Every form's kernel: the source's non-empty lines, a block per `rows`
+    query rows of each (batch, head)."""
+    body = "\n".join(ln for ln in src if ln) + "\n"
+    return KernelSpec("attention", body, bufs, (-(-a.sq // rows), a.h, a.b), threads, smem)
 
 
 def _indent(lines: list[str], n: int) -> list[str]:
@@ -495,9 +503,7 @@ def _mma_kernel(a: Attention, sm_count: int) -> KernelSpec:
         "  }",
         "}",
     ]
-    body = "\n".join(ln for ln in src if ln) + "\n"
-    grid = (-(-a.sq // bm), a.h, a.b)
-    return KernelSpec("attention", body, bufs, grid, MMA_WARPS * 32, smem)
+    return _spec(a, src, bufs, bm, MMA_WARPS * 32, smem)
 
 
 # --------------------------------------------------------------------------- simt form
@@ -614,9 +620,7 @@ def _simt_kernel(a: Attention) -> KernelSpec:
         "  }",
         "}",
     ]
-    body = "\n".join(ln for ln in src if ln) + "\n"
-    grid = (-(-a.sq // rows), a.h, a.b)
-    return KernelSpec("attention", body, bufs, grid, SIMT_THREADS, smem)
+    return _spec(a, src, bufs, rows, SIMT_THREADS, smem)
 
 
 # --------------------------------------------------------------------------- tiled form (f32)
@@ -746,6 +750,4 @@ def _tiled_kernel(a: Attention) -> KernelSpec:
         "  }",
         "}",
     ]
-    body = "\n".join(ln for ln in src if ln) + "\n"
-    grid = (-(-a.sq // TILED_BM), a.h, a.b)
-    return KernelSpec("attention", body, bufs, grid, TILED_THREADS, smem)
+    return _spec(a, src, bufs, TILED_BM, TILED_THREADS, smem)
