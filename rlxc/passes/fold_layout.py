@@ -13,10 +13,11 @@ writes its result with `out_layout = [0, 2, 1, 3]`.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from math import prod
 
 from xdsl.context import Context
 from xdsl.dialects.builtin import ModuleOp, TensorType, UnitAttr
-from xdsl.ir import Attribute
+from xdsl.ir import Attribute, Operation
 from xdsl.passes import ModulePass
 from xdsl.rewriter import InsertPoint
 from xdsl.pattern_rewriter import (
@@ -41,28 +42,51 @@ def _perm(t: rlx.TransposeOp) -> list[int]:
     return [int(v) for v in t.perm.get_values()]  # pyright: ignore[reportAttributeAccessIssue]
 
 
-def _with_layouts(op: rlx.AttentionOp, layouts: list[list[int]]) -> dict[str, Attribute]:
-    """op's properties with the four layouts replaced (identity ones dropped)."""
-    props = {
-        k: v for k, v in op.properties.items()
-        if k not in ATTENTION_LAYOUTS and k != "operandSegmentSizes"  # build() sets that
-    }  # fmt: skip
+def _with_layouts(op: rlx.AttentionOp, layouts: list[list[int]],
+                  windows: list[tuple[int, int] | None] | None = None) -> dict[str, Attribute]:
+    """op's properties with the four layouts replaced (identity ones dropped)
+    and, where given, the three head windows."""
+    drop = (*ATTENTION_LAYOUTS, *(ATTENTION_WINDOWS if windows is not None else ()), "operandSegmentSizes")
+    props = {k: v for k, v in op.properties.items() if k not in drop}  # build() sets operandSegmentSizes
     for name, perm in zip(ATTENTION_LAYOUTS, layouts):
         if list(perm) != list(IDENTITY_LAYOUT):
             props[name] = i64_array(perm)
+    for name, w in zip(ATTENTION_WINDOWS, windows or ()):
+        if w is not None:
+            props[name] = i64_array(list(w))
     return props
 
 
-def _rebuild(op: rlx.AttentionOp, operands, layouts: list[list[int]], result_type) -> rlx.AttentionOp:
-    new = rlx.AttentionOp.build(
+def _rebuild(op: rlx.AttentionOp, operands, layouts: list[list[int]], result_type,
+             windows: list[tuple[int, int] | None] | None = None) -> rlx.AttentionOp:
+    return rlx.AttentionOp.build(
         operands=operands,
         result_types=[result_type],
-        properties=_with_layouts(op, layouts),
+        properties=_with_layouts(op, layouts, windows),
         attributes=dict(op.attributes),
     )
-    if op.result.name_hint is not None:
-        new.result.name_hint = op.result.name_hint
-    return new
+
+
+def _replace(rewriter: PatternRewriter, op: Operation, new: Operation) -> None:
+    """`op` -> `new`, keeping the result's name; then the ops that fed `op`
+    and have no use left (a folded transpose, reshape or slice, a folded
+    attention) are erased, and so on up."""
+    if op.results[0].name_hint is not None:
+        new.results[0].name_hint = op.results[0].name_hint
+    feeders = [v.owner for v in op.operands]
+    rewriter.replace(op, new)
+    _erase_dead(rewriter, feeders)
+
+
+def _erase_dead(rewriter: PatternRewriter, ops) -> None:
+    for o in ops:
+        if (
+            isinstance(o, rlx.TransposeOp | rlx.ReshapeOp | rlx.SliceOp | rlx.AttentionOp)
+            and o.parent is not None and all(r.first_use is None for r in o.results)
+        ):  # fmt: skip
+            feeders = [v.owner for v in o.operands]
+            rewriter.erase(o)
+            _erase_dead(rewriter, feeders)
 
 
 class FoldOperandTransposes(RewritePattern):
@@ -91,12 +115,7 @@ class FoldOperandTransposes(RewritePattern):
         if not changed:
             return
         mask = [op.mask] if op.mask is not None else []
-        new = _rebuild(op, [*operands, mask], layouts, op.result.type)
-        old_inputs = [x.owner for x in (op.query, op.key, op.value)]
-        rewriter.replace(op, new)
-        for t in old_inputs:
-            if isinstance(t, rlx.TransposeOp) and t.result.first_use is None and t.parent is not None:
-                rewriter.erase(t)
+        _replace(rewriter, op, _rebuild(op, [*operands, mask], layouts, op.result.type))
 
 
 class FoldOperandSlices(RewritePattern):
@@ -112,7 +131,6 @@ class FoldOperandSlices(RewritePattern):
     def match_and_rewrite(self, op: rlx.AttentionOp, rewriter: PatternRewriter, /):
         layouts, windows = op.layouts(), op.windows()
         operands = [op.query, op.key, op.value]
-        props = {k: v for k, v in op.properties.items() if k != "operandSegmentSizes"}
         changed = False
         for i, x in enumerate(operands):
             r = x.owner
@@ -140,7 +158,7 @@ class FoldOperandSlices(RewritePattern):
             if (
                 not whole or steps[-1] != 1 or starts[-1] % d or src[-1] % d
                 or ends[-1] - starts[-1] != phys[2] * d
-                or _prod(src[:-1]) != phys[0] * phys[1]
+                or prod(src[:-1]) != phys[0] * phys[1]
             ):  # fmt: skip
                 continue
             wide = rlx.ReshapeOp.build(
@@ -149,27 +167,13 @@ class FoldOperandSlices(RewritePattern):
             )
             rewriter.insert(wide, InsertPoint.before(op))
             operands[i] = wide.result
-            props[ATTENTION_WINDOWS[i]] = i64_array([starts[-1] // d, phys[2]])
-            if layout != layouts[i]:
-                props[ATTENTION_LAYOUTS[i]] = i64_array(layout)
+            windows[i] = (starts[-1] // d, phys[2])
+            layouts[i] = layout
             changed = True
         if not changed:
             return
         mask = [op.mask] if op.mask is not None else []
-        new = rlx.AttentionOp.build(
-            operands=[*operands, mask], result_types=[op.result.type],
-            properties=props, attributes=dict(op.attributes),
-        )  # fmt: skip
-        if op.result.name_hint is not None:
-            new.result.name_hint = op.result.name_hint
-        old = [x.owner for x in (op.query, op.key, op.value)]
-        rewriter.replace(op, new)
-        for r in old:  # the reshapes and then the slices, once unused
-            if isinstance(r, rlx.ReshapeOp) and r.result.first_use is None and r.parent is not None:
-                sl = r.input.owner
-                rewriter.erase(r)
-                if isinstance(sl, rlx.SliceOp) and sl.result.first_use is None and sl.parent is not None:
-                    rewriter.erase(sl)
+        _replace(rewriter, op, _rebuild(op, [*operands, mask], layouts, op.result.type, windows))
 
 
 class FoldMatmulTransposes(RewritePattern):
@@ -202,20 +206,7 @@ class FoldMatmulTransposes(RewritePattern):
             return
         new = rlx.MatMulOp.build(operands=operands, result_types=[op.result.type], properties=props,
                                  attributes=dict(op.attributes))
-        if op.result.name_hint is not None:
-            new.result.name_hint = op.result.name_hint
-        old = [op.lhs.owner, op.rhs.owner]
-        rewriter.replace(op, new)
-        for t in old:
-            if isinstance(t, rlx.TransposeOp) and t.result.first_use is None and t.parent is not None:
-                rewriter.erase(t)
-
-
-def _prod(xs) -> int:
-    out = 1
-    for x in xs:
-        out *= x
-    return out
+        _replace(rewriter, op, new)
 
 
 class FoldResultTranspose(RewritePattern):
@@ -237,10 +228,8 @@ class FoldResultTranspose(RewritePattern):
         layouts[3] = new_lo
         mask = [att.mask] if att.mask is not None else []
         new = _rebuild(att, [att.query, att.key, att.value, mask], layouts, op.result.type)
-        if op.result.name_hint is not None:
-            new.result.name_hint = op.result.name_hint
-        rewriter.replace(op, new)
-        rewriter.erase(att)
+        new.result.name_hint = att.result.name_hint  # the transpose's name, where it has one, wins
+        _replace(rewriter, op, new)  # and the attention, now unused, goes
 
 
 @dataclass(frozen=True)
