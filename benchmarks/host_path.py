@@ -26,16 +26,12 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 import rlxc  # noqa: E402
-from encoders import MODELS, build_rlxc, make_weights, rlxc_params  # noqa: E402
+from encoders import MODELS, build_rlxc, make_weights, rlxc_params, wall_ms  # noqa: E402
 
 
 def median_us(fn, n=400) -> float:
-    ts = []
-    for _ in range(n):
-        t0 = time.perf_counter()
-        fn()
-        ts.append((time.perf_counter() - t0) * 1e6)
-    return statistics.median(ts)
+    """Median wall microseconds of fn(), no warm-up (encoders.wall_ms)."""
+    return wall_ms(fn, n, warmup=0) * 1e3
 
 
 def profile(name: str, dtype: str, batch: int) -> dict:
@@ -57,9 +53,6 @@ def profile(name: str, dtype: str, batch: int) -> dict:
     def prep():  # everything run() does before the launch
         exe._device_sources(inputs)
         exe._destinations(None)
-
-    def launch_only():
-        cu.cuGraphLaunch(io.exec, exe.stream)
 
     def launch_then_sync():
         cu.cuGraphLaunch(io.exec, exe.stream)
