@@ -23,6 +23,7 @@ import numpy as np
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 import rlxc  # noqa: E402
+from gpu import torch_time  # noqa: E402
 
 CASES = [  # (name, b, h, s, d)
     ("bert-base b=1", 1, 12, 128, 64),
@@ -44,26 +45,9 @@ def build(b, h, s, d, dtype, bshd, causal=False):
     return g.build([g.attention(q, k, v, causal=causal)])
 
 
-def time_rlxc(exe):
-    from cuda.bindings import driver as cu
-
-    def ok(r):
-        err, *rest = r if isinstance(r, tuple) else (r,)
-        assert int(err) == 0, err
-        return rest[0] if rest else None
-
-    start, stop = ok(cu.cuEventCreate(0)), ok(cu.cuEventCreate(0))
-    for _ in range(10):
-        exe.launch()
-    rounds = []
-    for _ in range(5):
-        ok(cu.cuEventRecord(start, exe.stream))
-        for _ in range(N):
-            exe.launch()
-        ok(cu.cuEventRecord(stop, exe.stream))
-        ok(cu.cuEventSynchronize(stop))
-        rounds.append(ok(cu.cuEventElapsedTime(start, stop)) * 1000 / N)
-    return statistics.median(rounds)
+def time_rlxc(exe) -> float:
+    """Microseconds per launch: the median of 5 rounds of N launches."""
+    return statistics.median(exe.time_launches(repeat=5, warmup=10, inner=N)) * 1000
 
 
 def time_forced(module, inputs, knob: str, values, key: str) -> dict:
@@ -83,21 +67,9 @@ def time_forced(module, inputs, knob: str, values, key: str) -> dict:
     return out
 
 
-def time_torch(fn):
-    import torch
-
-    for _ in range(10):
-        fn()
-    rounds = []
-    for _ in range(5):
-        a, b = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-        a.record()
-        for _ in range(N):
-            fn()
-        b.record()
-        torch.cuda.synchronize()
-        rounds.append(a.elapsed_time(b) * 1000 / N)
-    return statistics.median(rounds)
+def time_torch(fn) -> float:
+    """Microseconds per call, timed as `time_rlxc` (gpu.py's torch_time)."""
+    return torch_time(fn, (), 5, inner=N, warmup=10) * 1000
 
 
 def main() -> None:

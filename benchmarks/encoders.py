@@ -55,6 +55,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path[:0] = [str(ROOT)]
 
 import rlxc  # noqa: E402
+from gpu import torch_time  # noqa: E402
 
 
 @dataclass(frozen=True)
@@ -167,20 +168,7 @@ def torch_encoder(cfg: Config):
 
 def events_ms(fn, repeat: int, warmup: int = 3) -> float:
     """Median device milliseconds of fn(), CUDA events on torch's current stream."""
-    import torch
-
-    for _ in range(warmup):
-        fn()
-    torch.cuda.synchronize()
-    times = []
-    for _ in range(repeat):
-        s, e = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-        s.record()
-        fn()
-        e.record()
-        e.synchronize()
-        times.append(s.elapsed_time(e))
-    return statistics.median(times)
+    return torch_time(fn, (), repeat, warmup=warmup)
 
 
 def wall_ms(fn, repeat: int, warmup: int = 3) -> float:

@@ -28,20 +28,24 @@ sys.path[:0] = [str(ROOT), str(ROOT / "examples")]
 import rlxc  # noqa: E402
 
 
-def torch_time(fn, args, repeat: int) -> float:
+def torch_time(fn, args, repeat: int, inner: int = 1, warmup: int = 5) -> float:
+    """Milliseconds per call of fn(*args): the median over `repeat` samples,
+    each a pair of CUDA events (torch's current stream) around `inner`
+    back-to-back calls, after `warmup` calls. The benchmarks' one torch timer."""
     import torch
 
-    for _ in range(5):
+    for _ in range(warmup):
         fn(*args)
     torch.cuda.synchronize()
     times = []
     for _ in range(repeat):
         s, e = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
         s.record()
-        fn(*args)
+        for _ in range(inner):
+            fn(*args)
         e.record()
         e.synchronize()
-        times.append(s.elapsed_time(e))
+        times.append(s.elapsed_time(e) / inner)
     return statistics.median(times)
 
 

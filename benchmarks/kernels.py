@@ -231,26 +231,6 @@ def inner_calls(mb: int) -> int:
     return max(4, 640 // max(mb, 1))
 
 
-def torch_time_batched(fn, args, repeat: int, inner: int) -> float:
-    """Milliseconds per call: median over `repeat` samples, each a pair of
-    CUDA events around `inner` back-to-back calls."""
-    import torch
-
-    for _ in range(3):
-        fn(*args)
-    torch.cuda.synchronize()
-    times = []
-    for _ in range(repeat):
-        s, e = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-        s.record()
-        for _ in range(inner):
-            fn(*args)
-        e.record()
-        e.synchronize()
-        times.append(s.elapsed_time(e) / inner)
-    return statistics.median(times)
-
-
 def batched_copy_bandwidth(nbytes: int, repeat: int) -> float:
     """gpu.py's `copy_bandwidth` timed like the cases (batched), so that
     "% copy" compares like with like: GB/s counting read + write."""
@@ -258,49 +238,22 @@ def batched_copy_bandwidth(nbytes: int, repeat: int) -> float:
 
     a = torch.empty(nbytes // 4, dtype=torch.float32, device="cuda").uniform_()
     b = torch.empty_like(a)
-    ms = torch_time_batched(b.copy_, (a,), repeat, inner_calls(nbytes // 2**20))
+    ms = torch_time(b.copy_, (a,), repeat, inner=inner_calls(nbytes // 2**20), warmup=3)
     del a, b
     torch.cuda.empty_cache()
     return 2 * nbytes / (ms * 1e-3) / 1e9
 
 
-def rlxc_time_batched(exe, repeat: int, inner: int, warmup: int) -> float:
-    """`torch_time_batched` for an rlxc executable: `inner` replays of its
-    CUDA graph (`exe.launch()`) between two events on its stream."""
-    from rlxc.runtime.driver_api import _driver, check
-
-    cu = _driver()
-    check(cu.cuCtxSetCurrent(exe.context), "cuCtxSetCurrent")
-    start = check(cu.cuEventCreate(0), "cuEventCreate")
-    stop = check(cu.cuEventCreate(0), "cuEventCreate")
-    try:
-        for _ in range(warmup):
-            exe.launch()
-        check(cu.cuStreamSynchronize(exe.stream), "cuStreamSynchronize")
-        times = []
-        for _ in range(repeat):
-            check(cu.cuEventRecord(start, exe.stream), "cuEventRecord")
-            for _ in range(inner):
-                exe.launch()
-            check(cu.cuEventRecord(stop, exe.stream), "cuEventRecord")
-            check(cu.cuEventSynchronize(stop), "cuEventSynchronize")
-            times.append(check(cu.cuEventElapsedTime(start, stop), "cuEventElapsedTime") / inner)
-    finally:
-        cu.cuEventDestroy(start)
-        cu.cuEventDestroy(stop)
-    return statistics.median(times)
-
-
 def time_rlxc(exe, case: Case, args) -> float:
     if args.timing == "single":
         return statistics.median(exe.time_launches(repeat=args.repeat, warmup=args.warmup))
-    return rlxc_time_batched(exe, args.repeat, inner_calls(case.mb), args.warmup)
+    return statistics.median(exe.time_launches(repeat=args.repeat, warmup=args.warmup, inner=inner_calls(case.mb)))
 
 
 def time_torch(fn, targs, case: Case, args) -> float:
     if args.timing == "single":
         return torch_time(fn, targs, args.repeat)
-    return torch_time_batched(fn, targs, args.repeat, inner_calls(case.mb))
+    return torch_time(fn, targs, args.repeat, inner=inner_calls(case.mb), warmup=3)
 
 
 # ---------------------------------------------------------------- rlxc <-> torch

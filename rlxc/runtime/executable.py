@@ -317,23 +317,29 @@ class CudaExecutable:
             self.graph_exec = check(cu.cuGraphInstantiate(graph, 0), "cuGraphInstantiate")
         check(cu.cuGraphLaunch(self.graph_exec, self.stream), "cuGraphLaunch")
 
-    def time_launches(self, repeat: int = 50, warmup: int = 5) -> list[float]:
-        """Milliseconds per `launch()`, each timed with CUDA events (inputs as
-        they are in the arena; no copies)."""
+    def time_launches(self, repeat: int = 50, warmup: int = 5, inner: int = 1) -> list[float]:
+        """Milliseconds per `launch()` (inputs as they are in the arena; no
+        copies): `repeat` samples, each a pair of CUDA events around `inner`
+        back-to-back launches, divided by `inner`."""
         cu = _driver()
         check(cu.cuCtxSetCurrent(self.context), "cuCtxSetCurrent")
         start = check(cu.cuEventCreate(0), "cuEventCreate")
         stop = check(cu.cuEventCreate(0), "cuEventCreate")
-        for _ in range(warmup):
-            self.launch()
-        check(cu.cuStreamSynchronize(self.stream), "cuStreamSynchronize")
-        out = []
-        for _ in range(repeat):
-            check(cu.cuEventRecord(start, self.stream), "cuEventRecord")
-            self.launch()
-            check(cu.cuEventRecord(stop, self.stream), "cuEventRecord")
-            check(cu.cuEventSynchronize(stop), "cuEventSynchronize")
-            out.append(check(cu.cuEventElapsedTime(start, stop), "cuEventElapsedTime"))
+        try:
+            for _ in range(warmup):
+                self.launch()
+            check(cu.cuStreamSynchronize(self.stream), "cuStreamSynchronize")
+            out = []
+            for _ in range(repeat):
+                check(cu.cuEventRecord(start, self.stream), "cuEventRecord")
+                for _ in range(inner):
+                    self.launch()
+                check(cu.cuEventRecord(stop, self.stream), "cuEventRecord")
+                check(cu.cuEventSynchronize(stop), "cuEventSynchronize")
+                out.append(check(cu.cuEventElapsedTime(start, stop), "cuEventElapsedTime") / inner)
+        finally:
+            cu.cuEventDestroy(start)
+            cu.cuEventDestroy(stop)
         return out
 
     def run(self, inputs: Mapping[str, object], poison: bool = False, device_outputs: bool | None = None,
