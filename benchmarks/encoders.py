@@ -392,7 +392,9 @@ def dry_run(args) -> int:
             for batch in args.batches:
                 t0 = time.perf_counter()
                 module = build_rlxc(cfg, batch, args.seq, dtype)
-                merged, params = fold_params(rlxc.run_pipeline(module, "rlx-merge-projections"), weights)
+                # the params' carriers (bf16's is float32; lowering needs no rounding)
+                carried = {k: v.astype(np.float16) for k, v in weights.items()} if dtype == "f16" else weights
+                merged, params = fold_params(rlxc.run_pipeline(module, "rlx-merge-projections"), carried)
                 lowered = rlxc.run_pipeline(merged, cuda_pipeline("sm_90", 132, "cublaslt"))
                 ops = list(lowered.walk())
                 kernels = sum(isinstance(o, rlx_cuda.LaunchOp) for o in ops)
