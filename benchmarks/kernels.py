@@ -3,7 +3,7 @@ torch.compile, side by side in one run, device time with CUDA events.
 
     python3 benchmarks/kernels.py [--out DIR] [--quick] [--ops a,b] [--dtypes f16,bf16]
                                   [--rows 128,4096] [--sizes 64,512] [--repeat N]
-                                  [--compile-sizes 64,512]
+                                  [--compile-sizes 64,512] [--no-clusters]
     python3 benchmarks/kernels.py --dry-run [--nvrtc]   # no GPU, no torch
 
 Cases: op x dtype x row length x size.
@@ -511,7 +511,13 @@ def main() -> int:
                     help="no GPU: build and lower every case's module (rlx-cuda for sm_90)")
     ap.add_argument("--nvrtc", action="store_true", help="with --dry-run: also compile the kernels with NVRTC")
     ap.add_argument("--verbose", action="store_true", help="print tracebacks of failing cases")
+    ap.add_argument("--no-clusters", action="store_true",
+                    help="never pick the cluster row form (rows.USE_CLUSTERS off): the forms it displaces")
     args = ap.parse_args()
+    if args.no_clusters:
+        from rlxc.codegen import rows as row_forms
+
+        row_forms.USE_CLUSTERS = False
 
     def pick(text, default, cast=str, allowed=None):
         if text is None:

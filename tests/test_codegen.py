@@ -87,9 +87,13 @@ def _long_rows():
 
 
 @pytest.mark.parametrize("arch", ARCHS)
-def test_long_row_kernels_compile(arch):
+def test_long_row_kernels_compile(arch, monkeypatch):
+    """Without clusters (sm_80, or USE_CLUSTERS off on sm_90): shared-memory
+    rows, then the streamed forms."""
+    from rlxc.codegen import rows
     from rlxc.codegen.rows import SMEM_ROW_BYTES
 
+    monkeypatch.setattr(rows, "USE_CLUSTERS", False)
     lowered = rlxc.run_pipeline(_long_rows(), f"rlx-cuda{{arch={arch}}}")
     sources = [k.source.data for k in kernels_of(lowered)]
     smem = [s for s in sources if "// row form: smem" in s]
@@ -105,6 +109,27 @@ def test_long_row_kernels_compile(arch):
     assert sum("rlx_welford_add(st," in src for src in sources) == 1
     assert sum("float4 q = reinterpret_cast<const float4*>(x + base)[k4];" in src for src in sources) == 2
     assert compile_all(lowered, arch) == 8
+
+
+def test_long_rows_on_sm90_split_over_clusters():
+    """On sm_90 the same rows (all within 8 blocks of up to 1024 threads)
+    take the cluster form: the block count in `__cluster_dims__`, a slot
+    row per statistic, the first reduction waiting on the opening arrive;
+    on sm_80 none does."""
+    lowered = rlxc.run_pipeline(_long_rows(), "rlx-cuda{arch=sm_90}")
+    sources = [k.source.data for k in kernels_of(lowered)]
+    assert all("// row form: cluster (" in s for s in sources), [s.splitlines()[2] for s in sources]
+    softmax = next(s for s in sources if "20000" in s and "rlx_maxf" in s)
+    assert "__cluster_dims__(8, 1, 1) __launch_bounds__(160)" in softmax  # 20000 f32: 1250 threads of 64 bytes
+    assert "__shared__ float cl_slots[2][8];" in softmax
+    assert "rlx_cluster_reduce<8, true>(m, RlxMax(), -RLX_INF, smem, cl_slots[0])" in softmax
+    assert "rlx_cluster_reduce<8, false>(s, RlxSum(), 0.0f, smem, cl_slots[1])" in softmax
+    launches = {op.kernel.root_reference.data: op for op in lowered.walk() if op.name == "rlx_cuda.launch"}
+    k = next(k for k in kernels_of(lowered) if k.source.data == softmax)
+    assert launches[k.sym_name.data].grid.get_values()[0] == 3 * 8  # a cluster per row
+    assert compile_all(lowered, "sm_90") == 8
+    old = rlxc.run_pipeline(_long_rows(), "rlx-cuda{arch=sm_80}")
+    assert not any("row form: cluster" in k.source.data for k in kernels_of(old))
 
 
 @pytest.mark.parametrize("arch", ARCHS)

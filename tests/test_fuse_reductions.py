@@ -101,10 +101,13 @@ def _forms(module):
             for line in k.source.data.splitlines() if "row form:" in line and "rlx.fusion" in k.source.data}
 
 
+@pytest.mark.parametrize("arch,forms", [("sm_80", {"warp", "block", "smem", "looping"}),
+                                        ("sm_90", {"warp", "block", "cluster"})])
 @pytest.mark.parametrize("dt", ["f32", "f16", "bf16"])
-def test_fused_kernels_compile_in_every_form(dt):
-    """Row lengths that pick the warp, block, smem and looping forms, with
-    row-, scalar- and element-indexed prologue inputs, odd lengths too."""
+def test_fused_kernels_compile_in_every_form(dt, arch, forms):
+    """Row lengths that pick the warp, block, smem and looping forms (on
+    sm_90 the cluster form in place of the last two), with row-, scalar- and
+    element-indexed prologue inputs, odd lengths too."""
     g = GraphBuilder()
     outs = []
     for n in (7, 128, 1000, 4096, 9001, 90001):
@@ -116,10 +119,10 @@ def test_fused_kernels_compile_in_every_form(dt):
     x = g.input("x3", [2, 3, 4, 8], dt)
     cross = g.input("c", [3, 1, 8], dt)  # broadcast inside the row axes of a 2-axis norm: element-indexed
     outs.append(g.layer_norm(x + cross, g.param("g3", [4, 8], dt), g.param("b3", [4, 8], dt)))
-    m = run_pipeline(g.build(outs), "rlx-cuda")
+    m = run_pipeline(g.build(outs), f"rlx-cuda{{arch={arch}}}")
     assert len(ops_named(m, "rlx_cuda.launch")) == len(outs)  # one kernel per fused row op
-    assert {"warp", "block", "smem", "looping"} <= _forms(m)
-    _compile_all(m)
+    assert forms <= _forms(m)
+    _compile_all(m, arch)
 
 
 def test_region_that_also_computes_gamma_is_not_fused_and_compiles():

@@ -244,6 +244,25 @@ def test_device_arrays_in_and_out():
         exe.run({"x": cupy.zeros((96, 64), dtype=cupy.float32).T})
 
 
+def test_graph_without_inputs_returns_host_arrays():
+    """No input is on the device, so outputs come back as numpy arrays (the
+    I/O graph path once returned its device pool here); device_outputs=True
+    still gives device arrays."""
+    g = rlxc.GraphBuilder()
+    c = np.random.default_rng().standard_normal((5, 7)).astype(np.float32)
+    k = g.constant(c)
+    module = g.build([k, g.exp(k)])
+    exe = rlxc.compile(module, target="cuda")
+    for _ in range(2):
+        got, e = exe.run({})
+        assert isinstance(got, np.ndarray) and got.shape == (5, 7)
+        np.testing.assert_array_equal(got, c)
+        np.testing.assert_allclose(e, np.exp(c.astype(np.float64)), rtol=1e-6)
+    dev = exe.run({}, device_outputs=True)
+    assert isinstance(dev[0], rlxc.cuda.DeviceArray)
+    np.testing.assert_array_equal(dev[0].numpy(), c)
+
+
 class DLPackOnly:
     """Hides everything of a tensor but DLPack (as a JAX array offers)."""
 
@@ -351,8 +370,10 @@ def test_topk_nan_ties_and_infinities_on_gpu():
 
 #: Row lengths of the row-kernel sweep: attention rows (64, 128), odd and
 #: unaligned lengths (100, 1000, 4097), hidden sizes (768, 4096), and long
-#: rows past the register-cached forms (8200, 32768, 50000).
-ROW_LENGTHS = [64, 100, 128, 768, 1000, 4096, 4097, 8200, 32768, 50000]
+#: rows past the register-cached forms: split over clusters on sm_90 (8200,
+#: 32768, 50000; 131072 at 8 blocks of 1024 threads in f32), past that too
+#: (200000 in f32: streamed; f16/bf16: clusters of 800-thread blocks).
+ROW_LENGTHS = [64, 100, 128, 768, 1000, 4096, 4097, 8200, 32768, 50000, 131072, 200000]
 
 
 @pytest.mark.parametrize("dtype", ["f32", "f16", "bf16"])
@@ -361,6 +382,21 @@ def test_row_kernels_every_length_and_dtype(cols, dtype):
     """softmax, log_softmax, layer_norm, rms_norm and the fused residual norm
     over rows of every form's length, against the interpreter (tolerances by
     dtype: TOL). Few rows for long ones, so each case stays small."""
+    _row_kernels(cols, dtype)
+
+
+@pytest.mark.parametrize("dtype", ["f32", "f16", "bf16"])
+@pytest.mark.parametrize("cols", [8200, 32768, 50000])
+def test_long_rows_without_clusters(cols, dtype, monkeypatch):
+    """The shared-memory and streamed forms the cluster form displaces on
+    sm_90 still hold (they run on older parts)."""
+    from rlxc.codegen import rows
+
+    monkeypatch.setattr(rows, "USE_CLUSTERS", False)
+    _row_kernels(cols, dtype)
+
+
+def _row_kernels(cols: int, dtype: str) -> None:
     rows = max(2, min(64, 2**16 // cols))
 
     def build(g):

@@ -9,7 +9,9 @@ from __future__ import annotations
 
 import hashlib
 import math
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+from contextvars import ContextVar
 from dataclasses import dataclass, field
 from importlib import resources
 
@@ -30,6 +32,27 @@ HEADER = resources.files(__package__).joinpath(HEADER_NAME).read_text()
 
 #: Header name -> text, for NVRTC (`rlxc.runtime.nvrtc`'s `headers=`).
 HEADERS: dict[str, str] = {HEADER_NAME: HEADER}
+
+#: The architecture the templates generate for: `rlx-emit-cuda` sets it
+#: (`generating_for`) while it lowers, so a template may pick a form that
+#: needs a newer part (thread-block clusters, sm_90) only where the target
+#: has it. Templates called directly generate for sm_90.
+_ARCH: ContextVar[int] = ContextVar("rlxc_codegen_arch", default=90)
+
+
+@contextmanager
+def generating_for(arch: str) -> Iterator[None]:
+    """Templates called inside generate for `arch` ("sm_XY")."""
+    token = _ARCH.set(int(arch.removeprefix("sm_")))
+    try:
+        yield
+    finally:
+        _ARCH.reset(token)
+
+
+def has_clusters() -> bool:
+    """Whether the target has thread-block clusters and distributed shared memory (sm_90+)."""
+    return _ARCH.get() >= 90
 
 
 @dataclass(frozen=True)

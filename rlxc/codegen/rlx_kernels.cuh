@@ -94,6 +94,38 @@ __device__ __forceinline__ T rlx_warp_reduce(T v, Op op) {
   return v;
 }
 
+// Thread-block clusters (sm_90+): the cluster form of the row kernels splits
+// a row over the C blocks of a cluster (`__cluster_dims__(C, 1, 1)`), and
+// combines their statistics through distributed shared memory. The kernel
+// opens with rlx_cluster_arrive(); the first rlx_cluster_reduce waits on
+// it (no block writes into another before every block of the cluster has
+// started), each reduction then ends in a full cluster barrier, so no block
+// leaves while another may still write into its shared memory.
+#if __CUDA_ARCH__ >= 900
+__device__ __forceinline__ unsigned int rlx_cluster_rank() {
+  unsigned int r; asm("mov.u32 %0, %%cluster_ctarank;" : "=r"(r)); return r;
+}
+__device__ __forceinline__ void rlx_cluster_arrive() { asm volatile("barrier.cluster.arrive.relaxed;" ::: "memory"); }
+// Reduces v over the cluster: over the block, then block b's value is
+// written to slot b of every block's `slots` (C of them), then each block
+// folds slots 0..C-1 in order: every thread of the cluster gets the same bits.
+template <int C, bool First, typename T, typename Op>
+__device__ __forceinline__ T rlx_cluster_reduce(T v, Op op, T identity, T* smem, T* slots) {
+  v = rlx_block_reduce(v, op, identity, smem);
+  if (First) asm volatile("barrier.cluster.wait;" ::: "memory");
+  if (threadIdx.x < C) {
+    unsigned long long remote;
+    asm("mapa.u64 %0, %1, %2;" : "=l"(remote) : "l"(slots + rlx_cluster_rank()), "r"((unsigned int)threadIdx.x));
+    *reinterpret_cast<T*>(remote) = v;
+  }
+  asm volatile("barrier.cluster.arrive.release;\n\tbarrier.cluster.wait.acquire;" ::: "memory");
+  T r = slots[0];
+#pragma unroll
+  for (int b = 1; b < C; ++b) r = op(r, slots[b]);
+  return r;
+}
+#endif
+
 // Paired f16/bf16 conversions for 16-byte accesses: a 32-bit word holds
 // element 2k in its low half and element 2k+1 in its high half; a uint4
 // holds 8 elements. Two floats are converted by one instruction on sm_80+.

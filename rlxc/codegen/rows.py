@@ -31,7 +31,8 @@ from dataclasses import dataclass
 from xdsl.ir import Attribute, SSAValue
 
 from rlxc.codegen.common import (
-    THREADS, Buf, KernelSpec, eltype, float_of, index_expr, int_of, ints, numel, params_decl, shape, strides,
+    THREADS, Buf, KernelSpec, eltype, float_of, has_clusters, index_expr, int_of, ints, numel, params_decl, shape,
+    strides,
 )
 from rlxc.codegen.cuda_c import compute_type, literal, load, storage_type, store
 from rlxc.dialects import rlx
@@ -95,6 +96,37 @@ def _warp_loop(body: list[str], rows: Rows, warps: int) -> list[str]:
     ]
 
 
+def _cluster_row(body: list[str], rows: Rows, cluster: ClusterReducer) -> list[str]:
+    """`body` for row blockIdx.x / C, split over the C blocks of a cluster
+    (`lane` the thread's index among the C × blockDim.x), no loop: a
+    block's shared statistic slots are used once."""
+    return [
+        f"  __shared__ float cl_slots[{max(cluster.calls, 1)}][{cluster.blocks}];",
+        "  rlx_cluster_arrive();",
+        f"  const int lane = (int)rlx_cluster_rank() * {cluster.threads} + threadIdx.x;",
+        f"  const long long r = blockIdx.x / {cluster.blocks};",
+        f"  const long long base = {rows.row_base};",
+        *("  " + b for b in body),
+    ]
+
+
+@dataclass
+class ClusterReducer:
+    """The cluster form's Reducer: each call reduces over the cluster
+    through its own row of shared slots (`cl_slots[call]`), counted here
+    so the kernel declares as many."""
+
+    blocks: int
+    threads: int
+    calls: int = 0
+
+    def __call__(self, value: str, op: str, identity: str, smem: str) -> str:
+        first = "true" if self.calls == 0 else "false"
+        self.calls += 1
+        return (f"rlx_cluster_reduce<{self.blocks}, {first}>({value}, {op}(), {identity}, {smem}, "
+                f"cl_slots[{self.calls - 1}])")
+
+
 def _cols(body: str, rows: Rows) -> str:
     return f"for (long long k = threadIdx.x; k < {rows.cols}LL; k += blockDim.x) {{ const long long o = base + ({rows.col_off}); {body} }}"
 
@@ -113,10 +145,12 @@ def _acc_type(t: Attribute) -> str:
 
 
 def _row_kernel(decl: str, body: list[str], rows: Rows, smem_type: str = "float", form: str = "block",
-                threads: int = THREADS, note: str = "", srow_type: str = "float") -> str:
+                threads: int = THREADS, note: str = "", srow_type: str = "float",
+                cluster: ClusterReducer | None = None) -> str:
     """A kernel looping over the rows, `body` once per row: its blocks walk
     the rows (block, smem, float4 and looping forms), or its warps do (warp
-    form, `lane` the thread's lane)."""
+    form, `lane` the thread's lane), or a cluster of blocks takes one row
+    (cluster form, `lane` the thread's index in the cluster)."""
     src = [f"// row form: {form}{f' ({note})' if note else ''}"]
     src.append(f'extern "C" __global__ void __launch_bounds__({threads}) ENTRY({decl}) {{')
     src.append(f"  __shared__ {smem_type} smem[32];")
@@ -124,6 +158,9 @@ def _row_kernel(decl: str, body: list[str], rows: Rows, smem_type: str = "float"
         src.append(f"  extern __shared__ __align__(16) {srow_type} srow[];")
     if form == "warp":
         src += _warp_loop(body, rows, threads // 32)
+    elif cluster is not None:
+        src[1] = src[1].replace("void ", f"void __cluster_dims__({cluster.blocks}, 1, 1) ", 1)
+        src += _cluster_row(body, rows, cluster)
     else:
         src.extend(_row_loop(body, rows))
     src.append("}")
@@ -488,8 +525,34 @@ BLOCK_ROW_MAX = 8192
 SMEM_ROW_BYTES = 160 * 1024
 SMEM_THREADS = 1024
 
+#: Past BLOCK_ROW_MAX, where the target has thread-block clusters (sm_90),
+#: the cluster form comes before the shared-memory one: a row split over
+#: the C (≤ CLUSTER_MAX) blocks of a cluster, CLUSTER_ROW_BYTES of it in
+#: each thread's registers (16 f32, 32 f16/bf16 elements), blocks of
+#: CLUSTER_THREADS, more threads per block (up to 1024) only where C is at
+#: its maximum. The row is still read once, and a block is small enough
+#: that several share a multiprocessor (the smem form fits one f32 row of
+#: 32768 per SM, whose read and write phases then do not overlap).
+CLUSTER_MAX = 8
+CLUSTER_ROW_BYTES = 64
+CLUSTER_THREADS = 256
+
+#: Off: the cluster form is never picked (tests and benchmarks of the forms it replaces).
+USE_CLUSTERS = True
+
 #: Kept for callers of the earlier name: rows in registers up to this length.
 CACHED_ROW_MAX = BLOCK_ROW_MAX
+
+
+def cluster_shape(cols: int, t: Attribute) -> tuple[int, int] | None:
+    """(blocks per cluster, threads per block) of the cluster form for rows
+    of `cols` elements of `t`, or None where a cluster cannot hold them."""
+    lanes = -(-cols * dtype(t).bytes // CLUSTER_ROW_BYTES)
+    c = 1
+    while c < CLUSTER_MAX and lanes > c * CLUSTER_THREADS:
+        c *= 2
+    threads = -(-lanes // (c * 32)) * 32
+    return (c, threads) if c > 1 and threads <= 1024 else None
 
 
 def row_form(rows: Rows, t: Attribute, smem_elem_bytes: int = 4) -> str:
@@ -501,6 +564,8 @@ def row_form(rows: Rows, t: Attribute, smem_elem_bytes: int = 4) -> str:
         return "warp"
     if rows.cols <= BLOCK_ROW_MAX:
         return "block"
+    if USE_CLUSTERS and has_clusters() and cluster_shape(rows.cols, t) is not None:
+        return "cluster"
     if rows.cols * smem_elem_bytes <= SMEM_ROW_BYTES:
         return "smem"
     return "float4" if dtype_name(t) == "f32" and rows.cols % 4 == 0 else "looping"
@@ -912,6 +977,16 @@ def row_kernel(s: RowSpec, sm_count: int) -> KernelSpec:
         row = CachedRow.for_spec(s, THREADS, "threadIdx.x")
         src = _row_kernel(decl, _cached_form(s, row, block_reduce), rows, form="block", note=row.note())
         return KernelSpec(s.family, src, bufs, min(rows.rows, sm_count * 16))
+    if form == "cluster":
+        shape_ = cluster_shape(rows.cols, s.t)
+        assert shape_ is not None
+        blocks, threads = shape_
+        red = ClusterReducer(blocks, threads)
+        row = CachedRow.for_spec(s, blocks * threads, "lane")
+        body = _cached_form(s, row, red)
+        src = _row_kernel(decl, body, rows, form="cluster", threads=threads, cluster=red,
+                          note=f"{blocks} blocks of {threads} threads per row, " + row.note())
+        return KernelSpec(s.family, src, bufs, rows.rows * blocks, threads)
     if form == "smem":
         row = CachedRow.for_spec(s, SMEM_THREADS, "threadIdx.x", smem=True, stored=stored)
         nbytes = rows.cols * (2 if stored else 4)

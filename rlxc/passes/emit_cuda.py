@@ -20,7 +20,7 @@ from xdsl.rewriter import InsertPoint, Rewriter
 from xdsl.utils.exceptions import PassFailedException
 
 from rlxc.codegen import KERNELS
-from rlxc.codegen.common import Buf, KernelSpec
+from rlxc.codegen.common import Buf, KernelSpec, generating_for
 from rlxc.codegen.fusion import FusionShapeError
 from rlxc.codegen.gemm import Gemm, GemmError, gemm_kernel, gemm_problem
 from rlxc.dialects import plan as P
@@ -82,9 +82,10 @@ class EmitCudaPass(ModulePass):
             )
         sms = self.sm_count or SM_COUNTS.get(self.arch, 132)
         kernels: dict[str, str] = {}  # kernel code -> symbol
-        for f in list(op.ops):
-            if isinstance(f, func.FuncOp):
-                self._lower_function(f, sms, kernels)
+        with generating_for(self.arch):
+            for f in list(op.ops):
+                if isinstance(f, func.FuncOp):
+                    self._lower_function(f, sms, kernels)
 
     def _lower_function(self, f: func.FuncOp, sms: int, kernels: dict[str, str]) -> None:
         fplan = P.function_plan(f)

@@ -375,7 +375,9 @@ class CudaExecutable:
         err, ctx = cu.cuCtxGetCurrent()
         if err != _SUCCESS or int(ctx) != self._ctx_handle:
             check(cu.cuCtxSetCurrent(self.context), "cuCtxSetCurrent")
-        if not poison and device_outputs is not False and self._io_ok:
+        # the I/O graph gives device outputs: asked for, or by default where every input is on
+        # the device (a graph with no inputs has none there: host outputs, as numpy's backend)
+        if not poison and self._io_ok and (device_outputs or (device_outputs is None and self._in_slots)):
             srcs = self._device_sources(inputs)
             if srcs is not None:
                 dsts, results = self._destinations(out)
