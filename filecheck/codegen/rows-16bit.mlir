@@ -1,6 +1,7 @@
-// RUN: rlxc-opt %s -p rlx-cuda -t cuda-source | filecheck %s
+// RUN: rlxc-opt %s -p 'rlx-cuda{arch=sm_80}' -t cuda-source | filecheck %s
+// RUN: rlxc-opt %s -p rlx-cuda -t cuda-source | filecheck %s --check-prefix=SM90
 
-// f16/bf16 norm rows in the shared-memory form are kept as themselves (half
+// f16/bf16 norm rows in the shared-memory form (sm_80) are kept as themselves (half
 // the bytes of f32: two 1024-thread blocks per SM), so the statistics leave
 // them unchanged: the variance recomputes x - mean, as does the output.
 // CHECK: // row form: smem (65536 bytes of shared memory as f16, 1024 threads per row, 8 elements per access, 32 per thread)
@@ -10,6 +11,14 @@
 // CHECK: const float d_ = rlx_ld_f16(srow[(j) * 1024 + threadIdx.x]) - mean; q += d_ * d_;
 // CHECK: pk.e[i] = rlx_st_f16((rlx_ld_f16(srow[(j) * 1024 + threadIdx.x]) - mean) * inv *
 // Softmax keeps an f32 row: its statistics store exp(x - m) in place.
+// On sm_90 both take the cluster form: 32768 halves over 4 blocks of 256
+// threads, 32 per thread in registers, 16 bytes per access; gamma and beta
+// are read as 16-byte vectors beside the output's:
+// SM90: // row form: cluster (4 blocks of 256 threads per row, 1024 threads per row, 8 elements per access, 32 per thread)
+// SM90: union { uint4 raw; unsigned short e[8]; } pc_g; pc_g.raw = reinterpret_cast<const uint4*>(g + 0)[c * 1024 + lane];
+// SM90-NEXT: union { uint4 raw; unsigned short e[8]; } pc_b; pc_b.raw = reinterpret_cast<const uint4*>(b + 0)[c * 1024 + lane];
+// SM90: pk.e[i] = rlx_st_f16(v[j] * inv * rlx_ld_f16(pc_g.e[i]) + rlx_ld_f16(pc_b.e[i]));
+// SM90: // row form: cluster (4 blocks of 256 threads per row, 1024 threads per row, 8 elements per access, 32 per thread)
 // CHECK: // row form: smem (131072 bytes of shared memory as f32, 1024 threads per row, 8 elements per access, 32 per thread)
 // CHECK: extern __shared__ __align__(16) float srow[];
 func.func @main(%x: tensor<2x32768xf16>, %g: tensor<32768xf16>, %b: tensor<32768xf16>) -> (tensor<2x32768xf16>, tensor<2x32768xf16>) {

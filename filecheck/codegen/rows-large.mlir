@@ -1,12 +1,14 @@
-// RUN: rlxc-opt %s -p rlx-cuda -t cuda-source | filecheck %s
+// RUN: rlxc-opt %s -p 'rlx-cuda{arch=sm_80}' -t cuda-source | filecheck %s
+// RUN: rlxc-opt %s -p rlx-cuda -t cuda-source | filecheck %s --check-prefix=SM90
 
 // The row form follows the row's length (rlxc/codegen/rows.py, ROW_FORMS):
 // a block per row up to 8192 elements, the row in registers, 16 bytes per
 // access where the length allows (4096 = 256 threads x 4 x 4):
 // CHECK: // row form: block (256 threads per row, 4 elements per access, 16 per thread)
 // CHECK: union { uint4 raw; float e[4]; } pk; pk.raw = reinterpret_cast<const uint4*>(x + base)[c * 256 + threadIdx.x];
-// Longer rows up to 160 KB: a block of 1024 threads, the row cached in
-// dynamic shared memory (one read from global memory):
+// Longer rows up to 160 KB, on parts without thread-block clusters (sm_80):
+// a block of 1024 threads, the row cached in dynamic shared memory (one
+// read from global memory):
 // (10000 is no multiple of 1024 x 2: one element per access, guarded, never
 // past the row):
 // The shared row is thread-major (element j of thread l at j * 1024 + l):
@@ -25,6 +27,25 @@
 // CHECK: st = rlx_block_reduce(st, RlxMSMerge(), RlxMS{-RLX_INF, 0.0f}, ms_smem);
 // CHECK: reinterpret_cast<float4*>(y + base)[k4] = make_float4(expf(q.x - m) * inv, expf(q.y - m) * inv, expf(q.z - m) * inv, expf(q.w - m) * inv);
 // A non-trailing axis: the looping form, element by element.
+// On sm_90, past 8192 elements, a row is split over the 2-8 blocks of a
+// thread-block cluster (64 bytes of it per thread, in registers); the first
+// reduction waits on the opening arrive (every block of the cluster has
+// started), each then pushes its block's value into every block's slot row
+// and folds the slots in order after one cluster barrier:
+// SM90: // row form: block (256 threads per row, 4 elements per access, 16 per thread)
+// (10000 f32 = 625 threads of 64 bytes: 4 blocks of 160)
+// SM90: // row form: cluster (4 blocks of 160 threads per row, 640 threads per row, one element per access, 16 per thread)
+// SM90: extern "C" __global__ void __cluster_dims__(4, 1, 1) __launch_bounds__(160)
+// SM90: __shared__ float cl_slots[2][4];
+// SM90-NEXT: rlx_cluster_arrive();
+// SM90-NEXT: const int lane = (int)rlx_cluster_rank() * 160 + threadIdx.x;
+// SM90-NEXT: const long long r = blockIdx.x / 4;
+// SM90: m = rlx_cluster_reduce<4, true>(m, RlxMax(), -RLX_INF, smem, cl_slots[0]);
+// SM90: s = rlx_cluster_reduce<4, false>(s, RlxSum(), 0.0f, smem, cl_slots[1]);
+// SM90: // row form: cluster (4 blocks of 160 threads per row, 640 threads per row, one element per access, 16 per thread)
+// 50000 f32 = 3125 threads: 8 blocks of 416, vectors where 3328 x 4 divides the row (it does not):
+// SM90: // row form: cluster (8 blocks of 416 threads per row, 3328 threads per row, one element per access, 16 per thread)
+// SM90: // row form: looping
 // CHECK: // row form: looping
 // CHECK: const long long base = (r / 3LL) * 12LL + (r % 3LL);
 func.func @main(%x: tensor<8x4096xf32>, %y: tensor<2x10000xf32>, %w: tensor<2x10001xf32>, %v: tensor<2x50000xf32>, %z: tensor<2x4x3xf32>) -> (tensor<8x4096xf32>, tensor<2x10000xf32>, tensor<2x10001xf32>, tensor<2x50000xf32>, tensor<2x4x3xf32>) {

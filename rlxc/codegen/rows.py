@@ -814,16 +814,20 @@ class CachedRow:
             f"for (int j = 0; j < {self.items}; ++j) {{ const long long k = {self.col('j')}; {guard}{{ {body} }} }}",
         ]
 
-    def store(self, buf: str, value: Callable[[str, str], str]) -> list[str]:
-        """Writes `value(element, column)` of every element to buf[base + column]."""
+    def store(self, buf: str, out: Out, columns: Sequence[str] = ()) -> list[str]:
+        """Writes `out(element, column param -> its value)` of every element
+        to buf[base + column]; the per-column params (`columns`, of the row's
+        type, laid out as the row) are read as vectors alongside."""
         w = self.width
         if w == 1:
-            return self.each(f"{buf}[base + k] = {store(value(self.elem(), 'k'), self.t)};")
+            return self.each(f"{buf}[base + k] = {store(out(self.elem(), lambda p: load(f'{p}[k]', self.t)), self.t)};")
+        reads = [f"{self._union(f'pc_{p}')} pc_{p}.raw = {self._vec(p, '0')};" for p in columns]
+        value = out(self.elem(), lambda p: load(f"pc_{p}.e[i]", self.t))
         return self._chunks([
+            *reads,
             self._union("pk"),
             "#pragma unroll",
-            f"for (int i = 0; i < {w}; ++i) {{ const int j = c * {w} + i; const long long k = {self.col('j')}; "
-            f"pk.e[i] = {store(value(self.elem(), 'k'), self.t)}; }}",
+            f"for (int i = 0; i < {w}; ++i) {{ const int j = c * {w} + i; pk.e[i] = {store(value, self.t)}; }}",
             f"reinterpret_cast<{self.raw}*>({buf} + base)[c * {self.lanes} + {self.lane}] = pk.raw;",
         ])
 
@@ -896,7 +900,7 @@ def _cached_form(s: RowSpec, row: CachedRow, red: Reducer) -> list[str]:
     assert stats is not None and out is not None
     for stat in stats:
         body += [*stat.init, *row.each(stat.add([row.elem()])), *stat.done(red)]
-    return body + row.store("y", lambda v, k: out(v, lambda p: load(f"{p}[{k}]", s.t)))
+    return body + row.store("y", out, s.columns)
 
 
 def _stored_row(s: RowSpec) -> bool:
