@@ -106,6 +106,16 @@ __device__ __forceinline__ unsigned int rlx_cluster_rank() {
   unsigned int r; asm("mov.u32 %0, %%cluster_ctarank;" : "=r"(r)); return r;
 }
 __device__ __forceinline__ void rlx_cluster_arrive() { asm volatile("barrier.cluster.arrive.relaxed;" ::: "memory"); }
+// A full cluster barrier: writes before it are seen by every block after it.
+__device__ __forceinline__ void rlx_cluster_sync() {
+  asm volatile("barrier.cluster.arrive.release;\n\tbarrier.cluster.wait.acquire;" ::: "memory");
+}
+// p (a shared variable of this block) in block `rank`'s shared memory.
+template <typename T> __device__ __forceinline__ const T* rlx_cluster_map(const T* p, unsigned int rank) {
+  unsigned long long remote;
+  asm("mapa.u64 %0, %1, %2;" : "=l"(remote) : "l"(p), "r"(rank));
+  return reinterpret_cast<const T*>(remote);
+}
 // Reduces v over the cluster: over the block, then block b's value is
 // written to slot b of every block's `slots` (C of them), then each block
 // folds slots 0..C-1 in order: every thread of the cluster gets the same bits.
@@ -125,6 +135,16 @@ __device__ __forceinline__ T rlx_cluster_reduce(T v, Op op, T identity, T* smem,
   return r;
 }
 #endif
+
+// Reduces v over an aligned group of G lanes (a power of two under 32); every
+// lane of the group gets it. Only the group's lanes shuffle, so a group may
+// leave its loop while the warp's others go on.
+template <int G, typename T, typename Op>
+__device__ __forceinline__ T rlx_group_reduce(T v, Op op) {
+  const unsigned int mask = ((1u << G) - 1u) << ((threadIdx.x & 31) & ~(G - 1));
+  for (int o = G / 2; o > 0; o >>= 1) v = op(v, __shfl_xor_sync(mask, v, o));
+  return v;
+}
 
 // Paired f16/bf16 conversions for 16-byte accesses: a 32-bit word holds
 // element 2k in its low half and element 2k+1 in its high half; a uint4

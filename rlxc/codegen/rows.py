@@ -7,7 +7,8 @@ element type and layout (`ROW_FORMS`, the one table of thresholds):
 
 * warp: a warp per row (8 rows per block), the row in registers, reduced
   with shuffles alone (no shared memory, no block barrier): attention rows
-  of 64-1024 elements;
+  of 64-1024 elements; rows of up to 31 × 16 bytes take a group of lanes,
+  one 16-byte access each (64 halves: 8 lanes, 4 rows a warp);
 * block: a block per row, the row in registers;
 * smem: a block of 1024 threads per row, the row cached in dynamic shared
   memory, so long rows are still read from global memory once: as f32,
@@ -84,12 +85,16 @@ def _row_loop(body: list[str], rows: Rows) -> list[str]:
     ]
 
 
-def _warp_loop(body: list[str], rows: Rows, warps: int) -> list[str]:
-    """`body` once per row, a warp per row (`lane` its thread's lane), `warps`
-    rows per block."""
+def _warp_loop(body: list[str], rows: Rows, warps: int, group: int = 32) -> list[str]:
+    """`body` once per row, a group of `group` lanes (a power of two up to a
+    warp) per row (`lane` its thread's index in the group), `warps` × 32 /
+    `group` rows per block. A group leaves the loop on its own: its
+    reductions shuffle among its lanes only (`rlx_group_reduce`)."""
+    per_block = warps * 32 // group
     return [
-        "  const int lane = threadIdx.x & 31;",
-        f"  for (long long r = (long long)blockIdx.x * {warps} + (threadIdx.x >> 5); r < {rows.rows}LL; r += (long long)gridDim.x * {warps}) {{",
+        f"  const int lane = threadIdx.x & {group - 1};",
+        f"  for (long long r = (long long)blockIdx.x * {per_block} + (threadIdx.x / {group}); r < {rows.rows}LL; "
+        f"r += (long long)gridDim.x * {per_block}) {{",
         f"    const long long base = {rows.row_base};",
         *("    " + b for b in body),
         "  }",
@@ -146,7 +151,7 @@ def _acc_type(t: Attribute) -> str:
 
 def _row_kernel(decl: str, body: list[str], rows: Rows, smem_type: str = "float", form: str = "block",
                 threads: int = THREADS, note: str = "", srow_type: str = "float",
-                cluster: ClusterReducer | None = None) -> str:
+                cluster: ClusterReducer | None = None, group: int = 32) -> str:
     """A kernel looping over the rows, `body` once per row: its blocks walk
     the rows (block, smem, float4 and looping forms), or its warps do (warp
     form, `lane` the thread's lane), or a cluster of blocks takes one row
@@ -157,7 +162,7 @@ def _row_kernel(decl: str, body: list[str], rows: Rows, smem_type: str = "float"
     if form == "smem":
         src.append(f"  extern __shared__ __align__(16) {srow_type} srow[];")
     if form == "warp":
-        src += _warp_loop(body, rows, threads // 32)
+        src += _warp_loop(body, rows, threads // 32, group)
     elif cluster is not None:
         src[1] = src[1].replace("void ", f"void __cluster_dims__({cluster.blocks}, 1, 1) ", 1)
         src += _cluster_row(body, rows, cluster)
@@ -175,6 +180,23 @@ def block_reduce(value: str, op: str, identity: str, smem: str) -> str:
 def warp_reduce(value: str, op: str, identity: str, smem: str) -> str:
     """The reduction of `value` over the warp (every lane gets it)."""
     return f"rlx_warp_reduce({value}, {op}())"
+
+
+def group_reduce(group: int) -> Reducer:
+    """The reduction over a group of `group` lanes (every lane of it gets it)."""
+    if group == 32:
+        return warp_reduce
+    return lambda value, op, identity, smem: f"rlx_group_reduce<{group}>({value}, {op}())"
+
+
+def row_group(cols: int, elem_bytes: int) -> int:
+    """Lanes per row of the warp form: one 16-byte access each where the row
+    is that short (64 f16 elements: 8 lanes, 4 rows a warp), else a warp."""
+    lanes = -(-cols * elem_bytes // 16)
+    g = 1
+    while g < min(lanes, 32):
+        g *= 2
+    return g
 
 
 #: How a form reduces a statistic over the threads of a row: (value, op,
@@ -211,6 +233,13 @@ GROUP_ROW_ITEMS = 256
 COLUMN_BLOCKS_PER_SM = 2
 COLUMN_MIN_BYTES = 64  # H100: 64-byte segments read at 86% of copy bandwidth where 16-byte ones reached 76%
 COLUMN_WIDE_THREADS = 1024
+
+#: Still under COLUMN_BLOCKS_PER_SM blocks per multiprocessor (few outputs,
+#: long reduced axes: [4, 32768, 128] summed over the middle has 32 blocks
+#: for 132 SMs), on sm_90: the reduced axes are also split over the blocks
+#: of a thread-block cluster (up to CLUSTER_MAX, while each thread keeps 4
+#: reduced elements), whose partials are combined through distributed
+#: shared memory, each block finishing a share of the outputs.
 
 
 def reduce_layout(xs: Sequence[int], axes: Sequence[int]) -> tuple[list[int], list[int]]:
@@ -287,29 +316,43 @@ def _reduce_columns(x: SSAValue, y: SSAValue, xs: list[int], axes: list[int], re
     wide = COLUMN_WIDE_THREADS
     threads = wide if blocks < sm_count and rows.cols >= 4 * wide // cv else THREADS
     rk = threads // cv
+    split = 1  # blocks of a cluster along the reduced axes
+    if USE_CLUSTERS and has_clusters():
+        while split < CLUSTER_MAX and blocks * split < COLUMN_BLOCKS_PER_SM * sm_count and rows.cols >= 8 * rk * split:
+            split *= 2
     ct = compute_type(ty)
     decl = params_decl([("x_", x, False), ("y_", y, True)])
     fold = _fold_item("p[j]", t, vw, lambda e, v: f"acc[{e}] = {reducer}()(acc[{e}], ({acc}){v});")
-    src = [f"// reduce form: columns: {cv} items of {vw} adjacent outputs per block, {rk} threads apart along "
+    along = f"{rk} threads apart" if split == 1 else f"{rk * split} threads of a cluster of {split} blocks apart"
+    src = [f"// reduce form: columns: {cv} items of {vw} adjacent outputs per block, {along} along "
            f"the {rows.cols} reduced elements, 4 loads in flight per thread"]
+    head = f'extern "C" __global__ void __launch_bounds__({threads}) ENTRY({decl}) {{'
+    if split > 1:
+        head = head.replace("void ", f"void __cluster_dims__({split}, 1, 1) ", 1)
+    cluster_index = [
+        "  const unsigned int crank = rlx_cluster_rank();",
+        f"  const long long r = (long long)(blockIdx.x / {split}) * {cv} + c;",
+        f"  const long long k_first = (long long)crank * {rk} + rk;",
+    ]
     src += [
-        f'extern "C" __global__ void __launch_bounds__({threads}) ENTRY({decl}) {{',
+        head,
         f"  const {item}* __restrict__ x = reinterpret_cast<const {item}*>(x_);",
         f"  {yitem}* __restrict__ y = reinterpret_cast<{yitem}*>(y_);",
         f"  __shared__ {acc} part[{rk // 2 if rk > 1 else 1}][{cv * vw}];",
         f"  const int c = threadIdx.x % {cv}, rk = threadIdx.x / {cv};",
-        f"  const long long r = (long long)blockIdx.x * {cv} + c;",
+        *(cluster_index if split > 1 else [f"  const long long r = (long long)blockIdx.x * {cv} + c;",
+                                            "  const long long k_first = rk;"]),
         f"  {acc} acc[{vw}];",
         "  #pragma unroll",
         f"  for (int e = 0; e < {vw}; ++e) acc[e] = {ident};",
         f"  if (r < {rows.rows}LL) {{",
         f"    const long long base = {rows.row_base};",
-        f"    for (long long k0 = rk; k0 < {rows.cols}LL; k0 += {4 * rk}) {{",
+        f"    for (long long k0 = k_first; k0 < {rows.cols}LL; k0 += {4 * rk * split}) {{",
         f"      {item} p[4];",
         "      #pragma unroll",
-        f"      for (int j = 0; j < 4; ++j) {{ const long long k = k0 + j * {rk}; if (k < {rows.cols}LL) p[j] = x[base + ({rows.col_off})]; }}",
+        f"      for (int j = 0; j < 4; ++j) {{ const long long k = k0 + j * {rk * split}; if (k < {rows.cols}LL) p[j] = x[base + ({rows.col_off})]; }}",
         "      #pragma unroll",
-        f"      for (int j = 0; j < 4; ++j) {{ const long long k = k0 + j * {rk}; if (k < {rows.cols}LL) {fold} }}",
+        f"      for (int j = 0; j < 4; ++j) {{ const long long k = k0 + j * {rk * split}; if (k < {rows.cols}LL) {fold} }}",
         "    }",
         "  }",
         "  // the threads of a column combine pairwise, halving each step",
@@ -325,13 +368,34 @@ def _reduce_columns(x: SSAValue, y: SSAValue, xs: list[int], axes: list[int], re
         "    }",
         "    __syncthreads();",
         "  }",
-        f"  if (rk == 0 && r < {rows.rows}LL) {{",
-        *("    " + s for s in _pack_item(ty, vw, lambda e: f"({ct})({finish(f'acc[{e}]')})")),
-        "    y[r] = item;",
-        "  }",
-        "}",
     ]
-    return KernelSpec("reduce_cols", "\n".join(src) + "\n", [Buf(x), Buf(y, True)], blocks, threads)
+    store_item = [*("    " + s for s in _pack_item(ty, vw, lambda e: f"({ct})({finish(f'acc[{e}]')})")), "    y[r] = item;"]
+    if split == 1:
+        src += [f"  if (rk == 0 && r < {rows.rows}LL) {{", *store_item, "  }"]
+    else:
+        src += [
+            f"  // the cluster's blocks combine: each block's partials in its shared memory, then block c % {split}",
+            "  // folds column c's from every block, in rank order (the same order whatever the block)",
+            f"  __shared__ {acc} cpart[{cv * vw}];",
+            "  if (rk == 0) {",
+            "    #pragma unroll",
+            f"    for (int e = 0; e < {vw}; ++e) cpart[c * {vw} + e] = acc[e];",
+            "  }",
+            "  rlx_cluster_sync();",
+            f"  if (rk == 0 && c % {split} == (int)crank && r < {rows.rows}LL) {{",
+            "    #pragma unroll",
+            f"    for (int e = 0; e < {vw}; ++e) acc[e] = {ident};",
+            f"    for (unsigned int b = 0; b < {split}u; ++b) {{",
+            f"      const {acc}* remote = rlx_cluster_map(cpart, b);",
+            "      #pragma unroll",
+            f"      for (int e = 0; e < {vw}; ++e) acc[e] = {reducer}()(acc[e], remote[c * {vw} + e]);",
+            "    }",
+            *store_item,
+            "  }",
+            "  rlx_cluster_sync();  // no block leaves while another reads its partials",
+        ]
+    src.append("}")
+    return KernelSpec("reduce_cols", "\n".join(src) + "\n", [Buf(x), Buf(y, True)], blocks * split, threads)
 
 
 def _reduce_rows(x: SSAValue, y: SSAValue, nrows: int, n: int, reducer: str, ident: str, acc: str,
@@ -974,9 +1038,11 @@ def row_kernel(s: RowSpec, sm_count: int) -> KernelSpec:
     if s.prologue is not None and form == "float4":
         form = "looping"  # the prologue's inputs are read one element at a time there
     if form == "warp":
-        row = CachedRow.for_spec(s, 32, "lane")
-        src = _row_kernel(decl, _cached_form(s, row, warp_reduce), rows, form="warp", note=row.note())
-        return KernelSpec(s.family, src, bufs, min(-(-rows.rows // (THREADS // 32)), sm_count * 16))
+        group = row_group(rows.cols, max(dtype(s.t).bytes, s.prologue.elem_bytes if s.prologue else 0))
+        row = CachedRow.for_spec(s, group, "lane")
+        note = row.note() + (f", {32 // group} rows per warp" if group < 32 else "")
+        src = _row_kernel(decl, _cached_form(s, row, group_reduce(group)), rows, form="warp", note=note, group=group)
+        return KernelSpec(s.family, src, bufs, min(-(-rows.rows // (THREADS // group)), sm_count * 16))
     if form == "block":
         row = CachedRow.for_spec(s, THREADS, "threadIdx.x")
         src = _row_kernel(decl, _cached_form(s, row, block_reduce), rows, form="block", note=row.note())
