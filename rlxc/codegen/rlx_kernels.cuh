@@ -106,16 +106,6 @@ __device__ __forceinline__ unsigned int rlx_cluster_rank() {
   unsigned int r; asm("mov.u32 %0, %%cluster_ctarank;" : "=r"(r)); return r;
 }
 __device__ __forceinline__ void rlx_cluster_arrive() { asm volatile("barrier.cluster.arrive.relaxed;" ::: "memory"); }
-// A full cluster barrier: writes before it are seen by every block after it.
-__device__ __forceinline__ void rlx_cluster_sync() {
-  asm volatile("barrier.cluster.arrive.release;\n\tbarrier.cluster.wait.acquire;" ::: "memory");
-}
-// p (a shared variable of this block) in block `rank`'s shared memory.
-template <typename T> __device__ __forceinline__ const T* rlx_cluster_map(const T* p, unsigned int rank) {
-  unsigned long long remote;
-  asm("mapa.u64 %0, %1, %2;" : "=l"(remote) : "l"(p), "r"(rank));
-  return reinterpret_cast<const T*>(remote);
-}
 // Reduces v over the cluster: over the block, then block b's value is
 // written to slot b of every block's `slots` (C of them), then each block
 // folds slots 0..C-1 in order: every thread of the cluster gets the same bits.

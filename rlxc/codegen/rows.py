@@ -234,13 +234,6 @@ COLUMN_BLOCKS_PER_SM = 2
 COLUMN_MIN_BYTES = 64  # H100: 64-byte segments read at 86% of copy bandwidth where 16-byte ones reached 76%
 COLUMN_WIDE_THREADS = 1024
 
-#: Still under COLUMN_BLOCKS_PER_SM blocks per multiprocessor (few outputs,
-#: long reduced axes: [4, 32768, 128] summed over the middle has 32 blocks
-#: for 132 SMs), on sm_90: the reduced axes are also split over the blocks
-#: of a thread-block cluster (up to CLUSTER_MAX, while each thread keeps 4
-#: reduced elements), whose partials are combined through distributed
-#: shared memory, each block finishing a share of the outputs.
-
 
 def reduce_layout(xs: Sequence[int], axes: Sequence[int]) -> tuple[list[int], list[int]]:
     """The same reduction over fewer axes: size-1 axes dropped, neighbours
@@ -316,43 +309,29 @@ def _reduce_columns(x: SSAValue, y: SSAValue, xs: list[int], axes: list[int], re
     wide = COLUMN_WIDE_THREADS
     threads = wide if blocks < sm_count and rows.cols >= 4 * wide // cv else THREADS
     rk = threads // cv
-    split = 1  # blocks of a cluster along the reduced axes
-    if USE_CLUSTERS and has_clusters():
-        while split < CLUSTER_MAX and blocks * split < COLUMN_BLOCKS_PER_SM * sm_count and rows.cols >= 8 * rk * split:
-            split *= 2
     ct = compute_type(ty)
     decl = params_decl([("x_", x, False), ("y_", y, True)])
     fold = _fold_item("p[j]", t, vw, lambda e, v: f"acc[{e}] = {reducer}()(acc[{e}], ({acc}){v});")
-    along = f"{rk} threads apart" if split == 1 else f"{rk * split} threads of a cluster of {split} blocks apart"
-    src = [f"// reduce form: columns: {cv} items of {vw} adjacent outputs per block, {along} along "
+    src = [f"// reduce form: columns: {cv} items of {vw} adjacent outputs per block, {rk} threads apart along "
            f"the {rows.cols} reduced elements, 4 loads in flight per thread"]
-    head = f'extern "C" __global__ void __launch_bounds__({threads}) ENTRY({decl}) {{'
-    if split > 1:
-        head = head.replace("void ", f"void __cluster_dims__({split}, 1, 1) ", 1)
-    cluster_index = [
-        "  const unsigned int crank = rlx_cluster_rank();",
-        f"  const long long r = (long long)(blockIdx.x / {split}) * {cv} + c;",
-        f"  const long long k_first = (long long)crank * {rk} + rk;",
-    ]
     src += [
-        head,
+        f'extern "C" __global__ void __launch_bounds__({threads}) ENTRY({decl}) {{',
         f"  const {item}* __restrict__ x = reinterpret_cast<const {item}*>(x_);",
         f"  {yitem}* __restrict__ y = reinterpret_cast<{yitem}*>(y_);",
         f"  __shared__ {acc} part[{rk // 2 if rk > 1 else 1}][{cv * vw}];",
         f"  const int c = threadIdx.x % {cv}, rk = threadIdx.x / {cv};",
-        *(cluster_index if split > 1 else [f"  const long long r = (long long)blockIdx.x * {cv} + c;",
-                                            "  const long long k_first = rk;"]),
+        f"  const long long r = (long long)blockIdx.x * {cv} + c;",
         f"  {acc} acc[{vw}];",
         "  #pragma unroll",
         f"  for (int e = 0; e < {vw}; ++e) acc[e] = {ident};",
         f"  if (r < {rows.rows}LL) {{",
         f"    const long long base = {rows.row_base};",
-        f"    for (long long k0 = k_first; k0 < {rows.cols}LL; k0 += {4 * rk * split}) {{",
+        f"    for (long long k0 = rk; k0 < {rows.cols}LL; k0 += {4 * rk}) {{",
         f"      {item} p[4];",
         "      #pragma unroll",
-        f"      for (int j = 0; j < 4; ++j) {{ const long long k = k0 + j * {rk * split}; if (k < {rows.cols}LL) p[j] = x[base + ({rows.col_off})]; }}",
+        f"      for (int j = 0; j < 4; ++j) {{ const long long k = k0 + j * {rk}; if (k < {rows.cols}LL) p[j] = x[base + ({rows.col_off})]; }}",
         "      #pragma unroll",
-        f"      for (int j = 0; j < 4; ++j) {{ const long long k = k0 + j * {rk * split}; if (k < {rows.cols}LL) {fold} }}",
+        f"      for (int j = 0; j < 4; ++j) {{ const long long k = k0 + j * {rk}; if (k < {rows.cols}LL) {fold} }}",
         "    }",
         "  }",
         "  // the threads of a column combine pairwise, halving each step",
@@ -368,34 +347,13 @@ def _reduce_columns(x: SSAValue, y: SSAValue, xs: list[int], axes: list[int], re
         "    }",
         "    __syncthreads();",
         "  }",
+        f"  if (rk == 0 && r < {rows.rows}LL) {{",
+        *("    " + s for s in _pack_item(ty, vw, lambda e: f"({ct})({finish(f'acc[{e}]')})")),
+        "    y[r] = item;",
+        "  }",
+        "}",
     ]
-    store_item = [*("    " + s for s in _pack_item(ty, vw, lambda e: f"({ct})({finish(f'acc[{e}]')})")), "    y[r] = item;"]
-    if split == 1:
-        src += [f"  if (rk == 0 && r < {rows.rows}LL) {{", *store_item, "  }"]
-    else:
-        src += [
-            f"  // the cluster's blocks combine: each block's partials in its shared memory, then block c % {split}",
-            "  // folds column c's from every block, in rank order (the same order whatever the block)",
-            f"  __shared__ {acc} cpart[{cv * vw}];",
-            "  if (rk == 0) {",
-            "    #pragma unroll",
-            f"    for (int e = 0; e < {vw}; ++e) cpart[c * {vw} + e] = acc[e];",
-            "  }",
-            "  rlx_cluster_sync();",
-            f"  if (rk == 0 && c % {split} == (int)crank && r < {rows.rows}LL) {{",
-            "    #pragma unroll",
-            f"    for (int e = 0; e < {vw}; ++e) acc[e] = {ident};",
-            f"    for (unsigned int b = 0; b < {split}u; ++b) {{",
-            f"      const {acc}* remote = rlx_cluster_map(cpart, b);",
-            "      #pragma unroll",
-            f"      for (int e = 0; e < {vw}; ++e) acc[e] = {reducer}()(acc[e], remote[c * {vw} + e]);",
-            "    }",
-            *store_item,
-            "  }",
-            "  rlx_cluster_sync();  // no block leaves while another reads its partials",
-        ]
-    src.append("}")
-    return KernelSpec("reduce_cols", "\n".join(src) + "\n", [Buf(x), Buf(y, True)], blocks * split, threads)
+    return KernelSpec("reduce_cols", "\n".join(src) + "\n", [Buf(x), Buf(y, True)], blocks, threads)
 
 
 def _reduce_rows(x: SSAValue, y: SSAValue, nrows: int, n: int, reducer: str, ident: str, acc: str,
