@@ -559,6 +559,10 @@ CLUSTER_MAX = 8
 CLUSTER_ROW_BYTES = 64
 CLUSTER_THREADS = 256
 
+#: The warp form's grid: blocks per multiprocessor at most (its rows are
+#: walked by a grid-stride loop beyond that).
+WARP_BLOCKS_PER_SM = 16
+
 #: Off: the cluster form is never picked (tests and benchmarks of the forms it replaces).
 USE_CLUSTERS = True
 
@@ -1000,7 +1004,7 @@ def row_kernel(s: RowSpec, sm_count: int) -> KernelSpec:
         row = CachedRow.for_spec(s, group, "lane")
         note = row.note() + (f", {32 // group} rows per warp" if group < 32 else "")
         src = _row_kernel(decl, _cached_form(s, row, group_reduce(group)), rows, form="warp", note=note, group=group)
-        return KernelSpec(s.family, src, bufs, min(-(-rows.rows // (THREADS // group)), sm_count * 16))
+        return KernelSpec(s.family, src, bufs, min(-(-rows.rows // (THREADS // group)), sm_count * WARP_BLOCKS_PER_SM))
     if form == "block":
         row = CachedRow.for_spec(s, THREADS, "threadIdx.x")
         src = _row_kernel(decl, _cached_form(s, row, block_reduce), rows, form="block", note=row.note())
