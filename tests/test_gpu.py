@@ -371,8 +371,7 @@ def test_topk_nan_ties_and_infinities_on_gpu():
 #: Row lengths of the row-kernel sweep: attention rows (64, 128), odd and
 #: unaligned lengths (100, 1000, 4097), hidden sizes (768, 4096), and long
 #: rows past the register-cached forms: split over clusters on sm_90 (8200,
-#: 32768, 50000; 131072 at 8 blocks of 1024 threads in f32), past that too
-#: (200000 in f32: streamed; f16/bf16: clusters of 800-thread blocks).
+#: 32768, 50000, 131072; 200000 at 8 blocks of 800 threads in f32).
 ROW_LENGTHS = [64, 100, 128, 768, 1000, 4096, 4097, 8200, 32768, 50000, 131072, 200000]
 
 

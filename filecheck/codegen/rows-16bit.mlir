@@ -11,14 +11,14 @@
 // CHECK: const float d_ = rlx_ld_f16(srow[(j) * 1024 + threadIdx.x]) - mean; q += d_ * d_;
 // CHECK: pk.e[i] = rlx_st_f16((rlx_ld_f16(srow[(j) * 1024 + threadIdx.x]) - mean) * inv *
 // Softmax keeps an f32 row: its statistics store exp(x - m) in place.
-// On sm_90 both take the cluster form: 32768 halves over 4 blocks of 256
-// threads, 32 per thread in registers, 16 bytes per access; gamma and beta
+// On sm_90 both take the cluster form: 32768 halves over 2 blocks of 256
+// threads, 64 per thread in registers, 16 bytes per access; gamma and beta
 // are read as 16-byte vectors beside the output's:
-// SM90: // row form: cluster (4 blocks of 256 threads per row, 1024 threads per row, 8 elements per access, 32 per thread)
-// SM90: union { uint4 raw; unsigned short e[8]; } pc_g; pc_g.raw = reinterpret_cast<const uint4*>(g + 0)[c * 1024 + lane];
-// SM90-NEXT: union { uint4 raw; unsigned short e[8]; } pc_b; pc_b.raw = reinterpret_cast<const uint4*>(b + 0)[c * 1024 + lane];
+// SM90: // row form: cluster (2 blocks of 256 threads per row, 512 threads per row, 8 elements per access, 64 per thread)
+// SM90: union { uint4 raw; unsigned short e[8]; } pc_g; pc_g.raw = reinterpret_cast<const uint4*>(g + 0)[c * 512 + lane];
+// SM90-NEXT: union { uint4 raw; unsigned short e[8]; } pc_b; pc_b.raw = reinterpret_cast<const uint4*>(b + 0)[c * 512 + lane];
 // SM90: pk.e[i] = rlx_st_f16(v[j] * inv * rlx_ld_f16(pc_g.e[i]) + rlx_ld_f16(pc_b.e[i]));
-// SM90: // row form: cluster (4 blocks of 256 threads per row, 1024 threads per row, 8 elements per access, 32 per thread)
+// SM90: // row form: cluster (2 blocks of 256 threads per row, 512 threads per row, 8 elements per access, 64 per thread)
 // CHECK: // row form: smem (131072 bytes of shared memory as f32, 1024 threads per row, 8 elements per access, 32 per thread)
 // CHECK: extern __shared__ __align__(16) float srow[];
 func.func @main(%x: tensor<2x32768xf16>, %g: tensor<32768xf16>, %b: tensor<32768xf16>) -> (tensor<2x32768xf16>, tensor<2x32768xf16>) {

@@ -33,18 +33,18 @@
 // started), each then pushes its block's value into every block's slot row
 // and folds the slots in order after one cluster barrier:
 // SM90: // row form: block (256 threads per row, 4 elements per access, 16 per thread)
-// (10000 f32 = 625 threads of 64 bytes: 4 blocks of 160)
-// SM90: // row form: cluster (4 blocks of 160 threads per row, 640 threads per row, one element per access, 16 per thread)
-// SM90: extern "C" __global__ void __cluster_dims__(4, 1, 1) __launch_bounds__(160)
-// SM90: __shared__ float cl_slots[2][4];
+// (10000 f32 = 313 threads of 128 bytes: 2 blocks of 160)
+// SM90: // row form: cluster (2 blocks of 160 threads per row, 320 threads per row, one element per access, 32 per thread)
+// SM90: extern "C" __global__ void __cluster_dims__(2, 1, 1) __launch_bounds__(160)
+// SM90: __shared__ float cl_slots[2][2];
 // SM90-NEXT: rlx_cluster_arrive();
 // SM90-NEXT: const int lane = (int)rlx_cluster_rank() * 160 + threadIdx.x;
-// SM90-NEXT: const long long r = blockIdx.x / 4;
-// SM90: m = rlx_cluster_reduce<4, true>(m, RlxMax(), -RLX_INF, smem, cl_slots[0]);
-// SM90: s = rlx_cluster_reduce<4, false>(s, RlxSum(), 0.0f, smem, cl_slots[1]);
-// SM90: // row form: cluster (4 blocks of 160 threads per row, 640 threads per row, one element per access, 16 per thread)
-// 50000 f32 = 3125 threads: 8 blocks of 416, vectors where 3328 x 4 divides the row (it does not):
-// SM90: // row form: cluster (8 blocks of 416 threads per row, 3328 threads per row, one element per access, 16 per thread)
+// SM90-NEXT: const long long r = blockIdx.x / 2;
+// SM90: m = rlx_cluster_reduce<2, true>(m, RlxMax(), -RLX_INF, smem, cl_slots[0]);
+// SM90: s = rlx_cluster_reduce<2, false>(s, RlxSum(), 0.0f, smem, cl_slots[1]);
+// SM90: // row form: cluster (2 blocks of 160 threads per row, 320 threads per row, one element per access, 32 per thread)
+// 50000 f32 = 1563 threads: 8 blocks of 224, vectors where 1792 x 4 divides the row (it does not):
+// SM90: // row form: cluster (8 blocks of 224 threads per row, 1792 threads per row, one element per access, 28 per thread)
 // SM90: // row form: looping
 // CHECK: // row form: looping
 // CHECK: const long long base = (r / 3LL) * 12LL + (r % 3LL);

@@ -550,18 +550,22 @@ SMEM_THREADS = 1024
 #: Past BLOCK_ROW_MAX, where the target has thread-block clusters (sm_90),
 #: the cluster form comes before the shared-memory one: a row split over
 #: the C (≤ CLUSTER_MAX) blocks of a cluster, CLUSTER_ROW_BYTES of it in
-#: each thread's registers (16 f32, 32 f16/bf16 elements), blocks of
+#: each thread's registers (32 f32, 64 f16/bf16 elements), blocks of
 #: CLUSTER_THREADS, more threads per block (up to 1024) only where C is at
 #: its maximum. The row is still read once, and a block is small enough
 #: that several share a multiprocessor (the smem form fits one f32 row of
 #: 32768 per SM, whose read and write phases then do not overlap).
 CLUSTER_MAX = 8
-CLUSTER_ROW_BYTES = 64
+CLUSTER_ROW_BYTES = 128  # H100, rows of 32768 at 512 MiB: 128 bytes beat 64 and 32 (layer_norm f32 91% / 88% / 81% of copy)
 CLUSTER_THREADS = 256
 
-#: The warp form's grid: blocks per multiprocessor at most (its rows are
-#: walked by a grid-stride loop beyond that).
-WARP_BLOCKS_PER_SM = 16
+#: The warp form's grid: blocks per multiprocessor at most, 0 for a block
+#: per THREADS / group rows (its grid-stride loop then takes one trip).
+#: Uncapped measured best (H100, softmax rows of 64/128 at 512 MiB: 88-93%
+#: of copy bandwidth capped at 16 per SM, 100-101% uncapped): a group's
+#: next row waited on its last row's reductions, where a new block's loads
+#: are already in flight.
+WARP_BLOCKS_PER_SM = 0
 
 #: Off: the cluster form is never picked (tests and benchmarks of the forms it replaces).
 USE_CLUSTERS = True
@@ -574,11 +578,11 @@ def cluster_shape(cols: int, t: Attribute) -> tuple[int, int] | None:
     """(blocks per cluster, threads per block) of the cluster form for rows
     of `cols` elements of `t`, or None where a cluster cannot hold them."""
     lanes = -(-cols * dtype(t).bytes // CLUSTER_ROW_BYTES)
-    c = 1
+    c = 2  # at least two: a row past BLOCK_ROW_MAX that one block would hold is split anyway
     while c < CLUSTER_MAX and lanes > c * CLUSTER_THREADS:
         c *= 2
     threads = -(-lanes // (c * 32)) * 32
-    return (c, threads) if c > 1 and threads <= 1024 else None
+    return (c, threads) if threads <= 1024 else None
 
 
 def row_form(rows: Rows, t: Attribute, smem_elem_bytes: int = 4) -> str:
@@ -1004,7 +1008,9 @@ def row_kernel(s: RowSpec, sm_count: int) -> KernelSpec:
         row = CachedRow.for_spec(s, group, "lane")
         note = row.note() + (f", {32 // group} rows per warp" if group < 32 else "")
         src = _row_kernel(decl, _cached_form(s, row, group_reduce(group)), rows, form="warp", note=note, group=group)
-        return KernelSpec(s.family, src, bufs, min(-(-rows.rows // (THREADS // group)), sm_count * WARP_BLOCKS_PER_SM))
+        blocks = min(-(-rows.rows // (THREADS // group)), 2**31 - 1)
+        grid = min(blocks, sm_count * WARP_BLOCKS_PER_SM) if WARP_BLOCKS_PER_SM else blocks
+        return KernelSpec(s.family, src, bufs, grid)
     if form == "block":
         row = CachedRow.for_spec(s, THREADS, "threadIdx.x")
         src = _row_kernel(decl, _cached_form(s, row, block_reduce), rows, form="block", note=row.note())
