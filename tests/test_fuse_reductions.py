@@ -137,3 +137,16 @@ def test_region_that_also_computes_gamma_is_not_fused_and_compiles():
     roots = [f.root().name for f in ops_named(fused, "rlx.fusion")]  # pyright: ignore[reportAttributeAccessIssue]
     assert roots == ["rlx.rms_norm"]
     _compile_all(run_pipeline(module, "rlx-cuda"))
+
+
+def test_prologue_narrower_than_the_row_compiles():
+    """f16 read into an f32 row (a cast in the prologue): the accesses move 4
+    elements (16 bytes of the f32 row, 8 of the f16 input), in every form."""
+    g = GraphBuilder()
+    outs = [g.softmax(g.cast(g.exp(g.input(f"x{n}", [4, n], "f16")), "f32")) for n in (256, 4096, 32768)]
+    m = run_pipeline(g.build(outs), "rlx-cuda")
+    ks = _compile_all(m)
+    assert len(ks) == 3 and _forms(m) == {"warp", "block", "cluster"}
+    for k in ks:
+        assert "4 elements per access" in k.source.data
+        assert "union { uint2 raw; unsigned short e[4]; }" in k.source.data  # 4 halves: 8 bytes

@@ -53,3 +53,15 @@ def test_fused_prologue_broadcast_inside_the_row(dtype):
     c = g.input("c", [3, 1, 33], dtype)
     module = g.build([g.layer_norm(x + c, g.param("g", [5, 33], dtype), g.param("b", [5, 33], dtype))])
     check(module)
+
+
+@pytest.mark.parametrize("cols", [256, 4096, 32768])
+def test_fused_prologue_reading_a_narrower_type(cols):
+    """A prologue reading f16 into an f32 row: an access moves as many
+    elements of each (the f32 row sets the width; it once asked for a
+    32-byte vector and failed to generate)."""
+    g = rlxc.GraphBuilder()
+    x = g.input("x", [3, cols], "f16")
+    module = g.build([g.softmax(g.cast(g.exp(x), "f32")), g.layer_norm(g.cast(x, "f32") * g.input("y", [3, cols]),
+                                                                       g.param("g", [cols]), g.param("b", [cols]))])
+    check(module)

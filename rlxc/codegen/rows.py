@@ -576,7 +576,12 @@ CACHED_ROW_MAX = BLOCK_ROW_MAX
 
 def cluster_shape(cols: int, t: Attribute) -> tuple[int, int] | None:
     """(blocks per cluster, threads per block) of the cluster form for rows
-    of `cols` elements of `t`, or None where a cluster cannot hold them."""
+    of `cols` elements of `t`, or None where a cluster cannot hold them.
+    f16/bf16 rows past 262144 elements (blocks over 512 threads, 64 f32
+    values each in registers) spill a little (NVRTC -v: 16-256 bytes at
+    400000-524288); counting them as f32 would not fit a cluster, and a
+    few spills were judged cheaper than the streamed form's second read
+    (not measured)."""
     lanes = -(-cols * dtype(t).bytes // CLUSTER_ROW_BYTES)
     c = 2  # at least two: a row past BLOCK_ROW_MAX that one block would hold is split anyway
     while c < CLUSTER_MAX and lanes > c * CLUSTER_THREADS:
@@ -594,7 +599,8 @@ def row_form(rows: Rows, t: Attribute, smem_elem_bytes: int = 4) -> str:
         return "warp"
     if rows.cols <= BLOCK_ROW_MAX:
         return "block"
-    if USE_CLUSTERS and has_clusters() and cluster_shape(rows.cols, t) is not None:
+    if USE_CLUSTERS and has_clusters() and (shape_ := cluster_shape(rows.cols, t)) is not None \
+            and rows.rows * shape_[0] < 2**31:  # a cluster per row: the grid's x limit
         return "cluster"
     if rows.cols * smem_elem_bytes <= SMEM_ROW_BYTES:
         return "smem"
@@ -712,7 +718,9 @@ class CachedRow:
         p = s.prologue
         if p is None:
             return CachedRow(s.rows.cols, s.t, lanes, lane, smem, stored=stored)
-        return CachedRow(s.rows.cols, s.t, lanes, lane, smem, p.elem_bytes, p.vector, stored)
+        # an access moves `width` elements of every tensor involved: the widest sets it
+        # (a prologue reading f16 into an f32 row moves 4 per access, not 8)
+        return CachedRow(s.rows.cols, s.t, lanes, lane, smem, max(p.elem_bytes, dtype(s.t).bytes), p.vector, stored)
 
     @property
     def width(self) -> int:
