@@ -10,7 +10,12 @@ element type and layout (`ROW_FORMS`, the one table of thresholds):
   of 64-1024 elements; rows of up to 31 × 16 bytes take a group of lanes,
   one 16-byte access each (64 halves: 8 lanes, 4 rows a warp);
 * block: a block per row, the row in registers;
-* smem: a block of 1024 threads per row, the row cached in dynamic shared
+* cluster (sm_90, past BLOCK_ROW_MAX): the row split over the 2-8 blocks
+  of a thread-block cluster, 128 bytes of it in each thread's registers;
+  each statistic reduced over the block, then over the cluster through
+  distributed shared memory (`rlx_cluster_reduce`: every block folds the
+  blocks' values in rank order, so all hold the same bits); one read;
+* smem (without clusters): a block of 1024 threads per row, the row cached in dynamic shared
   memory, so long rows are still read from global memory once: as f32,
   but f16/bf16 norm rows as themselves (half the bytes, so two blocks fit
   an SM where one f32 row did), whose statistics then leave the elements
