@@ -98,8 +98,8 @@ def _warp_loop(body: list[str], rows: Rows, warps: int, group: int = 32) -> list
     per_block = warps * 32 // group
     return [
         f"  const int lane = threadIdx.x & {group - 1};",
-        f"  for (long long r = (long long)blockIdx.x * {per_block} + (threadIdx.x / {group}); r < {rows.rows}LL; "
-        f"r += (long long)gridDim.x * {per_block}) {{",
+        (f"  for (long long r = (long long)blockIdx.x * {per_block} + (threadIdx.x / {group}); r < {rows.rows}LL; "
+         f"r += (long long)gridDim.x * {per_block}) {{"),
         f"    const long long base = {rows.row_base};",
         *("    " + b for b in body),
         "  }",
