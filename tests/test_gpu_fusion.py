@@ -65,3 +65,18 @@ def test_fused_prologue_reading_a_narrower_type(cols):
     module = g.build([g.softmax(g.cast(g.exp(x), "f32")), g.layer_norm(g.cast(x, "f32") * g.input("y", [3, cols]),
                                                                        g.param("g", [cols]), g.param("b", [cols]))])
     check(module)
+
+
+@pytest.mark.parametrize("dtype", ["f32", "f16", "bf16"])
+@pytest.mark.parametrize("rows,ffn", [(6, 40), (1, 100), (33, 1376)])
+def test_gate_up_halves_read_in_place(dtype, rows, ffn):
+    """silu(gate) * up over a merged gate/up projection: one region reading
+    both halves in place (windows), against the interpreter."""
+    g = rlxc.GraphBuilder()
+    x = g.input("x", [rows, 64], dtype)
+    h = g.rms_norm(x, g.param("n", [64], dtype))
+    y = g.mul(g.silu(g.linear(h, g.param("wg", [ffn, 64], dtype))), g.linear(h, g.param("wu", [ffn, 64], dtype)))
+    module = g.build([g.linear(y, g.param("wd", [64, ffn], dtype))])
+    fused = run_pipeline(module, "rlx-optimize")
+    assert any(o.name == "rlx.elementwise_region" and o.windows is not None for o in fused.walk())
+    check(module)

@@ -133,3 +133,64 @@ def test_optimize_pipeline_merges_for_cuda_only():
     none = rlxc.run_pipeline(module, "rlx-optimize{target=none}")
     assert count(cuda, rlx.ConcatOp) == 2
     assert count(none, rlx.ConcatOp) == 0
+
+
+@pytest.mark.parametrize("dtype", ["f32", "f16", "bf16"])
+@pytest.mark.parametrize("rows,ffn", [(6, 40), (1, 100), (33, 1376)])
+def test_gate_up_halves_are_read_in_place(dtype, rows, ffn):
+    """After rlx-optimize{target=cuda} the merged gate/up result is read in
+    place: silu(gate) * up is one region whose two inputs are windows on it
+    (no slice left), giving the interpreter's bits exactly; its kernel reads
+    each half through the merged row's stride and compiles for sm_80 and sm_90."""
+    from rlxc.codegen import HEADERS
+    from rlxc.dialects import rlx_cuda
+    from rlxc.runtime import nvrtc
+
+    module, params = swiglu_mlp(dtype, rows=rows, hidden=16, ffn=ffn)
+    if dtype == "f16":
+        params = {k: v.astype(np.float16) for k, v in params.items()}
+    after = rlxc.run_pipeline(module, "rlx-optimize{target=cuda}")
+    assert count(after, rlx.SliceOp) == 0
+    (region,) = [op for op in after.walk() if isinstance(op, rlx.ElementwiseRegionOp) and op.windows is not None]
+    assert region.input_windows() == {0: (0, ffn), 1: (ffn, ffn)}
+    assert region.inputs[0] is region.inputs[1]
+    assert region.inputs[0].type.get_shape() == (rows, 2 * ffn)
+    # fusion computes silu in the region body (rounding may move by an ulp): against float64, a
+    # misplaced window (the gate half read twice) would be off by the values themselves
+    inputs = inputs_for(module, np.random.default_rng(2))
+    want = rlxc.interpret(module, inputs, params, float64=True)[0].astype(np.float64)
+    for m in (after, rlxc.run_pipeline(module, "rlx-merge-projections,rlx-fuse-elementwise")):
+        got = rlxc.interpret(m, inputs, params)[0].astype(np.float64)
+        assert np.linalg.norm(got - want) / np.linalg.norm(want) < {"f32": 1e-6, "f16": 2e-3, "bf16": 1e-2}[dtype]
+    lowered = rlxc.run_pipeline(module, "rlx-cuda")
+    (src,) = [k.source.data for k in lowered.walk() if isinstance(k, rlx_cuda.KernelOp) and "in place: columns" in k.source.data]
+    assert f"// input 0 in place: columns 0..{ffn} of {2 * ffn}, one element per access" in src
+    assert f"// input 1 in place: columns {ffn}..{2 * ffn} of {2 * ffn}, one element per access" in src
+    assert f"% {ffn}u) + {ffn}u]" in src  # the up half, offset by ffn ...
+    if rows > 1:
+        assert f"(i / {ffn}u) * {2 * ffn}u" in src  # ... its rows the merged row's stride apart
+    for arch in ("sm_80", "sm_90"):
+        assert nvrtc.compile_cubin(src, arch, headers=HEADERS)[:4] == b"\x7fELF"
+
+
+def test_windowed_region_is_not_merged_again_or_taken_as_a_prologue():
+    """A second rlx-fuse-elementwise leaves a windowed region as it is (merged
+    into a bigger region it would read its inputs whole), and
+    rlx-fuse-reductions does not take it as a row op's prologue."""
+    g = rlxc.GraphBuilder()
+    x = g.input("x", [4, 32])
+    w = g.param("w", [64, 32])
+    y = g.linear(x, w)
+    a, b = g.slice(y, [0, 0], [4, 32]), g.slice(y, [0, 32], [4, 64])
+    s = g.softmax(g.exp(g.mul(a, b)))
+    module = g.build([s])
+    once = rlxc.run_pipeline(module, "rlx-fuse-elementwise,rlx-fuse-reductions")
+    twice = rlxc.run_pipeline(once, "rlx-fuse-elementwise,rlx-fuse-reductions")
+    for m in (once, twice):
+        assert count(m, rlx.SliceOp) == 0 and count(m, rlx.FusionOp) == 0
+        (region,) = [op for op in m.walk() if isinstance(op, rlx.ElementwiseRegionOp)]
+        assert region.input_windows() == {0: (0, 32), 1: (32, 32)}
+    rng = np.random.default_rng(3)
+    inputs, params = {"x": rng.standard_normal((4, 32)).astype(np.float32)}, {"w": rng.standard_normal((64, 32)).astype(np.float32)}
+    for m in (once, twice):
+        np.testing.assert_array_equal(rlxc.interpret(m, inputs, params)[0], rlxc.interpret(module, inputs, params)[0])

@@ -18,7 +18,7 @@ from __future__ import annotations
 
 from xdsl.ir import Attribute, Block, SSAValue
 
-from rlxc.codegen.common import THREADS, Buf, KernelSpec, eltype, index_expr, numel, params_decl, shape
+from rlxc.codegen.common import THREADS, Buf, KernelSpec, eltype, index_expr, numel, params_decl, shape, strides
 from rlxc.codegen.cuda_c import compute_type, load, render_body, storage_type, store
 from rlxc.dialects import rlx
 from rlxc.dialects.types import dtype, dtype_name
@@ -63,10 +63,24 @@ def elementwise_kernel(op: rlx.ElementwiseRegionOp, sm_count: int) -> KernelSpec
     block: Block = op.body.block
     ins = list(op.inputs)
     outs = list(op.outputs)
-    idx_t, sfx = index_type(n)
+    windows = op.input_windows()
+    idx_t, sfx = index_type(max([n, *(numel(shape(ins[j])) for j in windows)]))
     yields = list(block.last_op.operands)  # pyright: ignore[reportOptionalMemberAccess]
 
-    full = [j for j, x in enumerate(ins) if shape(x) == out_shape]
+    def element_at(j: int) -> str:
+        """Input j's offset for output element `i`: its broadcast index, or
+        within its window, through the whole tensor's strides."""
+        x = ins[j]
+        if j not in windows:
+            return index_expr("i", out_shape, shape(x), suffix=sfx)
+        seen = op.input_shape(j)
+        st = [0 if d == 1 else s for d, s in zip(seen, strides(shape(x)))]
+        off = windows[j][0]
+        at = index_expr("i", out_shape, seen, st, suffix=sfx)
+        return f"{at} + {off}{sfx}" if off else at
+
+    # windowed inputs are read an element at a time (their rows are strided)
+    full = [j for j, x in enumerate(ins) if shape(x) == out_shape and j not in windows]
     vec_outs = [j for j, r in enumerate(outs) if dtype(eltype(r)).c_vector]
     w_ = vector_width([eltype(ins[j]) for j in full if dtype(eltype(ins[j])).c_vector] + [eltype(outs[j]) for j in vec_outs])
     vec = w_ > 1 and n >= w_
@@ -78,7 +92,8 @@ def elementwise_kernel(op: rlx.ElementwiseRegionOp, sm_count: int) -> KernelSpec
     if vec:
         held += [
             j for j, x in enumerate(ins)
-            if j not in full and dtype(eltype(x)).c_vector and len(shape(x)) > 0 and shape(x)[-1] == out_shape[-1]
+            if j not in full and j not in windows and dtype(eltype(x)).c_vector and len(shape(x)) > 0
+            and shape(x)[-1] == out_shape[-1]
             and out_shape[-1] % W == 0 and numel(shape(x)) > 1 and W % dtype(eltype(x)).vector_width == 0
         ]  # fmt: skip
         held.sort()
@@ -117,7 +132,7 @@ def elementwise_kernel(op: rlx.ElementwiseRegionOp, sm_count: int) -> KernelSpec
             elif mode == "scalar" and j in held:
                 args.append(load(f"p{j}[u]", eltype(x)))
             else:
-                args.append(load(f"in{j}[{index_expr('i', out_shape, shape(x), suffix=sfx)}]", eltype(x)))
+                args.append(load(f"in{j}[{element_at(j)}]", eltype(x)))
         out, names = render_body(block, args, "v", rounded=lambda v: v not in store_only)
         for j, (y, r) in enumerate(zip(yields, outs)):
             if mode == "vector" and j in vec_outs:
@@ -139,6 +154,8 @@ def elementwise_kernel(op: rlx.ElementwiseRegionOp, sm_count: int) -> KernelSpec
     else:
         form = "scalar: one element per access"
     src = [f"// elementwise form: {form}, {UNROLL} trips per thread"]
+    src += [f"// input {j} in place: columns {off}..{off + width} of {shape(ins[j])[-1]}, one element per access"
+            for j, (off, width) in sorted(windows.items())]
     src.append(f'extern "C" __global__ void __launch_bounds__({THREADS}) ENTRY({decl}) {{')
     src.append(f"  const {idx_t} w0 = ({idx_t})blockIdx.x * {THREADS * UNROLL}{sfx} + threadIdx.x;")
     for j in held:

@@ -49,6 +49,10 @@ def _body(op: rlx.FusionOp) -> tuple[rlx.ElementwiseRegionOp, Operation, rlx.Yie
             f"the input of one of {', '.join(r.name for r in ROOTS)} (whose result is yielded first); "
             f"this one is {shapes}"
         )
+    if ops[0].windows is not None:  # pyright: ignore[reportAttributeAccessIssue]
+        raise FusionShapeError(
+            "an rlx.fusion prologue reads its inputs whole, row by row: its elementwise_region cannot have windows"
+        )
     return ops[0], ops[1], ops[2]  # pyright: ignore[reportReturnType]
 
 

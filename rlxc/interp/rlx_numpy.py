@@ -570,6 +570,8 @@ class _RlxFunctionsBase(InterpreterFunctions):
         self, interpreter: Interpreter, op: rlx.ElementwiseRegionOp, args: PythonValues
     ):
         shape = tuple(op.outputs[0].type.get_shape())  # pyright: ignore
+        windows = op.input_windows()
+        args = [a[..., windows[j][0]:windows[j][0] + windows[j][1]] if j in windows else a for j, a in enumerate(args)]
         inputs = [np.broadcast_to(a, shape) for a in args]
         results = run_scalar_body(op.body, inputs)
         return tuple(

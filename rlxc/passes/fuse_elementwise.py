@@ -7,7 +7,7 @@ from dataclasses import dataclass, field
 
 from xdsl.context import Context
 from xdsl.dialects import func
-from xdsl.dialects.builtin import ModuleOp, TensorType
+from xdsl.dialects.builtin import DenseArrayBase, ModuleOp, TensorType, i64
 from xdsl.ir import Block, Operation, Region, SSAValue
 from xdsl.passes import ModulePass
 from xdsl.rewriter import InsertPoint, Rewriter
@@ -68,6 +68,11 @@ class FuseElementwisePass(ModulePass):
       value (such an op could feed the joining op). Groups merge when an op
       consumes several of them, under the same rule.
     * Splat constants become `arith.constant`s in the body instead of inputs.
+    * Once the regions are formed, an input that is a unit-step slice of the
+      last axis alone (a half of a merged gate/up projection) is read in
+      place: the region takes the sliced tensor with a window on it
+      (`windows`), and the slice, unused, goes. A region with windows is
+      not merged into another afterwards (it would read its inputs whole).
 
     Options:
     * `max_inputs`: most region inputs (tensors read; a kernel-argument bound).
@@ -85,6 +90,7 @@ class FuseElementwisePass(ModulePass):
         for f in op.walk():
             if isinstance(f, func.FuncOp) and f.body.blocks:
                 self._fuse_block(f.body.block)
+                _read_slices_in_place(f.body.block)
 
     # ------------------------------------------------------------------ grouping
 
@@ -100,6 +106,8 @@ class FuseElementwisePass(ModulePass):
                 op, rlx.ElementwiseRegionOp
             ):
                 continue
+            if isinstance(op, rlx.ElementwiseRegionOp) and op.windows is not None:
+                continue  # its inputs are windows: merged into a bigger region they would be read whole
             shape = _result_shape(op)
             if shape is None:
                 continue
@@ -241,3 +249,37 @@ def _top(op: Operation, block: Block) -> Operation:
         assert parent is not None
         op = parent
     return op
+
+
+def _last_axis_window(v: SSAValue) -> tuple[SSAValue, int, int] | None:
+    """(source, offset, width) where `v` is a unit-step slice of its source's
+    last axis alone, else None."""
+    sl = v.owner
+    if not isinstance(sl, rlx.SliceOp):
+        return None
+    src = shape_of(sl.input.type)
+    starts, ends, steps = (list(a.get_values()) for a in (sl.starts, sl.ends, sl.steps))
+    if not src or any(st != 1 for st in steps):
+        return None
+    if any(starts[k] != 0 or ends[k] != src[k] for k in range(len(src) - 1)):
+        return None
+    if ends[-1] - starts[-1] == src[-1]:
+        return None  # the whole axis: not a window (canonicalization's to fold)
+    return sl.input, int(starts[-1]), int(ends[-1] - starts[-1])
+
+
+def _read_slices_in_place(block: Block) -> None:
+    """Regions read their last-axis slice inputs in place (see the pass's rules)."""
+    for region_op in [o for o in block.ops if isinstance(o, rlx.ElementwiseRegionOp)]:
+        if region_op.windows is not None:
+            continue
+        found = {j: w for j, v in enumerate(region_op.inputs) if (w := _last_axis_window(v)) is not None}
+        if not found:
+            continue
+        slices = [region_op.inputs[j].owner for j in found]
+        for j, (src, _, _) in found.items():
+            region_op.operands[j] = src
+        region_op.windows = DenseArrayBase.from_list(i64, [x for j, (_, off, width) in found.items() for x in (j, off, width)])
+        for sl in slices:
+            if isinstance(sl, Operation) and sl.parent is not None and not any(r.uses for r in sl.results):
+                Rewriter.erase_op(sl)

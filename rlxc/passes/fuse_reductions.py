@@ -59,6 +59,8 @@ class FuseReductionsPass(ModulePass):
             pro = root.operands[trait.operand].owner
             if not isinstance(pro, rlx.ElementwiseRegionOp) or pro.parent_block() is not block:
                 continue
+            if pro.windows is not None:
+                continue  # a prologue reads its inputs whole, row by row
             if not self._later_uses_only(pro, root, block):
                 continue
             if any(v.owner is pro for i, v in enumerate(root.operands) if i != trait.operand):

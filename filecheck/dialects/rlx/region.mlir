@@ -178,3 +178,15 @@ func.func @folded_expand(%v: tensor<8xf32>, %s: tensor<i64>) -> (tensor<2x4x8xf3
   // CHECK-NEXT: func.return %{{.*}}, %{{.*}} : tensor<2x4x8xf32>, tensor<3x3xi64>
   func.return %0, %1 : tensor<2x4x8xf32>, tensor<3x3xi64>
 }
+
+// A window: the body sees columns 64..128 of %m's last axis (a slice read in place).
+// CHECK-LABEL: func.func @windows(
+// CHECK: rlx.elementwise_region ins(%{{.*}}, %{{.*}} : tensor<4x128xf32>, tensor<4x128xf32>) windows = [0, 0, 64, 1, 64, 64] -> tensor<4x64xf32>
+func.func @windows(%m: tensor<4x128xf32>) -> tensor<4x64xf32> {
+  %0 = rlx.elementwise_region ins(%m, %m : tensor<4x128xf32>, tensor<4x128xf32>) windows = [0, 0, 64, 1, 64, 64] -> tensor<4x64xf32> {
+  ^bb0(%a: f32, %b: f32):
+    %s = arith.mulf %a, %b : f32
+    rlx.yield %s : f32
+  }
+  func.return %0 : tensor<4x64xf32>
+}

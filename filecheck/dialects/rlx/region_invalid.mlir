@@ -243,3 +243,48 @@ func.func @yield_not_last(%a: tensor<4xf32>) {
   }
   func.return
 }
+
+// -----
+
+// windows: (input, offset, width) triples, one per input, inside its last axis.
+func.func @window_past_the_axis(%a: tensor<4x64xf32>) {
+  // expected-error @+1 {{'rlx.elementwise_region' op window of input #0 (offset 40, width 32) does not fit its last axis (4x64)}}
+  %0 = rlx.elementwise_region ins(%a : tensor<4x64xf32>) windows = [0, 40, 32] -> tensor<4x32xf32> {
+  ^bb0(%x: f32):
+    rlx.yield %x : f32
+  }
+  func.return
+}
+
+// -----
+
+func.func @window_not_a_triple(%a: tensor<4x64xf32>) {
+  // expected-error @+1 {{'rlx.elementwise_region' op windows holds 2 values: (input, offset, width) triples expected}}
+  %0 = rlx.elementwise_region ins(%a : tensor<4x64xf32>) windows = [0, 32] -> tensor<4x32xf32> {
+  ^bb0(%x: f32):
+    rlx.yield %x : f32
+  }
+  func.return
+}
+
+// -----
+
+func.func @window_twice(%a: tensor<4x64xf32>) {
+  // expected-error @+1 {{'rlx.elementwise_region' op window #1 names input 0: one window per input, 0 <= input < 1}}
+  %0 = rlx.elementwise_region ins(%a : tensor<4x64xf32>) windows = [0, 0, 32, 0, 32, 32] -> tensor<4x32xf32> {
+  ^bb0(%x: f32):
+    rlx.yield %x : f32
+  }
+  func.return
+}
+
+// -----
+
+func.func @window_shape(%a: tensor<4x64xf32>) {
+  // expected-error @+1 {{'rlx.elementwise_region' op input #0 of shape 4x16 does not broadcast to the result shape 4x32}}
+  %0 = rlx.elementwise_region ins(%a : tensor<4x64xf32>) windows = [0, 0, 16] -> tensor<4x32xf32> {
+  ^bb0(%x: f32):
+    rlx.yield %x : f32
+  }
+  func.return
+}

@@ -9,11 +9,12 @@ from __future__ import annotations
 
 import abc
 
-from xdsl.dialects.builtin import TensorType
+from xdsl.dialects.builtin import DenseArrayBase, TensorType, i64
 from xdsl.irdl import (
     IRDLOperation,
     irdl_op_definition,
     lazy_traits_def,
+    opt_prop_def,
     region_def,
     traits_def,
     var_operand_def,
@@ -74,10 +75,34 @@ class ElementwiseRegionOp(RegionKernelOp):
     broadcasts to it (an `expand` folds into a region as a smaller input). The body is one block
     of pure `arith`/`math` ops that reads only its arguments (isolated from
     above), as `linalg.generic`'s does.
+
+    `windows` (optional; triples `input, offset, width`): the body sees
+    that input's columns `offset .. offset + width` along its last axis, a
+    slice read in place (the gate and up halves of a merged projection):
+    `windows = [0, 0, 64, 1, 64, 64]` reads input 0's first 64
+    columns and input 1's next 64.
     """
 
     name = "rlx.elementwise_region"
     traits = traits_def(Pure(), ELEMENTWISE, IsolatedFromAbove())
+    windows = opt_prop_def(DenseArrayBase.constr(i64))
+    assembly_format = (
+        "`ins` `(` $inputs `:` type($inputs) `)` (`windows` `=` $windows^)? `->` type($outputs) "
+        "attr-dict-with-keyword $body"
+    )
+
+    def input_windows(self) -> dict[int, tuple[int, int]]:
+        """Input index -> (offset, width) of its window along the last axis."""
+        if self.windows is None:
+            return {}
+        v = self.windows.get_values()
+        return {int(v[i]): (int(v[i + 1]), int(v[i + 2])) for i in range(0, len(v) - 2, 3)}
+
+    def input_shape(self, j: int) -> tuple[int, ...]:
+        """The shape the body sees of input j: its window's, if it has one."""
+        s = shape_of(self.inputs[j].type)
+        w = self.input_windows().get(j)
+        return s if w is None else (*s[:-1], w[1])
 
     def verify_extra(self) -> None:
         if not self.inputs:
@@ -91,8 +116,24 @@ class ElementwiseRegionOp(RegionKernelOp):
                     f"result #{i} has shape {fmt_shape(shape_of(r.type))}, but result #0 "
                     f"has {fmt_shape(shape)}: all results share the iteration shape"
                 )
+        if self.windows is not None:
+            v = self.windows.get_values()
+            if len(v) % 3:
+                raise VerifyException(f"windows holds {len(v)} values: (input, offset, width) triples expected")
+            seen: set[int] = set()
+            for k in range(0, len(v), 3):
+                j, off, width = (int(x) for x in v[k : k + 3])
+                if not 0 <= j < len(self.inputs) or j in seen:
+                    raise VerifyException(f"window #{k // 3} names input {j}: one window per input, 0 <= input < {len(self.inputs)}")
+                seen.add(j)
+                full = shape_of(self.inputs[j].type)
+                if not full or off < 0 or width < 1 or off + width > full[-1]:
+                    raise VerifyException(
+                        f"window of input #{j} (offset {off}, width {width}) does not fit its last axis "
+                        f"({fmt_shape(full)})"
+                    )
         for i, v in enumerate(self.inputs):
-            vs = shape_of(v.type)
+            vs = self.input_shape(i)
             if not broadcasts_to(vs, shape):
                 raise VerifyException(
                     f"input #{i} of shape {fmt_shape(vs)} does not broadcast to the "
