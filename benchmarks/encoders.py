@@ -242,6 +242,26 @@ def bench_rlxc(exe, x, ref, args) -> dict:
     return row
 
 
+def bench_rlxc_system(case: dict, label: str, make, x, ref, args) -> None:
+    """Compiles with `make()` (timed), benchmarks the executable into
+    case["systems"][label] (`bench_rlxc`), or records the error under
+    case["errors"][label] and goes on; closes the executable."""
+    exe = None
+    try:
+        t0 = time.perf_counter()
+        exe = make()
+        compile_s = time.perf_counter() - t0
+        row = bench_rlxc(exe, x, ref, args)
+        row["compile_s"] = compile_s
+        case["systems"][label] = row
+    except Exception as e:  # noqa: BLE001 - report and go on
+        case["errors"][label] = f"{type(e).__name__}: {e}"[:400]
+        traceback.print_exc()
+    finally:
+        if exe is not None:
+            exe.close()
+
+
 def _bf16_view(out):
     """An rlxc bf16 DeviceArray as a torch bfloat16 tensor (a copy: the CUDA
     array interface has no bfloat16)."""
@@ -296,20 +316,7 @@ def run_case(name: str, cfg: Config, batch: int, dtype: str, weights, args) -> d
                         ("rlxc, unmerged", lambda: compile_unmerged(module, params))):
         if label == "rlxc, unmerged" and args.no_ab:
             continue
-        exe = None
-        try:
-            t0 = time.perf_counter()
-            exe = make()
-            compile_s = time.perf_counter() - t0
-            row = bench_rlxc(exe, x, ref, args)
-            row["compile_s"] = compile_s
-            case["systems"][label] = row
-        except Exception as e:  # noqa: BLE001 - report and go on
-            case["errors"][label] = f"{type(e).__name__}: {e}"[:400]
-            traceback.print_exc()
-        finally:
-            if exe is not None:
-                exe.close()
+        bench_rlxc_system(case, label, make, x, ref, args)
 
     with torch.no_grad():
         for label, kw in (("torch eager", None), ("torch.compile", {}),

@@ -35,7 +35,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path[:0] = [str(ROOT), str(Path(__file__).resolve().parent)]
 
 import rlxc  # noqa: E402
-from encoders import bench_rlxc, bench_torch, compile_unmerged, rlxc_params  # noqa: E402
+from encoders import bench_rlxc_system, bench_torch, compile_unmerged, rlxc_params  # noqa: E402
 
 
 def build(rows: int, hidden: int, ffn: int, dtype: str):
@@ -78,17 +78,7 @@ def run_case(rows: int, dtype: str, ws, args) -> dict:
     params = rlxc_params(ws, dtype)
     for label, make in (("rlxc", lambda: rlxc.compile(module, target="cuda", params=params)),
                         ("rlxc, unmerged", lambda: compile_unmerged(module, params))):
-        exe = None
-        try:
-            exe = make()
-            row = bench_rlxc(exe, x, ref, args)
-            case["systems"][label] = row
-        except Exception as e:  # noqa: BLE001 - report and go on
-            case["errors"][label] = f"{type(e).__name__}: {e}"[:400]
-            traceback.print_exc()
-        finally:
-            if exe is not None:
-                exe.close()
+        bench_rlxc_system(case, label, make, x, ref, args)
     with torch.no_grad():
         for label, compiled in (("torch eager", False), ("torch.compile", True)):
             try:

@@ -161,15 +161,15 @@ def _row_kernel(decl: str, body: list[str], rows: Rows, smem_type: str = "float"
     the rows (block, smem, float4 and looping forms), or its warps do (warp
     form, `lane` the thread's lane), or a cluster of blocks takes one row
     (cluster form, `lane` the thread's index in the cluster)."""
+    dims = f"__cluster_dims__({cluster.blocks}, 1, 1) " if cluster is not None else ""
     src = [f"// row form: {form}{f' ({note})' if note else ''}"]
-    src.append(f'extern "C" __global__ void __launch_bounds__({threads}) ENTRY({decl}) {{')
+    src.append(f'extern "C" __global__ void {dims}__launch_bounds__({threads}) ENTRY({decl}) {{')
     src.append(f"  __shared__ {smem_type} smem[32];")
     if form == "smem":
         src.append(f"  extern __shared__ __align__(16) {srow_type} srow[];")
     if form == "warp":
         src += _warp_loop(body, rows, threads // 32, group)
     elif cluster is not None:
-        src[1] = src[1].replace("void ", f"void __cluster_dims__({cluster.blocks}, 1, 1) ", 1)
         src += _cluster_row(body, rows, cluster)
     else:
         src.extend(_row_loop(body, rows))
@@ -720,12 +720,8 @@ class CachedRow:
 
     @staticmethod
     def for_spec(s: RowSpec, lanes: int, lane: str, smem: bool = False, stored: bool = False) -> CachedRow:
-        p = s.prologue
-        if p is None:
-            return CachedRow(s.rows.cols, s.t, lanes, lane, smem, stored=stored)
-        # an access moves `width` elements of every tensor involved: the widest sets it
-        # (a prologue reading f16 into an f32 row moves 4 per access, not 8)
-        return CachedRow(s.rows.cols, s.t, lanes, lane, smem, max(p.elem_bytes, dtype(s.t).bytes), p.vector, stored)
+        vector = s.prologue is None or s.prologue.vector
+        return CachedRow(s.rows.cols, s.t, lanes, lane, smem, s.elem_bytes, vector, stored)
 
     @property
     def width(self) -> int:
@@ -931,6 +927,14 @@ class RowSpec:
     name_read: bool = False
     name_write: bool = False
 
+    @property
+    def elem_bytes(self) -> int:
+        """The widest element an access moves: an access moves `width`
+        elements of every tensor involved (the row, the prologue's inputs
+        and outputs), so a prologue reading f16 into an f32 row moves 4 per
+        access, not 8."""
+        return max(dtype(self.t).bytes, self.prologue.elem_bytes if self.prologue else 0)
+
 
 def _round(t: Attribute) -> str:
     """The function rounding a float to `t` (nothing for f32)."""
@@ -1017,7 +1021,7 @@ def row_kernel(s: RowSpec, sm_count: int) -> KernelSpec:
     if s.prologue is not None and form == "float4":
         form = "looping"  # the prologue's inputs are read one element at a time there
     if form == "warp":
-        group = row_group(rows.cols, max(dtype(s.t).bytes, s.prologue.elem_bytes if s.prologue else 0))
+        group = row_group(rows.cols, s.elem_bytes)
         row = CachedRow.for_spec(s, group, "lane")
         note = row.note() + (f", {32 // group} rows per warp" if group < 32 else "")
         src = _row_kernel(decl, _cached_form(s, row, group_reduce(group)), rows, form="warp", note=note, group=group)

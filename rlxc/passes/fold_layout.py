@@ -148,26 +148,21 @@ class FoldOperandSlices(RewritePattern):
             if not isinstance(sl, rlx.SliceOp):
                 continue
             src = [int(d) for d in sl.input.type.get_shape()]  # pyright: ignore
-            starts, ends, steps = (
-                [int(v) for v in a.get_values()]  # pyright: ignore[reportAttributeAccessIssue]
-                for a in (sl.starts, sl.ends, sl.steps)
-            )
-            n = len(src)
+            window = sl.last_axis_window()
             d = phys[3]
-            whole = all(starts[k] == 0 and ends[k] == src[k] and steps[k] == 1 for k in range(n - 1))
             if (
-                not whole or steps[-1] != 1 or starts[-1] % d or src[-1] % d
-                or ends[-1] - starts[-1] != phys[2] * d
+                window is None or window[0] % d or src[-1] % d or window[1] != phys[2] * d
                 or prod(src[:-1]) != phys[0] * phys[1]
             ):  # fmt: skip
                 continue
+            start = window[0]
             wide = rlx.ReshapeOp.build(
                 operands=[sl.input],
                 result_types=[TensorType(sl.input.type.element_type, [phys[0], phys[1], src[-1] // d, d])],  # pyright: ignore
             )
             rewriter.insert(wide, InsertPoint.before(op))
             operands[i] = wide.result
-            windows[i] = (starts[-1] // d, phys[2])
+            windows[i] = (start // d, phys[2])
             layouts[i] = layout
             changed = True
         if not changed:

@@ -252,20 +252,13 @@ def _top(op: Operation, block: Block) -> Operation:
 
 
 def _last_axis_window(v: SSAValue) -> tuple[SSAValue, int, int] | None:
-    """(source, offset, width) where `v` is a unit-step slice of its source's
-    last axis alone, else None."""
+    """(source, offset, width) where `v` is a unit-step slice of part of its
+    source's last axis alone, else None."""
     sl = v.owner
-    if not isinstance(sl, rlx.SliceOp):
-        return None
-    src = shape_of(sl.input.type)
-    starts, ends, steps = (list(a.get_values()) for a in (sl.starts, sl.ends, sl.steps))
-    if not src or any(st != 1 for st in steps):
-        return None
-    if any(starts[k] != 0 or ends[k] != src[k] for k in range(len(src) - 1)):
-        return None
-    if ends[-1] - starts[-1] == src[-1]:
+    window = sl.last_axis_window() if isinstance(sl, rlx.SliceOp) else None
+    if window is None or window[1] == shape_of(sl.input.type)[-1]:  # pyright: ignore[reportAttributeAccessIssue]
         return None  # the whole axis: not a window (canonicalization's to fold)
-    return sl.input, int(starts[-1]), int(ends[-1] - starts[-1])
+    return sl.input, *window  # pyright: ignore[reportAttributeAccessIssue]
 
 
 def _read_slices_in_place(block: Block) -> None:
