@@ -164,11 +164,18 @@ def test_gate_up_halves_are_read_in_place(dtype, rows, ffn):
         assert np.linalg.norm(got - want) / np.linalg.norm(want) < {"f32": 1e-6, "f16": 2e-3, "bf16": 1e-2}[dtype]
     lowered = rlxc.run_pipeline(module, "rlx-cuda")
     (src,) = [k.source.data for k in lowered.walk() if isinstance(k, rlx_cuda.KernelOp) and "in place: columns" in k.source.data]
-    assert f"// input 0 in place: columns 0..{ffn} of {2 * ffn}, one element per access" in src
-    assert f"// input 1 in place: columns {ffn}..{2 * ffn} of {2 * ffn}, one element per access" in src
-    assert f"% {ffn}u) + {ffn}u]" in src  # the up half, offset by ffn ...
-    if rows > 1:
-        assert f"(i / {ffn}u) * {2 * ffn}u" in src  # ... its rows the merged row's stride apart
+    w = 4 if dtype == "f32" else 8  # elements per 16-byte vector
+    how = "16-byte vectors" if ffn % w == 0 else "one element per access"
+    assert f"// input 0 in place: columns 0..{ffn} of {2 * ffn}, {how}" in src
+    assert f"// input 1 in place: columns {ffn}..{2 * ffn} of {2 * ffn}, {how}" in src
+    if ffn % w == 0:  # in vectors: the up half offset by ffn / w, rows 2 * ffn / w vectors apart
+        assert f"% {ffn // w}u) + {ffn // w}u)]" in src
+        if rows > 1:
+            assert f"(w / {ffn // w}u) * {2 * ffn // w}u" in src
+    else:
+        assert f"% {ffn}u) + {ffn}u]" in src  # the up half, offset by ffn ...
+        if rows > 1:
+            assert f"(i / {ffn}u) * {2 * ffn}u" in src  # ... its rows the merged row's stride apart
     for arch in ("sm_80", "sm_90"):
         assert nvrtc.compile_cubin(src, arch, headers=HEADERS)[:4] == b"\x7fELF"
 

@@ -8,6 +8,9 @@ moves its 8 elements as two 16-byte accesses). The full-shape buffers
 are read and written as vectors, and so are broadcast inputs whose
 innermost axis is not broadcast (a bias row: one vector per W outputs);
 other broadcast inputs are read per element through per-input strides.
+An input read in place (a window of columns of a wider tensor: gate/up
+halves) is read as vectors where the window's offset and width and the
+tensor's innermost axis are multiples of W, per element otherwise.
 When the element count is not a multiple of W, one more thread does the
 last n % W elements one at a time (the tail); fewer than W elements take
 the scalar form (one element per access). The form is named in a comment
@@ -79,7 +82,15 @@ def elementwise_kernel(op: rlx.ElementwiseRegionOp, sm_count: int) -> KernelSpec
         at = index_expr("i", out_shape, seen, st, suffix=sfx)
         return f"{at} + {off}{sfx}" if off else at
 
-    # windowed inputs are read an element at a time (their rows are strided)
+    def window_aligned(j: int, w: int) -> bool:
+        """Windowed input j can be read as vectors of `w` elements: the
+        window's offset, its width (the output's innermost axis) and the
+        whole tensor's innermost axis are multiples of `w`."""
+        off, width = windows[j]
+        return (width == out_shape[-1] and off % w == 0 and width % w == 0 and shape(ins[j])[-1] % w == 0
+                and w % dtype(eltype(ins[j])).vector_width == 0)
+
+    # windowed inputs are read as vectors where aligned (see `vec_index`), else an element at a time
     full = [j for j, x in enumerate(ins) if shape(x) == out_shape and j not in windows]
     vec_outs = [j for j, r in enumerate(outs) if dtype(eltype(r)).c_vector]
     w_ = vector_width([eltype(ins[j]) for j in full if dtype(eltype(ins[j])).c_vector] + [eltype(outs[j]) for j in vec_outs])
@@ -96,6 +107,7 @@ def elementwise_kernel(op: rlx.ElementwiseRegionOp, sm_count: int) -> KernelSpec
             and shape(x)[-1] == out_shape[-1]
             and out_shape[-1] % W == 0 and numel(shape(x)) > 1 and W % dtype(eltype(x)).vector_width == 0
         ]  # fmt: skip
+        held += [j for j in windows if dtype(eltype(ins[j])).c_vector and window_aligned(j, W)]
         held.sort()
     else:
         held = list(full)  # the scalar form holds single elements
@@ -114,9 +126,14 @@ def elementwise_kernel(op: rlx.ElementwiseRegionOp, sm_count: int) -> KernelSpec
     def vec_index(j: int) -> str:
         """Vector index of input j's vector for the output vector `w`."""
         x = ins[j]
-        if shape(x) == out_shape:
+        if shape(x) == out_shape and j not in windows:
             return "w"
         vs = (*out_shape[:-1], out_shape[-1] // W)
+        if j in windows:  # in vectors of the whole tensor, from the window's first
+            seen = (*op.input_shape(j)[:-1], windows[j][1] // W)
+            st = [0 if d == 1 else s for d, s in zip(seen, strides((*shape(x)[:-1], shape(x)[-1] // W)))]
+            at = index_expr("w", vs, seen, st, suffix=sfx)
+            return f"({at} + {windows[j][0] // W}{sfx})" if windows[j][0] else f"({at})"
         xs = (*shape(x)[:-1], shape(x)[-1] // W)
         return f"({index_expr('w', vs, xs, suffix=sfx)})"
 
@@ -154,7 +171,8 @@ def elementwise_kernel(op: rlx.ElementwiseRegionOp, sm_count: int) -> KernelSpec
     else:
         form = "scalar: one element per access"
     src = [f"// elementwise form: {form}, {UNROLL} trips per thread"]
-    src += [f"// input {j} in place: columns {off}..{off + width} of {shape(ins[j])[-1]}, one element per access"
+    src += [f"// input {j} in place: columns {off}..{off + width} of {shape(ins[j])[-1]}, "
+            + ("16-byte vectors" if j in held and vec else "one element per access")
             for j, (off, width) in sorted(windows.items())]
     src.append(f'extern "C" __global__ void __launch_bounds__({THREADS}) ENTRY({decl}) {{')
     src.append(f"  const {idx_t} w0 = ({idx_t})blockIdx.x * {THREADS * UNROLL}{sfx} + threadIdx.x;")
