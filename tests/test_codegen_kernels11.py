@@ -108,6 +108,17 @@ def reductions_int(g, d):
             g.reduce_prod(g.input("f", [40, 3], d), axes=[1])]
 
 
+def reductions_split(g, d):
+    """Few outputs, long reductions: the columns and block forms split the
+    reduced axis over more blocks (a middle axis, few long rows, odd
+    lengths, everything, integers)."""
+    if d in ("i32", "i64"):
+        return [g.reduce_sum(g.input("a", [2, 300000], d), axes=[1]), g.reduce_max(g.input("b", [60000, 5], d), axes=[0])]
+    return [g.reduce_sum(g.input("m", [2, 20000, 64], d), axes=[1]), g.reduce_max(g.input("n", [3, 9001, 24], d), axes=[1]),
+            g.reduce_sum(g.input("r", [3, 200000], d), axes=[1]), g.reduce_max(g.input("o", [2, 99999], d), axes=[-1]),
+            g.reduce_mean(g.input("e", [300000], d), axes=[0]), g.reduce_mean(g.input("c", [150000, 3], d), axes=[0])]
+
+
 def argmaxes(g, d):
     """A warp per row up to 1024 elements, a block beyond; 16-byte reads of
     contiguous rows whose length allows, element by element otherwise
@@ -125,6 +136,7 @@ CASES = {
     "slice_concat_gather": (slices_concats_gathers, DTYPES, ["strided slice", "concat along axis 1", "gather along axis 0"]),
     "reduce_last": (reductions_last, DTYPES, ["reduce form: group", "reduce form: block"]),
     "reduce_other": (reductions_other, DTYPES, ["reduce form: columns", "reduce form: strided"]),
+    "reduce_split": (reductions_split, [*DTYPES, "i32"], ["the reduced axis split", "each row split"]),
     "reduce_int": (reductions_int, ["i32", "i64"], ["reduce form: columns", "reduce form: group"]),
     "argmax": (argmaxes, [*DTYPES, "i32", "i64"], ["argmax form: warp", "argmax form: block",
                                                     "elements per 16-byte access", "one element per access"]),

@@ -239,6 +239,67 @@ COLUMN_BLOCKS_PER_SM = 2
 COLUMN_MIN_BYTES = 64  # H100: 64-byte segments read at 86% of copy bandwidth where 16-byte ones reached 76%
 COLUMN_WIDE_THREADS = 1024
 
+#: Split reductions: where the columns or block form still has fewer than
+#: SPLIT_BELOW blocks per multiprocessor (few outputs, long reductions:
+#: [4, 32768, 128] over the middle axis, a sum of everything), the reduced
+#: axis is cut into chunks, a block each (grid.y), towards
+#: SPLIT_BLOCKS_PER_SM blocks per multiprocessor, each thread still
+#: reducing SPLIT_MIN_ITEMS items or more, at most SPLIT_MAX chunks; the
+#: columns form's blocks then take SPLIT_TILE_BYTES of outputs each (wider
+#: tiles make the last block's fold longer: it reads every chunk's partials
+#: of its tile). Each block writes its partial into a scratch array of the
+#: kernel's own module (a `__device__` global: no arena space, one per
+#: loaded kernel); the last block of a tile to arrive (an atomic counter,
+#: reset by it) folds the partials in chunk order, so results are the same
+#: from run to run. SPLIT_BLOCKS_PER_SM = 0 turns splitting off.
+SPLIT_BELOW = 1
+SPLIT_BLOCKS_PER_SM = 8
+SPLIT_MIN_ITEMS = 16
+SPLIT_MAX = 1024
+SPLIT_TILE_BYTES = 128
+
+
+def split_count(blocks: int, items: int, threads_along: int, sm_count: int) -> int:
+    """Chunks to cut a reduction of `items` per output into, for a form
+    with `blocks` blocks and `threads_along` threads along the reduced
+    axis (1: no split)."""
+    if SPLIT_BLOCKS_PER_SM <= 0 or blocks >= SPLIT_BELOW * sm_count:
+        return 1
+    want = -(-SPLIT_BLOCKS_PER_SM * sm_count // blocks)
+    s = max(1, min(want, items // (threads_along * SPLIT_MIN_ITEMS), SPLIT_MAX))
+    return -(-items // -(-items // s))  # no empty chunk
+
+
+def _split_fold(values: Sequence[str], outputs: int, split: int, holds: str, index: str, tile: str,
+                fold: list[str]) -> list[str]:
+    """The end of a split kernel: the block's partials (`values`, of the
+    outputs `index` * len(values) on, written by the threads where `holds`)
+    into the scratch array, then, in the last block of tile `tile` to
+    arrive, `fold` (statements that read `ENTRY_part` with `__ldcg` in
+    chunk order and store the outputs)."""
+    vw = len(values)
+    return [
+        f"  // split: chunk blockIdx.y's partials to scratch; the last of the tile's {split} blocks folds them in chunk order",
+        f"  if ({holds}) {{",
+        f"    const long long at = ((long long)blockIdx.y * {outputs}LL + {index}) * {vw};",
+        *(f"    ENTRY_part[at + {e}] = {v};" for e, v in enumerate(values)),
+        "  }",
+        "  __threadfence();",
+        "  __syncthreads();",
+        "  __shared__ bool rlx_last;",
+        f"  if (threadIdx.x == 0) rlx_last = atomicAdd(&ENTRY_count[{tile}], 1u) == {split - 1}u;",
+        "  __syncthreads();",
+        "  if (!rlx_last) return;",
+        "  __threadfence();",
+        *fold,
+        f"  if (threadIdx.x == 0) ENTRY_count[{tile}] = 0u;  // ready for the next launch",
+    ]
+
+
+def _split_globals(acc: str, vw: int, outputs: int, split: int, tiles: int) -> list[str]:
+    return [f"__device__ {acc} ENTRY_part[{split * outputs * vw}];  // split partials: [chunk][output]",
+            f"__device__ unsigned int ENTRY_count[{tiles}];  // blocks arrived per tile (zero at load, reset by the last)"]
+
 
 def reduce_layout(xs: Sequence[int], axes: Sequence[int]) -> tuple[list[int], list[int]]:
     """The same reduction over fewer axes: size-1 axes dropped, neighbours
@@ -296,9 +357,17 @@ def _pack_item(t: Attribute, vw: int, value: Callable[[int], str]) -> list[str]:
             f"const {_item_type(t, vw)} item = pk.raw;"]
 
 
+def _fewer_items(cv: int, outputs: int) -> int:
+    """`cv` halved while half of it still covers `outputs` items."""
+    while cv > 1 and cv // 2 >= outputs:
+        cv //= 2
+    return cv
+
+
 def _reduce_columns(x: SSAValue, y: SSAValue, xs: list[int], axes: list[int], reducer: str, ident: str, acc: str,
                     finish: Callable[[str], str], sm_count: int) -> KernelSpec:
-    """The columns form (see GROUP_ROW_ITEMS above): `xs` ends in a kept axis."""
+    """The columns form (see GROUP_ROW_ITEMS above): `xs` ends in a kept
+    axis. Split (`split_count`) where its blocks are too few."""
     t, ty = eltype(x), eltype(y)
     vw = _item_elems(t, xs[-1]) if dtype(t) == dtype(ty) else 1
     rows = Rows.of([*xs[:-1], xs[-1] // vw], axes)  # in items: a row is an item of outputs
@@ -306,39 +375,36 @@ def _reduce_columns(x: SSAValue, y: SSAValue, xs: list[int], axes: list[int], re
     rk = 1  # threads along the reduced axes: up to 8 to begin with
     while rk * 2 <= min(rows.cols, 8):
         rk *= 2
-    cv = THREADS // rk  # halved while the blocks are too few and each thread still gets 4 reduced elements
+    cv = wide_cv = _fewer_items(THREADS // rk, rows.rows)
+    # halved while the blocks are too few and each thread still gets 4 reduced elements
     while (cv > 1 and -(-rows.rows // cv) < COLUMN_BLOCKS_PER_SM * sm_count and rows.cols >= 4 * (THREADS // (cv // 2))
            and (cv // 2) * vw * dtype(t).bytes >= COLUMN_MIN_BYTES):
         cv //= 2
     blocks = -(-rows.rows // cv)
+    # still too few: split the reduced axis instead, over tiles of SPLIT_TILE_BYTES of outputs
+    tile_cv = wide_cv
+    while tile_cv > 1 and tile_cv * vw * dtype(t).bytes > SPLIT_TILE_BYTES:
+        tile_cv //= 2
+    tiles = -(-rows.rows // tile_cv)
+    split = split_count(blocks, rows.cols, THREADS // tile_cv, sm_count)
+    if split > 1:
+        split = split_count(tiles, rows.cols, THREADS // tile_cv, sm_count)
+        if tiles * split >= 2 * blocks:  # worth it: at least twice the blocks
+            cv, blocks = tile_cv, tiles
+        else:
+            split = 1
     wide = COLUMN_WIDE_THREADS
-    threads = wide if blocks < sm_count and rows.cols >= 4 * wide // cv else THREADS
+    threads = wide if split == 1 and blocks < sm_count and rows.cols >= 4 * wide // cv else THREADS
     rk = threads // cv
+    chunk = -(-rows.cols // split)
     ct = compute_type(ty)
     decl = params_decl([("x_", x, False), ("y_", y, True)])
     fold = _fold_item("p[j]", t, vw, lambda e, v: f"acc[{e}] = {reducer}()(acc[{e}], ({acc}){v});")
+    how = f", the reduced axis split in {split} chunks of {chunk} (grid.y)" if split > 1 else ""
     src = [f"// reduce form: columns: {cv} items of {vw} adjacent outputs per block, {rk} threads apart along "
-           f"the {rows.cols} reduced elements, 4 loads in flight per thread"]
-    src += [
-        f'extern "C" __global__ void __launch_bounds__({threads}) ENTRY({decl}) {{',
-        f"  const {item}* __restrict__ x = reinterpret_cast<const {item}*>(x_);",
-        f"  {yitem}* __restrict__ y = reinterpret_cast<{yitem}*>(y_);",
-        f"  __shared__ {acc} part[{rk // 2 if rk > 1 else 1}][{cv * vw}];",
-        f"  const int c = threadIdx.x % {cv}, rk = threadIdx.x / {cv};",
-        f"  const long long r = (long long)blockIdx.x * {cv} + c;",
-        f"  {acc} acc[{vw}];",
-        "  #pragma unroll",
-        f"  for (int e = 0; e < {vw}; ++e) acc[e] = {ident};",
-        f"  if (r < {rows.rows}LL) {{",
-        f"    const long long base = {rows.row_base};",
-        f"    for (long long k0 = rk; k0 < {rows.cols}LL; k0 += {4 * rk}) {{",
-        f"      {item} p[4];",
-        "      #pragma unroll",
-        f"      for (int j = 0; j < 4; ++j) {{ const long long k = k0 + j * {rk}; if (k < {rows.cols}LL) p[j] = x[base + ({rows.col_off})]; }}",
-        "      #pragma unroll",
-        f"      for (int j = 0; j < 4; ++j) {{ const long long k = k0 + j * {rk}; if (k < {rows.cols}LL) {fold} }}",
-        "    }",
-        "  }",
+           f"the {rows.cols} reduced elements, 4 loads in flight per thread{how}"]
+    lo, hi = ("k_lo + ", "k_hi") if split > 1 else ("", f"{rows.cols}LL")
+    combine = [
         "  // the threads of a column combine pairwise, halving each step",
         f"  for (int s = {rk // 2}; s > 0; s >>= 1) {{",
         "    if (rk >= s && rk < 2 * s) {",
@@ -352,13 +418,61 @@ def _reduce_columns(x: SSAValue, y: SSAValue, xs: list[int], axes: list[int], re
         "    }",
         "    __syncthreads();",
         "  }",
+    ]
+    store_out = [
         f"  if (rk == 0 && r < {rows.rows}LL) {{",
         *("    " + s for s in _pack_item(ty, vw, lambda e: f"({ct})({finish(f'acc[{e}]')})")),
         "    y[r] = item;",
         "  }",
-        "}",
     ]
-    return KernelSpec("reduce_cols", "\n".join(src) + "\n", [Buf(x), Buf(y, True)], blocks, threads)
+    src += _split_globals(acc, vw, rows.rows, split, blocks) if split > 1 else []
+    src += [
+        f'extern "C" __global__ void __launch_bounds__({threads}) ENTRY({decl}) {{',
+        f"  const {item}* __restrict__ x = reinterpret_cast<const {item}*>(x_);",
+        f"  {yitem}* __restrict__ y = reinterpret_cast<{yitem}*>(y_);",
+        f"  __shared__ {acc} part[{rk // 2 if rk > 1 else 1}][{cv * vw}];",
+        f"  const int c = threadIdx.x % {cv}, rk = threadIdx.x / {cv};",
+        f"  const long long r = (long long)blockIdx.x * {cv} + c;",
+    ]
+    if split > 1:
+        src.append(f"  const long long k_lo = (long long)blockIdx.y * {chunk}LL, "
+                   f"k_hi = k_lo + {chunk}LL < {rows.cols}LL ? k_lo + {chunk}LL : {rows.cols}LL;")
+    src += [
+        f"  {acc} acc[{vw}];",
+        "  #pragma unroll",
+        f"  for (int e = 0; e < {vw}; ++e) acc[e] = {ident};",
+        f"  if (r < {rows.rows}LL) {{",
+        f"    const long long base = {rows.row_base};",
+        f"    for (long long k0 = {lo}rk; k0 < {hi}; k0 += {4 * rk}) {{",
+        f"      {item} p[4];",
+        "      #pragma unroll",
+        f"      for (int j = 0; j < 4; ++j) {{ const long long k = k0 + j * {rk}; if (k < {hi}) p[j] = x[base + ({rows.col_off})]; }}",
+        "      #pragma unroll",
+        f"      for (int j = 0; j < 4; ++j) {{ const long long k = k0 + j * {rk}; if (k < {hi}) {fold} }}",
+        "    }",
+        "  }",
+        *combine,
+    ]
+    if split > 1:
+        src += _split_fold([f"acc[{e}]" for e in range(vw)], rows.rows, split, f"rk == 0 && r < {rows.rows}LL", "r", "blockIdx.x", [
+            "  // the tile's chunks, rk apart, then combined as before",
+            "  #pragma unroll",
+            f"  for (int e = 0; e < {vw}; ++e) acc[e] = {ident};",
+            f"  if (r < {rows.rows}LL) {{",
+            "    #pragma unroll 8",
+            f"    for (int s = rk; s < {split}; s += {rk}) {{",
+            "      #pragma unroll",
+            f"      for (int e = 0; e < {vw}; ++e) acc[e] = {reducer}()(acc[e], __ldcg(&ENTRY_part[((long long)s * {rows.rows}LL + r) * {vw} + e]));",
+            "    }",
+            "  }",
+            *combine,
+            *store_out,
+        ])
+    else:
+        src += store_out
+    src.append("}")
+    grid = (blocks, split, 1) if split > 1 else blocks
+    return KernelSpec("reduce_cols", "\n".join(src) + "\n", [Buf(x), Buf(y, True)], grid, threads)
 
 
 def _reduce_rows(x: SSAValue, y: SSAValue, nrows: int, n: int, reducer: str, ident: str, acc: str,
@@ -413,27 +527,48 @@ def _reduce_rows(x: SSAValue, y: SSAValue, nrows: int, n: int, reducer: str, ide
         ]
         grid = -(-nrows // (groups * u))
         return KernelSpec("reduce", "\n".join(src) + "\n", [Buf(x), Buf(y, True)], grid)
-    src = [f"// reduce form: block: a block per row of {n} elements, {vw} elements per item, 4 loads in flight per thread"]
+    split = split_count(min(nrows, sm_count * 16), m, THREADS, sm_count)
+    chunk = -(-m // split)
+    how = f", each row split in {split} chunks of {chunk} items (grid.y)" if split > 1 else ""
+    src = [f"// reduce form: block: a block per row of {n} elements, {vw} elements per item, 4 loads in flight per thread{how}"]
+    src += _split_globals(acc, 1, nrows, split, nrows) if split > 1 else []
+    lo, hi = ("lo + ", "hi") if split > 1 else ("", f"{m}")
     src += [
         f'extern "C" __global__ void __launch_bounds__({THREADS}) ENTRY({decl}) {{',
         *head,
         f"  __shared__ {acc} smem[32];",
-        f"  for (long long r = blockIdx.x; r < {nrows}LL; r += gridDim.x) {{",
-        f"    const {item}* __restrict__ xr = x + r * {m}LL;",
-        f"    {acc} acc = {ident};",
-        f"    for (int i0 = threadIdx.x; i0 < {m}; i0 += {4 * THREADS}) {{",
-        f"      {item} p[4];",
-        "      #pragma unroll",
-        f"      for (int j = 0; j < 4; ++j) {{ const int it = i0 + j * {THREADS}; if (it < {m}) p[j] = xr[it]; }}",
-        "      #pragma unroll",
-        f"      for (int j = 0; j < 4; ++j) {{ const int it = i0 + j * {THREADS}; if (it < {m}) {fold} }}",
-        "    }",
-        f"    acc = rlx_block_reduce(acc, {reducer}(), ({acc}){ident}, smem);",
-        f"    if (threadIdx.x == 0) y[r] = {result};",
-        "  }",
-        "}",
     ]
-    return KernelSpec("reduce", "\n".join(src) + "\n", [Buf(x), Buf(y, True)], max(1, min(nrows, sm_count * 16)))
+    ix = "int" if m < 2**31 - 4 * THREADS else "long long"
+    body = [
+        f"const {item}* __restrict__ xr = x + r * {m}LL;",
+        f"{acc} acc = {ident};",
+        f"for ({ix} i0 = {lo}threadIdx.x; i0 < {hi}; i0 += {4 * THREADS}) {{",
+        f"  {item} p[4];",
+        "  #pragma unroll",
+        f"  for (int j = 0; j < 4; ++j) {{ const {ix} it = i0 + j * {THREADS}; if (it < {hi}) p[j] = xr[it]; }}",
+        "  #pragma unroll",
+        f"  for (int j = 0; j < 4; ++j) {{ const {ix} it = i0 + j * {THREADS}; if (it < {hi}) {fold} }}",
+        "}",
+        f"acc = rlx_block_reduce(acc, {reducer}(), ({acc}){ident}, smem);",
+    ]
+    if split == 1:
+        src += [f"  for (long long r = blockIdx.x; r < {nrows}LL; r += gridDim.x) {{",
+                *("    " + b for b in body), f"    if (threadIdx.x == 0) y[r] = {result};", "  }", "}"]
+        return KernelSpec("reduce", "\n".join(src) + "\n", [Buf(x), Buf(y, True)], max(1, min(nrows, sm_count * 16)))
+    src += [
+        "  const long long r = blockIdx.x;",
+        f"  const {ix} lo = ({ix})blockIdx.y * {chunk}, hi = lo + {chunk} < {m} ? lo + {chunk} : {m};",
+        *("  " + b for b in body),
+    ]
+    src += _split_fold(["acc"], nrows, split, "threadIdx.x == 0", "r", "r", [
+        f"  acc = {ident};  // the row's chunks, {THREADS} apart, then over the block",
+        "  #pragma unroll 8",
+        f"  for (int s = threadIdx.x; s < {split}; s += {THREADS}) acc = {reducer}()(acc, __ldcg(&ENTRY_part[(long long)s * {nrows}LL + r]));",
+        f"  acc = rlx_block_reduce(acc, {reducer}(), ({acc}){ident}, smem);",
+        f"  if (threadIdx.x == 0) y[r] = {result};",
+    ])
+    src.append("}")
+    return KernelSpec("reduce", "\n".join(src) + "\n", [Buf(x), Buf(y, True)], (nrows, split, 1))
 
 
 def reduce_kernel(op: rlx.ReduceOp, sm_count: int) -> KernelSpec:
