@@ -249,7 +249,8 @@ COLUMN_WIDE_THREADS = 1024
 #: tiles make the last block's fold longer: it reads every chunk's partials
 #: of its tile). Each block writes its partial into a scratch array of the
 #: kernel's own module (a `__device__` global: no arena space, one per
-#: loaded kernel); the last block of a tile to arrive (an atomic counter,
+#: loaded kernel, which is safe because an executable's launches run in
+#: stream order, one at a time); the last block of a tile to arrive (an atomic counter,
 #: reset by it) folds the partials in chunk order, so results are the same
 #: from run to run. SPLIT_BLOCKS_PER_SM = 0 turns splitting off.
 SPLIT_BELOW = 1
