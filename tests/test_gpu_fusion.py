@@ -55,7 +55,7 @@ def test_fused_prologue_broadcast_inside_the_row(dtype):
     check(module)
 
 
-@pytest.mark.parametrize("cols", [256, 4096, 32768])
+@pytest.mark.parametrize("cols", [256, 1000, 4096, 32000, 32768])
 def test_fused_prologue_reading_a_narrower_type(cols):
     """A prologue reading f16 into an f32 row: an access moves as many
     elements of each (the f32 row sets the width; it once asked for a

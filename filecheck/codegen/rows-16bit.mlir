@@ -21,8 +21,25 @@
 // SM90: // row form: cluster (2 blocks of 256 threads per row, 512 threads per row, 8 elements per access, 64 per thread)
 // CHECK: // row form: smem (131072 bytes of shared memory as f32, 1024 threads per row, 8 elements per access, 32 per thread)
 // CHECK: extern __shared__ __align__(16) float srow[];
-func.func @main(%x: tensor<2x32768xf16>, %g: tensor<32768xf16>, %b: tensor<32768xf16>) -> (tensor<2x32768xf16>, tensor<2x32768xf16>) {
+// A row of 32000 halves (a vocabulary): 8 divides it, 512 x 8 does not. In
+// registers (sm_90) it still moves 16 bytes per access, each thread's
+// accesses past the row's end skipped whole (registers set to 0, left out
+// of the statistics by the column guard); the shared row (sm_80) has room
+// for whole rounds only, so there it moves an element at a time.
+// SM90: // row form: cluster (2 blocks of 256 threads per row, 512 threads per row, 8 elements per access, 64 per thread)
+// SM90: if ((long long)(c * 512 + lane) * 8 < 32000LL) {
+// SM90-NEXT: union { uint4 raw; unsigned short e[8]; } pk; pk.raw = reinterpret_cast<const uint4*>(x + base)[c * 512 + lane];
+// SM90: } else {
+// SM90-NEXT: #pragma unroll
+// SM90-NEXT: for (int i = 0; i < 8; ++i) v[c * 8 + i] = 0.0f;
+// SM90: if (k < 32000LL) { s += v[j]; }
+// SM90: if ((long long)(c * 512 + lane) * 8 < 32000LL) {
+// SM90: reinterpret_cast<uint4*>(y + base)[c * 512 + lane] = pk.raw;
+// CHECK: // row form: smem (64000 bytes of shared memory as f16, 1024 threads per row, one element per access, 32 per thread)
+func.func @main(%x: tensor<2x32768xf16>, %g: tensor<32768xf16>, %b: tensor<32768xf16>, %y: tensor<2x32000xf16>,
+                %g2: tensor<32000xf16>, %b2: tensor<32000xf16>) -> (tensor<2x32768xf16>, tensor<2x32768xf16>, tensor<2x32000xf16>) {
   %n = rlx.layer_norm %x, %g, %b eps = 1.0e-05 : tensor<2x32768xf16>, tensor<32768xf16>
   %s = rlx.softmax %x axis = -1 : tensor<2x32768xf16>
-  func.return %n, %s : tensor<2x32768xf16>, tensor<2x32768xf16>
+  %m = rlx.layer_norm %y, %g2, %b2 eps = 1.0e-05 : tensor<2x32000xf16>, tensor<32000xf16>
+  func.return %n, %s, %m : tensor<2x32768xf16>, tensor<2x32768xf16>, tensor<2x32000xf16>
 }

@@ -25,8 +25,11 @@ element type and layout (`ROW_FORMS`, the one table of thresholds):
   the statistics in one read, then the output from a second.
 
 The cached forms move 16 bytes per access where the row's length allows (4
-f32, 8 f16/bf16 elements per lane), compute in f32 and round once on the
-store; the form and the vector width are named in the kernel's source.
+f32, 8 f16/bf16 elements per lane; for f16/bf16 rows in registers the
+width need only divide the row, a thread's accesses past its end skipped
+whole), compute in f32
+and round once on the store; the form and the vector width are named in
+the kernel's source.
 """
 
 from __future__ import annotations
@@ -711,6 +714,11 @@ WARP_BLOCKS_PER_SM = 0
 #: Off: the cluster form is never picked (tests and benchmarks of the forms it replaces).
 USE_CLUSTERS = True
 
+#: Off: f16/bf16 rows in registers move several elements per access only
+#: where the threads' accesses cover the row exactly (lanes × width divides
+#: it), as f32 rows do (for comparisons; see `CachedRow.width`).
+GUARDED_VECTORS = True
+
 #: Kept for callers of the earlier name: rows in registers up to this length.
 CACHED_ROW_MAX = BLOCK_ROW_MAX
 
@@ -861,11 +869,21 @@ class CachedRow:
 
     @property
     def width(self) -> int:
+        """Elements per access: the widest access of up to 16 bytes whose
+        element count divides the row's length times the lanes (the
+        threads' accesses cover the row exactly). f16/bf16 rows in registers
+        need only the row's length divided (every row then starts aligned):
+        a thread's last accesses may fall past the row's end (`guarded`:
+        skipped whole). H100, rows of 1000-50000 at 64 MiB: f16/bf16 went
+        from 44-89% to 60-91% of copy bandwidth (layer_norm f16 of 32000:
+        0.77x -> 1.06x the faster peer); f32 softmax lost (75% -> 62-69%), so
+        f32 rows keep whole rounds. The shared row, kept thread-major, has
+        room for whole rounds of lanes × width only."""
         if not self.vector:
             return 1
         size = self.elem_bytes or dtype(self.t).bytes
         for w in (16 // size, 8 // size, 4 // size, 2 // size):
-            if w >= 2 and self.cols % (self.lanes * w) == 0:
+            if w >= 2 and self.cols % (w if GUARDED_VECTORS and size < 4 and not self.smem else self.lanes * w) == 0:
                 return w
         return 1
 
@@ -875,7 +893,11 @@ class CachedRow:
 
     @property
     def guarded(self) -> bool:
-        return self.width == 1 and self.cols % self.lanes != 0
+        return self.cols % (self.lanes * self.width) != 0
+
+    def _inside(self) -> str:
+        """Whether this thread's access c lies in the row (all of it does, or none)."""
+        return f"(long long)(c * {self.lanes} + {self.lane}) * {self.width} < {self.cols}LL"
 
     def col(self, j: str) -> str:
         w = self.width
@@ -948,12 +970,17 @@ class CachedRow:
         writes = [f"reinterpret_cast<{self.raw_of(eltype(v))}*>({n} + base)[c * {self.lanes} + {self.lane}] = po{m}.raw;"
                   for m, (n, v, _) in enumerate(p.outputs)]
         element = " ".join([*p.lines(args), self.set("j", p.value), *stores])
-        return [*decl, *p.row_setup(), *self._chunks([
-            *reads, *outs,
-            "#pragma unroll",
-            f"for (int i = 0; i < {w}; ++i) {{ const int j = c * {w} + i; {element} }}",
-            *writes,
-        ])]
+        lines = [*reads, *outs, "#pragma unroll", f"for (int i = 0; i < {w}; ++i) {{ const int j = c * {w} + i; {element} }}",
+                 *writes]
+        return [*decl, *p.row_setup(), *self._chunks(self._guard(lines, None if self.smem else "v"))]
+
+    def _guard(self, lines: list[str], zero: str | None = None) -> list[str]:
+        """`lines` for access c, only where it lies in the row (`guarded`);
+        past the row's end, the registers `zero` names (if any) set to 0."""
+        if not self.guarded:
+            return lines
+        pad = ["} else {", "  #pragma unroll", f"  for (int i = 0; i < {self.width}; ++i) {zero}[c * {self.width} + i] = 0.0f;"] if zero else []
+        return [f"if ({self._inside()}) {{", *("  " + x for x in lines), *pad, "}"]
 
     def load(self, buf: str, into: str = "v") -> list[str]:
         """Reads the row of `buf` into `into` (declared here) or, for `v`
@@ -975,11 +1002,11 @@ class CachedRow:
             return [*decl, "#pragma unroll",
                     f"for (int j = 0; j < {self.items}; ++j) {{ const long long k = {self.col('j')}; "
                     f"{into}[j] = k < {self.cols}LL ? {load(f'{buf}[base + k]', self.t)} : 0.0f; }}"]
-        return [*decl, *self._chunks([
+        return [*decl, *self._chunks(self._guard([
             f"{self._union('pk')} pk.raw = {self._vec(buf)};",
             "#pragma unroll",
             f"for (int i = 0; i < {w}; ++i) {{ const int j = c * {w} + i; {put('j', 'pk.e[i]')} }}",
-        ])]
+        ], None if shared else into))]
 
     def each(self, body: str) -> list[str]:
         """`body` for every element j of the thread inside the row (`k` its column)."""
@@ -998,13 +1025,13 @@ class CachedRow:
             return self.each(f"{buf}[base + k] = {store(out(self.elem(), lambda p: load(f'{p}[k]', self.t)), self.t)};")
         reads = [f"{self._union(f'pc_{p}')} pc_{p}.raw = {self._vec(p, '0')};" for p in columns]
         value = out(self.elem(), lambda p: load(f"pc_{p}.e[i]", self.t))
-        return self._chunks([
+        return self._chunks(self._guard([
             *reads,
             self._union("pk"),
             "#pragma unroll",
             f"for (int i = 0; i < {w}; ++i) {{ const int j = c * {w} + i; pk.e[i] = {store(value, self.t)}; }}",
             f"reinterpret_cast<{self.raw}*>({buf} + base)[c * {self.lanes} + {self.lane}] = pk.raw;",
-        ])
+        ]))
 
 
 @dataclass(frozen=True)
