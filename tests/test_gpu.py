@@ -372,7 +372,7 @@ def test_topk_nan_ties_and_infinities_on_gpu():
 #: unaligned lengths (100, 1000, 4097), hidden sizes (768, 4096), and long
 #: rows past the register-cached forms: split over clusters on sm_90 (8200,
 #: 32768, 50000, 131072; 200000 at 8 blocks of 800 threads in f32).
-ROW_LENGTHS = [64, 100, 128, 768, 1000, 4096, 4097, 8200, 30522, 32000, 32768, 50000, 131072, 200000]
+ROW_LENGTHS = [33, 64, 100, 128, 768, 1000, 1001, 4096, 4097, 8200, 30522, 32000, 32768, 50000, 50257, 131072, 200000]
 
 
 @pytest.mark.parametrize("dtype", ["f32", "f16", "bf16"])

@@ -36,10 +36,25 @@
 // SM90: if ((long long)(c * 512 + lane) * 8 < 32000LL) {
 // SM90: reinterpret_cast<uint4*>(y + base)[c * 512 + lane] = pk.raw;
 // CHECK: // row form: smem (64000 bytes of shared memory as f16, 1024 threads per row, one element per access, 32 per thread)
+// An odd length (4097) in the block form: each row starts at its own
+// alignment, so the row is peeled: the h elements before its first 16-byte
+// boundary and the tl after its last whole vector are held one each by the
+// first h + tl threads (one more register, v[16]); the nb whole vectors
+// between move 16 bytes per access.
+// CHECK: // row form: block (256 threads per row, 8 elements per access between the row's 16-byte boundaries, the rest one each, 17 per thread)
+// CHECK: const int h = (int)((8 - (base & 7)) & 7);
+// CHECK-NEXT: const int nb = (4097 - h) / 8, tl = 4097 - h - nb * 8;
+// CHECK: if (c * 256 + threadIdx.x < nb) {
+// CHECK-NEXT: union { uint4 raw; unsigned short e[8]; } pk; pk.raw = reinterpret_cast<const uint4*>(x + base + h)[c * 256 + threadIdx.x];
+// CHECK: { const long long k = (threadIdx.x < h ? (long long)threadIdx.x : threadIdx.x < h + tl ? (long long)nb * 8 + threadIdx.x : 4097LL); v[16] = k < 4097LL ? rlx_ld_f16(x[base + k]) : 0.0f; }
+// CHECK: reinterpret_cast<uint4*>(y + base + h)[c * 256 + threadIdx.x] = pk.raw;
+// CHECK: if (k < 4097LL) y[base + k] = rlx_st_f16(v[16] * inv); }
 func.func @main(%x: tensor<2x32768xf16>, %g: tensor<32768xf16>, %b: tensor<32768xf16>, %y: tensor<2x32000xf16>,
-                %g2: tensor<32000xf16>, %b2: tensor<32000xf16>) -> (tensor<2x32768xf16>, tensor<2x32768xf16>, tensor<2x32000xf16>) {
+                %g2: tensor<32000xf16>, %b2: tensor<32000xf16>, %o: tensor<2x4097xf16>)
+    -> (tensor<2x32768xf16>, tensor<2x32768xf16>, tensor<2x32000xf16>, tensor<2x4097xf16>) {
   %n = rlx.layer_norm %x, %g, %b eps = 1.0e-05 : tensor<2x32768xf16>, tensor<32768xf16>
   %s = rlx.softmax %x axis = -1 : tensor<2x32768xf16>
   %m = rlx.layer_norm %y, %g2, %b2 eps = 1.0e-05 : tensor<2x32000xf16>, tensor<32000xf16>
-  func.return %n, %s, %m : tensor<2x32768xf16>, tensor<2x32768xf16>, tensor<2x32000xf16>
+  %p = rlx.softmax %o axis = -1 : tensor<2x4097xf16>
+  func.return %n, %s, %m, %p : tensor<2x32768xf16>, tensor<2x32768xf16>, tensor<2x32000xf16>, tensor<2x4097xf16>
 }

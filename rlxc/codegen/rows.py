@@ -35,7 +35,7 @@ the kernel's source.
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from xdsl.ir import Attribute, SSAValue
 
@@ -714,6 +714,9 @@ WARP_BLOCKS_PER_SM = 0
 #: Off: the cluster form is never picked (tests and benchmarks of the forms it replaces).
 USE_CLUSTERS = True
 
+#: Off: f16/bf16 rows of odd lengths move an element at a time (see `CachedRow.peels`).
+PEEL_ROWS = True
+
 #: Off: f16/bf16 rows in registers move several elements per access only
 #: where the threads' accesses cover the row exactly (lanes × width divides
 #: it), as f32 rows do (for comparisons; see `CachedRow.width`).
@@ -861,11 +864,36 @@ class CachedRow:
     elem_bytes: int = 0  # the widest element moved per access (0: t's)
     vector: bool = True  # whether several elements may move per access
     stored: bool = False  # with smem: the shared row holds t's storage type, not f32
+    peel: bool = False  # f16/bf16 rows of an odd length: see `peels`
 
     @staticmethod
-    def for_spec(s: RowSpec, lanes: int, lane: str, smem: bool = False, stored: bool = False) -> CachedRow:
+    def for_spec(s: RowSpec, lanes: int, lane: str, smem: bool = False, stored: bool = False,
+                 peel: bool = False) -> CachedRow:
+        """The row of `s` over `lanes` threads; with `peel`, the peeled form
+        where it applies (`peels`)."""
         vector = s.prologue is None or s.prologue.vector
-        return CachedRow(s.rows.cols, s.t, lanes, lane, smem, s.elem_bytes, vector, stored)
+        row = CachedRow(s.rows.cols, s.t, lanes, lane, smem, s.elem_bytes, vector, stored)
+        same_base = s.prologue is None or all(i.base == "base" for i in s.prologue.inputs if i.kind == "row")
+        return replace(row, peel=True) if peel and row.peels and same_base else row
+
+    @property
+    def peels(self) -> bool:
+        """Whether this row (f16/bf16 in registers, no access of 2 elements
+        or more dividing its length) takes the peeled form: each row's
+        elements before its first 16-byte boundary (`h`, per row) and after
+        its last (`tl`) are held one each by the first h + tl threads, in
+        one more register; the `nb` whole vectors between move 16 bytes per
+        access. The per-column params are then read an element at a time
+        (their 16-byte boundaries are not the row's). Taken in the block
+        form only: H100, 64 MiB, f16/bf16 rows of 4097 went from 56% to 70%
+        of copy bandwidth (softmax), where the warp form's rows of 1001
+        measured the same or worse (layer_norm bf16 83% -> 70%) and the
+        cluster form's rows of 50257 far worse (softmax 53% -> 35%: 65
+        registers of row per thread and the per-row column arithmetic)."""
+        size = self.elem_bytes or dtype(self.t).bytes
+        return (GUARDED_VECTORS and PEEL_ROWS and not self.smem and self.vector and size == 2
+                and dtype(self.t).bytes == 2 and self.cols % 2 != 0 and self.cols >= 16
+                and self.lanes >= 16)  # head + tail: 15 elements at most, one per thread
 
     @property
     def width(self) -> int:
@@ -882,6 +910,8 @@ class CachedRow:
         if not self.vector:
             return 1
         size = self.elem_bytes or dtype(self.t).bytes
+        if self.peel:
+            return 16 // size
         for w in (16 // size, 8 // size, 4 // size, 2 // size):
             if w >= 2 and self.cols % (w if GUARDED_VECTORS and size < 4 and not self.smem else self.lanes * w) == 0:
                 return w
@@ -889,20 +919,48 @@ class CachedRow:
 
     @property
     def items(self) -> int:
+        """Elements of a thread moved as vectors (all of them, but for the
+        peeled form's one more: `slots`)."""
+        if self.peel:
+            return -(-(self.cols // self.width) // self.lanes) * self.width
         return -(-self.cols // (self.lanes * self.width)) * self.width
 
     @property
+    def slots(self) -> int:
+        """Registers of the row per thread: `items`, and the peeled form's head/tail element."""
+        return self.items + (1 if self.peel else 0)
+
+    @property
     def guarded(self) -> bool:
-        return self.cols % (self.lanes * self.width) != 0
+        return self.peel or self.cols % (self.lanes * self.width) != 0
 
     def _inside(self) -> str:
         """Whether this thread's access c lies in the row (all of it does, or none)."""
+        if self.peel:
+            return f"c * {self.lanes} + {self.lane} < nb"
         return f"(long long)(c * {self.lanes} + {self.lane}) * {self.width} < {self.cols}LL"
+
+    def peel_setup(self) -> list[str]:
+        """The peeled form's per-row bounds: head, whole vectors, tail."""
+        if not self.peel:
+            return []
+        w = self.width
+        return [f"const int h = (int)(({w} - (base & {w - 1})) & {w - 1});  // elements before the row's first 16-byte boundary",
+                f"const int nb = ({self.cols} - h) / {w}, tl = {self.cols} - h - nb * {w};  // whole vectors, elements after them"]
+
+    def _extra(self) -> str:
+        """The column of the peeled form's one scalar element (the row's
+        length where this thread holds none)."""
+        return f"({self.lane} < h ? (long long){self.lane} : {self.lane} < h + tl ? (long long)nb * {self.width} + {self.lane} : {self.cols}LL)"
 
     def col(self, j: str) -> str:
         w = self.width
         if w == 1:
             return f"({self.lane} + (long long)({j}) * {self.lanes})"
+        if self.peel:  # past the whole vectors: the row's length (no column)
+            vi = f"(({j}) / {w}) * {self.lanes} + {self.lane}"
+            return (f"(({j}) == {self.items} ? {self._extra()} : {vi} < nb ? "
+                    f"h + (long long)({vi}) * {w} + (({j}) % {w}) : {self.cols}LL)")
         return f"((long long)(({j}) / {w}) * {self.lanes * w} + {self.lane} * {w} + (({j}) % {w}))"
 
     def slot(self, j: str = "j") -> str:
@@ -922,7 +980,9 @@ class CachedRow:
 
     def note(self) -> str:
         per = f"{self.width} elements per access" if self.width > 1 else "one element per access"
-        return f"{self.lanes} threads per row, {per}, {self.items} per thread"
+        if self.peel:
+            per += " between the row's 16-byte boundaries, the rest one each"
+        return f"{self.lanes} threads per row, {per}, {self.slots} per thread"
 
     def _chunks(self, lines: list[str]) -> list[str]:
         return ["#pragma unroll", f"for (int c = 0; c < {self.items // self.width}; ++c) {{",
@@ -942,12 +1002,16 @@ class CachedRow:
 
     def _vec(self, buf: str, base: str = "base", t: Attribute | None = None) -> str:
         """Chunk c of this thread in `buf`'s row, read as one vector."""
-        return f"reinterpret_cast<const {self.raw_of(t)}*>({buf} + {base})[c * {self.lanes} + {self.lane}]"
+        return f"reinterpret_cast<const {self.raw_of(t)}*>({buf} + {self._at(base)})[c * {self.lanes} + {self.lane}]"
+
+    def _at(self, base: str) -> str:
+        """Where this row's vectors start in a buffer laid out as the row (after the peeled head)."""
+        return f"{base} + h" if self.peel and base != "0" else base
 
     def compute(self, p: Prologue) -> list[str]:
         """The row computed by prologue `p` into `v` (declared here) or, with
         smem, the shared row; `p`'s outputs stored as they are computed."""
-        decl = [] if self.smem else [f"float v[{self.items}];"]
+        decl = [] if self.smem else [f"float v[{self.slots}];", *self.peel_setup()]
         w = self.width
         if w == 1:
             pad = "" if self.smem else f" else {self.slot('j')} = 0.0f;"
@@ -967,12 +1031,17 @@ class CachedRow:
                 args.append(f"s{j}")
         outs = [self._union(f"po{m}", eltype(v)) for m, (_, v, _) in enumerate(p.outputs)]
         stores = [f"po{m}.e[i] = {store(e, eltype(v))};" for m, (_, v, e) in enumerate(p.outputs)]
-        writes = [f"reinterpret_cast<{self.raw_of(eltype(v))}*>({n} + base)[c * {self.lanes} + {self.lane}] = po{m}.raw;"
+        writes = [f"reinterpret_cast<{self.raw_of(eltype(v))}*>({n} + {self._at('base')})[c * {self.lanes} + {self.lane}] = po{m}.raw;"
                   for m, (n, v, _) in enumerate(p.outputs)]
         element = " ".join([*p.lines(args), self.set("j", p.value), *stores])
         lines = [*reads, *outs, "#pragma unroll", f"for (int i = 0; i < {w}; ++i) {{ const int j = c * {w} + i; {element} }}",
                  *writes]
-        return [*decl, *p.row_setup(), *self._chunks(self._guard(lines, None if self.smem else "v"))]
+        body = [*decl, *p.row_setup(), *self._chunks(self._guard(lines, None if self.smem else "v"))]
+        if self.peel:  # the head/tail element, one at a time
+            scalar = p.element(self.slot(str(self.items)), [p.arg(j) for j in range(len(p.inputs))])
+            body.append(f"{{ const long long k = {self._extra()}; if (k < {self.cols}LL) {{ {scalar} }} "
+                        f"else v[{self.items}] = 0.0f; }}")
+        return body
 
     def _guard(self, lines: list[str], zero: str | None = None) -> list[str]:
         """`lines` for access c, only where it lies in the row (`guarded`);
@@ -992,7 +1061,7 @@ class CachedRow:
         else:
             def put(j: str, raw: str) -> str:
                 return f"{into}[{j}] = {load(raw, self.t)};"
-        decl = [] if shared else [f"float {into}[{self.items}];"]
+        decl = [] if shared else [f"float {into}[{self.slots}];", *(self.peel_setup() if into == "v" else [])]
         w = self.width
         if w == 1:
             if shared:  # the shared row has exactly cols elements
@@ -1002,18 +1071,21 @@ class CachedRow:
             return [*decl, "#pragma unroll",
                     f"for (int j = 0; j < {self.items}; ++j) {{ const long long k = {self.col('j')}; "
                     f"{into}[j] = k < {self.cols}LL ? {load(f'{buf}[base + k]', self.t)} : 0.0f; }}"]
+        extra = ([f"{{ const long long k = {self._extra()}; "
+                  f"{into}[{self.items}] = k < {self.cols}LL ? {load(f'{buf}[base + k]', self.t)} : 0.0f; }}"]
+                 if self.peel else [])
         return [*decl, *self._chunks(self._guard([
             f"{self._union('pk')} pk.raw = {self._vec(buf)};",
             "#pragma unroll",
             f"for (int i = 0; i < {w}; ++i) {{ const int j = c * {w} + i; {put('j', 'pk.e[i]')} }}",
-        ], None if shared else into))]
+        ], None if shared else into)), *extra]
 
     def each(self, body: str) -> list[str]:
         """`body` for every element j of the thread inside the row (`k` its column)."""
         guard = f"if (k < {self.cols}LL) " if self.guarded else ""
         return [
             "#pragma unroll",
-            f"for (int j = 0; j < {self.items}; ++j) {{ const long long k = {self.col('j')}; {guard}{{ {body} }} }}",
+            f"for (int j = 0; j < {self.slots}; ++j) {{ const long long k = {self.col('j')}; {guard}{{ {body} }} }}",
         ]
 
     def store(self, buf: str, out: Out, columns: Sequence[str] = ()) -> list[str]:
@@ -1023,15 +1095,24 @@ class CachedRow:
         w = self.width
         if w == 1:
             return self.each(f"{buf}[base + k] = {store(out(self.elem(), lambda p: load(f'{p}[k]', self.t)), self.t)};")
-        reads = [f"{self._union(f'pc_{p}')} pc_{p}.raw = {self._vec(p, '0')};" for p in columns]
-        value = out(self.elem(), lambda p: load(f"pc_{p}.e[i]", self.t))
-        return self._chunks(self._guard([
+        if self.peel:  # the params' 16-byte boundaries are not the row's: an element at a time
+            reads, at = [], f"const long long k = {self.col('j')}; "
+            value = out(self.elem(), lambda p: load(f"{p}[k]", self.t))
+        else:
+            reads, at = [f"{self._union(f'pc_{p}')} pc_{p}.raw = {self._vec(p, '0')};" for p in columns], ""
+            value = out(self.elem(), lambda p: load(f"pc_{p}.e[i]", self.t))
+        body = self._chunks(self._guard([
             *reads,
             self._union("pk"),
             "#pragma unroll",
-            f"for (int i = 0; i < {w}; ++i) {{ const int j = c * {w} + i; pk.e[i] = {store(value, self.t)}; }}",
-            f"reinterpret_cast<{self.raw}*>({buf} + base)[c * {self.lanes} + {self.lane}] = pk.raw;",
+            f"for (int i = 0; i < {w}; ++i) {{ const int j = c * {w} + i; {at}pk.e[i] = {store(value, self.t)}; }}",
+            f"reinterpret_cast<{self.raw}*>({buf} + {self._at('base')})[c * {self.lanes} + {self.lane}] = pk.raw;",
         ]))
+        if self.peel:  # the head/tail element
+            j = str(self.items)
+            one = store(out(self.elem(j), lambda p: load(f"{p}[k]", self.t)), self.t)
+            body.append(f"{{ const long long k = {self._extra()}; if (k < {self.cols}LL) {buf}[base + k] = {one}; }}")
+        return body
 
 
 @dataclass(frozen=True)
@@ -1192,7 +1273,7 @@ def row_kernel(s: RowSpec, sm_count: int) -> KernelSpec:
         grid = min(blocks, sm_count * WARP_BLOCKS_PER_SM) if WARP_BLOCKS_PER_SM else blocks
         return KernelSpec(s.family, src, bufs, grid)
     if form == "block":
-        row = CachedRow.for_spec(s, THREADS, "threadIdx.x")
+        row = CachedRow.for_spec(s, THREADS, "threadIdx.x", peel=True)
         src = _row_kernel(decl, _cached_form(s, row, block_reduce), rows, form="block", note=row.note())
         return KernelSpec(s.family, src, bufs, min(rows.rows, sm_count * 16))
     if form == "cluster":
