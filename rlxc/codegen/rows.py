@@ -227,7 +227,10 @@ Reducer = Callable[[str, str, str, str], str]
 #: * block: a longer trailing run: a block per row, 16-byte items, 4 in
 #:   flight per thread;
 #: * strided: reduced axes that are not one trailing run and the innermost
-#:   axis reduced: a block per row, an element at a time.
+#:   axis reduced: a block per row, an element at a time;
+#: * split (the columns and block forms, where their blocks are fewer than
+#:   the multiprocessors): the reduced axis in chunks over grid.y, partials
+#:   folded by the last block (see SPLIT_BLOCKS_PER_SM below).
 #:
 #: Accumulation is f32 for floats (i64 for integers); the order is fixed, so
 #: results are the same from run to run.
