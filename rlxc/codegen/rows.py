@@ -724,6 +724,8 @@ PEEL_ROWS = True
 #: where the threads' accesses cover the row exactly (lanes × width divides
 #: it), as f32 rows do (for comparisons; see `CachedRow.width`).
 GUARDED_VECTORS = True
+#: ... for elements narrower than this many bytes (4: f16/bf16; 8 takes f32 in too).
+GUARDED_BELOW_BYTES = 4
 
 #: Kept for callers of the earlier name: rows in registers up to this length.
 CACHED_ROW_MAX = BLOCK_ROW_MAX
@@ -916,7 +918,8 @@ class CachedRow:
         if self.peel:
             return 16 // size
         for w in (16 // size, 8 // size, 4 // size, 2 // size):
-            if w >= 2 and self.cols % (w if GUARDED_VECTORS and size < 4 and not self.smem else self.lanes * w) == 0:
+            if w >= 2 and self.cols % (w if GUARDED_VECTORS and size < GUARDED_BELOW_BYTES and not self.smem
+                                       else self.lanes * w) == 0:
                 return w
         return 1
 
