@@ -27,9 +27,8 @@ element type and layout (`ROW_FORMS`, the one table of thresholds):
 The cached forms move 16 bytes per access where the row's length allows (4
 f32, 8 f16/bf16 elements per lane; for f16/bf16 rows in registers the
 width need only divide the row, a thread's accesses past its end skipped
-whole), compute in f32
-and round once on the store; the form and the vector width are named in
-the kernel's source.
+whole), compute in f32 and round once on the store; the form and the
+vector width are named in the kernel's source.
 """
 
 from __future__ import annotations
@@ -393,13 +392,11 @@ def _reduce_columns(x: SSAValue, y: SSAValue, xs: list[int], axes: list[int], re
     while tile_cv > 1 and tile_cv * vw * dtype(t).bytes > SPLIT_TILE_BYTES:
         tile_cv //= 2
     tiles = -(-rows.rows // tile_cv)
-    split = split_count(blocks, rows.cols, THREADS // tile_cv, sm_count)
-    if split > 1:
-        split = split_count(tiles, rows.cols, THREADS // tile_cv, sm_count)
-        if tiles * split >= 2 * blocks:  # worth it: at least twice the blocks
-            cv, blocks = tile_cv, tiles
-        else:
-            split = 1
+    split = split_count(tiles, rows.cols, THREADS // tile_cv, sm_count) if blocks < SPLIT_BELOW * sm_count else 1
+    if split > 1 and tiles * split >= 2 * blocks:  # worth it: at least twice the blocks
+        cv, blocks = tile_cv, tiles
+    else:
+        split = 1
     wide = COLUMN_WIDE_THREADS
     threads = wide if split == 1 and blocks < sm_count and rows.cols >= 4 * wide // cv else THREADS
     rk = threads // cv
@@ -534,7 +531,8 @@ def _reduce_rows(x: SSAValue, y: SSAValue, nrows: int, n: int, reducer: str, ide
         ]
         grid = -(-nrows // (groups * u))
         return KernelSpec("reduce", "\n".join(src) + "\n", [Buf(x), Buf(y, True)], grid)
-    split = split_count(min(nrows, sm_count * 16), m, THREADS, sm_count)
+    grid = max(1, min(nrows, sm_count * 16))  # unsplit: blocks walking the rows
+    split = split_count(grid, m, THREADS, sm_count)
     chunk = -(-m // split)
     how = f", each row split in {split} chunks of {chunk} items (grid.y)" if split > 1 else ""
     src = [f"// reduce form: block: a block per row of {n} elements, {vw} elements per item, 4 loads in flight per thread{how}"]
@@ -561,7 +559,7 @@ def _reduce_rows(x: SSAValue, y: SSAValue, nrows: int, n: int, reducer: str, ide
     if split == 1:
         src += [f"  for (long long r = blockIdx.x; r < {nrows}LL; r += gridDim.x) {{",
                 *("    " + b for b in body), f"    if (threadIdx.x == 0) y[r] = {result};", "  }", "}"]
-        return KernelSpec("reduce", "\n".join(src) + "\n", [Buf(x), Buf(y, True)], max(1, min(nrows, sm_count * 16)))
+        return KernelSpec("reduce", "\n".join(src) + "\n", [Buf(x), Buf(y, True)], grid)
     src += [
         "  const long long r = blockIdx.x;",
         f"  const {ix} lo = ({ix})blockIdx.y * {chunk}, hi = lo + {chunk} < {m} ? lo + {chunk} : {m};",
