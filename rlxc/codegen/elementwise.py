@@ -70,17 +70,21 @@ def elementwise_kernel(op: rlx.ElementwiseRegionOp, sm_count: int) -> KernelSpec
     idx_t, sfx = index_type(max([n, *(numel(shape(ins[j])) for j in windows)]))
     yields = list(block.last_op.operands)  # pyright: ignore[reportOptionalMemberAccess]
 
+    def window_at(j: int, i: str, coords: tuple[int, ...], per: int) -> str:
+        """Windowed input j's offset, in units of `per` elements, for index
+        `i` of `coords` (the output's shape in those units): from the
+        window's first column, through the whole tensor's strides."""
+        x, (off, width) = ins[j], windows[j]
+        seen = (*op.input_shape(j)[:-1], width // per)
+        st = [0 if d == 1 else s for d, s in zip(seen, strides((*shape(x)[:-1], shape(x)[-1] // per)))]
+        at = index_expr(i, coords, seen, st, suffix=sfx)
+        return f"{at} + {off // per}{sfx}" if off else at
+
     def element_at(j: int) -> str:
-        """Input j's offset for output element `i`: its broadcast index, or
-        within its window, through the whole tensor's strides."""
-        x = ins[j]
-        if j not in windows:
-            return index_expr("i", out_shape, shape(x), suffix=sfx)
-        seen = op.input_shape(j)
-        st = [0 if d == 1 else s for d, s in zip(seen, strides(shape(x)))]
-        off = windows[j][0]
-        at = index_expr("i", out_shape, seen, st, suffix=sfx)
-        return f"{at} + {off}{sfx}" if off else at
+        """Input j's offset for output element `i`: its broadcast index, or within its window."""
+        if j in windows:
+            return window_at(j, "i", tuple(out_shape), 1)
+        return index_expr("i", out_shape, shape(ins[j]), suffix=sfx)
 
     def window_aligned(j: int, w: int) -> bool:
         """Windowed input j can be read as vectors of `w` elements: the
@@ -129,11 +133,8 @@ def elementwise_kernel(op: rlx.ElementwiseRegionOp, sm_count: int) -> KernelSpec
         if shape(x) == out_shape and j not in windows:
             return "w"
         vs = (*out_shape[:-1], out_shape[-1] // W)
-        if j in windows:  # in vectors of the whole tensor, from the window's first
-            seen = (*op.input_shape(j)[:-1], windows[j][1] // W)
-            st = [0 if d == 1 else s for d, s in zip(seen, strides((*shape(x)[:-1], shape(x)[-1] // W)))]
-            at = index_expr("w", vs, seen, st, suffix=sfx)
-            return f"({at} + {windows[j][0] // W}{sfx})" if windows[j][0] else f"({at})"
+        if j in windows:
+            return f"({window_at(j, 'w', vs, W)})"
         xs = (*shape(x)[:-1], shape(x)[-1] // W)
         return f"({index_expr('w', vs, xs, suffix=sfx)})"
 
