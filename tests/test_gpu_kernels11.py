@@ -47,13 +47,16 @@ def test_head_transpose_and_copies_are_exact(d):
 
 def test_reductions_with_nan_and_infinities():
     """max/min propagate NaN and sums reach inf in every form (group,
-    block, columns), as numpy does."""
+    block, columns, peeled rows' edges), as numpy does."""
     g = rlxc.GraphBuilder()
-    a, b, c = g.input("a", [40, 64]), g.input("b", [3, 9000]), g.input("c", [8, 300, 32])
-    module = g.build([g.reduce_max(a, axes=[1]), g.reduce_min(b, axes=[1]), g.reduce_max(c, axes=[1]), g.reduce_sum(c, axes=[1])])
+    a, b, c, e = g.input("a", [40, 64]), g.input("b", [3, 9000]), g.input("c", [8, 300, 32]), g.input("e", [6, 1001])
+    module = g.build([g.reduce_max(a, axes=[1]), g.reduce_min(b, axes=[1]), g.reduce_max(c, axes=[1]), g.reduce_sum(c, axes=[1]),
+                      g.reduce_max(e, axes=[1]), g.reduce_min(e, axes=[1])])
     rng = np.random.default_rng(1)
     inputs = {"a": rng.standard_normal((40, 64)).astype(np.float32), "b": rng.standard_normal((3, 9000)).astype(np.float32),
-              "c": rng.standard_normal((8, 300, 32)).astype(np.float32)}
+              "c": rng.standard_normal((8, 300, 32)).astype(np.float32), "e": rng.standard_normal((6, 1001)).astype(np.float32)}
+    inputs["e"][1, 1] = np.nan  # row 1's head (elements 1001..1003 precede its first aligned float4)
+    inputs["e"][2, 1000] = -np.inf  # row 2's tail (elements 3000..3002 follow its last one)
     inputs["a"][3, 17] = np.nan
     inputs["b"][1, 8000] = np.nan
     inputs["b"][2, 5] = -np.inf

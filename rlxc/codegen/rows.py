@@ -479,18 +479,59 @@ def _reduce_columns(x: SSAValue, y: SSAValue, xs: list[int], axes: list[int], re
     return KernelSpec("reduce_cols", "\n".join(src) + "\n", [Buf(x), Buf(y, True)], grid, threads)
 
 
+#: Rows whose length the full 16-byte width does not divide (odd lengths:
+#: 1001, 4097, 50257; 30522 in f16) are reduced "peeled" where they hold at
+#: least PEEL_REDUCE_MIN full vectors: each row's aligned middle as 16-byte
+#: items, the fewer-than-a-vector elements before and after it one at a time
+#: (H100, 64 MiB f16 rows of 1001 and 4097: 2-byte accesses read at 62% and
+#: 77% of copy). 0 turns it off.
+PEEL_REDUCE_MIN = 4
+
+
+def _reduce_peel(t: Attribute, n: int) -> int:
+    """The full 16-byte width (elements) when rows of `n` are reduced peeled, else 0."""
+    full = 16 // dtype(t).bytes
+    if PEEL_REDUCE_MIN <= 0 or full < 2 or _item_elems(t, n) == full or n < PEEL_REDUCE_MIN * full:
+        return 0
+    return full
+
+
+def _peel_lines(n: int, vw: int, r: str, edges: bool = True) -> list[str]:
+    """Row `r`'s aligned middle: items `va` .. `vb` (16-byte aligned,
+    counted from the buffer's start); with `edges`, `hc` elements before it
+    and `ht` - `hc` after (from element `rs`, the row's first)."""
+    lines = [
+        f"const unsigned long long rs = (unsigned long long)({r}) * {n}ULL;  // the row's first element",
+        f"const unsigned long long va = (rs + {vw - 1}ULL) / {vw}ULL, vb = (rs + {n}ULL) / {vw}ULL;",
+    ]
+    if edges:
+        lines.append(f"const int hc = (int)(va * {vw}ULL - rs), ht = hc + (int)(rs + {n}ULL - vb * {vw}ULL);")
+    return lines
+
+
+def _peel_fold(t: Attribute, n: int, vw: int, acc: str, reducer: str, who: str, step: str) -> str:
+    """The loop folding the row's head and tail elements (`hc` before the
+    middle, the rest after it), thread `who` taking every `step`-th."""
+    at = f"e < hc ? rs + e : vb * {vw}ULL + (e - hc)"
+    return f"for (int e = {who}; e < ht; e += {step}) acc = {reducer}()(acc, ({acc}){load(f'x_[{at}]', t)});"
+
+
 def _reduce_rows(x: SSAValue, y: SSAValue, nrows: int, n: int, reducer: str, ident: str, acc: str,
                  finish: Callable[[str], str], sm_count: int) -> KernelSpec:
-    """The group and block forms: `nrows` contiguous rows of `n` elements."""
+    """The group and block forms: `nrows` contiguous rows of `n` elements,
+    peeled (`_reduce_peel`) where the full width does not divide `n`."""
     t, ty = eltype(x), eltype(y)
-    vw = _item_elems(t, n)
-    m = n // vw  # items per row
+    peel = _reduce_peel(t, n)
+    vw = peel or _item_elems(t, n)
+    m = n // vw  # items per row (peeled: the most; a row has m or m - 1)
     item = _item_type(t, vw)
     decl = params_decl([("x_", x, False), ("y", y, True)])
     ct = compute_type(ty)
     fold = _fold_item("p[j]", t, vw, lambda e, v: f"acc = {reducer}()(acc, ({acc}){v});")
     result = store(f"({ct})({finish('acc')})", ty)
     head = [f"  const {item}* __restrict__ x = reinterpret_cast<const {item}*>(x_);"]
+    peeled = (f", peeled: each row's 16-byte aligned middle as items, the fewer than {vw} elements"
+              " before and after it one at a time") if peel else ""
     if m <= GROUP_ROW_ITEMS:
         g = 1
         while g * 2 <= min(m, 32):
@@ -499,7 +540,8 @@ def _reduce_rows(x: SSAValue, y: SSAValue, nrows: int, n: int, reducer: str, ide
         u = max(1, 4 // per)  # rows per group: 4 loads in flight per lane at least
         groups = THREADS // g
         src = [f"// reduce form: group: {g} lanes per row of {n} elements, {vw} elements per item, "
-               f"{per} items per lane, {u} rows per group"]
+               f"{per} items per lane, {u} rows per group{peeled}"]
+        first, count = ("va + it", "(int)(vb - va)") if peel else (f"r * {m}LL + it", f"{m}")
         src += [
             f'extern "C" __global__ void __launch_bounds__({THREADS}) ENTRY({decl}) {{',
             *head,
@@ -509,21 +551,24 @@ def _reduce_rows(x: SSAValue, y: SSAValue, nrows: int, n: int, reducer: str, ide
             "  #pragma unroll",
             f"  for (int s = 0; s < {u}; ++s) {{",
             f"    const long long r = r0 + s * {groups};",
+            *(f"    {line}" for line in (_peel_lines(n, vw, "r", edges=False) if peel else [])),
             "    #pragma unroll",
             f"    for (int c = 0; c < {per}; ++c) {{",
             f"      const int it = lane + c * {g};",
-            f"      if (r < {nrows}LL && it < {m}) p[s * {per} + c] = x[r * {m}LL + it];",
+            f"      if (r < {nrows}LL && it < {count}) p[s * {per} + c] = x[{first}];",
             "    }",
             "  }",
             "  #pragma unroll",
             f"  for (int s = 0; s < {u}; ++s) {{",
             f"    const long long r = r0 + s * {groups};",
+            *(f"    {line}" for line in (_peel_lines(n, vw, "r") if peel else [])),
             f"    {acc} acc = {ident};",
             "    #pragma unroll",
             f"    for (int c = 0; c < {per}; ++c) {{",
             f"      const int j = s * {per} + c;",
-            f"      if (r < {nrows}LL && lane + c * {g} < {m}) {fold}",
+            f"      if (r < {nrows}LL && lane + c * {g} < {count}) {fold}",
             "    }",
+            *([f"    if (r < {nrows}LL) {_peel_fold(t, n, vw, acc, reducer, 'lane', str(g))}"] if peel else []),
             f"    for (int o = {g // 2}; o > 0; o >>= 1) acc = {reducer}()(acc, rlx_shfl(acc, o));",
             f"    if (lane == 0 && r < {nrows}LL) y[r] = {result};",
             "  }",
@@ -535,17 +580,24 @@ def _reduce_rows(x: SSAValue, y: SSAValue, nrows: int, n: int, reducer: str, ide
     split = split_count(grid, m, THREADS, sm_count)
     chunk = -(-m // split)
     how = f", each row split in {split} chunks of {chunk} items (grid.y)" if split > 1 else ""
-    src = [f"// reduce form: block: a block per row of {n} elements, {vw} elements per item, 4 loads in flight per thread{how}"]
+    src = [f"// reduce form: block: a block per row of {n} elements, {vw} elements per item, 4 loads in flight per thread{how}{peeled}"]
     src += _split_globals(acc, 1, nrows, split, nrows) if split > 1 else []
-    lo, hi = ("lo + ", "hi") if split > 1 else ("", f"{m}")
+    end = "(int)(vb - va)" if peel else f"{m}"
+    lo, hi = ("lo + ", "hi") if split > 1 else ("", end)
     src += [
         f'extern "C" __global__ void __launch_bounds__({THREADS}) ENTRY({decl}) {{',
         *head,
         f"  __shared__ {acc} smem[32];",
     ]
     ix = "int" if m < 2**31 - 4 * THREADS else "long long"
+    edges = []
+    if peel:
+        edges = [_peel_fold(t, n, vw, acc, reducer, "(int)threadIdx.x", str(THREADS))]
+        if split > 1:
+            edges = [f"if (blockIdx.y == 0) {edges[0]}"]
     body = [
-        f"const {item}* __restrict__ xr = x + r * {m}LL;",
+        *(_peel_lines(n, vw, "r") if peel else []),
+        f"const {item}* __restrict__ xr = x + {'va' if peel else f'r * {m}LL'};",
         f"{acc} acc = {ident};",
         f"for ({ix} i0 = {lo}threadIdx.x; i0 < {hi}; i0 += {4 * THREADS}) {{",
         f"  {item} p[4];",
@@ -554,6 +606,7 @@ def _reduce_rows(x: SSAValue, y: SSAValue, nrows: int, n: int, reducer: str, ide
         "  #pragma unroll",
         f"  for (int j = 0; j < 4; ++j) {{ const {ix} it = i0 + j * {THREADS}; if (it < {hi}) {fold} }}",
         "}",
+        *edges,
         f"acc = rlx_block_reduce(acc, {reducer}(), ({acc}){ident}, smem);",
     ]
     if split == 1:
@@ -562,8 +615,9 @@ def _reduce_rows(x: SSAValue, y: SSAValue, nrows: int, n: int, reducer: str, ide
         return KernelSpec("reduce", "\n".join(src) + "\n", [Buf(x), Buf(y, True)], grid)
     src += [
         "  const long long r = blockIdx.x;",
-        f"  const {ix} lo = ({ix})blockIdx.y * {chunk}, hi = lo + {chunk} < {m} ? lo + {chunk} : {m};",
-        *("  " + b for b in body),
+        *(f"  {line}" for line in (_peel_lines(n, vw, "r") if peel else [])),
+        f"  const {ix} lo = ({ix})blockIdx.y * {chunk}, hi = lo + {chunk} < {end} ? lo + {chunk} : {end};",
+        *("  " + b for b in body[(3 if peel else 0):]),
     ]
     src += _split_fold(["acc"], nrows, split, "threadIdx.x == 0", "r", "r", [
         f"  acc = {ident};  // the row's chunks, {THREADS} apart, then over the block",
