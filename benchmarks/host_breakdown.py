@@ -51,7 +51,7 @@ def profile(name: str, dtype: str, batch: int, rounds: int, per: int) -> dict:
     ev0, ev1 = cu.cuEventCreate(0)[1], cu.cuEventCreate(0)[1]
     pc = time.perf_counter
     out = {k: [] for k in ("run", "launch_sync", "launch_sync_nb", "launch_poll", "device",
-                           "prep", "launch_call", "wait", "run_nb")}
+                           "prep", "launch_call", "wait", "run_nb", "prep_run_io", "ctx_prep_run_io", "run_io_only")}
 
     def run_nb():
         exe.stream = s_nb
@@ -62,11 +62,30 @@ def profile(name: str, dtype: str, batch: int, rounds: int, per: int) -> dict:
         finally:
             exe.stream = s_block
 
+    srcs0 = exe._device_sources(inputs)
+    dsts0, _ = exe._destinations(None)
     for _ in range(rounds):
         for _ in range(per):
             t0 = pc()
             exe.run(inputs)
             out["run"].append(pc() - t0)
+        for _ in range(per):  # run()'s pieces without its entry checks
+            t0 = pc()
+            srcs = exe._device_sources(inputs)
+            dsts, _ = exe._destinations(None)
+            exe._run_io(exe._io, srcs, dsts)
+            out["prep_run_io"].append(pc() - t0)
+        for _ in range(per):
+            t0 = pc()
+            cu.cuCtxGetCurrent()
+            srcs = exe._device_sources(inputs)
+            dsts, _ = exe._destinations(None)
+            exe._run_io(exe._io, srcs, dsts)
+            out["ctx_prep_run_io"].append(pc() - t0)
+        for _ in range(per):
+            t0 = pc()
+            exe._run_io(exe._io, srcs0, dsts0)
+            out["run_io_only"].append(pc() - t0)
         for _ in range(per):
             out["run_nb"].append(run_nb())
         for _ in range(per):
@@ -103,16 +122,12 @@ def profile(name: str, dtype: str, batch: int, rounds: int, per: int) -> dict:
             out["prep"].append(t1 - t0)
             out["launch_call"].append(t2 - t1)
             out["wait"].append(t3 - t2)
-    r = {k: med([v * 1e6 for v in vs]) for k, vs in out.items()}
     flags = cu.cuCtxGetFlags()
-    r.update(model=name, dtype=dtype, batch=batch, nodes=cu.cuGraphGetNodes(io.graph)[2],
-             ctx_flags=int(flags[1]) if flags[0] == cu.CUresult.CUDA_SUCCESS else None)
-    # spin scheduling, where the driver lets a context change it
-    if hasattr(cu, "cuCtxSetFlags"):
-        err = cu.cuCtxSetFlags(int(cu.CUctx_flags.CU_CTX_SCHED_SPIN))
-        r["set_spin"] = str(err[0] if isinstance(err, tuple) else err)
-        spin, runs = [], []
+    spin_flag = int(cu.CUctx_flags.CU_CTX_SCHED_SPIN)
+    spin, runs = [], []
+    if hasattr(cu, "cuCtxSetFlags"):  # spin scheduling, where the driver lets a context change it
         for _ in range(rounds):
+            cu.cuCtxSetFlags(spin_flag)
             for _ in range(per):
                 t0 = pc()
                 cu.cuGraphLaunch(io.exec, s_block)
@@ -122,9 +137,17 @@ def profile(name: str, dtype: str, batch: int, rounds: int, per: int) -> dict:
                 t0 = pc()
                 exe.run(inputs)
                 runs.append(pc() - t0)
+            cu.cuCtxSetFlags(int(flags[1]))
+            for _ in range(per):
+                t0 = pc()
+                exe.run(inputs)
+                out["run"].append(pc() - t0)
+    r = {k: med([v * 1e6 for v in vs]) for k, vs in out.items()}
+    r.update(model=name, dtype=dtype, batch=batch, nodes=cu.cuGraphGetNodes(io.graph)[2],
+             ctx_flags=int(flags[1]) if flags[0] == cu.CUresult.CUDA_SUCCESS else None)
+    if spin:
         r["launch_sync_spin"] = med([v * 1e6 for v in spin])
         r["run_spin"] = med([v * 1e6 for v in runs])
-        cu.cuCtxSetFlags(int(flags[1]))
     r["overhead_run"] = round(r["run"] - r["device"], 2)
     r["overhead_launch_sync"] = round(r["launch_sync"] - r["device"], 2)
     r["host_overhead"] = {k: round(v, 2) for k, v in exe.host_overhead(inputs, repeat=300).items()}

@@ -72,6 +72,17 @@ def test_out_arrays_and_their_pointers():
     dest2 = torch.zeros((2, 16, 64), device="cuda")
     assert exe.run({"x": x}, out=[dest2])[0] is dest2
     assert rel(dest2.cpu().numpy(), want) < 1e-5
+    # from the caller's arrays to the pool and back: each run writes where it is told
+    (pooled,) = exe.run({"x": tx})
+    assert rel(pooled.numpy(), want) < 1e-5
+    dest3 = torch.full((2, 16, 64), float("nan"), device="cuda")
+    assert exe.run({"x": tx}, out=[dest3])[0] is dest3
+    assert rel(dest3.cpu().numpy(), want) < 1e-5
+    torch.as_tensor(pooled, device="cuda").fill_(float("nan"))
+    dest3.fill_(float("nan"))
+    (again,) = exe.run({"x": tx})
+    assert again is pooled and rel(again.numpy(), want) < 1e-5
+    assert torch.isnan(dest3).all()  # the hot path wrote the pool, not the last caller's array
 
 
 def test_outputs_that_are_inputs_params_and_views():
