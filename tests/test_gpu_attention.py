@@ -84,6 +84,15 @@ def test_attention_sweep_two_m_tiles(dtype, d, monkeypatch):
     check(_module(_sweep(dtype, d)), rng=np.random.default_rng(d + 1))
 
 
+@pytest.mark.parametrize("d", [64, 40])
+@pytest.mark.parametrize("dtype", ["f16", "bf16"])
+def test_attention_sweep_64_key_tiles(dtype, d, monkeypatch):
+    """The mma form with 64-key tiles (what sequences of 64 keys or fewer
+    get; longer ones take 128) on every edge case of the sweep."""
+    monkeypatch.setattr(attention_codegen, "FORCE_BN", 64)
+    check(_module(_sweep(dtype, d)), rng=np.random.default_rng(d + 2))
+
+
 @pytest.mark.parametrize("dtype", ["f32", "f16", "bf16"])
 def test_attention_shapes_scales_and_layouts(dtype):
     def build(g):

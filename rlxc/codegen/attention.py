@@ -8,7 +8,8 @@ Two forms, picked by `attention_form`:
 
 * `mma` (f16, bf16 with head_dims up to 128): 4 warps, 64 query rows per
   block (16 per warp; 128, 32 per warp, on request: `mma_m_tiles`),
-  key/value tiles of 64 rows. q·kᵀ and p·v run on the tensor cores
+  key/value tiles of 128 rows (64 where there are 64 keys or fewer:
+  `mma_bn`). q·kᵀ and p·v run on the tensor cores
   (`mma.sync.m16n8k16`, f32 accumulators; fragments loaded with
   `ldmatrix`, v's transposed; each key/value fragment feeds every m-tile
   of the warp). The probabilities go from the score accumulators to the
@@ -60,7 +61,7 @@ from rlxc.dialects.types import dtype_name
 
 LOG2E = 1.4426950408889634
 
-#: The mma form: key rows per tile, warps per block.
+#: The mma form: key rows per tile (doubled for longer sequences: `mma_bn`), warps per block.
 MMA_BN, MMA_WARPS = 64, 4
 #: The largest head_dim (query/key, value) the mma form takes.
 MMA_MAX_D = 128
@@ -300,13 +301,31 @@ def mma_m_tiles(a: Attention, sm_count: int) -> int:
     return FORCE_M_TILES if FORCE_M_TILES is not None else 1
 
 
+#: Key/value rows per tile of the mma form, where set (64 or 128); else
+#: `mma_bn` picks.
+FORCE_BN: int | None = None
+
+
+def mma_bn(a: Attention) -> int:
+    """Key/value rows per tile of the mma form: 128 where there are more
+    than 64 keys, else 64. (H100, f16, one m-tile per warp, 2026-11-23,
+    `benchmarks/attention_variants.py`: 128 against 64 keys per tile took
+    BERT-base at batch 32 from 14.4 to 13.7 µs, s 512 d 64 b 8 from 38.2 to
+    36.0, s 1024 d 128 b 4 from 168 to 159, causal s 1024 from 67.6 to
+    64.2; 165 registers against 126 at d 64, 239 against 168 at d 128, no
+    spills.)"""
+    if FORCE_BN is not None:
+        return FORCE_BN
+    return 2 * MMA_BN if a.sk > MMA_BN else MMA_BN
+
+
 def _mma_kernel(a: Attention, sm_count: int) -> KernelSpec:
     t = eltype(a.q)
     et = a.dtype  # f16 / bf16: the PTX type name
     dkp, dvp = -(-a.dk // 16) * 16, -(-a.dv // 16) * 16
     qst, vst = dkp + 8, dvp + 8  # smem row strides (elements): conflict-free ldmatrix
     mt = mma_m_tiles(a, sm_count)
-    bm, bn = 16 * mt * MMA_WARPS, MMA_BN
+    bm, bn = 16 * mt * MMA_WARPS, mma_bn(a)
     decl, bufs = _params(a)
     qv, kv, vv = (_vec_ok(d, st, o) for d, st, o in zip((a.dk, a.dk, a.dv), (a.q_st, a.k_st, a.v_st), a.offsets))
     ov = a.dv % 2 == 0 and all(s % 2 == 0 for s in a.o_st)

@@ -1,0 +1,73 @@
+"""The mma attention form's tile shapes side by side (GPU machine): for
+each case, rlxc's kernel with every (key rows per tile, m-tiles per warp)
+pair forced, its error against SDPA, and SDPA's time, in one run.
+
+    python benchmarks/attention_variants.py [--dtypes f16,bf16] [--out DIR]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+
+import numpy as np
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+import rlxc  # noqa: E402
+from attention import build, time_rlxc, time_torch  # noqa: E402
+
+CASES = [("bert-base b=32", 32, 12, 128, 64), ("s=512 d=64 b=8", 8, 12, 512, 64), ("s=384 d=64 b=16", 16, 12, 384, 64),
+         ("s=1024 d=128 b=4", 4, 16, 1024, 128), ("s=2048 d=64 b=2", 2, 16, 2048, 64), ("s=1024 d=64 b=4 causal", 4, 16, 1024, 64)]
+SHAPES = [(64, 1), (128, 1), (64, 2), (128, 2)]
+
+
+def main() -> int:
+    import torch
+    from torch.nn.attention import SDPBackend, sdpa_kernel
+
+    from rlxc.codegen import attention as codegen
+
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--dtypes", default="f16")
+    ap.add_argument("--out", type=Path)
+    args = ap.parse_args()
+    rows = []
+    for name, b, h, s, d in CASES:
+        causal = "causal" in name
+        for dtype in args.dtypes.split(","):
+            tdt = {"f16": torch.float16, "bf16": torch.bfloat16}[dtype]
+            module = build(b, h, s, d, dtype, False, causal)
+            torch.manual_seed(0)
+            xs = [torch.randn([b, h, s, d], dtype=tdt, device="cuda") for _ in range(3)]
+            with sdpa_kernel([SDPBackend.FLASH_ATTENTION]):
+                want = torch.nn.functional.scaled_dot_product_attention(*xs, is_causal=causal).float()
+                t_torch = time_torch(lambda: torch.nn.functional.scaled_dot_product_attention(*xs, is_causal=causal))
+            row = {"case": name, "dtype": dtype, "sdpa_us": round(t_torch, 2)}
+            for bn, mt in SHAPES:
+                codegen.FORCE_BN, codegen.FORCE_M_TILES = bn, mt
+                try:
+                    exe = rlxc.compile(module, target="cuda", mode="graph")
+                    (out,) = exe.run(dict(zip("qkv", xs)), device_outputs=True)
+                    got = torch.as_tensor(out, device="cuda").float() if dtype == "f16" else None
+                    err = float((got - want).norm() / want.norm()) if got is not None else float("nan")
+                    t = time_rlxc(exe)
+                    row[f"bn{bn}_mt{mt}"] = f"{t:.2f} ({t_torch / t:.2f}x, err {err:.1e})"
+                    exe.close()
+                except Exception as e:  # noqa: BLE001
+                    row[f"bn{bn}_mt{mt}"] = f"failed: {type(e).__name__}: {str(e)[:120]}"
+                finally:
+                    codegen.FORCE_BN = codegen.FORCE_M_TILES = None
+            rows.append(row)
+            print(json.dumps(row), flush=True)
+    if args.out:
+        args.out.mkdir(parents=True, exist_ok=True)
+        (args.out / "attention_variants.json").write_text(json.dumps(rows, indent=1))
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
