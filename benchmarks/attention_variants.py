@@ -12,13 +12,12 @@ import json
 import sys
 from pathlib import Path
 
-import numpy as np
-
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-import rlxc  # noqa: E402
-from attention import build, time_rlxc, time_torch  # noqa: E402
+from attention import build, time_rlxc, time_torch
+
+import rlxc
 
 CASES = [("bert-base b=32", 32, 12, 128, 64), ("s=512 d=64 b=8", 8, 12, 512, 64), ("s=384 d=64 b=16", 16, 12, 384, 64),
          ("s=1024 d=128 b=4", 4, 16, 1024, 128), ("s=2048 d=64 b=2", 2, 16, 2048, 64), ("s=1024 d=64 b=4 causal", 4, 16, 1024, 64)]

@@ -25,8 +25,9 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-import rlxc  # noqa: E402
-from encoders import MODELS, build_rlxc, make_weights, rlxc_params  # noqa: E402
+from encoders import MODELS, build_rlxc, make_weights, rlxc_params
+
+import rlxc
 
 
 def med(xs):
@@ -51,59 +52,49 @@ def profile(name: str, dtype: str, batch: int, rounds: int, per: int) -> dict:
     ev0, ev1 = cu.cuEventCreate(0)[1], cu.cuEventCreate(0)[1]
     pc = time.perf_counter
     out = {k: [] for k in ("run", "launch_sync", "launch_sync_nb", "launch_poll", "device",
-                           "prep", "launch_call", "wait", "run_nb", "prep_run_io", "ctx_prep_run_io", "run_io_only")}
+                           "prep", "launch_call", "wait", "run_nb", "prep_run_io", "ctx_prep_run_io", "run_io_only",
+                           "launch_sync_spin", "run_spin")}
 
     def run_nb():
         exe.stream = s_nb
         try:
-            t0 = pc()
             exe.run(inputs)
-            return pc() - t0
         finally:
             exe.stream = s_block
 
+    def pieces(ctx: bool, prep: bool):  # run()'s steps without its entry checks
+        def call():
+            if ctx:
+                cu.cuCtxGetCurrent()
+            srcs, dsts = ((exe._device_sources(inputs), exe._destinations(None)[0]) if prep else (srcs0, dsts0))
+            exe._run_io(exe._io, srcs, dsts)
+        return call
+
+    def launch_sync(stream):
+        def call():
+            cu.cuGraphLaunch(io.exec, stream)
+            cu.cuStreamSynchronize(stream)
+        return call
+
+    def launch_poll():
+        cu.cuGraphLaunch(io.exec, s_block)
+        while cu.cuStreamQuery(s_block)[0] != cu.CUresult.CUDA_SUCCESS:
+            pass
+
+    def timed(key, fn):
+        for _ in range(per):
+            t0 = pc()
+            fn()
+            out[key].append(pc() - t0)
+
     srcs0 = exe._device_sources(inputs)
     dsts0, _ = exe._destinations(None)
+    variants = {"run": lambda: exe.run(inputs), "prep_run_io": pieces(False, True), "ctx_prep_run_io": pieces(True, True),
+                "run_io_only": pieces(False, False), "run_nb": run_nb, "launch_sync": launch_sync(s_block),
+                "launch_sync_nb": launch_sync(s_nb), "launch_poll": launch_poll}
     for _ in range(rounds):
-        for _ in range(per):
-            t0 = pc()
-            exe.run(inputs)
-            out["run"].append(pc() - t0)
-        for _ in range(per):  # run()'s pieces without its entry checks
-            t0 = pc()
-            srcs = exe._device_sources(inputs)
-            dsts, _ = exe._destinations(None)
-            exe._run_io(exe._io, srcs, dsts)
-            out["prep_run_io"].append(pc() - t0)
-        for _ in range(per):
-            t0 = pc()
-            cu.cuCtxGetCurrent()
-            srcs = exe._device_sources(inputs)
-            dsts, _ = exe._destinations(None)
-            exe._run_io(exe._io, srcs, dsts)
-            out["ctx_prep_run_io"].append(pc() - t0)
-        for _ in range(per):
-            t0 = pc()
-            exe._run_io(exe._io, srcs0, dsts0)
-            out["run_io_only"].append(pc() - t0)
-        for _ in range(per):
-            out["run_nb"].append(run_nb())
-        for _ in range(per):
-            t0 = pc()
-            cu.cuGraphLaunch(io.exec, s_block)
-            cu.cuStreamSynchronize(s_block)
-            out["launch_sync"].append(pc() - t0)
-        for _ in range(per):
-            t0 = pc()
-            cu.cuGraphLaunch(io.exec, s_nb)
-            cu.cuStreamSynchronize(s_nb)
-            out["launch_sync_nb"].append(pc() - t0)
-        for _ in range(per):
-            t0 = pc()
-            cu.cuGraphLaunch(io.exec, s_block)
-            while cu.cuStreamQuery(s_block)[0] != cu.CUresult.CUDA_SUCCESS:
-                pass
-            out["launch_poll"].append(pc() - t0)
+        for key, fn in variants.items():
+            timed(key, fn)
         for _ in range(per):
             cu.cuEventRecord(ev0, s_block)
             cu.cuGraphLaunch(io.exec, s_block)
@@ -124,30 +115,16 @@ def profile(name: str, dtype: str, batch: int, rounds: int, per: int) -> dict:
             out["wait"].append(t3 - t2)
     flags = cu.cuCtxGetFlags()
     spin_flag = int(cu.CUctx_flags.CU_CTX_SCHED_SPIN)
-    spin, runs = [], []
     if hasattr(cu, "cuCtxSetFlags"):  # spin scheduling, where the driver lets a context change it
         for _ in range(rounds):
             cu.cuCtxSetFlags(spin_flag)
-            for _ in range(per):
-                t0 = pc()
-                cu.cuGraphLaunch(io.exec, s_block)
-                cu.cuStreamSynchronize(s_block)
-                spin.append(pc() - t0)
-            for _ in range(per):
-                t0 = pc()
-                exe.run(inputs)
-                runs.append(pc() - t0)
+            timed("launch_sync_spin", launch_sync(s_block))
+            timed("run_spin", variants["run"])
             cu.cuCtxSetFlags(int(flags[1]))
-            for _ in range(per):
-                t0 = pc()
-                exe.run(inputs)
-                out["run"].append(pc() - t0)
-    r = {k: med([v * 1e6 for v in vs]) for k, vs in out.items()}
+            timed("run", variants["run"])
+    r = {k: med([v * 1e6 for v in vs]) for k, vs in out.items() if vs}
     r.update(model=name, dtype=dtype, batch=batch, nodes=cu.cuGraphGetNodes(io.graph)[2],
              ctx_flags=int(flags[1]) if flags[0] == cu.CUresult.CUDA_SUCCESS else None)
-    if spin:
-        r["launch_sync_spin"] = med([v * 1e6 for v in spin])
-        r["run_spin"] = med([v * 1e6 for v in runs])
     r["overhead_run"] = round(r["run"] - r["device"], 2)
     r["overhead_launch_sync"] = round(r["launch_sync"] - r["device"], 2)
     r["host_overhead"] = {k: round(v, 2) for k, v in exe.host_overhead(inputs, repeat=300).items()}

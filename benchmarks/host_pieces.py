@@ -16,8 +16,9 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-import rlxc  # noqa: E402
-from encoders import MODELS, build_rlxc, make_weights, rlxc_params  # noqa: E402
+from encoders import MODELS, build_rlxc, make_weights, rlxc_params
+
+import rlxc
 
 
 def main() -> int:
