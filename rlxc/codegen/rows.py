@@ -595,8 +595,8 @@ def _reduce_rows(x: SSAValue, y: SSAValue, nrows: int, n: int, reducer: str, ide
         edges = [_peel_fold(t, n, vw, acc, reducer, "(int)threadIdx.x", str(THREADS))]
         if split > 1:
             edges = [f"if (blockIdx.y == 0) {edges[0]}"]
+    row_lines = _peel_lines(n, vw, "r") if peel else []  # before the split's bounds, which use them
     body = [
-        *(_peel_lines(n, vw, "r") if peel else []),
         f"const {item}* __restrict__ xr = x + {'va' if peel else f'r * {m}LL'};",
         f"{acc} acc = {ident};",
         f"for ({ix} i0 = {lo}threadIdx.x; i0 < {hi}; i0 += {4 * THREADS}) {{",
@@ -611,13 +611,13 @@ def _reduce_rows(x: SSAValue, y: SSAValue, nrows: int, n: int, reducer: str, ide
     ]
     if split == 1:
         src += [f"  for (long long r = blockIdx.x; r < {nrows}LL; r += gridDim.x) {{",
-                *("    " + b for b in body), f"    if (threadIdx.x == 0) y[r] = {result};", "  }", "}"]
+                *("    " + b for b in (*row_lines, *body)), f"    if (threadIdx.x == 0) y[r] = {result};", "  }", "}"]
         return KernelSpec("reduce", "\n".join(src) + "\n", [Buf(x), Buf(y, True)], grid)
     src += [
         "  const long long r = blockIdx.x;",
-        *(f"  {line}" for line in (_peel_lines(n, vw, "r") if peel else [])),
+        *("  " + b for b in row_lines),
         f"  const {ix} lo = ({ix})blockIdx.y * {chunk}, hi = lo + {chunk} < {end} ? lo + {chunk} : {end};",
-        *("  " + b for b in body[(3 if peel else 0):]),
+        *("  " + b for b in body),
     ]
     src += _split_fold(["acc"], nrows, split, "threadIdx.x == 0", "r", "r", [
         f"  acc = {ident};  // the row's chunks, {THREADS} apart, then over the block",
