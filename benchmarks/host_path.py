@@ -100,6 +100,15 @@ def main() -> int:
     ap.add_argument("--batches", default="1")
     ap.add_argument("--out", type=Path)
     args = ap.parse_args()
+    each_case(args, profile, "host_path.json")
+    return 0
+
+
+def each_case(args, profile, filename: str) -> list[dict]:
+    """`profile(model, dtype, batch)` for every combination of the comma
+    lists `args.models`, `args.dtypes` and `args.batches`, each row printed
+    as JSON as it comes; all of them written to `args.out / filename`
+    where `args.out` is set."""
     rows = []
     for m in args.models.split(","):
         for d in args.dtypes.split(","):
@@ -109,8 +118,8 @@ def main() -> int:
                 rows.append(r)
     if args.out:
         args.out.mkdir(parents=True, exist_ok=True)
-        (args.out / "host_path.json").write_text(json.dumps(rows, indent=1))
-    return 0
+        (args.out / filename).write_text(json.dumps(rows, indent=1))
+    return rows
 
 
 if __name__ == "__main__":
