@@ -12,13 +12,29 @@
 // CHECK: pk.e[i] = rlx_st_f16((rlx_ld_f16(srow[(j) * 1024 + threadIdx.x]) - mean) * inv *
 // Softmax keeps an f32 row: its statistics store exp(x - m) in place.
 // On sm_90 both take the cluster form: 32768 halves over 2 blocks of 256
-// threads, 64 per thread in registers, 16 bytes per access; gamma and beta
-// are read as 16-byte vectors beside the output's:
+// threads, 64 per thread in registers, 16 bytes per access. The norm keeps
+// its row in registers as halves too (32 registers, not 64; at most 64 in
+// all, 4 blocks per SM), converted again in every pass: an empty asm
+// between passes marks the registers changed, so the compiler cannot keep
+// the first pass's floats live instead. Gamma and beta are read as 16-byte
+// vectors beside the output's:
 // SM90: // row form: cluster (2 blocks of 256 threads per row, 512 threads per row, 8 elements per access, 64 per thread)
+// SM90-NEXT: extern "C" __global__ void __cluster_dims__(2, 1, 1) __launch_bounds__(256, 4)
+// SM90: unsigned short v[64];
+// SM90: for (int i = 0; i < 8; ++i) { const int j = c * 8 + i; v[j] = pk.e[i]; }
+// SM90: s += rlx_ld_f16(v[j]);
+// SM90: for (int j = 0; j < 64; ++j) asm volatile("" : "+h"(v[j]));
+// SM90-NEXT: float q = 0.0f;
+// SM90: const float d_ = rlx_ld_f16(v[j]) - mean; q += d_ * d_;
+// SM90: for (int j = 0; j < 64; ++j) asm volatile("" : "+h"(v[j]));
 // SM90: union { uint4 raw; unsigned short e[8]; } pc_g; pc_g.raw = reinterpret_cast<const uint4*>(g + 0)[c * 512 + lane];
 // SM90-NEXT: union { uint4 raw; unsigned short e[8]; } pc_b; pc_b.raw = reinterpret_cast<const uint4*>(b + 0)[c * 512 + lane];
-// SM90: pk.e[i] = rlx_st_f16(v[j] * inv * rlx_ld_f16(pc_g.e[i]) + rlx_ld_f16(pc_b.e[i]));
+// SM90: pk.e[i] = rlx_st_f16((rlx_ld_f16(v[j]) - mean) * inv * rlx_ld_f16(pc_g.e[i]) + rlx_ld_f16(pc_b.e[i]));
+// Softmax keeps an f32 row there (its 64 registers are more than half of
+// 64: no register cap):
 // SM90: // row form: cluster (2 blocks of 256 threads per row, 512 threads per row, 8 elements per access, 64 per thread)
+// SM90-NEXT: extern "C" __global__ void __cluster_dims__(2, 1, 1) __launch_bounds__(256)
+// SM90: float v[64];
 // CHECK: // row form: smem (131072 bytes of shared memory as f32, 1024 threads per row, 8 elements per access, 32 per thread)
 // CHECK: extern __shared__ __align__(16) float srow[];
 // A row of 32000 halves (a vocabulary): 8 divides it, 512 x 8 does not. In
@@ -31,8 +47,8 @@
 // SM90-NEXT: union { uint4 raw; unsigned short e[8]; } pk; pk.raw = reinterpret_cast<const uint4*>(x + base)[c * 512 + lane];
 // SM90: } else {
 // SM90-NEXT: #pragma unroll
-// SM90-NEXT: for (int i = 0; i < 8; ++i) v[c * 8 + i] = 0.0f;
-// SM90: if (k < 32000LL) { s += v[j]; }
+// SM90-NEXT: for (int i = 0; i < 8; ++i) v[c * 8 + i] = (unsigned short)0;
+// SM90: if (k < 32000LL) { s += rlx_ld_f16(v[j]); }
 // SM90: if ((long long)(c * 512 + lane) * 8 < 32000LL) {
 // SM90: reinterpret_cast<uint4*>(y + base)[c * 512 + lane] = pk.raw;
 // CHECK: // row form: smem (64000 bytes of shared memory as f16, 1024 threads per row, one element per access, 32 per thread)

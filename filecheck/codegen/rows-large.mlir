@@ -35,6 +35,7 @@
 // SM90: // row form: block (256 threads per row, 4 elements per access, 16 per thread)
 // (10000 f32 = 313 threads of 128 bytes: 2 blocks of 160)
 // SM90: // row form: cluster (2 blocks of 160 threads per row, 320 threads per row, one element per access, 32 per thread)
+// (guarded: no register cap, which spilled there)
 // SM90: extern "C" __global__ void __cluster_dims__(2, 1, 1) __launch_bounds__(160)
 // SM90: __shared__ float cl_slots[2][2];
 // SM90-NEXT: rlx_cluster_arrive();

@@ -158,14 +158,15 @@ def _acc_type(t: Attribute) -> str:
 
 def _row_kernel(decl: str, body: list[str], rows: Rows, smem_type: str = "float", form: str = "block",
                 threads: int = THREADS, note: str = "", srow_type: str = "float",
-                cluster: ClusterReducer | None = None, group: int = 32) -> str:
+                cluster: ClusterReducer | None = None, group: int = 32, min_blocks: int = 0) -> str:
     """A kernel looping over the rows, `body` once per row: its blocks walk
     the rows (block, smem, float4 and looping forms), or its warps do (warp
     form, `lane` the thread's lane), or a cluster of blocks takes one row
     (cluster form, `lane` the thread's index in the cluster)."""
     dims = f"__cluster_dims__({cluster.blocks}, 1, 1) " if cluster is not None else ""
     src = [f"// row form: {form}{f' ({note})' if note else ''}"]
-    src.append(f'extern "C" __global__ void {dims}__launch_bounds__({threads}) ENTRY({decl}) {{')
+    bounds = f"{threads}, {min_blocks}" if min_blocks else f"{threads}"
+    src.append(f'extern "C" __global__ void {dims}__launch_bounds__({bounds}) ENTRY({decl}) {{')
     src.append(f"  __shared__ {smem_type} smem[32];")
     if form == "smem":
         src.append(f"  extern __shared__ __align__(16) {srow_type} srow[];")
@@ -757,6 +758,23 @@ SMEM_THREADS = 1024
 CLUSTER_MAX = 8
 CLUSTER_ROW_BYTES = 128  # H100, rows of 32768 at 512 MiB: 128 bytes beat 64 and 32 (layer_norm f32 91% / 88% / 81% of copy)
 CLUSTER_THREADS = 256
+#: f16/bf16 rows whose statistics leave the elements as they are (`RowSpec.pure`:
+#: the norms) kept in the cluster form's registers in their 16-bit type,
+#: CLUSTER_STORED_ROW_BYTES of the row per thread, and converted in each
+#: pass (`CachedRow.fence`). H100, rows of 32768: layer_norm f16 126 -> 80
+#: registers, 79% -> 85% of copy bandwidth at 64 MiB, 87% -> 94% at 512 MiB;
+#: rms_norm f16 86 -> 64 registers, 86% -> 92% and 90% -> 98%. 256 bytes per
+#: thread took 100-148 registers.
+CLUSTER_STORED = True
+CLUSTER_STORED_ROW_BYTES = 128
+#: The cluster form's registers per thread at most where the thread's row
+#: takes at most half of them (0: as the compiler likes), asked through
+#: `__launch_bounds__`' blocks per multiprocessor (65536 / (CLUSTER_REGS ×
+#: threads)). H100, rows of 32768 (blocks of 256): layer_norm f32 73 -> 64
+#: registers (8 bytes spilled), 91% -> 97% of copy bandwidth at 512 MiB;
+#: f16/bf16 norms (80 -> 64) and f32 softmax the same within 2%. f16
+#: softmax (an f32 row of 64 registers) would spill 196 bytes.
+CLUSTER_REGS = 64
 
 #: The warp form's grid: blocks per multiprocessor at most, 0 for a block
 #: per THREADS / group rows (its grid-stride loop then takes one trip).
@@ -766,11 +784,46 @@ CLUSTER_THREADS = 256
 #: are already in flight.
 WARP_BLOCKS_PER_SM = 0
 
+#: The block form's grid: blocks per multiprocessor at most, walking the
+#: rows; 0 for a block per row (no loop trips). H100, rows of 4096: a block
+#: per row took softmax, layer_norm and rms_norm from 90-93% to 95-97% of
+#: copy bandwidth at 64 MiB and from 93-97% to 102-104% at 512 MiB (in f32,
+#: f16 and bf16); rows of 2048-8192 gained 0-9% (f16 softmax of 5000: 63.0
+#: -> 57.6 µs). As in the warp form, a new block's loads are in flight
+#: while a finished row's reductions would have held up its block's next.
+BLOCK_BLOCKS_PER_SM = 0
+#: The block form's threads per block (one row each).
+BLOCK_THREADS = THREADS
+
 #: Off: the cluster form is never picked (tests and benchmarks of the forms it replaces).
 USE_CLUSTERS = True
 
 #: Off: f16/bf16 rows of odd lengths move an element at a time (see `CachedRow.peels`).
 PEEL_ROWS = True
+#: Off: the cluster form's f16/bf16 rows of lengths 8 does not divide move
+#: fewer elements per access (see `CachedRow.windows`).
+WINDOW_ROWS = True
+#: ... of which each thread holds this many bytes. H100, rows of 30522,
+#: 32001 and 50257 at 64 and 512 MiB: 64 bytes (45-61 registers) beat 128
+#: (100-128 registers; softmax of 50257 42-46% of copy bandwidth against
+#: 61-67%) and 32 (48-62%).
+WINDOW_ROW_BYTES = 64
+
+
+def windowed(cols: int, t: Attribute, stored: bool) -> bool:
+    """Whether rows of `cols` elements of `t` take the windowed form in
+    the cluster form (`stored`: the row is kept in registers as 16 bits):
+    odd lengths (one element per access otherwise), and for the 16-bit
+    rows any length 8 does not divide. H100, 64/512 MiB, against the
+    narrower accesses: softmax of 50257 85.8 -> 73.2 / 588 -> 535 µs, of
+    32001 75.8 -> 68.5 / 505 -> 495; layer_norm of 32001 125 -> 78 / 932 ->
+    553 (f16); rms_norm of 30522 73 -> 56 / 544 -> 407 (f16); layer_norm
+    bf16 of 30522 126 -> 83. The f32 rows of softmax of 30522 (2 elements
+    per access otherwise) lost: 452 -> 513 µs at 512 MiB; so did windowing
+    the 16-bit norms' rows 8 divides but the cluster's accesses do not
+    cover (32000, 20000, 10000: layer_norm f16 of 32000 55.7 -> 77.2 µs at
+    64 MiB)."""
+    return dtype(t).bytes == 2 and cols % 8 != 0 and cols >= 64 and (stored or cols % 2 == 1)
 
 #: Off: f16/bf16 rows in registers move several elements per access only
 #: where the threads' accesses cover the row exactly (lanes × width divides
@@ -783,7 +836,7 @@ GUARDED_BELOW_BYTES = 4
 CACHED_ROW_MAX = BLOCK_ROW_MAX
 
 
-def cluster_shape(cols: int, t: Attribute) -> tuple[int, int] | None:
+def cluster_shape(cols: int, t: Attribute, stored: bool = False, window: bool = False) -> tuple[int, int] | None:
     """(blocks per cluster, threads per block) of the cluster form for rows
     of `cols` elements of `t`, or None where a cluster cannot hold them.
     f16/bf16 rows past 262144 elements (blocks over 512 threads, 64 f32
@@ -791,7 +844,8 @@ def cluster_shape(cols: int, t: Attribute) -> tuple[int, int] | None:
     400000-524288); counting them as f32 would not fit a cluster, and a
     few spills were judged cheaper than the streamed form's second read
     (not measured)."""
-    lanes = -(-cols * dtype(t).bytes // CLUSTER_ROW_BYTES)
+    per = WINDOW_ROW_BYTES if window else CLUSTER_STORED_ROW_BYTES if stored else CLUSTER_ROW_BYTES
+    lanes = -(-cols * dtype(t).bytes // per)
     c = 2  # at least two: a row past BLOCK_ROW_MAX that one block would hold is split anyway
     while c < CLUSTER_MAX and lanes > c * CLUSTER_THREADS:
         c *= 2
@@ -799,7 +853,7 @@ def cluster_shape(cols: int, t: Attribute) -> tuple[int, int] | None:
     return (c, threads) if threads <= 1024 else None
 
 
-def row_form(rows: Rows, t: Attribute, smem_elem_bytes: int = 4) -> str:
+def row_form(rows: Rows, t: Attribute, smem_elem_bytes: int = 4, stored: bool = False, window: bool = False) -> str:
     """The form (see the module docstring) of a row kernel over `rows`, whose
     shared-memory row would take `smem_elem_bytes` per element."""
     if rows.col_off != "k":
@@ -808,7 +862,7 @@ def row_form(rows: Rows, t: Attribute, smem_elem_bytes: int = 4) -> str:
         return "warp"
     if rows.cols <= BLOCK_ROW_MAX:
         return "block"
-    if USE_CLUSTERS and has_clusters() and (shape_ := cluster_shape(rows.cols, t)) is not None \
+    if USE_CLUSTERS and has_clusters() and (shape_ := cluster_shape(rows.cols, t, stored, window)) is not None \
             and rows.rows * shape_[0] < 2**31:  # a cluster per row: the grid's x limit
         return "cluster"
     if rows.cols * smem_elem_bytes <= SMEM_ROW_BYTES:
@@ -920,18 +974,38 @@ class CachedRow:
     smem: bool = False
     elem_bytes: int = 0  # the widest element moved per access (0: t's)
     vector: bool = True  # whether several elements may move per access
-    stored: bool = False  # with smem: the shared row holds t's storage type, not f32
+    stored: bool = False  # the row (shared or in registers) holds t's storage type, not f32
     peel: bool = False  # f16/bf16 rows of an odd length: see `peels`
+    window: bool = False  # f16/bf16 rows whose length 8 does not divide, in the cluster form: see `windows`
 
     @staticmethod
     def for_spec(s: RowSpec, lanes: int, lane: str, smem: bool = False, stored: bool = False,
-                 peel: bool = False) -> CachedRow:
+                 peel: bool = False, window: bool = False) -> CachedRow:
         """The row of `s` over `lanes` threads; with `peel`, the peeled form
-        where it applies (`peels`)."""
+        where it applies (`peels`); with `window`, the windowed form where it
+        applies (`windows`: rows computed by no prologue)."""
         vector = s.prologue is None or s.prologue.vector
         row = CachedRow(s.rows.cols, s.t, lanes, lane, smem, s.elem_bytes, vector, stored)
+        if window and row.windows and s.prologue is None:
+            return replace(row, window=True)
         same_base = s.prologue is None or all(i.base == "base" for i in s.prologue.inputs if i.kind == "row")
         return replace(row, peel=True) if peel and row.peels and same_base else row
+
+    @property
+    def windows(self) -> bool:
+        """Whether this row (f16/bf16 in registers, a length 8 does not
+        divide) takes the windowed form: each row's 16-byte-aligned window
+        (from the boundary at or before its start to the one at or after its
+        end) is read in 16-byte accesses, `h` elements (per row) before the
+        row's start; elements outside the row are left out of the statistics
+        and of the write, whose first and last accesses go an element at a
+        time. Reads stay inside the 16-byte segments the row touches (on the
+        row's own pages). Every thread holds the same elements of the window,
+        so the per-row cost is one offset, not the peeled form's extra
+        register and bounds (which in the cluster form took 112-142
+        registers and lost: softmax of 50257, 53% -> 35% of copy bandwidth)."""
+        return (WINDOW_ROWS and not self.smem and self.vector and (self.elem_bytes or dtype(self.t).bytes) == 2
+                and windowed(self.cols, self.t, self.stored))
 
     @property
     def peels(self) -> bool:
@@ -967,7 +1041,7 @@ class CachedRow:
         if not self.vector:
             return 1
         size = self.elem_bytes or dtype(self.t).bytes
-        if self.peel:
+        if self.peel or self.window:
             return 16 // size
         for w in (16 // size, 8 // size, 4 // size, 2 // size):
             if w >= 2 and self.cols % (w if GUARDED_VECTORS and size < GUARDED_BELOW_BYTES and not self.smem
@@ -981,6 +1055,9 @@ class CachedRow:
         peeled form's one more: `slots`)."""
         if self.peel:
             return -(-(self.cols // self.width) // self.lanes) * self.width
+        if self.window:  # the window's accesses: h + cols elements, h < width
+            accesses = -(-(self.cols + self.width - 1) // self.width)
+            return -(-accesses // self.lanes) * self.width
         return -(-self.cols // (self.lanes * self.width)) * self.width
 
     @property
@@ -990,19 +1067,24 @@ class CachedRow:
 
     @property
     def guarded(self) -> bool:
-        return self.peel or self.cols % (self.lanes * self.width) != 0
+        return self.peel or self.window or self.cols % (self.lanes * self.width) != 0
 
     def _inside(self) -> str:
-        """Whether this thread's access c lies in the row (all of it does, or none)."""
-        if self.peel:
+        """Whether this thread's access c lies in the row (all of it does, or
+        none; the windowed form: in the row's window)."""
+        if self.peel or self.window:
             return f"c * {self.lanes} + {self.lane} < nb"
         return f"(long long)(c * {self.lanes} + {self.lane}) * {self.width} < {self.cols}LL"
 
     def peel_setup(self) -> list[str]:
-        """The peeled form's per-row bounds: head, whole vectors, tail."""
+        """The peeled form's per-row bounds: head, whole vectors, tail; the
+        windowed form's: the window's start before the row's, its accesses."""
+        w = self.width
+        if self.window:
+            return [f"const int h = (int)(base & {w - 1});  // the window's elements before the row's first",
+                    f"const int nb = (h + {self.cols} + {w - 1}) / {w};  // accesses in the window"]
         if not self.peel:
             return []
-        w = self.width
         return [f"const int h = (int)(({w} - (base & {w - 1})) & {w - 1});  // elements before the row's first 16-byte boundary",
                 f"const int nb = ({self.cols} - h) / {w}, tl = {self.cols} - h - nb * {w};  // whole vectors, elements after them"]
 
@@ -1015,11 +1097,31 @@ class CachedRow:
         w = self.width
         if w == 1:
             return f"({self.lane} + (long long)({j}) * {self.lanes})"
+        if self.window:  # negative before the row's start
+            return f"((long long)((({j}) / {w}) * {self.lanes} + {self.lane}) * {w} + (({j}) % {w}) - h)"
         if self.peel:  # past the whole vectors: the row's length (no column)
             vi = f"(({j}) / {w}) * {self.lanes} + {self.lane}"
             return (f"(({j}) == {self.items} ? {self._extra()} : {vi} < nb ? "
                     f"h + (long long)({vi}) * {w} + (({j}) % {w}) : {self.cols}LL)")
         return f"((long long)(({j}) / {w}) * {self.lanes * w} + {self.lane} * {w} + (({j}) % {w}))"
+
+    def _decl(self, name: str = "v") -> str:
+        """The declaration of a thread's row registers."""
+        return f"{storage_type(self.t) if self.stored else 'float'} {name}[{self.slots}];"
+
+    @property
+    def _zero(self) -> str:
+        """A register's value past the row's end."""
+        return f"({storage_type(self.t)})0" if self.stored else "0.0f"
+
+    def fence(self) -> list[str]:
+        """Before a pass over a row held in registers in its 16-bit type:
+        the registers marked as changed, so that the pass converts them
+        again rather than the compiler keeping an earlier pass's f32 values
+        live (which would undo the halved registers)."""
+        if not self.stored or self.smem:
+            return []
+        return ["#pragma unroll", f'for (int j = 0; j < {self.slots}; ++j) asm volatile("" : "+h"(v[j]));']
 
     def slot(self, j: str = "j") -> str:
         """Where element j lives: `v[j]`, or its place in the shared row."""
@@ -1064,15 +1166,17 @@ class CachedRow:
 
     def _at(self, base: str) -> str:
         """Where this row's vectors start in a buffer laid out as the row (after the peeled head)."""
+        if self.window and base != "0":
+            return f"{base} - h"
         return f"{base} + h" if self.peel and base != "0" else base
 
     def compute(self, p: Prologue) -> list[str]:
         """The row computed by prologue `p` into `v` (declared here) or, with
         smem, the shared row; `p`'s outputs stored as they are computed."""
-        decl = [] if self.smem else [f"float v[{self.slots}];", *self.peel_setup()]
+        decl = [] if self.smem else [self._decl(), *self.peel_setup()]
         w = self.width
         if w == 1:
-            pad = "" if self.smem else f" else {self.slot('j')} = 0.0f;"
+            pad = "" if self.smem else f" else {self.slot('j')} = {self._zero};"
             args = [p.arg(j) for j in range(len(p.inputs))]
             element = (f"float e_; {p.element('e_', args)} {self.set('j', 'e_')}" if self.stored
                        else p.element(self.slot("j"), args))
@@ -1098,7 +1202,7 @@ class CachedRow:
         if self.peel:  # the head/tail element, one at a time
             scalar = p.element(self.slot(str(self.items)), [p.arg(j) for j in range(len(p.inputs))])
             body.append(f"{{ const long long k = {self._extra()}; if (k < {self.cols}LL) {{ {scalar} }} "
-                        f"else v[{self.items}] = 0.0f; }}")
+                        f"else v[{self.items}] = {self._zero}; }}")
         return body
 
     def _guard(self, lines: list[str], zero: str | None = None) -> list[str]:
@@ -1106,20 +1210,21 @@ class CachedRow:
         past the row's end, the registers `zero` names (if any) set to 0."""
         if not self.guarded:
             return lines
-        pad = ["} else {", "  #pragma unroll", f"  for (int i = 0; i < {self.width}; ++i) {zero}[c * {self.width} + i] = 0.0f;"] if zero else []
+        pad = ["} else {", "  #pragma unroll", f"  for (int i = 0; i < {self.width}; ++i) {zero}[c * {self.width} + i] = {self._zero};"] if zero else []
         return [f"if ({self._inside()}) {{", *("  " + x for x in lines), *pad, "}"]
 
     def load(self, buf: str, into: str = "v") -> list[str]:
         """Reads the row of `buf` into `into` (declared here) or, for `v`
         with smem, into the shared row."""
         shared = self.smem and into == "v"
-        if shared:  # into the shared row; stored: the raw element, with no conversion
-            def put(j: str, raw: str) -> str:
-                return f"{self.slot(j)} = {raw if self.stored else load(raw, self.t)};"
-        else:
-            def put(j: str, raw: str) -> str:
-                return f"{into}[{j}] = {load(raw, self.t)};"
-        decl = [] if shared else [f"float {into}[{self.slots}];", *(self.peel_setup() if into == "v" else [])]
+        raw_in = self.stored and into == "v"  # the raw element, with no conversion
+
+        def put(j: str, raw: str) -> str:
+            return f"{self.slot(j) if shared else f'{into}[{j}]'} = {raw if raw_in else load(raw, self.t)};"
+        decl = [] if shared else [self._decl(into), *(self.peel_setup() if into == "v" else [])]
+
+        def put_one(k: str) -> str:
+            return f"{buf}[base + {k}]" if raw_in else load(f"{buf}[base + {k}]", self.t)
         w = self.width
         if w == 1:
             if shared:  # the shared row has exactly cols elements
@@ -1128,9 +1233,9 @@ class CachedRow:
                         f"if (k < {self.cols}LL) {put('j', f'{buf}[base + k]')} }}"]
             return [*decl, "#pragma unroll",
                     f"for (int j = 0; j < {self.items}; ++j) {{ const long long k = {self.col('j')}; "
-                    f"{into}[j] = k < {self.cols}LL ? {load(f'{buf}[base + k]', self.t)} : 0.0f; }}"]
+                    f"{into}[j] = k < {self.cols}LL ? {put_one('k')} : {self._zero}; }}"]
         extra = ([f"{{ const long long k = {self._extra()}; "
-                  f"{into}[{self.items}] = k < {self.cols}LL ? {load(f'{buf}[base + k]', self.t)} : 0.0f; }}"]
+                  f"{into}[{self.items}] = k < {self.cols}LL ? {put_one('k')} : {self._zero}; }}"]
                  if self.peel else [])
         return [*decl, *self._chunks(self._guard([
             f"{self._union('pk')} pk.raw = {self._vec(buf)};",
@@ -1138,9 +1243,25 @@ class CachedRow:
             f"for (int i = 0; i < {w}; ++i) {{ const int j = c * {w} + i; {put('j', 'pk.e[i]')} }}",
         ], None if shared else into)), *extra]
 
+    def _in_row(self, k: str = "k") -> str:
+        return f"{k} >= 0 && {k} < {self.cols}LL" if self.window else f"{k} < {self.cols}LL"
+
     def each(self, body: str) -> list[str]:
         """`body` for every element j of the thread inside the row (`k` its column)."""
-        guard = f"if (k < {self.cols}LL) " if self.guarded else ""
+        if self.window:  # whole accesses inside the row unguarded; the window's edges element by element
+            w = self.width
+            return self._chunks([
+                f"const long long k0 = (long long)(c * {self.lanes} + {self.lane}) * {w} - h;",
+                f"if (k0 >= 0 && k0 + {w} <= {self.cols}LL) {{",
+                "  #pragma unroll",
+                f"  for (int i = 0; i < {w}; ++i) {{ const int j = c * {w} + i; const long long k = k0 + i; {{ {body} }} }}",
+                "} else {",
+                "  #pragma unroll",
+                f"  for (int i = 0; i < {w}; ++i) {{ const int j = c * {w} + i; const long long k = k0 + i; "
+                f"if ({self._in_row()}) {{ {body} }} }}",
+                "}",
+            ])
+        guard = f"if ({self._in_row()}) " if self.guarded else ""
         return [
             "#pragma unroll",
             f"for (int j = 0; j < {self.slots}; ++j) {{ const long long k = {self.col('j')}; {guard}{{ {body} }} }}",
@@ -1153,6 +1274,19 @@ class CachedRow:
         w = self.width
         if w == 1:
             return self.each(f"{buf}[base + k] = {store(out(self.elem(), lambda p: load(f'{p}[k]', self.t)), self.t)};")
+        if self.window:  # the params an element at a time (as peeled); the window's edges written so
+            value = store(out(self.elem(), lambda p: load(f"{p}[k]", self.t)), self.t)
+            inside = self._in_row()
+            return self._chunks(self._guard([
+                f"const long long k0 = (long long)(c * {self.lanes} + {self.lane}) * {w} - h;",
+                self._union("pk"),
+                "#pragma unroll",
+                f"for (int i = 0; i < {w}; ++i) {{ const int j = c * {w} + i; const long long k = k0 + i; "
+                f"pk.e[i] = {inside} ? {value} : ({storage_type(self.t)})0; }}",
+                f"if (k0 >= 0 && k0 + {w} <= {self.cols}LL) "
+                f"reinterpret_cast<{self.raw}*>({buf} + {self._at('base')})[c * {self.lanes} + {self.lane}] = pk.raw;",
+                f"else for (int i = 0; i < {w}; ++i) {{ const long long k = k0 + i; if ({inside}) {buf}[base + k] = pk.e[i]; }}",
+            ]))
         if self.peel:  # the params' 16-byte boundaries are not the row's: an element at a time
             reads, at = [], f"const long long k = {self.col('j')}; "
             value = out(self.elem(), lambda p: load(f"{p}[k]", self.t))
@@ -1247,9 +1381,9 @@ def _cached_form(s: RowSpec, row: CachedRow, red: Reducer) -> list[str]:
     body = row.compute(s.prologue) if s.prologue is not None else row.load("x")
     stats, out = (s.pure, s.pure_out) if row.stored else (s.cached, s.cached_out)
     assert stats is not None and out is not None
-    for stat in stats:
-        body += [*stat.init, *row.each(stat.add([row.elem()])), *stat.done(red)]
-    return body + row.store("y", out, s.columns)
+    for i, stat in enumerate(stats):
+        body += [*(row.fence() if i else []), *stat.init, *row.each(stat.add([row.elem()])), *stat.done(red)]
+    return body + row.fence() + row.store("y", out, s.columns)
 
 
 def _stored_row(s: RowSpec) -> bool:
@@ -1316,7 +1450,9 @@ def _looping_form(s: RowSpec) -> list[str]:
 def row_kernel(s: RowSpec, sm_count: int) -> KernelSpec:
     """`s` in the form `row_form` picks (see the module docstring)."""
     stored = _stored_row(s)
-    form = row_form(s.rows, s.t, 2 if stored else 4)
+    regs16 = CLUSTER_STORED and stored
+    window = WINDOW_ROWS and s.prologue is None and windowed(s.rows.cols, s.t, regs16)
+    form = row_form(s.rows, s.t, 2 if stored else 4, regs16, window)
     bufs = [Buf(v, w) for _, v, w in s.bufs]
     decl = params_decl(s.bufs)
     rows = s.rows
@@ -1331,17 +1467,22 @@ def row_kernel(s: RowSpec, sm_count: int) -> KernelSpec:
         grid = min(blocks, sm_count * WARP_BLOCKS_PER_SM) if WARP_BLOCKS_PER_SM else blocks
         return KernelSpec(s.family, src, bufs, grid)
     if form == "block":
-        row = CachedRow.for_spec(s, THREADS, "threadIdx.x", peel=True)
-        src = _row_kernel(decl, _cached_form(s, row, block_reduce), rows, form="block", note=row.note())
-        return KernelSpec(s.family, src, bufs, min(rows.rows, sm_count * 16))
+        row = CachedRow.for_spec(s, BLOCK_THREADS, "threadIdx.x", peel=True)
+        src = _row_kernel(decl, _cached_form(s, row, block_reduce), rows, form="block", note=row.note(),
+                          threads=BLOCK_THREADS)
+        grid = min(rows.rows, sm_count * BLOCK_BLOCKS_PER_SM) if BLOCK_BLOCKS_PER_SM else min(rows.rows, 2**31 - 1)
+        return KernelSpec(s.family, src, bufs, grid, BLOCK_THREADS)
     if form == "cluster":
-        shape_ = cluster_shape(rows.cols, s.t)
+        shape_ = cluster_shape(rows.cols, s.t, regs16, window)
         assert shape_ is not None
         blocks, threads = shape_
         red = ClusterReducer(blocks, threads)
-        row = CachedRow.for_spec(s, blocks * threads, "lane")
+        row = CachedRow.for_spec(s, blocks * threads, "lane", stored=regs16, window=window)
         body = _cached_form(s, row, red)
+        row_regs = -(-row.slots // 2) if regs16 else row.slots
+        capped = CLUSTER_REGS and 2 * row_regs <= CLUSTER_REGS and not row.guarded  # guarded rows spilled
         src = _row_kernel(decl, body, rows, form="cluster", threads=threads, cluster=red,
+                          min_blocks=max(1, 65536 // (CLUSTER_REGS * threads)) if capped else 0,
                           note=f"{blocks} blocks of {threads} threads per row, " + row.note())
         return KernelSpec(s.family, src, bufs, rows.rows * blocks, threads)
     if form == "smem":
@@ -1386,13 +1527,14 @@ def softmax_kernel(op: rlx.SoftmaxOp | rlx.LogSoftmaxOp, sm_count: int, fused: F
     x, y = op.input, op.result
     rows = Rows.of(shape(x), [int_of(op.axis)])
     log = isinstance(op, rlx.LogSoftmaxOp)
+    sum_done = (lambda red: f"s = {red('s', 'RlxSum', '0.0f', 'smem')};",
+                lambda red: "const float ls = logf(s), inv = 1.0f / s;")
     cached = (
         each_stat("float m = -RLX_INF;", lambda v: f"m = rlx_maxf(m, {v});",
                   lambda red: f"m = {red('m', 'RlxMax', '-RLX_INF', 'smem')};"),
         each_stat("float s = 0.0f;",
                   (lambda v: f"{v} = {v} - m; s += expf({v});") if log else (lambda v: f"{v} = expf({v} - m); s += {v};"),
-                  lambda red: f"s = {red('s', 'RlxSum', '0.0f', 'smem')};",
-                  lambda red: "const float ls = logf(s), inv = 1.0f / s;"),
+                  *sum_done),
     )  # fmt: skip
     online = Stat(
         ("__shared__ RlxMS ms_smem[32];", "RlxMS st = {-RLX_INF, 0.0f};"),
@@ -1404,8 +1546,10 @@ def softmax_kernel(op: rlx.SoftmaxOp | rlx.LogSoftmaxOp, sm_count: int, fused: F
         "softmax" if fused is None else "fused_softmax", rows, eltype(x), [*_row_bufs(x, fused), *_out_bufs(y, fused)],
         cached=cached,
         cached_out=(lambda v, p: f"{v} - ls") if log else (lambda v, p: f"{v} * inv"),
-        # no `pure`: recomputing expf for the output cost more than a 16-bit row saved
-        # (f16 rows of 32768 on an H100: 56% of copy bandwidth against 63% with the f32 row)
+        # no `pure` (a 16-bit row): recomputing expf for the output cost more than the
+        # 16-bit row saved (H100, f16 rows of 32768: 56% of copy bandwidth against 63% with
+        # the f32 row in shared memory; in the cluster form's registers 64 registers
+        # against 80 measured the same in f16 and 4% slower in bf16)
         streamed=online,
         streamed_out=(lambda v, p: f"({v} - m) - ls") if log else (lambda v, p: f"expf({v} - m) * inv"),
         name_write=True, prologue=fused.prologue if fused is not None else None,
