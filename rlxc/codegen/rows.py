@@ -801,7 +801,7 @@ USE_CLUSTERS = True
 #: Off: f16/bf16 rows of odd lengths move an element at a time (see `CachedRow.peels`).
 PEEL_ROWS = True
 #: Off: the cluster form's f16/bf16 rows of lengths 8 does not divide move
-#: fewer elements per access (see `CachedRow.windows`).
+#: fewer elements per access (see `windowed`).
 WINDOW_ROWS = True
 #: ... of which each thread holds this many bytes. H100, rows of 30522,
 #: 32001 and 50257 at 64 and 512 MiB: 64 bytes (45-61 registers) beat 128
@@ -812,9 +812,23 @@ WINDOW_ROW_BYTES = 64
 
 def windowed(cols: int, t: Attribute, stored: bool) -> bool:
     """Whether rows of `cols` elements of `t` take the windowed form in
-    the cluster form (`stored`: the row is kept in registers as 16 bits):
-    odd lengths (one element per access otherwise), and for the 16-bit
-    rows any length 8 does not divide. H100, 64/512 MiB, against the
+    the cluster form (`stored`: the row is kept in registers as 16 bits;
+    `row_kernel` also asks for no prologue): odd lengths (one element per
+    access otherwise), and for the 16-bit rows any length 8 does not
+    divide.
+
+    Each row's 16-byte-aligned window (from the boundary at or before its
+    start to the one at or after its end) is read in 16-byte accesses, `h`
+    elements (per row) before the row's start; elements outside the row are
+    left out of the statistics and of the write, whose first and last
+    accesses go an element at a time. Reads stay inside the 16-byte segments
+    the row touches (on the row's own pages). Every thread holds the same
+    elements of the window, so the per-row cost is one offset, not the
+    peeled form's extra register and bounds (which in the cluster form took
+    112-142 registers and lost: softmax of 50257, 53% -> 35% of copy
+    bandwidth).
+
+    H100, 64/512 MiB, against the
     narrower accesses: softmax of 50257 85.8 -> 73.2 / 588 -> 535 µs, of
     32001 75.8 -> 68.5 / 505 -> 495; layer_norm of 32001 125 -> 78 / 932 ->
     553 (f16); rms_norm of 30522 73 -> 56 / 544 -> 407 (f16); layer_norm
@@ -976,36 +990,20 @@ class CachedRow:
     vector: bool = True  # whether several elements may move per access
     stored: bool = False  # the row (shared or in registers) holds t's storage type, not f32
     peel: bool = False  # f16/bf16 rows of an odd length: see `peels`
-    window: bool = False  # f16/bf16 rows whose length 8 does not divide, in the cluster form: see `windows`
+    window: bool = False  # f16/bf16 rows whose length 8 does not divide, in the cluster form: see `windowed`
 
     @staticmethod
     def for_spec(s: RowSpec, lanes: int, lane: str, smem: bool = False, stored: bool = False,
                  peel: bool = False, window: bool = False) -> CachedRow:
         """The row of `s` over `lanes` threads; with `peel`, the peeled form
-        where it applies (`peels`); with `window`, the windowed form where it
-        applies (`windows`: rows computed by no prologue)."""
+        where it applies (`peels`); with `window`, the windowed form (as
+        `windowed` decides)."""
         vector = s.prologue is None or s.prologue.vector
         row = CachedRow(s.rows.cols, s.t, lanes, lane, smem, s.elem_bytes, vector, stored)
-        if window and row.windows and s.prologue is None:
+        if window:
             return replace(row, window=True)
         same_base = s.prologue is None or all(i.base == "base" for i in s.prologue.inputs if i.kind == "row")
         return replace(row, peel=True) if peel and row.peels and same_base else row
-
-    @property
-    def windows(self) -> bool:
-        """Whether this row (f16/bf16 in registers, a length 8 does not
-        divide) takes the windowed form: each row's 16-byte-aligned window
-        (from the boundary at or before its start to the one at or after its
-        end) is read in 16-byte accesses, `h` elements (per row) before the
-        row's start; elements outside the row are left out of the statistics
-        and of the write, whose first and last accesses go an element at a
-        time. Reads stay inside the 16-byte segments the row touches (on the
-        row's own pages). Every thread holds the same elements of the window,
-        so the per-row cost is one offset, not the peeled form's extra
-        register and bounds (which in the cluster form took 112-142
-        registers and lost: softmax of 50257, 53% -> 35% of copy bandwidth)."""
-        return (WINDOW_ROWS and not self.smem and self.vector and (self.elem_bytes or dtype(self.t).bytes) == 2
-                and windowed(self.cols, self.t, self.stored))
 
     @property
     def peels(self) -> bool:
@@ -1243,6 +1241,10 @@ class CachedRow:
             f"for (int i = 0; i < {w}; ++i) {{ const int j = c * {w} + i; {put('j', 'pk.e[i]')} }}",
         ], None if shared else into)), *extra]
 
+    def _first_col(self) -> str:
+        """The windowed form: the column of access c's first element (negative before the row)."""
+        return f"const long long k0 = (long long)(c * {self.lanes} + {self.lane}) * {self.width} - h;"
+
     def _in_row(self, k: str = "k") -> str:
         return f"{k} >= 0 && {k} < {self.cols}LL" if self.window else f"{k} < {self.cols}LL"
 
@@ -1251,7 +1253,7 @@ class CachedRow:
         if self.window:  # whole accesses inside the row unguarded; the window's edges element by element
             w = self.width
             return self._chunks([
-                f"const long long k0 = (long long)(c * {self.lanes} + {self.lane}) * {w} - h;",
+                self._first_col(),
                 f"if (k0 >= 0 && k0 + {w} <= {self.cols}LL) {{",
                 "  #pragma unroll",
                 f"  for (int i = 0; i < {w}; ++i) {{ const int j = c * {w} + i; const long long k = k0 + i; {{ {body} }} }}",
@@ -1278,7 +1280,7 @@ class CachedRow:
             value = store(out(self.elem(), lambda p: load(f"{p}[k]", self.t)), self.t)
             inside = self._in_row()
             return self._chunks(self._guard([
-                f"const long long k0 = (long long)(c * {self.lanes} + {self.lane}) * {w} - h;",
+                self._first_col(),
                 self._union("pk"),
                 "#pragma unroll",
                 f"for (int i = 0; i < {w}; ++i) {{ const int j = c * {w} + i; const long long k = k0 + i; "
@@ -1527,14 +1529,13 @@ def softmax_kernel(op: rlx.SoftmaxOp | rlx.LogSoftmaxOp, sm_count: int, fused: F
     x, y = op.input, op.result
     rows = Rows.of(shape(x), [int_of(op.axis)])
     log = isinstance(op, rlx.LogSoftmaxOp)
-    sum_done = (lambda red: f"s = {red('s', 'RlxSum', '0.0f', 'smem')};",
-                lambda red: "const float ls = logf(s), inv = 1.0f / s;")
     cached = (
         each_stat("float m = -RLX_INF;", lambda v: f"m = rlx_maxf(m, {v});",
                   lambda red: f"m = {red('m', 'RlxMax', '-RLX_INF', 'smem')};"),
         each_stat("float s = 0.0f;",
                   (lambda v: f"{v} = {v} - m; s += expf({v});") if log else (lambda v: f"{v} = expf({v} - m); s += {v};"),
-                  *sum_done),
+                  lambda red: f"s = {red('s', 'RlxSum', '0.0f', 'smem')};",
+                  lambda red: "const float ls = logf(s), inv = 1.0f / s;"),
     )  # fmt: skip
     online = Stat(
         ("__shared__ RlxMS ms_smem[32];", "RlxMS st = {-RLX_INF, 0.0f};"),
