@@ -121,9 +121,10 @@ def test_long_rows_on_sm90_split_over_clusters():
     assert all("// row form: cluster (" in s for s in sources), [s.splitlines()[2] for s in sources]
     softmax = next(s for s in sources if "20000" in s and "rlx_maxf" in s)
     assert "__cluster_dims__(4, 1, 1) __launch_bounds__(160)" in softmax  # 20000 f32: 625 threads of 128 bytes
-    assert "__shared__ float cl_slots[2][4];" in softmax
-    assert "rlx_cluster_reduce<4, true>(m, RlxMax(), -RLX_INF, smem, cl_slots[0])" in softmax
-    assert "rlx_cluster_reduce<4, false>(s, RlxSum(), 0.0f, smem, cl_slots[1])" in softmax
+    # rows moved an element at a time keep two reductions (rows.MERGED_STATS_CLUSTER)
+    assert "__shared__ float cl_slots0[4];" in softmax and "__shared__ float cl_slots1[4];" in softmax
+    assert "rlx_cluster_reduce<4, true>(m, RlxMax(), -RLX_INF, smem, cl_slots0)" in softmax
+    assert "rlx_cluster_reduce<4, false>(s, RlxSum(), 0.0f, smem, cl_slots1)" in softmax
     launches = {op.kernel.root_reference.data: op for op in lowered.walk() if op.name == "rlx_cuda.launch"}
     k = next(k for k in kernels_of(lowered) if k.source.data == softmax)
     assert launches[k.sym_name.data].grid.get_values()[0] == 3 * 4  # a cluster per row
@@ -341,3 +342,44 @@ def test_gemm_option_is_checked():
     x = g.input("x", [4, 4])
     with pytest.raises(Exception, match="gemm must be one of cublaslt, kernel, got 'cublas'"):
         rlxc.run_pipeline(g.build([g.matmul(x, x)]), "rlx-cuda{gemm=cublas}")
+
+
+def _softmax_every_form():
+    """softmax and log_softmax in each row form: lane groups (64), a warp
+    (1000), a block (4096, and 4097 f16: peeled), clusters (32768; 30001
+    f16: windowed) and, behind a scale-and-mask prologue, a fused softmax."""
+    g = rlxc.GraphBuilder()
+    outs = []
+    for k, (cols, d) in enumerate([(64, "f16"), (1000, "f32"), (4096, "bf16"), (4097, "f16"), (32768, "f32"),
+                                   (30001, "f16")]):
+        x = g.input(f"x{k}", [3, cols], d)
+        outs += [g.softmax(x), g.log_softmax(x)]
+    s, m = g.input("s", [2, 4, 128, 128], "f16"), g.input("m", [2, 1, 1, 128], "f16")
+    outs.append(g.softmax(s * g.constant(0.125, "f16") + m))
+    return g.build(outs)
+
+
+@pytest.mark.parametrize("arch", ARCHS)
+@pytest.mark.parametrize("merged", [True, False])
+def test_softmax_merged_statistics_compile_in_every_form(arch, merged, monkeypatch):
+    """With rows.MERGED_STATS_<FORM> on, every cached form's softmax reduces
+    the threads' (max, sum) pairs once (RlxMSMerge through shuffles, the
+    block's shared memory or the cluster's), and compiles; off, two
+    reductions (max, then sum) as before."""
+    from rlxc.codegen import rows
+
+    for form in ("WARP", "BLOCK", "CLUSTER", "SMEM"):
+        monkeypatch.setattr(rows, f"MERGED_STATS_{form}", merged)
+    lowered = rlxc.run_pipeline(_softmax_every_form(), f"rlx-cuda{{arch={arch}}}")
+    sources = [k.source.data for k in kernels_of(lowered)]
+    assert len(sources) == 13
+    forms = {s.split("// row form: ")[1].split(" ")[0] for s in sources}
+    assert forms == ({"warp", "block", "cluster"} if arch == "sm_90" else {"warp", "block", "smem"}), forms
+    for src in sources:
+        one = "one element per access" in src
+        assert ("RlxMSMerge()" in src) == (merged and not one), src
+        assert ("RlxMax()" in src) != (merged and not one), src
+    if merged and arch == "sm_90":  # one reduction: a single cluster slot array, of (max, sum) pairs
+        cluster = [src for src in sources if "row form: cluster" in src and "RlxMSMerge" in src]
+        assert cluster and all("__shared__ RlxMS cl_slots0[" in src and "cl_slots1" not in src for src in cluster)
+    assert compile_all(lowered, arch) == 13

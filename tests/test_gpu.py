@@ -320,6 +320,48 @@ def test_long_softmax_rows_with_masked_elements():
     assert np.linalg.norm(got - want) / np.linalg.norm(want) < 1e-5
 
 
+@pytest.mark.parametrize("merged", [True, False])
+@pytest.mark.parametrize("cols,dtype", [(64, "f16"), (1000, "f32"), (4096, "bf16"), (4097, "f16"), (32768, "f32"),
+                                        (32768, "bf16"), (30001, "f16"), (50257, "f32")])
+def test_softmax_statistics_with_masked_rows_in_every_form(cols, dtype, merged, monkeypatch):
+    """softmax and log_softmax in each row form, with the merged (one
+    reduction of per-thread (max, sum) pairs) and the two-pass statistics:
+    rows whose first half is -inf (whole threads, blocks or cluster blocks
+    hold nothing but -inf), mostly -inf, shifted far up, one finite value,
+    all -inf (NaN, as numpy gives) and one NaN (a NaN row), against the
+    interpreter: the same NaN and -inf places, the rest within the dtype's
+    tolerance per row."""
+    from rlxc.codegen import rows as row_forms
+    from rlxc.testing.strategies import random_array
+
+    for form in ("WARP", "BLOCK", "CLUSTER", "SMEM"):
+        monkeypatch.setattr(row_forms, f"MERGED_STATS_{form}", merged)
+    g = rlxc.GraphBuilder()
+    x = g.input("x", [7, cols], dtype)
+    module = g.build([g.softmax(x), g.log_softmax(x)])
+    rng = np.random.default_rng()
+    xs = random_array((7, cols), dtype, rng) * 4
+    xs[0, : cols // 2] = -np.inf
+    xs[1, rng.random(cols) < 0.9] = -np.inf
+    xs[2] += 80.0
+    xs[3, :] = -np.inf
+    xs[3, rng.integers(cols)] = 1.5
+    xs[4, :] = -np.inf
+    xs[5, rng.integers(cols)] = np.nan
+    want = rlxc.interpret(module, {"x": xs})
+    got = rlxc.compile(module, target="cuda").run({"x": xs}, poison=True)
+    tol = TOL[{"f32": "float32", "f16": "float16", "bf16": "bfloat16"}[dtype]]
+    for i, (w, o) in enumerate(zip(want, got)):
+        w64, o64 = np.asarray(w, np.float64), np.asarray(o, np.float64)
+        np.testing.assert_array_equal(np.isnan(o64), np.isnan(w64), err_msg=f"output {i}")
+        np.testing.assert_array_equal(np.isneginf(o64), np.isneginf(w64), err_msg=f"output {i}")
+        assert np.isnan(o64[4]).all() and np.isnan(o64[5]).all()
+        for r in (0, 1, 2, 3, 6):
+            fin = np.isfinite(w64[r])
+            err = np.linalg.norm(w64[r][fin] - o64[r][fin]) / max(np.linalg.norm(w64[r][fin]), 1e-3)
+            assert err < tol, (i, r, err)
+
+
 def test_device_input_from_another_stream():
     try:
         import cupy

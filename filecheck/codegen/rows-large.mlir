@@ -37,23 +37,38 @@
 // SM90: // row form: cluster (2 blocks of 160 threads per row, 320 threads per row, one element per access, 32 per thread)
 // (guarded: no register cap, which spilled there)
 // SM90: extern "C" __global__ void __cluster_dims__(2, 1, 1) __launch_bounds__(160)
-// SM90: __shared__ float cl_slots[2][2];
+// SM90: __shared__ float cl_slots0[2];
+// SM90-NEXT: __shared__ float cl_slots1[2];
 // SM90-NEXT: rlx_cluster_arrive();
 // SM90-NEXT: const int lane = (int)rlx_cluster_rank() * 160 + threadIdx.x;
 // SM90-NEXT: const long long r = blockIdx.x / 2;
-// SM90: m = rlx_cluster_reduce<2, true>(m, RlxMax(), -RLX_INF, smem, cl_slots[0]);
-// SM90: s = rlx_cluster_reduce<2, false>(s, RlxSum(), 0.0f, smem, cl_slots[1]);
+// (rows moved an element at a time: the max, then the sum, each over the cluster)
+// SM90: m = rlx_cluster_reduce<2, true>(m, RlxMax(), -RLX_INF, smem, cl_slots0);
+// SM90: s = rlx_cluster_reduce<2, false>(s, RlxSum(), 0.0f, smem, cl_slots1);
 // SM90: // row form: cluster (2 blocks of 160 threads per row, 320 threads per row, one element per access, 32 per thread)
 // 50000 f32 = 1563 threads: 8 blocks of 224, vectors where 1792 x 4 divides the row (it does not):
 // SM90: // row form: cluster (8 blocks of 224 threads per row, 1792 threads per row, one element per access, 28 per thread)
 // SM90: // row form: looping
 // CHECK: // row form: looping
 // CHECK: const long long base = (r / 3LL) * 12LL + (r % 3LL);
-func.func @main(%x: tensor<8x4096xf32>, %y: tensor<2x10000xf32>, %w: tensor<2x10001xf32>, %v: tensor<2x50000xf32>, %z: tensor<2x4x3xf32>) -> (tensor<8x4096xf32>, tensor<2x10000xf32>, tensor<2x10001xf32>, tensor<2x50000xf32>, tensor<2x4x3xf32>) {
+// Rows moved 16 bytes per access (32768 f16: 2 blocks of 256): each thread's
+// max and sum of exponentials from it, merged over the cluster in one
+// reduction of (max, sum) pairs, then each thread's exponentials rescaled:
+// SM90: // row form: cluster (2 blocks of 256 threads per row, 512 threads per row, 8 elements per access, 64 per thread)
+// SM90: __shared__ RlxMS cl_slots0[2];
+// SM90-NEXT: rlx_cluster_arrive();
+// SM90: m = rlx_maxf(m, v[j]);
+// SM90: const float mz = m == -RLX_INF ? 0.0f : m;
+// SM90: v[j] = expf(v[j] - mz); s += v[j];
+// SM90: const RlxMS st = rlx_cluster_reduce<2, true>(RlxMS{m, s}, RlxMSMerge(), RlxMS{-RLX_INF, 0.0f}, ms_smem, cl_slots0);
+// SM90-NEXT: const float inv = expf(m - st.m) / st.s, ls = logf(st.s) + (st.m - mz);
+// SM90: pk.e[i] = rlx_st_f16(v[j] * inv);
+func.func @main(%x: tensor<8x4096xf32>, %y: tensor<2x10000xf32>, %w: tensor<2x10001xf32>, %v: tensor<2x50000xf32>, %z: tensor<2x4x3xf32>, %h: tensor<2x32768xf16>) -> (tensor<8x4096xf32>, tensor<2x10000xf32>, tensor<2x10001xf32>, tensor<2x50000xf32>, tensor<2x4x3xf32>, tensor<2x32768xf16>) {
   %a = rlx.softmax %x axis = -1 : tensor<8x4096xf32>
   %b = rlx.softmax %y axis = -1 : tensor<2x10000xf32>
   %d = rlx.softmax %w axis = -1 : tensor<2x10001xf32>
   %e = rlx.softmax %v axis = -1 : tensor<2x50000xf32>
   %c = rlx.softmax %z axis = 1 : tensor<2x4x3xf32>
-  func.return %a, %b, %d, %e, %c : tensor<8x4096xf32>, tensor<2x10000xf32>, tensor<2x10001xf32>, tensor<2x50000xf32>, tensor<2x4x3xf32>
+  %f = rlx.softmax %h axis = -1 : tensor<2x32768xf16>
+  func.return %a, %b, %d, %e, %c, %f : tensor<8x4096xf32>, tensor<2x10000xf32>, tensor<2x10001xf32>, tensor<2x50000xf32>, tensor<2x4x3xf32>, tensor<2x32768xf16>
 }

@@ -34,7 +34,7 @@ vector width are named in the kernel's source.
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 
 from xdsl.ir import Attribute, SSAValue
 
@@ -112,8 +112,9 @@ def _cluster_row(body: list[str], rows: Rows, cluster: ClusterReducer) -> list[s
     """`body` for row blockIdx.x / C, split over the C blocks of a cluster
     (`lane` the thread's index among the C × blockDim.x), no loop: a
     block's shared statistic slots are used once."""
+    slots = [f"  __shared__ {t} cl_slots{i}[{cluster.blocks}];" for i, t in enumerate(cluster.types)]
     return [
-        f"  __shared__ float cl_slots[{max(cluster.calls, 1)}][{cluster.blocks}];",
+        *(slots or [f"  __shared__ float cl_slots0[{cluster.blocks}];"]),
         "  rlx_cluster_arrive();",
         f"  const int lane = (int)rlx_cluster_rank() * {cluster.threads} + threadIdx.x;",
         f"  const long long r = blockIdx.x / {cluster.blocks};",
@@ -122,21 +123,25 @@ def _cluster_row(body: list[str], rows: Rows, cluster: ClusterReducer) -> list[s
     ]
 
 
+#: The value type a reduction's combining op folds (float where unnamed).
+_STATE_TYPES = {"RlxMSMerge": "RlxMS", "RlxWelfordMerge": "RlxWelford"}
+
+
 @dataclass
 class ClusterReducer:
     """The cluster form's Reducer: each call reduces over the cluster
-    through its own row of shared slots (`cl_slots[call]`), counted here
-    so the kernel declares as many."""
+    through its own shared slots (`cl_slots<call>`, of the op's value type),
+    recorded here so the kernel declares them."""
 
     blocks: int
     threads: int
-    calls: int = 0
+    types: list[str] = field(default_factory=list)
 
     def __call__(self, value: str, op: str, identity: str, smem: str) -> str:
-        first = "true" if self.calls == 0 else "false"
-        self.calls += 1
+        first = "false" if self.types else "true"
+        self.types.append(_STATE_TYPES.get(op, "float"))
         return (f"rlx_cluster_reduce<{self.blocks}, {first}>({value}, {op}(), {identity}, {smem}, "
-                f"cl_slots[{self.calls - 1}])")
+                f"cl_slots{len(self.types) - 1})")
 
 
 def _cols(body: str, rows: Rows) -> str:
@@ -809,6 +814,33 @@ WINDOW_ROWS = True
 #: 61-67%) and 32 (48-62%).
 WINDOW_ROW_BYTES = 64
 
+#: Forms whose statistics take one reduction over the row's threads where
+#: the op has such a form (`RowSpec.merged`; softmax, log_softmax) and the
+#: row moves several elements per access: each thread takes the max of its
+#: own elements and the sum of their exponentials from that max, and the
+#: threads' (max, sum) pairs are merged in one reduction (`RlxMSMerge`),
+#: each thread's exponentials then scaled by exp(its max - the row's). One
+#: block and cluster barrier round fewer per row, one more expf per thread.
+#: H100, softmax, the same run against two reductions (µs at 64 / 512 MiB):
+#: cluster rows of 32768 f16 58.9 -> 56.5 / 394 -> 384 (78% -> 81% of copy
+#: bandwidth at 64 MiB), bf16 the same within 2%, f32 53.8 -> 52.6; f16 of
+#: 50257 71.7 -> 67.2 / 529 -> 488 (0.95x -> 1.02x eager), bf16 535 -> 491;
+#: f16 of 30522 68.8 -> 63.7. f32 rows of odd length (one element per
+#: access) lost (50257: 426 -> 451 µs at 512 MiB, 8 bytes spilled), so they
+#: keep two reductions; so do the warp form (rows of 64-128: 47.4 -> 50.4 µs
+#: in f16) and the block form (f16 of 4097: 61.3 -> 67.8; f32 of 4097 gained,
+#: 53.5 -> 48.8). `variant.py` MERGED_STATS_<FORM>=True/False compares them.
+MERGED_STATS_WARP = False
+MERGED_STATS_BLOCK = False
+MERGED_STATS_CLUSTER = True
+MERGED_STATS_SMEM = False
+
+
+def merged_stats(form: str) -> bool:
+    """Whether row kernels of `form` take the merged statistics (see MERGED_STATS_CLUSTER)."""
+    return {"warp": MERGED_STATS_WARP, "block": MERGED_STATS_BLOCK, "cluster": MERGED_STATS_CLUSTER,
+            "smem": MERGED_STATS_SMEM}.get(form, False)
+
 
 def windowed(cols: int, t: Attribute, stored: bool) -> bool:
     """Whether rows of `cols` elements of `t` take the windowed form in
@@ -1342,6 +1374,10 @@ class RowSpec:
     * `pure` / `pure_out` (optional): the same without updating an element,
       for a shared row kept in the input's 16-bit type (an update would be
       rounded); `cached` itself where it updates nothing;
+    * `merged` (optional): `cached`'s statistics with one reduction over
+      the row's threads instead of one each: every pass but the last is
+      thread-local, and the last merges the threads' partial statistics
+      (`merged_stats`); `cached_out` then writes the output;
     * `streamed`: one read of a longer row, then `streamed_out` of a second
       read; `streamed4` where the float4 form needs other names (its
       float4 is `q`).
@@ -1360,6 +1396,7 @@ class RowSpec:
     streamed4: Stat | None = None
     pure: tuple[Stat, ...] | None = None
     pure_out: Out | None = None
+    merged: tuple[Stat, ...] | None = None
     prologue: Prologue | None = None
     columns: tuple[str, ...] = ()
     name_read: bool = False
@@ -1379,9 +1416,14 @@ def _round(t: Attribute) -> str:
     return {"f16": "rlx_round_f16", "bf16": "rlx_round_bf16"}.get(dtype_name(t), "")
 
 
-def _cached_form(s: RowSpec, row: CachedRow, red: Reducer) -> list[str]:
+def _cached_form(s: RowSpec, row: CachedRow, red: Reducer, form: str) -> list[str]:
     body = row.compute(s.prologue) if s.prologue is not None else row.load("x")
-    stats, out = (s.pure, s.pure_out) if row.stored else (s.cached, s.cached_out)
+    if row.stored:
+        stats, out = s.pure, s.pure_out
+    elif s.merged is not None and merged_stats(form) and row.width > 1:
+        stats, out = s.merged, s.cached_out
+    else:
+        stats, out = s.cached, s.cached_out
     assert stats is not None and out is not None
     for i, stat in enumerate(stats):
         body += [*(row.fence() if i else []), *stat.init, *row.each(stat.add([row.elem()])), *stat.done(red)]
@@ -1464,13 +1506,13 @@ def row_kernel(s: RowSpec, sm_count: int) -> KernelSpec:
         group = row_group(rows.cols, s.elem_bytes)
         row = CachedRow.for_spec(s, group, "lane")
         note = row.note() + (f", {32 // group} rows per warp" if group < 32 else "")
-        src = _row_kernel(decl, _cached_form(s, row, group_reduce(group)), rows, form="warp", note=note, group=group)
+        src = _row_kernel(decl, _cached_form(s, row, group_reduce(group), "warp"), rows, form="warp", note=note, group=group)
         blocks = min(-(-rows.rows // (THREADS // group)), 2**31 - 1)
         grid = min(blocks, sm_count * WARP_BLOCKS_PER_SM) if WARP_BLOCKS_PER_SM else blocks
         return KernelSpec(s.family, src, bufs, grid)
     if form == "block":
         row = CachedRow.for_spec(s, BLOCK_THREADS, "threadIdx.x", peel=True)
-        src = _row_kernel(decl, _cached_form(s, row, block_reduce), rows, form="block", note=row.note(),
+        src = _row_kernel(decl, _cached_form(s, row, block_reduce, "block"), rows, form="block", note=row.note(),
                           threads=BLOCK_THREADS)
         grid = min(rows.rows, sm_count * BLOCK_BLOCKS_PER_SM) if BLOCK_BLOCKS_PER_SM else min(rows.rows, 2**31 - 1)
         return KernelSpec(s.family, src, bufs, grid, BLOCK_THREADS)
@@ -1480,7 +1522,7 @@ def row_kernel(s: RowSpec, sm_count: int) -> KernelSpec:
         blocks, threads = shape_
         red = ClusterReducer(blocks, threads)
         row = CachedRow.for_spec(s, blocks * threads, "lane", stored=regs16, window=window)
-        body = _cached_form(s, row, red)
+        body = _cached_form(s, row, red, "cluster")
         row_regs = -(-row.slots // 2) if regs16 else row.slots
         capped = CLUSTER_REGS and 2 * row_regs <= CLUSTER_REGS and not row.guarded  # guarded rows spilled
         src = _row_kernel(decl, body, rows, form="cluster", threads=threads, cluster=red,
@@ -1491,7 +1533,7 @@ def row_kernel(s: RowSpec, sm_count: int) -> KernelSpec:
         row = CachedRow.for_spec(s, SMEM_THREADS, "threadIdx.x", smem=True, stored=stored)
         nbytes = rows.cols * (2 if stored else 4)
         kept = f" as {dtype_name(s.t)}" if stored else " as f32"
-        src = _row_kernel(decl, _cached_form(s, row, block_reduce), rows, form="smem",
+        src = _row_kernel(decl, _cached_form(s, row, block_reduce, "smem"), rows, form="smem",
                           threads=SMEM_THREADS, note=f"{nbytes} bytes of shared memory{kept}, " + row.note(),
                           srow_type=storage_type(s.t) if stored else "float")
         return KernelSpec(s.family, src, bufs, min(rows.rows, sm_count * 2), SMEM_THREADS, nbytes)
@@ -1537,6 +1579,16 @@ def softmax_kernel(op: rlx.SoftmaxOp | rlx.LogSoftmaxOp, sm_count: int, fused: F
                   lambda red: f"s = {red('s', 'RlxSum', '0.0f', 'smem')};",
                   lambda red: "const float ls = logf(s), inv = 1.0f / s;"),
     )  # fmt: skip
+    merged = (
+        # a thread whose elements are all -inf (or that holds none) adds exp(-inf - 0) = 0
+        each_stat("float m = -RLX_INF;", lambda v: f"m = rlx_maxf(m, {v});",
+                  lambda red: "const float mz = m == -RLX_INF ? 0.0f : m;"),
+        Stat(("__shared__ RlxMS ms_smem[32];", "float s = 0.0f;"),
+             lambda vs: " ".join((f"{v} = {v} - mz; s += expf({v});" if log else f"{v} = expf({v} - mz); s += {v};")
+                                 for v in vs),
+             lambda red: (f"const RlxMS st = {red('RlxMS{m, s}', 'RlxMSMerge', 'RlxMS{-RLX_INF, 0.0f}', 'ms_smem')};",
+                          "const float inv = expf(m - st.m) / st.s, ls = logf(st.s) + (st.m - mz);")),
+    )  # fmt: skip
     online = Stat(
         ("__shared__ RlxMS ms_smem[32];", "RlxMS st = {-RLX_INF, 0.0f};"),
         lambda vs: " ".join(f"rlx_ms_add(st, {v});" for v in vs),
@@ -1545,7 +1597,7 @@ def softmax_kernel(op: rlx.SoftmaxOp | rlx.LogSoftmaxOp, sm_count: int, fused: F
     )  # fmt: skip
     spec = RowSpec(
         "softmax" if fused is None else "fused_softmax", rows, eltype(x), [*_row_bufs(x, fused), *_out_bufs(y, fused)],
-        cached=cached,
+        cached=cached, merged=merged,
         cached_out=(lambda v, p: f"{v} - ls") if log else (lambda v, p: f"{v} * inv"),
         # no `pure` (a 16-bit row): recomputing expf for the output cost more than the
         # 16-bit row saved (H100, f16 rows of 32768: 56% of copy bandwidth against 63% with
