@@ -2,7 +2,8 @@
 each case, rlxc's kernel with every (key rows per tile, m-tiles per warp)
 pair forced, its error against SDPA, and SDPA's time, in one run.
 
-    python benchmarks/attention_variants.py [--dtypes f16,bf16] [--out DIR]
+    python benchmarks/attention_variants.py [--dtypes f16,bf16] [--variants 128:1:r,64:2:s,...]
+                                            [--cases 0,1] [--out DIR]
 """
 
 from __future__ import annotations
@@ -20,8 +21,22 @@ from attention import build, time_rlxc, time_torch
 import rlxc
 
 CASES = [("bert-base b=32", 32, 12, 128, 64), ("s=512 d=64 b=8", 8, 12, 512, 64), ("s=384 d=64 b=16", 16, 12, 384, 64),
-         ("s=1024 d=128 b=4", 4, 16, 1024, 128), ("s=2048 d=64 b=2", 2, 16, 2048, 64), ("s=1024 d=64 b=4 causal", 4, 16, 1024, 64)]
-SHAPES = [(64, 1), (128, 1), (64, 2), (128, 2)]
+         ("s=1024 d=128 b=4", 4, 16, 1024, 128), ("s=2048 d=64 b=2", 2, 16, 2048, 64), ("s=1024 d=64 b=4 causal", 4, 16, 1024, 64),
+         ("s=512 d=128 b=8", 8, 16, 512, 128), ("s=1024 d=64 b=4", 4, 16, 1024, 64), ("s=1024 d=128 b=4 causal", 4, 16, 1024, 128),
+         ("s=4096 d=64 b=1", 1, 16, 4096, 64), ("s=256 d=128 b=16", 16, 16, 256, 128), ("s=2048 d=128 b=1 causal", 1, 32, 2048, 128)]
+#: Variants as "keys:m-tiles:q" (q: r = query fragments in registers, s =
+#: read from shared memory each step), optionally "+N" for N blocks per SM
+#: asked of __launch_bounds__; "auto" for the codegen's own choice.
+SHAPES = ["64:1:r", "128:1:r", "64:2:r", "128:2:r"]
+
+
+def parse_variant(v: str) -> tuple[int | None, int | None, bool | None, int | None]:
+    """("auto": the codegen's own choice, nothing forced)"""
+    if v == "auto":
+        return None, None, None, None
+    shape, _, blocks = v.partition("+")
+    bn, mt, q = shape.split(":")
+    return int(bn), int(mt), q == "s", int(blocks) if blocks else None
 
 
 def main() -> int:
@@ -33,9 +48,13 @@ def main() -> int:
     ap = argparse.ArgumentParser()
     ap.add_argument("--dtypes", default="f16")
     ap.add_argument("--out", type=Path)
+    ap.add_argument("--variants", default=",".join(SHAPES), help=f"comma list (default {','.join(SHAPES)})")
+    ap.add_argument("--cases", default=None, help="comma list of case indices (default: all)")
     args = ap.parse_args()
     rows = []
-    for name, b, h, s, d in CASES:
+    variants = [v for v in args.variants.split(",") if v]
+    picked = CASES if args.cases is None else [CASES[int(i)] for i in args.cases.split(",")]
+    for name, b, h, s, d in picked:
         causal = "causal" in name
         for dtype in args.dtypes.split(","):
             tdt = {"f16": torch.float16, "bf16": torch.bfloat16}[dtype]
@@ -46,20 +65,22 @@ def main() -> int:
                 want = torch.nn.functional.scaled_dot_product_attention(*xs, is_causal=causal).float()
                 t_torch = time_torch(lambda: torch.nn.functional.scaled_dot_product_attention(*xs, is_causal=causal))
             row = {"case": name, "dtype": dtype, "sdpa_us": round(t_torch, 2)}
-            for bn, mt in SHAPES:
+            for variant in variants:
+                bn, mt, q_smem, blocks = parse_variant(variant)
                 codegen.FORCE_BN, codegen.FORCE_M_TILES = bn, mt
+                codegen.FORCE_Q_SMEM, codegen.FORCE_MIN_BLOCKS = q_smem, blocks
                 try:
                     exe = rlxc.compile(module, target="cuda", mode="graph")
                     (out,) = exe.run(dict(zip("qkv", xs)), device_outputs=True)
                     got = torch.as_tensor(out, device="cuda").float() if dtype == "f16" else None
                     err = float((got - want).norm() / want.norm()) if got is not None else float("nan")
                     t = time_rlxc(exe)
-                    row[f"bn{bn}_mt{mt}"] = f"{t:.2f} ({t_torch / t:.2f}x, err {err:.1e})"
+                    row[variant] = f"{t:.2f} ({t_torch / t:.2f}x, err {err:.1e})"
                     exe.close()
                 except Exception as e:  # noqa: BLE001
-                    row[f"bn{bn}_mt{mt}"] = f"failed: {type(e).__name__}: {str(e)[:120]}"
+                    row[variant] = f"failed: {type(e).__name__}: {str(e)[:120]}"
                 finally:
-                    codegen.FORCE_BN = codegen.FORCE_M_TILES = None
+                    codegen.FORCE_BN = codegen.FORCE_M_TILES = codegen.FORCE_Q_SMEM = codegen.FORCE_MIN_BLOCKS = None
             rows.append(row)
             print(json.dumps(row), flush=True)
     if args.out:

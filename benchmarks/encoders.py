@@ -2,13 +2,21 @@
 one run. Run on the GPU machine:
 
     python benchmarks/encoders.py [--quick] [--models bert-base,minilm] [--dtypes f32,f16,bf16]
-                                  [--batches 1,32] [--seq 128] [--out DIR]
+                                  [--batches 1,32] [--seq 128] [--mask] [--pre-norm] [--out DIR]
     python benchmarks/encoders.py --dry-run      # CPU only: build, lower, interpret small
 
 Models (post-norm BERT layers, exact-erf GELU, layer_norm eps 1e-12):
 
 * bert-base: 12 layers, hidden 768, 12 heads, ffn 3072;
-* minilm: 6 layers, hidden 384, 12 heads, ffn 1536.
+* minilm: 6 layers, hidden 384, 12 heads, ffn 1536;
+* bert-large: 24 layers, hidden 1024, 16 heads, ffn 4096.
+
+Variants of the layer (both sides): `--mask` adds a padding mask, a second
+input [batch, 1, 1, seq] in the model's dtype holding 0 for kept keys and
+the dtype's most negative finite value for padded ones (as Hugging Face
+builds it), with batch element i padded by (i mod 4) · seq / 8 keys;
+`--pre-norm` puts the norms before attention and the MLP (x + f(norm(x)),
+GPT-2 / ViT style) instead of after the residual add.
 
 rlxc's graph is written with `rlxc.GraphBuilder` the way a user writes it:
 `linear`, `reshape` + `transpose` to heads, `attention`, `add` +
@@ -69,6 +77,7 @@ class Config:
 MODELS = {
     "bert-base": Config(12, 768, 12, 3072),
     "minilm": Config(6, 384, 12, 1536),
+    "bert-large": Config(24, 1024, 16, 4096),
 }
 EPS = 1e-12
 SYSTEMS = ("rlxc", "rlxc, unmerged", "torch eager", "torch.compile", "torch.compile reduce-overhead")
@@ -106,12 +115,14 @@ def make_weights(cfg: Config, seed: int = 0) -> dict[str, np.ndarray]:
     return {k: v.astype(np.float32) for k, v in out.items()}
 
 
-def build_rlxc(cfg: Config, batch: int, seq: int, dtype: str):
-    """The encoder as a user writes it with GraphBuilder."""
+def build_rlxc(cfg: Config, batch: int, seq: int, dtype: str, mask: bool = False, pre_norm: bool = False):
+    """The encoder as a user writes it with GraphBuilder (`mask`: a padding
+    mask input; `pre_norm`: norms before attention and the MLP)."""
     g = rlxc.GraphBuilder()
     h, nh = cfg.hidden, cfg.heads
     hd = h // nh
     x = g.input("x", [batch, seq, h], dtype)
+    m = g.input("mask", [batch, 1, 1, seq], dtype) if mask else None
 
     def param(name):
         return g.param(name, list(param_shapes(cfg)[name]), dtype)
@@ -121,27 +132,33 @@ def build_rlxc(cfg: Config, batch: int, seq: int, dtype: str):
 
     for i in range(cfg.layers):
         p = f"l{i}."
-        q = heads(g.linear(x, param(p + "q.w"), param(p + "q.b")))
-        k = heads(g.linear(x, param(p + "k.w"), param(p + "k.b")))
-        v = heads(g.linear(x, param(p + "v.w"), param(p + "v.b")))
-        a = g.attention(q, k, v)
+
+        def norm(t, ln):
+            return g.layer_norm(t, param(p + ln + ".g"), param(p + ln + ".b"), eps=EPS)
+
+        hx = norm(x, "ln1") if pre_norm else x
+        q = heads(g.linear(hx, param(p + "q.w"), param(p + "q.b")))
+        k = heads(g.linear(hx, param(p + "k.w"), param(p + "k.b")))
+        v = heads(g.linear(hx, param(p + "v.w"), param(p + "v.b")))
+        a = g.attention(q, k, v, mask=m)
         a = g.reshape(g.transpose(a, [0, 2, 1, 3]), [batch, seq, h])
         a = g.linear(a, param(p + "o.w"), param(p + "o.b"))
-        x1 = g.layer_norm(g.add(a, x), param(p + "ln1.g"), param(p + "ln1.b"), eps=EPS)
-        f = g.gelu(g.linear(x1, param(p + "fc1.w"), param(p + "fc1.b")))
+        x1 = g.add(a, x) if pre_norm else norm(g.add(a, x), "ln1")
+        f = g.gelu(g.linear(norm(x1, "ln2") if pre_norm else x1, param(p + "fc1.w"), param(p + "fc1.b")))
         f = g.linear(f, param(p + "fc2.w"), param(p + "fc2.b"))
-        x = g.layer_norm(g.add(f, x1), param(p + "ln2.g"), param(p + "ln2.b"), eps=EPS)
+        x = g.add(f, x1) if pre_norm else norm(g.add(f, x1), "ln2")
     return g.build([x])
 
 
-def torch_encoder(cfg: Config):
-    """The same encoder in PyTorch (weights as a dict argument)."""
+def torch_encoder(cfg: Config, pre_norm: bool = False):
+    """The same encoder in PyTorch (weights as a dict argument; `mask` the
+    additive padding mask or None)."""
     import torch.nn.functional as F  # noqa: N812
 
     h, nh = cfg.hidden, cfg.heads
     hd = h // nh
 
-    def forward(x, w):
+    def forward(x, w, mask=None):
         b, s, _ = x.shape
         for i in range(cfg.layers):
             p = f"l{i}."
@@ -149,18 +166,36 @@ def torch_encoder(cfg: Config):
             def heads(t):
                 return t.view(b, s, nh, hd).transpose(1, 2)
 
-            q = heads(F.linear(x, w[p + "q.w"], w[p + "q.b"]))
-            k = heads(F.linear(x, w[p + "k.w"], w[p + "k.b"]))
-            v = heads(F.linear(x, w[p + "v.w"], w[p + "v.b"]))
-            a = F.scaled_dot_product_attention(q, k, v)
+            def norm(t, ln, _p=p):
+                return F.layer_norm(t, (h,), w[_p + ln + ".g"], w[_p + ln + ".b"], EPS)
+
+            hx = norm(x, "ln1") if pre_norm else x
+            q = heads(F.linear(hx, w[p + "q.w"], w[p + "q.b"]))
+            k = heads(F.linear(hx, w[p + "k.w"], w[p + "k.b"]))
+            v = heads(F.linear(hx, w[p + "v.w"], w[p + "v.b"]))
+            a = F.scaled_dot_product_attention(q, k, v, attn_mask=mask)
             a = a.transpose(1, 2).reshape(b, s, h)
             a = F.linear(a, w[p + "o.w"], w[p + "o.b"])
-            x1 = F.layer_norm(a + x, (h,), w[p + "ln1.g"], w[p + "ln1.b"], EPS)
-            f = F.linear(F.gelu(F.linear(x1, w[p + "fc1.w"], w[p + "fc1.b"])), w[p + "fc2.w"], w[p + "fc2.b"])
-            x = F.layer_norm(f + x1, (h,), w[p + "ln2.g"], w[p + "ln2.b"], EPS)
+            x1 = a + x if pre_norm else norm(a + x, "ln1")
+            f = F.linear(F.gelu(F.linear(norm(x1, "ln2") if pre_norm else x1, w[p + "fc1.w"], w[p + "fc1.b"])),
+                         w[p + "fc2.w"], w[p + "fc2.b"])
+            x = f + x1 if pre_norm else norm(f + x1, "ln2")
         return x
 
     return forward
+
+
+def padding_mask(batch: int, seq: int, dtype):
+    """The additive padding mask [batch, 1, 1, seq] (torch, on the GPU):
+    batch element i keeps seq - (i mod 4) · seq / 8 keys; padded keys hold
+    the dtype's most negative finite value."""
+    import torch
+
+    m = torch.zeros(batch, 1, 1, seq, dtype=dtype)
+    for i in range(batch):
+        keep = seq - (i % 4) * (seq // 8)
+        m[i, ..., keep:] = torch.finfo(dtype).min
+    return m.cuda()
 
 
 # --------------------------------------------------------------------------- timing
@@ -225,10 +260,10 @@ def rlxc_params(weights: dict[str, np.ndarray], dtype: str) -> dict[str, np.ndar
     return {k: torch.from_numpy(v).bfloat16().float().numpy() for k, v in weights.items()}
 
 
-def bench_rlxc(exe, x, ref, args) -> dict:
+def bench_rlxc(exe, inputs, ref, args) -> dict:
     import torch
 
-    inputs = {"x": x}
+    x = inputs["x"]
     (out,) = exe.run(inputs)
     y = torch.as_tensor(out, device="cuda") if x.dtype != torch.bfloat16 else _bf16_view(out)
     row = {"err": max_rel(y, ref)}
@@ -242,7 +277,7 @@ def bench_rlxc(exe, x, ref, args) -> dict:
     return row
 
 
-def bench_rlxc_system(case: dict, label: str, make, x, ref, args) -> None:
+def bench_rlxc_system(case: dict, label: str, make, inputs, ref, args) -> None:
     """Compiles with `make()` (timed), benchmarks the executable into
     case["systems"][label] (`bench_rlxc`), or records the error under
     case["errors"][label] and goes on; closes the executable."""
@@ -251,7 +286,7 @@ def bench_rlxc_system(case: dict, label: str, make, x, ref, args) -> None:
         t0 = time.perf_counter()
         exe = make()
         compile_s = time.perf_counter() - t0
-        row = bench_rlxc(exe, x, ref, args)
+        row = bench_rlxc(exe, inputs, ref, args)
         row["compile_s"] = compile_s
         case["systems"][label] = row
     except Exception as e:  # noqa: BLE001 - report and go on
@@ -304,19 +339,25 @@ def run_case(name: str, cfg: Config, batch: int, dtype: str, weights, args) -> d
     gen = torch.Generator().manual_seed(1000 + batch)
     x32 = torch.randn(batch, args.seq, cfg.hidden, generator=gen)
     x = x32.to(tdt).cuda()
+    mask = padding_mask(batch, args.seq, tdt) if args.mask else None
     w = {k: torch.from_numpy(v).to(tdt).cuda() for k, v in weights.items()}
-    forward = torch_encoder(cfg)
+    encoder = torch_encoder(cfg, args.pre_norm)
+
+    def forward(t, weights_, _mask=mask):
+        return encoder(t, weights_, _mask)
+
     with torch.no_grad():
-        ref = forward(x.double(), {k: v.double() for k, v in w.items()})
+        ref = encoder(x.double(), {k: v.double() for k, v in w.items()}, None if mask is None else mask.double())
     torch.cuda.synchronize()
 
-    module = build_rlxc(cfg, batch, args.seq, dtype)
+    module = build_rlxc(cfg, batch, args.seq, dtype, args.mask, args.pre_norm)
     params = rlxc_params(weights, dtype)
+    inputs = {"x": x, **({"mask": mask} if mask is not None else {})}
     for label, make in (("rlxc", lambda: rlxc.compile(module, target="cuda", params=params)),
                         ("rlxc, unmerged", lambda: compile_unmerged(module, params))):
         if label == "rlxc, unmerged" and args.no_ab:
             continue
-        bench_rlxc_system(case, label, make, x, ref, args)
+        bench_rlxc_system(case, label, make, inputs, ref, args)
 
     with torch.no_grad():
         for label, kw in (("torch eager", None), ("torch.compile", {}),
@@ -352,7 +393,8 @@ def markdown(report: dict) -> str:
     lines = [
         f"# Encoder stacks: rlxc against PyTorch ({report['device']}, {report['date']})",
         "",
-        f"seq {report['seq']}; device ms (CUDA events, median of {report['repeat']}), "
+        f"seq {report['seq']}{'; padding mask' if report.get('mask') else ''}"
+        f"{'; pre-norm layers' if report.get('pre_norm') else ''}; device ms (CUDA events, median of {report['repeat']}), "
         f"wall ms (one synchronised call, device in and out, median of {report['wall_repeat']}), "
         "err = max|y - ref| / max|ref| against float64 PyTorch. rlxc device time is the whole "
         "run (input copy, kernels, output copy); rlxc overhead = wall - device of alternating "
@@ -398,7 +440,7 @@ def dry_run(args) -> int:
         for dtype in args.dtypes:
             for batch in args.batches:
                 t0 = time.perf_counter()
-                module = build_rlxc(cfg, batch, args.seq, dtype)
+                module = build_rlxc(cfg, batch, args.seq, dtype, args.mask, args.pre_norm)
                 # the params' carriers (bf16's is float32; lowering needs no rounding)
                 carried = {k: v.astype(np.float16) for k, v in weights.items()} if dtype == "f16" else weights
                 merged, params = fold_params(rlxc.run_pipeline(module, "rlx-merge-projections"), carried)
@@ -409,11 +451,16 @@ def dry_run(args) -> int:
                 print(f"{name} b{batch} {dtype}: {kernels} kernel launches, {gemms} gemms, "
                       f"lowered in {time.perf_counter() - t0:.1f} s", flush=True)
         small = Config(2, cfg.hidden, cfg.heads, cfg.ffn)
-        module = build_rlxc(small, 1, 16, "f32")
+        module = build_rlxc(small, 2, 16, "f32", args.mask, args.pre_norm)
         exe = rlxc.compile(module, target="numpy", params=make_weights(small))
-        x = np.random.default_rng(0).standard_normal((1, 16, cfg.hidden)).astype(np.float32)
-        (got,) = exe.run({"x": x})
-        (want,) = rlxc.interpret(module, {"x": x}, make_weights(small), float64=True)
+        x = np.random.default_rng(0).standard_normal((2, 16, cfg.hidden)).astype(np.float32)
+        inputs = {"x": x}
+        if args.mask:
+            m = np.zeros((2, 1, 1, 16), np.float32)
+            m[1, ..., 14:] = np.finfo(np.float32).min
+            inputs["mask"] = m
+        (got,) = exe.run(inputs)
+        (want,) = rlxc.interpret(module, inputs, make_weights(small), float64=True)
         err = float(np.abs(got - want).max() / np.abs(want).max())
         print(f"{name} (2 layers, seq 16) numpy target vs float64: max rel err {err:.2e}")
         if not err < 1e-4:
@@ -427,6 +474,8 @@ def main(argv=None) -> int:
     ap.add_argument("--dtypes", default="f32,f16,bf16")
     ap.add_argument("--batches", default="1,32")
     ap.add_argument("--seq", type=int, default=128)
+    ap.add_argument("--mask", action="store_true", help="a padding mask input [batch, 1, 1, seq]")
+    ap.add_argument("--pre-norm", action="store_true", help="pre-norm layers (x + f(norm(x)))")
     ap.add_argument("--quick", action="store_true", help="fewer repetitions")
     ap.add_argument("--no-ab", action="store_true", help="skip the rlxc build without rlx-merge-projections")
     ap.add_argument("--dry-run", action="store_true", help="CPU only: build, lower and interpret")
@@ -451,6 +500,7 @@ def main(argv=None) -> int:
     torch.backends.cudnn.allow_tf32 = False
     report = {
         "device": device_name(), "date": datetime.date.today().isoformat(), "seq": args.seq,
+        "mask": args.mask, "pre_norm": args.pre_norm, "argv": sys.argv[1:],
         "repeat": args.repeat, "wall_repeat": args.wall_repeat, "torch": torch.__version__,
         "python": platform.python_version(), "models": {m: asdict(MODELS[m]) for m in args.models}, "cases": [],
     }

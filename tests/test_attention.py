@@ -393,10 +393,42 @@ def test_two_m_tiles_compile(arch, monkeypatch):
     assert codegen.mma_m_tiles(attention_problem(op), 132) == 1
     _, src = _compile(module, arch)
     assert "64 query rows (1 m-tiles per warp)" in src
+    assert "query fragments held in registers" in src
     monkeypatch.setattr(codegen, "FORCE_M_TILES", 2)
     _, src = _compile(module, arch)
     assert "128 query rows (2 m-tiles per warp)" in src
+    assert "query fragments read from shared memory each step" in src
     _compile(_module("f16", 40, "mask_b1qk", 300, 77, bshd=True), arch)
+
+
+@pytest.mark.parametrize("arch", ARCHS)
+def test_long_sequences_take_two_m_tiles(arch):
+    """Two m-tiles per warp (query fragments from shared memory) where each
+    block walks many key tiles without a causal mask: head_dims over 64
+    from 256 queries and keys (with 64-key tiles), others from 1024; one
+    elsewhere."""
+    from rlxc.codegen import attention as codegen
+
+    def shape_of(b, h, s, d, causal=False):
+        g = rlxc.GraphBuilder()
+        q = g.input("q", [b, h, s, d], "f16")
+        module = g.build([g.attention(q, q, q, causal=causal)])
+        a = attention_problem(ops_named(module, "rlx.attention")[0])
+        mt = codegen.mma_m_tiles(a, 132)
+        return mt, codegen.mma_bn(a), codegen.mma_q_smem(a, mt)
+
+    assert shape_of(4, 16, 1024, 128) == (2, 64, True)
+    assert shape_of(16, 16, 256, 128) == (2, 64, True)
+    assert shape_of(2, 16, 1024, 64) == (2, 128, True)
+    assert shape_of(8, 16, 512, 128, causal=True) == (1, 128, False)
+    assert shape_of(2, 16, 2048, 64, causal=True) == (1, 128, False)
+    assert shape_of(8, 12, 512, 64) == (1, 128, False)
+    assert shape_of(32, 12, 128, 128) == (1, 128, False)
+    assert shape_of(32, 12, 128, 64) == (1, 128, False)
+    g = rlxc.GraphBuilder()
+    q = g.input("q", [1, 2, 700, 128], "bf16")
+    _, src = _compile(g.build([g.attention(q, q, q, g.input("m", [1, 1, 1, 700], "bf16"))]), arch)
+    assert "128 query rows (2 m-tiles per warp) x 64-key tiles" in src
 
 
 def test_one_head_slices_become_windows_too():

@@ -93,6 +93,20 @@ def test_attention_sweep_64_key_tiles(dtype, d, monkeypatch):
     check(_module(_sweep(dtype, d)), rng=np.random.default_rng(d + 2))
 
 
+@pytest.mark.parametrize("shape", [(128, 1, None), (128, 1, 3), (64, 2, None)])
+@pytest.mark.parametrize("d", [64, 40, 128])
+@pytest.mark.parametrize("dtype", ["f16", "bf16"])
+def test_attention_sweep_query_fragments_from_shared_memory(dtype, d, shape, monkeypatch):
+    """The mma form reading the query fragments from shared memory each step
+    (`Qs` beside the key and value tiles) instead of holding them in
+    registers, at each tile shape and register cap it is measured with, on
+    every edge case of the sweep."""
+    bn, mt, blocks = shape
+    for knob, value in (("FORCE_Q_SMEM", True), ("FORCE_BN", bn), ("FORCE_M_TILES", mt), ("FORCE_MIN_BLOCKS", blocks)):
+        monkeypatch.setattr(attention_codegen, knob, value)
+    check(_module(_sweep(dtype, d)), rng=np.random.default_rng(d + 3))
+
+
 @pytest.mark.parametrize("dtype", ["f32", "f16", "bf16"])
 def test_attention_shapes_scales_and_layouts(dtype):
     def build(g):

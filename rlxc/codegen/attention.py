@@ -7,9 +7,10 @@ never written to memory.
 Two forms, picked by `attention_form`:
 
 * `mma` (f16, bf16 with head_dims up to 128): 4 warps, 64 query rows per
-  block (16 per warp; 128, 32 per warp, on request: `mma_m_tiles`),
-  key/value tiles of 128 rows (64 where there are 64 keys or fewer:
-  `mma_bn`). q·kᵀ and p·v run on the tensor cores
+  block (16 per warp; for long sequences 128, 32 per warp, with the query
+  fragments read from shared memory each step: `mma_m_tiles`,
+  `mma_q_smem`), key/value tiles of 128 rows (64 where there are 64 keys
+  or fewer, or two m-tiles of head_dims over 64: `mma_bn`). q·kᵀ and p·v run on the tensor cores
   (`mma.sync.m16n8k16`, f32 accumulators; fragments loaded with
   `ldmatrix`, v's transposed; each key/value fragment feeds every m-tile
   of the warp). The probabilities go from the score accumulators to the
@@ -293,12 +294,25 @@ FORCE_M_TILES: int | None = None
 
 
 def mma_m_tiles(a: Attention, sm_count: int) -> int:
-    """16-row m-tiles per warp of the mma form: 1 (64 query rows per block).
-    2 (128 rows, each key/value fragment feeding two mmas) is generated and
-    tested, but measured no faster on an H100 (b=8, h=12, s=512, d=64 f16:
-    41.8 us against 38.1 us; its 223 registers halve the blocks per SM), so
-    it is only taken when FORCE_M_TILES asks for it."""
-    return FORCE_M_TILES if FORCE_M_TILES is not None else 1
+    """16-row m-tiles per warp of the mma form: 2 (128 query rows per block,
+    each key/value fragment feeding two mmas, the query fragments read from
+    shared memory: `mma_q_smem`) where each block walks many key tiles and
+    no causal mask cuts them short: head_dims over 64 from 256 queries and
+    keys, others from 1024; else 1 (64 rows). H100, f16, 2026-11-25
+    (`benchmarks/attention_variants.py`, µs, against one m-tile with the
+    query in registers and 128-key tiles): d 128 s 256 b 16 55.0 -> 48.3,
+    s 512 b 8 88.6 -> 76.3, s 1024 b 4 157.6 -> 134.2 (64-key tiles); d 64
+    s 1024 b 4 86.6 -> 76.6, s 2048 b 2 166.0 -> 142.7, s 4096 b 1 333.3 ->
+    274.5 (128-key tiles). One m-tile stayed faster at d 64 s 384-512 (s 512
+    b 8: 36.2 against 41.9) and with causal masks (d 64 s 1024: 64.1
+    against 70.1; d 128 s 1024: 112.7 against 117.4; d 128 s 2048: 204.3
+    against 212.2)."""
+    if FORCE_M_TILES is not None:
+        return FORCE_M_TILES
+    if a.causal:
+        return 1
+    long = min(a.sq, a.sk)
+    return 2 if long >= (256 if max(a.dk, a.dv) > 64 else 1024) else 1
 
 
 #: Key/value rows per tile of the mma form, where set (64 or 128); else
@@ -316,7 +330,31 @@ def mma_bn(a: Attention) -> int:
     spills.)"""
     if FORCE_BN is not None:
         return FORCE_BN
+    if max(a.dk, a.dv) > 64 and mma_m_tiles(a, 0) == 2:
+        return MMA_BN  # two m-tiles of d 128 with 128-key tiles spill (s 1024 d 128: 162.6 against 134.2 µs)
     return 2 * MMA_BN if a.sk > MMA_BN else MMA_BN
+
+
+#: Where the mma form keeps the warp's query fragments, where set: True in
+#: shared memory (each loaded with ldmatrix per head_dim step, `Qs` beside
+#: the key and value tiles), False in registers for the whole kernel; else
+#: `mma_q_smem` picks.
+FORCE_Q_SMEM: bool | None = None
+
+
+#: Blocks per multiprocessor the mma form asks `__launch_bounds__` for
+#: (capping its registers at 65536 / (128 × this)), where set; else none.
+FORCE_MIN_BLOCKS: int | None = None
+
+
+def mma_q_smem(a: Attention, m_tiles: int) -> bool:
+    """Whether the mma form reads the query fragments from shared memory
+    each step instead of holding them in registers (dk/16 × 4 per m-tile:
+    16-64 registers): with two m-tiles, whose registers they would spill
+    (d 128: 400 bytes at 64-key tiles; d 64, 128-key tiles: 104 bytes); with
+    one they measured the same (BERT-base b 32: 13.8 µs both) or slower
+    (s 1024 d 128: 178 against 157 µs), so one m-tile keeps them."""
+    return FORCE_Q_SMEM if FORCE_Q_SMEM is not None else m_tiles == 2
 
 
 def _mma_kernel(a: Attention, sm_count: int) -> KernelSpec:
@@ -329,7 +367,9 @@ def _mma_kernel(a: Attention, sm_count: int) -> KernelSpec:
     decl, bufs = _params(a)
     qv, kv, vv = (_vec_ok(d, st, o) for d, st, o in zip((a.dk, a.dk, a.dv), (a.q_st, a.k_st, a.v_st), a.offsets))
     ov = a.dv % 2 == 0 and all(s % 2 == 0 for s in a.o_st)
-    vq_elems = max(bm * qst, bn * vst)
+    q_smem = mma_q_smem(a, mt)
+    min_blocks = f", {FORCE_MIN_BLOCKS}" if FORCE_MIN_BLOCKS else ""
+    vq_elems = bn * vst + bm * qst if q_smem else max(bm * qst, bn * vst)
     smem = (bn * qst + vq_elems) * 2
     mask_ptr = "  const unsigned short* Mb = M + (long long)b * MSB + (long long)h * MSH;" if a.mask is not None else ""
 
@@ -387,13 +427,16 @@ def _mma_kernel(a: Attention, sm_count: int) -> KernelSpec:
 
     src = [
         f"// attention, mma form ({et}): {bm} query rows ({mt} m-tiles per warp) x {bn}-key tiles per block of {MMA_WARPS} warps,",
+        f"// query fragments {'read from shared memory each step' if q_smem else 'held in registers'},",
         f"// head_dim {a.dk}/{a.dv} padded to {dkp}/{dvp}; mask {'yes' if a.mask is not None else 'no'}, causal {'yes' if a.causal else 'no'}",
         _MMA_HELPERS.replace("ETYPE", et).strip("\n"),
         *_constants(a),
-        f'extern "C" __global__ void __launch_bounds__({MMA_WARPS * 32}) ENTRY({decl}) {{',
+        f'extern "C" __global__ void __launch_bounds__({MMA_WARPS * 32}{min_blocks}) ENTRY({decl}) {{',
         "  extern __shared__ __align__(16) unsigned short rlx_att_sm[];",
         f"  unsigned short* Ks = rlx_att_sm;  // {bn} x {qst}",
-        f"  unsigned short* Vs = rlx_att_sm + {bn * qst};  // {bn} x {vst}; the query tile ({bm} x {qst}) first",
+        *([f"  unsigned short* Vs = rlx_att_sm + {bn * qst};  // {bn} x {vst}",
+           f"  unsigned short* Qs = rlx_att_sm + {bn * qst + bn * vst};  // {bm} x {qst}, read each step"] if q_smem else
+          [f"  unsigned short* Vs = rlx_att_sm + {bn * qst};  // {bn} x {vst}; the query tile ({bm} x {qst}) first"]),
         "  const int warp = threadIdx.x >> 5, lane = threadIdx.x & 31, g = lane >> 2, tig = lane & 3;",
         f"  const int m0 = blockIdx.x * {bm}, h = blockIdx.y, b = blockIdx.z;",
         "  const unsigned short* Qb = Q + QO + (long long)b * QSB + (long long)h * QSH + (long long)m0 * QSS;",
@@ -403,18 +446,20 @@ def _mma_kernel(a: Attention, sm_count: int) -> KernelSpec:
         mask_ptr,
         f"  const int n_end = CAUSAL ? min(SK, m0 + {bm}) : SK;",
         f"  const int tiles = (n_end + {bn - 1}) / {bn};",
-        *_tile_load("query tile", "Vs", "Qb", "QSS", "SQ - m0", a.dk, dkp, str(qst), qv, "Q", bm),
+        *_tile_load("query tile", "Qs" if q_smem else "Vs", "Qb", "QSS", "SQ - m0", a.dk, dkp, str(qst), qv, "Q", bm),
         *_tile_load("key tile 0", "Ks", "Kb", "KSS", "SK", a.dk, dkp, str(qst), kv, "K", bn),
         "  rlx_att_commit();",
         "  rlx_att_wait<0>();",
         "  __syncthreads();",
-        f"  unsigned qf[{mt}][{dkp // 16}][4];  // this warp's query rows as mma A fragments",
-        "  #pragma unroll",
-        f"  for (int i = 0; i < {mt}; ++i)",
-        "  #pragma unroll",
-        f"  for (int kc = 0; kc < {dkp // 16}; ++kc)",
-        f"    rlx_att_ldm(qf[i][kc], Vs + (warp * {16 * mt} + i * 16 + (lane & 15)) * {qst} + kc * 16 + (lane >> 4) * 8);",
-        "  __syncthreads();  // the query tile's smem becomes the value tile's",
+        *([] if q_smem else [
+            f"  unsigned qf[{mt}][{dkp // 16}][4];  // this warp's query rows as mma A fragments",
+            "  #pragma unroll",
+            f"  for (int i = 0; i < {mt}; ++i)",
+            "  #pragma unroll",
+            f"  for (int kc = 0; kc < {dkp // 16}; ++kc)",
+            f"    rlx_att_ldm(qf[i][kc], Vs + (warp * {16 * mt} + i * 16 + (lane & 15)) * {qst} + kc * 16 + (lane >> 4) * 8);",
+            "  __syncthreads();  // the query tile's smem becomes the value tile's",
+        ]),
         f"  float o[{mt}][{dvp // 8}][4];",
         f"  float mrow[{mt}][2], lrow[{mt}][2];",
         "  #pragma unroll",
@@ -439,17 +484,23 @@ def _mma_kernel(a: Attention, sm_count: int) -> KernelSpec:
         "    #pragma unroll",
         f"    for (int j = 0; j < {bn // 8}; ++j) s[i][j][0] = s[i][j][1] = s[i][j][2] = s[i][j][3] = 0.0f;",
         "    #pragma unroll",
-        f"    for (int kc = 0; kc < {dkp // 16}; ++kc)",
+        f"    for (int kc = 0; kc < {dkp // 16}; ++kc) {{",
+        *([f"      unsigned qk[{mt}][4];  // this step's query fragments",
+           "      #pragma unroll",
+           f"      for (int i = 0; i < {mt}; ++i)",
+           f"        rlx_att_ldm(qk[i], Qs + (warp * {16 * mt} + i * 16 + (lane & 15)) * {qst} + kc * 16 + (lane >> 4) * 8);"]
+          if q_smem else []),
         "      #pragma unroll",
         f"      for (int np = 0; np < {bn // 16}; ++np) {{",
         "        unsigned kb[4];",
         f"        rlx_att_ldm(kb, Ks + (np * 16 + (lane & 7) + (lane >> 4) * 8) * {qst} + kc * 16 + ((lane >> 3) & 1) * 8);",
         "        #pragma unroll",
         f"        for (int i = 0; i < {mt}; ++i) {{",
-        "          rlx_att_mma(s[i][2 * np], qf[i][kc], kb[0], kb[1]);",
-        "          rlx_att_mma(s[i][2 * np + 1], qf[i][kc], kb[2], kb[3]);",
+        f"          rlx_att_mma(s[i][2 * np], {'qk[i]' if q_smem else 'qf[i][kc]'}, kb[0], kb[1]);",
+        f"          rlx_att_mma(s[i][2 * np + 1], {'qk[i]' if q_smem else 'qf[i][kc]'}, kb[2], kb[3]);",
         "        }",
         "      }",
+        "    }",
         "    __syncthreads();  // every warp is done with this key tile",
         "    if (tile + 1 < tiles) {",
         *_indent(_tile_load("next key tile", "Ks", f"(Kb + (long long)(n0 + {bn}) * KSS)", "KSS", f"SK - n0 - {bn}", a.dk, dkp, str(qst), kv, "K", bn), 4),
