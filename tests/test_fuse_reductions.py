@@ -149,4 +149,4 @@ def test_prologue_narrower_than_the_row_compiles():
     assert len(ks) == 3 and _forms(m) == {"warp", "block", "cluster"}
     for k in ks:
         assert "4 elements per access" in k.source.data
-        assert "union { uint2 raw; unsigned short e[4]; }" in k.source.data  # 4 halves: 8 bytes
+        assert "union { uint2 raw; unsigned short e[4]; unsigned int w[2]; }" in k.source.data  # 4 halves: 8 bytes

@@ -9,7 +9,7 @@
 // CHECK: srow[(j) * 1024 + threadIdx.x] = pk.e[i];
 // CHECK: s += rlx_ld_f16(srow[(j) * 1024 + threadIdx.x]);
 // CHECK: const float d_ = rlx_ld_f16(srow[(j) * 1024 + threadIdx.x]) - mean; q += d_ * d_;
-// CHECK: pk.e[i] = rlx_st_f16((rlx_ld_f16(srow[(j) * 1024 + threadIdx.x]) - mean) * inv *
+// CHECK: pk.w[i] = rlx_st2_f16((rlx_ld_f16(srow[(j) * 1024 + threadIdx.x]) - mean) * inv *
 // Softmax keeps an f32 row: its statistics store exp(x - m) in place.
 // On sm_90 both take the cluster form: 32768 halves over 2 blocks of 256
 // threads, 64 per thread in registers, 16 bytes per access. The norm keeps
@@ -27,9 +27,10 @@
 // SM90-NEXT: float q = 0.0f;
 // SM90: const float d_ = rlx_ld_f16(v[j]) - mean; q += d_ * d_;
 // SM90: for (int j = 0; j < 64; ++j) asm volatile("" : "+h"(v[j]));
-// SM90: union { uint4 raw; unsigned short e[8]; } pc_g; pc_g.raw = reinterpret_cast<const uint4*>(g + 0)[c * 512 + lane];
-// SM90-NEXT: union { uint4 raw; unsigned short e[8]; } pc_b; pc_b.raw = reinterpret_cast<const uint4*>(b + 0)[c * 512 + lane];
-// SM90: pk.e[i] = rlx_st_f16((rlx_ld_f16(v[j]) - mean) * inv * rlx_ld_f16(pc_g.e[i]) + rlx_ld_f16(pc_b.e[i]));
+// SM90: union { uint4 raw; unsigned short e[8]; unsigned int w[4]; } pc_g; pc_g.raw = reinterpret_cast<const uint4*>(g + 0)[c * 512 + lane];
+// SM90-NEXT: union { uint4 raw; unsigned short e[8]; unsigned int w[4]; } pc_b; pc_b.raw = reinterpret_cast<const uint4*>(b + 0)[c * 512 + lane];
+// (two elements rounded per instruction, rlx_st2_f16: cvt.rn.f16x2.f32)
+// SM90: pk.w[i] = rlx_st2_f16((rlx_ld_f16(v[j]) - mean) * inv * rlx_ld_f16(pc_g.e[2 * i]) + rlx_ld_f16(pc_b.e[2 * i]), (rlx_ld_f16(v[j + 1]) - mean) * inv * rlx_ld_f16(pc_g.e[2 * i + 1]) + rlx_ld_f16(pc_b.e[2 * i + 1]));
 // Softmax keeps an f32 row there (its 64 registers are more than half of
 // 64: no register cap):
 // SM90: // row form: cluster (2 blocks of 256 threads per row, 512 threads per row, 8 elements per access, 64 per thread)
@@ -44,7 +45,7 @@
 // for whole rounds only, so there it moves an element at a time.
 // SM90: // row form: cluster (2 blocks of 256 threads per row, 512 threads per row, 8 elements per access, 64 per thread)
 // SM90: if ((long long)(c * 512 + lane) * 8 < 32000LL) {
-// SM90-NEXT: union { uint4 raw; unsigned short e[8]; } pk; pk.raw = reinterpret_cast<const uint4*>(x + base)[c * 512 + lane];
+// SM90-NEXT: union { uint4 raw; unsigned short e[8]; unsigned int w[4]; } pk; pk.raw = reinterpret_cast<const uint4*>(x + base)[c * 512 + lane];
 // SM90: } else {
 // SM90-NEXT: #pragma unroll
 // SM90-NEXT: for (int i = 0; i < 8; ++i) v[c * 8 + i] = (unsigned short)0;
@@ -61,7 +62,7 @@
 // CHECK: const int h = (int)((8 - (base & 7)) & 7);
 // CHECK-NEXT: const int nb = (4097 - h) / 8, tl = 4097 - h - nb * 8;
 // CHECK: if (c * 256 + threadIdx.x < nb) {
-// CHECK-NEXT: union { uint4 raw; unsigned short e[8]; } pk; pk.raw = reinterpret_cast<const uint4*>(x + base + h)[c * 256 + threadIdx.x];
+// CHECK-NEXT: union { uint4 raw; unsigned short e[8]; unsigned int w[4]; } pk; pk.raw = reinterpret_cast<const uint4*>(x + base + h)[c * 256 + threadIdx.x];
 // CHECK: { const long long k = (threadIdx.x < h ? (long long)threadIdx.x : threadIdx.x < h + tl ? (long long)nb * 8 + threadIdx.x : 4097LL); v[16] = k < 4097LL ? rlx_ld_f16(x[base + k]) : 0.0f; }
 // CHECK: reinterpret_cast<uint4*>(y + base + h)[c * 256 + threadIdx.x] = pk.raw;
 // CHECK: if (k < 4097LL) y[base + k] = rlx_st_f16(v[16] * inv); }

@@ -62,7 +62,7 @@
 // SM90: v[j] = expf(v[j] - mz); s += v[j];
 // SM90: const RlxMS st = rlx_cluster_reduce<2, true>(RlxMS{m, s}, RlxMSMerge(), RlxMS{-RLX_INF, 0.0f}, ms_smem, cl_slots0);
 // SM90-NEXT: const float inv = expf(m - st.m) / st.s, ls = logf(st.s) + (st.m - mz);
-// SM90: pk.e[i] = rlx_st_f16(v[j] * inv);
+// SM90: pk.w[i] = rlx_st2_f16(v[j] * inv, v[j + 1] * inv);
 func.func @main(%x: tensor<8x4096xf32>, %y: tensor<2x10000xf32>, %w: tensor<2x10001xf32>, %v: tensor<2x50000xf32>, %z: tensor<2x4x3xf32>, %h: tensor<2x32768xf16>) -> (tensor<8x4096xf32>, tensor<2x10000xf32>, tensor<2x10001xf32>, tensor<2x50000xf32>, tensor<2x4x3xf32>, tensor<2x32768xf16>) {
   %a = rlx.softmax %x axis = -1 : tensor<8x4096xf32>
   %b = rlx.softmax %y axis = -1 : tensor<2x10000xf32>

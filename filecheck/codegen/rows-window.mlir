@@ -9,7 +9,7 @@
 // CHECK: const int h = (int)(base & 7);
 // CHECK-NEXT: const int nb = (h + 50257 + 7) / 8;
 // CHECK: if (c * 1792 + lane < nb) {
-// CHECK-NEXT: union { uint4 raw; unsigned short e[8]; } pk; pk.raw = reinterpret_cast<const uint4*>(x + base - h)[c * 1792 + lane];
+// CHECK-NEXT: union { uint4 raw; unsigned short e[8]; unsigned int w[4]; } pk; pk.raw = reinterpret_cast<const uint4*>(x + base - h)[c * 1792 + lane];
 // Whole accesses inside the row fold without a test; the window's edges
 // element by element, columns before the row's start negative:
 // CHECK: const long long k0 = (long long)(c * 1792 + lane) * 8 - h;

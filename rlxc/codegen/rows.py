@@ -878,6 +878,10 @@ GUARDED_VECTORS = True
 #: ... for elements narrower than this many bytes (4: f16/bf16; 8 takes f32 in too).
 GUARDED_BELOW_BYTES = 4
 
+#: Off: f16/bf16 elements of vector accesses converted one at a time (see
+#: `CachedRow._paired`).
+PAIRED_CONVERSIONS = True
+
 #: Kept for callers of the earlier name: rows in registers up to this length.
 CACHED_ROW_MAX = BLOCK_ROW_MAX
 
@@ -1188,7 +1192,14 @@ class CachedRow:
         return self.raw_of()
 
     def _union(self, name: str, t: Attribute | None = None) -> str:
-        return f"union {{ {self.raw_of(t)} raw; {dtype(t or self.t).c_storage} e[{self.width}]; }} {name};"
+        words = f" unsigned int w[{self.width // 2}];" if self._paired(t) else ""
+        return f"union {{ {self.raw_of(t)} raw; {dtype(t or self.t).c_storage} e[{self.width}];{words} }} {name};"
+
+    def _paired(self, t: Attribute | None = None) -> bool:
+        """Whether accesses of `t` (the row's type) convert their elements two
+        at a time (`rlx_ld2_*` / `rlx_st2_*`, one 32-bit word holding two
+        f16/bf16 elements): 16-bit floats moved several per access."""
+        return PAIRED_CONVERSIONS and self.width >= 2 and dtype_name(t or self.t) in ("f16", "bf16")
 
     def _vec(self, buf: str, base: str = "base", t: Attribute | None = None) -> str:
         """Chunk c of this thread in `buf`'s row, read as one vector."""
@@ -1267,10 +1278,16 @@ class CachedRow:
         extra = ([f"{{ const long long k = {self._extra()}; "
                   f"{into}[{self.items}] = k < {self.cols}LL ? {put_one('k')} : {self._zero}; }}"]
                  if self.peel else [])
+        if self._paired() and not raw_in:  # two elements per conversion
+            dest = (lambda j: self.slot(j)) if shared else (lambda j: f"{into}[{j}]")
+            convert = [f"for (int i = 0; i < {w // 2}; ++i) {{ const int j = c * {w} + 2 * i; "
+                       f"const float2 f2 = rlx_ld2_{dtype_name(self.t)}(pk.w[i]); {dest('j')} = f2.x; {dest('j + 1')} = f2.y; }}"]
+        else:
+            convert = [f"for (int i = 0; i < {w}; ++i) {{ const int j = c * {w} + i; {put('j', 'pk.e[i]')} }}"]
         return [*decl, *self._chunks(self._guard([
             f"{self._union('pk')} pk.raw = {self._vec(buf)};",
             "#pragma unroll",
-            f"for (int i = 0; i < {w}; ++i) {{ const int j = c * {w} + i; {put('j', 'pk.e[i]')} }}",
+            *convert,
         ], None if shared else into)), *extra]
 
     def _first_col(self) -> str:
@@ -1327,11 +1344,18 @@ class CachedRow:
         else:
             reads, at = [f"{self._union(f'pc_{p}')} pc_{p}.raw = {self._vec(p, '0')};" for p in columns], ""
             value = out(self.elem(), lambda p: load(f"pc_{p}.e[i]", self.t))
+        if self._paired() and not self.peel:  # two elements per conversion
+            lo = out(self.elem("j"), lambda p: load(f"pc_{p}.e[2 * i]", self.t))
+            hi = out(self.elem("j + 1"), lambda p: load(f"pc_{p}.e[2 * i + 1]", self.t))
+            convert = (f"for (int i = 0; i < {w // 2}; ++i) {{ const int j = c * {w} + 2 * i; "
+                       f"pk.w[i] = rlx_st2_{dtype_name(self.t)}({lo}, {hi}); }}")
+        else:
+            convert = f"for (int i = 0; i < {w}; ++i) {{ const int j = c * {w} + i; {at}pk.e[i] = {store(value, self.t)}; }}"
         body = self._chunks(self._guard([
             *reads,
             self._union("pk"),
             "#pragma unroll",
-            f"for (int i = 0; i < {w}; ++i) {{ const int j = c * {w} + i; {at}pk.e[i] = {store(value, self.t)}; }}",
+            convert,
             f"reinterpret_cast<{self.raw}*>({buf} + {self._at('base')})[c * {self.lanes} + {self.lane}] = pk.raw;",
         ]))
         if self.peel:  # the head/tail element
