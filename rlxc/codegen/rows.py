@@ -14,7 +14,9 @@ element type and layout (`ROW_FORMS`, the one table of thresholds):
   of a thread-block cluster, 128 bytes of it in each thread's registers;
   each statistic reduced over the block, then over the cluster through
   distributed shared memory (`rlx_cluster_reduce`: every block folds the
-  blocks' values in rank order, so all hold the same bits); one read;
+  blocks' values in rank order, so all hold the same bits); softmax's max
+  and sum in one such reduction, of each thread's (max, sum) pair, where
+  the row moves several elements per access (`merged_stats`); one read;
 * smem (without clusters): a block of 1024 threads per row, the row cached in dynamic shared
   memory, so long rows are still read from global memory once: as f32,
   but f16/bf16 norm rows as themselves (half the bytes, so two blocks fit
@@ -27,7 +29,8 @@ element type and layout (`ROW_FORMS`, the one table of thresholds):
 The cached forms move 16 bytes per access where the row's length allows (4
 f32, 8 f16/bf16 elements per lane; for f16/bf16 rows in registers the
 width need only divide the row, a thread's accesses past its end skipped
-whole), compute in f32 and round once on the store; the form and the
+whole), compute in f32 and round once on the store, f16/bf16 elements
+converted two per instruction (`CachedRow._paired`); the form and the
 vector width are named in the kernel's source.
 """
 
