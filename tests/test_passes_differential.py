@@ -188,6 +188,24 @@ def test_cse_merges_duplicate_rlx_ops():
     assert_same_results(module, after, "cse")
 
 
+def test_cse_keeps_regions_that_differ_only_in_a_result_type():
+    # xDSL 0.74's structural equivalence ignores result types; rlxc.xdsl_fixes
+    # adds the check, so a cast through f16 and one through bf16 of the same
+    # input stay two regions (they were merged into one kernel on cuda).
+    g = rlxc.GraphBuilder()
+    x = g.input("x", [64])
+    module = g.build([g.cast(g.cast(x, "f16"), "f32"), g.cast(g.cast(x, "bf16"), "f32")])
+    after = rlxc.run_pipeline(module, "rlx-fuse-elementwise,cse")
+    regions = [op for op in after.walk() if isinstance(op, rlx.ElementwiseRegionOp)]
+    assert len(regions) == 2
+    inputs = {"x": np.random.default_rng().standard_normal(64).astype(np.float32)}
+    f16, bf16 = rlxc.interpret(after, inputs)
+    want16, wantb16 = rlxc.interpret(module, inputs)
+    np.testing.assert_array_equal(f16, want16)
+    np.testing.assert_array_equal(bf16, wantb16)
+    assert not np.array_equal(f16, bf16)  # f16 keeps 10 mantissa bits, bf16 7
+
+
 def test_run_pipeline_does_not_touch_its_input():
     g = rlxc.GraphBuilder()
     x = g.input("x", [4])

@@ -4,6 +4,8 @@ from collections.abc import Callable
 
 from xdsl.passes import ModulePass
 
+import rlxc.xdsl_fixes  # noqa: F401  (xDSL 0.74's cse compares result types: applied before any pass runs)
+
 
 def _fuse():
     from rlxc.passes.fuse_elementwise import FuseElementwisePass
