@@ -383,3 +383,31 @@ def test_softmax_merged_statistics_compile_in_every_form(arch, merged, monkeypat
         cluster = [src for src in sources if "row form: cluster" in src and "RlxMSMerge" in src]
         assert cluster and all("__shared__ RlxMS cl_slots0[" in src and "cl_slots1" not in src for src in cluster)
     assert compile_all(lowered, arch) == 13
+
+
+@pytest.mark.parametrize("vector_params", [True, False])
+def test_windowed_norms_read_params_realigned(vector_params, monkeypatch):
+    """In the windowed cluster form (f16/bf16 rows whose length 8 does not
+    divide; f32 odd rows with WINDOW_F32), gamma and beta are read inside the
+    row as 16-byte vectors shifted to the row's start (`rlx_ld_window`), at
+    the window's edges an element at a time; with WINDOW_VECTOR_PARAMS off,
+    an element at a time everywhere. Every kernel compiles for sm_90."""
+    from rlxc.codegen import rows
+
+    monkeypatch.setattr(rows, "WINDOW_VECTOR_PARAMS", vector_params)
+    monkeypatch.setattr(rows, "WINDOW_F32", True)
+    g = rlxc.GraphBuilder()
+    outs = []
+    for k, (cols, d) in enumerate([(30522, "f16"), (50257, "bf16"), (50257, "f32")]):
+        x = g.input(f"x{k}", [3, cols], d)
+        gamma, beta = g.param(f"g{k}", [cols], d), g.param(f"b{k}", [cols], d)
+        outs += [g.layer_norm(x, gamma, beta), g.rms_norm(x, gamma)]
+    lowered = rlxc.run_pipeline(g.build(outs), "rlx-cuda{arch=sm_90}")
+    sources = [k.source.data for k in kernels_of(lowered)]
+    assert len(sources) == 6
+    for src in sources:
+        assert "row form: cluster" in src and "k0 >= 0 && k0 + " in src, src  # windowed
+        realigned = src.count("= rlx_ld_window(")
+        assert realigned == ((2 if "rlx.layer_norm" in src else 1) if vector_params else 0), src
+        assert "rlx_ld_f16(g[k])" in src or "rlx_ld_bf16(g[k])" in src or "g[k]" in src  # the edges
+    assert compile_all(lowered, "sm_90") == 6

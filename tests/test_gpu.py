@@ -437,18 +437,32 @@ def test_long_rows_without_clusters(cols, dtype, monkeypatch):
     _row_kernels(cols, dtype)
 
 
-@pytest.mark.parametrize("dtype", ["f16", "bf16"])
+#: Windowed-row settings of rlxc.codegen.rows the alignment test runs under.
+WINDOW_SETTINGS = {
+    "off": {"WINDOW_ROWS": False},
+    "default": {},
+    "scalar-params": {"WINDOW_VECTOR_PARAMS": False},
+    "f32-unwindowed": {"WINDOW_F32": False},
+    "every-length": {"WINDOW_EVEN_16": True, "PACKED_ROWS": False},
+}
+
+
+@pytest.mark.parametrize("dtype", ["f32", "f16", "bf16"])
 @pytest.mark.parametrize("cols", [10001, 30522, 50257])
-@pytest.mark.parametrize("window", [True, False])
+@pytest.mark.parametrize("window", list(WINDOW_SETTINGS))
 def test_cluster_rows_every_start_alignment(cols, dtype, window, monkeypatch):
-    """Rows whose length 8 does not divide, in the cluster form, windowed
-    (16-byte accesses from the boundary before each row's start) or not:
-    9 rows, so the rows start at several offsets from a 16-byte boundary
-    (h = 0..7), with values in the neighbouring rows far from the row's (a
-    window element leaking into a statistic or a write shows)."""
+    """Rows whose length 8 (f32: 4) does not divide, in the cluster form,
+    windowed (16-byte accesses from the boundary before each row's start;
+    gamma and beta realigned from 16-byte reads, or read an element at a
+    time) or not: 9 rows, so the rows start at several offsets from a
+    16-byte boundary (h = 0..7), with values in the neighbouring rows far
+    from the row's (a window element leaking into a statistic or a write
+    shows) and random per-column params (a param misaligned by an element
+    shows)."""
     from rlxc.codegen import rows
 
-    monkeypatch.setattr(rows, "WINDOW_ROWS", window)
+    for name, value in WINDOW_SETTINGS[window].items():
+        monkeypatch.setattr(rows, name, value)
     g = rlxc.GraphBuilder()
     x = g.input("x", [9, cols], dtype)
     gamma, beta = g.param("g", [cols], dtype), g.param("b", [cols], dtype)
@@ -462,7 +476,7 @@ def test_cluster_rows_every_start_alignment(cols, dtype, window, monkeypatch):
     params = {"g": random_array((cols,), dtype, rng), "b": random_array((cols,), dtype, rng)}
     want = rlxc.interpret(module, inputs, params)
     got = rlxc.compile(module, target="cuda", params=params).run(inputs, poison=True)
-    tol = TOL["float16" if dtype == "f16" else "bfloat16"]
+    tol = TOL[{"f32": "float32", "f16": "float16", "bf16": "bfloat16"}[dtype]]
     for i, (w, o) in enumerate(zip(want, got)):
         w64, o64 = np.asarray(w, np.float64), np.asarray(o, np.float64)
         err = np.linalg.norm(w64 - o64, axis=1) / np.linalg.norm(w64, axis=1)  # per row

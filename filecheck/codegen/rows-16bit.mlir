@@ -16,21 +16,23 @@
 // its row in registers as halves too (32 registers, not 64; at most 64 in
 // all, 4 blocks per SM), converted again in every pass: an empty asm
 // between passes marks the registers changed, so the compiler cannot keep
-// the first pass's floats live instead. Gamma and beta are read as 16-byte
-// vectors beside the output's:
+// the first pass's floats live instead. The halves are held two per 32-bit
+// register, as loaded (32 registers of row, not 64 of 16 bits: bf16 rows
+// needed more). Gamma and beta are read as 16-byte vectors beside the
+// output's:
 // SM90: // row form: cluster (2 blocks of 256 threads per row, 512 threads per row, 8 elements per access, 64 per thread)
 // SM90-NEXT: extern "C" __global__ void __cluster_dims__(2, 1, 1) __launch_bounds__(256, 4)
-// SM90: unsigned short v[64];
-// SM90: for (int i = 0; i < 8; ++i) { const int j = c * 8 + i; v[j] = pk.e[i]; }
-// SM90: s += rlx_ld_f16(v[j]);
-// SM90: for (int j = 0; j < 64; ++j) asm volatile("" : "+h"(v[j]));
+// SM90: unsigned int v[32] = {};
+// SM90: for (int i = 0; i < 4; ++i) v[c * 4 + i] = pk.w[i];
+// SM90: s += rlx_half_f16(v[(j) >> 1], (j) & 1);
+// SM90: for (int j = 0; j < 32; ++j) asm volatile("" : "+r"(v[j]));
 // SM90-NEXT: float q = 0.0f;
-// SM90: const float d_ = rlx_ld_f16(v[j]) - mean; q += d_ * d_;
-// SM90: for (int j = 0; j < 64; ++j) asm volatile("" : "+h"(v[j]));
+// SM90: const float d_ = rlx_half_f16(v[(j) >> 1], (j) & 1) - mean; q += d_ * d_;
+// SM90: for (int j = 0; j < 32; ++j) asm volatile("" : "+r"(v[j]));
 // SM90: union { uint4 raw; unsigned short e[8]; unsigned int w[4]; } pc_g; pc_g.raw = reinterpret_cast<const uint4*>(g + 0)[c * 512 + lane];
 // SM90-NEXT: union { uint4 raw; unsigned short e[8]; unsigned int w[4]; } pc_b; pc_b.raw = reinterpret_cast<const uint4*>(b + 0)[c * 512 + lane];
 // (two elements rounded per instruction, rlx_st2_f16: cvt.rn.f16x2.f32)
-// SM90: pk.w[i] = rlx_st2_f16((rlx_ld_f16(v[j]) - mean) * inv * rlx_ld_f16(pc_g.e[2 * i]) + rlx_ld_f16(pc_b.e[2 * i]), (rlx_ld_f16(v[j + 1]) - mean) * inv * rlx_ld_f16(pc_g.e[2 * i + 1]) + rlx_ld_f16(pc_b.e[2 * i + 1]));
+// SM90: pk.w[i] = rlx_st2_f16((rlx_half_f16(v[(j) >> 1], (j) & 1) - mean) * inv * rlx_ld_f16(pc_g.e[2 * i]) + rlx_ld_f16(pc_b.e[2 * i]), (rlx_half_f16(v[(j + 1) >> 1], (j + 1) & 1) - mean) * inv * rlx_ld_f16(pc_g.e[2 * i + 1]) + rlx_ld_f16(pc_b.e[2 * i + 1]));
 // Softmax keeps an f32 row there (its 64 registers are more than half of
 // 64: no register cap):
 // SM90: // row form: cluster (2 blocks of 256 threads per row, 512 threads per row, 8 elements per access, 64 per thread)
@@ -48,8 +50,8 @@
 // SM90-NEXT: union { uint4 raw; unsigned short e[8]; unsigned int w[4]; } pk; pk.raw = reinterpret_cast<const uint4*>(x + base)[c * 512 + lane];
 // SM90: } else {
 // SM90-NEXT: #pragma unroll
-// SM90-NEXT: for (int i = 0; i < 8; ++i) v[c * 8 + i] = (unsigned short)0;
-// SM90: if (k < 32000LL) { s += rlx_ld_f16(v[j]); }
+// SM90-NEXT: for (int i = 0; i < 4; ++i) v[c * 4 + i] = 0u;
+// SM90: if (k < 32000LL) { s += rlx_half_f16(v[(j) >> 1], (j) & 1); }
 // SM90: if ((long long)(c * 512 + lane) * 8 < 32000LL) {
 // SM90: reinterpret_cast<uint4*>(y + base)[c * 512 + lane] = pk.raw;
 // CHECK: // row form: smem (64000 bytes of shared memory as f16, 1024 threads per row, one element per access, 32 per thread)

@@ -45,7 +45,12 @@
 // (rows moved an element at a time: the max, then the sum, each over the cluster)
 // SM90: m = rlx_cluster_reduce<2, true>(m, RlxMax(), -RLX_INF, smem, cl_slots0);
 // SM90: s = rlx_cluster_reduce<2, false>(s, RlxSum(), 0.0f, smem, cl_slots1);
-// SM90: // row form: cluster (2 blocks of 160 threads per row, 320 threads per row, one element per access, 32 per thread)
+// An odd length (10001 f32) takes the windowed form: 16-byte accesses from
+// the boundary before each row's start, 64 bytes per thread (4 blocks of
+// 160), registers capped at 48 (8 blocks per SM):
+// SM90: // row form: cluster (4 blocks of 160 threads per row, 640 threads per row, 4 elements per access, 16 per thread)
+// SM90-NEXT: extern "C" __global__ void __cluster_dims__(4, 1, 1) __launch_bounds__(160, 8)
+// SM90: const int h = (int)(base & 3);
 // 50000 f32 = 1563 threads: 8 blocks of 224, vectors where 1792 x 4 divides the row (it does not):
 // SM90: // row form: cluster (8 blocks of 224 threads per row, 1792 threads per row, one element per access, 28 per thread)
 // SM90: // row form: looping

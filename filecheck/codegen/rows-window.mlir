@@ -20,13 +20,21 @@
 // (never a neighbouring row's element):
 // CHECK: if (k0 >= 0 && k0 + 8 <= 50257LL) reinterpret_cast<uint4*>(y + base - h)[c * 1792 + lane] = pk.raw;
 // CHECK-NEXT: else for (int i = 0; i < 8; ++i) { const long long k = k0 + i; if (k >= 0 && k < 50257LL) y[base + k] = pk.e[i]; }
-// An even length 8 does not divide (30522): the norm's row, kept as halves,
-// is windowed; gamma and beta are read an element at a time (their
-// boundaries are not the row's):
-// CHECK: // row form: cluster (4 blocks of 256 threads per row, 1024 threads per row, 8 elements per access, 32 per thread)
-// CHECK: unsigned short v[32];
+// An even length 8 does not divide (30522): the norm's row, kept as halves
+// two per 32-bit register (the loaded words as they are), 128 bytes of it
+// per thread, is windowed too. Inside the row, gamma and beta are 16-byte
+// reads realigned to the row's start (rlx_ld_window: two aligned vectors
+// and a funnel shift by h elements); at the window's edges an element at a
+// time:
+// CHECK: // row form: cluster (2 blocks of 256 threads per row, 512 threads per row, 8 elements per access, 64 per thread)
+// CHECK: unsigned int v[32] = {};
 // CHECK: const int nb = (h + 30522 + 7) / 8;
-// CHECK: rlx_st_f16((rlx_ld_f16(v[j]) - mean) * inv * rlx_ld_f16(g[k]) + rlx_ld_f16(b[k]))
+// CHECK: for (int i = 0; i < 4; ++i) v[c * 4 + i] = pk.w[i];
+// CHECK: s += rlx_half_f16(v[(j) >> 1], (j) & 1);
+// CHECK: pc_g.raw = rlx_ld_window(g, (k0 + h) * 2, h * 2);
+// CHECK-NEXT: pc_b.raw = rlx_ld_window(b, (k0 + h) * 2, h * 2);
+// CHECK: pk.e[i] = rlx_st_f16((rlx_half_f16(v[(j) >> 1], (j) & 1) - mean) * inv * rlx_ld_f16(pc_g.e[i]) + rlx_ld_f16(pc_b.e[i]));
+// CHECK: rlx_st_f16((rlx_half_f16(v[(j) >> 1], (j) & 1) - mean) * inv * rlx_ld_f16(g[k]) + rlx_ld_f16(b[k]))
 // ... where softmax's f32 row keeps 4-byte accesses (its window lost there):
 // CHECK: // row form: cluster (2 blocks of 256 threads per row, 512 threads per row, 2 elements per access, 60 per thread)
 func.func @main(%x: tensor<3x50257xf16>, %y: tensor<3x30522xf16>, %g: tensor<30522xf16>, %b: tensor<30522xf16>)

@@ -172,6 +172,36 @@ __device__ __forceinline__ unsigned int rlx_st2_bf16(float lo, float hi) {
   return (unsigned int)rlx_st_bf16(lo) | ((unsigned int)rlx_st_bf16(hi) << 16);
 #endif
 }
+// The 16 bytes at byte a - h of p (a 16-byte aligned, 0 <= h < 16, h a
+// multiple of the element size; a - h >= 0): the aligned vectors at a - 16
+// (where h > 0) and a, shifted by h bytes (funnel shifts of 32-bit words;
+// the word offset is uniform across a row, so its selects do not diverge).
+// The windowed row form's per-column params, realigned to the row's start.
+__device__ __forceinline__ uint4 rlx_ld_window(const void* p, long long a, int h) {
+  const uint4* v = reinterpret_cast<const uint4*>(static_cast<const char*>(p) + a);
+  const uint4 hi = __ldg(v);
+  if (h == 0) return hi;
+  const uint4 lo = __ldg(v - 1);
+  const unsigned int u[8] = {lo.x, lo.y, lo.z, lo.w, hi.x, hi.y, hi.z, hi.w};
+  const int sb = 16 - h, q = sb >> 2, sh = (sb & 3) * 8;
+  unsigned int w[5];
+#pragma unroll
+  for (int j = 0; j < 5; ++j) w[j] = q == 0 ? u[j] : q == 1 ? u[j + 1] : q == 2 ? u[j + 2] : u[j + 3];
+  return make_uint4(__funnelshift_r(w[0], w[1], sh), __funnelshift_r(w[1], w[2], sh),
+                    __funnelshift_r(w[2], w[3], sh), __funnelshift_r(w[3], w[4], sh));
+}
+// Element i (0: the low half, 1: the high) of a word of two f16/bf16
+// elements, as f32; the word with element i replaced (the 16-bit rows held
+// two elements per register).
+__device__ __forceinline__ float rlx_half_f16(unsigned int w, int i) {
+  return rlx_ld_f16((unsigned short)(i ? w >> 16 : w & 0xffffu));
+}
+__device__ __forceinline__ float rlx_half_bf16(unsigned int w, int i) {
+  return __uint_as_float(i ? w & 0xffff0000u : w << 16);
+}
+__device__ __forceinline__ unsigned int rlx_with_half(unsigned int w, int i, unsigned short e) {
+  return i ? (w & 0xffffu) | ((unsigned int)e << 16) : (w & 0xffff0000u) | e;
+}
 // 8 elements of a uint4 to floats f[0..7], and back (rounded to nearest even).
 __device__ __forceinline__ void rlx_ld8_f16(uint4 v, float* f) {
   float2 t;

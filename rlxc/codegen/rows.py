@@ -31,7 +31,15 @@ f32, 8 f16/bf16 elements per lane; for f16/bf16 rows in registers the
 width need only divide the row, a thread's accesses past its end skipped
 whole), compute in f32 and round once on the store, f16/bf16 elements
 converted two per instruction (`CachedRow._paired`); the form and the
-vector width are named in the kernel's source.
+vector width are named in the kernel's source. Rows 16 bytes do not divide
+(odd f32 lengths, 16-bit lengths 8 does not divide) are windowed in the
+cluster form: each row's 16-byte-aligned window read whole, the elements
+outside the row left out of the statistics and written around; per-column
+params (gamma, beta) are realigned to the row's start (`rlx_ld_window`: two
+aligned 16-byte reads and funnel shifts) and read an element at a time only
+at the window's edges; 16-bit rows held in registers keep two elements per
+32-bit word (`CachedRow.packed`); windowed f32 rows are capped at
+WINDOW_F32_REGS registers through `__launch_bounds__`.
 """
 
 from __future__ import annotations
@@ -268,6 +276,11 @@ COLUMN_WIDE_THREADS = 1024
 #: reset by it) folds the partials in chunk order, so results are the same
 #: from run to run. SPLIT_BLOCKS_PER_SM = 0 turns splitting off.
 SPLIT_BELOW = 1
+#: The columns form's loads in flight per thread (each an item of up to 16
+#: bytes). H100, f16/bf16 [8, 32768, 128] over the middle axis (split): 4
+#: beat 8 (64 MiB: 78-79% -> 77% of copy bandwidth; 512 MiB: 95% -> 89-90%)
+#: and 2 (70%).
+COLUMN_LOADS = 4
 SPLIT_BLOCKS_PER_SM = 4  # H100, [4-8, 32768, 128] at 64 MiB: 4 beat 8 and 16 (f16 78% / 76% / 76% of copy)
 SPLIT_MIN_ITEMS = 16
 SPLIT_MAX = 1024
@@ -415,7 +428,7 @@ def _reduce_columns(x: SSAValue, y: SSAValue, xs: list[int], axes: list[int], re
     fold = _fold_item("p[j]", t, vw, lambda e, v: f"acc[{e}] = {reducer}()(acc[{e}], ({acc}){v});")
     how = f", the reduced axis split in {split} chunks of {chunk} (grid.y)" if split > 1 else ""
     src = [f"// reduce form: columns: {cv} items of {vw} adjacent outputs per block, {rk} threads apart along "
-           f"the {rows.cols} reduced elements, 4 loads in flight per thread{how}"]
+           f"the {rows.cols} reduced elements, {COLUMN_LOADS} loads in flight per thread{how}"]
     lo, hi = ("k_lo + ", "k_hi") if split > 1 else ("", f"{rows.cols}LL")
     combine = [
         "  // the threads of a column combine pairwise, halving each step",
@@ -456,12 +469,12 @@ def _reduce_columns(x: SSAValue, y: SSAValue, xs: list[int], axes: list[int], re
         f"  for (int e = 0; e < {vw}; ++e) acc[e] = {ident};",
         f"  if (r < {rows.rows}LL) {{",
         f"    const long long base = {rows.row_base};",
-        f"    for (long long k0 = {lo}rk; k0 < {hi}; k0 += {4 * rk}) {{",
-        f"      {item} p[4];",
+        f"    for (long long k0 = {lo}rk; k0 < {hi}; k0 += {COLUMN_LOADS * rk}) {{",
+        f"      {item} p[{COLUMN_LOADS}];",
         "      #pragma unroll",
-        f"      for (int j = 0; j < 4; ++j) {{ const long long k = k0 + j * {rk}; if (k < {hi}) p[j] = x[base + ({rows.col_off})]; }}",
+        f"      for (int j = 0; j < {COLUMN_LOADS}; ++j) {{ const long long k = k0 + j * {rk}; if (k < {hi}) p[j] = x[base + ({rows.col_off})]; }}",
         "      #pragma unroll",
-        f"      for (int j = 0; j < 4; ++j) {{ const long long k = k0 + j * {rk}; if (k < {hi}) {fold} }}",
+        f"      for (int j = 0; j < {COLUMN_LOADS}; ++j) {{ const long long k = k0 + j * {rk}; if (k < {hi}) {fold} }}",
         "    }",
         "  }",
         *combine,
@@ -816,6 +829,37 @@ WINDOW_ROWS = True
 #: (100-128 registers; softmax of 50257 42-46% of copy bandwidth against
 #: 61-67%) and 32 (48-62%).
 WINDOW_ROW_BYTES = 64
+#: ... and where the row is held in its 16-bit type (the norms), two
+#: elements per register (PACKED_ROWS). H100, packed rows, against 64 bytes
+#: (µs at 64 / 512 MiB): layer_norm f16 of 50257 72.5 -> 69.6 / 518 -> 461,
+#: bf16 73.2 -> 70.4 / 525 -> 469, bf16 of 30522 71.3 -> 69.5 / 512 -> 457;
+#: rms_norm f16 of 50257 56.6 -> 54.5 / 421 -> 384, of 30522 53.4 -> 52.5 /
+#: 394 -> 372 (86% -> 97% of copy bandwidth); one loss, layer_norm f16 of
+#: 30522 at 64 MiB, 64.5 -> 68.8 (449 vs 448 at 512 MiB).
+WINDOW_STORED_ROW_BYTES = 128
+#: Off: the windowed form's per-column params (gamma, beta) are read an
+#: element at a time; on: inside the row, each access's params are two
+#: aligned 16-byte reads shifted to the row's alignment (`rlx_ld_window`),
+#: the window's first and last accesses still an element at a time. H100,
+#: (µs at 64 / 512 MiB): layer_norm f16 of 30522 79.9 -> 64.8 / 575 -> 452
+#: (63% -> 80% of copy bandwidth at 512 MiB), of 32001 78.6 -> 70.0, bf16 of
+#: 50257 91.9 -> 84.1 / 670 -> 615; rms_norm f16 of 30522 56.3 -> 53.8.
+WINDOW_VECTOR_PARAMS = True
+#: f32 rows of odd length windowed too (else one element per access), their
+#: registers capped at WINDOW_F32_REGS (0: as the compiler likes) through
+#: `__launch_bounds__`. H100 (µs at 64 / 512 MiB): rms_norm of 50257 81.2 ->
+#: 55.5 / 571 -> 409 (56% -> 82% of copy bandwidth at 64 MiB), softmax of
+#: 50257 62.6 -> 59.7 / 426 -> 439, of 30001 60.7 -> 58.3 / 413 -> 429,
+#: layer_norm of 30001 64.1 -> 62.5 / 452 -> 435, of 50257 65.4 -> 65.9 /
+#: 447 -> 460. Uncapped, layer_norm of 50257 took 54 registers at 416
+#: threads (two blocks per SM) and fell to 81.6 / 588.
+WINDOW_F32 = True
+WINDOW_F32_REGS = 48
+#: f16/bf16 rows of even lengths 8 does not divide windowed also where the
+#: row is held as f32 (softmax; else 2 or 4 elements per access). Off:
+#: H100, softmax f16 of 30522 64.0 -> 64.8 / 422 -> 473 µs, of 32002 64.9 ->
+#: 62.5 / 429 -> 450; bf16 the same.
+WINDOW_EVEN_16 = False
 
 #: Forms whose statistics take one reduction over the row's threads where
 #: the op has such a form (`RowSpec.merged`; softmax, log_softmax) and the
@@ -872,7 +916,9 @@ def windowed(cols: int, t: Attribute, stored: bool) -> bool:
     the 16-bit norms' rows 8 divides but the cluster's accesses do not
     cover (32000, 20000, 10000: layer_norm f16 of 32000 55.7 -> 77.2 µs at
     64 MiB)."""
-    return dtype(t).bytes == 2 and cols % 8 != 0 and cols >= 64 and (stored or cols % 2 == 1)
+    if dtype(t).bytes == 4:
+        return WINDOW_F32 and cols % 2 == 1 and cols >= 64
+    return dtype(t).bytes == 2 and cols % 8 != 0 and cols >= 64 and (stored or cols % 2 == 1 or WINDOW_EVEN_16)
 
 #: Off: f16/bf16 rows in registers move several elements per access only
 #: where the threads' accesses cover the row exactly (lanes × width divides
@@ -880,6 +926,15 @@ def windowed(cols: int, t: Attribute, stored: bool) -> bool:
 GUARDED_VECTORS = True
 #: ... for elements narrower than this many bytes (4: f16/bf16; 8 takes f32 in too).
 GUARDED_BELOW_BYTES = 4
+
+#: Off: the 16-bit rows in registers (CLUSTER_STORED) held one element per
+#: 16-bit register rather than two per 32-bit word (`CachedRow.packed`).
+#: H100, windowed rows of 64 bytes per thread: bf16 layer_norm of 50257 67
+#: -> 56 registers, 84.2 -> 73.2 / 616 -> 525 µs at 64 / 512 MiB; rms_norm
+#: bf16 of 50257 60.7 -> 57.0 / 450 -> 423; f16 and the rows of 16384 and
+#: 32768 the same within 1%. It also let 128 bytes per thread fit
+#: (WINDOW_STORED_ROW_BYTES: 113 -> 72 registers).
+PACKED_ROWS = True
 
 #: Off: f16/bf16 elements of vector accesses converted one at a time (see
 #: `CachedRow._paired`).
@@ -897,7 +952,8 @@ def cluster_shape(cols: int, t: Attribute, stored: bool = False, window: bool = 
     400000-524288); counting them as f32 would not fit a cluster, and a
     few spills were judged cheaper than the streamed form's second read
     (not measured)."""
-    per = WINDOW_ROW_BYTES if window else CLUSTER_STORED_ROW_BYTES if stored else CLUSTER_ROW_BYTES
+    per = ((WINDOW_STORED_ROW_BYTES if stored else WINDOW_ROW_BYTES) if window
+           else CLUSTER_STORED_ROW_BYTES if stored else CLUSTER_ROW_BYTES)
     lanes = -(-cols * dtype(t).bytes // per)
     c = 2  # at least two: a row past BLOCK_ROW_MAX that one block would hold is split anyway
     while c < CLUSTER_MAX and lanes > c * CLUSTER_THREADS:
@@ -1142,8 +1198,17 @@ class CachedRow:
                     f"h + (long long)({vi}) * {w} + (({j}) % {w}) : {self.cols}LL)")
         return f"((long long)(({j}) / {w}) * {self.lanes * w} + {self.lane} * {w} + (({j}) % {w}))"
 
+    @property
+    def packed(self) -> bool:
+        """Whether the 16-bit row in registers is held two elements per
+        32-bit word (`v` of unsigned ints, as loaded), not one per 16-bit
+        register (see PACKED_ROWS)."""
+        return PACKED_ROWS and self.stored and not self.smem and self.width >= 2 and not self.peel
+
     def _decl(self, name: str = "v") -> str:
         """The declaration of a thread's row registers."""
+        if self.packed:
+            return f"unsigned int {name}[{self.slots // 2}] = {{}};"
         return f"{storage_type(self.t) if self.stored else 'float'} {name}[{self.slots}];"
 
     @property
@@ -1158,6 +1223,8 @@ class CachedRow:
         live (which would undo the halved registers)."""
         if not self.stored or self.smem:
             return []
+        if self.packed:
+            return ["#pragma unroll", f'for (int j = 0; j < {self.slots // 2}; ++j) asm volatile("" : "+r"(v[j]));']
         return ["#pragma unroll", f'for (int j = 0; j < {self.slots}; ++j) asm volatile("" : "+h"(v[j]));']
 
     def slot(self, j: str = "j") -> str:
@@ -1169,10 +1236,14 @@ class CachedRow:
 
     def elem(self, j: str = "j") -> str:
         """Element j's value (f32)."""
+        if self.packed:
+            return f"rlx_half_{dtype_name(self.t)}(v[({j}) >> 1], ({j}) & 1)"
         return load(self.slot(j), self.t) if self.stored else self.slot(j)
 
     def set(self, j: str, value: str) -> str:
         """The statement keeping `value` (already of t's precision) as element j."""
+        if self.packed:
+            return f"v[({j}) >> 1] = rlx_with_half(v[({j}) >> 1], ({j}) & 1, {store(value, self.t)});"
         return f"{self.slot(j)} = {store(value, self.t) if self.stored else value};"
 
     def note(self) -> str:
@@ -1195,7 +1266,7 @@ class CachedRow:
         return self.raw_of()
 
     def _union(self, name: str, t: Attribute | None = None) -> str:
-        words = f" unsigned int w[{self.width // 2}];" if self._paired(t) else ""
+        words = f" unsigned int w[{self.width // 2}];" if self._paired(t) or (self.packed and t is None) else ""
         return f"union {{ {self.raw_of(t)} raw; {dtype(t or self.t).c_storage} e[{self.width}];{words} }} {name};"
 
     def _paired(self, t: Attribute | None = None) -> bool:
@@ -1254,7 +1325,8 @@ class CachedRow:
         past the row's end, the registers `zero` names (if any) set to 0."""
         if not self.guarded:
             return lines
-        pad = ["} else {", "  #pragma unroll", f"  for (int i = 0; i < {self.width}; ++i) {zero}[c * {self.width} + i] = {self._zero};"] if zero else []
+        n = self.width // 2 if self.packed and zero == "v" else self.width
+        pad = ["} else {", "  #pragma unroll", f"  for (int i = 0; i < {n}; ++i) {zero}[c * {n} + i] = {'0u' if n < self.width else self._zero};"] if zero else []
         return [f"if ({self._inside()}) {{", *("  " + x for x in lines), *pad, "}"]
 
     def load(self, buf: str, into: str = "v") -> list[str]:
@@ -1281,7 +1353,9 @@ class CachedRow:
         extra = ([f"{{ const long long k = {self._extra()}; "
                   f"{into}[{self.items}] = k < {self.cols}LL ? {put_one('k')} : {self._zero}; }}"]
                  if self.peel else [])
-        if self._paired() and not raw_in:  # two elements per conversion
+        if self.packed and raw_in:  # the loaded words as they are
+            convert = [f"for (int i = 0; i < {w // 2}; ++i) v[c * {w // 2} + i] = pk.w[i];"]
+        elif self._paired() and not raw_in:  # two elements per conversion
             dest = (lambda j: self.slot(j)) if shared else (lambda j: f"{into}[{j}]")
             convert = [f"for (int i = 0; i < {w // 2}; ++i) {{ const int j = c * {w} + 2 * i; "
                        f"const float2 f2 = rlx_ld2_{dtype_name(self.t)}(pk.w[i]); {dest('j')} = f2.x; {dest('j + 1')} = f2.y; }}"]
@@ -1328,17 +1402,39 @@ class CachedRow:
         w = self.width
         if w == 1:
             return self.each(f"{buf}[base + k] = {store(out(self.elem(), lambda p: load(f'{p}[k]', self.t)), self.t)};")
-        if self.window:  # the params an element at a time (as peeled); the window's edges written so
+        if self.window:  # the window's edges element by element (the params too), written so
             value = store(out(self.elem(), lambda p: load(f"{p}[k]", self.t)), self.t)
             inside = self._in_row()
-            return self._chunks(self._guard([
-                self._first_col(),
-                self._union("pk"),
+            whole = f"k0 >= 0 && k0 + {w} <= {self.cols}LL"
+            vector_write = f"reinterpret_cast<{self.raw}*>({buf} + {self._at('base')})[c * {self.lanes} + {self.lane}] = pk.raw;"
+            edge = [
                 "#pragma unroll",
                 f"for (int i = 0; i < {w}; ++i) {{ const int j = c * {w} + i; const long long k = k0 + i; "
                 f"pk.e[i] = {inside} ? {value} : ({storage_type(self.t)})0; }}",
-                f"if (k0 >= 0 && k0 + {w} <= {self.cols}LL) "
-                f"reinterpret_cast<{self.raw}*>({buf} + {self._at('base')})[c * {self.lanes} + {self.lane}] = pk.raw;",
+            ]
+            if columns and WINDOW_VECTOR_PARAMS:  # inside the row: each param's 16 bytes realigned to the row's
+                size = dtype(self.t).bytes
+                params = [f"{self._union(f'pc_{p}')} pc_{p}.raw = rlx_ld_window({p}, (k0 + h) * {size}, h * {size});"
+                          for p in columns]
+                vec = store(out(self.elem(), lambda p: load(f"pc_{p}.e[i]", self.t)), self.t)
+                return self._chunks(self._guard([
+                    self._first_col(),
+                    self._union("pk"),
+                    f"if ({whole}) {{",
+                    *("  " + x for x in params),
+                    "  #pragma unroll",
+                    f"  for (int i = 0; i < {w}; ++i) {{ const int j = c * {w} + i; pk.e[i] = {vec}; }}",
+                    "  " + vector_write,
+                    "} else {",
+                    *("  " + x for x in edge),
+                    f"  for (int i = 0; i < {w}; ++i) {{ const long long k = k0 + i; if ({inside}) {buf}[base + k] = pk.e[i]; }}",
+                    "}",
+                ]))
+            return self._chunks(self._guard([
+                self._first_col(),
+                self._union("pk"),
+                *edge,
+                f"if ({whole}) {vector_write}",
                 f"else for (int i = 0; i < {w}; ++i) {{ const long long k = k0 + i; if ({inside}) {buf}[base + k] = pk.e[i]; }}",
             ]))
         if self.peel:  # the params' 16-byte boundaries are not the row's: an element at a time
@@ -1553,7 +1649,9 @@ def row_kernel(s: RowSpec, sm_count: int) -> KernelSpec:
         row_regs = -(-row.slots // 2) if regs16 else row.slots
         capped = CLUSTER_REGS and 2 * row_regs <= CLUSTER_REGS and not row.guarded  # guarded rows spilled
         src = _row_kernel(decl, body, rows, form="cluster", threads=threads, cluster=red,
-                          min_blocks=max(1, 65536 // (CLUSTER_REGS * threads)) if capped else 0,
+                          min_blocks=max(1, 65536 // (CLUSTER_REGS * threads)) if capped else
+                          max(1, 65536 // (WINDOW_F32_REGS * threads)) if window and WINDOW_F32_REGS and
+                          dtype(s.t).bytes == 4 else 0,
                           note=f"{blocks} blocks of {threads} threads per row, " + row.note())
         return KernelSpec(s.family, src, bufs, rows.rows * blocks, threads)
     if form == "smem":
