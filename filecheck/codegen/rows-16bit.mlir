@@ -59,13 +59,19 @@
 // alignment, so the row is peeled: the h elements before its first 16-byte
 // boundary and the tl after its last whole vector are held one each by the
 // first h + tl threads (one more register, v[16]); the nb whole vectors
-// between move 16 bytes per access.
+// between move 16 bytes per access. The statistics' loops test each access
+// once (inside the whole vectors or not), then the head/tail element.
 // CHECK: // row form: block (256 threads per row, 8 elements per access between the row's 16-byte boundaries, the rest one each, 17 per thread)
 // CHECK: const int h = (int)((8 - (base & 7)) & 7);
 // CHECK-NEXT: const int nb = (4097 - h) / 8, tl = 4097 - h - nb * 8;
 // CHECK: if (c * 256 + threadIdx.x < nb) {
 // CHECK-NEXT: union { uint4 raw; unsigned short e[8]; unsigned int w[4]; } pk; pk.raw = reinterpret_cast<const uint4*>(x + base + h)[c * 256 + threadIdx.x];
 // CHECK: { const long long k = (threadIdx.x < h ? (long long)threadIdx.x : threadIdx.x < h + tl ? (long long)nb * 8 + threadIdx.x : 4097LL); v[16] = k < 4097LL ? rlx_ld_f16(x[base + k]) : 0.0f; }
+// CHECK: float m = -RLX_INF;
+// CHECK: if (c * 256 + threadIdx.x < nb) {
+// CHECK-NEXT: #pragma unroll
+// CHECK-NEXT: for (int i = 0; i < 8; ++i) { const int j = c * 8 + i; const long long k = h + (long long)(c * 256 + threadIdx.x) * 8 + i; { m = rlx_maxf(m, v[j]); } }
+// CHECK: { const int j = 16; const long long k = (threadIdx.x < h ? (long long)threadIdx.x : threadIdx.x < h + tl ? (long long)nb * 8 + threadIdx.x : 4097LL); if (k < 4097LL) { m = rlx_maxf(m, v[j]); } }
 // CHECK: reinterpret_cast<uint4*>(y + base + h)[c * 256 + threadIdx.x] = pk.raw;
 // CHECK: if (k < 4097LL) y[base + k] = rlx_st_f16(v[16] * inv); }
 func.func @main(%x: tensor<2x32768xf16>, %g: tensor<32768xf16>, %b: tensor<32768xf16>, %y: tensor<2x32000xf16>,

@@ -927,6 +927,19 @@ GUARDED_VECTORS = True
 #: ... for elements narrower than this many bytes (4: f16/bf16; 8 takes f32 in too).
 GUARDED_BELOW_BYTES = 4
 
+#: Off: the peeled forms' per-column params (gamma, beta) are read an
+#: element at a time; on: each vector access's params are two aligned
+#: 16-byte reads shifted to the row's first 16-byte boundary
+#: (`rlx_ld_window`), as WINDOW_VECTOR_PARAMS does for the windowed form.
+#: On measured worse: H100, layer_norm bf16 of 4097 76.8 -> 85.1 / 562 ->
+#: 635 µs at 64 / 512 MiB, f16 67.1 -> 67.9, rows of 100 and 1001 the same.
+PEELED_VECTOR_PARAMS = False
+#: Off: the peeled forms' per-element loops (statistics, the output) test
+#: each element's column against the row (a 64-bit column computed per
+#: element); on: one test per vector access (inside the whole vectors, or
+#: not), then the head/tail element's own.
+PEELED_ACCESS_GUARDS = True
+
 #: Off: the 16-bit rows in registers (CLUSTER_STORED) held one element per
 #: 16-bit register rather than two per 32-bit word (`CachedRow.packed`).
 #: H100, windowed rows of 64 bytes per thread: bf16 layer_norm of 50257 67
@@ -1389,6 +1402,15 @@ class CachedRow:
                 f"if ({self._in_row()}) {{ {body} }} }}",
                 "}",
             ])
+        if self.peel and PEELED_ACCESS_GUARDS:  # one test per access, then the head/tail element
+            w, vi = self.width, f"c * {self.lanes} + {self.lane}"
+            return self._chunks([
+                f"if ({vi} < nb) {{",
+                "  #pragma unroll",
+                f"  for (int i = 0; i < {w}; ++i) {{ const int j = c * {w} + i; "
+                f"const long long k = h + (long long)({vi}) * {w} + i; {{ {body} }} }}",
+                "}",
+            ]) + [f"{{ const int j = {self.items}; const long long k = {self._extra()}; if (k < {self.cols}LL) {{ {body} }} }}"]
         guard = f"if ({self._in_row()}) " if self.guarded else ""
         return [
             "#pragma unroll",
@@ -1437,13 +1459,22 @@ class CachedRow:
                 f"if ({whole}) {vector_write}",
                 f"else for (int i = 0; i < {w}; ++i) {{ const long long k = k0 + i; if ({inside}) {buf}[base + k] = pk.e[i]; }}",
             ]))
-        if self.peel:  # the params' 16-byte boundaries are not the row's: an element at a time
-            reads, at = [], f"const long long k = {self.col('j')}; "
+        size = dtype(self.t).bytes
+        realign = self.peel and columns and PEELED_VECTOR_PARAMS and w * size == 16
+        if realign:  # the params' 16 bytes realigned to the row's vectors (which start h elements in)
+            reads, at = [f"{self._union(f'pc_{p}')} pc_{p}.raw = rlx_ld_window({p}, "
+                         f"(long long)(c * {self.lanes} + {self.lane}) * 16 + (h ? 16 : 0), (16 - h * {size}) & 15);"
+                         for p in columns], ""
+            value = out(self.elem(), lambda p: load(f"pc_{p}.e[i]", self.t))
+        elif self.peel:  # the params' 16-byte boundaries are not the row's: an element at a time
+            k = (f"h + (long long)(c * {self.lanes} + {self.lane}) * {w} + i" if PEELED_ACCESS_GUARDS
+                 else self.col("j"))  # inside the access's guard: a whole vector of the row
+            reads, at = [], f"const long long k = {k}; "
             value = out(self.elem(), lambda p: load(f"{p}[k]", self.t))
         else:
             reads, at = [f"{self._union(f'pc_{p}')} pc_{p}.raw = {self._vec(p, '0')};" for p in columns], ""
             value = out(self.elem(), lambda p: load(f"pc_{p}.e[i]", self.t))
-        if self._paired() and not self.peel:  # two elements per conversion
+        if self._paired() and (realign or not self.peel):  # two elements per conversion
             lo = out(self.elem("j"), lambda p: load(f"pc_{p}.e[2 * i]", self.t))
             hi = out(self.elem("j + 1"), lambda p: load(f"pc_{p}.e[2 * i + 1]", self.t))
             convert = (f"for (int i = 0; i < {w // 2}; ++i) {{ const int j = c * {w} + 2 * i; "
