@@ -1194,6 +1194,11 @@ class CachedRow:
         return [f"const int h = (int)(({w} - (base & {w - 1})) & {w - 1});  // elements before the row's first 16-byte boundary",
                 f"const int nb = ({self.cols} - h) / {w}, tl = {self.cols} - h - nb * {w};  // whole vectors, elements after them"]
 
+    def _peeled_col(self) -> str:
+        """The peeled form: the column of element i of access c, an access
+        among the row's whole vectors (inside `_guard`)."""
+        return f"h + (long long)(c * {self.lanes} + {self.lane}) * {self.width} + i"
+
     def _extra(self) -> str:
         """The column of the peeled form's one scalar element (the row's
         length where this thread holds none)."""
@@ -1403,12 +1408,11 @@ class CachedRow:
                 "}",
             ])
         if self.peel and PEELED_ACCESS_GUARDS:  # one test per access, then the head/tail element
-            w, vi = self.width, f"c * {self.lanes} + {self.lane}"
+            w = self.width
             return self._chunks([
-                f"if ({vi} < nb) {{",
+                f"if ({self._inside()}) {{",
                 "  #pragma unroll",
-                f"  for (int i = 0; i < {w}; ++i) {{ const int j = c * {w} + i; "
-                f"const long long k = h + (long long)({vi}) * {w} + i; {{ {body} }} }}",
+                f"  for (int i = 0; i < {w}; ++i) {{ const int j = c * {w} + i; const long long k = {self._peeled_col()}; {{ {body} }} }}",
                 "}",
             ]) + [f"{{ const int j = {self.items}; const long long k = {self._extra()}; if (k < {self.cols}LL) {{ {body} }} }}"]
         guard = f"if ({self._in_row()}) " if self.guarded else ""
@@ -1434,14 +1438,13 @@ class CachedRow:
                 f"for (int i = 0; i < {w}; ++i) {{ const int j = c * {w} + i; const long long k = k0 + i; "
                 f"pk.e[i] = {inside} ? {value} : ({storage_type(self.t)})0; }}",
             ]
+            scalar_write = f"for (int i = 0; i < {w}; ++i) {{ const long long k = k0 + i; if ({inside}) {buf}[base + k] = pk.e[i]; }}"
             if columns and WINDOW_VECTOR_PARAMS:  # inside the row: each param's 16 bytes realigned to the row's
                 size = dtype(self.t).bytes
                 params = [f"{self._union(f'pc_{p}')} pc_{p}.raw = rlx_ld_window({p}, (k0 + h) * {size}, h * {size});"
                           for p in columns]
                 vec = store(out(self.elem(), lambda p: load(f"pc_{p}.e[i]", self.t)), self.t)
-                return self._chunks(self._guard([
-                    self._first_col(),
-                    self._union("pk"),
+                write = [
                     f"if ({whole}) {{",
                     *("  " + x for x in params),
                     "  #pragma unroll",
@@ -1449,16 +1452,12 @@ class CachedRow:
                     "  " + vector_write,
                     "} else {",
                     *("  " + x for x in edge),
-                    f"  for (int i = 0; i < {w}; ++i) {{ const long long k = k0 + i; if ({inside}) {buf}[base + k] = pk.e[i]; }}",
+                    "  " + scalar_write,
                     "}",
-                ]))
-            return self._chunks(self._guard([
-                self._first_col(),
-                self._union("pk"),
-                *edge,
-                f"if ({whole}) {vector_write}",
-                f"else for (int i = 0; i < {w}; ++i) {{ const long long k = k0 + i; if ({inside}) {buf}[base + k] = pk.e[i]; }}",
-            ]))
+                ]
+            else:
+                write = [*edge, f"if ({whole}) {vector_write}", f"else {scalar_write}"]
+            return self._chunks(self._guard([self._first_col(), self._union("pk"), *write]))
         size = dtype(self.t).bytes
         realign = self.peel and columns and PEELED_VECTOR_PARAMS and w * size == 16
         if realign:  # the params' 16 bytes realigned to the row's vectors (which start h elements in)
@@ -1467,8 +1466,7 @@ class CachedRow:
                          for p in columns], ""
             value = out(self.elem(), lambda p: load(f"pc_{p}.e[i]", self.t))
         elif self.peel:  # the params' 16-byte boundaries are not the row's: an element at a time
-            k = (f"h + (long long)(c * {self.lanes} + {self.lane}) * {w} + i" if PEELED_ACCESS_GUARDS
-                 else self.col("j"))  # inside the access's guard: a whole vector of the row
+            k = self._peeled_col() if PEELED_ACCESS_GUARDS else self.col("j")  # inside the access's guard
             reads, at = [], f"const long long k = {k}; "
             value = out(self.elem(), lambda p: load(f"{p}[k]", self.t))
         else:
@@ -1679,10 +1677,9 @@ def row_kernel(s: RowSpec, sm_count: int) -> KernelSpec:
         body = _cached_form(s, row, red, "cluster")
         row_regs = -(-row.slots // 2) if regs16 else row.slots
         capped = CLUSTER_REGS and 2 * row_regs <= CLUSTER_REGS and not row.guarded  # guarded rows spilled
+        regs_cap = CLUSTER_REGS if capped else WINDOW_F32_REGS if window and dtype(s.t).bytes == 4 else 0
         src = _row_kernel(decl, body, rows, form="cluster", threads=threads, cluster=red,
-                          min_blocks=max(1, 65536 // (CLUSTER_REGS * threads)) if capped else
-                          max(1, 65536 // (WINDOW_F32_REGS * threads)) if window and WINDOW_F32_REGS and
-                          dtype(s.t).bytes == 4 else 0,
+                          min_blocks=max(1, 65536 // (regs_cap * threads)) if regs_cap else 0,
                           note=f"{blocks} blocks of {threads} threads per row, " + row.note())
         return KernelSpec(s.family, src, bufs, rows.rows * blocks, threads)
     if form == "smem":
