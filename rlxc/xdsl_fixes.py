@@ -21,10 +21,7 @@ _structurally_equivalent = Operation.is_structurally_equivalent
 
 
 def _is_structurally_equivalent(self, other, context=None) -> bool:  # type: ignore[no-untyped-def]
-    if isinstance(other, Operation) and (
-        len(self.results) != len(other.results)
-        or any(a.type != b.type for a, b in zip(self.results, other.results))
-    ):
+    if isinstance(other, Operation) and self.result_types != other.result_types:
         return False
     return _structurally_equivalent(self, other, context)
 
