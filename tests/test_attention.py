@@ -18,6 +18,8 @@ from rlxc.codegen.attention import attention_form, attention_problem
 from rlxc.dialects import rlx, rlx_cuda
 from rlxc.dialects.rlx.base import f64_attr, i64_array
 from rlxc.runtime import nvrtc
+from rlxc.dialects.types import ELEMENT_TYPES
+from rlxc.values import to_element_type
 from strategies import random_inputs
 
 ARCHS = ["sm_80", "sm_90"]
@@ -64,10 +66,10 @@ def scaled_inputs(module, rng):
 # --------------------------------------------------------------------------- the op and the interpreter
 
 
-def attention_op(q, k, v, mask=None, causal=False, scale=None, layouts=None):
+def attention_op(q, k, v, mask=None, causal=False, scale=None, layouts=None, dtype="f32"):
     """A graph with one attention, q/k/v given in physical shapes."""
     g = rlxc.GraphBuilder()
-    args = [g.input("q", q), g.input("k", k), g.input("v", v)]
+    args = [g.input("q", q, dtype), g.input("k", k, dtype), g.input("v", v, dtype)]
     m = g.input("m", mask) if mask is not None else None
     props = {}
     if causal:
@@ -126,8 +128,34 @@ def test_unfuse_none_honours_layouts():
     inputs, _ = random_inputs(m, rng)
     (want,) = rlxc.interpret(m, inputs, float64=True)
     (got,) = rlxc.interpret(after, inputs, float64=True)
-    # the decomposition's scale is an f32 constant: agreement to f32 rounding
-    np.testing.assert_allclose(got, want, rtol=1e-6, atol=1e-7)
+    # one scale (the f32 nearest 1/sqrt(8), exact here) in both: agreement to float64 rounding
+    np.testing.assert_allclose(got, want, rtol=1e-12, atol=1e-13)
+
+
+@pytest.mark.parametrize("dtype", ["f32", "f16", "bf16"])
+@pytest.mark.parametrize("d,scale", [(48, None), (32, None), (8, 0.3)])
+def test_decomposition_applies_the_same_f32_scale(dtype, d, scale):
+    """1/sqrt(48), 1/sqrt(32) and 0.3 are not f16/bf16 values (1/sqrt(48) and
+    0.3 not f32 ones either): the interpreter, the decomposition and the
+    kernels all apply the nearest f32, so with scores of a few hundred (where
+    a rounded scale moves the softmax by ~1e-5) the decomposed graph still
+    agrees with the composite in float64."""
+    m = attention_op([2, 3, 9, d], [2, 3, 11, d], [2, 3, 11, 5], scale=scale, dtype=dtype)
+    after = rlxc.run_pipeline(m, "rlx-unfuse{target=none}")
+    assert not ops_named(after, "rlx.attention")
+    (op,) = ops_named(m, "rlx.attention")
+    want_scale = np.float32(1 / np.sqrt(d) if scale is None else scale)
+    assert op.scale_value() == float(want_scale)
+    rng = np.random.default_rng()
+    inputs = {n: to_element_type(rng.standard_normal(shape) * 6, ELEMENT_TYPES[dtype])
+              for n, shape in (("q", (2, 3, 9, d)), ("k", (2, 3, 11, d)), ("v", (2, 3, 11, 5)))}
+    (want,) = rlxc.interpret(m, inputs, float64=True)
+    (got,) = rlxc.interpret(after, inputs, float64=True)
+    np.testing.assert_allclose(got, want, rtol=1e-12, atol=1e-13)
+    # and the scale is float64(f32 scale): scores of ~ +-300 make 1/sqrt(d) in float64 visibly different
+    lg = {n: inputs[n].astype(np.float64) for n in "qkv"}
+    np.testing.assert_allclose(want, R.attention(lg["q"], lg["k"], lg["v"], None, False, float(want_scale)),
+                               rtol=1e-10, atol=1e-12)
 
 
 def test_cuda_keeps_attention_native():

@@ -50,7 +50,6 @@ softmax does.
 
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass
 
 from xdsl.ir import SSAValue
@@ -135,7 +134,7 @@ def attention_problem(op: rlx.AttentionOp) -> Attention:
         ms = [1] * (4 - len(ms)) + ms
         full = strides(ms)
         mst = tuple(0 if d == 1 else s for d, s in zip(ms, full))
-    scale = float(op.scale.value.data) if op.scale is not None else 1.0 / math.sqrt(dk)  # pyright: ignore
+    scale = op.scale_value()
     return Attention(
         op.query, op.key, op.value, op.mask, op.result, b, h, sq, sk, dk, dv,
         tuple(qst[:3]), tuple(kst[:3]), tuple(vst[:3]), tuple(ost[:3]), offsets, mst,  # pyright: ignore  # pyright: ignore

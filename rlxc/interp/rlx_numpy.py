@@ -214,10 +214,9 @@ def resize(op: rlx.ResizeOp, x: np.ndarray) -> np.ndarray:
     return out
 
 
-def attention(q, k, v, mask, causal: bool, scale: float | None):
+def attention(q, k, v, mask, causal: bool, scale: float):
     """softmax(q kᵀ · scale + mask, causal top-left) · v in float64."""
-    d = q.shape[-1]
-    s = np.matmul(q, np.swapaxes(k, -1, -2)) * (1.0 / np.sqrt(d) if scale is None else scale)
+    s = np.matmul(q, np.swapaxes(k, -1, -2)) * scale
     if mask is not None:
         s = s + mask
     if causal:
@@ -556,8 +555,7 @@ class _RlxFunctionsBase(InterpreterFunctions):
         q, k, v = (np.transpose(x, np.argsort(p)) for x, p in ((q, lq), (k, lk), (v, lv)))
         # head windows: the heads [offset, offset + count) of a wider tensor
         q, k, v = (x if w is None else x[:, w[0] : w[0] + w[1]] for x, w in zip((q, k, v), op.windows()))
-        scale = None if op.scale is None else _float(op.scale)
-        out = attention(q, k, v, m[0] if m else None, op.causal is not None, scale)
+        out = attention(q, k, v, m[0] if m else None, op.causal is not None, op.scale_value())
         return _out(op, np.transpose(out, lo))
 
     @impl(rlx.RopeOp)

@@ -11,7 +11,7 @@ from collections.abc import Mapping, Sequence
 from typing import ClassVar
 
 import numpy as np
-from xdsl.dialects.builtin import DenseArrayBase, Float64Type, FloatAttr, TensorType, UnitAttr, i64
+from xdsl.dialects.builtin import DenseArrayBase, Float64Type, FloatAttr, TensorType, UnitAttr, f32, i64
 from xdsl.ir import Attribute, SSAValue
 from xdsl.irdl import (
     AttrSizedOperandSegments,
@@ -44,7 +44,7 @@ from rlxc.dialects.rlx.base import (
     i64_attr,
 )
 from rlxc.dialects.rlx.decompose import DecomposeBuilder
-from rlxc.dialects.rlx.elementwise import AddOp, MulOp, NegOp, SelectOp, SiluOp
+from rlxc.dialects.rlx.elementwise import AddOp, CastOp, MulOp, NegOp, SelectOp, SiluOp
 from rlxc.dialects.rlx.matmul import MatMulOp
 from rlxc.dialects.rlx.reductions import (
     LayerNormOp,
@@ -194,11 +194,20 @@ def inverse_perm(perm: Sequence[int]) -> list[int]:
     return inv
 
 
+def _holds(name: str, value: float) -> bool:
+    """Whether an f32 value is exactly a value of the float type `name`."""
+    v = np.float32(value)
+    if name == "bf16":
+        return int(v.view(np.uint32)) & 0xFFFF == 0
+    return name == "f32" or float(np.float16(v)) == float(v)
+
+
 @irdl_op_definition
 class AttentionOp(RlxOp):
     """softmax(q·kᵀ · scale + mask [+ causal]) · v over [batch, heads, seq, head_dim].
 
-    `scale` defaults to 1/sqrt(head_dim). `causal` masks key j > query i
+    `scale` defaults to 1/sqrt(head_dim); either is applied as the nearest
+    f32 value (`scale_value()`) by every backend. `causal` masks key j > query i
     (top-left aligned, as PyTorch's `is_causal`). `mask` is additive and
     broadcasts to [batch, heads, q_seq, k_seq].
 
@@ -329,6 +338,16 @@ class AttentionOp(RlxOp):
         out = (qs[0], qs[1], qs[2], vs[3])
         return [_t([out[p] for p in lo], q)]
 
+    def scale_value(self) -> float:
+        """The scale every backend applies: the `scale` attribute, or
+        1/sqrt(head_dim), rounded to the nearest f32 (the kernels scale f32
+        scores; the interpreter and the decomposition use the same value)."""
+        if self.scale is not None:
+            s = _float(self.scale)
+        else:
+            s = 1.0 / float(np.sqrt(shape_of(self.query.type)[-1]))  # head_dim is last in every layout
+        return float(np.float32(s))
+
     def decompose(self, b: DecomposeBuilder) -> list[SSAValue]:
         """Transposes to the logical layout (where a layout is set), transpose,
         matmul, scale, mask (the causal one as a select against the type's
@@ -351,9 +370,14 @@ class AttentionOp(RlxOp):
 
         q, k, v = logical(self.query, lq, wq), logical(self.key, lk, wk), logical(self.value, lv, wv)
         qs, ks = shape_of(q.type), shape_of(k.type)
-        scale = _float(self.scale) if self.scale is not None else 1.0 / float(np.sqrt(qs[-1]))
+        scale = self.scale_value()
         kt = b(TransposeOp, [k], {"perm": i64_array([0, 1, 3, 2])})
-        s = b(MulOp, [b(MatMulOp, [q, kt]), b.scalar(scale, q)])
+        s = b(MatMulOp, [q, kt])
+        if _holds(dtype(q.type).name, scale):
+            s = b(MulOp, [s, b.scalar(scale, q)])
+        else:  # the f32 scale is not a value of q's type: scale in f32, as the kernels do
+            wide = b(CastOp, [s], types=[TensorType(f32, shape_of(s.type))])
+            s = b(CastOp, [b(MulOp, [wide, b.scalar(scale, wide)])], types=[s.type])
         if self.mask is not None:
             s = b(AddOp, [s, self.mask])
         if self.causal is not None:
