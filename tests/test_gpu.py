@@ -444,6 +444,10 @@ WINDOW_SETTINGS = {
     "scalar-params": {"WINDOW_VECTOR_PARAMS": False},
     "f32-unwindowed": {"WINDOW_F32": False},
     "every-length": {"WINDOW_EVEN_16": True, "PACKED_ROWS": False},
+    "f32-even": {"WINDOW_F32_EVEN": True},
+    "softmax-stored": {"SOFTMAX_STORED_ROWS": True},
+    "softmax-f32-row": {"SOFTMAX_STORED_ROWS": False},
+    "stored-regs-capped": {"WINDOW_STORED_REGS": 64},
 }
 
 

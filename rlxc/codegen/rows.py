@@ -855,6 +855,21 @@ WINDOW_VECTOR_PARAMS = True
 #: threads (two blocks per SM) and fell to 81.6 / 588.
 WINDOW_F32 = True
 WINDOW_F32_REGS = 48
+#: ... and even f32 rows whose unwindowed cluster accesses would move one
+#: element each (lanes × 2 does not divide the length: 30522, 32000). Off:
+#: H100 (µs at 64 / 512 MiB), layer_norm of 30522 63.9 -> 62.7 / 456 -> 440
+#: and of 32000 61.1 -> 58.8 / 428 -> 414 gained, softmax of 32000 lost at
+#: 512 MiB (396 -> 425, 30522 410 -> 427), rms_norm 1-3% slower.
+WINDOW_F32_EVEN = False
+#: The windowed 16-bit rows held in registers (the norms): registers per
+#: thread at most (0: as the compiler likes), through `__launch_bounds__`.
+#: H100, rows of 30522 and 32001 (2 blocks of 256 threads): layer_norm 71-72
+#: -> 64 registers (4 bytes spilled), 3 -> 4 blocks per SM, f16 of 30522
+#: 68.7 -> 64.4 / 449 -> 415 µs at 64 / 512 MiB (81% -> 88% of copy
+#: bandwidth), bf16 of 32001 70.8 -> 64.5 / 452 -> 417; rms_norm (64
+#: registers already) the same. Blocks of 224 threads (rows of 50257) keep
+#: 4 blocks per SM at 72 registers; 56 would spill 330 bytes.
+WINDOW_STORED_REGS = 64
 #: f16/bf16 rows of even lengths 8 does not divide windowed also where the
 #: row is held as f32 (softmax; else 2 or 4 elements per access). Off:
 #: H100, softmax f16 of 30522 64.0 -> 64.8 / 422 -> 473 µs, of 32002 64.9 ->
@@ -917,6 +932,8 @@ def windowed(cols: int, t: Attribute, stored: bool) -> bool:
     cover (32000, 20000, 10000: layer_norm f16 of 32000 55.7 -> 77.2 µs at
     64 MiB)."""
     if dtype(t).bytes == 4:
+        if WINDOW_F32_EVEN and cols % 2 == 0 and cols >= 64 and (c := cluster_shape(cols, t, stored)) is not None:
+            return WINDOW_F32 and cols % (c[0] * c[1] * 2) != 0  # the unwindowed row: one element per access
         return WINDOW_F32 and cols % 2 == 1 and cols >= 64
     return dtype(t).bytes == 2 and cols % 8 != 0 and cols >= 64 and (stored or cols % 2 == 1 or WINDOW_EVEN_16)
 
@@ -939,6 +956,16 @@ PEELED_VECTOR_PARAMS = False
 #: element); on: one test per vector access (inside the whole vectors, or
 #: not), then the head/tail element's own.
 PEELED_ACCESS_GUARDS = True
+#: Off: the guarded rows' per-element loops (16-bit rows that the width
+#: divides but lanes × width does not, e.g. 32000) test each element's
+#: 64-bit column against the row's length; on: one test per access (an
+#: access lies wholly inside the row or wholly past it). H100, the same run
+#: (µs at 64 / 512 MiB): softmax f16 of 5000 57.8 -> 48.3 / 416 -> 359 (78%
+#: -> 94% of copy bandwidth), of 20000 64.5 -> 52.5 / 444 -> 375, of 32000
+#: 60.1 -> 51.6 / 405 -> 369, bf16 the same; layer_norm bf16 of 5000 59.5 ->
+#: 49.4 / 434 -> 357; rms_norm within 2%; one loss, layer_norm f16 of 5000
+#: at 64 MiB 53.4 -> 58.7 (386 -> 359 at 512 MiB).
+GUARDED_ACCESS_GUARDS = True
 
 #: Off: the 16-bit rows in registers (CLUSTER_STORED) held one element per
 #: 16-bit register rather than two per 32-bit word (`CachedRow.packed`).
@@ -952,6 +979,15 @@ PACKED_ROWS = True
 #: Off: f16/bf16 elements of vector accesses converted one at a time (see
 #: `CachedRow._paired`).
 PAIRED_CONVERSIONS = True
+
+#: f16/bf16 softmax rows of the cluster form held in their 16-bit type
+#: (packed two per register, as the norms' rows: CLUSTER_STORED), the
+#: exponential computed again for the output; off: held as f32. Off: H100
+#: (µs at 64 / 512 MiB, f16; bf16 the same), rows of 32768 80 -> 64
+#: registers (3 -> 4 blocks per SM) but 56.9 -> 57.4 / 386 -> 391; windowed
+#: rows (8 elements per access where the f32 row moves 2) slower: 30522
+#: 57.2 -> 77.2 / 394 -> 563, 50257 67.2 -> 80.3 / 487 -> 576; 32000 4% slower.
+SOFTMAX_STORED_ROWS = False
 
 #: Kept for callers of the earlier name: rows in registers up to this length.
 CACHED_ROW_MAX = BLOCK_ROW_MAX
@@ -1415,6 +1451,14 @@ class CachedRow:
                 f"  for (int i = 0; i < {w}; ++i) {{ const int j = c * {w} + i; const long long k = {self._peeled_col()}; {{ {body} }} }}",
                 "}",
             ]) + [f"{{ const int j = {self.items}; const long long k = {self._extra()}; if (k < {self.cols}LL) {{ {body} }} }}"]
+        if self.guarded and self.width > 1 and GUARDED_ACCESS_GUARDS:  # one test per access
+            w = self.width
+            return self._chunks([
+                f"if ({self._inside()}) {{",
+                "  #pragma unroll",
+                f"  for (int i = 0; i < {w}; ++i) {{ const int j = c * {w} + i; const long long k = {self.col('j')}; {{ {body} }} }}",
+                "}",
+            ])
         guard = f"if ({self._in_row()}) " if self.guarded else ""
         return [
             "#pragma unroll",
@@ -1553,6 +1597,7 @@ class RowSpec:
     columns: tuple[str, ...] = ()
     name_read: bool = False
     name_write: bool = False
+    pure_in_smem: bool = True  # whether the shared-memory form keeps a 16-bit row (given `pure`) too
 
     @property
     def elem_bytes(self) -> int:
@@ -1649,6 +1694,9 @@ def row_kernel(s: RowSpec, sm_count: int) -> KernelSpec:
     regs16 = CLUSTER_STORED and stored
     window = WINDOW_ROWS and s.prologue is None and windowed(s.rows.cols, s.t, regs16)
     form = row_form(s.rows, s.t, 2 if stored else 4, regs16, window)
+    if form == "smem" and stored and not s.pure_in_smem:  # the shared row as f32 after all
+        stored = regs16 = window = False
+        form = row_form(s.rows, s.t, 4)
     bufs = [Buf(v, w) for _, v, w in s.bufs]
     decl = params_decl(s.bufs)
     rows = s.rows
@@ -1677,7 +1725,8 @@ def row_kernel(s: RowSpec, sm_count: int) -> KernelSpec:
         body = _cached_form(s, row, red, "cluster")
         row_regs = -(-row.slots // 2) if regs16 else row.slots
         capped = CLUSTER_REGS and 2 * row_regs <= CLUSTER_REGS and not row.guarded  # guarded rows spilled
-        regs_cap = CLUSTER_REGS if capped else WINDOW_F32_REGS if window and dtype(s.t).bytes == 4 else 0
+        regs_cap = (CLUSTER_REGS if capped else WINDOW_F32_REGS if window and dtype(s.t).bytes == 4
+                    else WINDOW_STORED_REGS if window and regs16 else 0)
         src = _row_kernel(decl, body, rows, form="cluster", threads=threads, cluster=red,
                           min_blocks=max(1, 65536 // (regs_cap * threads)) if regs_cap else 0,
                           note=f"{blocks} blocks of {threads} threads per row, " + row.note())
@@ -1748,14 +1797,27 @@ def softmax_kernel(op: rlx.SoftmaxOp | rlx.LogSoftmaxOp, sm_count: int, fused: F
         lambda red: (f"st = {red('st', 'RlxMSMerge', 'RlxMS{-RLX_INF, 0.0f}', 'ms_smem')};",
                      "const float m = st.m, ls = logf(st.s), inv = 1.0f / st.s;"),
     )  # fmt: skip
+    # the 16-bit row kept as it is (SOFTMAX_STORED_ROWS): the max, then the exponentials'
+    # sum merged across threads (no element updated), the output's exponential again
+    pure = (
+        merged[0],
+        Stat(("__shared__ RlxMS ms_smem[32];", "float s = 0.0f;"),
+             lambda vs: " ".join(f"s += expf({v} - mz);" for v in vs),
+             lambda red: (f"const RlxMS st = {red('RlxMS{m, s}', 'RlxMSMerge', 'RlxMS{-RLX_INF, 0.0f}', 'ms_smem')};",
+                          "const float mr = st.m, inv = 1.0f / st.s, ls = logf(st.s);")),
+    )  # fmt: skip
+    stored = SOFTMAX_STORED_ROWS and dtype_name(eltype(x)) in ("f16", "bf16")
     spec = RowSpec(
         "softmax" if fused is None else "fused_softmax", rows, eltype(x), [*_row_bufs(x, fused), *_out_bufs(y, fused)],
         cached=cached, merged=merged,
+        pure=pure if stored else None,
+        pure_out=((lambda v, p: f"({v} - mr) - ls") if log else (lambda v, p: f"expf({v} - mr) * inv")) if stored else None,
+        pure_in_smem=False,
         cached_out=(lambda v, p: f"{v} - ls") if log else (lambda v, p: f"{v} * inv"),
-        # no `pure` (a 16-bit row): recomputing expf for the output cost more than the
-        # 16-bit row saved (H100, f16 rows of 32768: 56% of copy bandwidth against 63% with
-        # the f32 row in shared memory; in the cluster form's registers 64 registers
-        # against 80 measured the same in f16 and 4% slower in bf16)
+        # `pure` (a 16-bit row) only with SOFTMAX_STORED_ROWS and never in shared memory:
+        # recomputing expf for the output cost more than the 16-bit row saved (H100, f16
+        # rows of 32768: 56% of copy bandwidth against 63% with the f32 row in shared
+        # memory; in the cluster form's registers see SOFTMAX_STORED_ROWS)
         streamed=online,
         streamed_out=(lambda v, p: f"({v} - m) - ls") if log else (lambda v, p: f"expf({v} - m) * inv"),
         name_write=True, prologue=fused.prologue if fused is not None else None,
