@@ -121,10 +121,12 @@ def test_long_rows_on_sm90_split_over_clusters():
     assert all("// row form: cluster (" in s for s in sources), [s.splitlines()[2] for s in sources]
     softmax = next(s for s in sources if "20000" in s and "rlx_maxf" in s)
     assert "__cluster_dims__(4, 1, 1) __launch_bounds__(160)" in softmax  # 20000 f32: 625 threads of 128 bytes
-    # rows moved an element at a time keep two reductions (rows.MERGED_STATS_CLUSTER)
-    assert "__shared__ float cl_slots0[4];" in softmax and "__shared__ float cl_slots1[4];" in softmax
-    assert "rlx_cluster_reduce<4, true>(m, RlxMax(), -RLX_INF, smem, cl_slots0)" in softmax
-    assert "rlx_cluster_reduce<4, false>(s, RlxSum(), 0.0f, smem, cl_slots1)" in softmax
+    # 4 elements per access (the last accesses past the row skipped whole): the max and the
+    # exponentials' sum merged into one cluster reduction (rows.MERGED_STATS_CLUSTER)
+    assert "4 elements per access" in softmax and "if ((long long)(c * 640 + lane) * 4 < 20000LL) {" in softmax
+    assert "__shared__ RlxMS cl_slots0[4];" in softmax and "cl_slots1" not in softmax
+    assert ("rlx_cluster_reduce<4, true>(RlxMS{m, s}, RlxMSMerge(), RlxMS{-RLX_INF, 0.0f}, ms_smem, cl_slots0)"
+            in softmax)
     launches = {op.kernel.root_reference.data: op for op in lowered.walk() if op.name == "rlx_cuda.launch"}
     k = next(k for k in kernels_of(lowered) if k.source.data == softmax)
     assert launches[k.sym_name.data].grid.get_values()[0] == 3 * 4  # a cluster per row

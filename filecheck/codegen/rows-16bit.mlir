@@ -43,15 +43,17 @@
 // A row of 32000 halves (a vocabulary): 8 divides it, 512 x 8 does not. In
 // registers (sm_90) it still moves 16 bytes per access, each thread's
 // accesses past the row's end skipped whole (registers set to 0, left out
-// of the statistics by the column guard); the shared row (sm_80) has room
-// for whole rounds only, so there it moves an element at a time.
+// of the statistics by one test per access); the shared row (sm_80) has
+// room for whole rounds only, so there it moves an element at a time.
 // SM90: // row form: cluster (2 blocks of 256 threads per row, 512 threads per row, 8 elements per access, 64 per thread)
 // SM90: if ((long long)(c * 512 + lane) * 8 < 32000LL) {
 // SM90-NEXT: union { uint4 raw; unsigned short e[8]; unsigned int w[4]; } pk; pk.raw = reinterpret_cast<const uint4*>(x + base)[c * 512 + lane];
 // SM90: } else {
 // SM90-NEXT: #pragma unroll
 // SM90-NEXT: for (int i = 0; i < 4; ++i) v[c * 4 + i] = 0u;
-// SM90: if (k < 32000LL) { s += rlx_half_f16(v[(j) >> 1], (j) & 1); }
+// SM90: if ((long long)(c * 512 + lane) * 8 < 32000LL) {
+// SM90-NEXT: #pragma unroll
+// SM90-NEXT: for (int i = 0; i < 8; ++i) { const int j = c * 8 + i; {{.*}} { s += rlx_half_f16(v[(j) >> 1], (j) & 1); } }
 // SM90: if ((long long)(c * 512 + lane) * 8 < 32000LL) {
 // SM90: reinterpret_cast<uint4*>(y + base)[c * 512 + lane] = pk.raw;
 // CHECK: // row form: smem (64000 bytes of shared memory as f16, 1024 threads per row, one element per access, 32 per thread)

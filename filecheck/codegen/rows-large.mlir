@@ -33,26 +33,32 @@
 // started), each then pushes its block's value into every block's slot row
 // and folds the slots in order after one cluster barrier:
 // SM90: // row form: block (256 threads per row, 4 elements per access, 16 per thread)
-// (10000 f32 = 313 threads of 128 bytes: 2 blocks of 160)
-// SM90: // row form: cluster (2 blocks of 160 threads per row, 320 threads per row, one element per access, 32 per thread)
+// (10000 f32 = 313 threads of 128 bytes: 2 blocks of 160; 16 bytes per
+// access, a thread's accesses past the row's end skipped whole, one test
+// per access in each pass)
+// SM90: // row form: cluster (2 blocks of 160 threads per row, 320 threads per row, 4 elements per access, 32 per thread)
 // (guarded: no register cap, which spilled there)
 // SM90: extern "C" __global__ void __cluster_dims__(2, 1, 1) __launch_bounds__(160)
-// SM90: __shared__ float cl_slots0[2];
-// SM90-NEXT: __shared__ float cl_slots1[2];
+// SM90: __shared__ RlxMS cl_slots0[2];
 // SM90-NEXT: rlx_cluster_arrive();
 // SM90-NEXT: const int lane = (int)rlx_cluster_rank() * 160 + threadIdx.x;
 // SM90-NEXT: const long long r = blockIdx.x / 2;
-// (rows moved an element at a time: the max, then the sum, each over the cluster)
-// SM90: m = rlx_cluster_reduce<2, true>(m, RlxMax(), -RLX_INF, smem, cl_slots0);
-// SM90: s = rlx_cluster_reduce<2, false>(s, RlxSum(), 0.0f, smem, cl_slots1);
+// SM90: float m = -RLX_INF;
+// SM90: if ((long long)(c * 320 + lane) * 4 < 10000LL) {
+// SM90-NEXT: #pragma unroll
+// SM90-NEXT: for (int i = 0; i < 4; ++i) { const int j = c * 4 + i; {{.*}} { m = rlx_maxf(m, v[j]); } }
+// (each thread's max and the sum of its exponentials from it, merged over the
+// cluster in one reduction: rows.MERGED_STATS_CLUSTER)
+// SM90: const RlxMS st = rlx_cluster_reduce<2, true>(RlxMS{m, s}, RlxMSMerge(), RlxMS{-RLX_INF, 0.0f}, ms_smem, cl_slots0);
 // An odd length (10001 f32) takes the windowed form: 16-byte accesses from
 // the boundary before each row's start, 64 bytes per thread (4 blocks of
 // 160), registers capped at 48 (8 blocks per SM):
 // SM90: // row form: cluster (4 blocks of 160 threads per row, 640 threads per row, 4 elements per access, 16 per thread)
 // SM90-NEXT: extern "C" __global__ void __cluster_dims__(4, 1, 1) __launch_bounds__(160, 8)
 // SM90: const int h = (int)(base & 3);
-// 50000 f32 = 1563 threads: 8 blocks of 224, vectors where 1792 x 4 divides the row (it does not):
-// SM90: // row form: cluster (8 blocks of 224 threads per row, 1792 threads per row, one element per access, 28 per thread)
+// 50000 f32 = 1563 threads: 8 blocks of 224; 4 divides the row, 1792 x 4
+// does not: 16 bytes per access, the last ones past the row skipped whole:
+// SM90: // row form: cluster (8 blocks of 224 threads per row, 1792 threads per row, 4 elements per access, 28 per thread)
 // SM90: // row form: looping
 // CHECK: // row form: looping
 // CHECK: const long long base = (r / 3LL) * 12LL + (r % 3LL);

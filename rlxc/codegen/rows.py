@@ -942,7 +942,14 @@ def windowed(cols: int, t: Attribute, stored: bool) -> bool:
 #: it), as f32 rows do (for comparisons; see `CachedRow.width`).
 GUARDED_VECTORS = True
 #: ... for elements narrower than this many bytes (4: f16/bf16; 8 takes f32 in too).
-GUARDED_BELOW_BYTES = 4
+#: 8 since the per-access guards (GUARDED_ACCESS_GUARDS), H100, f32, the
+#: same run (µs at 64 / 512 MiB): softmax of 32000 59.0 -> 49.9 / 395 -> 362
+#: (76% -> 90% of copy bandwidth), of 30522 59.7 -> 52.9 / 409 -> 379, of
+#: 20000 57.0 -> 50.3; layer_norm of 32000 61.1 -> 59.7 / 426 -> 393, of
+#: 30522 63.5 -> 67.4 / 457 -> 434 (the one loss); rms_norm of 32000 52.4
+#: -> 49.4; rows of 1000-5000 within 2%. (Before those guards f32 softmax
+#: lost with it: 75% -> 62-69% of copy.)
+GUARDED_BELOW_BYTES = 8
 
 #: Off: the peeled forms' per-column params (gamma, beta) are read an
 #: element at a time; on: each vector access's params are two aligned
@@ -1172,14 +1179,15 @@ class CachedRow:
     def width(self) -> int:
         """Elements per access: the widest access of up to 16 bytes whose
         element count divides the row's length times the lanes (the
-        threads' accesses cover the row exactly). f16/bf16 rows in registers
-        need only the row's length divided (every row then starts aligned):
-        a thread's last accesses may fall past the row's end (`guarded`:
-        skipped whole). H100, rows of 1000-50000 at 64 MiB: f16/bf16 went
-        from 44-89% to 60-91% of copy bandwidth (layer_norm f16 of 32000:
-        0.77x -> 1.06x the faster peer); f32 softmax lost (75% -> 62-69%), so
-        f32 rows keep whole rounds. The shared row, kept thread-major, has
-        room for whole rounds of lanes × width only."""
+        threads' accesses cover the row exactly). Rows in registers of
+        elements under GUARDED_BELOW_BYTES need only the row's length
+        divided (every row then starts aligned): a thread's last accesses
+        may fall past the row's end (`guarded`: skipped whole). H100, rows
+        of 1000-50000 at 64 MiB: f16/bf16 went from 44-89% to 60-91% of copy
+        bandwidth (layer_norm f16 of 32000: 0.77x -> 1.06x the faster peer);
+        f32 rows joined once the guards were one per access (see
+        GUARDED_BELOW_BYTES). The shared row, kept thread-major, has room
+        for whole rounds of lanes × width only."""
         if not self.vector:
             return 1
         size = self.elem_bytes or dtype(self.t).bytes
