@@ -135,6 +135,27 @@ def test_long_rows_on_sm90_split_over_clusters():
     assert not any("row form: cluster" in k.source.data for k in kernels_of(old))
 
 
+@pytest.mark.parametrize("peeled_guards", [True, False])
+def test_peeled_head_tail_element_in_every_statistic(peeled_guards, monkeypatch):
+    """The peeled form's head/tail element (v[16] in rows of 4097 halves)
+    takes part in the max and the sum, whichever guards the loops use (with
+    PEELED_ACCESS_GUARDS off it once fell into the guarded rows' per-access
+    loop, which covers v[0..15] only)."""
+    from rlxc.codegen import rows
+
+    monkeypatch.setattr(rows, "PEELED_ACCESS_GUARDS", peeled_guards)
+    g = rlxc.GraphBuilder()
+    module = g.build([g.softmax(g.input("x", [3, 4097], "f16"))])
+    (k,) = kernels_of(rlxc.run_pipeline(module, "rlx-cuda{arch=sm_90}"))
+    src = k.source.data
+    assert "17 per thread" in src
+    if peeled_guards:  # the whole vectors per access, then the one element
+        assert src.count("{ const int j = 16; const long long k = (threadIdx.x < h ?") == 2
+    else:  # every slot, the element's column tested
+        assert src.count("for (int j = 0; j < 17; ++j) { const long long k =") == 2
+    assert compile_all(rlxc.run_pipeline(module, "rlx-cuda{arch=sm_90}"), "sm_90") == 1
+
+
 @pytest.mark.parametrize("arch", ARCHS)
 def test_large_shape_kernels_compile(arch):
     lowered = rlxc.run_pipeline(_large_shapes(), f"rlx-cuda{{arch={arch}}}")

@@ -427,6 +427,18 @@ def test_row_kernels_every_length_and_dtype(cols, dtype):
 
 
 @pytest.mark.parametrize("dtype", ["f32", "f16", "bf16"])
+@pytest.mark.parametrize("cols", [100, 1000, 1001, 4097, 32000])
+def test_row_kernels_guarded_per_element(cols, dtype, monkeypatch):
+    """The guarded and peeled rows with their per-element column tests (the
+    forms GUARDED_ACCESS_GUARDS and PEELED_ACCESS_GUARDS replace) still hold."""
+    from rlxc.codegen import rows
+
+    monkeypatch.setattr(rows, "GUARDED_ACCESS_GUARDS", False)
+    monkeypatch.setattr(rows, "PEELED_ACCESS_GUARDS", False)
+    _row_kernels(cols, dtype)
+
+
+@pytest.mark.parametrize("dtype", ["f32", "f16", "bf16"])
 @pytest.mark.parametrize("cols", [8200, 32768, 50000])
 def test_long_rows_without_clusters(cols, dtype, monkeypatch):
     """The shared-memory and streamed forms the cluster form displaces on
@@ -446,8 +458,8 @@ WINDOW_SETTINGS = {
     "every-length": {"WINDOW_EVEN_16": True, "PACKED_ROWS": False},
     "f32-even": {"WINDOW_F32_EVEN": True},
     "softmax-stored": {"SOFTMAX_STORED_ROWS": True},
-    "softmax-f32-row": {"SOFTMAX_STORED_ROWS": False},
-    "stored-regs-capped": {"WINDOW_STORED_REGS": 64},
+    "stored-regs-uncapped": {"WINDOW_STORED_REGS": 0},
+    "guards-per-element": {"GUARDED_ACCESS_GUARDS": False, "PEELED_ACCESS_GUARDS": False},
 }
 
 

@@ -67,6 +67,20 @@ def test_fused_prologue_reading_a_narrower_type(cols):
     check(module)
 
 
+@pytest.mark.parametrize("dtype", ["f16", "bf16"])
+@pytest.mark.parametrize("cols", [100, 1000, 5000, 32000, 32768])
+def test_fused_prologue_reading_a_wider_type(cols, dtype):
+    """A prologue reading f32 into a 16-bit row: accesses of 4 elements
+    (the f32 input sets the width), guarded where the threads' accesses
+    overrun the row (1000, 5000, 32000)."""
+    g = rlxc.GraphBuilder()
+    x = g.input("x", [3, cols])
+    r = g.input("r", [3, cols], dtype)
+    module = g.build([g.softmax(g.cast(x, dtype)),
+                      g.layer_norm(g.cast(x, dtype) + r, g.param("g", [cols], dtype), g.param("b", [cols], dtype))])
+    check(module)
+
+
 @pytest.mark.parametrize("dtype", ["f32", "f16", "bf16"])
 @pytest.mark.parametrize("rows,ffn", [(6, 40), (1, 100), (33, 1376)])
 def test_gate_up_halves_read_in_place(dtype, rows, ffn):

@@ -27,9 +27,9 @@ element type and layout (`ROW_FORMS`, the one table of thresholds):
   the statistics in one read, then the output from a second.
 
 The cached forms move 16 bytes per access where the row's length allows (4
-f32, 8 f16/bf16 elements per lane; for f16/bf16 rows in registers the
-width need only divide the row, a thread's accesses past its end skipped
-whole), compute in f32 and round once on the store, f16/bf16 elements
+f32, 8 f16/bf16 elements per lane; for rows in registers the width need
+only divide the row, a thread's accesses past its end skipped whole, one
+test per access), compute in f32 and round once on the store, f16/bf16 elements
 converted two per instruction (`CachedRow._paired`); the form and the
 vector width are named in the kernel's source. Rows 16 bytes do not divide
 (odd f32 lengths, 16-bit lengths 8 does not divide) are windowed in the
@@ -855,13 +855,17 @@ WINDOW_VECTOR_PARAMS = True
 #: threads (two blocks per SM) and fell to 81.6 / 588.
 WINDOW_F32 = True
 WINDOW_F32_REGS = 48
-#: ... and even f32 rows whose unwindowed cluster accesses would move one
-#: element each (lanes × 2 does not divide the length: 30522, 32000). Off:
-#: H100 (µs at 64 / 512 MiB), layer_norm of 30522 63.9 -> 62.7 / 456 -> 440
-#: and of 32000 61.1 -> 58.8 / 428 -> 414 gained, softmax of 32000 lost at
-#: 512 MiB (396 -> 425, 30522 410 -> 427), rms_norm 1-3% slower.
+#: ... and even f32 rows whose cluster accesses do not cover the row
+#: exactly (lanes × 2 does not divide the length: 30522, 32000). Measured
+#: when such rows moved one element per access (before f32 rows took
+#: guarded vectors, GUARDED_BELOW_BYTES = 8), off: H100 (µs at 64 / 512
+#: MiB), layer_norm of 30522 63.9 -> 62.7 / 456 -> 440 and of 32000 61.1 ->
+#: 58.8 / 428 -> 414 gained, softmax of 32000 lost at 512 MiB (396 -> 425,
+#: 30522 410 -> 427), rms_norm 1-3% slower; not measured against guarded
+#: vectors (which took softmax of 32000 to 362 µs at 512 MiB).
 WINDOW_F32_EVEN = False
-#: The windowed 16-bit rows held in registers (the norms): registers per
+#: The windowed 16-bit rows held in registers (the norms; softmax's too
+#: with SOFTMAX_STORED_ROWS): registers per
 #: thread at most (0: as the compiler likes), through `__launch_bounds__`.
 #: H100, rows of 30522 and 32001 (2 blocks of 256 threads): layer_norm 71-72
 #: -> 64 registers (4 bytes spilled), 3 -> 4 blocks per SM, f16 of 30522
@@ -933,13 +937,13 @@ def windowed(cols: int, t: Attribute, stored: bool) -> bool:
     64 MiB)."""
     if dtype(t).bytes == 4:
         if WINDOW_F32_EVEN and cols % 2 == 0 and cols >= 64 and (c := cluster_shape(cols, t, stored)) is not None:
-            return WINDOW_F32 and cols % (c[0] * c[1] * 2) != 0  # the unwindowed row: one element per access
+            return WINDOW_F32 and cols % (c[0] * c[1] * 2) != 0  # the unwindowed row's accesses: guarded
         return WINDOW_F32 and cols % 2 == 1 and cols >= 64
     return dtype(t).bytes == 2 and cols % 8 != 0 and cols >= 64 and (stored or cols % 2 == 1 or WINDOW_EVEN_16)
 
-#: Off: f16/bf16 rows in registers move several elements per access only
-#: where the threads' accesses cover the row exactly (lanes × width divides
-#: it), as f32 rows do (for comparisons; see `CachedRow.width`).
+#: Off: rows in registers move several elements per access only where the
+#: threads' accesses cover the row exactly (lanes × width divides it), as
+#: the shared-memory rows do (for comparisons; see `CachedRow.width`).
 GUARDED_VECTORS = True
 #: ... for elements narrower than this many bytes (4: f16/bf16; 8 takes f32 in too).
 #: 8 since the per-access guards (GUARDED_ACCESS_GUARDS), H100, f32, the
@@ -963,8 +967,8 @@ PEELED_VECTOR_PARAMS = False
 #: element); on: one test per vector access (inside the whole vectors, or
 #: not), then the head/tail element's own.
 PEELED_ACCESS_GUARDS = True
-#: Off: the guarded rows' per-element loops (16-bit rows that the width
-#: divides but lanes × width does not, e.g. 32000) test each element's
+#: Off: the guarded rows' per-element loops (rows that the width divides
+#: but lanes × width does not, e.g. 32000) test each element's
 #: 64-bit column against the row's length; on: one test per access (an
 #: access lies wholly inside the row or wholly past it). H100, the same run
 #: (µs at 64 / 512 MiB): softmax f16 of 5000 57.8 -> 48.3 / 416 -> 359 (78%
@@ -1128,9 +1132,10 @@ class Prologue:
 class CachedRow:
     """Code for a row spread over `lanes` threads (`lane` is the thread's
     index among them): element j of a thread is at column `col(j)`. Accesses
-    move `width` elements at once (up to 16 bytes) where the row's length is
-    a multiple of lanes × width; elements are held in `v[j]` (registers) or,
-    with `smem`, in `srow[column]`."""
+    move `width` elements at once (up to 16 bytes; see `width` for which
+    lengths allow it, `guarded` for rows the threads' accesses overrun);
+    elements are held in `v[j]` (registers) or, with `smem`, in
+    `srow[column]`."""
 
     cols: int
     t: Attribute
@@ -1459,7 +1464,7 @@ class CachedRow:
                 f"  for (int i = 0; i < {w}; ++i) {{ const int j = c * {w} + i; const long long k = {self._peeled_col()}; {{ {body} }} }}",
                 "}",
             ]) + [f"{{ const int j = {self.items}; const long long k = {self._extra()}; if (k < {self.cols}LL) {{ {body} }} }}"]
-        if self.guarded and self.width > 1 and GUARDED_ACCESS_GUARDS:  # one test per access
+        if self.guarded and self.width > 1 and not self.peel and GUARDED_ACCESS_GUARDS:  # one test per access
             w = self.width
             return self._chunks([
                 f"if ({self._inside()}) {{",

@@ -206,8 +206,9 @@ def _holds(name: str, value: float) -> bool:
 class AttentionOp(RlxOp):
     """softmax(q·kᵀ · scale + mask [+ causal]) · v over [batch, heads, seq, head_dim].
 
-    `scale` defaults to 1/sqrt(head_dim); either is applied as the nearest
-    f32 value (`scale_value()`) by every backend. `causal` masks key j > query i
+    `scale` defaults to 1/sqrt(head_dim); either is taken as the nearest
+    f32 value (`scale_value()`) by every backend (the CUDA kernel folds it
+    with log2(e) into one f32 constant, a rounding more). `causal` masks key j > query i
     (top-left aligned, as PyTorch's `is_causal`). `mask` is additive and
     broadcasts to [batch, heads, q_seq, k_seq].
 
