@@ -129,6 +129,47 @@ def compile_cubin(
     On failure raises NvrtcError with the compiler log and the path of a file
     holding the failing source (its headers saved beside it).
     """
+    return _compile(source, arch, name, options, headers)[0]
+
+
+@dataclass(frozen=True)
+class Resources:
+    """What ptxas reports for a kernel (`-Xptxas -v`): registers per
+    thread, bytes spilled to and reloaded from local memory, the stack
+    frame, static shared memory; `log` is the whole report."""
+
+    registers: int
+    spill_stores: int
+    spill_loads: int
+    stack: int
+    smem: int
+    log: str
+
+
+def resources(source: str, arch: str, name: str = "kernel.cu",
+              headers: Mapping[str, str] | None = None) -> Resources:
+    """Compiles `source` (uncached, with ptxas' report) and returns what
+    its kernel uses (`Resources`; the sums where the source holds several
+    kernels). Raises NvrtcError as `compile_cubin` does."""
+    import re
+
+    log = _compile(source, arch, name, (*DEFAULT_OPTIONS, "-Xptxas", "-v"), headers)[1]
+
+    def total(pattern: str) -> int:
+        return sum(int(m) for m in re.findall(pattern, log))
+    return Resources(total(r"Used (\d+) registers"), total(r"(\d+) bytes spill stores"),
+                     total(r"(\d+) bytes spill loads"), total(r"(\d+) bytes stack frame"),
+                     total(r"(\d+) bytes smem"), log)
+
+
+def _compile(
+    source: str,
+    arch: str,
+    name: str,
+    options: Sequence[str],
+    headers: Mapping[str, str] | None,
+) -> tuple[bytes, str]:
+    """`compile_cubin`'s work: the cubin and NVRTC's log."""
     nvrtc = _nvrtc()
     opts = [*options, f"--gpu-architecture={arch}"]
     headers = dict(headers or {})
@@ -165,7 +206,7 @@ def compile_cubin(
         cubin = b" " * size
         (err,) = nvrtc.nvrtcGetCUBIN(prog, cubin)
         _check(err, "nvrtcGetCUBIN")
-        return cubin
+        return cubin, log_text
     finally:
         nvrtc.nvrtcDestroyProgram(prog)
 

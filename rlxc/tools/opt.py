@@ -40,6 +40,7 @@ from xdsl.xdsl_opt_main import xDSLOptMain
 from rlxc.dialects.rlx import Rlx
 from rlxc.dialects.rlx_cuda import RlxCuda
 from rlxc.passes import get_all_passes
+from rlxc.runtime.nvrtc import NvrtcError
 from rlxc.tools.pass_runner import (
     PassFailure,
     PassRunner,
@@ -61,6 +62,7 @@ USER_ERRORS = (
     KeyError,
     ArgSpecParseError,
     OSError,
+    NvrtcError,  # a kernel's source (given, or generated: then also a bug) did not compile; its log and path say why
 )
 
 
@@ -88,6 +90,7 @@ class RlxcOptMain(xDSLOptMain):
     def register_all_targets(self):
         super().register_all_targets()
         self.available_targets["cuda-source"] = print_cuda_sources
+        self.available_targets["cuda-resources"] = print_cuda_resources
 
     def register_all_frontends(self):
         super().register_all_frontends()
@@ -256,6 +259,37 @@ def print_cuda_sources(module: ModuleOp, out: IO[str]) -> None:
             out.write("\n")
 
 
+def print_cuda_resources(module: ModuleOp, out: IO[str]) -> None:
+    """The `cuda-resources` target (`rlxc-opt -t cuda-resources`): each
+    generated kernel compiled by NVRTC for its architecture with ptxas'
+    report, one line each: registers per thread, bytes spilled (stored /
+    loaded), stack frame and static shared memory, then the form its source
+    names (`// row form: ...` and the like). Registers decide how many blocks
+    share a multiprocessor; spills go to local memory; both are what the
+    row forms' thresholds (`rlxc/codegen/rows.py`) trade."""
+    from rlxc.codegen import HEADERS
+    from rlxc.dialects.rlx_cuda import KernelOp
+    from rlxc.runtime import nvrtc
+
+    kernels = [op for op in module.walk() if isinstance(op, KernelOp)]
+    if not kernels:
+        out.write("// no rlx_cuda.kernel in this module (lower it with -p rlx-cuda)\n")
+        return
+    out.write("// kernel | entry | arch | registers | spill stores | spill loads | stack | smem | form\n")
+    for k in kernels:
+        r = nvrtc.resources(k.source.data, k.arch.data, f"{k.sym_name.data}.cu", HEADERS)
+        header = []  # the comment lines opening the source (after its #includes)
+        for line in k.source.data.splitlines():
+            if line.startswith("#include"):
+                continue
+            if not line.startswith("// "):
+                break
+            header.append(line.removeprefix("// ").strip().rstrip(","))
+        forms = [line for line in header if " form" in line]
+        out.write(f"@{k.sym_name.data} | {k.entry.data} | {k.arch.data} | {r.registers} | {r.spill_stores} | "
+                  f"{r.spill_loads} | {r.stack} | {r.smem} | {'; '.join(forms) or '-'}\n")
+
+
 class LocatingParser(Parser):
     """A Parser that remembers where in the source each operation began."""
 
@@ -301,6 +335,7 @@ def _report(exc: BaseException, input_name: str) -> None:
         ParseError: "parse error",
         VerifyException: "verification failed",
         PassFailedException: "pass failed",
+        NvrtcError: "NVRTC failed",
     }
     label = next((v for k, v in kind.items() if isinstance(exc, k)), "error")
     text = str(exc).rstrip()
