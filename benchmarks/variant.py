@@ -3,10 +3,19 @@ table of thresholds changed, to compare forms in one device call:
 
     python3 benchmarks/variant.py NAME=VALUE [NAME=VALUE ...] -- kernels.py args
     python3 benchmarks/variant.py NAME=VALUE ... --pytest -- pytest args
+    python3 benchmarks/variant.py NAME=A,B[,C] [NAME=VALUE ...] -- kernels.py args --out DIR
+
+With several values for one name (`A,B`), kernels.py runs once per value in
+this one process (torch, the CUDA context and NVRTC's cache are set up
+once), each run's results in DIR/NAME-VALUE/kernels.json, and a table of
+rlxc's time per case under each value follows (the first value is the
+reference); `python3 benchmarks/variant.py --compare A.json B.json`
+prints the same table for two earlier runs.
 """
 
 from __future__ import annotations
 
+import json
 import runpy
 import sys
 from pathlib import Path
@@ -14,25 +23,97 @@ from pathlib import Path
 from rlxc.codegen import rows
 
 
+def parse_value(name: str, text: str):
+    """`text` as a value of rows.NAME's type (ints, or True/False)."""
+    if not hasattr(rows, name):
+        raise SystemExit(f"rlxc.codegen.rows has no {name}")
+    kind = type(getattr(rows, name))
+    if kind is bool:
+        if text not in ("True", "False", "1", "0"):
+            raise SystemExit(f"rows.{name} is a bool: give True or False, not {text!r}")
+        return text in ("True", "1")
+    return kind(int(text))
+
+
+def compare(paths: list[Path], labels: list[str]) -> list[str]:
+    """Markdown lines: rlxc's µs per case under each run, and each run's
+    change against the first (+: faster)."""
+    runs = [json.loads(p.read_text()) for p in paths]
+
+    def key(r):
+        return r["op"], r["dtype"], r["n"], r["mb"]
+
+    by_key = [{key(r): r for r in run["rows"] if r.get("rlxc_ms")} for run in runs]
+    lines = ["| op | dtype | row | MB | " + " | ".join(f"{lab} µs" for lab in labels)
+             + "".join(f" | {lab} vs {labels[0]}" for lab in labels[1:]) + " | % copy (last) |",
+             "| --- | --- | ---: | ---: |" + " ---: |" * (2 * len(labels) - 1) + " ---: |"]
+    for k, first in by_key[0].items():
+        cells = [m.get(k) for m in by_key]
+        if any(c is None for c in cells):
+            continue
+        us = [c["rlxc_ms"] * 1e3 for c in cells]
+        gains = "".join(f" | {100 * (us[0] / u - 1):+.1f}%" for u in us[1:])
+        lines.append(f"| {k[0]} | {k[1]} | {k[2]} | {k[3]} | " + " | ".join(f"{u:.1f}" for u in us)
+                     + f"{gains} | {100 * cells[-1]['copy_frac']:.0f}% |")
+    return lines
+
+
 def main() -> int:
     argv = sys.argv[1:]
+    if argv[:1] == ["--compare"]:
+        paths = [Path(p) for p in argv[1:]]
+        print("\n".join(compare(paths, [p.parent.name or p.stem for p in paths])))
+        return 0
     split = argv.index("--") if "--" in argv else len(argv)
     settings, rest = argv[:split], argv[split + 1:]
     use_pytest = "--pytest" in settings
+    several = []
     for s in settings:
         if s == "--pytest":
             continue
         name, value = s.split("=", 1)
-        if not hasattr(rows, name):
-            raise SystemExit(f"rlxc.codegen.rows has no {name}")
-        setattr(rows, name, type(getattr(rows, name))(int(value)) if value.lstrip("-").isdigit() else value == "True")
-        print(f"# rows.{name} = {getattr(rows, name)!r}", flush=True)
+        values = [parse_value(name, v) for v in value.split(",")]
+        if len(values) > 1:
+            several.append((name, values))
+            continue
+        setattr(rows, name, values[0])
+        print(f"# rows.{name} = {values[0]!r}", flush=True)
     if use_pytest:
+        if several:
+            raise SystemExit("--pytest takes one value per name")
         import pytest
 
         return pytest.main(rest)
-    sys.argv = ["kernels.py", *rest]
-    runpy.run_path(str(Path(__file__).with_name("kernels.py")), run_name="__main__")
+    script = str(Path(__file__).with_name("kernels.py"))
+    if not several:
+        sys.argv = ["kernels.py", *rest]
+        runpy.run_path(script, run_name="__main__")
+        return 0
+    if len(several) > 1:
+        raise SystemExit("several values for one name at a time")
+    if "--out" not in rest:
+        raise SystemExit("several values need --out DIR (each run's results go to DIR/NAME-VALUE)")
+    name, values = several[0]
+    at = rest.index("--out") + 1
+    out = Path(rest[at])
+    dirs = []
+    for v in values:
+        setattr(rows, name, v)
+        print(f"# rows.{name} = {v!r}", flush=True)
+        d = out / f"{name}-{v}"
+        sys.argv = ["kernels.py", *rest[:at], str(d), *rest[at + 1:]]
+        try:
+            runpy.run_path(script, run_name="__main__")
+        except SystemExit as e:  # kernels.py's main returns its status through SystemExit
+            if e.code:
+                raise
+        dirs.append(d / "kernels.json")
+    if not all(d.exists() for d in dirs):  # --dry-run writes no results
+        print(f"\n(no results to compare: {', '.join(str(d) for d in dirs if not d.exists())} not written)")
+        return 0
+    table = compare(dirs, [f"{name}={v}" for v in values])
+    print("\n".join(["", *table]))
+    (out / f"{name}.md").write_text("\n".join(table) + "\n")
     return 0
 
 

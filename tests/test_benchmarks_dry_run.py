@@ -54,3 +54,38 @@ def test_attention_variants_parse():
     assert parse_variant("128:1:r") == (128, 1, False, None)
     assert parse_variant("64:2:s+3") == (64, 2, True, 3)
     assert parse_variant("auto") == (None, None, None, None)
+
+
+def test_variant_runs_every_value_in_one_process(tmp_path):
+    """variant.py NAME=A,B: kernels.py once per value (here dry runs, which
+    write no results: said so, not a failure); a bad name or value is a
+    clear error."""
+    out = _run("benchmarks/variant.py", "GUARDED_BELOW_BYTES=4,8", "--", "--dry-run", "--ops", "softmax",
+               "--dtypes", "f32", "--rows", "32000", "--sizes", "64", "--out", str(tmp_path))
+    assert "# rows.GUARDED_BELOW_BYTES = 4" in out and "# rows.GUARDED_BELOW_BYTES = 8" in out, out[-2000:]
+    assert out.count("1/1 cases built and lowered") == 2 and "no results to compare" in out, out[-2000:]
+    done = subprocess.run([sys.executable, "benchmarks/variant.py", "NO_SUCH_KNOB=1", "--", "--dry-run"], cwd=ROOT,
+                          capture_output=True, text=True, timeout=120)
+    assert done.returncode != 0 and "rlxc.codegen.rows has no NO_SUCH_KNOB" in done.stderr
+    done = subprocess.run([sys.executable, "benchmarks/variant.py", "PEEL_ROWS=maybe", "--", "--dry-run"], cwd=ROOT,
+                          capture_output=True, text=True, timeout=120)
+    assert done.returncode != 0 and "is a bool" in done.stderr
+
+
+def test_variant_compare_table(tmp_path):
+    """variant.py --compare: rlxc's µs per case under each run, the change
+    against the first (+: faster), cases missing from a run left out."""
+    import json
+
+    def run(us: dict, frac: float) -> dict:
+        return {"rows": [{"op": "softmax", "dtype": "f16", "n": n, "mb": 64, "rlxc_ms": t / 1e3, "copy_frac": frac}
+                         for n, t in us.items()]}
+
+    (tmp_path / "a").mkdir()
+    (tmp_path / "b").mkdir()
+    (tmp_path / "a" / "kernels.json").write_text(json.dumps(run({1000: 50.0, 5000: 60.0, 7: 1.0}, 0.8)))
+    (tmp_path / "b" / "kernels.json").write_text(json.dumps(run({1000: 40.0, 5000: 75.0}, 0.9)))
+    out = _run("benchmarks/variant.py", "--compare", str(tmp_path / "a" / "kernels.json"), str(tmp_path / "b" / "kernels.json"))
+    assert "| softmax | f16 | 1000 | 64 | 50.0 | 40.0 | +25.0% | 90% |" in out, out
+    assert "| softmax | f16 | 5000 | 64 | 60.0 | 75.0 | -20.0% | 90% |" in out, out
+    assert "| 7 |" not in out, out
