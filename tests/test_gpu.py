@@ -179,6 +179,16 @@ def test_random_graphs_on_gpu(case):
     check(case.module, tol_scale=100.0)
 
 
+@settings(max_examples=40, deadline=None, suppress_health_check=list(HealthCheck))
+@given(case=graphs(dtypes=("f16", "bf16")))
+def test_random_16bit_graphs_on_gpu(case):
+    """Random f16/bf16 graphs (fused regions, rows, reductions, injective
+    ops) against the interpreter, which rounds after every op as the
+    kernels do; a bound 10x the dtype's tolerance for the same reason as
+    above (a 16-bit rounding amplified by an ill-conditioned op)."""
+    check(case.module, tol_scale=10.0)
+
+
 def test_cache_cold_then_warm_on_gpu(tmp_path, monkeypatch):
     monkeypatch.setenv("RLXC_CACHE_DIR", str(tmp_path))
     g = rlxc.GraphBuilder()
