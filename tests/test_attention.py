@@ -481,3 +481,16 @@ def test_one_head_slices_become_windows_too():
     (want,) = rlxc.interpret(module, inputs, float64=True)
     (got,) = rlxc.interpret(optimized, inputs, float64=True)
     np.testing.assert_allclose(got, want, rtol=1e-12, atol=1e-12)
+
+
+def test_scale_holds_only_values_of_the_type():
+    """Which f32 scales the decomposition may use as a constant of q's type."""
+    import warnings
+
+    from rlxc.dialects.rlx.composites import _holds
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # a scale past f16's range is no f16 value, and no warning
+        assert [_holds("f16", v) for v in (0.125, 0.3, 1e6, 1e-9, 65504.0)] == [True, False, False, False, True]
+    assert [_holds("bf16", v) for v in (0.125, 0.3, 1e30, 1.0 / 3)] == [True, False, False, False]
+    assert _holds("f32", 0.3)
