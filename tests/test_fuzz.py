@@ -129,6 +129,8 @@ def test_user_errors(monkeypatch, capsys):
     assert "rlxc fuzz: error: bad pipeline 'no-such-pass'" in capsys.readouterr().err
     assert cli.main(["fuzz", "rlx-plan", "--dtypes", "f64"]) == 1
     assert "--dtypes: f64 not among f32, f16, bf16" in capsys.readouterr().err
+    assert cli.main(["fuzz", "rlx-cuda", "--examples", "3"]) == 1  # said at once, not 3 "failures" shrunk
+    assert "'rlx-cuda' lowers to the launch level (rlx_cuda.kernel, rlx_cuda.launch)" in capsys.readouterr().err
     monkeypatch.setitem(sys.modules, "hypothesis", None)  # as if not installed
     assert cli.main(["fuzz", "rlx-plan"]) == 1
     assert "hypothesis, which is not installed: pip install 'rlxc[test]'" in capsys.readouterr().err

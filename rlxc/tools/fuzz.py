@@ -118,6 +118,27 @@ def check_module(module: ModuleOp, pipeline: str, tolerance: float | None = None
     return None if problem is None else Failure("semantics", f"the pipeline changed the module's meaning: {problem}")
 
 
+def _require_interpretable_output(pipeline: str) -> None:
+    """Raises FuzzError where `pipeline` lowers to the launch level
+    (`rlx_cuda` kernels and launches), whose meaning the numpy interpreter
+    cannot check: every graph would "fail". Probed on a one-op graph."""
+    from rlxc.frontends.builder import GraphBuilder
+    from rlxc.passes.pipelines import run_pipeline
+
+    g = GraphBuilder()
+    try:
+        after = run_pipeline(g.build([g.neg(g.input("x", [4]))]), pipeline)
+    except Exception:  # the pipeline fails on its own: the fuzzer will find and shrink that
+        return
+    launch = sorted({op.name for op in after.walk() if op.name.startswith("rlx_cuda.")})
+    if launch:
+        raise FuzzError(
+            f"'{pipeline}' lowers to the launch level ({', '.join(launch)}), which the interpreter does "
+            "not run, so no result could be compared: fuzz the graph-level part (e.g. rlx-plan), and "
+            "check kernels on a GPU (pytest -m gpu tests/test_gpu.py runs random graphs there)"
+        )
+
+
 def _hypothesis():
     try:
         import hypothesis
@@ -168,6 +189,7 @@ def fuzz(
         parse_pipeline(pipeline)
     except (Exception, ArgSpecParseError) as e:  # the latter is a BaseException
         raise FuzzError(f"bad pipeline '{pipeline}': {e}") from None
+    _require_interpretable_output(pipeline)
     if onnx:
         from rlxc.testing.onnx_graphs import onnx_models
 
