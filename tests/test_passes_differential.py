@@ -276,3 +276,43 @@ def test_layout_folding_leaves_no_head_slice_or_product_transpose(case):
                 if isinstance(t, rlx.TransposeOp):
                     p = [int(i) for i in t.perm.get_values()]  # pyright: ignore[reportAttributeAccessIssue]
                     assert p != [*range(len(p) - 2), len(p) - 1, len(p) - 2], case
+
+
+@pytest.mark.parametrize("dtype", ["f16", "bf16"])
+def test_16bit_decompositions_compute_in_f32(dtype):
+    """softmax, log_softmax, layer_norm, rms_norm, attention and linear in f16/bf16,
+    split by rlx-unfuse{target=none}, round once, at the end, as the
+    composites (and the kernels) do: in the type's own arithmetic BERT's eps
+    of 1e-12 rounds to 0 in f16 (a constant row: 0 * inf = NaN) and squares
+    past 256 overflow (an rms_norm of values near 1000: inf). Interpreted
+    with the type's rounding (not float64), the split graph agrees with the
+    composite to within one rounding of the output."""
+    from rlxc.values import to_element_type
+    from rlxc.dialects.types import ELEMENT_TYPES
+
+    t = ELEMENT_TYPES[dtype]
+    g = rlxc.GraphBuilder()
+    x = g.input("x", [4, 96], dtype)
+    q = g.input("q", [1, 2, 5, 16], dtype)
+    gamma, beta = g.param("g", [96], dtype), g.param("b", [96], dtype)
+    w = g.param("w", [8, 96], dtype)
+    outs = [g.softmax(x), g.log_softmax(x), g.layer_norm(x, gamma, beta, eps=1e-12), g.rms_norm(x, gamma, eps=1e-12),
+            g.attention(q, q, q, causal=True), g.linear(x, w, g.param("lb", [8], dtype), activation="gelu")]
+    module = g.build(outs)
+    split = rlxc.run_pipeline(module, "rlx-unfuse{target=none}")
+    assert not [op for op in split.walk() if op.get_trait(Composite) is not None]
+    rng = np.random.default_rng()
+    xs = rng.standard_normal((4, 96)) * 300 + 700  # rows near 1000: squares past f16's range
+    xs[1] = 3.0  # a constant row: variance 0, so eps alone keeps rsqrt finite
+    inputs = {"x": to_element_type(xs, t), "q": to_element_type(rng.standard_normal((1, 2, 5, 16)) * 2, t)}
+    params = {"g": to_element_type(rng.uniform(0.5, 1.5, 96), t), "b": to_element_type(rng.standard_normal(96), t),
+              "w": to_element_type(rng.standard_normal((8, 96)) / 3e4, t), "lb": to_element_type(rng.standard_normal(8), t)}
+    want = rlxc.interpret(module, inputs, params)
+    got = rlxc.interpret(split, inputs, params)
+    ulp = {"f16": 2.0**-10, "bf16": 2.0**-7}[dtype]
+    for i, (w, o) in enumerate(zip(want, got)):
+        w64, o64 = w.astype(np.float64), o.astype(np.float64)
+        assert np.isfinite(o64).all(), (i, o64)
+        # one rounding of the output apart (f32 arithmetic before it); log_softmax's
+        # outputs near 0 are compared absolutely, at the inputs' scale of rounding
+        assert np.all(np.abs(o64 - w64) <= 2 * ulp * np.maximum(np.abs(w64), 1.0)), (i, np.abs(o64 - w64).max())

@@ -11,7 +11,7 @@ from collections.abc import Mapping, Sequence
 from typing import ClassVar
 
 import numpy as np
-from xdsl.dialects.builtin import DenseArrayBase, Float64Type, FloatAttr, TensorType, UnitAttr, f32, i64
+from xdsl.dialects.builtin import DenseArrayBase, Float64Type, FloatAttr, TensorType, UnitAttr, i64
 from xdsl.ir import Attribute, SSAValue
 from xdsl.irdl import (
     AttrSizedOperandSegments,
@@ -44,7 +44,7 @@ from rlxc.dialects.rlx.base import (
     i64_attr,
 )
 from rlxc.dialects.rlx.decompose import DecomposeBuilder
-from rlxc.dialects.rlx.elementwise import AddOp, CastOp, MulOp, NegOp, SelectOp, SiluOp
+from rlxc.dialects.rlx.elementwise import AddOp, MulOp, NegOp, SelectOp, SiluOp
 from rlxc.dialects.rlx.matmul import MatMulOp
 from rlxc.dialects.rlx.reductions import (
     LayerNormOp,
@@ -194,15 +194,6 @@ def inverse_perm(perm: Sequence[int]) -> list[int]:
     return inv
 
 
-def _holds(name: str, value: float) -> bool:
-    """Whether an f32 value is exactly a value of the float type `name`."""
-    v = np.float32(value)
-    if name == "bf16":
-        return int(v.view(np.uint32)) & 0xFFFF == 0
-    with np.errstate(over="ignore"):  # past f16's range: inf, not a value of it
-        return name == "f32" or float(np.float16(v)) == float(v)
-
-
 @irdl_op_definition
 class AttentionOp(RlxOp):
     """softmax(q·kᵀ · scale + mask [+ causal]) · v over [batch, heads, seq, head_dim].
@@ -343,7 +334,8 @@ class AttentionOp(RlxOp):
     def scale_value(self) -> float:
         """The scale every backend applies: the `scale` attribute, or
         1/sqrt(head_dim), rounded to the nearest f32 (the kernels scale f32
-        scores; the interpreter and the decomposition use the same value)."""
+        scores; the interpreter and the decomposition, which computes in f32
+        for f16/bf16, use the same value)."""
         if self.scale is not None:
             s = _float(self.scale)
         else:
@@ -354,7 +346,8 @@ class AttentionOp(RlxOp):
         """Transposes to the logical layout (where a layout is set), transpose,
         matmul, scale, mask (the causal one as a select against the type's
         lowest value), a `rlx.softmax`, matmul, and a transpose to the
-        result's layout."""
+        result's layout; f16/bf16 operands cast to f32 first and the result
+        back (the kernels compute scores, softmax and sums in f32)."""
         lq, lk, lv, lo = self.layouts()
         wq, wk, wv = self.windows()
 
@@ -371,23 +364,20 @@ class AttentionOp(RlxOp):
             return x
 
         q, k, v = logical(self.query, lq, wq), logical(self.key, lk, wk), logical(self.value, lv, wv)
+        out_type = TensorType(q.type.get_element_type(), [*shape_of(q.type)[:3], shape_of(v.type)[3]])  # pyright: ignore
+        # f16/bf16 in f32 (the kernels' scores, softmax and sums are f32): one rounding, at the end
+        q, k, v = b.widened(q, k, v)
         qs, ks = shape_of(q.type), shape_of(k.type)
-        scale = self.scale_value()
         kt = b(TransposeOp, [k], {"perm": i64_array([0, 1, 3, 2])})
-        s = b(MatMulOp, [q, kt])
-        if _holds(dtype(q.type).name, scale):
-            s = b(MulOp, [s, b.scalar(scale, q)])
-        else:  # the f32 scale is not a value of q's type: scale in f32, as the kernels do
-            wide = b(CastOp, [s], types=[TensorType(f32, shape_of(s.type))])
-            s = b(CastOp, [b(MulOp, [wide, b.scalar(scale, wide)])], types=[s.type])
+        s = b(MulOp, [b(MatMulOp, [q, kt]), b.scalar(self.scale_value(), q)])
         if self.mask is not None:
-            s = b(AddOp, [s, self.mask])
+            s = b(AddOp, [s, *b.widened(self.mask)])
         if self.causal is not None:
             keep = np.tril(np.ones((qs[2], ks[2]), dtype=bool))
             lowest = dtype(s.type).lowest  # the most negative finite value: a masked score
             s = b(SelectOp, [b.keep_mask(keep), s, b.scalar(lowest, s)])
         p = b(SoftmaxOp, [s], {"axis": i64_attr(-1)}, [s.type])
-        out = b(MatMulOp, [p, v])
+        out = b.narrowed(b(MatMulOp, [p, v]), out_type)
         if lo != list(IDENTITY_LAYOUT):
             out = b(TransposeOp, [out], {"perm": i64_array(lo)})
         return [out]

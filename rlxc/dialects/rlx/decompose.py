@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 import numpy as np
-from xdsl.dialects.builtin import DenseIntOrFPElementsAttr, TensorType, i1
+from xdsl.dialects.builtin import DenseIntOrFPElementsAttr, TensorType, bf16, f16, f32, i1
 from xdsl.ir import Attribute, Operation, SSAValue
 from xdsl.pattern_rewriter import PatternRewriter
 from xdsl.rewriter import InsertPoint
@@ -53,6 +53,28 @@ class DecomposeBuilder:
         t = TensorType(el, [])
         attr = DenseIntOrFPElementsAttr.from_list(t, [value])  # pyright: ignore
         return self(ConstantOp, [], {"value": attr}, [t])
+
+    def widened(self, *values: SSAValue) -> list[SSAValue]:
+        """`values` cast to f32 where they are f16/bf16, the others as they
+        are: the arithmetic of a composite that promises f32 accumulation
+        (softmax, the norms), so that its split rounds once, at the end
+        (`narrowed`), not after every step (in f16 an eps of 1e-12 would
+        round to 0 and a square past 256 overflow)."""
+        from rlxc.dialects.rlx.elementwise import CastOp
+
+        out = []
+        for v in values:
+            t = v.type
+            if isinstance(t, TensorType) and t.get_element_type() in (f16, bf16):
+                v = self(CastOp, [v], types=[TensorType(f32, t.get_shape())])
+            out.append(v)
+        return out
+
+    def narrowed(self, value: SSAValue, like: Attribute) -> SSAValue:
+        """`value` cast back to the type `like` (a `widened` result), where it differs."""
+        from rlxc.dialects.rlx.elementwise import CastOp
+
+        return value if value.type == like else self(CastOp, [value], types=[like])
 
     def keep_mask(self, keep: np.ndarray) -> SSAValue:
         """An i1 constant of `keep`'s shape and values."""

@@ -140,7 +140,7 @@ class LinearOp(RlxOp):
     def decompose(self, b: DecomposeBuilder) -> list[SSAValue]:
         """On a target with a linear kernel, only the activation is split off
         (the epilogue is what it lacks); elsewhere: transpose, matmul, add, and
-        the activation."""
+        the activation, in f32 for f16/bf16 (cast back at the end)."""
         composite = self.get_trait(Composite)
         assert composite is not None
         if self.activation is not None and b.target in composite.native_targets:
@@ -148,19 +148,21 @@ class LinearOp(RlxOp):
             # becomes an elementwise op that fusion puts in a region.
             y = b(LinearOp, [self.input, self.weight, self.bias])
             return [b.unary(ACTIVATIONS[self.activation.data], y)]
-        x: SSAValue = self.input
+        # f16/bf16 in f32 (a gemm accumulates and applies its epilogue in f32): one rounding, at the end
+        x, w, *bias = b.widened(self.input, self.weight, *([self.bias] if self.bias is not None else []))
         xs = shape_of(x.type)
+        el = x.type.get_element_type()  # pyright: ignore
         if len(xs) == 1:
-            x = b(ReshapeOp, [x], types=[TensorType(x.type.get_element_type(), [1, xs[0]])])  # pyright: ignore
-        wt = b(TransposeOp, [self.weight], {"perm": i64_array([1, 0])})
+            x = b(ReshapeOp, [x], types=[TensorType(el, [1, xs[0]])])
+        wt = b(TransposeOp, [w], {"perm": i64_array([1, 0])})
         y = b(MatMulOp, [x, wt])
         if len(xs) == 1:
-            y = b(ReshapeOp, [y], types=[self.result.type])
-        if self.bias is not None:
-            y = b(AddOp, [y, self.bias])
+            y = b(ReshapeOp, [y], types=[TensorType(el, shape_of(self.result.type))])
+        if bias:
+            y = b(AddOp, [y, bias[0]])
         if self.activation is not None:
             y = b.unary(ACTIVATIONS[self.activation.data], y)
-        return [y]
+        return [b.narrowed(y, self.result.type)]
 
     @classmethod
     def infer_result_types(cls, operands: _Operands, props: Mapping[str, Attribute]):

@@ -195,8 +195,9 @@ class AxisNormalizeOp(RlxOp, abc.ABC):
         normalize_axis(_int(self.axis), x.get_num_dims())
 
     def _shifted_exp_sum(self, b: DecomposeBuilder) -> tuple[SSAValue, SSAValue, SSAValue]:
-        """(x - max, exp(x - max), sum(exp(x - max))) along the axis, kept as extent 1."""
-        x = self.input
+        """(x - max, exp(x - max), sum(exp(x - max))) along the axis, kept as
+        extent 1, in f32 for f16/bf16 input (the result is `b.narrowed`)."""
+        (x,) = b.widened(self.input)
         axis = _int(self.axis) % len(shape_of(x.type))
         shifted = b(SubOp, [x, _reduce_keepdims(b, ReduceMaxOp, x, [axis])])
         ex = b.unary(ExpOp, shifted)
@@ -211,7 +212,7 @@ class SoftmaxOp(AxisNormalizeOp):
 
     def decompose(self, b: DecomposeBuilder) -> list[SSAValue]:
         _, ex, total = self._shifted_exp_sum(b)
-        return [b(DivOp, [ex, total])]
+        return [b.narrowed(b(DivOp, [ex, total]), self.result.type)]
 
 
 @irdl_op_definition
@@ -222,7 +223,7 @@ class LogSoftmaxOp(AxisNormalizeOp):
 
     def decompose(self, b: DecomposeBuilder) -> list[SSAValue]:
         shifted, _, total = self._shifted_exp_sum(b)
-        return [b(SubOp, [shifted, b.unary(LogOp, total)])]
+        return [b.narrowed(b(SubOp, [shifted, b.unary(LogOp, total)]), self.result.type)]
 
 
 # --------------------------------------------------------------------------- norms
@@ -275,13 +276,14 @@ class LayerNormOp(RlxOp):
         _check_norm_params(self.input.type, self.gamma.type, self.beta.type)  # pyright: ignore
 
     def decompose(self, b: DecomposeBuilder) -> list[SSAValue]:
-        x = self.input
-        axes = _trailing_axes(x, self.gamma)
+        """Mean, centred values, variance, rsqrt: in f32 for f16/bf16 (one rounding, at the end)."""
+        x, gamma, beta = b.widened(self.input, self.gamma, self.beta)
+        axes = _trailing_axes(x, gamma)
         d = b(SubOp, [x, _reduce_keepdims(b, ReduceMeanOp, x, axes)])
         var = _reduce_keepdims(b, ReduceMeanOp, b(MulOp, [d, d]), axes)
         inv = b.unary(RsqrtOp, b(AddOp, [var, b.scalar(_float(self.eps), x)]))
-        y = b(MulOp, [b(MulOp, [d, inv]), self.gamma])
-        return [b(AddOp, [y, self.beta])]
+        y = b(MulOp, [b(MulOp, [d, inv]), gamma])
+        return [b.narrowed(b(AddOp, [y, beta]), self.result.type)]
 
 
 @irdl_op_definition
@@ -306,7 +308,8 @@ class RmsNormOp(RlxOp):
         _check_norm_params(self.input.type, self.gamma.type, None)  # pyright: ignore
 
     def decompose(self, b: DecomposeBuilder) -> list[SSAValue]:
-        x = self.input
-        ms = _reduce_keepdims(b, ReduceMeanOp, b(MulOp, [x, x]), _trailing_axes(x, self.gamma))
+        """Mean square, rsqrt: in f32 for f16/bf16 (one rounding, at the end)."""
+        x, gamma = b.widened(self.input, self.gamma)
+        ms = _reduce_keepdims(b, ReduceMeanOp, b(MulOp, [x, x]), _trailing_axes(x, gamma))
         inv = b.unary(RsqrtOp, b(AddOp, [ms, b.scalar(_float(self.eps), x)]))
-        return [b(MulOp, [b(MulOp, [x, inv]), self.gamma])]
+        return [b.narrowed(b(MulOp, [b(MulOp, [x, inv]), gamma]), self.result.type)]
