@@ -434,3 +434,25 @@ def test_windowed_norms_read_params_realigned(vector_params, monkeypatch):
         assert realigned == ((2 if "rlx.layer_norm" in src else 1) if vector_params else 0), src
         assert "rlx_ld_f16(g[k])" in src or "rlx_ld_bf16(g[k])" in src or "g[k]" in src  # the edges
     assert compile_all(lowered, "sm_90") == 6
+
+
+@pytest.mark.parametrize("dtype", ["f16", "bf16"])
+def test_16bit_multi_step_ops_round_once(dtype):
+    """An f16/bf16 op whose scalar form takes several steps (gelu: a
+    multiply, erf, an add, a multiply) computes them in f32 and rounds once,
+    as the reference rounds every op once; its constants stay f32 (1/sqrt(2)
+    was rounded to bf16, 0.70703125). One-step ops are left as they were."""
+    g = rlxc.GraphBuilder()
+    x = g.input("x", [4, 64], dtype)
+    module = g.build([g.add(g.gelu(x), x)])
+    fused = rlxc.run_pipeline(module, "rlx-fuse-elementwise")
+    (region,) = [op for op in fused.walk() if op.name == "rlx.elementwise_region"]
+    names = [op.name for op in region.body.block.ops]
+    assert names[0] == "arith.extf" and names.count("arith.extf") == 1 and names.count("arith.truncf") == 1
+    assert names[-2:] == ["arith.addf", "rlx.yield"]  # the add: in the type itself, one step
+    (k,) = kernels_of(rlxc.run_pipeline(module, "rlx-cuda{arch=sm_90}"))
+    src = k.source.data
+    assert "0.7071067690849304f" in src and "0.70703125f" not in src
+    round_fn = "rlx_round_f16(" if dtype == "f16" else "rlx_round_bf16_cvt("
+    assert src.count(round_fn) == 1, src  # the gelu's result, once (the add's is the store's)
+    assert compile_all(rlxc.run_pipeline(module, "rlx-cuda{arch=sm_90}"), "sm_90") == 1

@@ -15,7 +15,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from xdsl.dialects import arith, math
-from xdsl.dialects.builtin import Float32Type, FloatAttr, IntegerAttr
+from xdsl.dialects.builtin import Float32Type, FloatAttr, IntegerAttr, TensorType, bf16, f16
 from xdsl.ir import Attribute, Operation, SSAValue
 
 from rlxc.dialects.types import dtype, is_float as _is_float
@@ -129,5 +129,21 @@ class ScalarEmitter:
 
 
 def emit_scalar(op: Operation, e: ScalarEmitter, args: Sequence[SSAValue]) -> SSAValue:
-    """The scalar form of one single-result elementwise rlx op on `args`."""
-    return type(op).scalar(e, *args, result=op.results[0].type)  # pyright: ignore
+    """The scalar form of one single-result elementwise rlx op on `args`.
+
+    An f16/bf16 op whose form takes several steps (silu, gelu, softplus,
+    ...) computes them in f32 and rounds once, to its result type, as the
+    reference does for every op (the kernels round each f16/bf16 value, so
+    its steps in the op's own type would each round)."""
+    result = op.results[0].type
+    el = result.get_element_type() if isinstance(result, TensorType) else result
+    if args and el in (f16, bf16) and all(a.type == el for a in args):
+        trial = ScalarEmitter()  # how many steps the form takes (the trial's ops are dropped)
+        type(op).scalar(trial, *args, result=result)  # pyright: ignore
+        for o in trial.ops:
+            o.drop_all_references()  # no dangling uses of `args` left behind
+        if sum(not isinstance(o, arith.ConstantOp) for o in trial.ops) > 1:
+            wide = [e.cast(a, Float32Type()) for a in args]
+            y = type(op).scalar(e, *wide, result=TensorType(Float32Type(), result.get_shape()))  # pyright: ignore
+            return e.cast(y, el)
+    return type(op).scalar(e, *args, result=result)  # pyright: ignore
