@@ -1456,22 +1456,20 @@ class CachedRow:
                 f"if ({self._in_row()}) {{ {body} }} }}",
                 "}",
             ])
-        if self.peel and PEELED_ACCESS_GUARDS:  # one test per access, then the head/tail element
+        if PEELED_ACCESS_GUARDS if self.peel else self.guarded and self.width > 1 and GUARDED_ACCESS_GUARDS:
+            # one test per access (wholly inside the row, or past it), then the peeled head/tail element
             w = self.width
-            return self._chunks([
+            k = self._peeled_col() if self.peel else self.col("j")
+            lines = self._chunks([
                 f"if ({self._inside()}) {{",
                 "  #pragma unroll",
-                f"  for (int i = 0; i < {w}; ++i) {{ const int j = c * {w} + i; const long long k = {self._peeled_col()}; {{ {body} }} }}",
-                "}",
-            ]) + [f"{{ const int j = {self.items}; const long long k = {self._extra()}; if (k < {self.cols}LL) {{ {body} }} }}"]
-        if self.guarded and self.width > 1 and not self.peel and GUARDED_ACCESS_GUARDS:  # one test per access
-            w = self.width
-            return self._chunks([
-                f"if ({self._inside()}) {{",
-                "  #pragma unroll",
-                f"  for (int i = 0; i < {w}; ++i) {{ const int j = c * {w} + i; const long long k = {self.col('j')}; {{ {body} }} }}",
+                f"  for (int i = 0; i < {w}; ++i) {{ const int j = c * {w} + i; const long long k = {k}; {{ {body} }} }}",
                 "}",
             ])
+            if self.peel:
+                lines.append(f"{{ const int j = {self.items}; const long long k = {self._extra()}; "
+                             f"if (k < {self.cols}LL) {{ {body} }} }}")
+            return lines
         guard = f"if ({self._in_row()}) " if self.guarded else ""
         return [
             "#pragma unroll",

@@ -137,13 +137,15 @@ def emit_scalar(op: Operation, e: ScalarEmitter, args: Sequence[SSAValue]) -> SS
     its steps in the op's own type would each round)."""
     result = op.results[0].type
     el = result.get_element_type() if isinstance(result, TensorType) else result
-    if args and el in (f16, bf16) and all(a.type == el for a in args):
-        trial = ScalarEmitter()  # how many steps the form takes (the trial's ops are dropped)
-        type(op).scalar(trial, *args, result=result)  # pyright: ignore
-        for o in trial.ops:
-            o.drop_all_references()  # no dangling uses of `args` left behind
-        if sum(not isinstance(o, arith.ConstantOp) for o in trial.ops) > 1:
-            wide = [e.cast(a, Float32Type()) for a in args]
-            y = type(op).scalar(e, *wide, result=TensorType(Float32Type(), result.get_shape()))  # pyright: ignore
-            return e.cast(y, el)
-    return type(op).scalar(e, *args, result=result)  # pyright: ignore
+    if not (args and el in (f16, bf16) and all(a.type == el for a in args)):
+        return type(op).scalar(e, *args, result=result)  # pyright: ignore
+    plain = ScalarEmitter()  # the form in the op's own type: kept where it is one step
+    y = type(op).scalar(plain, *args, result=result)  # pyright: ignore
+    if sum(not isinstance(o, arith.ConstantOp) for o in plain.ops) <= 1:
+        e.ops.extend(plain.ops)
+        return y
+    for o in plain.ops:
+        o.drop_all_references()  # dropped: no dangling uses of `args` left behind
+    wide = [e.cast(a, Float32Type()) for a in args]
+    y = type(op).scalar(e, *wide, result=TensorType(Float32Type(), result.get_shape()))  # pyright: ignore
+    return e.cast(y, el)

@@ -17,6 +17,7 @@ from xdsl.pattern_rewriter import PatternRewriter
 from xdsl.rewriter import InsertPoint
 
 from rlxc.dialects.rlx.base import RlxOp
+from rlxc.dialects.rlx.elementwise import CastOp
 from rlxc.dialects.rlx.leaves import ConstantOp
 
 
@@ -60,8 +61,6 @@ class DecomposeBuilder:
         (softmax, the norms), so that its split rounds once, at the end
         (`narrowed`), not after every step (in f16 an eps of 1e-12 would
         round to 0 and a square past 256 overflow)."""
-        from rlxc.dialects.rlx.elementwise import CastOp
-
         out = []
         for v in values:
             t = v.type
@@ -72,8 +71,6 @@ class DecomposeBuilder:
 
     def narrowed(self, value: SSAValue, like: Attribute) -> SSAValue:
         """`value` cast back to the type `like` (a `widened` result), where it differs."""
-        from rlxc.dialects.rlx.elementwise import CastOp
-
         return value if value.type == like else self(CastOp, [value], types=[like])
 
     def keep_mask(self, keep: np.ndarray) -> SSAValue:
