@@ -236,17 +236,25 @@ class RlxcOptMain(xDSLOptMain):
         runner.run(prog)
 
 
+def _kernels(module: ModuleOp, out: IO[str]) -> list:
+    """The module's `rlx_cuda.kernel`s; where it has none, says so on `out`."""
+    from rlxc.dialects.rlx_cuda import KernelOp
+
+    kernels = [op for op in module.walk() if isinstance(op, KernelOp)]
+    if not kernels:
+        out.write("// no rlx_cuda.kernel in this module (lower it with -p rlx-cuda)\n")
+    return kernels
+
+
 def print_cuda_sources(module: ModuleOp, out: IO[str]) -> None:
     """The `cuda-source` target (`rlxc-opt -t cuda-source`): the header the
     kernels include, once, then every generated kernel's CUDA C++ source,
     one after another, each under a line naming its symbol, entry and
     architecture."""
     from rlxc.codegen import HEADERS
-    from rlxc.dialects.rlx_cuda import KernelOp
 
-    kernels = [op for op in module.walk() if isinstance(op, KernelOp)]
+    kernels = _kernels(module, out)
     if not kernels:
-        out.write("// no rlx_cuda.kernel in this module (lower it with -p rlx-cuda)\n")
         return
     for name, text in HEADERS.items():
         out.write(f"// ===== {name}\n{text}")
@@ -268,12 +276,10 @@ def print_cuda_resources(module: ModuleOp, out: IO[str]) -> None:
     share a multiprocessor; spills go to local memory; both are what the
     row forms' thresholds (`rlxc/codegen/rows.py`) trade."""
     from rlxc.codegen import HEADERS
-    from rlxc.dialects.rlx_cuda import KernelOp
     from rlxc.runtime import nvrtc
 
-    kernels = [op for op in module.walk() if isinstance(op, KernelOp)]
+    kernels = _kernels(module, out)
     if not kernels:
-        out.write("// no rlx_cuda.kernel in this module (lower it with -p rlx-cuda)\n")
         return
     out.write("// kernel | entry | arch | registers | spill stores | spill loads | stack | smem | form\n")
     for k in kernels:
