@@ -87,6 +87,8 @@ import rlxc
 
 OPS = ["softmax", "layer_norm", "rms_norm", "reduce_sum_last", "reduce_sum_mid",
        "gelu", "bias_gelu", "transpose_heads"]
+#: Ops outside the issue's sweep, timed when named in --ops.
+EXTRA_OPS = ["argmax_last"]
 DTYPES = ["f32", "f16", "bf16"]
 ROWS = [64, 128, 512, 768, 4096, 32768]
 SIZES_MB = [64, 512]
@@ -94,6 +96,9 @@ QUICK_ROWS = [128, 4096, 32768]
 #: `--rows model`: lengths real models have beyond the issue's list: MiniLM's hidden size,
 #: lengths no 16-byte access divides (odd, or 2 mod 8), vocabularies (BERT, LLaMA, GPT-2).
 MODEL_ROWS = [384, 1000, 1001, 4097, 30522, 32000, 50257]
+#: `--rows long`: rows past what a cluster of 8 blocks holds in registers (the grid form)
+#: and a vocabulary near its edge (Qwen's 151936), few rows each.
+LONG_ROWS = [151936, 300001, 524288, 1048576, 2000000]
 QUICK_SIZES_MB = [64]
 ITEMSIZE = {"f32": 4, "f16": 2, "bf16": 2}
 #: max |rlxc - torch| / max |torch| allowed, per dtype.
@@ -171,6 +176,8 @@ def build_module(case: Case):
         y = g.gelu(g.add(x, p["bias"]))
     elif op == "transpose_heads":
         y = g.transpose(x, [0, 2, 1, 3])
+    elif op == "argmax_last":
+        y = g.argmax(x, axis=-1)
     else:
         raise ValueError(f"unknown op {op}")
     return g.build([y])
@@ -178,7 +185,7 @@ def build_module(case: Case):
 
 def output_shape(case: Case) -> list[int]:
     s = case.shape
-    if case.op == "reduce_sum_last":
+    if case.op in ("reduce_sum_last", "argmax_last"):
         return s[:-1]
     if case.op == "reduce_sum_mid":
         return [s[0], s[2]]
@@ -191,7 +198,8 @@ def bytes_moved(case: Case) -> int:
     """Inputs (params included) read once + the output written once."""
     it = ITEMSIZE[case.dtype]
     n_in = math.prod(case.shape) + sum(math.prod(s) for s in param_shapes(case).values())
-    return it * (n_in + math.prod(output_shape(case)))
+    out_it = 8 if case.op == "argmax_last" else it  # int64 indices
+    return it * n_in + out_it * math.prod(output_shape(case))
 
 
 def torch_fn(case: Case):
@@ -224,6 +232,8 @@ def torch_fn(case: Case):
         return lambda x, b: F.gelu(x + b, approximate="none")
     if op == "transpose_heads":
         return lambda x: x.transpose(1, 2).contiguous()
+    if op == "argmax_last":
+        return lambda x: torch.argmax(x, -1)
     raise ValueError(op)
 
 
@@ -369,7 +379,7 @@ def run_case(case: Case, args, compile_peer: bool) -> dict:
         row["rlxc_kernels"] = len(getattr(exe, "launches", []))
         torch.cuda.synchronize()
         outs = exe.run({"x": _DeviceView(x, case.dtype)}, device_outputs=True)
-        y_r = to_torch(outs[0], tdt)
+        y_r = to_torch(outs[0], torch.int64 if case.op == "argmax_last" else tdt)
         del outs
         row["rlxc_ms"] = time_rlxc(exe, case, args)
     except Exception as e:  # noqa: BLE001 - report and go on
@@ -392,6 +402,8 @@ def run_case(case: Case, args, compile_peer: bool) -> dict:
         try:
             row["rel_err"] = rel_err(y_r, y_e)
             row["ok"] = row["rel_err"] <= TOLERANCE[case.dtype]
+            if case.op == "argmax_last":  # indices: exactly the same (ties go to the first in both)
+                row["ok"] = bool(torch.equal(y_r, y_e))
         except Exception as e:  # noqa: BLE001
             row["errors"]["check"] = _short(e)
     del y_r, y_e
@@ -505,9 +517,9 @@ def main() -> int:
     ap.add_argument("--out", default=None, help="write kernels.json here (rewritten after every case)")
     ap.add_argument("--quick", action="store_true",
                     help="64 MB only, rows 128/4096/32768, fewer repeats")
-    ap.add_argument("--ops", default=None, help=f"comma list of {','.join(OPS)}")
+    ap.add_argument("--ops", default=None, help=f"comma list of {','.join(OPS)} (the default), {','.join(EXTRA_OPS)}")
     ap.add_argument("--dtypes", default=None, help="comma list of f32,f16,bf16")
-    ap.add_argument("--rows", default=None, help="comma list of row lengths, or 'model' for MODEL_ROWS")
+    ap.add_argument("--rows", default=None, help="comma list of row lengths, 'model' for MODEL_ROWS or 'long' for LONG_ROWS")
     ap.add_argument("--sizes", default=None, help="comma list of sizes in MiB (default 64,512)")
     ap.add_argument("--compile-sizes", default=None,
                     help="sizes (MiB) at which torch.compile is timed (default: every size; 'none' for none)")
@@ -537,9 +549,9 @@ def main() -> int:
             ap.error(f"unknown value(s) {bad}; expected some of {allowed}")
         return vals
 
-    ops = pick(args.ops, OPS, allowed=OPS)
+    ops = pick(args.ops, OPS, allowed=OPS + EXTRA_OPS)
     dtypes = pick(args.dtypes, DTYPES, allowed=DTYPES)
-    rows = MODEL_ROWS if args.rows == "model" else pick(args.rows, QUICK_ROWS if args.quick else ROWS, int)
+    rows = {"model": MODEL_ROWS, "long": LONG_ROWS}.get(args.rows) or pick(args.rows, QUICK_ROWS if args.quick else ROWS, int)
     sizes = pick(args.sizes, QUICK_SIZES_MB if args.quick else SIZES_MB, int)
     compile_sizes = sizes if args.compile_sizes is None else (
         [] if args.compile_sizes == "none" else pick(args.compile_sizes, sizes, int))

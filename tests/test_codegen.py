@@ -87,13 +87,16 @@ def _long_rows():
 
 
 @pytest.mark.parametrize("arch", ARCHS)
-def test_long_row_kernels_compile(arch, monkeypatch):
+@pytest.mark.parametrize("grid", [False, True])
+def test_long_row_kernels_compile(arch, grid, monkeypatch):
     """Without clusters (sm_80, or USE_CLUSTERS off on sm_90): shared-memory
-    rows, then the streamed forms."""
+    rows, then the grid form (rows over blocks that meet through global
+    memory), or with it off the streamed forms."""
     from rlxc.codegen import rows
     from rlxc.codegen.rows import SMEM_ROW_BYTES
 
     monkeypatch.setattr(rows, "USE_CLUSTERS", False)
+    monkeypatch.setattr(rows, "GRID_ROWS", grid)
     lowered = rlxc.run_pipeline(_long_rows(), f"rlx-cuda{{arch={arch}}}")
     sources = [k.source.data for k in kernels_of(lowered)]
     smem = [s for s in sources if "// row form: smem" in s]
@@ -104,6 +107,13 @@ def test_long_row_kernels_compile(arch, monkeypatch):
     assert sum("extern __shared__ __align__(16) unsigned short srow[];" in s for s in smem) == 1
     launches = [op for op in lowered.walk() if op.name == "rlx_cuda.launch"]
     assert sorted(op.smem.value.data for op in launches if op.smem.value.data)[-1] == 20000 * 4 <= SMEM_ROW_BYTES
+    if grid:  # past the shared-memory limit: the rows of 60000 and 60001 over 4 blocks of 480 threads
+        forms = [line for src in sources for line in src.splitlines() if line.startswith("// row form: grid")]
+        assert len(forms) == 3 and all("grid (4 blocks of 480 threads per row" in f for f in forms), forms
+        assert all("rlx_grid_reduce<4>(" in src and "_ticket, 1ull);" in src
+                   for src in sources if "// row form: grid" in src)
+        assert compile_all(lowered, arch) == 8
+        return
     # past the shared-memory limit: online softmax and Welford, f32 rows as float4
     assert sum("rlx_ms_add(st," in src for src in sources) == 2
     assert sum("rlx_welford_add(st," in src for src in sources) == 1
@@ -133,6 +143,34 @@ def test_long_rows_on_sm90_split_over_clusters():
     assert compile_all(lowered, "sm_90") == 8
     old = rlxc.run_pipeline(_long_rows(), "rlx-cuda{arch=sm_80}")
     assert not any("row form: cluster" in k.source.data for k in kernels_of(old))
+
+
+def test_rows_past_a_cluster_take_the_grid_form():
+    """On sm_90, rows longer than 8 blocks of 1024 threads hold (262144 f32
+    elements at 128 bytes a thread) split over more blocks that meet through
+    global memory: a ticket per block, one arrival counter per row, a slot
+    array per statistic, the blocks per row at most half the
+    multiprocessors; rows longer than that are streamed."""
+    g = rlxc.GraphBuilder()
+    x = g.input("x", [3, 300000])
+    h = g.input("h", [2, 600001], "f16")
+    module = g.build([g.softmax(x), g.layer_norm(h, g.param("g", [600001], "f16"), g.param("b", [600001], "f16")),
+                      g.rms_norm(g.input("w", [2, 5000000]), g.param("gw", [5000000]))])
+    lowered = rlxc.run_pipeline(module, "rlx-cuda{arch=sm_90 sm_count=132}")
+    by_sym = {k.sym_name.data: k.source.data for k in kernels_of(lowered)}
+    launches = [op for op in lowered.walk() if op.name == "rlx_cuda.launch"]
+    forms = [next(line for line in by_sym[op.kernel.root_reference.data].splitlines() if "row form" in line)
+             for op in launches]
+    # 300000 f32: 9375 lanes of 128 bytes, 19 blocks of 512; 600001 f16 kept as 16 bits: 9376 lanes, 19 of 512
+    assert forms[0].startswith("// row form: grid (19 blocks of 512 threads per row"), forms
+    assert forms[1].startswith("// row form: grid (19 blocks of 512 threads per row"), forms
+    assert forms[2] == "// row form: float4", forms  # 5000000: 40 blocks of 1024 would pass 132 / 2
+    assert [op.grid.get_values()[0] for op in launches[:2]] == [3 * 19, 2 * 19]
+    softmax = by_sym[launches[0].kernel.root_reference.data]
+    assert "_arrived[48];" in softmax and "RlxMS rlx_softmax" in softmax and "_part0[57];" in softmax
+    assert "const long long g_at = (long long)(g_ticket % 57ull);" in softmax
+    assert "rlx_grid_reduce<19>(RlxMS{m, s}, RlxMSMerge()" in softmax and "__cluster_dims__" not in softmax
+    assert compile_all(lowered, "sm_90") == 3
 
 
 @pytest.mark.parametrize("peeled_guards", [True, False])

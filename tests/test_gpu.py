@@ -332,7 +332,8 @@ def test_long_softmax_rows_with_masked_elements():
 
 @pytest.mark.parametrize("merged", [True, False])
 @pytest.mark.parametrize("cols,dtype", [(64, "f16"), (1000, "f32"), (4096, "bf16"), (4097, "f16"), (32768, "f32"),
-                                        (32768, "bf16"), (30001, "f16"), (50257, "f32")])
+                                        (32768, "bf16"), (30001, "f16"), (50257, "f32"), (300001, "bf16"),
+                                        (524289, "f32")])
 def test_softmax_statistics_with_masked_rows_in_every_form(cols, dtype, merged, monkeypatch):
     """softmax and log_softmax in each row form, with the merged (one
     reduction of per-thread (max, sum) pairs) and the two-pass statistics:
@@ -423,8 +424,11 @@ def test_topk_nan_ties_and_infinities_on_gpu():
 #: Row lengths of the row-kernel sweep: attention rows (64, 128), odd and
 #: unaligned lengths (100, 1000, 4097), hidden sizes (768, 4096), and long
 #: rows past the register-cached forms: split over clusters on sm_90 (8200,
-#: 32768, 50000, 131072; 200000 at 8 blocks of 800 threads in f32).
-ROW_LENGTHS = [33, 64, 100, 128, 768, 1000, 1001, 4096, 4097, 8200, 30522, 32000, 32768, 50000, 50257, 131072, 200000]
+#: 32768, 50000, 131072; 200000 at 8 blocks of 800 threads in f32), and
+#: past a cluster over blocks that meet through global memory (300001,
+#: 1048576: the grid form).
+ROW_LENGTHS = [33, 64, 100, 128, 768, 1000, 1001, 4096, 4097, 8200, 30522, 32000, 32768, 50000, 50257, 131072, 200000,
+               300001, 1048576]
 
 
 @pytest.mark.parametrize("dtype", ["f32", "f16", "bf16"])
@@ -457,6 +461,48 @@ def test_long_rows_without_clusters(cols, dtype, monkeypatch):
 
     monkeypatch.setattr(rows, "USE_CLUSTERS", False)
     _row_kernels(cols, dtype)
+
+
+@pytest.mark.parametrize("dtype", ["f32", "f16", "bf16"])
+@pytest.mark.parametrize("cols", [8200, 32768, 50257, 131072])
+def test_grid_form_at_cluster_lengths(cols, dtype, monkeypatch):
+    """The grid form (rows.GRID_FIRST: before the cluster form) at the
+    lengths the cluster form takes: 2-8 blocks per row, windowed rows
+    (50257), the fused residual norm's prologue."""
+    from rlxc.codegen import rows
+
+    monkeypatch.setattr(rows, "GRID_FIRST", True)
+    _row_kernels(cols, dtype)
+
+
+@pytest.mark.parametrize("dtype", ["f32", "f16", "bf16"])
+def test_grid_rows_over_several_waves_and_launches(dtype):
+    """Rows of the grid form, 48 of them over about 20 blocks each (more
+    blocks than fit the GPU at once: a row's blocks are resident together
+    only because tickets hand rows out in the order blocks start), run
+    again and again by one executable on fresh inputs (the ticket and
+    arrival counters carry over from launch to launch), in stream and graph
+    mode, against the interpreter row by row."""
+    from rlxc.testing.strategies import random_array
+
+    cols = 300001
+    g = rlxc.GraphBuilder()
+    x = g.input("x", [48, cols], dtype)
+    module = g.build([g.softmax(x), g.layer_norm(x, g.param("g", [cols], dtype), g.param("b", [cols], dtype))])
+    rng = np.random.default_rng()
+    params = {"g": random_array((cols,), dtype, rng), "b": random_array((cols,), dtype, rng)}
+    tol = TOL[{"f32": "float32", "f16": "float16", "bf16": "bfloat16"}[dtype]]
+    for mode in ("stream", "graph"):
+        exe = rlxc.compile(module, target="cuda", params=params, mode=mode)
+        for _ in range(3):
+            xs = random_array((48, cols), dtype, rng)
+            xs = (xs + rng.standard_normal((48, 1)) * 4).astype(xs.dtype)  # rows far apart
+            want = rlxc.interpret(module, {"x": xs}, params)
+            got = exe.run({"x": xs}, poison=True)
+            for i, (w, o) in enumerate(zip(want, got)):
+                w64, o64 = np.asarray(w, np.float64), np.asarray(o, np.float64)
+                err = np.linalg.norm(w64 - o64, axis=1) / np.linalg.norm(w64, axis=1)
+                assert err.max() < tol, (mode, i, err.max())
 
 
 #: Windowed-row settings of rlxc.codegen.rows the alignment test runs under.

@@ -78,8 +78,11 @@ def test_forms_cover_cases():
 @pytest.mark.parametrize("d", ["f32", "f16", "bf16"])
 def test_argmax_ties_and_nan_in_every_form(d):
     """numpy.argmax exactly: the first index of the largest, the first NaN
-    when there is one, in the warp and block forms, vector and scalar reads."""
-    shapes = [(6, 300), (6, 1024), (4, 1025), (4, 32768), (5, 6, 7)]
+    when there is one, in the warp and block forms, vector and scalar reads,
+    and rows split over blocks (few long rows: 4 × 32768 in 2 chunks, 4 ×
+    300001 and 4 × 1048576 in over 100), where equal values in different
+    chunks must still give the first index."""
+    shapes = [(6, 300), (6, 1024), (4, 1025), (4, 32768), (5, 6, 7), (4, 300001), (4, 1048576)]
     g = rlxc.GraphBuilder()
     module = g.build([g.argmax(g.input(f"x{i}", list(s), d), axis=1 if len(s) == 3 else -1) for i, s in enumerate(shapes)])
     rng = np.random.default_rng(5)

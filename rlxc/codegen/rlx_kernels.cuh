@@ -137,6 +137,58 @@ __device__ __forceinline__ T rlx_cluster_reduce(T v, Op op, T identity, T* smem,
 }
 #endif
 
+// The grid form of the row kernels: a row split over C blocks that are not a
+// cluster, whose statistics meet through global memory. Loads of another
+// block's slots go through L2 (ld.global.cg), past this SM's L1.
+__device__ __forceinline__ float rlx_ldcg(const float* p) { return __ldcg(p); }
+__device__ __forceinline__ RlxMS rlx_ldcg(const RlxMS* p) {
+  const float* f = reinterpret_cast<const float*>(p);
+  return {__ldcg(f), __ldcg(f + 1)};
+}
+__device__ __forceinline__ RlxWelford rlx_ldcg(const RlxWelford* p) {
+  const float* f = reinterpret_cast<const float*>(p);
+  return {__ldcg(f), __ldcg(f + 1), __ldcg(f + 2)};
+}
+// Reduces v over the C blocks of a row: over the block, then block `rank`'s
+// value to parts[rank], made visible before its arrival is counted at
+// *arrived; thread 0 waits for the row's C arrivals of this round (the
+// counter only grows: the round of an arrival is its count / C), then the
+// first warp folds parts[0..C-1] (lane l those at l, l + 32, ..., then the
+// lanes by shuffles) and hands the result to the block through smem[0]. Every
+// block folds the same values the same way, so all of the row's threads get
+// the same bits. One warp per block reads the slots: with every thread
+// reading them, the row's blocks sent C × blockDim.x / 32 requests each to
+// the same few L2 lines. The row's blocks must be resident together (see
+// `_grid_row`).
+template <int C, typename T, typename Op>
+__device__ __forceinline__ T rlx_grid_reduce(T v, Op op, T identity, T* smem, T* parts,
+                                             unsigned long long* arrived, int rank) {
+  v = rlx_block_reduce(v, op, identity, smem);
+  if (threadIdx.x == 0) {
+    parts[rank] = v;
+    __threadfence();
+    const unsigned long long target = (atomicAdd(arrived, 1ull) / C + 1ull) * C;
+    for (;;) {
+      unsigned long long seen;
+      asm volatile("ld.acquire.gpu.u64 %0, [%1];" : "=l"(seen) : "l"(arrived) : "memory");
+      if (seen >= target) break;
+      __nanosleep(100);
+    }
+    __threadfence();
+  }
+  __syncthreads();  // also: every thread has read the block reduction's smem[0]
+  if (threadIdx.x < 32) {
+    T r = threadIdx.x < C ? rlx_ldcg(parts + threadIdx.x) : identity;
+#pragma unroll
+    for (int b = 32; b < C; b += 32)
+      if (b + threadIdx.x < C) r = op(r, rlx_ldcg(parts + b + threadIdx.x));
+    r = rlx_warp_reduce(r, op);
+    if (threadIdx.x == 0) smem[0] = r;
+  }
+  __syncthreads();
+  return smem[0];
+}
+
 // Reduces v over an aligned group of G lanes (a power of two under 32); every
 // lane of the group gets it. Only the group's lanes shuffle, so a group may
 // leave its loop while the warp's others go on.

@@ -17,6 +17,16 @@ element type and layout (`ROW_FORMS`, the one table of thresholds):
   blocks' values in rank order, so all hold the same bits); softmax's max
   and sum in one such reduction, of each thread's (max, sum) pair, where
   the row moves several elements per access (`merged_stats`); one read;
+* grid (past what a cluster holds, or without clusters past the shared-memory
+  row): the row split over C blocks that need not share a cluster, its part
+  of the row in each thread's registers as in the cluster form; each
+  statistic reduced over the block, then over the row's blocks through
+  global memory (`rlx_grid_reduce`: each block's value to a scratch slot,
+  an arrival count, a wait for the row's C arrivals, every block folding
+  the slots in order). A block takes its (row, part) from an atomic ticket,
+  so the blocks that started first hold the earliest rows and a row's C ≤
+  (multiprocessors / GRID_SHARE) blocks are always resident together;
+  one read;
 * smem (without clusters): a block of 1024 threads per row, the row cached in dynamic shared
   memory, so long rows are still read from global memory once: as f32,
   but f16/bf16 norm rows as themselves (half the bytes, so two blocks fit
@@ -155,6 +165,54 @@ class ClusterReducer:
                 f"cl_slots{len(self.types) - 1})")
 
 
+def _grid_row(body: list[str], rows: Rows, grid: GridReducer) -> list[str]:
+    """`body` for one (row, part) of the grid form, taken from the kernel's
+    ticket counter (`lane` the thread's index among the row's C ×
+    blockDim.x). Tickets are handed out in the order blocks start, so
+    every row whose blocks have started was started before any later row:
+    its blocks still to come are the next to start, and a row's blocks
+    never all wait on blocks that cannot be scheduled. A launch takes
+    rows × C consecutive tickets (launches of a kernel run one at a time,
+    in stream order), so its first is a multiple of rows × C."""
+    return [
+        "  __shared__ unsigned long long g_ticket;",
+        "  if (threadIdx.x == 0) g_ticket = atomicAdd(&ENTRY_ticket, 1ull);",
+        "  __syncthreads();",
+        f"  const long long g_at = (long long)(g_ticket % {rows.rows * grid.blocks}ull);",
+        f"  const int rank = (int)(g_at % {grid.blocks});",
+        f"  const int lane = rank * {grid.threads} + threadIdx.x;",
+        f"  const long long r = g_at / {grid.blocks};",
+        f"  const long long base = {rows.row_base};",
+        *("  " + b for b in body),
+    ]
+
+
+@dataclass
+class GridReducer:
+    """The grid form's Reducer: each call reduces over the row's blocks
+    through its own scratch slots (`ENTRY_part<call>`, of the op's value
+    type, C per row), recorded here so the kernel declares them; the calls
+    share one arrival counter per row."""
+
+    rows: int
+    blocks: int
+    threads: int
+    types: list[str] = field(default_factory=list)
+
+    def __call__(self, value: str, op: str, identity: str, smem: str) -> str:
+        self.types.append(_STATE_TYPES.get(op, "float"))
+        return (f"rlx_grid_reduce<{self.blocks}>({value}, {op}(), {identity}, {smem}, "
+                f"ENTRY_part{len(self.types) - 1} + r * {self.blocks}, ENTRY_arrived + r * 16, rank)")
+
+    def globals(self) -> list[str]:
+        return [
+            "__device__ unsigned long long ENTRY_ticket;  // blocks started, over all launches (zero at load)",
+            f"__device__ unsigned long long ENTRY_arrived[{self.rows * 16}];  // arrivals per row (128 bytes apart), over all launches",
+            *(f"__device__ {t} ENTRY_part{i}[{self.rows * self.blocks}];  // statistic {i}: [row][part]"
+              for i, t in enumerate(self.types)),
+        ]
+
+
 def _cols(body: str, rows: Rows) -> str:
     return f"for (long long k = threadIdx.x; k < {rows.cols}LL; k += blockDim.x) {{ const long long o = base + ({rows.col_off}); {body} }}"
 
@@ -174,7 +232,8 @@ def _acc_type(t: Attribute) -> str:
 
 def _row_kernel(decl: str, body: list[str], rows: Rows, smem_type: str = "float", form: str = "block",
                 threads: int = THREADS, note: str = "", srow_type: str = "float",
-                cluster: ClusterReducer | None = None, group: int = 32, min_blocks: int = 0) -> str:
+                cluster: ClusterReducer | None = None, group: int = 32, min_blocks: int = 0,
+                grid: GridReducer | None = None) -> str:
     """A kernel looping over the rows, `body` once per row: its blocks walk
     the rows (block, smem, float4 and looping forms), or its warps do (warp
     form, `lane` the thread's lane), or a cluster of blocks takes one row
@@ -190,6 +249,9 @@ def _row_kernel(decl: str, body: list[str], rows: Rows, smem_type: str = "float"
         src += _warp_loop(body, rows, threads // 32, group)
     elif cluster is not None:
         src += _cluster_row(body, rows, cluster)
+    elif grid is not None:
+        src += _grid_row(body, rows, grid)
+        src[1:1] = grid.globals()  # after the form's line, before the entry
     else:
         src.extend(_row_loop(body, rows))
     src.append("}")
@@ -692,7 +754,12 @@ def argmax_kernel(op: rlx.ArgMaxOp, sm_count: int) -> KernelSpec:
     """numpy.argmax along an axis: the first index of the largest value, NaN
     counting as the largest. Rows up to WARP_ROW_MAX take a warp each (8 per
     block, shuffles only), longer ones a block; contiguous rows whose length
-    allows are read 16 bytes at a time (the form and width named in the source)."""
+    allows are read 16 bytes at a time (the form and width named in the
+    source). Where the blocks are fewer than the multiprocessors, each row is
+    split over grid.y as the reductions are (`split_count`): every chunk's
+    (value, index) to scratch, the row's last block to arrive picks the best
+    (the order of indices decides ties, so the result does not depend on
+    which block is last)."""
     x, y = op.input, op.result
     t = eltype(x)
     rows = Rows.of(shape(x), [int_of(op.axis)])
@@ -701,26 +768,34 @@ def argmax_kernel(op: rlx.ArgMaxOp, sm_count: int) -> KernelSpec:
     lanes, lane = (32, "lane") if warp else (THREADS, "threadIdx.x")
     size = dtype(t).bytes
     w = 16 // size if rows.col_off == "k" and size < 16 and rows.cols % (16 // size) == 0 else 1
+    items = rows.cols // w
+    split = 1 if warp else split_count(rows.rows, items, THREADS, sm_count)
+    chunk = -(-items // split)
+    lo, hi = ("k_lo + ", "k_hi") if split > 1 else ("", f"{items}LL")
     keep = "if (bi < 0 || (v != v && bv == bv) || (v > bv && bv == bv)) { bv = v; bi = k; }"
     if w > 1:
         scan = [
-            f"for (long long k4 = {lane}; k4 < {rows.cols // w}LL; k4 += {lanes}) {{",
+            f"for (long long k4 = {lo}{lane}; k4 < {hi}; k4 += {lanes}) {{",
             f"  union {{ uint4 raw; {dtype(t).c_storage} e[{w}]; }} pk; pk.raw = reinterpret_cast<const uint4*>(x + base)[k4];",
             "  #pragma unroll",
             f"  for (int i = 0; i < {w}; ++i) {{ const long long k = k4 * {w} + i; const {acc} v = ({acc}){load('pk.e[i]', t)}; {keep} }}",
             "}",
         ]
     else:
-        scan = [f"for (long long k = {lane}; k < {rows.cols}LL; k += {lanes}) {{ const long long o = base + ({rows.col_off}); "
+        scan = [f"for (long long k = {lo}{lane}; k < {hi}; k += {lanes}) {{ const long long o = base + ({rows.col_off}); "
                 f"const {acc} v = ({acc}){load('x[o]', t)}; {keep} }}"]
+    bounds = [f"const long long k_lo = (long long)blockIdx.y * {chunk}LL, "
+              f"k_hi = k_lo + {chunk}LL < {items}LL ? k_lo + {chunk}LL : {items}LL;"] if split > 1 else []
     body = [
         f"{acc} bv = 0; long long bi = -1;",
+        *bounds,
         *scan,
         "for (int s = 16; s > 0; s >>= 1) {",
         f"  const {acc} ov = __shfl_xor_sync(0xffffffffu, bv, s); const long long oi = __shfl_xor_sync(0xffffffffu, bi, s);",
         "  if (oi >= 0 && (bi < 0 || rlx_argmax_better(ov, oi, bv, bi))) { bv = ov; bi = oi; }",
         "}",
     ]
+    better = "if (oi >= 0 && (bi < 0 || rlx_argmax_better(ov, oi, bv, bi))) { bv = ov; bi = oi; }"
     if warp:
         body.append("if (lane == 0) y[r] = bi;")
     else:
@@ -729,9 +804,22 @@ def argmax_kernel(op: rlx.ArgMaxOp, sm_count: int) -> KernelSpec:
             "if ((threadIdx.x & 31) == 0) { vs[threadIdx.x >> 5] = bv; is[threadIdx.x >> 5] = bi; }",
             "__syncthreads();",
             "if (threadIdx.x == 0) {",
-            "  for (int w = 1; w < (blockDim.x + 31) / 32; ++w)",
-            "    if (is[w] >= 0 && (bi < 0 || rlx_argmax_better(vs[w], is[w], bv, bi))) { bv = vs[w]; bi = is[w]; }",
-            "  y[r] = bi;",
+            "  for (int w = 1; w < (blockDim.x + 31) / 32; ++w) { const long long oi = is[w]; const "
+            f"{acc} ov = vs[w]; {better} }}",
+            *(["  y[r] = bi;"] if split == 1 else [
+                f"  ENTRY_pv[(long long)blockIdx.y * {rows.rows}LL + r] = bv;",
+                f"  ENTRY_pi[(long long)blockIdx.y * {rows.rows}LL + r] = bi;",
+                "  __threadfence();",
+                f"  if (atomicAdd(&ENTRY_count[r], 1u) == {split - 1}u) {{  // the row's last block: the best of its chunks",
+                "    __threadfence();",
+                f"    for (int s = 0; s < {split}; ++s) {{",
+                f"      const long long oi = __ldcg(&ENTRY_pi[(long long)s * {rows.rows}LL + r]); "
+                f"const {acc} ov = __ldcg(&ENTRY_pv[(long long)s * {rows.rows}LL + r]);",
+                f"      {better}",
+                "    }",
+                "    y[r] = bi;",
+                "    ENTRY_count[r] = 0u;  // ready for the next launch",
+                "  }"]),
             "}",
         ]
     decl = params_decl([("x", x, False), ("y", y, True)])
@@ -743,15 +831,25 @@ def argmax_kernel(op: rlx.ArgMaxOp, sm_count: int) -> KernelSpec:
     )
     per = f"{w} elements per 16-byte access" if w > 1 else "one element per access"
     form = "warp (8 rows per block)" if warp else "block"
-    src = [f"// argmax form: {form}, {per}",
-           f'extern "C" __global__ void __launch_bounds__({THREADS}) ENTRY({decl}) {{']
+    how = f", each row split in {split} chunks of {chunk} items (grid.y)" if split > 1 else ""
+    src = [f"// argmax form: {form}, {per}{how}"]
+    if split > 1:
+        src += [f"__device__ {acc} ENTRY_pv[{split * rows.rows}];  // split partials: [chunk][row]",
+                f"__device__ long long ENTRY_pi[{split * rows.rows}];",
+                f"__device__ unsigned int ENTRY_count[{rows.rows}];  // blocks arrived per row (zero at load, reset by the last)"]
+    src.append(f'extern "C" __global__ void __launch_bounds__({THREADS}) ENTRY({decl}) {{')
     if warp:
         src += _warp_loop(body, rows, THREADS // 32)
-        grid = min(-(-rows.rows // (THREADS // 32)), sm_count * 16)
+        grid: int | tuple[int, int, int] = min(-(-rows.rows // (THREADS // 32)), sm_count * 16)
     else:
         src.append(f"  __shared__ {acc} vs[32]; __shared__ long long is[32];")
-        src.extend(_row_loop(body, rows))
-        grid = min(rows.rows, sm_count * 16)
+        if split > 1:  # a row per blockIdx.x, no loop
+            src += ["  const long long r = blockIdx.x;", f"  const long long base = {rows.row_base};",
+                    *("  " + b for b in body)]
+            grid = (rows.rows, split, 1)
+        else:
+            src.extend(_row_loop(body, rows))
+            grid = min(rows.rows, sm_count * 16)
     src.append("}")
     return KernelSpec("argmax", helper + "\n".join(src) + "\n", [Buf(x), Buf(y, True)], grid)
 
@@ -777,6 +875,8 @@ SMEM_THREADS = 1024
 #: that several share a multiprocessor (the smem form fits one f32 row of
 #: 32768 per SM, whose read and write phases then do not overlap).
 CLUSTER_MAX = 8
+#: Threads per block at most in the cluster form; rows that need more take the grid form.
+CLUSTER_MAX_THREADS = 1024
 CLUSTER_ROW_BYTES = 128  # H100, rows of 32768 at 512 MiB: 128 bytes beat 64 and 32 (layer_norm f32 91% / 88% / 81% of copy)
 CLUSTER_THREADS = 256
 #: f16/bf16 rows whose statistics leave the elements as they are (`RowSpec.pure`:
@@ -796,6 +896,20 @@ CLUSTER_STORED_ROW_BYTES = 128
 #: f16/bf16 norms (80 -> 64) and f32 softmax the same within 2%. f16
 #: softmax (an f32 row of 64 registers) would spill 196 bytes.
 CLUSTER_REGS = 64
+
+#: The grid form: past what a cluster holds (sm_90: rows over 8 blocks of
+#: 1024 threads, 262144 f32 elements), or without clusters past
+#: SMEM_ROW_BYTES, a row split over C blocks of GRID_THREADS (up to 1024
+#: where C would pass its bound) that meet through global memory, the
+#: same bytes of the row per thread as the cluster form. C is at most the
+#: multiprocessors / GRID_SHARE, so a row's blocks fit on the GPU together
+#: with room to spare for whatever else runs. Longer rows take the
+#: streamed forms. GRID_FIRST (a switch for measurements): the grid form
+#: before the cluster form.
+GRID_ROWS = True
+GRID_THREADS = 512
+GRID_SHARE = 2
+GRID_FIRST = False
 
 #: The warp form's grid: blocks per multiprocessor at most, 0 for a block
 #: per THREADS / group rows (its grid-stride loop then takes one trip).
@@ -905,7 +1019,7 @@ MERGED_STATS_SMEM = False
 def merged_stats(form: str) -> bool:
     """Whether row kernels of `form` take the merged statistics (see MERGED_STATS_CLUSTER)."""
     return {"warp": MERGED_STATS_WARP, "block": MERGED_STATS_BLOCK, "cluster": MERGED_STATS_CLUSTER,
-            "smem": MERGED_STATS_SMEM}.get(form, False)
+            "grid": MERGED_STATS_CLUSTER, "smem": MERGED_STATS_SMEM}.get(form, False)
 
 
 def windowed(cols: int, t: Attribute, stored: bool) -> bool:
@@ -1019,23 +1133,47 @@ def cluster_shape(cols: int, t: Attribute, stored: bool = False, window: bool = 
     while c < CLUSTER_MAX and lanes > c * CLUSTER_THREADS:
         c *= 2
     threads = -(-lanes // (c * 32)) * 32
-    return (c, threads) if threads <= 1024 else None
+    return (c, threads) if threads <= CLUSTER_MAX_THREADS else None
 
 
-def row_form(rows: Rows, t: Attribute, smem_elem_bytes: int = 4, stored: bool = False, window: bool = False) -> str:
+def grid_shape(cols: int, t: Attribute, sm_count: int, stored: bool = False,
+               window: bool = False) -> tuple[int, int] | None:
+    """(blocks per row, threads per block) of the grid form for rows of
+    `cols` elements of `t` on `sm_count` multiprocessors, or None where
+    its bound on the blocks (GRID_SHARE) cannot hold them."""
+    per = ((WINDOW_STORED_ROW_BYTES if stored else WINDOW_ROW_BYTES) if window
+           else CLUSTER_STORED_ROW_BYTES if stored else CLUSTER_ROW_BYTES)
+    lanes = -(-cols * dtype(t).bytes // per)
+    most = max(2, sm_count // GRID_SHARE)
+    for threads in (GRID_THREADS, 1024):
+        c = max(2, -(-lanes // threads))
+        if c <= most:
+            return c, -(-lanes // (c * 32)) * 32
+    return None
+
+
+def row_form(rows: Rows, t: Attribute, smem_elem_bytes: int = 4, stored: bool = False, window: bool = False,
+             sm_count: int = 0) -> str:
     """The form (see the module docstring) of a row kernel over `rows`, whose
-    shared-memory row would take `smem_elem_bytes` per element."""
+    shared-memory row would take `smem_elem_bytes` per element, on
+    `sm_count` multiprocessors (0: unknown, no grid form)."""
     if rows.col_off != "k":
         return "looping"  # not contiguous: one element at a time
     if rows.cols <= WARP_ROW_MAX:
         return "warp"
     if rows.cols <= BLOCK_ROW_MAX:
         return "block"
+    grid = GRID_ROWS and sm_count > 0 and (g := grid_shape(rows.cols, t, sm_count, stored, window)) is not None \
+        and rows.rows * g[0] < 2**31
+    if grid and GRID_FIRST:
+        return "grid"
     if USE_CLUSTERS and has_clusters() and (shape_ := cluster_shape(rows.cols, t, stored, window)) is not None \
             and rows.rows * shape_[0] < 2**31:  # a cluster per row: the grid's x limit
         return "cluster"
     if rows.cols * smem_elem_bytes <= SMEM_ROW_BYTES:
         return "smem"
+    if grid:
+        return "grid"
     return "float4" if dtype_name(t) == "f32" and rows.cols % 4 == 0 else "looping"
 
 
@@ -1704,10 +1842,10 @@ def row_kernel(s: RowSpec, sm_count: int) -> KernelSpec:
     stored = _stored_row(s)
     regs16 = CLUSTER_STORED and stored
     window = WINDOW_ROWS and s.prologue is None and windowed(s.rows.cols, s.t, regs16)
-    form = row_form(s.rows, s.t, 2 if stored else 4, regs16, window)
+    form = row_form(s.rows, s.t, 2 if stored else 4, regs16, window, sm_count)
     if form == "smem" and stored and not s.pure_in_smem:  # the shared row as f32 after all
         stored = regs16 = window = False
-        form = row_form(s.rows, s.t, 4)
+        form = row_form(s.rows, s.t, 4, sm_count=sm_count)
     bufs = [Buf(v, w) for _, v, w in s.bufs]
     decl = params_decl(s.bufs)
     rows = s.rows
@@ -1727,18 +1865,21 @@ def row_kernel(s: RowSpec, sm_count: int) -> KernelSpec:
                           threads=BLOCK_THREADS)
         grid = min(rows.rows, sm_count * BLOCK_BLOCKS_PER_SM) if BLOCK_BLOCKS_PER_SM else min(rows.rows, 2**31 - 1)
         return KernelSpec(s.family, src, bufs, grid, BLOCK_THREADS)
-    if form == "cluster":
-        shape_ = cluster_shape(rows.cols, s.t, regs16, window)
+    if form in ("cluster", "grid"):
+        shape_ = (cluster_shape(rows.cols, s.t, regs16, window) if form == "cluster"
+                  else grid_shape(rows.cols, s.t, sm_count, regs16, window))
         assert shape_ is not None
         blocks, threads = shape_
-        red = ClusterReducer(blocks, threads)
+        red = ClusterReducer(blocks, threads) if form == "cluster" else GridReducer(rows.rows, blocks, threads)
         row = CachedRow.for_spec(s, blocks * threads, "lane", stored=regs16, window=window)
-        body = _cached_form(s, row, red, "cluster")
+        body = _cached_form(s, row, red, form)
         row_regs = -(-row.slots // 2) if regs16 else row.slots
         capped = CLUSTER_REGS and 2 * row_regs <= CLUSTER_REGS and not row.guarded  # guarded rows spilled
         regs_cap = (CLUSTER_REGS if capped else WINDOW_F32_REGS if window and dtype(s.t).bytes == 4
                     else WINDOW_STORED_REGS if window and regs16 else 0)
-        src = _row_kernel(decl, body, rows, form="cluster", threads=threads, cluster=red,
+        src = _row_kernel(decl, body, rows, form=form, threads=threads,
+                          cluster=red if isinstance(red, ClusterReducer) else None,
+                          grid=red if isinstance(red, GridReducer) else None,
                           min_blocks=max(1, 65536 // (regs_cap * threads)) if regs_cap else 0,
                           note=f"{blocks} blocks of {threads} threads per row, " + row.note())
         return KernelSpec(s.family, src, bufs, rows.rows * blocks, threads)
