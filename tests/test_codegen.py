@@ -173,6 +173,30 @@ def test_rows_past_a_cluster_take_the_grid_form():
     assert compile_all(lowered, "sm_90") == 3
 
 
+def test_argmax_of_few_long_rows_splits_them():
+    """argmax rows whose blocks would number under ARGMAX_SPLIT_BELOW per
+    multiprocessor are split over grid.y: each chunk's (value, index) to
+    scratch, the row's last block to arrive picking the best and resetting
+    its counter; enough rows keep a block each."""
+    from rlxc.codegen import rows
+
+    g = rlxc.GraphBuilder()
+    module = g.build([g.argmax(g.input("a", [2, 1000003], "bf16")), g.argmax(g.input("b", [200, 300000])),
+                      g.argmax(g.input("c", [600, 30000]))])
+    lowered = rlxc.run_pipeline(module, "rlx-cuda{arch=sm_90 sm_count=132}")
+    launches = [op for op in lowered.walk() if op.name == "rlx_cuda.launch"]
+    by_sym = {k.sym_name.data: k.source.data for k in kernels_of(lowered)}
+    a, b, c = (by_sym[op.kernel.root_reference.data] for op in launches)
+    assert rows.ARGMAX_SPLIT_BELOW * 132 > 200
+    # 2 rows: towards 4 blocks per SM (264 chunks), each thread still 16 items or more: 244 chunks of 4099
+    assert "one element per access, each row split in 244 chunks of 4099 items (grid.y)" in a
+    assert "== 243u) {  // the row's last block" in a and "_count[r] = 0u;" in a
+    assert tuple(launches[0].grid.get_values()) == (2, 244, 1)
+    assert "4 elements per 16-byte access, each row split in 3 chunks" in b  # 200 rows: 3 blocks each
+    assert "split" not in c and launches[2].grid.get_values()[1] == 1  # 600 rows: a block each
+    assert compile_all(lowered, "sm_90") == 3
+
+
 @pytest.mark.parametrize("peeled_guards", [True, False])
 def test_peeled_head_tail_element_in_every_statistic(peeled_guards, monkeypatch):
     """The peeled form's head/tail element (v[16] in rows of 4097 halves)
