@@ -197,6 +197,19 @@ def test_argmax_of_few_long_rows_splits_them():
     assert compile_all(lowered, "sm_90") == 3
 
 
+@pytest.mark.parametrize("cols,form", [(400000, "cluster (8 blocks of 800"), (450000, "grid (14 blocks of 512"),
+                                       (524288, "grid (16 blocks of 512")])
+def test_cluster_rows_that_would_spill_take_the_grid_form(cols, form):
+    """bf16 softmax rows hold 64 f32 registers of row per thread: a cluster
+    block of 800 threads still fits (800 × 80 registers), of 896 or 1024
+    it would spill (CLUSTER_REG_OVERHEAD), so those take the grid form."""
+    g = rlxc.GraphBuilder()
+    lowered = rlxc.run_pipeline(g.build([g.softmax(g.input("x", [2, cols], "bf16"))]),
+                                "rlx-cuda{arch=sm_90 sm_count=132}")
+    (src,) = [k.source.data for k in kernels_of(lowered)]
+    assert f"// row form: {form} threads per row" in src, src[:400]
+
+
 @pytest.mark.parametrize("peeled_guards", [True, False])
 def test_peeled_head_tail_element_in_every_statistic(peeled_guards, monkeypatch):
     """The peeled form's head/tail element (v[16] in rows of 4097 halves)

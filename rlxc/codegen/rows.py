@@ -891,8 +891,18 @@ SMEM_THREADS = 1024
 #: that several share a multiprocessor (the smem form fits one f32 row of
 #: 32768 per SM, whose read and write phases then do not overlap).
 CLUSTER_MAX = 8
-#: Threads per block at most in the cluster form; rows that need more take the grid form.
+#: Threads per block at most in the cluster form; rows that need more take
+#: the grid form. So do rows whose blocks would spill: threads × (the row's
+#: registers per thread + CLUSTER_REG_OVERHEAD) over 65536, i.e. f16/bf16
+#: softmax rows (64 f32 registers of row) past 8 blocks of 819 threads.
+#: H100, softmax bf16 of 524288 (8 × 1024 threads, 224 bytes spilled):
+#: 100.8 -> 82.0 µs at 64 MiB, 714 -> 618 at 512 MiB in the grid form; of
+#: 400000 (8 × 800, 72 registers, 60 bytes spilled) the cluster form stayed
+#: faster (77.5 / 516 against 80.1 / 578 µs), as did the f32 rows at 8 ×
+#: 800-1024 threads (32 registers of row) taken as a whole (layer_norm of
+#: 200000 gained 13-31% in the grid form, rms_norm of 262144 lost 1-3%).
 CLUSTER_MAX_THREADS = 1024
+CLUSTER_REG_OVERHEAD = 16
 CLUSTER_ROW_BYTES = 128  # H100, rows of 32768 at 512 MiB: 128 bytes beat 64 and 32 (layer_norm f32 91% / 88% / 81% of copy)
 CLUSTER_THREADS = 256
 #: f16/bf16 rows whose statistics leave the elements as they are (`RowSpec.pure`:
@@ -1149,7 +1159,10 @@ def cluster_shape(cols: int, t: Attribute, stored: bool = False, window: bool = 
     while c < CLUSTER_MAX and lanes > c * CLUSTER_THREADS:
         c *= 2
     threads = -(-lanes // (c * 32)) * 32
-    return (c, threads) if threads <= CLUSTER_MAX_THREADS else None
+    elems = per // dtype(t).bytes
+    row_regs = elems // 2 if stored and dtype(t).bytes == 2 else elems  # 16-bit rows kept two to a register
+    fits = threads * (row_regs + CLUSTER_REG_OVERHEAD) <= 65536
+    return (c, threads) if threads <= CLUSTER_MAX_THREADS and fits else None
 
 
 def grid_shape(cols: int, t: Attribute, sm_count: int, stored: bool = False,
