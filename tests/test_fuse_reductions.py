@@ -101,13 +101,18 @@ def _forms(module):
             for line in k.source.data.splitlines() if "row form:" in line and "rlx.fusion" in k.source.data}
 
 
-@pytest.mark.parametrize("arch,forms", [("sm_80", {"warp", "block", "smem", "looping"}),
-                                        ("sm_90", {"warp", "block", "cluster"})])
+@pytest.mark.parametrize("arch,grid,forms", [("sm_80", True, {"warp", "block", "smem", "grid"}),
+                                             ("sm_80", False, {"warp", "block", "smem", "looping"}),
+                                             ("sm_90", True, {"warp", "block", "cluster"})])
 @pytest.mark.parametrize("dt", ["f32", "f16", "bf16"])
-def test_fused_kernels_compile_in_every_form(dt, arch, forms):
-    """Row lengths that pick the warp, block, smem and looping forms (on
-    sm_90 the cluster form in place of the last two), with row-, scalar- and
+def test_fused_kernels_compile_in_every_form(dt, arch, grid, forms, monkeypatch):
+    """Row lengths that pick the warp, block, smem and grid forms, or with
+    rows.GRID_ROWS off the looping form in place of the grid (on sm_90 the
+    cluster form in place of the last two), with row-, scalar- and
     element-indexed prologue inputs, odd lengths too."""
+    from rlxc.codegen import rows
+
+    monkeypatch.setattr(rows, "GRID_ROWS", grid)
     g = GraphBuilder()
     outs = []
     for n in (7, 128, 1000, 4096, 9001, 90001):
