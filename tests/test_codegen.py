@@ -11,6 +11,7 @@ from pathlib import Path
 
 import pytest
 from hypothesis import HealthCheck, given, settings
+from xdsl.dialects.builtin import IntegerAttr, i64
 
 import rlxc
 from rlxc.codegen import HEADER_NAME, HEADERS
@@ -167,9 +168,12 @@ def test_rows_past_a_cluster_take_the_grid_form():
     assert forms[2] == "// row form: float4", forms  # 5000000: 40 blocks of 1024 would pass 132 / 2
     assert [op.grid.get_values()[0] for op in launches[:2]] == [3 * 19, 2 * 19]
     softmax = by_sym[launches[0].kernel.root_reference.data]
-    assert "_arrived[48];" in softmax and "RlxMS rlx_softmax" in softmax and "_part0[57];" in softmax
+    assert "_arrived[48] = {};" in softmax and "RlxMS rlx_softmax" in softmax and "_part0[57];" in softmax
     assert "const long long g_at = (long long)(g_ticket % 57ull);" in softmax
     assert "rlx_grid_reduce<19>(RlxMS{m, s}, RlxMSMerge()" in softmax and "__cluster_dims__" not in softmax
+    # the blocks of a row wait for each other: the runtime checks the device holds them (rlx.co_resident)
+    co = {k.sym_name.data: k.attributes.get("rlx.co_resident") for k in kernels_of(lowered)}
+    assert [co[op.kernel.root_reference.data] for op in launches] == [IntegerAttr(19, i64), IntegerAttr(19, i64), None]
     assert compile_all(lowered, "sm_90") == 3
 
 
@@ -194,6 +198,19 @@ def test_argmax_of_few_long_rows_splits_them():
     assert tuple(launches[0].grid.get_values()) == (2, 244, 1)
     assert "4 elements per 16-byte access, each row split in 3 chunks" in b  # 200 rows: 3 blocks each
     assert "split" not in c and launches[2].grid.get_values()[1] == 1  # 600 rows: a block each
+    assert compile_all(lowered, "sm_90") == 3
+
+
+def test_long_rows_of_no_rows_compile():
+    """Zero rows of a length that would take the grid form, or argmax's
+    split: the guarded streamed forms (no zero-sized scratch arrays, no
+    ticket modulo zero, no division by the row count)."""
+    g = rlxc.GraphBuilder()
+    x = g.input("x", [0, 600000])
+    module = g.build([g.softmax(x), g.rms_norm(x, g.param("w", [600000])), g.argmax(g.input("a", [0, 300000]))])
+    lowered = rlxc.run_pipeline(module, "rlx-cuda{arch=sm_90 sm_count=132}")
+    sources = [k.source.data for k in kernels_of(lowered)]
+    assert not any("row form: grid" in src or "split" in src for src in sources)
     assert compile_all(lowered, "sm_90") == 3
 
 

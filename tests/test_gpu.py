@@ -505,6 +505,47 @@ def test_grid_rows_over_several_waves_and_launches(dtype):
                 assert err.max() < tol, (mode, i, err.max())
 
 
+def test_grid_form_refused_where_its_blocks_cannot_be_resident_together():
+    """A grid-form kernel whose blocks of a row could not all be resident at
+    once (here: its `rlx.co_resident` raised past what any device holds, as
+    a module lowered for a larger part would be on a MIG slice) is refused
+    when the executable is loaded, with the figures, instead of hanging;
+    as lowered for this device it loads and matches the interpreter."""
+    from xdsl.dialects.builtin import IntegerAttr, i64
+
+    from rlxc.codegen import HEADERS
+    from rlxc.dialects import rlx_cuda
+    from rlxc.runtime.driver_api import device_arch
+    from rlxc.runtime.executable import CudaExecutable
+    from rlxc.runtime.nvrtc import compile_module_kernels
+
+    g = rlxc.GraphBuilder()
+    module = g.build([g.softmax(g.input("x", [2, 300001]))])
+    arch, sms = device_arch()
+    lowered = rlxc.run_pipeline(module, f"rlx-cuda{{arch={arch} sm_count={sms}}}")
+    (kernel,) = [op for op in lowered.walk() if isinstance(op, rlx_cuda.KernelOp)]
+    assert "row form: grid (" in kernel.source.data and kernel.attributes[rlx_cuda.CO_RESIDENT].value.data >= 2
+    cubins = compile_module_kernels(lowered, arch, headers=HEADERS)
+    x = np.random.default_rng().standard_normal((2, 300001)).astype(np.float32)
+    (got,) = CudaExecutable(lowered, {}, cubins, "stream").run({"x": x}, poison=True)
+    (want,) = rlxc.interpret(module, {"x": x})
+    assert np.linalg.norm(got - want) / np.linalg.norm(want) < 1e-5
+    kernel.attributes[rlx_cuda.CO_RESIDENT] = IntegerAttr(10**6, i64)
+    free_before = _free_device_bytes()
+    with pytest.raises(rlxc.cuda.CudaError, match=r"needs 1000000 blocks of \d+ threads resident together "
+                                                   r"\(room for 1999999, .*this device holds \d+ "
+                                                   r"\(\d+ multiprocessors x \d+\)"):
+        CudaExecutable(lowered, {}, cubins, "stream")
+    assert _free_device_bytes() >= free_before - 2**20  # the arena it made before the check was freed
+
+
+def _free_device_bytes() -> int:
+    from rlxc.runtime.driver_api import _driver, check
+
+    free, _total = check(_driver().cuMemGetInfo(), "cuMemGetInfo")
+    return free
+
+
 #: Windowed-row settings of rlxc.codegen.rows the alignment test runs under.
 WINDOW_SETTINGS = {
     "off": {"WINDOW_ROWS": False},

@@ -18,14 +18,20 @@
 // CHECK: if (k < 10000LL) srow[(j) * 1024 + threadIdx.x] = x[base + k];
 // CHECK: m = rlx_maxf(m, srow[(j) * 1024 + threadIdx.x]);
 // CHECK: // row form: smem (40004 bytes of shared memory as f32, 1024 threads per row, one element per access, 10 per thread)
-// Longer still, f32 of a length divisible by 4: online max and sum in one
-// read, then the write, as float4, 4 trips unrolled:
-// CHECK: // row form: float4
-// CHECK: for (long long k4 = threadIdx.x; k4 < 12500LL; k4 += blockDim.x) {
-// CHECK-NEXT: const float4 q = reinterpret_cast<const float4*>(x + base)[k4];
-// CHECK-NEXT: rlx_ms_add(st, q.x); rlx_ms_add(st, q.y); rlx_ms_add(st, q.z); rlx_ms_add(st, q.w);
-// CHECK: st = rlx_block_reduce(st, RlxMSMerge(), RlxMS{-RLX_INF, 0.0f}, ms_smem);
-// CHECK: reinterpret_cast<float4*>(y + base)[k4] = make_float4(expf(q.x - m) * inv, expf(q.y - m) * inv, expf(q.z - m) * inv, expf(q.w - m) * inv);
+// Longer still (50000 f32 = 1563 threads of 128 bytes): the grid form, the
+// row over 4 blocks that meet through global memory; each block takes its
+// (row, part) from a ticket, its block's (max, sum) goes to a slot per part,
+// the row's arrivals are counted and waited for, the slots folded in order:
+// CHECK: // row form: grid (4 blocks of 416 threads per row, 1664 threads per row, 4 elements per access, 32 per thread)
+// CHECK-NEXT: __device__ unsigned long long [[K:rlx_softmax_[0-9a-f]+]]_ticket = 0;
+// CHECK-NEXT: __device__ unsigned long long [[K]]_arrived[32] = {};
+// CHECK-NEXT: __device__ RlxMS [[K]]_part0[8];
+// CHECK: if (threadIdx.x == 0) g_ticket = atomicAdd(&[[K]]_ticket, 1ull);
+// CHECK: const long long g_at = (long long)(g_ticket % 8ull);
+// CHECK-NEXT: const int rank = (int)(g_at % 4);
+// CHECK-NEXT: const int lane = rank * 416 + threadIdx.x;
+// CHECK-NEXT: const long long r = g_at / 4;
+// CHECK: const RlxMS st = rlx_grid_reduce<4>(RlxMS{m, s}, RlxMSMerge(), RlxMS{-RLX_INF, 0.0f}, ms_smem, [[K]]_part0 + r * 4, [[K]]_arrived + r * 16, rank);
 // A non-trailing axis: the looping form, element by element.
 // On sm_90, past 8192 elements, a row is split over the 2-8 blocks of a
 // thread-block cluster (64 bytes of it per thread, in registers); the first
@@ -74,12 +80,24 @@
 // SM90: const RlxMS st = rlx_cluster_reduce<2, true>(RlxMS{m, s}, RlxMSMerge(), RlxMS{-RLX_INF, 0.0f}, ms_smem, cl_slots0);
 // SM90-NEXT: const float inv = expf(m - st.m) / st.s, ls = logf(st.s) + (st.m - mz);
 // SM90: pk.w[i] = rlx_st2_f16(v[j] * inv, v[j + 1] * inv);
-func.func @main(%x: tensor<8x4096xf32>, %y: tensor<2x10000xf32>, %w: tensor<2x10001xf32>, %v: tensor<2x50000xf32>, %z: tensor<2x4x3xf32>, %h: tensor<2x32768xf16>) -> (tensor<8x4096xf32>, tensor<2x10000xf32>, tensor<2x10001xf32>, tensor<2x50000xf32>, tensor<2x4x3xf32>, tensor<2x32768xf16>) {
+// Rows past what the grid form holds (2000000 f32 on sm_80: 62 blocks of 1024
+// over 108 / 2), f32 of a length 4 divides: online max and sum in one read,
+// then the write, as float4:
+// CHECK: // row form: float4
+// CHECK: for (long long k4 = threadIdx.x; k4 < 500000LL; k4 += blockDim.x) {
+// CHECK-NEXT: const float4 q = reinterpret_cast<const float4*>(x + base)[k4];
+// CHECK-NEXT: rlx_ms_add(st, q.x); rlx_ms_add(st, q.y); rlx_ms_add(st, q.z); rlx_ms_add(st, q.w);
+// CHECK: st = rlx_block_reduce(st, RlxMSMerge(), RlxMS{-RLX_INF, 0.0f}, ms_smem);
+// CHECK: reinterpret_cast<float4*>(y + base)[k4] = make_float4(expf(q.x - m) * inv, expf(q.y - m) * inv, expf(q.z - m) * inv, expf(q.w - m) * inv);
+// On sm_90 (132 / 2 blocks) the same row takes the grid form:
+// SM90: // row form: grid (62 blocks of 1024 threads per row, 63488 threads per row, 4 elements per access, 32 per thread)
+func.func @main(%x: tensor<8x4096xf32>, %y: tensor<2x10000xf32>, %w: tensor<2x10001xf32>, %v: tensor<2x50000xf32>, %z: tensor<2x4x3xf32>, %h: tensor<2x32768xf16>, %u: tensor<2x2000000xf32>) -> (tensor<8x4096xf32>, tensor<2x10000xf32>, tensor<2x10001xf32>, tensor<2x50000xf32>, tensor<2x4x3xf32>, tensor<2x32768xf16>, tensor<2x2000000xf32>) {
   %a = rlx.softmax %x axis = -1 : tensor<8x4096xf32>
   %b = rlx.softmax %y axis = -1 : tensor<2x10000xf32>
   %d = rlx.softmax %w axis = -1 : tensor<2x10001xf32>
   %e = rlx.softmax %v axis = -1 : tensor<2x50000xf32>
   %c = rlx.softmax %z axis = 1 : tensor<2x4x3xf32>
   %f = rlx.softmax %h axis = -1 : tensor<2x32768xf16>
-  func.return %a, %b, %d, %e, %c, %f : tensor<8x4096xf32>, tensor<2x10000xf32>, tensor<2x10001xf32>, tensor<2x50000xf32>, tensor<2x4x3xf32>, tensor<2x32768xf16>
+  %g = rlx.softmax %u axis = -1 : tensor<2x2000000xf32>
+  func.return %a, %b, %d, %e, %c, %f, %g : tensor<8x4096xf32>, tensor<2x10000xf32>, tensor<2x10001xf32>, tensor<2x50000xf32>, tensor<2x4x3xf32>, tensor<2x32768xf16>, tensor<2x2000000xf32>
 }

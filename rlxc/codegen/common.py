@@ -84,6 +84,11 @@ class KernelSpec:
     grid: Dims = 1
     block: Dims = THREADS
     smem: int = 0
+    #: Blocks of one launch that must be resident on the GPU together (the
+    #: grid form's blocks of a row wait for each other); 0: none. Recorded on
+    #: the kernel op (`rlx.co_resident`) and checked against the device when
+    #: the executable is loaded.
+    co_resident: int = 0
 
     @property
     def entry(self) -> str:

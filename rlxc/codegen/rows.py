@@ -205,9 +205,13 @@ class GridReducer:
                 f"ENTRY_part{len(self.types) - 1} + r * {self.blocks}, ENTRY_arrived + r * 16, rank)")
 
     def globals(self) -> list[str]:
+        """The kernel module's counters and slots. The counters only stay in
+        step while every launch runs all its blocks to the end; a launch that
+        does not (a fault) leaves the context unusable anyway (CUDA errors in
+        kernels are sticky), so the module is never launched again."""
         return [
-            "__device__ unsigned long long ENTRY_ticket;  // blocks started, over all launches (zero at load)",
-            f"__device__ unsigned long long ENTRY_arrived[{self.rows * 16}];  // arrivals per row (128 bytes apart), over all launches",
+            "__device__ unsigned long long ENTRY_ticket = 0;  // blocks started, over all launches",
+            f"__device__ unsigned long long ENTRY_arrived[{self.rows * 16}] = {{}};  // arrivals per row (128 bytes apart), over all launches",
             *(f"__device__ {t} ENTRY_part{i}[{self.rows * self.blocks}];  // statistic {i}: [row][part]"
               for i, t in enumerate(self.types)),
         ]
@@ -783,7 +787,7 @@ def argmax_kernel(op: rlx.ArgMaxOp, sm_count: int) -> KernelSpec:
     size = dtype(t).bytes
     w = 16 // size if rows.col_off == "k" and size < 16 and rows.cols % (16 // size) == 0 else 1
     items = rows.cols // w
-    split = 1 if warp else split_count(rows.rows, items, THREADS, sm_count, ARGMAX_SPLIT_BELOW)
+    split = 1 if warp or rows.rows == 0 else split_count(rows.rows, items, THREADS, sm_count, ARGMAX_SPLIT_BELOW)
     chunk = -(-items // split)
     lo, hi = ("k_lo + ", "k_hi") if split > 1 else ("", f"{items}LL")
     keep = "if (bi < 0 || (v != v && bv == bv) || (v > bv && bv == bv)) { bv = v; bi = k; }"
@@ -852,7 +856,7 @@ def argmax_kernel(op: rlx.ArgMaxOp, sm_count: int) -> KernelSpec:
     if split > 1:
         src += [f"__device__ {acc} ENTRY_pv[{split * rows.rows}];  // split partials: [chunk][row]",
                 f"__device__ long long ENTRY_pi[{split * rows.rows}];",
-                f"__device__ unsigned int ENTRY_count[{rows.rows}];  // blocks arrived per row (zero at load, reset by the last)"]
+                f"__device__ unsigned int ENTRY_count[{rows.rows}] = {{}};  // blocks arrived per row (reset by the last)"]
     src.append(f'extern "C" __global__ void __launch_bounds__({THREADS}) ENTRY({decl}) {{')
     if warp:
         src += _warp_loop(body, rows, THREADS // 32)
@@ -1192,8 +1196,8 @@ def row_form(rows: Rows, t: Attribute, smem_elem_bytes: int = 4, stored: bool = 
         return "warp"
     if rows.cols <= BLOCK_ROW_MAX:
         return "block"
-    grid = GRID_ROWS and sm_count > 0 and (g := grid_shape(rows.cols, t, sm_count, stored, window)) is not None \
-        and rows.rows * g[0] < 2**31
+    grid = GRID_ROWS and sm_count > 0 and rows.rows > 0 \
+        and (g := grid_shape(rows.cols, t, sm_count, stored, window)) is not None and rows.rows * g[0] < 2**31
     if grid and GRID_FIRST:
         return "grid"
     if USE_CLUSTERS and has_clusters() and (shape_ := cluster_shape(rows.cols, t, stored, window)) is not None \
@@ -1911,7 +1915,7 @@ def row_kernel(s: RowSpec, sm_count: int) -> KernelSpec:
                           grid=red if isinstance(red, GridReducer) else None,
                           min_blocks=max(1, 65536 // (regs_cap * threads)) if regs_cap else 0,
                           note=f"{blocks} blocks of {threads} threads per row, " + row.note())
-        return KernelSpec(s.family, src, bufs, rows.rows * blocks, threads)
+        return KernelSpec(s.family, src, bufs, rows.rows * blocks, threads, co_resident=blocks if form == "grid" else 0)
     if form == "smem":
         row = CachedRow.for_spec(s, SMEM_THREADS, "threadIdx.x", smem=True, stored=stored)
         nbytes = rows.cols * (2 if stored else 4)

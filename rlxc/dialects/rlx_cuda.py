@@ -99,9 +99,16 @@ def scalar(value: int) -> ArgAttr:
     return ArgAttr("i64", value)
 
 
+#: A kernel op's discardable attribute: how many blocks of one launch must be
+#: resident on the GPU together (they wait for each other); the runtime
+#: refuses a device that cannot hold them, rather than hang.
+CO_RESIDENT = "rlx.co_resident"
+
+
 @irdl_op_definition
 class KernelOp(IRDLOperation):
-    """A generated kernel: CUDA C++ source with one `extern "C" __global__` entry."""
+    """A generated kernel: CUDA C++ source with one `extern "C" __global__` entry
+    (and, where its blocks wait for each other, `rlx.co_resident`)."""
 
     name = "rlx_cuda.kernel"
     sym_name = prop_def(SymbolNameConstraint())

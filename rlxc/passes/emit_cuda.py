@@ -159,7 +159,10 @@ class EmitCudaPass(ModulePass):
             sym = f"k{len(kernels)}"
             kernels[spec.code] = sym
             source = spec.source(f"{o.name} ({where})")
-            Rewriter.insert_op(rlx_cuda.KernelOp(sym, spec.entry, self.arch, source), InsertPoint.before(f))
+            kernel = rlx_cuda.KernelOp(sym, spec.entry, self.arch, source)
+            if spec.co_resident:
+                kernel.attributes[rlx_cuda.CO_RESIDENT] = _i64(spec.co_resident)
+            Rewriter.insert_op(kernel, InsertPoint.before(f))
         args = [loc[p.value] if isinstance(p, Buf) else rlx_cuda.scalar(p) for p in spec.params]
         return rlx_cuda.LaunchOp(
             sym, spec.grid3, spec.block3, spec.smem, args,

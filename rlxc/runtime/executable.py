@@ -30,6 +30,7 @@ not lower or compile anything (that is `rlxc.driver.compile`).
 
 from __future__ import annotations
 
+import math
 import os
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
@@ -146,7 +147,20 @@ class CudaExecutable:
         self.graph_exec = None
         #: RLXC_DEBUG=1 when loaded: kernel sources saved, launches one by one with a sync after each
         self._debug = bool(os.environ.get("RLXC_DEBUG"))
+        # What close() frees, none of it made yet: a failure while loading frees what was made.
+        self.stream = self.arena = self.params = self.workspace = None
+        self.graph = self._io = self.lt_handle = self._pool = None
+        self.launches: list = []
+        self.modules: dict = {}
+        self._closed = False
+        try:
+            self._load(module, params, cubins, mode, allow_tf32)
+        except BaseException:
+            self.close()
+            raise
 
+    def _load(self, module: ModuleOp, params: Mapping[str, np.ndarray] | None, cubins: dict[str, bytes], mode: str,
+              allow_tf32: bool) -> None:
         cu = _driver()
         self.module = module
         self.sig = signature(module)
@@ -181,7 +195,7 @@ class CudaExecutable:
             self.modules[sym] = mod
             functions[sym] = check(cu.cuModuleGetFunction(mod, k.entry.data.encode()), f"cuModuleGetFunction({k.entry.data})")
         self._upload_params(params or {})
-        self.launches: list = []
+        self.launches = []
         self.lt_handle = None
         if gemms:
             from nvmath.bindings import cublasLt
@@ -196,6 +210,8 @@ class CudaExecutable:
                     attr = cu.CUfunction_attribute.CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES
                     check(cu.cuFuncSetAttribute(functions[sym], attr, smem),
                           f"cuFuncSetAttribute({kernels[sym].entry.data}, {smem} bytes of shared memory)")
+                if rlx_cuda.CO_RESIDENT in kernels[sym].attributes:
+                    self._check_co_resident(kernels[sym], functions[sym], op)
                 launch = self._pack(functions[sym], [a for a in op.args.data],
                                     tuple(op.grid.get_values()), tuple(op.block.get_values()),
                                     op.smem.value.data, kernels[sym].entry.data)
@@ -260,6 +276,31 @@ class CudaExecutable:
             off = P.param_offset(op)
             if data.nbytes:
                 check(cu.cuMemcpyHtoD(int(self.params) + off, data.ctypes.data, data.nbytes), f"cuMemcpyHtoD(param {op.name})")
+
+    def _check_co_resident(self, kernel: rlx_cuda.KernelOp, function, launch: rlx_cuda.LaunchOp) -> None:
+        """A kernel whose blocks wait for each other (`rlx.co_resident`: the
+        grid form's blocks of a row) could hang on a device that cannot hold
+        that many at once, twice over less one (a MIG slice, a module lowered
+        for a larger part): refuse it with the figures instead. The grid form
+        keeps its blocks per row to half the multiprocessors it was lowered
+        for, so on that device this always holds."""
+        cu = _driver()
+        need = kernel.attributes[rlx_cuda.CO_RESIDENT].value.data  # pyright: ignore
+        threads = math.prod(launch.block.get_values())
+        smem = launch.smem.value.data
+        per_sm = check(cu.cuOccupancyMaxActiveBlocksPerMultiprocessor(function, threads, smem),
+                       f"cuOccupancyMaxActiveBlocksPerMultiprocessor({kernel.entry.data})")
+        attr = cu.CUdevice_attribute.CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT
+        sms = check(cu.cuDeviceGetAttribute(attr, self.device), "cuDeviceGetAttribute(multiprocessors)")
+        # Room for two such kernels at once (two executables on two streams): each holds at
+        # most need - 1 blocks waiting, so 2 * need - 1 leaves one free to start.
+        if per_sm * sms < 2 * need - 1:
+            raise CudaError(
+                f"kernel @{kernel.sym_name.data} ({kernel.entry.data}) needs {need} blocks of {threads} threads "
+                f"resident together (room for {2 * need - 1}, so that two such kernels can run at once), and "
+                f"this device holds {per_sm * sms} ({sms} multiprocessors x {per_sm}): it was lowered for a "
+                "larger device; compile for this one (rlxc.compile asks the device, rlx-cuda{... sm_count=N} sets it)"
+            )
 
     def _pack(self, function, args, grid, block, smem, name) -> _Launch:
         values = []
@@ -653,7 +694,8 @@ class CudaExecutable:
             except Exception:
                 pass
 
-        quietly(cu.cuStreamSynchronize, self.stream)
+        if self.stream is not None:
+            quietly(cu.cuStreamSynchronize, self.stream)
         if self._io is not None:
             quietly(cu.cuGraphExecDestroy, self._io.exec)
             quietly(cu.cuGraphDestroy, self._io.graph)
@@ -677,9 +719,11 @@ class CudaExecutable:
         for mod in self.modules.values():
             quietly(cu.cuModuleUnload, mod)
         self.modules = {}
-        quietly(cu.cuMemFree, self.arena)
-        quietly(cu.cuMemFree, self.params)
-        quietly(cu.cuStreamDestroy, self.stream)
+        for ptr in (self.arena, self.params):
+            if ptr is not None:
+                quietly(cu.cuMemFree, ptr)
+        if self.stream is not None:
+            quietly(cu.cuStreamDestroy, self.stream)
         self._pool = None
 
     def __enter__(self) -> CudaExecutable:
