@@ -201,6 +201,43 @@ def test_argmax_of_few_long_rows_splits_them():
     assert compile_all(lowered, "sm_90") == 3
 
 
+def _empty_reductions(dt: str):
+    """Reductions and row ops over tensors with a zero extent (no rows, an
+    empty reduced axis, no outputs), in `dt`."""
+    g = rlxc.GraphBuilder()
+    outs = []
+    for i, shape in enumerate(([0, 1000], [3, 0], [0, 300000], [4, 0, 128], [2, 3, 0], [0, 0])):
+        x = g.input(f"x{i}", shape, dt)
+        last = len(shape) - 1
+        outs += [g.reduce_sum(x, axes=[last]), g.reduce_max(x, axes=[last]), g.reduce_min(x, axes=[0]),
+                 g.reduce_prod(x, axes=[0]), g.reduce_max(x, axes=list(range(len(shape))))]
+        if dt != "i32":
+            gamma = g.param(f"g{i}", [shape[-1]], dt)
+            outs += [g.reduce_mean(x, axes=[last]), g.softmax(x), g.log_softmax(x), g.rms_norm(x, gamma),
+                     *g.fused_residual_layer_norm(x, g.input(f"r{i}", shape, dt), gamma, g.param(f"b{i}", [shape[-1]], dt))]
+    return g.build(outs)
+
+
+@pytest.mark.parametrize("arch", ARCHS)
+@pytest.mark.parametrize("dt", ["f32", "bf16", "i32"])
+def test_zero_extent_reductions_and_rows_compile(arch, dt):
+    """A reduction over an empty axis fills its outputs with the empty
+    reduction's value (0, 1, -inf / +inf or the integer type's least /
+    greatest, NaN for a mean: `reduce form: fill`); row ops over no
+    elements launch a kernel that does nothing. Before, these divided by
+    zero in the codegen (a split over zero blocks, a group of zero items)
+    or declared zero-sized scratch arrays NVRTC refused."""
+    lowered = rlxc.run_pipeline(_empty_reductions(dt), f"rlx-cuda{{arch={arch}}}")
+    sources = [k.source.data for k in kernels_of(lowered)]
+    fills = [src for src in sources if "// reduce form: fill" in src]
+    assert fills and not any("split" in src for src in sources)
+    if dt == "i32":  # max / min of nothing: the type's least / greatest, not int64's truncated
+        assert any("(-2147483647LL - 1)" in src for src in fills) and any("2147483647LL" in src for src in fills)
+    else:
+        assert any("// row form: none (no elements)" in src for src in sources)
+    assert compile_all(lowered, arch) == len(sources)
+
+
 def test_long_rows_of_no_rows_compile():
     """Zero rows of a length that would take the grid form, or argmax's
     split: the guarded streamed forms (no zero-sized scratch arrays, no

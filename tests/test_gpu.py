@@ -539,6 +539,24 @@ def test_grid_form_refused_where_its_blocks_cannot_be_resident_together():
     assert _free_device_bytes() >= free_before - 2**20  # the arena it made before the check was freed
 
 
+@pytest.mark.parametrize("dt", ["f32", "bf16", "i32"])
+def test_zero_extent_reductions_and_rows_on_gpu(dt):
+    """Reductions over an empty axis give the empty reduction's value (0,
+    1, -inf / +inf or the integer type's least / greatest, NaN for a mean)
+    exactly as the interpreter does; ops over no elements give empty
+    outputs."""
+    sys.path.insert(0, str(Path(__file__).resolve().parent))
+    from test_codegen import _empty_reductions
+
+    module = _empty_reductions(dt)
+    inputs, params = random_inputs(module, np.random.default_rng())
+    want = rlxc.interpret(module, inputs, params)
+    got = rlxc.compile(module, target="cuda", params=params).run(inputs, poison=True)
+    for i, (w, o) in enumerate(zip(want, got)):
+        assert w.shape == o.shape, (i, w.shape, o.shape)
+        np.testing.assert_array_equal(o, w, err_msg=f"output {i}")
+
+
 def _free_device_bytes() -> int:
     from rlxc.runtime.driver_api import _driver, check
 

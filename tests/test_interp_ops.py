@@ -1563,3 +1563,23 @@ builtin.module {
     A, B = np.broadcast_arrays(R.wide(a), R.wide(b))
     R.assert_exact(s, A * B + 3, "i32")
     R.assert_exact(t, A + B, "i32")
+
+
+@pytest.mark.parametrize("dt", ["f32", "bf16", "i32", "i64"])
+def test_reductions_of_no_elements(dt):
+    """Over an empty axis: sum 0, prod 1, max / min -inf / +inf (integers:
+    the type's least / greatest, as ONNX defines them; numpy refuses max and
+    min of nothing), mean NaN."""
+    carrier = {"f32": np.float32, "bf16": np.float32, "i32": np.int32, "i64": np.int64}[dt]
+    g = rlxc.GraphBuilder()
+    x = g.input("x", [3, 0], dt)
+    names = ["reduce_sum", "reduce_prod", "reduce_max", "reduce_min"] + (["reduce_mean"] if dt[0] != "i" else [])
+    module = g.build([getattr(g, n)(x, axes=[1]) for n in names])
+    got = dict(zip(names, rlxc.interpret(module, {"x": np.zeros((3, 0), carrier)})))
+    if dt[0] == "i":
+        lo, hi = np.iinfo(carrier).min, np.iinfo(carrier).max
+    else:
+        lo, hi = -np.inf, np.inf
+    want = {"reduce_sum": 0, "reduce_prod": 1, "reduce_max": lo, "reduce_min": hi, "reduce_mean": np.nan}
+    for n in names:
+        np.testing.assert_array_equal(got[n], np.full(3, want[n]), err_msg=n)

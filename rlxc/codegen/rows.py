@@ -358,7 +358,8 @@ def split_count(blocks: int, items: int, threads_along: int, sm_count: int, belo
     with `blocks` blocks and `threads_along` threads along the reduced
     axis (1: no split); split only where the blocks are fewer than `below`
     (default SPLIT_BELOW) per multiprocessor."""
-    if SPLIT_BLOCKS_PER_SM <= 0 or blocks >= (SPLIT_BELOW if below is None else below) * sm_count:
+    if SPLIT_BLOCKS_PER_SM <= 0 or blocks <= 0 or items <= 0 \
+            or blocks >= (SPLIT_BELOW if below is None else below) * sm_count:
         return 1
     want = -(-SPLIT_BLOCKS_PER_SM * sm_count // blocks)
     s = max(1, min(want, items // (threads_along * SPLIT_MIN_ITEMS), SPLIT_MAX))
@@ -719,6 +720,22 @@ def _reduce_rows(x: SSAValue, y: SSAValue, nrows: int, n: int, reducer: str, ide
     return KernelSpec("reduce", "\n".join(src) + "\n", [Buf(x), Buf(y, True)], (nrows, split, 1))
 
 
+def _reduce_fill(x: SSAValue, y: SSAValue, value: str, sm_count: int) -> KernelSpec:
+    """A reduction with nothing to read (an empty reduced axis, or no
+    outputs): every output set to `value`, the reduction of no elements (0
+    for sums, 1 for products, -inf / +inf for max / min, NaN for means, as
+    ONNX and numpy's `initial` give)."""
+    n = numel(shape(y))
+    decl = params_decl([("x", x, False), ("y", y, True)])
+    src = [f"// reduce form: fill ({n} outputs, each the reduction of no elements)",
+           f'extern "C" __global__ void __launch_bounds__({THREADS}) ENTRY({decl}) {{',
+           f"  for (long long i = (long long)blockIdx.x * {THREADS} + threadIdx.x; i < {n}LL; "
+           f"i += (long long)gridDim.x * {THREADS}) y[i] = {value};",
+           "}"]
+    grid = max(1, min(-(-n // THREADS), sm_count * 16))
+    return KernelSpec("reduce", "\n".join(src) + "\n", [Buf(x), Buf(y, True)], grid)
+
+
 def reduce_kernel(op: rlx.ReduceOp, sm_count: int) -> KernelSpec:
     """f32 (or i64) accumulation, in the form `reduce_layout` picks (see
     GROUP_ROW_ITEMS above)."""
@@ -735,6 +752,12 @@ def reduce_kernel(op: rlx.ReduceOp, sm_count: int) -> KernelSpec:
     def finish(a: str) -> str:
         return f"{a} / (float){count}" if mean else a
 
+    if count == 0 or numel(shape(y)) == 0:  # nothing to read: every output is the empty reduction's value
+        empty = f"({acc}){ident}"
+        if acc != "float" and reducer in ("RlxMax", "RlxMin"):  # the output type's least / greatest
+            bits = dtype(eltype(y)).bytes * 8
+            empty = f"(-{2 ** (bits - 1) - 1}LL - 1)" if reducer == "RlxMax" else f"{2 ** (bits - 1) - 1}LL"
+        return _reduce_fill(x, y, store(f"({compute_type(eltype(y))})({finish(empty)})", eltype(y)), sm_count)
     xs, axes = reduce_layout(xs0, axes0)
     if not axes:  # nothing left to reduce: the columns form over every element, one each
         return _reduce_columns(x, y, [numel(xs0)], [], reducer, ident, acc, finish, sm_count)
@@ -1872,6 +1895,9 @@ def _looping_form(s: RowSpec) -> list[str]:
 
 def row_kernel(s: RowSpec, sm_count: int) -> KernelSpec:
     """`s` in the form `row_form` picks (see the module docstring)."""
+    if s.rows.rows == 0 or s.rows.cols == 0:  # no elements in or out: a kernel that does nothing
+        src = f'// row form: none (no elements)\nextern "C" __global__ void ENTRY({params_decl(s.bufs)}) {{}}\n'
+        return KernelSpec(s.family, src, [Buf(v, w) for _, v, w in s.bufs], 1)
     stored = _stored_row(s)
     regs16 = CLUSTER_STORED and stored
     window = WINDOW_ROWS and s.prologue is None and windowed(s.rows.cols, s.t, regs16)

@@ -28,7 +28,7 @@ from xdsl.utils.exceptions import InterpretationError
 from rlxc.dialects import rlx
 from rlxc.dialects.rlx import _float, _int, _ints
 from rlxc.interp import math_ref
-from rlxc.values import compute_dtype, dense_values, to_tensor_type
+from rlxc.values import carrier_dtype, compute_dtype, dense_values, to_tensor_type
 from rlxc.interp.scalar_numpy import run_scalar_body
 
 # --------------------------------------------------------------------------- tables
@@ -266,8 +266,15 @@ def _reduce_impl(fn: Callable[..., np.ndarray]):
     def run(self: Any, interpreter: Interpreter, op: rlx.ReduceOp, args: PythonValues):
         x = _wide(args[0], op.input.type)
         axes = tuple(a % x.ndim for a in _ints(op.axes))
+        kw = {}
+        if fn in (np.max, np.min) and any(x.shape[a] == 0 for a in axes):
+            # the max / min of no elements: -inf / +inf, or the type's least / greatest (as
+            # ONNX defines it; numpy has no identity for them and refuses)
+            t = op.input.type.get_element_type()  # pyright: ignore[reportAttributeAccessIssue]
+            big = np.inf if np.issubdtype(x.dtype, np.floating) else np.iinfo(carrier_dtype(t)).max
+            kw["initial"] = -big - (0 if np.issubdtype(x.dtype, np.floating) else 1) if fn is np.max else big
         with np.errstate(all="ignore"):
-            return _out(op, fn(x, axis=axes, keepdims=op.keepdims is not None))
+            return _out(op, fn(x, axis=axes, keepdims=op.keepdims is not None, **kw))
 
     return run
 
