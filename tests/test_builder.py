@@ -795,3 +795,14 @@ def test_input_error_is_raised_before_running():
     module = g.build([g.gather(t, i), y])
     with pytest.raises(rlxc.InputError, match="input 'y'"):
         rlxc.interpret(module, {"t": np.zeros(3, np.float32), "i": np.array([7, 9]), "y": np.zeros(3, np.float32)})
+
+
+def test_argmax_over_an_empty_axis_is_refused():
+    """argmax over an axis of extent 0 has no element to pick: refused where
+    it is built, naming the axis and the input; with no rows either (an empty
+    output) it is fine."""
+    g = rlxc.GraphBuilder()
+    with pytest.raises(rlxc.GraphError, match=r"^argmax: argmax over axis -1 of extent 0 \(input tensor<3x0xf32>\)"):
+        g.argmax(g.input("x", [3, 0]), axis=-1)
+    g = rlxc.GraphBuilder()
+    assert list(g.argmax(g.input("y", [0, 0]), axis=1).shape) == [0]

@@ -160,7 +160,10 @@ class ArgMaxOp(RlxOp):
         (x,) = operands
         assert isinstance(x, TensorType)
         _require_dtype("input", x, NUMERIC_TYPES)
-        shape = reduced_shape(shape_of(x), [_int(props.get("axis"))], "keepdims" in props)
+        axis = _int(props.get("axis"))
+        shape = reduced_shape(shape_of(x), [axis], "keepdims" in props)
+        if shape_of(x)[axis % x.get_num_dims()] == 0 and 0 not in shape:
+            raise VerifyException(f"argmax over axis {axis} of extent 0 (input {x}): no element to pick")
         return [TensorType(i64, list(shape))]
 
 
