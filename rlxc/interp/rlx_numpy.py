@@ -8,6 +8,7 @@ result type. Nothing here is derived from any GPU code.
 
 from __future__ import annotations
 
+import warnings
 from collections.abc import Callable
 from typing import Any
 
@@ -273,7 +274,8 @@ def _reduce_impl(fn: Callable[..., np.ndarray]):
             t = op.input.type.get_element_type()  # pyright: ignore[reportAttributeAccessIssue]
             big = np.inf if np.issubdtype(x.dtype, np.floating) else np.iinfo(carrier_dtype(t)).max
             kw["initial"] = -big - (0 if np.issubdtype(x.dtype, np.floating) else 1) if fn is np.max else big
-        with np.errstate(all="ignore"):
+        with np.errstate(all="ignore"), warnings.catch_warnings():
+            warnings.simplefilter("ignore", RuntimeWarning)  # numpy warns of a mean of no elements: NaN, as meant
             return _out(op, fn(x, axis=axes, keepdims=op.keepdims is not None, **kw))
 
     return run
