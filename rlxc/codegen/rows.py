@@ -810,7 +810,7 @@ def argmax_kernel(op: rlx.ArgMaxOp, sm_count: int) -> KernelSpec:
     size = dtype(t).bytes
     w = 16 // size if rows.col_off == "k" and size < 16 and rows.cols % (16 // size) == 0 else 1
     items = rows.cols // w
-    split = 1 if warp or rows.rows == 0 else split_count(rows.rows, items, THREADS, sm_count, ARGMAX_SPLIT_BELOW)
+    split = 1 if warp else split_count(rows.rows, items, THREADS, sm_count, ARGMAX_SPLIT_BELOW)
     chunk = -(-items // split)
     lo, hi = ("k_lo + ", "k_hi") if split > 1 else ("", f"{items}LL")
     keep = "if (bi < 0 || (v != v && bv == bv) || (v > bv && bv == bv)) { bv = v; bi = k; }"
@@ -1171,6 +1171,13 @@ SOFTMAX_STORED_ROWS = False
 CACHED_ROW_MAX = BLOCK_ROW_MAX
 
 
+def _row_bytes(stored: bool, window: bool) -> int:
+    """Bytes of the row each thread holds in the cluster and grid forms."""
+    if window:
+        return WINDOW_STORED_ROW_BYTES if stored else WINDOW_ROW_BYTES
+    return CLUSTER_STORED_ROW_BYTES if stored else CLUSTER_ROW_BYTES
+
+
 def cluster_shape(cols: int, t: Attribute, stored: bool = False, window: bool = False) -> tuple[int, int] | None:
     """(blocks per cluster, threads per block) of the cluster form for rows
     of `cols` elements of `t`, or None where a cluster cannot hold them.
@@ -1179,8 +1186,7 @@ def cluster_shape(cols: int, t: Attribute, stored: bool = False, window: bool = 
     400000-524288); counting them as f32 would not fit a cluster, and a
     few spills were judged cheaper than the streamed form's second read
     (not measured)."""
-    per = ((WINDOW_STORED_ROW_BYTES if stored else WINDOW_ROW_BYTES) if window
-           else CLUSTER_STORED_ROW_BYTES if stored else CLUSTER_ROW_BYTES)
+    per = _row_bytes(stored, window)
     lanes = -(-cols * dtype(t).bytes // per)
     c = 2  # at least two: a row past BLOCK_ROW_MAX that one block would hold is split anyway
     while c < CLUSTER_MAX and lanes > c * CLUSTER_THREADS:
@@ -1197,9 +1203,7 @@ def grid_shape(cols: int, t: Attribute, sm_count: int, stored: bool = False,
     """(blocks per row, threads per block) of the grid form for rows of
     `cols` elements of `t` on `sm_count` multiprocessors, or None where
     its bound on the blocks (GRID_SHARE) cannot hold them."""
-    per = ((WINDOW_STORED_ROW_BYTES if stored else WINDOW_ROW_BYTES) if window
-           else CLUSTER_STORED_ROW_BYTES if stored else CLUSTER_ROW_BYTES)
-    lanes = -(-cols * dtype(t).bytes // per)
+    lanes = -(-cols * dtype(t).bytes // _row_bytes(stored, window))
     most = max(2, sm_count // GRID_SHARE)
     for threads in (GRID_THREADS, 1024):
         c = max(2, -(-lanes // threads))
@@ -1219,8 +1223,8 @@ def row_form(rows: Rows, t: Attribute, smem_elem_bytes: int = 4, stored: bool = 
         return "warp"
     if rows.cols <= BLOCK_ROW_MAX:
         return "block"
-    grid = GRID_ROWS and sm_count > 0 and rows.rows > 0 \
-        and (g := grid_shape(rows.cols, t, sm_count, stored, window)) is not None and rows.rows * g[0] < 2**31
+    grid = GRID_ROWS and sm_count > 0 and (g := grid_shape(rows.cols, t, sm_count, stored, window)) is not None \
+        and rows.rows * g[0] < 2**31  # (no rows: row_kernel's empty kernel before any form)
     if grid and GRID_FIRST:
         return "grid"
     if USE_CLUSTERS and has_clusters() and (shape_ := cluster_shape(rows.cols, t, stored, window)) is not None \

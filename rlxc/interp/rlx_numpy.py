@@ -271,9 +271,12 @@ def _reduce_impl(fn: Callable[..., np.ndarray]):
         if fn in (np.max, np.min) and any(x.shape[a] == 0 for a in axes):
             # the max / min of no elements: -inf / +inf, or the type's least / greatest (as
             # ONNX defines it; numpy has no identity for them and refuses)
-            t = op.input.type.get_element_type()  # pyright: ignore[reportAttributeAccessIssue]
-            big = np.inf if np.issubdtype(x.dtype, np.floating) else np.iinfo(carrier_dtype(t)).max
-            kw["initial"] = -big - (0 if np.issubdtype(x.dtype, np.floating) else 1) if fn is np.max else big
+            if np.issubdtype(x.dtype, np.floating):
+                least, greatest = -np.inf, np.inf
+            else:
+                info = np.iinfo(carrier_dtype(op.input.type.get_element_type()))  # pyright: ignore[reportAttributeAccessIssue]
+                least, greatest = info.min, info.max
+            kw["initial"] = least if fn is np.max else greatest
         with np.errstate(all="ignore"), warnings.catch_warnings():
             warnings.simplefilter("ignore", RuntimeWarning)  # numpy warns of a mean of no elements: NaN, as meant
             return _out(op, fn(x, axis=axes, keepdims=op.keepdims is not None, **kw))
