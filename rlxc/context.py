@@ -1,4 +1,5 @@
-"""The xDSL context rlxc parses and rewrites in: builtin, func, arith, math, rlx, rlx_cuda."""
+"""The xDSL context rlxc parses and rewrites in: builtin, func, arith, math (with
+math.erfc), rlx, rlx_cuda."""
 
 from __future__ import annotations
 
@@ -11,6 +12,7 @@ from xdsl.parser import Parser
 
 from rlxc.dialects.rlx import Rlx
 from rlxc.dialects.rlx_cuda import RlxCuda
+from rlxc.dialects.scalar import ErfcOp
 
 
 def make_context() -> Context:
@@ -18,6 +20,7 @@ def make_context() -> Context:
     ctx = Context()
     for d in (Builtin, Func, Arith, Math, Rlx, RlxCuda):
         ctx.load_dialect(d)
+    ctx.load_op(ErfcOp)  # upstream MLIR's math.erfc, missing from xDSL's math
     return ctx
 
 

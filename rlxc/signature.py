@@ -116,6 +116,11 @@ def check_named_inputs(sig: Signature, inputs: Mapping[str, object], convert=Non
     errors that name them."""
     convert = convert or check_array
     names = [n for n, _ in sig.inputs]
+    if not isinstance(inputs, Mapping):
+        raise InputError(
+            f"inputs are given by name, as a dict {{name: array}}, not a {type(inputs).__name__}; "
+            f"the inputs are: {', '.join(names) or 'none'}"
+        )
     for n in inputs:
         if n not in names:
             raise InputError(f"unknown input '{n}'; the inputs are: {', '.join(names) or 'none'}")

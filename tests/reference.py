@@ -140,6 +140,7 @@ def _vec(fn):
 
 
 erf = _vec(math.erf)
+erfc = _vec(math.erfc)
 exp = _vec(math.exp)
 log = _vec(math.log)
 sqrt = _vec(math.sqrt)
@@ -183,9 +184,10 @@ def sign(x):
 
 
 def gelu(x):
-    """Exact GELU: x/2 (1 + erf(x / sqrt 2))."""
+    """Exact GELU: x/2 (1 + erf(x / sqrt 2)) = x/2 erfc(-x / sqrt 2), the second
+    form exact in float64 for negative x too (1 + erf cancels there)."""
     x = np.asarray(x, dtype=np.float64)
-    return 0.5 * x * (1.0 + erf(x / math.sqrt(2.0)))
+    return 0.5 * x * erfc(-x / math.sqrt(2.0))
 
 
 def gelu_tanh(x):

@@ -189,6 +189,39 @@ def test_random_16bit_graphs_on_gpu(case):
     check(case.module, tol_scale=10.0)
 
 
+@pytest.mark.parametrize("dtype", ["f32", "f16", "bf16"])
+def test_gelu_negative_tail_on_gpu(dtype):
+    """Exact GELU far below 0, element by element: x/2 (1 + erf(x / sqrt 2))
+    in f32 is 0 from about x = -5.5 and keeps few bits from -3, where the
+    true value (math.erfc's, float64) is a normal f32 down to x = -13; the
+    kernel computes x/2 erfc(-x / sqrt 2). 16-bit results are compared with
+    the reference rounded to the dtype, within a rounding of it (or the
+    smallest subnormal, for values that round to one)."""
+    import math
+
+    from rlxc.values import round_bf16
+
+    to = {"f32": lambda a: a.astype(np.float32), "f16": lambda a: a.astype(np.float16), "bf16": round_bf16}[dtype]
+    rng = np.random.default_rng()
+    xin = to(np.concatenate([np.linspace(-13.0, -3.0, 301), rng.uniform(-13, 3, 211)]))
+    g = rlxc.GraphBuilder()
+    module = g.build([g.gelu(g.input("x", [xin.size], dtype))])
+    got = rlxc.compile(module, target="cuda").run({"x": xin}, poison=True)[0].astype(np.float64)
+    xd = xin.astype(np.float64)
+    exact = np.array([0.5 * v * math.erfc(-v / math.sqrt(2.0)) for v in xd.tolist()])
+    if dtype == "f32":
+        # gelu's condition number here is about 1 + x^2 / 2: x / sqrt 2 rounded
+        # once in f32 (1.2e-7) moves erfc by 2 z^2 times that, erfcf itself by
+        # up to 4 ulps; 1 + erf's cancellation fails this from x = -3 on
+        tol = (2e-7 * xd * xd + 2e-6) * np.abs(exact)
+        assert np.all(np.abs(got - exact) <= tol), np.max(np.abs(got - exact) / tol)
+        return
+    want = to(exact.astype(np.float32)).astype(np.float64)  # the reference, rounded once
+    ulp, tiny = {"f16": (2.0**-10, 2.0**-24), "bf16": (2.0**-7, 2.0**-133)}[dtype]
+    bad = np.abs(got - want) > np.maximum(ulp * np.abs(want), tiny)
+    assert not bad.any(), list(zip(xd[bad][:5], got[bad][:5], want[bad][:5]))
+
+
 def test_cache_cold_then_warm_on_gpu(tmp_path, monkeypatch):
     monkeypatch.setenv("RLXC_CACHE_DIR", str(tmp_path))
     g = rlxc.GraphBuilder()

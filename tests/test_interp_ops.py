@@ -169,6 +169,26 @@ def test_gelu_is_the_exact_erf_form():
     assert np.all(np.abs(out_t - approx) / np.abs(approx) < 1e-6)
 
 
+def test_gelu_keeps_its_relative_precision_for_negative_x():
+    """gelu(x) = x Phi(x) is tiny, not 0, for x far below 0 (gelu(-10) is
+    -7.6e-23, a normal f32): 1 + erf(x / sqrt 2) cancels there, in float64
+    too past about -8, so the reference and the kernels use erfc."""
+    x = np.array([-3.5, -5.0, -6.0, -8.0, -10.0, -12.5], dtype=np.float32)
+    out = run1(lambda g, t: g.gelu(t["x"]), {"x": (x, "f32")})
+    # Phi(x) from its own series: the tail's asymptotic expansion, independent
+    # of math.erfc (terms (2k-1)!! / x^2k to k = 12; from -8 down its error is
+    # under 1e-10 relative)
+    xd = x.astype(np.float64)
+    series = sum((-1) ** k * np.prod(np.arange(1, 2 * k, 2)) / xd ** (2 * k) for k in range(13))
+    phi = np.exp(-xd * xd / 2) / (-xd * np.sqrt(2 * np.pi)) * series
+    tail = xd <= -8
+    rel = np.abs(out.astype(np.float64)[tail] - xd[tail] * phi[tail]) / np.abs(xd[tail] * phi[tail])
+    assert np.all(rel < 1e-6), rel
+    # and against math.erfc everywhere
+    want = np.array([0.5 * v * math.erfc(-v / math.sqrt(2)) for v in xd.tolist()])
+    assert np.all(np.abs(out - want) / np.abs(want) < 1e-6)
+
+
 @pytest.mark.parametrize("dtype", NUMERIC)
 def test_sign_of_zero_is_zero(dtype):
     x = np.array([0, -3, 5, 0], dtype=np.float64)

@@ -2,7 +2,7 @@
 
 As in tinygrad's renderer, the scalar ops of a region body are a table from
 op type to a function rendering its C++ expression; a new scalar op is one
-entry. Math is exact (no fast-math): `erff` for GELU, `rintf` for round
+entry. Math is exact (no fast-math): `erfcf` for GELU, `rintf` for round
 half to even, full-range `sinf`/`cosf`.
 
 f16 and bf16 are stored as 16-bit patterns and computed in float, converted
@@ -23,6 +23,7 @@ from xdsl.dialects.builtin import FloatAttr, IntegerAttr
 from xdsl.ir import Attribute, Block, Operation, SSAValue
 from xdsl.traits import IsTerminator
 
+from rlxc.dialects.scalar import ErfcOp
 from rlxc.dialects.types import dtype, dtype_name, is_float
 
 def storage_type(t: Attribute) -> str:
@@ -202,6 +203,7 @@ SCALAR_OPS: dict[type[Operation], Render] = {
     mathd.AtanOp: _fn("atanf"),
     mathd.Atan2Op: _fn("atan2f"),
     mathd.ErfOp: _fn("erff"),
+    ErfcOp: _fn("erfcf"),
     mathd.FloorOp: _fn("floorf"),
     mathd.CeilOp: _fn("ceilf"),
     mathd.RoundEvenOp: _fn("rintf"),

@@ -17,6 +17,8 @@ from collections.abc import Sequence
 from xdsl.dialects import arith, math
 from xdsl.dialects.builtin import Float32Type, FloatAttr, IntegerAttr, TensorType, bf16, f16
 from xdsl.ir import Attribute, Operation, SSAValue
+from xdsl.irdl import irdl_op_definition, traits_def
+from xdsl.traits import Pure, SameOperandsAndResultType
 
 from rlxc.dialects.types import dtype, is_float as _is_float
 
@@ -28,6 +30,18 @@ def _width(t: Attribute) -> int:
 _CMPF = {"eq": "oeq", "ne": "une", "lt": "olt", "le": "ole", "gt": "ogt", "ge": "oge"}
 _CMPI = {"eq": "eq", "ne": "ne", "lt": "slt", "le": "sle", "gt": "sgt", "ge": "sge"}
 _CMPI1 = {"eq": "eq", "ne": "ne", "lt": "ult", "le": "ule", "gt": "ugt", "ge": "uge"}
+
+
+@irdl_op_definition
+class ErfcOp(math.FloatingPointLikeUnaryMathOperation):
+    """`math.erfc`, the complementary error function 1 - erf(x), as upstream
+    MLIR's math dialect has it (xDSL 0.74's lacks it; `make_context` loads
+    it beside xDSL's `math` ops). Exact GELU needs it: x/2 * erfc(-x/sqrt 2)
+    keeps its relative precision for negative x, where 1 + erf cancels."""
+
+    name = "math.erfc"
+
+    traits = traits_def(Pure(), SameOperandsAndResultType())
 
 
 class ScalarEmitter:

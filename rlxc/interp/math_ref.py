@@ -11,6 +11,7 @@ import math
 import numpy as np
 
 _erf = np.frompyfunc(math.erf, 1, 1)
+_erfc = np.frompyfunc(math.erfc, 1, 1)
 
 SQRT_2 = math.sqrt(2.0)
 SQRT_2_OVER_PI = math.sqrt(2.0 / math.pi)
@@ -22,14 +23,21 @@ def erf(x: np.ndarray) -> np.ndarray:
     return np.asarray(_erf(x), dtype=np.float64).reshape(x.shape)
 
 
+def erfc(x: np.ndarray) -> np.ndarray:
+    """1 - erf(x) without the subtraction (math.erfc, float64)."""
+    x = np.asarray(x, dtype=np.float64)
+    return np.asarray(_erfc(x), dtype=np.float64).reshape(x.shape)
+
+
 def sigmoid(x: np.ndarray) -> np.ndarray:
     # exp of a large positive argument overflows to inf and gives 0: exact limit.
     return 1.0 / (1.0 + np.exp(-x))
 
 
 def gelu(x: np.ndarray) -> np.ndarray:
-    """Exact (erf) GELU."""
-    return 0.5 * x * (1.0 + erf(x / SQRT_2))
+    """Exact (erf) GELU, x/2 (1 + erf(x / sqrt 2)), as x/2 erfc(-x / sqrt 2):
+    the same function, with no cancellation for negative x."""
+    return 0.5 * x * erfc(-x / SQRT_2)
 
 
 def gelu_tanh(x: np.ndarray) -> np.ndarray:

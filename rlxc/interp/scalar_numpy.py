@@ -25,6 +25,7 @@ from xdsl.interpreter import (
 from xdsl.ir import Operation, Region
 
 from rlxc.dialects import rlx
+from rlxc.dialects.scalar import ErfcOp
 from rlxc.interp import math_ref
 from rlxc.values import compute_dtype, to_element_type
 
@@ -119,6 +120,7 @@ SCALAR_OPS: dict[type[Operation], _Fn] = {
     math.AtanOp: np.arctan,
     math.Atan2Op: np.arctan2,
     math.ErfOp: math_ref.erf,
+    ErfcOp: math_ref.erfc,
     math.FloorOp: np.floor,
     math.CeilOp: np.ceil,
     math.RoundEvenOp: np.rint,

@@ -442,11 +442,12 @@ class CudaExecutable:
         """Every input's device pointer (checked), or None when some input is
         not a device array the I/O graph takes (or is missing or unknown:
         the general path names it)."""
-        if len(inputs) != len(self._inputs):
+        get = getattr(inputs, "get", None)  # not a mapping: the general path says so
+        if get is None or len(inputs) != len(self._inputs):
             return None
         srcs = []
         for slot in self._in_slots:
-            v = inputs.get(slot.name)
+            v = get(slot.name)
             if v is None:
                 return None
             p = _device_pointer(slot, v, self.stream)

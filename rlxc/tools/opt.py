@@ -39,6 +39,7 @@ from xdsl.xdsl_opt_main import xDSLOptMain
 
 from rlxc.dialects.rlx import Rlx
 from rlxc.dialects.rlx_cuda import RlxCuda
+from rlxc.dialects.scalar import ErfcOp
 from rlxc.passes import get_all_passes
 from rlxc.runtime.nvrtc import NvrtcError
 from rlxc.tools.pass_runner import (
@@ -81,6 +82,8 @@ class RlxcOptMain(xDSLOptMain):
             self.ctx.register_dialect("rlx", lambda: Rlx)
         if "rlx_cuda" not in self.ctx.registered_dialect_names:
             self.ctx.register_dialect("rlx_cuda", lambda: RlxCuda)
+        if self.ctx.get_optional_op("math.erfc") is None:  # upstream MLIR's, not in xDSL's math
+            self.ctx.load_op(ErfcOp)
 
     def register_all_passes(self):
         super().register_all_passes()

@@ -40,7 +40,7 @@ from rlxc.dialects.rlx.base import (
     _require_shape,
     _t,
 )
-from rlxc.dialects.scalar import ScalarEmitter
+from rlxc.dialects.scalar import ErfcOp, ScalarEmitter
 from rlxc.dialects.types import (
     ALL_TYPES,
     FLOAT_TYPES,
@@ -212,15 +212,18 @@ class SigmoidOp(UnaryElementwiseOp):
 
 @irdl_op_definition
 class GeluOp(UnaryElementwiseOp):
-    """Exact GELU: x * (1 + erf(x / sqrt(2))) / 2."""
+    """Exact GELU: x * (1 + erf(x / sqrt(2))) / 2, computed as
+    x/2 * erfc(-x / sqrt(2)), which is the same function without 1 + erf's
+    cancellation for negative x (there erf is near -1: for x < -3 the sum
+    keeps few of its bits, and under about -5.5 in f32 it is 0)."""
 
     name = "rlx.gelu"
 
     @classmethod
     def scalar(cls, e: ScalarEmitter, x: SSAValue, *, result: Attribute) -> SSAValue:
         half_x = e.mul(x, e.const(0.5, x))
-        erf = e.unary(math.ErfOp, e.mul(x, e.const(0.7071067811865476, x)))
-        return e.mul(half_x, e.add(e.const(1.0, x), erf))
+        erfc = e.unary(ErfcOp, e.mul(x, e.const(-0.7071067811865476, x)))
+        return e.mul(half_x, erfc)
 
 
 @irdl_op_definition
