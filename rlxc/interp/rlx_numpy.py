@@ -106,18 +106,24 @@ def _out(op: Operation, *values: np.ndarray) -> PythonValues:
 
 
 def _softmax(x: np.ndarray, axis: int) -> np.ndarray:
+    if x.size == 0:  # rows of no elements (or no rows): nothing to normalise
+        return x.copy()
     m = np.max(x, axis=axis, keepdims=True)
     e = np.exp(x - m)
     return e / np.sum(e, axis=axis, keepdims=True)
 
 
 def _log_softmax(x: np.ndarray, axis: int) -> np.ndarray:
+    if x.size == 0:
+        return x.copy()
     m = np.max(x, axis=axis, keepdims=True)
     s = x - m
     return s - np.log(np.sum(np.exp(s), axis=axis, keepdims=True))
 
 
 def _layer_norm(x: np.ndarray, gamma: np.ndarray, beta: np.ndarray | None, eps: float):
+    if x.size == 0:  # numpy's mean of an empty row warns
+        return x.copy()
     axes = tuple(range(x.ndim - gamma.ndim, x.ndim))
     mean = np.mean(x, axis=axes, keepdims=True)
     var = np.mean((x - mean) ** 2, axis=axes, keepdims=True)
@@ -126,6 +132,8 @@ def _layer_norm(x: np.ndarray, gamma: np.ndarray, beta: np.ndarray | None, eps: 
 
 
 def _rms_norm(x: np.ndarray, gamma: np.ndarray, eps: float):
+    if x.size == 0:
+        return x.copy()
     axes = tuple(range(x.ndim - gamma.ndim, x.ndim))
     return x / np.sqrt(np.mean(x * x, axis=axes, keepdims=True) + eps) * gamma
 
