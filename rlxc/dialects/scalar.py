@@ -148,7 +148,8 @@ def emit_scalar(op: Operation, e: ScalarEmitter, args: Sequence[SSAValue]) -> SS
     An f16/bf16 op whose form takes several steps (silu, gelu, softplus,
     ...) computes them in f32 and rounds once, to its result type, as the
     reference does for every op (the kernels round each f16/bf16 value, so
-    its steps in the op's own type would each round)."""
+    its steps in the op's own type would each round). An op class may give
+    a cheaper f32 form for 16-bit results as `scalar_16` (GELU)."""
     result = op.results[0].type
     el = result.get_element_type() if isinstance(result, TensorType) else result
     if not (args and el in (f16, bf16) and all(a.type == el for a in args)):
@@ -161,5 +162,6 @@ def emit_scalar(op: Operation, e: ScalarEmitter, args: Sequence[SSAValue]) -> SS
     for o in plain.ops:
         o.drop_all_references()  # dropped: no dangling uses of `args` left behind
     wide = [e.cast(a, Float32Type()) for a in args]
-    y = type(op).scalar(e, *wide, result=TensorType(Float32Type(), result.get_shape()))  # pyright: ignore
+    form = getattr(type(op), "scalar_16", type(op).scalar)  # an op's own form for a 16-bit result, if it has one
+    y = form(e, *wide, result=TensorType(Float32Type(), result.get_shape()))  # pyright: ignore
     return e.cast(y, el)
