@@ -198,7 +198,7 @@ def test_argmax_of_few_long_rows_splits_them():
     assert "one element per access, each row split in 244 chunks of 4099 items (grid.y)" in a
     assert "== 243u) {  // the row's last block" in a and "_count[r] = 0u;" in a
     assert tuple(launches[0].grid.get_values()) == (2, 244, 1)
-    assert "4 elements per 16-byte access, each row split in 3 chunks" in b  # 200 rows: 3 blocks each
+    assert "4 elements per 16-byte access (4 compare chains), each row split in 3 chunks" in b  # 200 rows: 3 blocks each
     assert "split" not in c and launches[2].grid.get_values()[1] == 1  # 600 rows: a block each
     assert compile_all(lowered, "sm_90") == 3
 

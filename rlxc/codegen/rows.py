@@ -789,6 +789,10 @@ def reduce_kernel(op: rlx.ReduceOp, sm_count: int) -> KernelSpec:
 #: at 64 MiB (34.6 -> 28.9).
 ARGMAX_SPLIT_BELOW = 4
 ARGMAX_UNROLL = 0
+#: argmax over 16-byte accesses keeps one (value, index) per element of the
+#: access, merged after the scan: that many independent compare chains
+#: instead of one through every element.
+ARGMAX_LANE_CHAINS = True
 
 
 def argmax_kernel(op: rlx.ArgMaxOp, sm_count: int) -> KernelSpec:
@@ -815,7 +819,25 @@ def argmax_kernel(op: rlx.ArgMaxOp, sm_count: int) -> KernelSpec:
     lo, hi = ("k_lo + ", "k_hi") if split > 1 else ("", f"{items}LL")
     keep = "if (bi < 0 || (v != v && bv == bv) || (v > bv && bv == bv)) { bv = v; bi = k; }"
     unroll = [f"#pragma unroll {ARGMAX_UNROLL}"] if ARGMAX_UNROLL > 1 and not warp else []
-    if w > 1:
+    if w > 1 and ARGMAX_LANE_CHAINS:
+        # one chain per element of the access: within a chain k increases, so
+        # `keep` holds the first of equal values; the merge orders by index
+        chain = keep.replace("bi", "cbi[i]").replace("bv", "cbv[i]")
+        scan = [
+            f"{acc} cbv[{w}]; long long cbi[{w}];",
+            "#pragma unroll",
+            f"for (int i = 0; i < {w}; ++i) {{ cbv[i] = 0; cbi[i] = -1; }}",
+            *unroll,
+            f"for (long long k4 = {lo}{lane}; k4 < {hi}; k4 += {lanes}) {{",
+            f"  union {{ uint4 raw; {dtype(t).c_storage} e[{w}]; }} pk; pk.raw = reinterpret_cast<const uint4*>(x + base)[k4];",
+            "  #pragma unroll",
+            f"  for (int i = 0; i < {w}; ++i) {{ const long long k = k4 * {w} + i; const {acc} v = ({acc}){load('pk.e[i]', t)}; {chain} }}",
+            "}",
+            "#pragma unroll",
+            f"for (int i = 0; i < {w}; ++i) {{ const {acc} ov = cbv[i]; const long long oi = cbi[i]; "
+            "if (oi >= 0 && (bi < 0 || rlx_argmax_better(ov, oi, bv, bi))) { bv = ov; bi = oi; } }",
+        ]
+    elif w > 1:
         scan = [
             *unroll,
             f"for (long long k4 = {lo}{lane}; k4 < {hi}; k4 += {lanes}) {{",
@@ -873,6 +895,7 @@ def argmax_kernel(op: rlx.ArgMaxOp, sm_count: int) -> KernelSpec:
         "  return av > bv || (av == bv && ai < bi);\n}\n"
     )
     per = f"{w} elements per 16-byte access" if w > 1 else "one element per access"
+    per += f" ({w} compare chains)" if w > 1 and ARGMAX_LANE_CHAINS else ""
     form = "warp (8 rows per block)" if warp else "block"
     how = f", each row split in {split} chunks of {chunk} items (grid.y)" if split > 1 else ""
     src = [f"// argmax form: {form}, {per}{how}"]
