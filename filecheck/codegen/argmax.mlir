@@ -5,7 +5,7 @@
 // CHECK: // argmax form: warp (8 rows per block), 4 elements per 16-byte access
 // CHECK: for (long long k4 = lane; k4 < 75LL; k4 += 32) {
 // CHECK: if (lane == 0) y[r] = bi;
-// CHECK: // argmax form: block, 8 elements per 16-byte access (8 compare chains)
+// CHECK: // argmax form: block, 8 elements per 16-byte access
 // CHECK: for (long long k4 = threadIdx.x; k4 < 512LL; k4 += 256) {
 // A middle axis: element by element.
 // CHECK: // argmax form: warp (8 rows per block), one element per access

@@ -789,10 +789,15 @@ def reduce_kernel(op: rlx.ReduceOp, sm_count: int) -> KernelSpec:
 #: at 64 MiB (34.6 -> 28.9).
 ARGMAX_SPLIT_BELOW = 4
 ARGMAX_UNROLL = 0
-#: argmax over 16-byte accesses keeps one (value, index) per element of the
-#: access, merged after the scan: that many independent compare chains
-#: instead of one through every element.
-ARGMAX_LANE_CHAINS = True
+#: argmax's block form over 16-byte accesses of at most this many elements
+#: (f32's 4) keeps one (value, index) per element of the access, merged
+#: after the scan: that many independent compare chains instead of one
+#: through every element (0: never). H100, f32 rows of 32768-2000000 at
+#: 64 / 512 MiB: [256, 524288] at 512 MiB 250 -> 188 µs, [8, 2000000] at
+#: 64 MiB 39.1 -> 36.7, [128, 1048576] 202 -> 191, 8 of 10 cases faster
+#: (151936 at 512 MiB 181 -> 202); f16/bf16's 8 chains lost 20% at 4096 and
+#: 15-18% at 1048576 x 512 MiB, so they keep one.
+ARGMAX_LANE_CHAINS = 4
 
 
 def argmax_kernel(op: rlx.ArgMaxOp, sm_count: int) -> KernelSpec:
@@ -819,7 +824,8 @@ def argmax_kernel(op: rlx.ArgMaxOp, sm_count: int) -> KernelSpec:
     lo, hi = ("k_lo + ", "k_hi") if split > 1 else ("", f"{items}LL")
     keep = "if (bi < 0 || (v != v && bv == bv) || (v > bv && bv == bv)) { bv = v; bi = k; }"
     unroll = [f"#pragma unroll {ARGMAX_UNROLL}"] if ARGMAX_UNROLL > 1 and not warp else []
-    if w > 1 and ARGMAX_LANE_CHAINS:
+    chains = not warp and 1 < w <= ARGMAX_LANE_CHAINS
+    if chains:
         # one chain per element of the access: within a chain k increases, so
         # `keep` holds the first of equal values; the merge orders by index
         chain = keep.replace("bi", "cbi[i]").replace("bv", "cbv[i]")
@@ -895,7 +901,7 @@ def argmax_kernel(op: rlx.ArgMaxOp, sm_count: int) -> KernelSpec:
         "  return av > bv || (av == bv && ai < bi);\n}\n"
     )
     per = f"{w} elements per 16-byte access" if w > 1 else "one element per access"
-    per += f" ({w} compare chains)" if w > 1 and ARGMAX_LANE_CHAINS else ""
+    per += f" ({w} compare chains)" if chains else ""
     form = "warp (8 rows per block)" if warp else "block"
     how = f", each row split in {split} chunks of {chunk} items (grid.y)" if split > 1 else ""
     src = [f"// argmax form: {form}, {per}{how}"]
