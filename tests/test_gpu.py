@@ -542,6 +542,21 @@ def test_grid_rows_over_several_waves_and_launches(dtype):
                 assert err.max() < tol, (mode, i, err.max())
 
 
+@pytest.mark.parametrize("dtype", ["f32", "f16", "bf16"])
+@pytest.mark.parametrize("rows,cols,split", [(2, 4500000, True), (3, 4500001, True), (2, 4500000, False)])
+def test_streamed_rows_on_gpu(rows, cols, split, dtype, monkeypatch):
+    """Rows past the grid form's reach (read twice: online statistics, then
+    the output), split over blocks that meet through global memory
+    (rows.STREAM_GRID; float4 / uint4 accesses where 4 / 8 divides the row,
+    else an element at a time, the fused residual sum as a prologue), and
+    with the split off a block per row, against the interpreter in stream
+    and graph mode."""
+    from rlxc.codegen import rows as R
+
+    monkeypatch.setattr(R, "STREAM_GRID", split)
+    _row_kernels(cols, dtype, rows)
+
+
 def test_grid_form_refused_where_its_blocks_cannot_be_resident_together():
     """A grid-form kernel whose blocks of a row could not all be resident at
     once (here: its `rlx.co_resident` raised past what any device holds, as
@@ -651,8 +666,8 @@ def test_cluster_rows_every_start_alignment(cols, dtype, window, monkeypatch):
         assert err.max() < tol, (i, err)
 
 
-def _row_kernels(cols: int, dtype: str) -> None:
-    rows = max(2, min(64, 2**16 // cols))
+def _row_kernels(cols: int, dtype: str, rows: int | None = None) -> None:
+    rows = rows or max(2, min(64, 2**16 // cols))
 
     def build(g):
         x = g.input("x", [rows, cols], dtype)

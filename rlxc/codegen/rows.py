@@ -217,8 +217,10 @@ class GridReducer:
         ]
 
 
-def _cols(body: str, rows: Rows) -> str:
-    return f"for (long long k = threadIdx.x; k < {rows.cols}LL; k += blockDim.x) {{ const long long o = base + ({rows.col_off}); {body} }}"
+def _cols(body: str, rows: Rows, lane: str = "threadIdx.x", stride: str = "blockDim.x") -> str:
+    """`body` for every column `k` (`o` its element) that thread `lane` of the
+    row's `stride` takes."""
+    return f"for (long long k = {lane}; k < {rows.cols}LL; k += {stride}) {{ const long long o = base + ({rows.col_off}); {body} }}"
 
 
 _REDUCERS = {
@@ -993,6 +995,35 @@ GRID_THREADS = 512
 GRID_SHARE = 2
 GRID_FIRST = False
 
+#: The streamed forms (float4, uint4, looping: rows past the grid form's
+#: reach, or without it, read twice) split each row over C blocks of
+#: STREAM_GRID_THREADS where the rows are too few to give every
+#: multiprocessor STREAM_GRID_BLOCKS_PER_SM blocks: C brings the blocks to
+#: about that many (at most one per multiprocessor and row, and at least
+#: STREAM_GRID_MIN_ITEMS accesses per thread). The row's threads take its
+#: accesses in turn (thread `lane` of C × threads every (C × threads)-th),
+#: and the blocks meet through global memory as the grid form's do
+#: (`rlx_grid_reduce`), resident together: `__launch_bounds__` asks for 2
+#: blocks per multiprocessor, so the device holds 2 × C - 1 of them (the
+#: runtime's `rlx.co_resident` check). Before, a block took each row: [2,
+#: 5000000] ran 2 blocks on a GPU of 132 multiprocessors.
+STREAM_GRID = True
+STREAM_GRID_THREADS = 512
+STREAM_GRID_BLOCKS_PER_SM = 2
+STREAM_GRID_MIN_ITEMS = 8
+
+
+def stream_split(rows: int, items: int, sm_count: int) -> int:
+    """Blocks per row of a streamed form over `rows` rows of `items`
+    accesses each on `sm_count` multiprocessors; 0 for a block per row
+    (see STREAM_GRID)."""
+    if not STREAM_GRID or sm_count <= 0 or rows <= 0:
+        return 0
+    c = min(-(-sm_count * STREAM_GRID_BLOCKS_PER_SM // rows), sm_count,
+            items // (STREAM_GRID_THREADS * STREAM_GRID_MIN_ITEMS))
+    return c if c >= 2 and rows * c < 2**31 else 0
+
+
 #: The warp form's grid: blocks per multiprocessor at most, 0 for a block
 #: per THREADS / group rows (its grid-stride loop then takes one trip).
 #: Uncapped measured best (H100, softmax rows of 64/128 at 512 MiB: 88-93%
@@ -1263,7 +1294,9 @@ def row_form(rows: Rows, t: Attribute, smem_elem_bytes: int = 4, stored: bool = 
         return "smem"
     if grid:
         return "grid"
-    return "float4" if dtype_name(t) == "f32" and rows.cols % 4 == 0 else "looping"
+    if rows.col_off == "k" and rows.cols % (16 // dtype(t).bytes) == 0 and dtype_name(t) in ("f32", "f16", "bf16"):
+        return "float4" if dtype(t).bytes == 4 else "uint4"
+    return "looping"
 
 
 #: An output expression: (element, per-column param name -> its value at the
@@ -1872,12 +1905,15 @@ def _stored_row(s: RowSpec) -> bool:
     return dtype_name(s.t) in ("f16", "bf16") and s.pure is not None
 
 
-def _vec_loop(rows: Rows, lines: list[str]) -> list[str]:
-    """`lines` for every float4 `k4` of row `r`, 4 trips unrolled so that
-    their loads are in flight together."""
+def _vec_loop(rows: Rows, lines: list[str], width: int = 4, lane: str = "threadIdx.x",
+              stride: str = "blockDim.x") -> list[str]:
+    """`lines` for every 16-byte vector `k<width>` (of `width` elements) of row
+    `r` that thread `lane` of the row's `stride` takes, 4 trips unrolled so
+    that their loads are in flight together."""
+    k = f"k{width}"
     return [
         "#pragma unroll 4",
-        f"for (long long k4 = threadIdx.x; k4 < {rows.cols // 4}LL; k4 += blockDim.x) {{",
+        f"for (long long {k} = {lane}; {k} < {rows.cols // width}LL; {k} += {stride}) {{",
         *("  " + line for line in lines),
         "}",
     ]
@@ -1891,7 +1927,8 @@ def _st4(buf: str, parts: Callable[[str], str]) -> str:
     return f"reinterpret_cast<float4*>({buf} + base)[k4] = make_float4({', '.join(parts(c) for c in 'xyzw')});"
 
 
-def _float4_form(s: RowSpec) -> list[str]:
+def _float4_form(s: RowSpec, red: Reducer = block_reduce, lane: str = "threadIdx.x",
+                 stride: str = "blockDim.x") -> list[str]:
     stat = s.streamed4 or s.streamed
     row = f"const float4 q = {_ld4('x')};"
     # in the second read the row and the first column param are loaded on one line
@@ -1899,13 +1936,40 @@ def _float4_form(s: RowSpec) -> list[str]:
     out = _st4("y", lambda c: s.streamed_out(f"q.{c}", lambda p: f"{p}q.{c}"))
     return [
         *stat.init,
-        *_vec_loop(s.rows, [row, stat.add([f"q.{c}" for c in "xyzw"])]),
-        *stat.done(block_reduce),
-        *_vec_loop(s.rows, [" ".join(loads[:2]), *loads[2:], out]),
+        *_vec_loop(s.rows, [row, stat.add([f"q.{c}" for c in "xyzw"])], 4, lane, stride),
+        *stat.done(red),
+        *_vec_loop(s.rows, [" ".join(loads[:2]), *loads[2:], out], 4, lane, stride),
     ]
 
 
-def _looping_form(s: RowSpec) -> list[str]:
+def _uint4_form(s: RowSpec, red: Reducer = block_reduce, lane: str = "threadIdx.x",
+                stride: str = "blockDim.x") -> list[str]:
+    """The float4 form for f16/bf16 rows of a length 8 divides: 8 elements
+    per 16-byte access, converted two at a time (`rlx_ld2_*` / `rlx_st2_*`),
+    the statistics and the output in f32, the column params read the same
+    way."""
+    stat, ty = s.streamed4 or s.streamed, dtype_name(s.t)
+
+    def unpack(name: str, buf: str, offset: str) -> list[str]:
+        raw = f"const uint4 {name}u = reinterpret_cast<const uint4*>({buf} + {offset})[k8];"
+        return [raw, " ".join(f"const float2 {name}{i} = rlx_ld2_{ty}({name}u.{c});" for i, c in enumerate("xyzw"))]
+
+    def elem(name: str, e: int) -> str:
+        return f"{name}{e // 2}.{'xy'[e % 2]}"
+
+    outs = [s.streamed_out(elem("f", e), lambda p, e=e: elem(f"{p}f", e)) for e in range(8)]
+    words = ", ".join(f"rlx_st2_{ty}({outs[2 * i]}, {outs[2 * i + 1]})" for i in range(4))
+    return [
+        *stat.init,
+        *_vec_loop(s.rows, [*unpack("f", "x", "base"), stat.add([elem("f", e) for e in range(8)])], 8, lane, stride),
+        *stat.done(red),
+        *_vec_loop(s.rows, [*unpack("f", "x", "base"), *(line for p in s.columns for line in unpack(f"{p}f", p, "0")),
+                            f"reinterpret_cast<uint4*>(y + base)[k8] = make_uint4({words});"], 8, lane, stride),
+    ]
+
+
+def _looping_form(s: RowSpec, red: Reducer = block_reduce, lane: str = "threadIdx.x",
+                  stride: str = "blockDim.x") -> list[str]:
     t, stat, p = s.t, s.streamed, s.prologue
     if p is not None:  # the prologue computes the row in both reads; its outputs are stored in the first
         args = [p.arg(j) for j in range(len(p.inputs))]
@@ -1920,9 +1984,9 @@ def _looping_form(s: RowSpec) -> list[str]:
     return [
         *(p.row_setup() if p is not None else []),
         *stat.init,
-        _cols(" ".join([*read, stat.add(["v" if read else row])]), s.rows),
-        *stat.done(block_reduce),
-        _cols(" ".join([*write, f"y[o] = {store(value, t)};"]), s.rows),
+        _cols(" ".join([*read, stat.add(["v" if read else row])]), s.rows, lane, stride),
+        *stat.done(red),
+        _cols(" ".join([*write, f"y[o] = {store(value, t)};"]), s.rows, lane, stride),
     ]
 
 
@@ -1941,7 +2005,7 @@ def row_kernel(s: RowSpec, sm_count: int) -> KernelSpec:
     bufs = [Buf(v, w) for _, v, w in s.bufs]
     decl = params_decl(s.bufs)
     rows = s.rows
-    if s.prologue is not None and form == "float4":
+    if s.prologue is not None and form in ("float4", "uint4"):
         form = "looping"  # the prologue's inputs are read one element at a time there
     if form == "warp":
         group = row_group(rows.cols, s.elem_bytes)
@@ -1983,8 +2047,15 @@ def row_kernel(s: RowSpec, sm_count: int) -> KernelSpec:
                           threads=SMEM_THREADS, note=f"{nbytes} bytes of shared memory{kept}, " + row.note(),
                           srow_type=storage_type(s.t) if stored else "float")
         return KernelSpec(s.family, src, bufs, min(rows.rows, sm_count * 2), SMEM_THREADS, nbytes)
-    body = _float4_form(s) if form == "float4" else _looping_form(s)
-    return KernelSpec(s.family, _row_kernel(decl, body, rows, form=form), bufs, min(rows.rows, sm_count * 16))
+    streamed = {"float4": _float4_form, "uint4": _uint4_form}.get(form, _looping_form)
+    width = {"float4": 4, "uint4": 8}.get(form, 1)
+    if split := stream_split(rows.rows, rows.cols // width, sm_count):
+        red = GridReducer(rows.rows, split, STREAM_GRID_THREADS)
+        body = streamed(s, red, "lane", f"{split * STREAM_GRID_THREADS}")
+        src = _row_kernel(decl, body, rows, form=form, threads=STREAM_GRID_THREADS, grid=red, min_blocks=2,
+                          note=f"{split} blocks of {STREAM_GRID_THREADS} threads per row, read twice")
+        return KernelSpec(s.family, src, bufs, rows.rows * split, STREAM_GRID_THREADS, co_resident=split)
+    return KernelSpec(s.family, _row_kernel(decl, streamed(s), rows, form=form), bufs, min(rows.rows, sm_count * 16))
 
 
 @dataclass(frozen=True)
