@@ -23,6 +23,8 @@ Shapes, for E = size / itemsize elements of x:
   x [E / N, N]; the norms' gamma/beta and the bias are [N] params.
 * reduce_sum_mid: x [E / (N * 128), N, 128], summed over the middle axis (N
   elements) to [E / (N * 128), 128]: a contiguous inner axis of 128.
+  `softmax_mid` (not in the default list): softmax over that middle axis
+  (channels of [n, c, h, w], or axis -2 of attention scores).
 * transpose_heads: d = 64, h = N / 64, s = 512 and b = E / (N * 512)
   (b = 1 and s = E / N where that is under 512); x [b, s, h, 64] ->
   [b, h, s, 64]. At N = 64 (h = 1) the layout does not change: torch's
@@ -88,7 +90,7 @@ import rlxc
 OPS = ["softmax", "layer_norm", "rms_norm", "reduce_sum_last", "reduce_sum_mid",
        "gelu", "bias_gelu", "transpose_heads"]
 #: Ops outside the issue's sweep, timed when named in --ops.
-EXTRA_OPS = ["argmax_last"]
+EXTRA_OPS = ["argmax_last", "softmax_mid"]
 DTYPES = ["f32", "f16", "bf16"]
 ROWS = [64, 128, 512, 768, 4096, 32768]
 SIZES_MB = [64, 512]
@@ -127,7 +129,7 @@ class Case:
 
 def case_shape(op: str, dtype: str, n: int, mb: int) -> list[int]:
     elems = mb * 2**20 // ITEMSIZE[dtype]
-    if op == "reduce_sum_mid":
+    if op in ("reduce_sum_mid", "softmax_mid"):
         return [max(1, elems // (n * MID_INNER)), n, MID_INNER]
     if op == "transpose_heads":
         rows = max(1, elems // n)
@@ -170,6 +172,8 @@ def build_module(case: Case):
         y = g.reduce_sum(x, axes=[x.ndim - 1])
     elif op == "reduce_sum_mid":
         y = g.reduce_sum(x, axes=[1])
+    elif op == "softmax_mid":
+        y = g.softmax(x, axis=1)
     elif op == "gelu":
         y = g.gelu(x)
     elif op == "bias_gelu":
@@ -226,6 +230,8 @@ def torch_fn(case: Case):
         return lambda x: x.sum(dim=-1)
     if op == "reduce_sum_mid":
         return lambda x: x.sum(dim=1)
+    if op == "softmax_mid":
+        return lambda x: torch.softmax(x, 1)
     if op == "gelu":
         return lambda x: F.gelu(x, approximate="none")
     if op == "bias_gelu":

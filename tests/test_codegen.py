@@ -182,6 +182,36 @@ def test_rows_past_a_cluster_take_the_grid_form():
 
 
 @pytest.mark.parametrize("arch", ARCHS)
+def test_softmax_over_a_middle_axis_takes_the_columns_form(arch):
+    """softmax / log_softmax over a non-contiguous axis with at least
+    rows.COLUMN_FORM_MIN_ROWS rows: blocks of 32 rows x Y slices of the
+    axis (Y: 8, or the axis's length rounded up to a power of two), a
+    block per 32 rows; fewer rows keep the looping form (a block per row)."""
+    from rlxc.codegen import rows as R
+
+    g = rlxc.GraphBuilder()
+    outs = [g.softmax(g.input("a", [2, 21, 64, 64], "bf16"), axis=1),  # 8192 rows of 21
+            g.log_softmax(g.input("b", [4, 8, 130, 77]), axis=-2),  # 2464 rows: looping
+            g.softmax(g.input("c", [1, 3, 4099], "f16"), axis=1),  # 4099 rows of 3: 4 slices
+            g.softmax(g.input("d", [2, 1000, 2100]), axis=1)]  # 4200 rows of 1000
+    lowered = rlxc.run_pipeline(g.build(outs), f"rlx-cuda{{arch={arch}}}")
+    by_sym = {k.sym_name.data: k.source.data for k in kernels_of(lowered)}
+    launches = [op for op in lowered.walk() if op.name == "rlx_cuda.launch"]
+    got = [(next(line for line in by_sym[op.kernel.root_reference.data].splitlines() if "row form" in line),
+            op.grid.get_values(), op.block.get_values()) for op in launches]
+    cols = "// row form: columns (32 rows x {} slices of the reduced axis per block, an element at a time)"
+    sms = 132 if arch == "sm_90" else 108  # the architecture's default multiprocessors
+    assert got == [(cols.format(8), (256, 1, 1), (32, 8, 1)), ("// row form: looping", (min(2464, sms * 16), 1, 1), (256, 1, 1)),
+                   (cols.format(4), (129, 1, 1), (32, 4, 1)), (cols.format(8), (132, 1, 1), (32, 8, 1))], got
+    assert R.column_slices(R.Rows.of([1, 3, 4099], [1])) == 4 and R.Rows.of([1, 3, 4099], [1]).inner == 4099
+    assert R.Rows.of([2, 5, 6], [2]).inner == 0 and R.Rows.of([2, 5, 6, 7], [0, 2]).inner == 0
+    src = by_sym[launches[2].kernel.root_reference.data]
+    assert "const long long r = min((long long)blockIdx.x * 32 + threadIdx.x, 4098LL);" in src
+    assert "st = rlx_column_reduce<4>(st, RlxMSMerge(), col_slots0);" in src
+    assert compile_all(lowered, arch) == 4
+
+
+@pytest.mark.parametrize("arch", ARCHS)
 def test_streamed_rows_split_over_blocks(arch):
     """Rows past the grid form's reach are read twice (online statistics,
     then the output). Where they are too few to fill the GPU a block each,

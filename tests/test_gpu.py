@@ -557,6 +557,23 @@ def test_streamed_rows_on_gpu(rows, cols, split, dtype, monkeypatch):
     _row_kernels(cols, dtype, rows)
 
 
+@pytest.mark.parametrize("dtype", ["f32", "f16", "bf16"])
+@pytest.mark.parametrize("columns", [True, False])
+def test_softmax_over_middle_axes_on_gpu(dtype, columns, monkeypatch):
+    """softmax / log_softmax over non-contiguous axes: the columns form (rows
+    in threadIdx.x, slices of the axis in threadIdx.y: 21 channels of
+    [n, c, h, w], an axis of 3 over 4099 rows, whose last block is part
+    full, an axis of 1000) and with it off the looping form, against the
+    interpreter (stream and graph mode)."""
+    from rlxc.codegen import rows as R
+
+    monkeypatch.setattr(R, "COLUMN_FORM", columns)
+    g = rlxc.GraphBuilder()
+    a, c, d = g.input("a", [2, 21, 64, 64], dtype), g.input("c", [1, 3, 4099], dtype), g.input("d", [2, 1000, 2100], dtype)
+    check(g.build([g.softmax(a, axis=1), g.log_softmax(a, axis=1), g.softmax(c, axis=1), g.softmax(d, axis=1),
+                   g.log_softmax(d, axis=-2)]))
+
+
 def test_grid_form_refused_where_its_blocks_cannot_be_resident_together():
     """A grid-form kernel whose blocks of a row could not all be resident at
     once (here: its `rlx.co_resident` raised past what any device holds, as

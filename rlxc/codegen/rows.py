@@ -76,6 +76,9 @@ class Rows:
     cols: int
     row_base: str  # offset of element 0 of row `r`
     col_off: str  # offset of element `k` within the row
+    #: where the reduced axes are adjacent and kept axes follow them: the
+    #: elements after them (the reduced axes' stride); 0 otherwise
+    inner: int = 0
 
     @staticmethod
     def of(s: Sequence[int], axes: Sequence[int]) -> Rows:
@@ -101,7 +104,8 @@ class Rows:
         trailing = axes == list(range(len(s) - len(axes), len(s)))
         if trailing:
             return Rows(rows, cols, f"r * {cols}LL", "k")
-        return Rows(rows, cols, expr("r", kept), expr("k", axes))
+        adjacent = axes == list(range(axes[0], axes[-1] + 1))
+        return Rows(rows, cols, expr("r", kept), expr("k", axes), numel(s[axes[-1] + 1:]) if adjacent else 0)
 
 
 def _row_loop(body: list[str], rows: Rows) -> list[str]:
@@ -215,6 +219,35 @@ class GridReducer:
             *(f"__device__ {t} ENTRY_part{i}[{self.rows * self.blocks}];  // statistic {i}: [row][part]"
               for i, t in enumerate(self.types)),
         ]
+
+
+def _column_rows(body: list[str], rows: Rows, slices: int) -> list[str]:
+    """`body` for row blockIdx.x × 32 + threadIdx.x of the columns form
+    (`lane`: threadIdx.y, one of `slices`); the threads past the last row
+    take the last row too (all of a block's threads meet in its
+    reductions), writing what its own thread writes."""
+    return [
+        f"  const long long r = min((long long)blockIdx.x * 32 + threadIdx.x, {rows.rows - 1}LL);",
+        f"  const long long base = {rows.row_base};",
+        *("  " + b for b in body),
+    ]
+
+
+@dataclass
+class ColumnReducer:
+    """The columns form's Reducer: each call reduces over the `slices`
+    threads of a block column through its own shared slots (`col_slots<call>`,
+    of the op's value type), recorded here so the kernel declares them."""
+
+    slices: int
+    types: list[str] = field(default_factory=list)
+
+    def __call__(self, value: str, op: str, identity: str, smem: str) -> str:
+        self.types.append(_STATE_TYPES.get(op, "float"))
+        return f"rlx_column_reduce<{self.slices}>({value}, {op}(), col_slots{len(self.types) - 1})"
+
+    def slots(self) -> list[str]:
+        return [f"  __shared__ {t} col_slots{i}[{32 * self.slices}];" for i, t in enumerate(self.types)]
 
 
 def _cols(body: str, rows: Rows, lane: str = "threadIdx.x", stride: str = "blockDim.x") -> str:
@@ -934,7 +967,10 @@ def argmax_kernel(op: rlx.ArgMaxOp, sm_count: int) -> KernelSpec:
 #: elements, a block per row (in registers) up to BLOCK_ROW_MAX, a block of
 #: SMEM_THREADS per row with the row in shared memory (as f32) up to
 #: SMEM_ROW_BYTES (on sm_90 the cluster form first), then the grid form,
-#: then the streamed forms. `row_form` reads this table and nothing else.
+#: then the streamed forms (split over blocks where the rows are few:
+#: STREAM_GRID); rows along non-contiguous axes take the columns form
+#: (COLUMN_FORM) or the looping one. `row_form` reads this table and
+#: nothing else.
 WARP_ROW_MAX = 1024
 BLOCK_ROW_MAX = 8192
 SMEM_ROW_BYTES = 160 * 1024
@@ -1022,6 +1058,33 @@ def stream_split(rows: int, items: int, sm_count: int) -> int:
     c = min(-(-sm_count * STREAM_GRID_BLOCKS_PER_SM // rows), sm_count,
             items // (STREAM_GRID_THREADS * STREAM_GRID_MIN_ITEMS))
     return c if c >= 2 and rows * c < 2**31 else 0
+
+
+#: Rows along non-contiguous axes with kept axes after them (softmax over
+#: axis 1 of [n, c, h, w], or axis -2) take the columns form where at least
+#: COLUMN_FORM_MIN_ROWS rows (positions of the kept axes) give the GPU
+#: work: blocks of 32 × Y threads, threadIdx.x one of 32 consecutive rows
+#: (whose elements are neighbours: a warp's reads are coalesced), threadIdx.y
+#: one of Y slices of the reduced axis (Y up to COLUMN_FORM_SLICES, no more
+#: than the axis has elements), the slices' statistics met in shared memory
+#: (`rlx_column_reduce`), the row read again for the output. Elsewhere the
+#: looping form: a block per row, its threads along the reduced axis (reads
+#: `inner` elements apart: a 32-byte sector per element), which left most of
+#: a block idle on short axes (21 channels: 21 of 256 threads).
+COLUMN_FORM = True
+COLUMN_FORM_SLICES = 8
+COLUMN_FORM_MIN_ROWS = 4096
+
+
+def column_slices(rows: Rows) -> int:
+    """Y (threads along the reduced axis per row) of the columns form over
+    `rows`, or 0 where it does not apply (see COLUMN_FORM)."""
+    if not COLUMN_FORM or rows.inner == 0 or rows.col_off == "k" or rows.rows < COLUMN_FORM_MIN_ROWS:
+        return 0
+    y = 1
+    while y < min(COLUMN_FORM_SLICES, rows.cols):
+        y *= 2
+    return y
 
 
 #: The warp form's grid: blocks per multiprocessor at most, 0 for a block
@@ -1277,8 +1340,8 @@ def row_form(rows: Rows, t: Attribute, smem_elem_bytes: int = 4, stored: bool = 
     """The form (see the module docstring) of a row kernel over `rows`, whose
     shared-memory row would take `smem_elem_bytes` per element, on
     `sm_count` multiprocessors (0: unknown, no grid form)."""
-    if rows.col_off != "k":
-        return "looping"  # not contiguous: one element at a time
+    if rows.col_off != "k":  # not contiguous: one element at a time
+        return "columns" if column_slices(rows) else "looping"
     if rows.cols <= WARP_ROW_MAX:
         return "warp"
     if rows.cols <= BLOCK_ROW_MAX:
@@ -2047,6 +2110,14 @@ def row_kernel(s: RowSpec, sm_count: int) -> KernelSpec:
                           threads=SMEM_THREADS, note=f"{nbytes} bytes of shared memory{kept}, " + row.note(),
                           srow_type=storage_type(s.t) if stored else "float")
         return KernelSpec(s.family, src, bufs, min(rows.rows, sm_count * 2), SMEM_THREADS, nbytes)
+    if form == "columns":
+        y = column_slices(rows)
+        red = ColumnReducer(y)
+        body = _looping_form(s, red, "threadIdx.y", f"{y}")
+        src = [f"// row form: columns (32 rows x {y} slices of the reduced axis per block, an element at a time)",
+               f'extern "C" __global__ void __launch_bounds__({32 * y}) ENTRY({decl}) {{',
+               "  __shared__ float smem[32];", *red.slots(), *_column_rows(body, rows, y), "}"]
+        return KernelSpec(s.family, "\n".join(src) + "\n", bufs, -(-rows.rows // 32), (32, y, 1))
     streamed = {"float4": _float4_form, "uint4": _uint4_form}.get(form, _looping_form)
     width = {"float4": 4, "uint4": 8}.get(form, 1)
     if split := stream_split(rows.rows, rows.cols // width, sm_count):
