@@ -1074,15 +1074,22 @@ def stream_split(rows: int, items: int, sm_count: int) -> int:
 COLUMN_FORM = True
 COLUMN_FORM_SLICES = 8
 COLUMN_FORM_MIN_ROWS = 4096
+#: ... and with this many threads per multiprocessor in all (0: always
+#: COLUMN_FORM_SLICES), Y only as large as that needs.
+COLUMN_FORM_THREADS_PER_SM = 0
 
 
-def column_slices(rows: Rows) -> int:
+def column_slices(rows: Rows, sm_count: int = 0) -> int:
     """Y (threads along the reduced axis per row) of the columns form over
-    `rows`, or 0 where it does not apply (see COLUMN_FORM)."""
+    `rows` on `sm_count` multiprocessors (0: unknown), or 0 where it does
+    not apply (see COLUMN_FORM)."""
     if not COLUMN_FORM or rows.inner == 0 or rows.col_off == "k" or rows.rows < COLUMN_FORM_MIN_ROWS:
         return 0
+    most = min(COLUMN_FORM_SLICES, rows.cols)
+    if COLUMN_FORM_THREADS_PER_SM and sm_count:
+        most = min(most, -(-sm_count * COLUMN_FORM_THREADS_PER_SM // rows.rows))
     y = 1
-    while y < min(COLUMN_FORM_SLICES, rows.cols):
+    while y < most:
         y *= 2
     return y
 
@@ -1341,7 +1348,7 @@ def row_form(rows: Rows, t: Attribute, smem_elem_bytes: int = 4, stored: bool = 
     shared-memory row would take `smem_elem_bytes` per element, on
     `sm_count` multiprocessors (0: unknown, no grid form)."""
     if rows.col_off != "k":  # not contiguous: one element at a time
-        return "columns" if column_slices(rows) else "looping"
+        return "columns" if column_slices(rows, sm_count) else "looping"
     if rows.cols <= WARP_ROW_MAX:
         return "warp"
     if rows.cols <= BLOCK_ROW_MAX:
@@ -2111,7 +2118,7 @@ def row_kernel(s: RowSpec, sm_count: int) -> KernelSpec:
                           srow_type=storage_type(s.t) if stored else "float")
         return KernelSpec(s.family, src, bufs, min(rows.rows, sm_count * 2), SMEM_THREADS, nbytes)
     if form == "columns":
-        y = column_slices(rows)
+        y = column_slices(rows, sm_count)
         red = ColumnReducer(y)
         body = _looping_form(s, red, "threadIdx.y", f"{y}")
         src = [f"// row form: columns (32 rows x {y} slices of the reduced axis per block, an element at a time)",
