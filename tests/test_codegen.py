@@ -184,9 +184,10 @@ def test_rows_past_a_cluster_take_the_grid_form():
 @pytest.mark.parametrize("arch", ARCHS)
 def test_softmax_over_a_middle_axis_takes_the_columns_form(arch):
     """softmax / log_softmax over a non-contiguous axis with at least
-    rows.COLUMN_FORM_MIN_ROWS rows: blocks of 32 rows x Y slices of the
-    axis (Y: 8, or the axis's length rounded up to a power of two), a
-    block per 32 rows; fewer rows keep the looping form (a block per row)."""
+    rows.COLUMN_FORM_MIN_ROWS rows: blocks of 256 / Y rows x Y slices of
+    the axis (Y: 8, or the axis's length rounded up to a power of two, or
+    on short axes as few as the rows need to fill the GPU); fewer rows keep
+    the looping form (a block per row)."""
     from rlxc.codegen import rows as R
 
     g = rlxc.GraphBuilder()
@@ -202,11 +203,16 @@ def test_softmax_over_a_middle_axis_takes_the_columns_form(arch):
     cols = "// row form: columns (32 rows x {} slices of the reduced axis per block, an element at a time)"
     sms = 132 if arch == "sm_90" else 108  # the architecture's default multiprocessors
     assert got == [(cols.format(8), (256, 1, 1), (32, 8, 1)), ("// row form: looping", (min(2464, sms * 16), 1, 1), (256, 1, 1)),
-                   (cols.format(4), (129, 1, 1), (32, 4, 1)), (cols.format(8), (132, 1, 1), (32, 8, 1))], got
+                   (cols.format(4).replace("32 rows", "64 rows"), (65, 1, 1), (64, 4, 1)),
+                   (cols.format(8), (132, 1, 1), (32, 8, 1))], got
     assert R.column_slices(R.Rows.of([1, 3, 4099], [1])) == 4 and R.Rows.of([1, 3, 4099], [1]).inner == 4099
+    # short axes over rows enough to give every multiprocessor 2048 threads: one slice each
+    assert R.column_slices(R.Rows.of([2, 21, 150000], [1]), 132) == 1
+    assert R.column_slices(R.Rows.of([2, 21, 50000], [1]), 132) == 4  # 100000 rows: 132 x 2048 / 100000 = 2.7
+    assert R.column_slices(R.Rows.of([2, 128, 150000], [1]), 132) == 8  # a longer axis keeps 8
     assert R.Rows.of([2, 5, 6], [2]).inner == 0 and R.Rows.of([2, 5, 6, 7], [0, 2]).inner == 0
     src = by_sym[launches[2].kernel.root_reference.data]
-    assert "const long long r = min((long long)blockIdx.x * 32 + threadIdx.x, 4098LL);" in src
+    assert "const long long r = min((long long)blockIdx.x * 64 + threadIdx.x, 4098LL);" in src
     assert "st = rlx_column_reduce<4>(st, RlxMSMerge(), col_slots0);" in src
     assert compile_all(lowered, arch) == 4
 

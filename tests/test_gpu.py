@@ -570,8 +570,9 @@ def test_softmax_over_middle_axes_on_gpu(dtype, columns, monkeypatch):
     monkeypatch.setattr(R, "COLUMN_FORM", columns)
     g = rlxc.GraphBuilder()
     a, c, d = g.input("a", [2, 21, 64, 64], dtype), g.input("c", [1, 3, 4099], dtype), g.input("d", [2, 1000, 2100], dtype)
+    e = g.input("e", [1, 5, 300001], dtype)  # 300001 rows of 5: one slice each (COLUMN_FORM_SHORT_AXIS)
     check(g.build([g.softmax(a, axis=1), g.log_softmax(a, axis=1), g.softmax(c, axis=1), g.softmax(d, axis=1),
-                   g.log_softmax(d, axis=-2)]))
+                   g.log_softmax(d, axis=-2), g.softmax(e, axis=1)]))
 
 
 def test_grid_form_refused_where_its_blocks_cannot_be_resident_together():

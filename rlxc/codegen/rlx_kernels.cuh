@@ -98,17 +98,17 @@ __device__ __forceinline__ T rlx_block_reduce(T v, Op op, T identity, T* smem) {
   return smem[0];
 }
 // Reduces v over the Y threads of a block column (threadIdx.y, the same
-// threadIdx.x of a 32 x Y block) through slots of 32 x Y T, folded in order of
+// threadIdx.x of an X x Y block) through slots of X x Y T, folded in order of
 // threadIdx.y (the same bits in every column); every thread gets its column's.
 template <int Y, typename T, typename Op>
 __device__ __forceinline__ T rlx_column_reduce(T v, Op op, T* slots) {
   if (Y == 1) return v;
   __syncthreads();  // the slots' last use is over
-  slots[threadIdx.y * 32 + threadIdx.x] = v;
+  slots[threadIdx.y * blockDim.x + threadIdx.x] = v;
   __syncthreads();
   T r = slots[threadIdx.x];
 #pragma unroll
-  for (int y = 1; y < Y; ++y) r = op(r, slots[y * 32 + threadIdx.x]);
+  for (int y = 1; y < Y; ++y) r = op(r, slots[y * blockDim.x + threadIdx.x]);
   return r;
 }
 // Reduces v over the warp; every lane gets the result (the warp form of the

@@ -221,13 +221,13 @@ class GridReducer:
         ]
 
 
-def _column_rows(body: list[str], rows: Rows, slices: int) -> list[str]:
-    """`body` for row blockIdx.x × 32 + threadIdx.x of the columns form
-    (`lane`: threadIdx.y, one of `slices`); the threads past the last row
-    take the last row too (all of a block's threads meet in its
-    reductions), writing what its own thread writes."""
+def _column_rows(body: list[str], rows: Rows, per_block: int) -> list[str]:
+    """`body` for row blockIdx.x × `per_block` + threadIdx.x of the columns
+    form (`lane`: threadIdx.y); the threads past the last row take the last
+    row too (all of a block's threads meet in its reductions), writing what
+    its own thread writes."""
     return [
-        f"  const long long r = min((long long)blockIdx.x * 32 + threadIdx.x, {rows.rows - 1}LL);",
+        f"  const long long r = min((long long)blockIdx.x * {per_block} + threadIdx.x, {rows.rows - 1}LL);",
         f"  const long long base = {rows.row_base};",
         *("  " + b for b in body),
     ]
@@ -237,17 +237,21 @@ def _column_rows(body: list[str], rows: Rows, slices: int) -> list[str]:
 class ColumnReducer:
     """The columns form's Reducer: each call reduces over the `slices`
     threads of a block column through its own shared slots (`col_slots<call>`,
-    of the op's value type), recorded here so the kernel declares them."""
+    of the op's value type, one per thread of the block), recorded here so
+    the kernel declares them (none where a row has one slice)."""
 
     slices: int
+    threads: int
     types: list[str] = field(default_factory=list)
 
     def __call__(self, value: str, op: str, identity: str, smem: str) -> str:
+        if self.slices == 1:
+            return value
         self.types.append(_STATE_TYPES.get(op, "float"))
         return f"rlx_column_reduce<{self.slices}>({value}, {op}(), col_slots{len(self.types) - 1})"
 
     def slots(self) -> list[str]:
-        return [f"  __shared__ {t} col_slots{i}[{32 * self.slices}];" for i, t in enumerate(self.types)]
+        return [f"  __shared__ {t} col_slots{i}[{self.threads}];" for i, t in enumerate(self.types)]
 
 
 def _cols(body: str, rows: Rows, lane: str = "threadIdx.x", stride: str = "blockDim.x") -> str:
@@ -1063,7 +1067,7 @@ def stream_split(rows: int, items: int, sm_count: int) -> int:
 #: Rows along non-contiguous axes with kept axes after them (softmax over
 #: axis 1 of [n, c, h, w], or axis -2) take the columns form where at least
 #: COLUMN_FORM_MIN_ROWS rows (positions of the kept axes) give the GPU
-#: work: blocks of 32 × Y threads, threadIdx.x one of 32 consecutive rows
+#: work: blocks of X × Y threads, threadIdx.x one of X consecutive rows
 #: (whose elements are neighbours: a warp's reads are coalesced), threadIdx.y
 #: one of Y slices of the reduced axis (Y up to COLUMN_FORM_SLICES, no more
 #: than the axis has elements), the slices' statistics met in shared memory
@@ -1073,10 +1077,17 @@ def stream_split(rows: int, items: int, sm_count: int) -> int:
 #: a block idle on short axes (21 channels: 21 of 256 threads).
 COLUMN_FORM = True
 COLUMN_FORM_SLICES = 8
+COLUMN_FORM_THREADS = 256  # per block: COLUMN_FORM_THREADS / Y rows
 COLUMN_FORM_MIN_ROWS = 4096
-#: ... and with this many threads per multiprocessor in all (0: always
-#: COLUMN_FORM_SLICES), Y only as large as that needs.
-COLUMN_FORM_THREADS_PER_SM = 0
+#: ... and on axes of at most COLUMN_FORM_SHORT_AXIS elements, Y only as
+#: large as COLUMN_FORM_THREADS_PER_SM threads per multiprocessor in all
+#: need (0: always up to COLUMN_FORM_SLICES). H100, softmax over axis 1 of
+#: [n, 21, 128] (µs at 64 / 512 MiB): f32 105.8 -> 88.6 / 804 -> 667, f16
+#: 194 -> 157 / 1512 -> 1206 with one slice; on axes of 128 the same rule
+#: lost at 512 MiB (f32 532 -> 849: 2 slices of 64 elements), of 1000 it
+#: changed nothing (it keeps 8).
+COLUMN_FORM_THREADS_PER_SM = 2048
+COLUMN_FORM_SHORT_AXIS = 32
 
 
 def column_slices(rows: Rows, sm_count: int = 0) -> int:
@@ -1086,7 +1097,7 @@ def column_slices(rows: Rows, sm_count: int = 0) -> int:
     if not COLUMN_FORM or rows.inner == 0 or rows.col_off == "k" or rows.rows < COLUMN_FORM_MIN_ROWS:
         return 0
     most = min(COLUMN_FORM_SLICES, rows.cols)
-    if COLUMN_FORM_THREADS_PER_SM and sm_count:
+    if COLUMN_FORM_THREADS_PER_SM and sm_count and rows.cols <= COLUMN_FORM_SHORT_AXIS:
         most = min(most, -(-sm_count * COLUMN_FORM_THREADS_PER_SM // rows.rows))
     y = 1
     while y < most:
@@ -2119,12 +2130,13 @@ def row_kernel(s: RowSpec, sm_count: int) -> KernelSpec:
         return KernelSpec(s.family, src, bufs, min(rows.rows, sm_count * 2), SMEM_THREADS, nbytes)
     if form == "columns":
         y = column_slices(rows, sm_count)
-        red = ColumnReducer(y)
+        x = COLUMN_FORM_THREADS // y
+        red = ColumnReducer(y, COLUMN_FORM_THREADS)
         body = _looping_form(s, red, "threadIdx.y", f"{y}")
-        src = [f"// row form: columns (32 rows x {y} slices of the reduced axis per block, an element at a time)",
-               f'extern "C" __global__ void __launch_bounds__({32 * y}) ENTRY({decl}) {{',
-               "  __shared__ float smem[32];", *red.slots(), *_column_rows(body, rows, y), "}"]
-        return KernelSpec(s.family, "\n".join(src) + "\n", bufs, -(-rows.rows // 32), (32, y, 1))
+        src = [f"// row form: columns ({x} rows x {y} slices of the reduced axis per block, an element at a time)",
+               f'extern "C" __global__ void __launch_bounds__({COLUMN_FORM_THREADS}) ENTRY({decl}) {{',
+               "  __shared__ float smem[32];", *red.slots(), *_column_rows(body, rows, x), "}"]
+        return KernelSpec(s.family, "\n".join(src) + "\n", bufs, -(-rows.rows // x), (x, y, 1))
     streamed = {"float4": _float4_form, "uint4": _uint4_form}.get(form, _looping_form)
     width = {"float4": 4, "uint4": 8}.get(form, 1)
     if split := stream_split(rows.rows, rows.cols // width, sm_count):
