@@ -167,8 +167,8 @@ def test_rows_past_a_cluster_take_the_grid_form():
     # 300000 f32: 9375 lanes of 128 bytes, 19 blocks of 512; 600001 f16 kept as 16 bits: 9376 lanes, 19 of 512
     assert forms[0].startswith("// row form: grid (19 blocks of 512 threads per row"), forms
     assert forms[1].startswith("// row form: grid (19 blocks of 512 threads per row"), forms
-    # 5000000: 40 blocks of 1024 would pass 132 / 2; streamed, two rows over 132 blocks each
-    assert forms[2] == "// row form: float4 (132 blocks of 512 threads per row, read twice)", forms
+    # 5000000: 40 blocks of 1024 would pass 132 / 2; streamed, two rows over 132 / 2 blocks each
+    assert forms[2] == "// row form: float4 (66 blocks of 512 threads per row, read twice)", forms
     assert [op.grid.get_values()[0] for op in launches[:2]] == [3 * 19, 2 * 19]
     softmax = by_sym[launches[0].kernel.root_reference.data]
     assert "_arrived[48] = {};" in softmax and "RlxMS rlx_softmax" in softmax and "_part0[57];" in softmax
@@ -177,7 +177,7 @@ def test_rows_past_a_cluster_take_the_grid_form():
     # the blocks of a row wait for each other: the runtime checks the device holds them (rlx.co_resident)
     co = {k.sym_name.data: k.attributes.get("rlx.co_resident") for k in kernels_of(lowered)}
     assert [co[op.kernel.root_reference.data] for op in launches] == [IntegerAttr(19, i64), IntegerAttr(19, i64),
-                                                                       IntegerAttr(132, i64)]
+                                                                       IntegerAttr(66, i64)]
     assert compile_all(lowered, "sm_90") == 3
 
 
@@ -210,7 +210,7 @@ def test_softmax_over_a_middle_axis_takes_the_columns_form(arch):
     assert R.column_slices(R.Rows.of([2, 21, 150000], [1]), 132) == 1
     assert R.column_slices(R.Rows.of([2, 21, 50000], [1]), 132) == 4  # 100000 rows: 132 x 2048 / 100000 = 2.7
     assert R.column_slices(R.Rows.of([2, 128, 150000], [1]), 132) == 8  # a longer axis keeps 8
-    assert R.Rows.of([2, 5, 6], [2]).inner == 0 and R.Rows.of([2, 5, 6, 7], [0, 2]).inner == 0
+    assert R.Rows.of([2, 5, 6, 7], [1, 2]).inner == 7 and R.Rows.of([2, 5, 6, 7], [0, 2]).inner == 0
     src = by_sym[launches[2].kernel.root_reference.data]
     assert "const long long r = min((long long)blockIdx.x * 64 + threadIdx.x, 4098LL);" in src
     assert "st = rlx_column_reduce<4>(st, RlxMSMerge(), col_slots0);" in src
@@ -223,13 +223,13 @@ def test_streamed_rows_split_over_blocks(arch):
     then the output). Where they are too few to fill the GPU a block each,
     each row is split over blocks that meet through global memory
     (rows.STREAM_GRID): about 2 blocks per multiprocessor in all, at most
-    one per multiprocessor and row; f32 rows move float4s, f16/bf16 rows of
+    half the multiprocessors per row; f32 rows move float4s, f16/bf16 rows of
     a length 8 divides 8 elements per uint4 (converted in pairs, the column
     params too), other lengths and prologues an element at a time. Rows
     enough to fill the GPU keep a block per row."""
     from rlxc.codegen import rows as R
 
-    assert R.stream_split(2, 1250000, 132) == 132  # capped at one block per multiprocessor and row
+    assert R.stream_split(2, 1250000, 132) == 66  # capped at half the multiprocessors per row (GRID_SHARE)
     assert R.stream_split(5, 1250000, 132) == 53  # ceil(264 / 5)
     assert R.stream_split(300, 1250000, 132) == 0  # 300 rows fill 132 multiprocessors
     assert R.stream_split(2, 8 * 512 * 3, 132) == 3  # at least 8 accesses per thread
@@ -254,22 +254,23 @@ def test_streamed_rows_split_over_blocks(arch):
                                         co.value.data if co is not None else None)
             if "softmax (" in lines[1] or "layer_norm (" in lines[1]:
                 got[lines[1].split()[1] + " source"] = k.source.data
-    c3 = -(-2 * sms // 3)  # three rows: ceil(2 x multiprocessors / 3) blocks each
-    assert got["rlx.softmax"][:4] == (f"// row form: uint4 ({sms} blocks of 512 threads per row, read twice)",
-                                      2 * sms, 512, sms), got
-    assert got["rlx.layer_norm"][:4] == (f"// row form: uint4 ({sms} blocks of 512 threads per row, read twice)",
-                                         2 * sms, 512, sms), got
+    c3 = sms // 2  # three rows: ceil(2 x multiprocessors / 3) blocks each, capped at half the multiprocessors
+    half = sms // 2
+    assert got["rlx.softmax"][:4] == (f"// row form: uint4 ({half} blocks of 512 threads per row, read twice)",
+                                      2 * half, 512, half), got
+    assert got["rlx.layer_norm"][:4] == (f"// row form: uint4 ({half} blocks of 512 threads per row, read twice)",
+                                         2 * half, 512, half), got
     assert got["rlx.log_softmax"] == (f"// row form: looping ({c3} blocks of 512 threads per row, read twice)",
                                       3 * c3, 512, c3), got
     # the residual sum is a prologue: an element at a time
     assert got["rlx.fused_residual_layer_norm"] == (
-        f"// row form: looping ({sms} blocks of 512 threads per row, read twice)", 2 * sms, 512, sms), got
+        f"// row form: looping ({half} blocks of 512 threads per row, read twice)", 2 * half, 512, half), got
     assert got["rlx.rms_norm"] == ("// row form: float4", min(300, sms * 16), 256, None), got
     softmax, norm = got["rlx.softmax source"], got["rlx.layer_norm source"]
     assert "__launch_bounds__(512, 2)" in softmax  # 2 blocks per multiprocessor: the check's room for 2C - 1
-    assert f"for (long long k8 = lane; k8 < 562500LL; k8 += {sms * 512}) {{" in softmax
+    assert f"for (long long k8 = lane; k8 < 562500LL; k8 += {half * 512}) {{" in softmax
     assert "const float2 f0 = rlx_ld2_bf16(fu.x);" in softmax and "rlx_ms_add(st, f3.y);" in softmax
-    assert f"st = rlx_grid_reduce<{sms}>(st, RlxMSMerge()" in softmax
+    assert f"st = rlx_grid_reduce<{half}>(st, RlxMSMerge()" in softmax
     assert "make_uint4(rlx_st2_bf16(expf(f0.x - m) * inv, expf(f0.y - m) * inv)" in softmax
     assert "const uint4 gfu = reinterpret_cast<const uint4*>(g + 0)[k8];" in norm
     assert "rlx_st2_bf16((f0.x - mean) * inv * gf0.x + bf0.x" in norm

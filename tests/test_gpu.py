@@ -543,14 +543,17 @@ def test_grid_rows_over_several_waves_and_launches(dtype):
 
 
 @pytest.mark.parametrize("dtype", ["f32", "f16", "bf16"])
-@pytest.mark.parametrize("rows,cols,split", [(2, 4500000, True), (3, 4500001, True), (2, 4500000, False)])
+@pytest.mark.parametrize("rows,cols,split", [(2, 4500000, True), (3, 4500001, True), (2, 4500000, False),
+                                             (5, 4500000, True)])
 def test_streamed_rows_on_gpu(rows, cols, split, dtype, monkeypatch):
     """Rows past the grid form's reach (read twice: online statistics, then
     the output), split over blocks that meet through global memory
     (rows.STREAM_GRID; float4 / uint4 accesses where 4 / 8 divides the row,
-    else an element at a time, the fused residual sum as a prologue), and
-    with the split off a block per row, against the interpreter in stream
-    and graph mode."""
+    else an element at a time, the fused residual sum as a prologue; 5 rows
+    take 265 blocks of 512 threads, more than 2 per multiprocessor of an
+    H100, so where a kernel fits only 2 the last row starts in a second
+    wave), and with the split off a block per row, against the interpreter
+    in stream and graph mode."""
     from rlxc.codegen import rows as R
 
     monkeypatch.setattr(R, "STREAM_GRID", split)

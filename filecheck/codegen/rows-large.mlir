@@ -83,16 +83,17 @@
 // Rows past what the grid form holds (2000000 f32 on sm_80: 62 blocks of 1024
 // over 108 / 2), f32 of a length 4 divides: online max and sum in one read,
 // then the write, as float4. Two rows would fill two multiprocessors, so each
-// is split over 108 blocks (rows.STREAM_GRID: about 2 blocks per
-// multiprocessor in all) whose threads take the row's float4s in turn and
-// meet through global memory as the grid form's do:
-// CHECK: // row form: float4 (108 blocks of 512 threads per row, read twice)
+// is split over 108 / 2 blocks (rows.STREAM_GRID: about 2 blocks per
+// multiprocessor in all, at most half the multiprocessors per row) whose
+// threads take the row's float4s in turn and meet through global memory as
+// the grid form's do:
+// CHECK: // row form: float4 (54 blocks of 512 threads per row, read twice)
 // CHECK: extern "C" __global__ void __launch_bounds__(512, 2)
 // CHECK: const int lane = rank * 512 + threadIdx.x;
-// CHECK: for (long long k4 = lane; k4 < 500000LL; k4 += 55296) {
+// CHECK: for (long long k4 = lane; k4 < 500000LL; k4 += 27648) {
 // CHECK-NEXT: const float4 q = reinterpret_cast<const float4*>(x + base)[k4];
 // CHECK-NEXT: rlx_ms_add(st, q.x); rlx_ms_add(st, q.y); rlx_ms_add(st, q.z); rlx_ms_add(st, q.w);
-// CHECK: st = rlx_grid_reduce<108>(st, RlxMSMerge(), RlxMS{-RLX_INF, 0.0f}, ms_smem, [[S:rlx_softmax_[0-9a-f]+]]_part0 + r * 108, [[S]]_arrived + r * 16, rank);
+// CHECK: st = rlx_grid_reduce<54>(st, RlxMSMerge(), RlxMS{-RLX_INF, 0.0f}, ms_smem, [[S:rlx_softmax_[0-9a-f]+]]_part0 + r * 54, [[S]]_arrived + r * 16, rank);
 // CHECK: reinterpret_cast<float4*>(y + base)[k4] = make_float4(expf(q.x - m) * inv, expf(q.y - m) * inv, expf(q.z - m) * inv, expf(q.w - m) * inv);
 // On sm_90 (132 / 2 blocks) the same row takes the grid form:
 // SM90: // row form: grid (62 blocks of 1024 threads per row, 63488 threads per row, 4 elements per access, 32 per thread)

@@ -49,6 +49,12 @@ def _body(op: rlx.FusionOp) -> tuple[rlx.ElementwiseRegionOp, Operation, rlx.Yie
             f"the input of one of {', '.join(r.name for r in ROOTS)} (whose result is yielded first); "
             f"this one is {shapes}"
         )
+    if rlx.takes_prologue(ops[1]) is None:  # the pass never builds one (TakesPrologue); a written one can
+        axis = ops[1].axis.value.data  # pyright: ignore[reportAttributeAccessIssue]
+        raise FusionShapeError(
+            f"an rlx.fusion prologue runs along rows over the trailing axes: its {ops[1].name} is over axis "
+            f"{axis} of a rank-{len(shape(ops[1].operands[0]))} input"
+        )
     if ops[0].windows is not None:  # pyright: ignore[reportAttributeAccessIssue]
         raise FusionShapeError(
             "an rlx.fusion prologue reads its inputs whole, row by row: its elementwise_region cannot have windows"

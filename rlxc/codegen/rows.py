@@ -224,8 +224,11 @@ class GridReducer:
 def _column_rows(body: list[str], rows: Rows, per_block: int) -> list[str]:
     """`body` for row blockIdx.x × `per_block` + threadIdx.x of the columns
     form (`lane`: threadIdx.y); the threads past the last row take the last
-    row too (all of a block's threads meet in its reductions), writing what
-    its own thread writes."""
+    row too (all of a block's threads meet in its reductions), writing the
+    same bits its own threads write. That holds because a row op's output
+    never shares memory with its input (`rlx-plan-memory` plans only
+    elementwise ops in place); an in-place softmax would need those stores
+    guarded."""
     return [
         f"  const long long r = min((long long)blockIdx.x * {per_block} + threadIdx.x, {rows.rows - 1}LL);",
         f"  const long long base = {rows.row_base};",
@@ -1039,14 +1042,18 @@ GRID_FIRST = False
 #: reach, or without it, read twice) split each row over C blocks of
 #: STREAM_GRID_THREADS where the rows are too few to give every
 #: multiprocessor STREAM_GRID_BLOCKS_PER_SM blocks: C brings the blocks to
-#: about that many (at most one per multiprocessor and row, and at least
-#: STREAM_GRID_MIN_ITEMS accesses per thread). The row's threads take its
-#: accesses in turn (thread `lane` of C × threads every (C × threads)-th),
-#: and the blocks meet through global memory as the grid form's do
-#: (`rlx_grid_reduce`), resident together: `__launch_bounds__` asks for 2
-#: blocks per multiprocessor, so the device holds 2 × C - 1 of them (the
-#: runtime's `rlx.co_resident` check). Before, a block took each row: [2,
-#: 5000000] ran 2 blocks on a GPU of 132 multiprocessors.
+#: about that many (at most the multiprocessors / GRID_SHARE per row, as the
+#: grid form, and at least STREAM_GRID_MIN_ITEMS accesses per thread). The
+#: row's threads take its accesses in turn (thread `lane` of C × threads
+#: every (C × threads)-th), and the blocks meet through global memory as the
+#: grid form's do (`rlx_grid_reduce`), resident together: `__launch_bounds__`
+#: asks for 2 blocks per multiprocessor, so the device holds 2 × C - 1 of
+#: them (the runtime's `rlx.co_resident` check) with room to spare, also on
+#: a part with fewer multiprocessors than the module was lowered for (an
+#: H100 PCIe's 114). Before, a block took each row: [2, 5000000] ran 2
+#: blocks on a GPU of 132 multiprocessors. (Measured with up to one block
+#: per multiprocessor and row: rows of 1-3 then took 132-88 blocks each,
+#: now 66.)
 STREAM_GRID = True
 STREAM_GRID_THREADS = 512
 STREAM_GRID_BLOCKS_PER_SM = 2
@@ -1059,7 +1066,7 @@ def stream_split(rows: int, items: int, sm_count: int) -> int:
     (see STREAM_GRID)."""
     if not STREAM_GRID or sm_count <= 0 or rows <= 0:
         return 0
-    c = min(-(-sm_count * STREAM_GRID_BLOCKS_PER_SM // rows), sm_count,
+    c = min(-(-sm_count * STREAM_GRID_BLOCKS_PER_SM // rows), max(2, sm_count // GRID_SHARE),
             items // (STREAM_GRID_THREADS * STREAM_GRID_MIN_ITEMS))
     return c if c >= 2 and rows * c < 2**31 else 0
 
@@ -1069,8 +1076,8 @@ def stream_split(rows: int, items: int, sm_count: int) -> int:
 #: COLUMN_FORM_MIN_ROWS rows (positions of the kept axes) give the GPU
 #: work: blocks of X × Y threads, threadIdx.x one of X consecutive rows
 #: (whose elements are neighbours: a warp's reads are coalesced), threadIdx.y
-#: one of Y slices of the reduced axis (Y up to COLUMN_FORM_SLICES, no more
-#: than the axis has elements), the slices' statistics met in shared memory
+#: one of Y slices of the reduced axis (Y up to COLUMN_FORM_SLICES: the
+#: axis's length rounded up to a power of two), the slices' statistics met in shared memory
 #: (`rlx_column_reduce`), the row read again for the output. Elsewhere the
 #: looping form: a block per row, its threads along the reduced axis (reads
 #: `inner` elements apart: a 32-byte sector per element), which left most of
