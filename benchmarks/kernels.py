@@ -23,8 +23,9 @@ Shapes, for E = size / itemsize elements of x:
   x [E / N, N]; the norms' gamma/beta and the bias are [N] params.
 * reduce_sum_mid: x [E / (N * 128), N, 128], summed over the middle axis (N
   elements) to [E / (N * 128), 128]: a contiguous inner axis of 128.
-  `softmax_mid` (not in the default list): softmax over that middle axis
-  (channels of [n, c, h, w], or axis -2 of attention scores).
+  `softmax_mid` and `argmax_mid` (not in the default list): softmax and
+  argmax over that middle axis (channels of [n, c, h, w], or axis -2 of
+  attention scores; a segmentation model's last op).
 * transpose_heads: d = 64, h = N / 64, s = 512 and b = E / (N * 512)
   (b = 1 and s = E / N where that is under 512); x [b, s, h, 64] ->
   [b, h, s, 64]. At N = 64 (h = 1) the layout does not change: torch's
@@ -90,7 +91,7 @@ import rlxc
 OPS = ["softmax", "layer_norm", "rms_norm", "reduce_sum_last", "reduce_sum_mid",
        "gelu", "bias_gelu", "transpose_heads"]
 #: Ops outside the issue's sweep, timed when named in --ops.
-EXTRA_OPS = ["argmax_last", "softmax_mid"]
+EXTRA_OPS = ["argmax_last", "softmax_mid", "argmax_mid"]
 DTYPES = ["f32", "f16", "bf16"]
 ROWS = [64, 128, 512, 768, 4096, 32768]
 SIZES_MB = [64, 512]
@@ -129,7 +130,7 @@ class Case:
 
 def case_shape(op: str, dtype: str, n: int, mb: int) -> list[int]:
     elems = mb * 2**20 // ITEMSIZE[dtype]
-    if op in ("reduce_sum_mid", "softmax_mid"):
+    if op in ("reduce_sum_mid", "softmax_mid", "argmax_mid"):
         return [max(1, elems // (n * MID_INNER)), n, MID_INNER]
     if op == "transpose_heads":
         rows = max(1, elems // n)
@@ -174,6 +175,8 @@ def build_module(case: Case):
         y = g.reduce_sum(x, axes=[1])
     elif op == "softmax_mid":
         y = g.softmax(x, axis=1)
+    elif op == "argmax_mid":
+        y = g.argmax(x, axis=1)
     elif op == "gelu":
         y = g.gelu(x)
     elif op == "bias_gelu":
@@ -191,7 +194,7 @@ def output_shape(case: Case) -> list[int]:
     s = case.shape
     if case.op in ("reduce_sum_last", "argmax_last"):
         return s[:-1]
-    if case.op == "reduce_sum_mid":
+    if case.op in ("reduce_sum_mid", "argmax_mid"):
         return [s[0], s[2]]
     if case.op == "transpose_heads":
         return [s[0], s[2], s[1], s[3]]
@@ -202,7 +205,7 @@ def bytes_moved(case: Case) -> int:
     """Inputs (params included) read once + the output written once."""
     it = ITEMSIZE[case.dtype]
     n_in = math.prod(case.shape) + sum(math.prod(s) for s in param_shapes(case).values())
-    out_it = 8 if case.op == "argmax_last" else it  # int64 indices
+    out_it = 8 if case.op in ("argmax_last", "argmax_mid") else it  # int64 indices
     return it * n_in + out_it * math.prod(output_shape(case))
 
 
@@ -232,6 +235,8 @@ def torch_fn(case: Case):
         return lambda x: x.sum(dim=1)
     if op == "softmax_mid":
         return lambda x: torch.softmax(x, 1)
+    if op == "argmax_mid":
+        return lambda x: torch.argmax(x, 1)
     if op == "gelu":
         return lambda x: F.gelu(x, approximate="none")
     if op == "bias_gelu":
@@ -385,7 +390,7 @@ def run_case(case: Case, args, compile_peer: bool) -> dict:
         row["rlxc_kernels"] = len(getattr(exe, "launches", []))
         torch.cuda.synchronize()
         outs = exe.run({"x": _DeviceView(x, case.dtype)}, device_outputs=True)
-        y_r = to_torch(outs[0], torch.int64 if case.op == "argmax_last" else tdt)
+        y_r = to_torch(outs[0], torch.int64 if case.op.startswith("argmax") else tdt)
         del outs
         row["rlxc_ms"] = time_rlxc(exe, case, args)
     except Exception as e:  # noqa: BLE001 - report and go on
@@ -408,7 +413,7 @@ def run_case(case: Case, args, compile_peer: bool) -> dict:
         try:
             row["rel_err"] = rel_err(y_r, y_e)
             row["ok"] = row["rel_err"] <= TOLERANCE[case.dtype]
-            if case.op == "argmax_last":  # indices: exactly the same (ties go to the first in both)
+            if case.op.startswith("argmax"):  # indices: exactly the same (ties go to the first in both)
                 row["ok"] = bool(torch.equal(y_r, y_e))
         except Exception as e:  # noqa: BLE001
             row["errors"]["check"] = _short(e)

@@ -218,6 +218,42 @@ def test_softmax_over_a_middle_axis_takes_the_columns_form(arch):
 
 
 @pytest.mark.parametrize("arch", ARCHS)
+def test_argmax_over_a_middle_axis_in_the_columns_form(arch, monkeypatch):
+    """With rows.ARGMAX_COLUMNS (off by default until measured), argmax over
+    a non-contiguous axis takes the columns form where softmax's would: each
+    thread scans its slice of the axis, the slices' (value, index) pairs
+    merged in shared memory by rlx_argmax_better; the threads past the last
+    row store nothing. Off, the warp form as before."""
+    from rlxc.codegen import rows as R
+
+    def forms():
+        g = rlxc.GraphBuilder()
+        outs = [g.argmax(g.input("a", [2, 21, 64, 64], "f16"), axis=1),  # 8192 rows of 21: 32 x 8
+                g.argmax(g.input("b", [1, 5, 300001]), axis=1, keepdims=True),  # short axis, many rows: 1 slice
+                g.argmax(g.input("c", [3, 100, 40], "i32"), axis=1)]  # 120 rows: the warp form
+        lowered = rlxc.run_pipeline(g.build(outs), f"rlx-cuda{{arch={arch}}}")
+        by_sym = {k.sym_name.data: k.source.data for k in kernels_of(lowered)}
+        launches = [op for op in lowered.walk() if op.name == "rlx_cuda.launch"]
+        return lowered, [(next(line for line in by_sym[op.kernel.root_reference.data].splitlines() if "argmax form" in line),
+                          op.block.get_values(), by_sym[op.kernel.root_reference.data]) for op in launches]
+
+    _, off = forms()
+    assert [f for f, _, _ in off] == ["// argmax form: warp (8 rows per block), one element per access"] * 3
+    monkeypatch.setattr(R, "ARGMAX_COLUMNS", True)
+    lowered, on = forms()
+    assert [(f, b) for f, b, _ in on] == [
+        ("// argmax form: columns (32 rows x 8 slices of the axis per block, one element per access)", (32, 8, 1)),
+        ("// argmax form: columns (256 rows x 1 slices of the axis per block, one element per access)", (256, 1, 1)),
+        ("// argmax form: warp (8 rows per block), one element per access", (256, 1, 1))], on
+    src = on[0][2]
+    assert "for (long long k = threadIdx.y; k < 21LL; k += 8) { const long long o = base + (k * 4096LL);" in src
+    assert "col_v[threadIdx.y * 32 + threadIdx.x] = bv; col_i[threadIdx.y * 32 + threadIdx.x] = bi;" in src
+    assert "rlx_argmax_better(ov, oi, bv, bi)" in src and "if (rt < 8192LL) y[r] = bi;" in src
+    assert "col_v" not in on[1][2] and "if (rt < 300001LL) y[r] = bi;" in on[1][2]
+    assert compile_all(lowered, arch) == 3
+
+
+@pytest.mark.parametrize("arch", ARCHS)
 def test_streamed_rows_split_over_blocks(arch):
     """Rows past the grid form's reach are read twice (online statistics,
     then the output). Where they are too few to fill the GPU a block each,

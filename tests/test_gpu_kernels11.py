@@ -101,3 +101,35 @@ def test_argmax_ties_and_nan_in_every_form(d):
     got = rlxc.compile(module, target="cuda").run(inputs, poison=True)
     for w, o in zip(want, got):
         np.testing.assert_array_equal(o, w)
+
+
+@pytest.mark.parametrize("d", ["f32", "f16", "bf16", "i32"])
+@pytest.mark.parametrize("columns", [False, True])
+def test_argmax_over_middle_axes_ties_and_nan(d, columns, monkeypatch):
+    """numpy.argmax over a non-contiguous axis, in the columns form
+    (rows.ARGMAX_COLUMNS: slices of the axis merged by value, then index)
+    and without it: many ties (the first index wins across slices), a NaN
+    (the first NaN wins), rows all equal, 21 channels of [n, c, h, w], an
+    axis of 1000 (8 slices), 300001 rows of 5 (one slice), a last block
+    part full."""
+    from rlxc.codegen import rows as R
+
+    monkeypatch.setattr(R, "ARGMAX_COLUMNS", columns)
+    shapes = [(2, 21, 64, 64), (2, 1000, 2100), (1, 5, 300001), (1, 3, 4099)]
+    g = rlxc.GraphBuilder()
+    module = g.build([g.argmax(g.input(f"x{i}", list(s), d), axis=1) for i, s in enumerate(shapes)])
+    rng = np.random.default_rng()
+    carrier = {"f16": np.float16, "i32": np.int32}.get(d, np.float32)
+    inputs = {}
+    for i, s in enumerate(shapes):
+        x = rng.integers(-3, 4, size=s).astype(carrier)  # few values: many ties
+        x[0, :, 0] = 2  # row 0: all equal, index 0
+        x[0, -1, 1] = 9  # row 1: the largest at the end of the axis
+        if d != "i32":
+            x[0, 1, 2] = np.nan
+            x[0, -1, 2] = np.nan  # row 2: the first NaN wins
+        inputs[f"x{i}"] = x
+    want = rlxc.interpret(module, inputs)
+    got = rlxc.compile(module, target="cuda").run(inputs, poison=True)
+    for w, o in zip(want, got):
+        np.testing.assert_array_equal(o, w)

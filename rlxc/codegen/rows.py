@@ -840,6 +840,30 @@ ARGMAX_UNROLL = 0
 #: (151936 at 512 MiB 181 -> 202); f16/bf16's 8 chains lost 20% at 4096 and
 #: 15-18% at 1048576 x 512 MiB, so they keep one.
 ARGMAX_LANE_CHAINS = 4
+#: argmax along a non-contiguous axis in the columns form where softmax's
+#: would take it (`column_slices`: 4096 rows or more): X neighbouring rows
+#: × Y slices of the axis per block, each thread scanning its slice (so the
+#: first of equal values), the slices' (value, index) merged in shared
+#: memory by value, then index. Off: the warp or block forms, a warp or
+#: block per row reading the axis an element per 32-byte sector (21
+#: channels: 11 of a warp's lanes idle). Not yet measured or run on a GPU
+#: (session 16 ran out of device time): `variant.py ARGMAX_COLUMNS=False,True
+#: -- --ops argmax_mid` and the GPU tests first, then the default.
+ARGMAX_COLUMNS = False
+
+
+_ARGMAX_KEEP = "if (bi < 0 || (v != v && bv == bv) || (v > bv && bv == bv)) { bv = v; bi = k; }"
+_ARGMAX_BETTER = "if (oi >= 0 && (bi < 0 || rlx_argmax_better(ov, oi, bv, bi))) { bv = ov; bi = oi; }"
+
+
+def _argmax_helper(acc: str) -> str:
+    """`rlx_argmax_better`: whether (av, ai) wins over (bv, bi)."""
+    return (
+        f"__device__ __forceinline__ bool rlx_argmax_better({acc} av, long long ai, {acc} bv, long long bi) {{\n"
+        "  const bool an = av != av, bn = bv != bv;  // NaN is the largest, as numpy.argmax\n"
+        "  if (an || bn) return an && (!bn || ai < bi);\n"
+        "  return av > bv || (av == bv && ai < bi);\n}\n"
+    )
 
 
 def argmax_kernel(op: rlx.ArgMaxOp, sm_count: int) -> KernelSpec:
@@ -856,6 +880,8 @@ def argmax_kernel(op: rlx.ArgMaxOp, sm_count: int) -> KernelSpec:
     t = eltype(x)
     rows = Rows.of(shape(x), [int_of(op.axis)])
     acc = "float" if is_float(t) else "long long"
+    if ARGMAX_COLUMNS and (slices := column_slices(rows, sm_count)):
+        return _argmax_columns(x, y, rows, acc, slices)
     warp = rows.cols <= WARP_ROW_MAX
     lanes, lane = (32, "lane") if warp else (THREADS, "threadIdx.x")
     size = dtype(t).bytes
@@ -864,7 +890,7 @@ def argmax_kernel(op: rlx.ArgMaxOp, sm_count: int) -> KernelSpec:
     split = 1 if warp else split_count(rows.rows, items, THREADS, sm_count, ARGMAX_SPLIT_BELOW)
     chunk = -(-items // split)
     lo, hi = ("k_lo + ", "k_hi") if split > 1 else ("", f"{items}LL")
-    keep = "if (bi < 0 || (v != v && bv == bv) || (v > bv && bv == bv)) { bv = v; bi = k; }"
+    keep = _ARGMAX_KEEP
     unroll = [f"#pragma unroll {ARGMAX_UNROLL}"] if ARGMAX_UNROLL > 1 and not warp else []
     chains = not warp and 1 < w <= ARGMAX_LANE_CHAINS
     if chains:
@@ -908,7 +934,7 @@ def argmax_kernel(op: rlx.ArgMaxOp, sm_count: int) -> KernelSpec:
         "  if (oi >= 0 && (bi < 0 || rlx_argmax_better(ov, oi, bv, bi))) { bv = ov; bi = oi; }",
         "}",
     ]
-    better = "if (oi >= 0 && (bi < 0 || rlx_argmax_better(ov, oi, bv, bi))) { bv = ov; bi = oi; }"
+    better = _ARGMAX_BETTER
     if warp:
         body.append("if (lane == 0) y[r] = bi;")
     else:
@@ -936,12 +962,7 @@ def argmax_kernel(op: rlx.ArgMaxOp, sm_count: int) -> KernelSpec:
             "}",
         ]
     decl = params_decl([("x", x, False), ("y", y, True)])
-    helper = (
-        f"__device__ __forceinline__ bool rlx_argmax_better({acc} av, long long ai, {acc} bv, long long bi) {{\n"
-        "  const bool an = av != av, bn = bv != bv;  // NaN is the largest, as numpy.argmax\n"
-        "  if (an || bn) return an && (!bn || ai < bi);\n"
-        "  return av > bv || (av == bv && ai < bi);\n}\n"
-    )
+    helper = _argmax_helper(acc)
     per = f"{w} elements per 16-byte access" if w > 1 else "one element per access"
     per += f" ({w} compare chains)" if chains else ""
     form = "warp (8 rows per block)" if warp else "block"
@@ -966,6 +987,40 @@ def argmax_kernel(op: rlx.ArgMaxOp, sm_count: int) -> KernelSpec:
             grid = min(rows.rows, sm_count * 16)
     src.append("}")
     return KernelSpec("argmax", helper + "\n".join(src) + "\n", [Buf(x), Buf(y, True)], grid)
+
+
+def _argmax_columns(x: SSAValue, y: SSAValue, rows: Rows, acc: str, slices: int) -> KernelSpec:
+    """argmax in the columns form (see ARGMAX_COLUMNS): threads past the
+    last row scan the last row (every thread meets the block's barrier) and
+    store nothing."""
+    t = eltype(x)
+    per_block = COLUMN_FORM_THREADS // slices
+    merge = [] if slices == 1 else [
+        f"col_v[threadIdx.y * {per_block} + threadIdx.x] = bv; col_i[threadIdx.y * {per_block} + threadIdx.x] = bi;",
+        "__syncthreads();",
+        "if (threadIdx.y != 0) return;",
+        "#pragma unroll",
+        f"for (int s = 1; s < {slices}; ++s) {{ const {acc} ov = col_v[s * {per_block} + threadIdx.x]; "
+        f"const long long oi = col_i[s * {per_block} + threadIdx.x]; {_ARGMAX_BETTER} }}",
+    ]
+    src = [
+        f"// argmax form: columns ({per_block} rows x {slices} slices of the axis per block, one element per access)",
+        f'extern "C" __global__ void __launch_bounds__({COLUMN_FORM_THREADS}) '
+        f'ENTRY({params_decl([("x", x, False), ("y", y, True)])}) {{',
+        *([f"  __shared__ {acc} col_v[{COLUMN_FORM_THREADS}]; __shared__ long long col_i[{COLUMN_FORM_THREADS}];"]
+          if slices > 1 else []),
+        f"  const long long rt = (long long)blockIdx.x * {per_block} + threadIdx.x;",
+        f"  const long long r = rt < {rows.rows}LL ? rt : {rows.rows - 1}LL;",
+        f"  const long long base = {rows.row_base};",
+        f"  {acc} bv = 0; long long bi = -1;",
+        f"  for (long long k = threadIdx.y; k < {rows.cols}LL; k += {slices}) {{ const long long o = base + ({rows.col_off}); "
+        f"const {acc} v = ({acc}){load('x[o]', t)}; {_ARGMAX_KEEP} }}",
+        *("  " + line for line in merge),
+        f"  if (rt < {rows.rows}LL) y[r] = bi;",
+        "}",
+    ]
+    return KernelSpec("argmax", _argmax_helper(acc) + "\n".join(src) + "\n", [Buf(x), Buf(y, True)],
+                      -(-rows.rows // per_block), (per_block, slices, 1))
 
 
 # --------------------------------------------------------------------------- softmax and norms
