@@ -218,6 +218,43 @@ def test_softmax_over_a_middle_axis_takes_the_columns_form(arch):
 
 
 @pytest.mark.parametrize("arch", ARCHS)
+def test_columns_form_with_vectors(arch, monkeypatch):
+    """With rows.COLUMN_VECTORS (off by default until measured), softmax over
+    a middle axis whose following rows (`inner`) hold 16-byte vectors gives
+    each thread 4 (f32) or 8 (f16/bf16) neighbouring rows, read and written
+    16 bytes at a time, one online (max, sum) per row, each reduced over
+    the slices; other lengths keep the element-wide columns form."""
+    from rlxc.codegen import rows as R
+
+    monkeypatch.setattr(R, "COLUMN_VECTORS", True)
+    g = rlxc.GraphBuilder()
+    outs = [g.softmax(g.input("a", [2, 128, 128, 128], "bf16"), axis=1),
+            g.log_softmax(g.input("b", [64, 21, 4096]), axis=1),
+            g.softmax(g.input("c", [1, 3, 4099], "f16"), axis=1),  # 4099: no vectors
+            g.softmax(g.input("d", [2, 1000, 2100], "f16"), axis=1)]  # 2100 = 8 x 262 + 4: no 16-bit vectors
+    lowered = rlxc.run_pipeline(g.build(outs), f"rlx-cuda{{arch={arch}}}")
+    by_sym = {k.sym_name.data: k.source.data for k in kernels_of(lowered)}
+    launches = [op for op in lowered.walk() if op.name == "rlx_cuda.launch"]
+    got = [(next(line for line in by_sym[op.kernel.root_reference.data].splitlines() if "row form" in line),
+            op.grid.get_values(), op.block.get_values()) for op in launches]
+    assert got[0] == ("// row form: columns (32 threads of 8 rows x 8 slices of the reduced axis per block, "
+                      "8 elements per 16-byte access)", (128, 1, 1), (32, 8, 1)), got
+    # 21 channels, a short axis: slices as the multiprocessors need (8 of 132, 4 of 108)
+    y = 8 if arch == "sm_90" else 4
+    assert got[1][0].startswith(f"// row form: columns ({256 // y} threads of 4 rows x {y} slices"), got
+    assert got[1][1] == (65536 // (256 // y), 1, 1) and got[1][2] == (256 // y, y, 1), got
+    assert "an element at a time" in got[2][0] and "an element at a time" in got[3][0], got
+    bf16 = by_sym[launches[0].kernel.root_reference.data]
+    assert "const long long r = min((long long)blockIdx.x * 32 + threadIdx.x, 4095LL) * 8;" in bf16
+    assert "const uint4 fu = *reinterpret_cast<const uint4*>(x + o);" in bf16 and "rlx_ms_add(st_7, f3.y);" in bf16
+    assert "st_7 = rlx_column_reduce<8>(st_7, RlxMSMerge(), col_slots7);" in bf16
+    assert "rlx_st2_bf16(expf(f3.x - m_6) * inv_6, expf(f3.y - m_7) * inv_7)" in bf16
+    f32 = by_sym[launches[1].kernel.root_reference.data]
+    assert "make_float4((q.x - m_0) - ls_0, (q.y - m_1) - ls_1, (q.z - m_2) - ls_2, (q.w - m_3) - ls_3)" in f32
+    assert compile_all(lowered, arch) == 4
+
+
+@pytest.mark.parametrize("arch", ARCHS)
 def test_argmax_over_a_middle_axis_in_the_columns_form(arch, monkeypatch):
     """With rows.ARGMAX_COLUMNS (off by default until measured), argmax over
     a non-contiguous axis takes the columns form where softmax's would: each

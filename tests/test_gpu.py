@@ -561,21 +561,25 @@ def test_streamed_rows_on_gpu(rows, cols, split, dtype, monkeypatch):
 
 
 @pytest.mark.parametrize("dtype", ["f32", "f16", "bf16"])
-@pytest.mark.parametrize("columns", [True, False])
-def test_softmax_over_middle_axes_on_gpu(dtype, columns, monkeypatch):
+@pytest.mark.parametrize("columns,vectors", [(True, False), (False, False), (True, True)])
+def test_softmax_over_middle_axes_on_gpu(dtype, columns, vectors, monkeypatch):
     """softmax / log_softmax over non-contiguous axes: the columns form (rows
     in threadIdx.x, slices of the axis in threadIdx.y: 21 channels of
     [n, c, h, w], an axis of 3 over 4099 rows, whose last block is part
-    full, an axis of 1000) and with it off the looping form, against the
+    full, an axis of 1000), with rows.COLUMN_VECTORS (4 or 8 neighbouring
+    rows per thread where `inner` allows: 4096, 4104, and 2100 in f32;
+    not yet run on a GPU) and with it off the looping form, against the
     interpreter (stream and graph mode)."""
     from rlxc.codegen import rows as R
 
     monkeypatch.setattr(R, "COLUMN_FORM", columns)
+    monkeypatch.setattr(R, "COLUMN_VECTORS", vectors)
     g = rlxc.GraphBuilder()
     a, c, d = g.input("a", [2, 21, 64, 64], dtype), g.input("c", [1, 3, 4099], dtype), g.input("d", [2, 1000, 2100], dtype)
     e = g.input("e", [1, 5, 300001], dtype)  # 300001 rows of 5: one slice each (COLUMN_FORM_SHORT_AXIS)
+    f = g.input("f", [1, 3, 4104], dtype)  # vectors: 513 groups of 8 (1026 of 4), a last block part full
     check(g.build([g.softmax(a, axis=1), g.log_softmax(a, axis=1), g.softmax(c, axis=1), g.softmax(d, axis=1),
-                   g.log_softmax(d, axis=-2), g.softmax(e, axis=1)]))
+                   g.log_softmax(d, axis=-2), g.softmax(e, axis=1), g.softmax(f, axis=1)]))
 
 
 def test_grid_form_refused_where_its_blocks_cannot_be_resident_together():

@@ -1141,6 +1141,14 @@ COLUMN_FORM = True
 COLUMN_FORM_SLICES = 8
 COLUMN_FORM_THREADS = 256  # per block: COLUMN_FORM_THREADS / Y rows
 COLUMN_FORM_MIN_ROWS = 4096
+#: With COLUMN_VECTORS, where 16 bytes of neighbouring rows are aligned (the
+#: rows after the axis, `inner`, a multiple of 4 f32 / 8 f16 or bf16), each
+#: thread takes that many rows, read and written 16 bytes at a time, one
+#: statistic per row (`RowSpec.streamed_at`: softmax, log_softmax); the
+#: element-wide form moves 2-4 bytes per access (H100, f16 softmax over
+#: axis 1 of [n, 128, 128]: 37-40% of copy bandwidth). Off until measured
+#: (written in session 16 after its device time ran out).
+COLUMN_VECTORS = False
 #: ... and on axes of at most COLUMN_FORM_SHORT_AXIS elements, Y only as
 #: large as COLUMN_FORM_THREADS_PER_SM threads per multiprocessor in all
 #: need (0: always up to COLUMN_FORM_SLICES). H100, softmax over axis 1 of
@@ -1158,9 +1166,15 @@ def column_slices(rows: Rows, sm_count: int = 0) -> int:
     not apply (see COLUMN_FORM)."""
     if not COLUMN_FORM or rows.inner == 0 or rows.col_off == "k" or rows.rows < COLUMN_FORM_MIN_ROWS:
         return 0
-    most = min(COLUMN_FORM_SLICES, rows.cols)
-    if COLUMN_FORM_THREADS_PER_SM and sm_count and rows.cols <= COLUMN_FORM_SHORT_AXIS:
-        most = min(most, -(-sm_count * COLUMN_FORM_THREADS_PER_SM // rows.rows))
+    return _slice_count(rows.cols, rows.rows, sm_count)
+
+
+def _slice_count(cols: int, threads: int, sm_count: int) -> int:
+    """Y of the columns form over an axis of `cols` elements where `threads`
+    threads (times Y) take the rows."""
+    most = min(COLUMN_FORM_SLICES, cols)
+    if COLUMN_FORM_THREADS_PER_SM and sm_count and cols <= COLUMN_FORM_SHORT_AXIS:
+        most = min(most, -(-sm_count * COLUMN_FORM_THREADS_PER_SM // threads))
     y = 1
     while y < most:
         y *= 2
@@ -2012,6 +2026,9 @@ class RowSpec:
     name_read: bool = False
     name_write: bool = False
     pure_in_smem: bool = True  # whether the shared-memory form keeps a 16-bit row (given `pure`) too
+    #: `streamed` and `streamed_out` with their names suffixed (so a thread can
+    #: keep several rows' statistics: the vector columns form); None: no such form
+    streamed_at: Callable[[str], tuple[Stat, Out]] | None = None
 
     @property
     def elem_bytes(self) -> int:
@@ -2190,6 +2207,8 @@ def row_kernel(s: RowSpec, sm_count: int) -> KernelSpec:
                           threads=SMEM_THREADS, note=f"{nbytes} bytes of shared memory{kept}, " + row.note(),
                           srow_type=storage_type(s.t) if stored else "float")
         return KernelSpec(s.family, src, bufs, min(rows.rows, sm_count * 2), SMEM_THREADS, nbytes)
+    if form == "columns" and (vector := _column_vector_kernel(s, decl, bufs, sm_count)) is not None:
+        return vector
     if form == "columns":
         y = column_slices(rows, sm_count)
         x = COLUMN_FORM_THREADS // y
@@ -2208,6 +2227,56 @@ def row_kernel(s: RowSpec, sm_count: int) -> KernelSpec:
                           note=f"{split} blocks of {STREAM_GRID_THREADS} threads per row, read twice")
         return KernelSpec(s.family, src, bufs, rows.rows * split, STREAM_GRID_THREADS, co_resident=split)
     return KernelSpec(s.family, _row_kernel(decl, streamed(s), rows, form=form), bufs, min(rows.rows, sm_count * 16))
+
+
+def _column_vector_kernel(s: RowSpec, decl: str, bufs: list[Buf], sm_count: int) -> KernelSpec | None:
+    """The columns form with 16-byte accesses over `w` neighbouring rows per
+    thread (see COLUMN_VECTORS), or None where it does not apply."""
+    rows, ty = s.rows, dtype_name(s.t)
+    w = 16 // dtype(s.t).bytes
+    if not COLUMN_VECTORS or s.streamed_at is None or s.prologue is not None or ty not in ("f32", "f16", "bf16") \
+            or rows.inner % w:
+        return None
+    groups = rows.rows // w  # the rows a thread takes are neighbours: inner is a multiple of w
+    y = _slice_count(rows.cols, groups, sm_count)
+    x = COLUMN_FORM_THREADS // y
+    red = ColumnReducer(y, COLUMN_FORM_THREADS)
+    parts = [s.streamed_at(f"_{i}") for i in range(w)]
+    if ty == "f32":
+        load = ["const float4 q = *reinterpret_cast<const float4*>(x + o);"]
+        elems = [f"q.{c}" for c in "xyzw"]
+    else:
+        load = ["const uint4 fu = *reinterpret_cast<const uint4*>(x + o);",
+                " ".join(f"const float2 f{i} = rlx_ld2_{ty}(fu.{c});" for i, c in enumerate("xyzw"))]
+        elems = [f"f{i // 2}.{'xy'[i % 2]}" for i in range(8)]
+    outs = [out(e, lambda p: "") for (_, out), e in zip(parts, elems)]
+    if ty == "f32":
+        store = f"*reinterpret_cast<float4*>(y + o) = make_float4({', '.join(outs)});"
+    else:
+        words = ", ".join(f"rlx_st2_{ty}({outs[2 * i]}, {outs[2 * i + 1]})" for i in range(4))
+        store = f"*reinterpret_cast<uint4*>(y + o) = make_uint4({words});"
+    head = f"for (long long k = threadIdx.y; k < {rows.cols}LL; k += {y}) {{ const long long o = base + ({rows.col_off});"
+    body = [
+        f"  const long long r = min((long long)blockIdx.x * {x} + threadIdx.x, {groups - 1}LL) * {w};",
+        f"  const long long base = {rows.row_base};",
+        *(f"  {line}" for stat, _ in parts for line in stat.init),
+        "  #pragma unroll 4",
+        f"  {head}",
+        *(f"    {line}" for line in load),
+        *(f"    {stat.add([e])}" for (stat, _), e in zip(parts, elems)),
+        "  }",
+        *(f"  {line}" for stat, _ in parts for line in stat.done(red)),
+        "  #pragma unroll 4",
+        f"  {head}",
+        *(f"    {line}" for line in load),
+        f"    {store}",
+        "  }",
+    ]
+    src = [f"// row form: columns ({x} threads of {w} rows x {y} slices of the reduced axis per block, "
+           f"{w} elements per 16-byte access)",
+           f'extern "C" __global__ void __launch_bounds__({COLUMN_FORM_THREADS}) ENTRY({decl}) {{',
+           *red.slots(), *body, "}"]
+    return KernelSpec(s.family, "\n".join(src) + "\n", bufs, -(-groups // x), (x, y, 1))
 
 
 @dataclass(frozen=True)
@@ -2273,6 +2342,13 @@ def softmax_kernel(op: rlx.SoftmaxOp | rlx.LogSoftmaxOp, sm_count: int, fused: F
              lambda red: (f"const RlxMS st = {red('RlxMS{m, s}', 'RlxMSMerge', 'RlxMS{-RLX_INF, 0.0f}', 'ms_smem')};",
                           "const float mr = st.m, inv = 1.0f / st.s, ls = logf(st.s);")),
     )  # fmt: skip
+    def online_at(sfx: str) -> tuple[Stat, Out]:
+        st, m, ls, inv = f"st{sfx}", f"m{sfx}", f"ls{sfx}", f"inv{sfx}"
+        stat = Stat((f"RlxMS {st} = {{-RLX_INF, 0.0f}};",), lambda vs: " ".join(f"rlx_ms_add({st}, {v});" for v in vs),
+                    lambda red: (f"{st} = {red(st, 'RlxMSMerge', 'RlxMS{-RLX_INF, 0.0f}', 'smem')};",
+                                 f"const float {m} = {st}.m, {ls} = logf({st}.s), {inv} = 1.0f / {st}.s;"))
+        return stat, ((lambda v, p: f"({v} - {m}) - {ls}") if log else (lambda v, p: f"expf({v} - {m}) * {inv}"))
+
     stored = SOFTMAX_STORED_ROWS and dtype_name(eltype(x)) in ("f16", "bf16")
     spec = RowSpec(
         "softmax" if fused is None else "fused_softmax", rows, eltype(x), [*_row_bufs(x, fused), *_out_bufs(y, fused)],
@@ -2287,7 +2363,7 @@ def softmax_kernel(op: rlx.SoftmaxOp | rlx.LogSoftmaxOp, sm_count: int, fused: F
         # memory; in the cluster form's registers see SOFTMAX_STORED_ROWS)
         streamed=online,
         streamed_out=(lambda v, p: f"({v} - m) - ls") if log else (lambda v, p: f"expf({v} - m) * inv"),
-        name_write=True, prologue=fused.prologue if fused is not None else None,
+        name_write=True, prologue=fused.prologue if fused is not None else None, streamed_at=online_at,
     )  # fmt: skip
     return row_kernel(spec, sm_count)
 
