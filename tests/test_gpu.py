@@ -578,8 +578,9 @@ def test_softmax_over_middle_axes_on_gpu(dtype, columns, vectors, monkeypatch):
     a, c, d = g.input("a", [2, 21, 64, 64], dtype), g.input("c", [1, 3, 4099], dtype), g.input("d", [2, 1000, 2100], dtype)
     e = g.input("e", [1, 5, 300001], dtype)  # 300001 rows of 5: one slice each (COLUMN_FORM_SHORT_AXIS)
     f = g.input("f", [1, 3, 4104], dtype)  # vectors: 513 groups of 8 (1026 of 4), a last block part full
+    h = g.input("h", [1, 5, 300008], dtype)  # vectors in one slice
     check(g.build([g.softmax(a, axis=1), g.log_softmax(a, axis=1), g.softmax(c, axis=1), g.softmax(d, axis=1),
-                   g.log_softmax(d, axis=-2), g.softmax(e, axis=1), g.softmax(f, axis=1)]))
+                   g.log_softmax(d, axis=-2), g.softmax(e, axis=1), g.softmax(f, axis=1), g.softmax(h, axis=1)]))
 
 
 def test_grid_form_refused_where_its_blocks_cannot_be_resident_together():

@@ -2235,7 +2235,7 @@ def _column_vector_kernel(s: RowSpec, decl: str, bufs: list[Buf], sm_count: int)
     rows, ty = s.rows, dtype_name(s.t)
     w = 16 // dtype(s.t).bytes
     if not COLUMN_VECTORS or s.streamed_at is None or s.prologue is not None or ty not in ("f32", "f16", "bf16") \
-            or rows.inner % w:
+            or rows.inner <= 0 or rows.inner % w:
         return None
     groups = rows.rows // w  # the rows a thread takes are neighbours: inner is a multiple of w
     y = _slice_count(rows.cols, groups, sm_count)
