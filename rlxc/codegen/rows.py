@@ -2102,6 +2102,23 @@ def _float4_form(s: RowSpec, red: Reducer = block_reduce, lane: str = "threadIdx
     ]
 
 
+def _unpack8(name: str, ty: str, raw: str) -> list[str]:
+    """The 8 f16/bf16 elements of the uint4 `raw` as floats `<name>0.x` ...
+    `<name>3.y` (`_elem8`), converted two at a time."""
+    return [f"const uint4 {name}u = {raw};",
+            " ".join(f"const float2 {name}{i} = rlx_ld2_{ty}({name}u.{c});" for i, c in enumerate("xyzw"))]
+
+
+def _elem8(name: str, e: int) -> str:
+    """Element `e` (0-7) of `_unpack8`'s floats."""
+    return f"{name}{e // 2}.{'xy'[e % 2]}"
+
+
+def _pack8(outs: Sequence[str], ty: str) -> str:
+    """The uint4 of the 8 floats `outs` rounded to f16/bf16, two at a time."""
+    return f"make_uint4({', '.join(f'rlx_st2_{ty}({outs[2 * i]}, {outs[2 * i + 1]})' for i in range(4))})"
+
+
 def _uint4_form(s: RowSpec, red: Reducer = block_reduce, lane: str = "threadIdx.x",
                 stride: str = "blockDim.x") -> list[str]:
     """The float4 form for f16/bf16 rows of a length 8 divides: 8 elements
@@ -2111,20 +2128,15 @@ def _uint4_form(s: RowSpec, red: Reducer = block_reduce, lane: str = "threadIdx.
     stat, ty = s.streamed4 or s.streamed, dtype_name(s.t)
 
     def unpack(name: str, buf: str, offset: str) -> list[str]:
-        raw = f"const uint4 {name}u = reinterpret_cast<const uint4*>({buf} + {offset})[k8];"
-        return [raw, " ".join(f"const float2 {name}{i} = rlx_ld2_{ty}({name}u.{c});" for i, c in enumerate("xyzw"))]
+        return _unpack8(name, ty, f"reinterpret_cast<const uint4*>({buf} + {offset})[k8]")
 
-    def elem(name: str, e: int) -> str:
-        return f"{name}{e // 2}.{'xy'[e % 2]}"
-
-    outs = [s.streamed_out(elem("f", e), lambda p, e=e: elem(f"{p}f", e)) for e in range(8)]
-    words = ", ".join(f"rlx_st2_{ty}({outs[2 * i]}, {outs[2 * i + 1]})" for i in range(4))
+    outs = [s.streamed_out(_elem8("f", e), lambda p, e=e: _elem8(f"{p}f", e)) for e in range(8)]
     return [
         *stat.init,
-        *_vec_loop(s.rows, [*unpack("f", "x", "base"), stat.add([elem("f", e) for e in range(8)])], 8, lane, stride),
+        *_vec_loop(s.rows, [*unpack("f", "x", "base"), stat.add([_elem8("f", e) for e in range(8)])], 8, lane, stride),
         *stat.done(red),
         *_vec_loop(s.rows, [*unpack("f", "x", "base"), *(line for p in s.columns for line in unpack(f"{p}f", p, "0")),
-                            f"reinterpret_cast<uint4*>(y + base)[k8] = make_uint4({words});"], 8, lane, stride),
+                            f"reinterpret_cast<uint4*>(y + base)[k8] = {_pack8(outs, ty)};"], 8, lane, stride),
     ]
 
 
@@ -2246,15 +2258,13 @@ def _column_vector_kernel(s: RowSpec, decl: str, bufs: list[Buf], sm_count: int)
         load = ["const float4 q = *reinterpret_cast<const float4*>(x + o);"]
         elems = [f"q.{c}" for c in "xyzw"]
     else:
-        load = ["const uint4 fu = *reinterpret_cast<const uint4*>(x + o);",
-                " ".join(f"const float2 f{i} = rlx_ld2_{ty}(fu.{c});" for i, c in enumerate("xyzw"))]
-        elems = [f"f{i // 2}.{'xy'[i % 2]}" for i in range(8)]
+        load = _unpack8("f", ty, "*reinterpret_cast<const uint4*>(x + o)")
+        elems = [_elem8("f", e) for e in range(8)]
     outs = [out(e, lambda p: "") for (_, out), e in zip(parts, elems)]
     if ty == "f32":
         store = f"*reinterpret_cast<float4*>(y + o) = make_float4({', '.join(outs)});"
     else:
-        words = ", ".join(f"rlx_st2_{ty}({outs[2 * i]}, {outs[2 * i + 1]})" for i in range(4))
-        store = f"*reinterpret_cast<uint4*>(y + o) = make_uint4({words});"
+        store = f"*reinterpret_cast<uint4*>(y + o) = {_pack8(outs, ty)};"
     head = f"for (long long k = threadIdx.y; k < {rows.cols}LL; k += {y}) {{ const long long o = base + ({rows.col_off});"
     body = [
         f"  const long long r = min((long long)blockIdx.x * {x} + threadIdx.x, {groups - 1}LL) * {w};",
@@ -2327,12 +2337,17 @@ def softmax_kernel(op: rlx.SoftmaxOp | rlx.LogSoftmaxOp, sm_count: int, fused: F
              lambda red: (f"const RlxMS st = {red('RlxMS{m, s}', 'RlxMSMerge', 'RlxMS{-RLX_INF, 0.0f}', 'ms_smem')};",
                           "const float inv = expf(m - st.m) / st.s, ls = logf(st.s) + (st.m - mz);")),
     )  # fmt: skip
-    online = Stat(
-        ("__shared__ RlxMS ms_smem[32];", "RlxMS st = {-RLX_INF, 0.0f};"),
-        lambda vs: " ".join(f"rlx_ms_add(st, {v});" for v in vs),
-        lambda red: (f"st = {red('st', 'RlxMSMerge', 'RlxMS{-RLX_INF, 0.0f}', 'ms_smem')};",
-                     "const float m = st.m, ls = logf(st.s), inv = 1.0f / st.s;"),
-    )  # fmt: skip
+    def online_at(sfx: str, smem: str = "smem") -> tuple[Stat, Out]:
+        """The online (max, sum) and the output with names ending in `sfx`
+        (several rows per thread: the vector columns form)."""
+        st, m, ls, inv = f"st{sfx}", f"m{sfx}", f"ls{sfx}", f"inv{sfx}"
+        stat = Stat((f"RlxMS {st} = {{-RLX_INF, 0.0f}};",), lambda vs: " ".join(f"rlx_ms_add({st}, {v});" for v in vs),
+                    lambda red: (f"{st} = {red(st, 'RlxMSMerge', 'RlxMS{-RLX_INF, 0.0f}', smem)};",
+                                 f"const float {m} = {st}.m, {ls} = logf({st}.s), {inv} = 1.0f / {st}.s;"))
+        return stat, ((lambda v, p: f"({v} - {m}) - {ls}") if log else (lambda v, p: f"expf({v} - {m}) * {inv}"))
+
+    one, online_out = online_at("", "ms_smem")
+    online = Stat(("__shared__ RlxMS ms_smem[32];", *one.init), one.add, one.done)
     # the 16-bit row kept as it is (SOFTMAX_STORED_ROWS): the max, then the exponentials'
     # sum merged across threads (no element updated), the output's exponential again
     pure = (
@@ -2342,13 +2357,6 @@ def softmax_kernel(op: rlx.SoftmaxOp | rlx.LogSoftmaxOp, sm_count: int, fused: F
              lambda red: (f"const RlxMS st = {red('RlxMS{m, s}', 'RlxMSMerge', 'RlxMS{-RLX_INF, 0.0f}', 'ms_smem')};",
                           "const float mr = st.m, inv = 1.0f / st.s, ls = logf(st.s);")),
     )  # fmt: skip
-    def online_at(sfx: str) -> tuple[Stat, Out]:
-        st, m, ls, inv = f"st{sfx}", f"m{sfx}", f"ls{sfx}", f"inv{sfx}"
-        stat = Stat((f"RlxMS {st} = {{-RLX_INF, 0.0f}};",), lambda vs: " ".join(f"rlx_ms_add({st}, {v});" for v in vs),
-                    lambda red: (f"{st} = {red(st, 'RlxMSMerge', 'RlxMS{-RLX_INF, 0.0f}', 'smem')};",
-                                 f"const float {m} = {st}.m, {ls} = logf({st}.s), {inv} = 1.0f / {st}.s;"))
-        return stat, ((lambda v, p: f"({v} - {m}) - {ls}") if log else (lambda v, p: f"expf({v} - {m}) * {inv}"))
-
     stored = SOFTMAX_STORED_ROWS and dtype_name(eltype(x)) in ("f16", "bf16")
     spec = RowSpec(
         "softmax" if fused is None else "fused_softmax", rows, eltype(x), [*_row_bufs(x, fused), *_out_bufs(y, fused)],
@@ -2362,7 +2370,7 @@ def softmax_kernel(op: rlx.SoftmaxOp | rlx.LogSoftmaxOp, sm_count: int, fused: F
         # rows of 32768: 56% of copy bandwidth against 63% with the f32 row in shared
         # memory; in the cluster form's registers see SOFTMAX_STORED_ROWS)
         streamed=online,
-        streamed_out=(lambda v, p: f"({v} - m) - ls") if log else (lambda v, p: f"expf({v} - m) * inv"),
+        streamed_out=online_out,
         name_write=True, prologue=fused.prologue if fused is not None else None, streamed_at=online_at,
     )  # fmt: skip
     return row_kernel(spec, sm_count)
