@@ -1451,7 +1451,7 @@ def row_form(rows: Rows, t: Attribute, smem_elem_bytes: int = 4, stored: bool = 
         return "smem"
     if grid:
         return "grid"
-    if rows.col_off == "k" and rows.cols % (16 // dtype(t).bytes) == 0 and dtype_name(t) in ("f32", "f16", "bf16"):
+    if dtype_name(t) in ("f32", "f16", "bf16") and rows.cols % (16 // dtype(t).bytes) == 0:  # (contiguous: above)
         return "float4" if dtype(t).bytes == 4 else "uint4"
     return "looping"
 
