@@ -219,14 +219,29 @@ def test_softmax_over_a_middle_axis_takes_the_columns_form(arch):
 
 @pytest.mark.parametrize("arch", ARCHS)
 def test_columns_form_with_vectors(arch, monkeypatch):
-    """With rows.COLUMN_VECTORS (off by default until measured), softmax over
-    a middle axis whose following rows (`inner`) hold 16-byte vectors gives
-    each thread 4 (f32) or 8 (f16/bf16) neighbouring rows, read and written
-    16 bytes at a time, one online (max, sum) per row, each reduced over
-    the slices; other lengths keep the element-wide columns form."""
+    """rows.COLUMN_VECTORS: softmax over a middle axis whose following rows
+    (`inner`) hold 16-byte vectors gives each thread 4 (f32) or 8
+    (f16/bf16) neighbouring rows, read and written 16 bytes at a time, one
+    online (max, sum) per row, each reduced over the slices; other lengths
+    keep the element-wide columns form. By default only in f16/bf16 and
+    where that leaves COLUMN_VECTOR_BLOCKS_PER_SM blocks per
+    multiprocessor; both gates lifted below."""
     from rlxc.codegen import rows as R
 
-    monkeypatch.setattr(R, "COLUMN_VECTORS", True)
+    def forms(*inputs):
+        g = rlxc.GraphBuilder()
+        outs = [g.softmax(g.input(f"x{i}", s, t), axis=1) for i, (s, t) in enumerate(inputs)]
+        lowered = rlxc.run_pipeline(g.build(outs), f"rlx-cuda{{arch={arch}}}")
+        by_sym = {k.sym_name.data: k.source.data for k in kernels_of(lowered)}
+        return [next(line for line in by_sym[op.kernel.root_reference.data].splitlines() if "row form" in line)
+                for op in lowered.walk() if op.name == "rlx_cuda.launch"]
+
+    # defaults: 16-bit vectors over [4, 64, 65536] (1024 blocks); [2, 128, 16384] has 128; f32 never
+    got = forms(([4, 64, 65536], "f16"), ([2, 128, 128, 128], "bf16"), ([64, 21, 4096], "f32"))
+    assert "8 elements per 16-byte access" in got[0] and "an element at a time" in got[1] \
+        and "an element at a time" in got[2], got
+    monkeypatch.setattr(R, "COLUMN_VECTORS_F32", True)
+    monkeypatch.setattr(R, "COLUMN_VECTOR_BLOCKS_PER_SM", 0)
     g = rlxc.GraphBuilder()
     outs = [g.softmax(g.input("a", [2, 128, 128, 128], "bf16"), axis=1),
             g.log_softmax(g.input("b", [64, 21, 4096]), axis=1),
@@ -256,11 +271,11 @@ def test_columns_form_with_vectors(arch, monkeypatch):
 
 @pytest.mark.parametrize("arch", ARCHS)
 def test_argmax_over_a_middle_axis_in_the_columns_form(arch, monkeypatch):
-    """With rows.ARGMAX_COLUMNS (off by default until measured), argmax over
-    a non-contiguous axis takes the columns form where softmax's would: each
-    thread scans its slice of the axis, the slices' (value, index) pairs
-    merged in shared memory by rlx_argmax_better; the threads past the last
-    row store nothing. Off, the warp form as before."""
+    """rows.ARGMAX_COLUMNS (on by default): argmax over a non-contiguous
+    axis takes the columns form where softmax's would: each thread scans its
+    slice of the axis, the slices' (value, index) pairs merged in shared
+    memory by rlx_argmax_better; the threads past the last row store
+    nothing. Off, the warp form as before."""
     from rlxc.codegen import rows as R
 
     def forms():
@@ -274,6 +289,7 @@ def test_argmax_over_a_middle_axis_in_the_columns_form(arch, monkeypatch):
         return lowered, [(next(line for line in by_sym[op.kernel.root_reference.data].splitlines() if "argmax form" in line),
                           op.block.get_values(), by_sym[op.kernel.root_reference.data]) for op in launches]
 
+    monkeypatch.setattr(R, "ARGMAX_COLUMNS", False)
     _, off = forms()
     assert [f for f, _, _ in off] == ["// argmax form: warp (8 rows per block), one element per access"] * 3
     monkeypatch.setattr(R, "ARGMAX_COLUMNS", True)

@@ -568,12 +568,15 @@ def test_softmax_over_middle_axes_on_gpu(dtype, columns, vectors, monkeypatch):
     [n, c, h, w], an axis of 3 over 4099 rows, whose last block is part
     full, an axis of 1000), with rows.COLUMN_VECTORS (4 or 8 neighbouring
     rows per thread where `inner` allows: 4096, 4104, and 2100 in f32;
-    not yet run on a GPU) and with it off the looping form, against the
+    here in f32 too and however few the blocks, which by default take the
+    element-wide form) and with it off the looping form, against the
     interpreter (stream and graph mode)."""
     from rlxc.codegen import rows as R
 
     monkeypatch.setattr(R, "COLUMN_FORM", columns)
     monkeypatch.setattr(R, "COLUMN_VECTORS", vectors)
+    monkeypatch.setattr(R, "COLUMN_VECTORS_F32", vectors)
+    monkeypatch.setattr(R, "COLUMN_VECTOR_BLOCKS_PER_SM", 0)
     g = rlxc.GraphBuilder()
     a, c, d = g.input("a", [2, 21, 64, 64], dtype), g.input("c", [1, 3, 4099], dtype), g.input("d", [2, 1000, 2100], dtype)
     e = g.input("e", [1, 5, 300001], dtype)  # 300001 rows of 5: one slice each (COLUMN_FORM_SHORT_AXIS)

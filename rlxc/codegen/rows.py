@@ -846,10 +846,14 @@ ARGMAX_LANE_CHAINS = 4
 #: first of equal values), the slices' (value, index) merged in shared
 #: memory by value, then index. Off: the warp or block forms, a warp or
 #: block per row reading the axis an element per 32-byte sector (21
-#: channels: 11 of a warp's lanes idle). Not yet measured or run on a GPU
-#: (session 16 ran out of device time): `variant.py ARGMAX_COLUMNS=False,True
-#: -- --ops argmax_mid` and the GPU tests first, then the default.
-ARGMAX_COLUMNS = False
+#: channels: 11 of a warp's lanes idle). H100, argmax over axis 1 of
+#: [n, 21 / 128 / 1000, 128] at 64 and 512 MiB (session 17, `variant.py
+#: ARGMAX_COLUMNS=False,True -- --ops argmax_mid --rows 21,128,1000 --sizes
+#: 64,512`): 2.1-9.5x faster in all 18 cases (f16, 21 channels at 64 MiB:
+#: 327 -> 38 µs); against the faster peer 1.25-2.2x, except axes of 128
+#: (f32 at 512 MiB 0.80x, f16/bf16 0.48-0.74x: 64-byte reads of 2 bytes a
+#: thread, 35-38% of copy).
+ARGMAX_COLUMNS = True
 
 
 _ARGMAX_KEEP = "if (bi < 0 || (v != v && bv == bv) || (v > bv && bv == bv)) { bv = v; bi = k; }"
@@ -1141,14 +1145,21 @@ COLUMN_FORM = True
 COLUMN_FORM_SLICES = 8
 COLUMN_FORM_THREADS = 256  # per block: COLUMN_FORM_THREADS / Y rows
 COLUMN_FORM_MIN_ROWS = 4096
-#: With COLUMN_VECTORS, where 16 bytes of neighbouring rows are aligned (the
+#: COLUMN_VECTORS: where 16 bytes of neighbouring rows are aligned (the
 #: rows after the axis, `inner`, a multiple of 4 f32 / 8 f16 or bf16), each
 #: thread takes that many rows, read and written 16 bytes at a time, one
-#: statistic per row (`RowSpec.streamed_at`: softmax, log_softmax); the
-#: element-wide form moves 2-4 bytes per access (H100, f16 softmax over
-#: axis 1 of [n, 128, 128]: 37-40% of copy bandwidth). Off until measured
-#: (written in session 16 after its device time ran out).
-COLUMN_VECTORS = False
+#: statistic per row (`RowSpec.streamed_at`: softmax, log_softmax), where
+#: that still gives COLUMN_VECTOR_BLOCKS_PER_SM blocks per multiprocessor
+#: and, unless COLUMN_VECTORS_F32, in f16/bf16 only. H100, softmax over
+#: axis 1 (session 17, `variant.py COLUMN_VECTORS=False,True -- --ops
+#: softmax_mid --rows 21,128,1000 --sizes 64,512`): f16/bf16 20-38% faster
+#: wherever the blocks were 1024 or more ([2048, 128, 128]: 120.7 -> 97.4
+#: µs), 47% slower with 131 blocks ([262, 1000, 128]: 118.5 -> 223.5); f32
+#: 3-8% slower in 5 of 6 cases (the element-wide form already moves 4
+#: bytes per access).
+COLUMN_VECTORS = True
+COLUMN_VECTORS_F32 = False
+COLUMN_VECTOR_BLOCKS_PER_SM = 4
 #: ... and on axes of at most COLUMN_FORM_SHORT_AXIS elements, Y only as
 #: large as COLUMN_FORM_THREADS_PER_SM threads per multiprocessor in all
 #: need (0: always up to COLUMN_FORM_SLICES). H100, softmax over axis 1 of
@@ -2246,12 +2257,15 @@ def _column_vector_kernel(s: RowSpec, decl: str, bufs: list[Buf], sm_count: int)
     thread (see COLUMN_VECTORS), or None where it does not apply."""
     rows, ty = s.rows, dtype_name(s.t)
     w = 16 // dtype(s.t).bytes
-    if not COLUMN_VECTORS or s.streamed_at is None or s.prologue is not None or ty not in ("f32", "f16", "bf16") \
+    if not COLUMN_VECTORS or s.streamed_at is None or s.prologue is not None \
+            or ty not in (("f32", "f16", "bf16") if COLUMN_VECTORS_F32 else ("f16", "bf16")) \
             or rows.inner <= 0 or rows.inner % w:
         return None
     groups = rows.rows // w  # the rows a thread takes are neighbours: inner is a multiple of w
     y = _slice_count(rows.cols, groups, sm_count)
     x = COLUMN_FORM_THREADS // y
+    if -(-groups // x) < COLUMN_VECTOR_BLOCKS_PER_SM * sm_count:
+        return None
     red = ColumnReducer(y, COLUMN_FORM_THREADS)
     parts = [s.streamed_at(f"_{i}") for i in range(w)]
     if ty == "f32":
