@@ -24,19 +24,21 @@ CASES = [("bert-base b=32", 32, 12, 128, 64), ("s=512 d=64 b=8", 8, 12, 512, 64)
          ("s=1024 d=128 b=4", 4, 16, 1024, 128), ("s=2048 d=64 b=2", 2, 16, 2048, 64), ("s=1024 d=64 b=4 causal", 4, 16, 1024, 64),
          ("s=512 d=128 b=8", 8, 16, 512, 128), ("s=1024 d=64 b=4", 4, 16, 1024, 64), ("s=1024 d=128 b=4 causal", 4, 16, 1024, 128),
          ("s=4096 d=64 b=1", 1, 16, 4096, 64), ("s=256 d=128 b=16", 16, 16, 256, 128), ("s=2048 d=128 b=1 causal", 1, 32, 2048, 128)]
-#: Variants as "keys:m-tiles:q" (q: r = query fragments in registers, s =
-#: read from shared memory each step), optionally "+N" for N blocks per SM
-#: asked of __launch_bounds__; "auto" for the codegen's own choice.
+#: Variants as "keys:m-tiles:q[:warps]" (q: r = query fragments in
+#: registers, s = read from shared memory each step; warps per block, 4 by
+#: default), optionally "+N" for N blocks per SM asked of __launch_bounds__;
+#: "auto" for the codegen's own choice.
 SHAPES = ["64:1:r", "128:1:r", "64:2:r", "128:2:r"]
 
 
-def parse_variant(v: str) -> tuple[int | None, int | None, bool | None, int | None]:
-    """("auto": the codegen's own choice, nothing forced)"""
+def parse_variant(v: str) -> tuple[int | None, int | None, bool | None, int | None, int | None]:
+    """(bn, m-tiles, q in smem, blocks per SM, warps); "auto": the codegen's
+    own choice, nothing forced."""
     if v == "auto":
-        return None, None, None, None
+        return None, None, None, None, None
     shape, _, blocks = v.partition("+")
-    bn, mt, q = shape.split(":")
-    return int(bn), int(mt), q == "s", int(blocks) if blocks else None
+    bn, mt, q, *warps = shape.split(":")
+    return int(bn), int(mt), q == "s", int(blocks) if blocks else None, int(warps[0]) if warps else None
 
 
 def main() -> int:
@@ -66,9 +68,9 @@ def main() -> int:
                 t_torch = time_torch(lambda: torch.nn.functional.scaled_dot_product_attention(*xs, is_causal=causal))
             row = {"case": name, "dtype": dtype, "sdpa_us": round(t_torch, 2)}
             for variant in variants:
-                bn, mt, q_smem, blocks = parse_variant(variant)
+                bn, mt, q_smem, blocks, warps = parse_variant(variant)
                 codegen.FORCE_BN, codegen.FORCE_M_TILES = bn, mt
-                codegen.FORCE_Q_SMEM, codegen.FORCE_MIN_BLOCKS = q_smem, blocks
+                codegen.FORCE_Q_SMEM, codegen.FORCE_MIN_BLOCKS, codegen.FORCE_WARPS = q_smem, blocks, warps
                 try:
                     exe = rlxc.compile(module, target="cuda", mode="graph")
                     (out,) = exe.run(dict(zip("qkv", xs)), device_outputs=True)
@@ -81,6 +83,7 @@ def main() -> int:
                     row[variant] = f"failed: {type(e).__name__}: {str(e)[:120]}"
                 finally:
                     codegen.FORCE_BN = codegen.FORCE_M_TILES = codegen.FORCE_Q_SMEM = codegen.FORCE_MIN_BLOCKS = None
+                    codegen.FORCE_WARPS = None
             rows.append(row)
             print(json.dumps(row), flush=True)
     if args.out:

@@ -35,9 +35,9 @@ For each (model, batch, dtype) and each system:
   and outputs stay on the device;
 * err: max |y - ref| / max |ref| against a float64 PyTorch run of the same
   (rounded) weights and input;
-* rlxc overhead µs: `CudaExecutable.host_overhead`, the median wall time of
-  `run()` minus the median device time of its work, from alternating calls
-  (so both see the same clocks).
+* rlxc overhead µs: `CudaExecutable.host_overhead`, the median over calls of
+  `run()`'s wall time minus the same call's device time (events around its
+  graph launch).
 
 "rlxc, unmerged" is the same graph lowered without rlx-merge-projections
 (Q/K/V as three gemms), to measure that pass's trade-off (--no-ab skips it).
@@ -397,8 +397,8 @@ def markdown(report: dict) -> str:
         f"{'; pre-norm layers' if report.get('pre_norm') else ''}; device ms (CUDA events, median of {report['repeat']}), "
         f"wall ms (one synchronised call, device in and out, median of {report['wall_repeat']}), "
         "err = max|y - ref| / max|ref| against float64 PyTorch. rlxc device time is the whole "
-        "run (input copy, kernels, output copy); rlxc overhead = wall - device of alternating "
-        "calls (`host_overhead`).",
+        "run (input copy, kernels, output copy); rlxc overhead = median of wall - device "
+        "of the same call (`host_overhead`).",
         "",
     ]
     systems = [s for s in SYSTEMS if any(s in c["systems"] for c in report["cases"])]

@@ -1,8 +1,8 @@
 """Where `exe.run` spends its time beyond the device work (GPU machine).
 
 For each encoder (benchmarks/encoders.py's builder, seq 128, batch 1, with
-device-resident torch inputs), prints `host_overhead()` (median wall time of
-a run minus the event-timed device time of a run), the number of nodes in
+device-resident torch inputs), prints `host_overhead()` (median over runs of
+the wall time minus the same run's event-timed device time), the number of nodes in
 the I/O graph, and the host-side cost of the pieces of the fast path, each
 the median of many calls: the Python work before the launch, the
 `cuGraphLaunch` call itself, and the wait (`cuStreamSynchronize`) after the

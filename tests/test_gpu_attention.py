@@ -93,6 +93,16 @@ def test_attention_sweep_64_key_tiles(dtype, d, monkeypatch):
     check(_module(_sweep(dtype, d)), rng=np.random.default_rng(d + 2))
 
 
+@pytest.mark.parametrize("d", [64, 40])
+@pytest.mark.parametrize("dtype", ["f16", "bf16"])
+def test_attention_sweep_eight_warps(dtype, d, monkeypatch):
+    """The mma form with 8 warps per block (128 query rows of one m-tile:
+    measured by benchmarks/attention_variants.py, not taken by default) on
+    every edge case of the sweep."""
+    monkeypatch.setattr(attention_codegen, "FORCE_WARPS", 8)
+    check(_module(_sweep(dtype, d)), rng=np.random.default_rng(d + 4))
+
+
 @pytest.mark.parametrize("shape", [(128, 1, None), (128, 1, 3), (64, 2, None)])
 @pytest.mark.parametrize("d", [64, 40, 128])
 @pytest.mark.parametrize("dtype", ["f16", "bf16"])

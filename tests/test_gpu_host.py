@@ -142,9 +142,9 @@ def test_close_frees_device_memory_and_keeps_outputs():
     from rlxc.runtime.driver_api import _driver, check
 
     g = rlxc.GraphBuilder()
-    x = g.input("x", [1024, 4096])
+    x = g.input("x", [4096, 8192])  # 128 MiB: a leaked arena stands out of other processes' use of the GPU
     module = g.build([g.softmax(g.exp(g.neg(x)))])
-    a = torch.randn(1024, 4096, device="cuda")
+    a = torch.randn(4096, 8192, device="cuda")
     want = torch.softmax(torch.exp(-a), -1).cpu().numpy()
     torch.cuda.synchronize()
     rlxc.compile(module, target="cuda").close()  # warm: NVRTC cache, cuBLAS, context
@@ -160,7 +160,8 @@ def test_close_frees_device_memory_and_keeps_outputs():
         assert rel(out.numpy(), want) < 1e-5
     del outs, out
     free1, _ = check(_driver().cuMemGetInfo(), "cuMemGetInfo")
-    assert free0 - free1 < 32 << 20, (free0, free1)  # four 32 MiB arenas would show
+    # four 128 MiB arenas would show; pytest-xdist's other workers move the device's free memory by tens of MiB
+    assert free0 - free1 < 192 << 20, (free0, free1)
 
 
 def test_host_overhead_per_run():

@@ -240,12 +240,11 @@ def _vec_ok(d: int, st: tuple[int, int, int], offset: int) -> bool:
 
 
 def _tile_load(name: str, dst: str, src: str, rs: str, rows: str, d: int, dp: int, st: str, vec: bool,
-               safe: str, tile_rows: int = 64) -> list[str]:
+               safe: str, tile_rows: int, threads: int) -> list[str]:
     """Statements loading `rows` valid rows (of a `tile_rows`-row tile) into
-    smem `dst` (row stride `st`), zero-filling padding rows and columns;
-    `safe` is an in-bounds address that zero-filled chunks name as their
-    source."""
-    threads = MMA_WARPS * 32
+    smem `dst` (row stride `st`) by `threads` threads, zero-filling padding
+    rows and columns; `safe` is an in-bounds address that zero-filled chunks
+    name as their source."""
     if vec:
         return [
             f"  // {name}: 16-byte cp.async chunks",
@@ -356,13 +355,30 @@ def mma_q_smem(a: Attention, m_tiles: int) -> bool:
     return FORCE_Q_SMEM if FORCE_Q_SMEM is not None else m_tiles == 2
 
 
+#: Warps per block of the mma form, where set (4 or 8); else MMA_WARPS.
+FORCE_WARPS: int | None = None
+
+
+def mma_warps(a: Attention) -> int:
+    """Warps per block of the mma form (each takes 16 query rows per
+    m-tile): 4. Eight warps of one m-tile (128 query rows per block sharing
+    each key/value tile, as FlashAttention-2's blocks have) measured slower
+    in all 12 cases (H100, f16, 2026-11-26, `attention_variants.py
+    --variants auto,128:1:r:8,64:1:r:8,64:2:s:8`): s 1024 d 64 b 4 77.6 ->
+    86.3 µs at best (64-key tiles), s 1024 d 128 b 4 134 -> 151 (two
+    m-tiles), BERT-base b 32 13.7 -> 15.1: fewer blocks per multiprocessor
+    (registers) hide less latency than the halved key/value traffic saves."""
+    return FORCE_WARPS if FORCE_WARPS is not None else MMA_WARPS
+
+
 def _mma_kernel(a: Attention, sm_count: int) -> KernelSpec:
     t = eltype(a.q)
     et = a.dtype  # f16 / bf16: the PTX type name
     dkp, dvp = -(-a.dk // 16) * 16, -(-a.dv // 16) * 16
     qst, vst = dkp + 8, dvp + 8  # smem row strides (elements): conflict-free ldmatrix
     mt = mma_m_tiles(a, sm_count)
-    bm, bn = 16 * mt * MMA_WARPS, mma_bn(a)
+    nw = mma_warps(a)
+    bm, bn = 16 * mt * nw, mma_bn(a)
     decl, bufs = _params(a)
     qv, kv, vv = (_vec_ok(d, st, o) for d, st, o in zip((a.dk, a.dk, a.dv), (a.q_st, a.k_st, a.v_st), a.offsets))
     ov = a.dv % 2 == 0 and all(s % 2 == 0 for s in a.o_st)
@@ -425,12 +441,12 @@ def _mma_kernel(a: Attention, sm_count: int) -> KernelSpec:
         ]
 
     src = [
-        f"// attention, mma form ({et}): {bm} query rows ({mt} m-tiles per warp) x {bn}-key tiles per block of {MMA_WARPS} warps,",
+        f"// attention, mma form ({et}): {bm} query rows ({mt} m-tiles per warp) x {bn}-key tiles per block of {nw} warps,",
         f"// query fragments {'read from shared memory each step' if q_smem else 'held in registers'},",
         f"// head_dim {a.dk}/{a.dv} padded to {dkp}/{dvp}; mask {'yes' if a.mask is not None else 'no'}, causal {'yes' if a.causal else 'no'}",
         _MMA_HELPERS.replace("ETYPE", et).strip("\n"),
         *_constants(a),
-        f'extern "C" __global__ void __launch_bounds__({MMA_WARPS * 32}{min_blocks}) ENTRY({decl}) {{',
+        f'extern "C" __global__ void __launch_bounds__({nw * 32}{min_blocks}) ENTRY({decl}) {{',
         "  extern __shared__ __align__(16) unsigned short rlx_att_sm[];",
         f"  unsigned short* Ks = rlx_att_sm;  // {bn} x {qst}",
         *([f"  unsigned short* Vs = rlx_att_sm + {bn * qst};  // {bn} x {vst}",
@@ -445,8 +461,8 @@ def _mma_kernel(a: Attention, sm_count: int) -> KernelSpec:
         mask_ptr,
         f"  const int n_end = CAUSAL ? min(SK, m0 + {bm}) : SK;",
         f"  const int tiles = (n_end + {bn - 1}) / {bn};",
-        *_tile_load("query tile", "Qs" if q_smem else "Vs", "Qb", "QSS", "SQ - m0", a.dk, dkp, str(qst), qv, "Q", bm),
-        *_tile_load("key tile 0", "Ks", "Kb", "KSS", "SK", a.dk, dkp, str(qst), kv, "K", bn),
+        *_tile_load("query tile", "Qs" if q_smem else "Vs", "Qb", "QSS", "SQ - m0", a.dk, dkp, str(qst), qv, "Q", bm, nw * 32),
+        *_tile_load("key tile 0", "Ks", "Kb", "KSS", "SK", a.dk, dkp, str(qst), kv, "K", bn, nw * 32),
         "  rlx_att_commit();",
         "  rlx_att_wait<0>();",
         "  __syncthreads();",
@@ -471,7 +487,7 @@ def _mma_kernel(a: Attention, sm_count: int) -> KernelSpec:
         f"  const int rowb = m0 + warp * {16 * mt} + g;  // m-tile i's rows: rowb + i * 16, + 8",
         "  for (int tile = 0; tile < tiles; ++tile) {",
         f"    const int n0 = tile * {bn};",
-        *_indent(_tile_load("value tile", "Vs", "(Vb + (long long)n0 * VSS)", "VSS", "SK - n0", a.dv, dvp, str(vst), vv, "V", bn), 2),
+        *_indent(_tile_load("value tile", "Vs", "(Vb + (long long)n0 * VSS)", "VSS", "SK - n0", a.dv, dvp, str(vst), vv, "V", bn, nw * 32), 2),
         "    rlx_att_commit();",
         "    if (tile > 0) {  // this key tile (loaded during the last p·v) must be in",
         "      rlx_att_wait<1>();",
@@ -502,7 +518,7 @@ def _mma_kernel(a: Attention, sm_count: int) -> KernelSpec:
         "    }",
         "    __syncthreads();  // every warp is done with this key tile",
         "    if (tile + 1 < tiles) {",
-        *_indent(_tile_load("next key tile", "Ks", f"(Kb + (long long)(n0 + {bn}) * KSS)", "KSS", f"SK - n0 - {bn}", a.dk, dkp, str(qst), kv, "K", bn), 4),
+        *_indent(_tile_load("next key tile", "Ks", f"(Kb + (long long)(n0 + {bn}) * KSS)", "KSS", f"SK - n0 - {bn}", a.dk, dkp, str(qst), kv, "K", bn, nw * 32), 4),
         "      rlx_att_commit();",
         "    }",
         *scale_lines,
@@ -572,7 +588,7 @@ def _mma_kernel(a: Attention, sm_count: int) -> KernelSpec:
         "  }",
         "}",
     ]
-    return _spec(a, src, bufs, bm, MMA_WARPS * 32, smem)
+    return _spec(a, src, bufs, bm, nw * 32, smem)
 
 
 # --------------------------------------------------------------------------- simt form

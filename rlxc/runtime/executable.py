@@ -640,12 +640,15 @@ class CudaExecutable:
     def host_overhead(self, inputs: Mapping[str, object], repeat: int = 200, warmup: int = 10) -> dict[str, float]:
         """What `run(inputs)` costs beyond the device work, in microseconds.
 
-        Calls alternate: a plain `run` timed by the wall clock, then a `run`
-        with CUDA events recorded around its graph launch (the device time
-        of that run's work: copies and kernels). Alternating keeps both under
-        the same clocks. Returns the medians `wall_us` and `device_us`, and
-        `overhead_us`, their difference: Python, the driver calls, the launch
-        latency and the wake-up from the synchronisation."""
+        Each call is timed twice: by the wall clock around `run`, and on the
+        device by CUDA events recorded around its graph launch (that run's
+        copies and kernels). Returns the medians `wall_us` and `device_us`,
+        and `overhead_us`, the median over calls of the wall time less the
+        same call's device time: Python, the driver calls, the launch latency
+        and the wake-up from the synchronisation, plus the two event records
+        (under a microsecond). Pairing each call with its own device time
+        keeps the device's jitter between calls (tens of microseconds at
+        milliseconds of work) out of the difference."""
         import time
 
         cu = _driver()
@@ -655,29 +658,30 @@ class CudaExecutable:
                             + (f": {self.io_graph_error}" if self.io_graph_error else ""))
         start = check(cu.cuEventCreate(0), "cuEventCreate")
         stop = check(cu.cuEventCreate(0), "cuEventCreate")
-        walls, devices = [], []
+        walls, devices, diffs = [], [], []
+        pc = time.perf_counter
         try:
-            for i in range(warmup + 2 * repeat):
-                if i % 2:
-                    self._events = (start, stop)
-                    self.run(inputs)
-                    self._events = None
-                    if i >= warmup:
-                        devices.append(check(cu.cuEventElapsedTime(start, stop), "cuEventElapsedTime") * 1e3)
-                else:
-                    t0 = time.perf_counter()
-                    self.run(inputs)
-                    t = (time.perf_counter() - t0) * 1e6
-                    if i >= warmup:
-                        walls.append(t)
+            for i in range(warmup + repeat):
+                self._events = (start, stop)
+                t0 = pc()
+                self.run(inputs)
+                t = (pc() - t0) * 1e6
+                self._events = None
+                d = check(cu.cuEventElapsedTime(start, stop), "cuEventElapsedTime") * 1e3
+                if i >= warmup:
+                    walls.append(t)
+                    devices.append(d)
+                    diffs.append(t - d)
         finally:
             self._events = None
             cu.cuEventDestroy(start)
             cu.cuEventDestroy(stop)
-        walls.sort()
-        devices.sort()
-        wall, device = walls[len(walls) // 2], devices[len(devices) // 2]
-        return {"wall_us": wall, "device_us": device, "overhead_us": wall - device}
+
+        def median(xs: list[float]) -> float:
+            xs.sort()
+            return xs[len(xs) // 2]
+
+        return {"wall_us": median(walls), "device_us": median(devices), "overhead_us": median(diffs)}
 
     def close(self) -> None:
         """Frees the arena, the parameters, the loaded modules, the graphs,
