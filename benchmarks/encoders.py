@@ -40,7 +40,9 @@ For each (model, batch, dtype) and each system:
   graph launch).
 
 "rlxc, unmerged" is the same graph lowered without rlx-merge-projections
-(Q/K/V as three gemms), to measure that pass's trade-off (--no-ab skips it).
+(Q/K/V as three gemms), to measure that pass's trade-off (--no-ab skips it);
+"rlxc, untuned" (--untuned) runs cuBLASLt's first proposed algorithm for
+every gemm (`gemm_autotune=False`) where rlxc times the proposals at load.
 `--out DIR` writes encoders.json and encoders.md there.
 """
 
@@ -80,7 +82,7 @@ MODELS = {
     "bert-large": Config(24, 1024, 16, 4096),
 }
 EPS = 1e-12
-SYSTEMS = ("rlxc", "rlxc, unmerged", "torch eager", "torch.compile", "torch.compile reduce-overhead")
+SYSTEMS = ("rlxc", "rlxc, unmerged", "rlxc, untuned", "torch eager", "torch.compile", "torch.compile reduce-overhead")
 
 
 # --------------------------------------------------------------------------- the model
@@ -354,8 +356,9 @@ def run_case(name: str, cfg: Config, batch: int, dtype: str, weights, args) -> d
     params = rlxc_params(weights, dtype)
     inputs = {"x": x, **({"mask": mask} if mask is not None else {})}
     for label, make in (("rlxc", lambda: rlxc.compile(module, target="cuda", params=params)),
-                        ("rlxc, unmerged", lambda: compile_unmerged(module, params))):
-        if label == "rlxc, unmerged" and args.no_ab:
+                        ("rlxc, unmerged", lambda: compile_unmerged(module, params)),
+                        ("rlxc, untuned", lambda: rlxc.compile(module, target="cuda", params=params, gemm_autotune=False))):
+        if (label == "rlxc, unmerged" and args.no_ab) or (label == "rlxc, untuned" and not args.untuned):
             continue
         bench_rlxc_system(case, label, make, inputs, ref, args)
 
@@ -478,6 +481,7 @@ def main(argv=None) -> int:
     ap.add_argument("--pre-norm", action="store_true", help="pre-norm layers (x + f(norm(x)))")
     ap.add_argument("--quick", action="store_true", help="fewer repetitions")
     ap.add_argument("--no-ab", action="store_true", help="skip the rlxc build without rlx-merge-projections")
+    ap.add_argument("--untuned", action="store_true", help="also rlxc with cuBLASLt's first algorithm (gemm_autotune=False)")
     ap.add_argument("--dry-run", action="store_true", help="CPU only: build, lower and interpret")
     ap.add_argument("--out", type=Path)
     args = ap.parse_args(argv)
@@ -486,7 +490,13 @@ def main(argv=None) -> int:
     args.batches = [int(b) for b in args.batches.split(",") if b]
     for m in args.models:
         if m not in MODELS:
-            ap.error(f"unknown model '{m}': expected {', '.join(MODELS)}")
+            try:  # a stack the table does not name: layers x hidden x heads x ffn
+                layers, hidden, heads, ffn = (int(v) for v in m.split("x"))
+            except ValueError:
+                ap.error(f"unknown model '{m}': expected {', '.join(MODELS)} or LAYERSxHIDDENxHEADSxFFN (2x4096x32x11008)")
+            if hidden % heads:
+                ap.error(f"model '{m}': {heads} heads do not divide hidden {hidden}")
+            MODELS[m] = Config(layers, hidden, heads, ffn)
     if args.dry_run:
         return dry_run(args)
     args.repeat = 20 if args.quick else 100

@@ -49,14 +49,18 @@ def cuda_pipeline(arch: str, sm_count: int, gemm: str) -> str:
 
 
 def compile(module: ModuleOp, target: str = "cuda", params: Mapping[str, np.ndarray] | None = None,
-            mode: str = "graph", allow_tf32: bool = False):  # noqa: A001 - the public name is rlxc.compile
+            mode: str = "graph", allow_tf32: bool = False, gemm_autotune: bool = True):  # noqa: A001 - the public name is rlxc.compile
     """Compiles a graph-level module for `target` ("cuda" or "numpy").
 
     With cuda, `mode="graph"` (the default) captures the launch list into a
     CUDA graph on the first run and replays it after; `mode="stream"`
     launches kernel by kernel. Matmuls run on cuBLASLt (the `cuda` extra
     installs nvmath-python), in full f32 unless `allow_tf32=True`; without
-    nvmath-python they are lowered to generated kernels (`gemm=kernel`)."""
+    nvmath-python they are lowered to generated kernels (`gemm=kernel`).
+    Each cuBLASLt gemm runs the fastest of the algorithms cuBLASLt proposes,
+    timed when the executable is loaded (once per problem and process);
+    `gemm_autotune=False` takes cuBLASLt's first proposal untimed, the same
+    in every process."""
     if target == "numpy":
         return NumpyExecutable(module, params)
     if target != "cuda":
@@ -72,7 +76,7 @@ def compile(module: ModuleOp, target: str = "cuda", params: Mapping[str, np.ndar
     module, params = fold_params(run_pipeline(module, "rlx-merge-projections"), params)
     lowered = run_pipeline(module, cuda_pipeline(arch, sms, gemm))
     cubins = compile_module_kernels(lowered, arch, headers=HEADERS)
-    exe = CudaExecutable(lowered, params, cubins, mode, allow_tf32)
+    exe = CudaExecutable(lowered, params, cubins, mode, allow_tf32, gemm_autotune)
     if gemm == "kernel" and exe.gemm_backend is None:
         exe.gemm_backend = "fallback kernel"
     return exe

@@ -127,7 +127,7 @@ def load(path: str | Path, input_shapes: Mapping[str, Sequence[int]] | None = No
     `target` is "cuda" or "numpy" (default: cuda where a GPU is present);
     `input_shapes` binds symbolic dimensions for every call that does not
     give an input of that name a different shape; `compile_options` go to
-    `rlxc.compile` (mode, allow_tf32)."""
+    `rlxc.compile` (mode, allow_tf32, gemm_autotune)."""
     p = Path(path)
     if not p.exists():
         raise FileNotFoundError(f"{p}: no such file")

@@ -89,3 +89,15 @@ def test_variant_compare_table(tmp_path):
     assert "| softmax | f16 | 1000 | 64 | 50.0 | 40.0 | +25.0% | 90% |" in out, out
     assert "| softmax | f16 | 5000 | 64 | 60.0 | 75.0 | -20.0% | 90% |" in out, out
     assert "| 7 |" not in out, out
+
+
+def test_encoder_benchmark_takes_a_stack_by_its_sizes():
+    """`--models LAYERSxHIDDENxHEADSxFFN`: a stack the table does not name
+    (odd hidden and sequence), lowered and within 1e-5 of float64; a spec
+    whose heads do not divide hidden is refused by name."""
+    out = _run("benchmarks/encoders.py", "--dry-run", "--models", "2x320x5x700", "--dtypes", "f32", "--batches", "3")
+    assert "2x320x5x700 b3 f32:" in out, out[-2000:]
+    assert float(out.rsplit("max rel err", 1)[1].split()[0]) < 1e-5, out[-2000:]
+    done = subprocess.run([sys.executable, "benchmarks/encoders.py", "--dry-run", "--models", "2x320x7x700"], cwd=ROOT,
+                          capture_output=True, text=True, timeout=300)
+    assert done.returncode == 2 and "7 heads do not divide hidden 320" in done.stderr, done.stderr[-2000:]

@@ -255,6 +255,47 @@ def test_matmul_runs_on_cublaslt_without_tf32():
     check(module, params)  # 1e-5 relative: TF32 (about 3e-4) would fail it
 
 
+@pytest.mark.parametrize("dtype", ["f32", "f16", "bf16"])
+def test_gemm_autotune_picks_the_fastest_proposal_and_reuses_it(dtype):
+    """Each cuBLASLt gemm runs the fastest of cuBLASLt's proposals, timed at
+    load: the chosen index is the timings' argmin (the first proposal where
+    none beats it by AUTOTUNE_MARGIN); a second executable of
+    the same problem (another process-wide hit) takes the same choice
+    untimed; gemm_autotune=False keeps proposal 0. Every one matches the
+    interpreter."""
+    from rlxc.runtime import cublaslt
+
+    if not cublaslt.available():
+        pytest.skip("nvmath-python is not installed (the `cuda` extra)")
+    cublaslt._TUNED.clear()
+    rng = np.random.default_rng()
+    m, k, n = 2464 + int(rng.integers(0, 7)), 192, 320  # rows that are not a round number
+    g = rlxc.GraphBuilder()
+    x, w, bias = g.input("x", [m, k], dtype), g.param("w", [n, k], dtype), g.param("bias", [n], dtype)
+    module = g.build([g.linear(x, w, bias), g.matmul(g.input("a", [m, k], dtype), g.input("b", [k, 96], dtype))])
+    inputs, params = random_inputs(module, rng)
+    wants = rlxc.interpret(module, inputs, params)
+    tol = {"f32": 1e-5, "f16": 2e-3, "bf16": 1e-2}[dtype]
+    first = rlxc.compile(module, target="cuda", params=params)
+    gemms = [launch for launch in first.launches if isinstance(launch, cublaslt.LtGemm)]
+    assert len(gemms) == 2 and len(first.gemm_tuning) == 2
+    for gemm, times in zip(gemms, first.gemm_tuning):
+        assert len(times) == (gemm.candidates if gemm.candidates > 1 else 0)
+        if times:  # the fastest, where it beats the first by the margin
+            best = int(np.argmin(times))
+            assert gemm.choice == (best if times[best] <= times[0] * (1 - cublaslt.AUTOTUNE_MARGIN) else 0), times
+            assert all(t > 0 for t in times), times
+    again = rlxc.compile(module, target="cuda", params=params)
+    assert again.gemm_tuning == [[], []]
+    assert [gm.choice for gm in again.launches if isinstance(gm, cublaslt.LtGemm)] == [gm.choice for gm in gemms]
+    plain = rlxc.compile(module, target="cuda", params=params, gemm_autotune=False)
+    assert plain.gemm_tuning == [] and all(gm.choice == 0 for gm in plain.launches if isinstance(gm, cublaslt.LtGemm))
+    for exe in (first, again, plain):
+        for got, want in zip(exe.run(inputs), wants):
+            got, want = np.asarray(got, dtype=np.float64), np.asarray(want, dtype=np.float64)
+            assert np.linalg.norm(got - want) / np.linalg.norm(want) < tol
+
+
 def _device_case():
     """A softmax(gelu(x)) executable, a fresh host input, its reference, and a
     device array of our own holding exactly that input (what an identity

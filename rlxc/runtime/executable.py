@@ -140,7 +140,8 @@ class CudaExecutable:
     (or a `with` block) frees what it holds on the device; device outputs
     already returned stay valid (the pool is freed with its last one)."""
 
-    def __init__(self, module: ModuleOp, params: Mapping[str, np.ndarray] | None, cubins: dict[str, bytes], mode: str = "graph", allow_tf32: bool = False):
+    def __init__(self, module: ModuleOp, params: Mapping[str, np.ndarray] | None, cubins: dict[str, bytes], mode: str = "graph",
+                 allow_tf32: bool = False, gemm_autotune: bool = True):
         if mode not in ("graph", "stream"):
             raise ValueError(f"mode must be 'graph' or 'stream', got '{mode}'")
         self.mode = mode
@@ -154,13 +155,13 @@ class CudaExecutable:
         self.modules: dict = {}
         self._closed = False
         try:
-            self._load(module, params, cubins, mode, allow_tf32)
+            self._load(module, params, cubins, mode, allow_tf32, gemm_autotune)
         except BaseException:
             self.close()
             raise
 
     def _load(self, module: ModuleOp, params: Mapping[str, np.ndarray] | None, cubins: dict[str, bytes], mode: str,
-              allow_tf32: bool) -> None:
+              allow_tf32: bool, gemm_autotune: bool) -> None:
         cu = _driver()
         self.module = module
         self.sig = signature(module)
@@ -222,6 +223,12 @@ class CudaExecutable:
                 self.launches.append(
                     cublaslt.LtGemm(op, self._ptr, self.lt_handle, int(self.workspace), allow_tf32)
                 )
+        #: per cuBLASLt gemm: the candidates' median µs where they were timed (`LtGemm.autotune`)
+        self.gemm_tuning: list[list[float]] = []
+        if gemm_autotune:
+            for g in self.launches:
+                if isinstance(g, cublaslt.LtGemm):
+                    self.gemm_tuning.append(g.autotune(int(self.stream), int(self.device)))
         self.arg_offsets = fplan.arg_offsets
         ret = self.func.body.block.last_op
         assert isinstance(ret, func.ReturnOp)
