@@ -299,10 +299,13 @@ def test_argmax_over_a_middle_axis_in_the_columns_form(arch, monkeypatch):
         ("// argmax form: columns (256 rows x 1 slices of the axis per block, one element per access)", (256, 1, 1)),
         ("// argmax form: warp (8 rows per block), one element per access", (256, 1, 1))], on
     src = on[0][2]
-    assert "for (long long k = threadIdx.y; k < 21LL; k += 8) { const long long o = base + (k * 4096LL);" in src
+    # 8 slices of at most 3 elements: the loads first, 4 in flight (rows.ARGMAX_COLUMN_LOADS)
+    assert "for (long long k0 = threadIdx.y; k0 < 21LL; k0 += 32) {  // 4 loads in flight" in src
+    assert "if (k < 21LL) { const long long o = base + (k * 4096LL); vs[j] = (float)rlx_ld_f16(x[o]); }" in src
     assert "col_v[threadIdx.y * 32 + threadIdx.x] = bv; col_i[threadIdx.y * 32 + threadIdx.x] = bi;" in src
     assert "rlx_argmax_better(ov, oi, bv, bi)" in src and "if (rt < 8192LL) y[r] = bi;" in src
     assert "col_v" not in on[1][2] and "if (rt < 300001LL) y[r] = bi;" in on[1][2]
+    assert "for (long long k = threadIdx.y; k < 5LL; k += 1) { const long long o = base + (k * 300001LL);" in on[1][2]
     assert compile_all(lowered, arch) == 3
 
 

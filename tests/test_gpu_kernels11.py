@@ -104,17 +104,19 @@ def test_argmax_ties_and_nan_in_every_form(d):
 
 
 @pytest.mark.parametrize("d", ["f32", "f16", "bf16", "i32"])
-@pytest.mark.parametrize("columns", [False, True])
-def test_argmax_over_middle_axes_ties_and_nan(d, columns, monkeypatch):
+@pytest.mark.parametrize("columns,loads", [(False, 1), (True, 1), (True, 4)])
+def test_argmax_over_middle_axes_ties_and_nan(d, columns, loads, monkeypatch):
     """numpy.argmax over a non-contiguous axis, in the columns form
     (rows.ARGMAX_COLUMNS: slices of the axis merged by value, then index)
     and without it: many ties (the first index wins across slices), a NaN
     (the first NaN wins), rows all equal, 21 channels of [n, c, h, w], an
     axis of 1000 (8 slices), 300001 rows of 5 (one slice), a last block
-    part full."""
+    part full; the columns form also with 4 loads in flight per thread
+    (rows.ARGMAX_COLUMN_LOADS)."""
     from rlxc.codegen import rows as R
 
     monkeypatch.setattr(R, "ARGMAX_COLUMNS", columns)
+    monkeypatch.setattr(R, "ARGMAX_COLUMN_LOADS", loads)
     shapes = [(2, 21, 64, 64), (2, 1000, 2100), (1, 5, 300001), (1, 3, 4099)]
     g = rlxc.GraphBuilder()
     module = g.build([g.argmax(g.input(f"x{i}", list(s), d), axis=1) for i, s in enumerate(shapes)])

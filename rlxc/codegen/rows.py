@@ -854,6 +854,15 @@ ARGMAX_LANE_CHAINS = 4
 #: (f32 at 512 MiB 0.80x, f16/bf16 0.48-0.74x: 64-byte reads of 2 bytes a
 #: thread, 35-38% of copy).
 ARGMAX_COLUMNS = True
+#: Loads the columns form's threads issue before comparing, where a row
+#: has several slices each of at most ARGMAX_BATCH_SHARE elements (else a
+#: load and its compare per step). H100 (session 17, `variant.py
+#: ARGMAX_COLUMN_LOADS=1,4,8 -- --ops argmax_mid --rows 21,128,1000 --sizes
+#: 64,512`, batching everywhere): axes of 128 (8 slices of 16) 34-42%
+#: faster in f32, 65-71% in f16/bf16 with 4 (8: 26-48% in f16/bf16); axes of
+#: 21 (one slice) 2-7% slower, axes of 1000 (8 slices of 125) 2-12% slower.
+ARGMAX_COLUMN_LOADS = 4
+ARGMAX_BATCH_SHARE = 32
 
 
 _ARGMAX_KEEP = "if (bi < 0 || (v != v && bv == bv) || (v > bv && bv == bv)) { bv = v; bi = k; }"
@@ -1007,6 +1016,23 @@ def _argmax_columns(x: SSAValue, y: SSAValue, rows: Rows, acc: str, slices: int)
         f"for (int s = 1; s < {slices}; ++s) {{ const {acc} ov = col_v[s * {per_block} + threadIdx.x]; "
         f"const long long oi = col_i[s * {per_block} + threadIdx.x]; {_ARGMAX_BETTER} }}",
     ]
+    share = -(-rows.cols // slices)
+    u = ARGMAX_COLUMN_LOADS if slices > 1 and share <= ARGMAX_BATCH_SHARE else 1
+    o = f"const long long o = base + ({rows.col_off});"
+    scan = [
+        f"  for (long long k0 = threadIdx.y; k0 < {rows.cols}LL; k0 += {u * slices}) {{  // {u} loads in flight",
+        f"    {acc} vs[{u}];",
+        "    #pragma unroll",
+        f"    for (int j = 0; j < {u}; ++j) {{ const long long k = k0 + j * {slices}; "
+        f"if (k < {rows.cols}LL) {{ {o} vs[j] = ({acc}){load('x[o]', t)}; }} }}",
+        "    #pragma unroll",
+        f"    for (int j = 0; j < {u}; ++j) {{ const long long k = k0 + j * {slices}; "
+        f"if (k < {rows.cols}LL) {{ const {acc} v = vs[j]; {_ARGMAX_KEEP} }} }}",
+        "  }",
+    ] if u > 1 else [
+        f"  for (long long k = threadIdx.y; k < {rows.cols}LL; k += {slices}) {{ {o} "
+        f"const {acc} v = ({acc}){load('x[o]', t)}; {_ARGMAX_KEEP} }}",
+    ]
     src = [
         f"// argmax form: columns ({per_block} rows x {slices} slices of the axis per block, one element per access)",
         f'extern "C" __global__ void __launch_bounds__({COLUMN_FORM_THREADS}) '
@@ -1017,8 +1043,7 @@ def _argmax_columns(x: SSAValue, y: SSAValue, rows: Rows, acc: str, slices: int)
         f"  const long long r = rt < {rows.rows}LL ? rt : {rows.rows - 1}LL;",
         f"  const long long base = {rows.row_base};",
         f"  {acc} bv = 0; long long bi = -1;",
-        f"  for (long long k = threadIdx.y; k < {rows.cols}LL; k += {slices}) {{ const long long o = base + ({rows.col_off}); "
-        f"const {acc} v = ({acc}){load('x[o]', t)}; {_ARGMAX_KEEP} }}",
+        *scan,
         *("  " + line for line in merge),
         f"  if (rt < {rows.rows}LL) y[r] = bi;",
         "}",
