@@ -256,10 +256,10 @@ def test_matmul_runs_on_cublaslt_without_tf32():
 
 
 @pytest.mark.parametrize("dtype", ["f32", "f16", "bf16"])
-def test_gemm_autotune_picks_the_fastest_proposal_and_reuses_it(dtype):
+def test_gemm_autotune_picks_the_fastest_proposal_and_reuses_it(dtype, monkeypatch):
     """Each cuBLASLt gemm runs the fastest of cuBLASLt's proposals, timed at
     load: the chosen index is the timings' argmin (the first proposal where
-    none beats it by AUTOTUNE_MARGIN); a second executable of
+    none beats it by AUTOTUNE_MARGIN; here also under AUTOTUNE_MIN_US); a second executable of
     the same problem (another process-wide hit) takes the same choice
     untimed; gemm_autotune=False keeps proposal 0. Every one matches the
     interpreter."""
@@ -268,6 +268,7 @@ def test_gemm_autotune_picks_the_fastest_proposal_and_reuses_it(dtype):
     if not cublaslt.available():
         pytest.skip("nvmath-python is not installed (the `cuda` extra)")
     cublaslt._TUNED.clear()
+    monkeypatch.setattr(cublaslt, "AUTOTUNE_MIN_US", 0.0)  # these gemms are short: tune them anyway
     rng = np.random.default_rng()
     m, k, n = 2464 + int(rng.integers(0, 7)), 192, 320  # rows that are not a round number
     g = rlxc.GraphBuilder()
@@ -602,8 +603,9 @@ def test_streamed_rows_on_gpu(rows, cols, split, dtype, monkeypatch):
 
 
 @pytest.mark.parametrize("dtype", ["f32", "f16", "bf16"])
-@pytest.mark.parametrize("columns,vectors", [(True, False), (False, False), (True, True)])
-def test_softmax_over_middle_axes_on_gpu(dtype, columns, vectors, monkeypatch):
+@pytest.mark.parametrize("columns,vectors,loads", [(True, False, 1), (False, False, 1), (True, True, 1), (True, False, 4),
+                                                   (True, True, 4)])
+def test_softmax_over_middle_axes_on_gpu(dtype, columns, vectors, loads, monkeypatch):
     """softmax / log_softmax over non-contiguous axes: the columns form (rows
     in threadIdx.x, slices of the axis in threadIdx.y: 21 channels of
     [n, c, h, w], an axis of 3 over 4099 rows, whose last block is part
@@ -618,6 +620,8 @@ def test_softmax_over_middle_axes_on_gpu(dtype, columns, vectors, monkeypatch):
     monkeypatch.setattr(R, "COLUMN_VECTORS", vectors)
     monkeypatch.setattr(R, "COLUMN_VECTORS_F32", vectors)
     monkeypatch.setattr(R, "COLUMN_VECTOR_BLOCKS_PER_SM", 0)
+    monkeypatch.setattr(R, "COLUMN_FORM_LOADS", loads)  # 4: statistics' loads batched where slices are short
+    monkeypatch.setattr(R, "COLUMN_VECTOR_LOADS", loads)
     g = rlxc.GraphBuilder()
     a, c, d = g.input("a", [2, 21, 64, 64], dtype), g.input("c", [1, 3, 4099], dtype), g.input("d", [2, 1000, 2100], dtype)
     e = g.input("e", [1, 5, 300001], dtype)  # 300001 rows of 5: one slice each (COLUMN_FORM_SHORT_AXIS)

@@ -1185,6 +1185,13 @@ COLUMN_FORM_MIN_ROWS = 4096
 COLUMN_VECTORS = True
 COLUMN_VECTORS_F32 = False
 COLUMN_VECTOR_BLOCKS_PER_SM = 4
+#: ... its statistics' read issuing COLUMN_VECTOR_LOADS 16-byte loads
+#: before folding them in, where slices are short (COLUMN_FORM_BATCH_SHARE,
+#: as COLUMN_FORM_LOADS); 1: `#pragma unroll 4` over a load and its folds.
+#: H100 (session 17, `variant.py COLUMN_VECTOR_LOADS=1,4 -- --ops
+#: softmax_mid --dtypes f16,bf16`): axes of 128 1.5-9.7% faster (f16 at 64
+#: MiB 97.8 -> 89.1 µs), the rest within 1.4%.
+COLUMN_VECTOR_LOADS = 4
 #: ... and on axes of at most COLUMN_FORM_SHORT_AXIS elements, Y only as
 #: large as COLUMN_FORM_THREADS_PER_SM threads per multiprocessor in all
 #: need (0: always up to COLUMN_FORM_SLICES). H100, softmax over axis 1 of
@@ -1194,6 +1201,15 @@ COLUMN_VECTOR_BLOCKS_PER_SM = 4
 #: changed nothing (it keeps 8).
 COLUMN_FORM_THREADS_PER_SM = 2048
 COLUMN_FORM_SHORT_AXIS = 32
+#: ... its statistics' read issuing COLUMN_FORM_LOADS loads before folding
+#: them in where a row has several slices of at most COLUMN_FORM_BATCH_SHARE
+#: elements (as argmax's columns form: ARGMAX_COLUMN_LOADS); 1: a load and
+#: its fold per step. H100 (session 17, `variant.py COLUMN_FORM_LOADS=1,4
+#: -- --ops softmax_mid --rows 21,128,1000 --sizes 64,512`): f32 over axes
+#: of 128 (8 slices of 16) 75.0 -> 61.0 µs at 64 MiB, 532 -> 443 at 512;
+#: every other case within 1% (the gate leaves them as they were).
+COLUMN_FORM_LOADS = 4
+COLUMN_FORM_BATCH_SHARE = 32
 
 
 def column_slices(rows: Rows, sm_count: int = 0) -> int:
@@ -2177,8 +2193,29 @@ def _uint4_form(s: RowSpec, red: Reducer = block_reduce, lane: str = "threadIdx.
 
 
 def _looping_form(s: RowSpec, red: Reducer = block_reduce, lane: str = "threadIdx.x",
-                  stride: str = "blockDim.x") -> list[str]:
+                  stride: str = "blockDim.x", loads: int = 1) -> list[str]:
+    """The row read twice, an element at a time per thread (`lane` of
+    `stride`): statistics, then the output; with `loads` > 1 (no prologue)
+    the first read issues that many loads before folding them in."""
     t, stat, p = s.t, s.streamed, s.prologue
+    if loads > 1 and p is None:
+        o = f"const long long o = base + ({s.rows.col_off});"
+        first = [
+            f"for (long long k0 = {lane}; k0 < {s.rows.cols}LL; k0 += {loads} * {stride}) {{  // {loads} loads in flight",
+            f"  float vs[{loads}];",
+            "  #pragma unroll",
+            f"  for (int j = 0; j < {loads}; ++j) {{ const long long k = k0 + j * {stride}; "
+            f"if (k < {s.rows.cols}LL) {{ {o} vs[j] = {load('x[o]', t)}; }} }}",
+            "  #pragma unroll",
+            f"  for (int j = 0; j < {loads}; ++j) {{ const long long k = k0 + j * {stride}; "
+            f"if (k < {s.rows.cols}LL) {{ const float v = vs[j]; {stat.add(['v'])} }} }}",
+            "}",
+        ]
+        row = load("x[o]", t)
+        write = [f"const float v = {row};"] if s.name_write else []
+        value = s.streamed_out("v" if write else row, lambda c: load(f"{c}[k]", t))
+        return [*stat.init, *first, *stat.done(red),
+                _cols(" ".join([*write, f"y[o] = {store(value, t)};"]), s.rows, lane, stride)]
     if p is not None:  # the prologue computes the row in both reads; its outputs are stored in the first
         args = [p.arg(j) for j in range(len(p.inputs))]
         read = ["float v;", p.element("v", args)]
@@ -2261,7 +2298,9 @@ def row_kernel(s: RowSpec, sm_count: int) -> KernelSpec:
         y = column_slices(rows, sm_count)
         x = COLUMN_FORM_THREADS // y
         red = ColumnReducer(y, COLUMN_FORM_THREADS)
-        body = _looping_form(s, red, "threadIdx.y", f"{y}")
+        share = -(-rows.cols // y)
+        loads = COLUMN_FORM_LOADS if y > 1 and share <= COLUMN_FORM_BATCH_SHARE and s.prologue is None else 1
+        body = _looping_form(s, red, "threadIdx.y", f"{y}", loads)
         src = [f"// row form: columns ({x} rows x {y} slices of the reduced axis per block, an element at a time)",
                f'extern "C" __global__ void __launch_bounds__({COLUMN_FORM_THREADS}) ENTRY({decl}) {{',
                "  __shared__ float smem[32];", *red.slots(), *_column_rows(body, rows, x), "}"]
@@ -2293,12 +2332,14 @@ def _column_vector_kernel(s: RowSpec, decl: str, bufs: list[Buf], sm_count: int)
         return None
     red = ColumnReducer(y, COLUMN_FORM_THREADS)
     parts = [s.streamed_at(f"_{i}") for i in range(w)]
+    vec = "float4" if ty == "f32" else "uint4"
     if ty == "f32":
         load = ["const float4 q = *reinterpret_cast<const float4*>(x + o);"]
         elems = [f"q.{c}" for c in "xyzw"]
     else:
         load = _unpack8("f", ty, "*reinterpret_cast<const uint4*>(x + o)")
         elems = [_elem8("f", e) for e in range(8)]
+    u = COLUMN_VECTOR_LOADS if y > 1 and -(-rows.cols // y) <= COLUMN_FORM_BATCH_SHARE else 1
     outs = [out(e, lambda p: "") for (_, out), e in zip(parts, elems)]
     if ty == "f32":
         store = f"*reinterpret_cast<float4*>(y + o) = make_float4({', '.join(outs)});"
@@ -2309,11 +2350,26 @@ def _column_vector_kernel(s: RowSpec, decl: str, bufs: list[Buf], sm_count: int)
         f"  const long long r = min((long long)blockIdx.x * {x} + threadIdx.x, {groups - 1}LL) * {w};",
         f"  const long long base = {rows.row_base};",
         *(f"  {line}" for stat, _ in parts for line in stat.init),
-        "  #pragma unroll 4",
-        f"  {head}",
-        *(f"    {line}" for line in load),
-        *(f"    {stat.add([e])}" for (stat, _), e in zip(parts, elems)),
-        "  }",
+        *([
+            f"  for (long long k0 = threadIdx.y; k0 < {rows.cols}LL; k0 += {u * y}) {{  // {u} loads in flight",
+            f"    {vec} raw[{u}];",
+            "    #pragma unroll",
+            f"    for (int j = 0; j < {u}; ++j) {{ const long long k = k0 + j * {y}; if (k < {rows.cols}LL) {{ "
+            f"const long long o = base + ({rows.col_off}); raw[j] = *reinterpret_cast<const {vec}*>(x + o); }} }}",
+            "    #pragma unroll",
+            f"    for (int j = 0; j < {u}; ++j) {{",
+            f"      if (k0 + j * {y} >= {rows.cols}LL) continue;",
+            *(f"      {line}" for line in (["const float4 q = raw[j];"] if ty == "f32" else _unpack8("f", ty, "raw[j]"))),
+            *(f"      {stat.add([e])}" for (stat, _), e in zip(parts, elems)),
+            "    }",
+            "  }",
+        ] if u > 1 else [
+            "  #pragma unroll 4",
+            f"  {head}",
+            *(f"    {line}" for line in load),
+            *(f"    {stat.add([e])}" for (stat, _), e in zip(parts, elems)),
+            "  }",
+        ]),
         *(f"  {line}" for stat, _ in parts for line in stat.done(red)),
         "  #pragma unroll 4",
         f"  {head}",

@@ -10,12 +10,12 @@ The algorithm is chosen once per gemm, at load time: cuBLASLt's heuristic
 proposes up to AUTOTUNE_CANDIDATES algorithms, and where it proposes more
 than one each is timed on the executable's own buffers (`autotune`: CUDA
 events, the median of AUTOTUNE_REPEAT launches after a warm-up) and the
-fastest kept where it beats the first by AUTOTUNE_MARGIN; a gemm of the
-same problem (shapes, strides, types, epilogue: every layer of an
+fastest kept where it beats the first by AUTOTUNE_MARGIN (gemms of
+AUTOTUNE_MIN_US or more); a gemm of the same problem (shapes, strides, types, epilogue: every layer of an
 encoder) reuses the choice, for the life of the process (`_TUNED`). H100, 2026-11-26 (`benchmarks/gemm_tuning.py`):
 BERT-base's gemms at batch 32 had proposals 3-7% faster than the first in
-f32 (4096x768x768: 143 -> 134 µs), 1-7% in f16/bf16; end to end, BERT-base
-seq 128 batch 32 f32 went from 17.26 to 17.00 ms.
+f32 (4096x768x768: 143 -> 134 µs), 1-7% in f16/bf16; end to end, batch 32
+f32 went from 17.29 to 17.18 ms (BERT-base) and 2.76 to 2.72 (MiniLM).
 `gemm_autotune=False` (rlxc.compile) keeps the first proposal, which makes
 the choice, and so the rounding of split reductions, the same from
 process to process.
@@ -35,8 +35,13 @@ WORKSPACE_BYTES = 32 << 20
 #: Algorithms asked of cuBLASLt's heuristic per gemm, and launches timed per candidate.
 AUTOTUNE_CANDIDATES = 8
 AUTOTUNE_REPEAT = 7
-#: A proposal other than the first is chosen only where it is this much faster.
+#: A proposal other than the first is chosen only where it is this much
+#: faster, and only for gemms whose first proposal takes AUTOTUNE_MIN_US or
+#: more: shorter ones timed alone did not predict them in the graph (H100,
+#: 2026-11-26, `encoders.py --untuned`: tuned at every size, BERT-base and
+#: MiniLM batch 1 f32 came out 1.2% and 3.4% slower, with 30-40 µs gemms).
 AUTOTUNE_MARGIN = 0.02
+AUTOTUNE_MIN_US = 100.0
 #: (device, problem) -> the index of the heuristic's proposal that timed fastest.
 _TUNED: dict[tuple, int] = {}
 
@@ -153,9 +158,9 @@ class LtGemm:
         """Times every proposal of the heuristic on this gemm's buffers
         (whatever they hold: the output is overwritten by the next run),
         round-robin so that all see the same clocks, and keeps the fastest
-        where it beats the first proposal by AUTOTUNE_MARGIN (else the
-        first: a difference within the noise is not worth a choice that
-        differs from run to run); a problem tuned before in this process
+        where it beats the first proposal by AUTOTUNE_MARGIN and the first
+        takes AUTOTUNE_MIN_US or more (else the first: a difference within
+        the noise is not worth a choice that differs from run to run); a problem tuned before in this process
         takes its earlier choice untimed. Returns the candidates' median µs
         (inf: the proposal failed to run; empty where nothing was timed)."""
         key = (device, self.problem)
@@ -194,7 +199,7 @@ class LtGemm:
         medians = [sorted(samples[i])[len(samples[i]) // 2] if i in samples else float("inf")
                    for i in range(self.candidates)]
         best = min(range(len(medians)), key=medians.__getitem__)
-        if medians[best] > medians[0] * (1 - AUTOTUNE_MARGIN):
+        if medians[best] > medians[0] * (1 - AUTOTUNE_MARGIN) or medians[0] < AUTOTUNE_MIN_US:
             best = 0
         _TUNED[key] = best
         self.use(best)
