@@ -45,15 +45,17 @@ def test_encoder_benchmark_with_a_mask_and_pre_norm_layers():
 
 def test_attention_variants_parse():
     """attention_variants.py's variant names: keys, m-tiles, where the query
-    fragments live, an optional register cap; "auto" forces nothing."""
+    fragments live, optionally warps per block and a register cap; "auto"
+    forces nothing."""
     sys.path.insert(0, str(ROOT / "benchmarks"))
     try:
         from attention_variants import parse_variant
     finally:
         sys.path.remove(str(ROOT / "benchmarks"))
-    assert parse_variant("128:1:r") == (128, 1, False, None)
-    assert parse_variant("64:2:s+3") == (64, 2, True, 3)
-    assert parse_variant("auto") == (None, None, None, None)
+    assert parse_variant("128:1:r") == (128, 1, False, None, None)
+    assert parse_variant("64:2:s+3") == (64, 2, True, 3, None)
+    assert parse_variant("128:1:r:8") == (128, 1, False, None, 8)
+    assert parse_variant("auto") == (None, None, None, None, None)
 
 
 def test_variant_runs_every_value_in_one_process(tmp_path):

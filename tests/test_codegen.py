@@ -186,7 +186,9 @@ def test_softmax_over_a_middle_axis_takes_the_columns_form(arch):
     """softmax / log_softmax over a non-contiguous axis with at least
     rows.COLUMN_FORM_MIN_ROWS rows: blocks of 256 / Y rows x Y slices of
     the axis (Y: 8, or the axis's length rounded up to a power of two, or
-    on short axes as few as the rows need to fill the GPU); fewer rows keep
+    on short axes as few as the rows need to fill the GPU; doubled, up to
+    32, while the blocks are fewer than rows.COLUMN_FORM_FILL_BLOCKS_PER_SM
+    per multiprocessor and each slice keeps 16 elements); fewer rows keep
     the looping form (a block per row)."""
     from rlxc.codegen import rows as R
 
@@ -194,7 +196,7 @@ def test_softmax_over_a_middle_axis_takes_the_columns_form(arch):
     outs = [g.softmax(g.input("a", [2, 21, 64, 64], "bf16"), axis=1),  # 8192 rows of 21
             g.log_softmax(g.input("b", [4, 8, 130, 77]), axis=-2),  # 2464 rows: looping
             g.softmax(g.input("c", [1, 3, 4099], "f16"), axis=1),  # 4099 rows of 3: 4 slices
-            g.softmax(g.input("d", [2, 1000, 2100]), axis=1)]  # 4200 rows of 1000
+            g.softmax(g.input("d", [2, 1000, 2100]), axis=1)]  # 4200 rows of 1000: 8 slices, 132 blocks
     lowered = rlxc.run_pipeline(g.build(outs), f"rlx-cuda{{arch={arch}}}")
     by_sym = {k.sym_name.data: k.source.data for k in kernels_of(lowered)}
     launches = [op for op in lowered.walk() if op.name == "rlx_cuda.launch"]
@@ -204,12 +206,16 @@ def test_softmax_over_a_middle_axis_takes_the_columns_form(arch):
     sms = 132 if arch == "sm_90" else 108  # the architecture's default multiprocessors
     assert got == [(cols.format(8), (256, 1, 1), (32, 8, 1)), ("// row form: looping", (min(2464, sms * 16), 1, 1), (256, 1, 1)),
                    (cols.format(4).replace("32 rows", "64 rows"), (65, 1, 1), (64, 4, 1)),
-                   (cols.format(8), (132, 1, 1), (32, 8, 1))], got
+                   (cols.format(32).replace("32 rows", "8 rows"), (525, 1, 1), (8, 32, 1))], got
     assert R.column_slices(R.Rows.of([1, 3, 4099], [1])) == 4 and R.Rows.of([1, 3, 4099], [1]).inner == 4099
     # short axes over rows enough to give every multiprocessor 2048 threads: one slice each
     assert R.column_slices(R.Rows.of([2, 21, 150000], [1]), 132) == 1
     assert R.column_slices(R.Rows.of([2, 21, 50000], [1]), 132) == 4  # 100000 rows: 132 x 2048 / 100000 = 2.7
     assert R.column_slices(R.Rows.of([2, 128, 150000], [1]), 132) == 8  # a longer axis keeps 8
+    # few rows, a long axis: more slices while under 4 blocks per multiprocessor
+    assert R.column_slices(R.Rows.of([131, 1000, 128], [1]), 132) == 16  # 524 blocks of 8 slices, 1048 of 16
+    assert R.column_slices(R.Rows.of([131, 1000, 128], [1]), 0) == 8  # the multiprocessors unknown: as before
+    assert R.column_slices(R.Rows.of([2, 40, 2100], [1]), 132) == 8  # 40 elements: no slice of 16 at 16 slices
     assert R.Rows.of([2, 5, 6, 7], [1, 2]).inner == 7 and R.Rows.of([2, 5, 6, 7], [0, 2]).inner == 0
     src = by_sym[launches[2].kernel.root_reference.data]
     assert "const long long r = min((long long)blockIdx.x * 64 + threadIdx.x, 4098LL);" in src

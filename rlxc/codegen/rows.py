@@ -1210,6 +1210,18 @@ COLUMN_FORM_SHORT_AXIS = 32
 #: every other case within 1% (the gate leaves them as they were).
 COLUMN_FORM_LOADS = 4
 COLUMN_FORM_BATCH_SHARE = 32
+#: ... and where its blocks number fewer than COLUMN_FORM_FILL_BLOCKS_PER_SM
+#: per multiprocessor (few rows, long axes: [131, 1000, 128]), more slices
+#: per row, up to COLUMN_FORM_MAX_SLICES while each keeps
+#: COLUMN_FORM_MIN_SHARE elements (0: off). H100 (session 17, `variant.py
+#: COLUMN_FORM_FILL_BLOCKS_PER_SM=0,4,8 -- --ops softmax_mid,argmax_mid
+#: --rows 1000,128 --sizes 64,512`): with 4, f32 softmax over [131, 1000,
+#: 128] 114.5 -> 95.0 µs (16 slices), argmax 30.6 -> 28.1, the other 22
+#: cases within 0.7%; with 8, f32 softmax 89.6 but f16/bf16 softmax and
+#: argmax 4-9% slower.
+COLUMN_FORM_FILL_BLOCKS_PER_SM = 4
+COLUMN_FORM_MAX_SLICES = 32
+COLUMN_FORM_MIN_SHARE = 16
 
 
 def column_slices(rows: Rows, sm_count: int = 0) -> int:
@@ -1218,7 +1230,12 @@ def column_slices(rows: Rows, sm_count: int = 0) -> int:
     not apply (see COLUMN_FORM)."""
     if not COLUMN_FORM or rows.inner == 0 or rows.col_off == "k" or rows.rows < COLUMN_FORM_MIN_ROWS:
         return 0
-    return _slice_count(rows.cols, rows.rows, sm_count)
+    y = _slice_count(rows.cols, rows.rows, sm_count)
+    while (COLUMN_FORM_FILL_BLOCKS_PER_SM and sm_count and y < COLUMN_FORM_MAX_SLICES
+           and -(-rows.rows // (COLUMN_FORM_THREADS // y)) < COLUMN_FORM_FILL_BLOCKS_PER_SM * sm_count
+           and rows.cols >= 2 * y * COLUMN_FORM_MIN_SHARE):
+        y *= 2
+    return y
 
 
 def _slice_count(cols: int, threads: int, sm_count: int) -> int:
