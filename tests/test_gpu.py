@@ -622,7 +622,7 @@ def test_softmax_over_middle_axes_on_gpu(dtype, columns, vectors, loads, monkeyp
     monkeypatch.setattr(R, "COLUMN_VECTOR_BLOCKS_PER_SM", 0)
     monkeypatch.setattr(R, "COLUMN_FORM_LOADS", loads)  # 4: statistics' loads batched where slices are short
     monkeypatch.setattr(R, "COLUMN_VECTOR_LOADS", loads)
-    monkeypatch.setattr(R, "COLUMN_FORM_FILL_BLOCKS_PER_SM", 8 if loads > 1 else 0)  # [2, 1000, 2100]: 16 slices
+    monkeypatch.setattr(R, "COLUMN_FORM_FILL_BLOCKS_PER_SM", 4 if loads > 1 else 0)  # [2, 1000, 2100]: 32 slices
     g = rlxc.GraphBuilder()
     a, c, d = g.input("a", [2, 21, 64, 64], dtype), g.input("c", [1, 3, 4099], dtype), g.input("d", [2, 1000, 2100], dtype)
     e = g.input("e", [1, 5, 300001], dtype)  # 300001 rows of 5: one slice each (COLUMN_FORM_SHORT_AXIS)

@@ -117,7 +117,7 @@ def test_argmax_over_middle_axes_ties_and_nan(d, columns, loads, monkeypatch):
 
     monkeypatch.setattr(R, "ARGMAX_COLUMNS", columns)
     monkeypatch.setattr(R, "ARGMAX_COLUMN_LOADS", loads)
-    monkeypatch.setattr(R, "COLUMN_FORM_FILL_BLOCKS_PER_SM", 8 if loads > 1 else 0)  # [2, 1000, 2100]: 16 slices
+    monkeypatch.setattr(R, "COLUMN_FORM_FILL_BLOCKS_PER_SM", 4 if loads > 1 else 0)  # [2, 1000, 2100]: 32 slices
     shapes = [(2, 21, 64, 64), (2, 1000, 2100), (1, 5, 300001), (1, 3, 4099)]
     g = rlxc.GraphBuilder()
     module = g.build([g.argmax(g.input(f"x{i}", list(s), d), axis=1) for i, s in enumerate(shapes)])
