@@ -3,7 +3,10 @@
 
 rlxc: the executable in stream mode, each launch (kernel or cuBLASLt gemm)
 between its own pair of CUDA events, median of `--repeat` passes, summed by
-launch name (the kernel's symbol, or the gemm's m x n x k). PyTorch: the
+launch name (the kernel's entry and the line naming its form, or the
+gemm's m x n x k). Each launch is enqueued from Python between its events,
+so a kernel shorter than the enqueueing shows the host's gaps too: short
+kernels read long beside torch.profiler's kernel durations. PyTorch: the
 same stack under torch.compile, kernels' device time from torch.profiler
 over `--repeat` calls, per call, summed by kernel name.
 
@@ -22,7 +25,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from encoders import MODELS, Config, build_rlxc, make_weights, rlxc_params, torch_encoder
+from encoders import build_rlxc, model_config, make_weights, rlxc_params, torch_encoder
 
 import rlxc
 
@@ -96,7 +99,7 @@ def main() -> int:
 
     torch.backends.cuda.matmul.allow_tf32 = False
     torch.backends.cudnn.allow_tf32 = False
-    cfg = MODELS.get(args.model) or Config(*(int(v) for v in args.model.split("x")))
+    cfg = model_config(args.model)
     weights = make_weights(cfg)
     tdt = {"f32": torch.float32, "f16": torch.float16, "bf16": torch.bfloat16}[args.dtype]
     x = torch.randn(args.batch, args.seq, cfg.hidden, device="cuda", dtype=tdt)
@@ -104,14 +107,14 @@ def main() -> int:
     exe = rlxc.compile(module, target="cuda", params=rlxc_params(weights, args.dtype), mode="stream")
     exe.run({"x": x})
     ours = rlxc_kernels(exe, args.repeat)
-    # what each kernel is: the first line of its source, from the same lowering
+    # what each kernel is: the first line of its source (after the op's name) in the executable's module
     from rlxc.dialects import rlx_cuda
-    from rlxc.runtime.driver_api import device_arch
 
-    arch, sms = device_arch()
-    lowered = rlxc.run_pipeline(module, f"rlx-cuda{{arch={arch} sm_count={sms}}}")
-    first = {k.sym_name.data: next((ln for ln in k.source.data.splitlines() if ln.startswith("//")), "")[:100]
-             for k in lowered.walk() if isinstance(k, rlx_cuda.KernelOp)}
+    def describe(source: str) -> str:
+        notes = [ln for ln in source.splitlines() if ln.startswith("// ")]
+        return next((ln for ln in notes if "form" in ln), notes[0] if notes else "")[:100]
+
+    first = {k.entry.data: describe(k.source.data) for k in exe.module.walk() if isinstance(k, rlx_cuda.KernelOp)}
     ours = {f"{n} {first.get(n, '')}".strip(): t for n, t in ours.items()}
     w = {k: torch.from_numpy(v).to(tdt).cuda() for k, v in weights.items()}
     encoder = torch_encoder(cfg)

@@ -81,6 +81,26 @@ MODELS = {
     "minilm": Config(6, 384, 12, 1536),
     "bert-large": Config(24, 1024, 16, 4096),
 }
+
+
+def model_config(name: str) -> Config:
+    """A model of MODELS, or a stack by its sizes, LAYERSxHIDDENxHEADSxFFN
+    (2x4096x32x11008), added to MODELS; ValueError naming what is wrong."""
+    if name in MODELS:
+        return MODELS[name]
+    try:
+        layers, hidden, heads, ffn = (int(v) for v in name.split("x"))
+    except ValueError:
+        raise ValueError(f"unknown model '{name}': expected {', '.join(MODELS)} "
+                         "or LAYERSxHIDDENxHEADSxFFN (2x4096x32x11008)") from None
+    if min(layers, hidden, heads, ffn) < 1:
+        raise ValueError(f"model '{name}': every size must be 1 or more")
+    if hidden % heads:
+        raise ValueError(f"model '{name}': {heads} heads do not divide hidden {hidden}")
+    MODELS[name] = Config(layers, hidden, heads, ffn)
+    return MODELS[name]
+
+
 EPS = 1e-12
 SYSTEMS = ("rlxc", "rlxc, unmerged", "rlxc, untuned", "torch eager", "torch.compile", "torch.compile reduce-overhead")
 
@@ -489,14 +509,10 @@ def main(argv=None) -> int:
     args.dtypes = [d for d in args.dtypes.split(",") if d]
     args.batches = [int(b) for b in args.batches.split(",") if b]
     for m in args.models:
-        if m not in MODELS:
-            try:  # a stack the table does not name: layers x hidden x heads x ffn
-                layers, hidden, heads, ffn = (int(v) for v in m.split("x"))
-            except ValueError:
-                ap.error(f"unknown model '{m}': expected {', '.join(MODELS)} or LAYERSxHIDDENxHEADSxFFN (2x4096x32x11008)")
-            if hidden % heads:
-                ap.error(f"model '{m}': {heads} heads do not divide hidden {hidden}")
-            MODELS[m] = Config(layers, hidden, heads, ffn)
+        try:
+            model_config(m)
+        except ValueError as e:
+            ap.error(str(e))
     if args.dry_run:
         return dry_run(args)
     args.repeat = 20 if args.quick else 100

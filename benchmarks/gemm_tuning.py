@@ -14,7 +14,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from encoders import MODELS, Config, build_rlxc, make_weights, rlxc_params
+from encoders import build_rlxc, model_config, make_weights, rlxc_params
 
 import rlxc
 from rlxc.runtime import cublaslt
@@ -43,7 +43,7 @@ def main() -> int:
 
         lt.matmul_desc_set_attribute = without_epilogue
     cublaslt.AUTOTUNE_CANDIDATES, cublaslt.AUTOTUNE_REPEAT = args.candidates, args.repeat
-    cfg = MODELS.get(args.model) or Config(*(int(v) for v in args.model.split("x")))
+    cfg = model_config(args.model)
     weights = make_weights(cfg)
     for dtype in args.dtypes.split(","):
         cublaslt._TUNED.clear()

@@ -12,8 +12,11 @@
 // CHECK: __shared__ RlxMS col_slots0[256];
 // CHECK-NEXT: const long long r = min((long long)blockIdx.x * 32 + threadIdx.x, 8191LL);
 // CHECK-NEXT: const long long base = (r / 4096LL) * 86016LL + ((r / 64LL) % 64LL) * 64LL + (r % 64LL);
-// CHECK: for (long long k = threadIdx.y; k < 21LL; k += 8) { const long long o = base + (k * 4096LL); rlx_ms_add(st, rlx_ld_f16(x[o])); }
-// CHECK-NEXT: st = rlx_column_reduce<8>(st, RlxMSMerge(), col_slots0);
+// The statistics' read: slices of at most 32 elements issue 4 loads before folding them in.
+// CHECK: for (long long k0 = threadIdx.y; k0 < 21LL; k0 += 4 * 8) {  // 4 loads in flight
+// CHECK: for (int j = 0; j < 4; ++j) { const long long k = k0 + j * 8; if (k < 21LL) { const long long o = base + (k * 4096LL); vs[j] = rlx_ld_f16(x[o]); } }
+// CHECK: for (int j = 0; j < 4; ++j) { const long long k = k0 + j * 8; if (k < 21LL) { const float v = vs[j]; rlx_ms_add(st, v); } }
+// CHECK: st = rlx_column_reduce<8>(st, RlxMSMerge(), col_slots0);
 // CHECK: for (long long k = threadIdx.y; k < 21LL; k += 8) { const long long o = base + (k * 4096LL); const float v = rlx_ld_f16(x[o]); y[o] = rlx_st_f16(expf(v - m) * inv); }
 // An axis of 4 elements: 4 slices, 64 rows per block.
 // CHECK: // row form: columns (64 rows x 4 slices of the reduced axis per block, an element at a time)

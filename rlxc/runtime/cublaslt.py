@@ -155,51 +155,69 @@ class LtGemm:
         self.algo = int(self.heuristic.ptr) + choice * self._item
 
     def autotune(self, stream: int, device: int) -> list[float]:
-        """Times every proposal of the heuristic on this gemm's buffers
-        (whatever they hold: the output is overwritten by the next run),
-        round-robin so that all see the same clocks, and keeps the fastest
-        where it beats the first proposal by AUTOTUNE_MARGIN and the first
-        takes AUTOTUNE_MIN_US or more (else the first: a difference within
-        the noise is not worth a choice that differs from run to run); a problem tuned before in this process
-        takes its earlier choice untimed. Returns the candidates' median µs
-        (inf: the proposal failed to run; empty where nothing was timed)."""
+        """Times the heuristic's proposals on this gemm's buffers (whatever
+        they hold: the output is overwritten by the next run) and keeps the
+        fastest where it beats the first by AUTOTUNE_MARGIN (else the first:
+        a difference within the noise is not worth a choice that differs
+        from run to run). The first is timed first: under AUTOTUNE_MIN_US it
+        is kept and the others are not timed. The rest are timed
+        round-robin, so that all see the same clocks. A problem tuned before
+        in this process takes its earlier choice untimed. Returns the
+        proposals' median µs (inf: cuBLASLt refused to run it; only the
+        first's where it was under the floor; empty where nothing was
+        timed)."""
         key = (device, self.problem)
-        if self.candidates < 2 or key in _TUNED:
-            self.use(_TUNED.get(key, 0))
+        known = _TUNED.get(key)
+        if self.candidates < 2 or (known is not None and known < self.candidates):
+            self.use(known or 0)
             return []
         from rlxc.runtime.driver_api import _driver, check
 
         cu = _driver()
-        alive = []
-        for i in range(self.candidates):  # a warm-up each, and: does this proposal run here at all?
+        start = check(cu.cuEventCreate(0), "cuEventCreate")
+        try:
+            stop = check(cu.cuEventCreate(0), "cuEventCreate")
+        except BaseException:
+            cu.cuEventDestroy(start)
+            raise
+
+        def once(i: int) -> float | None:
+            """µs of one launch of proposal `i`; None where cuBLASLt refuses it
+            (a CUDA error is raised: the context would be lost)."""
             self.use(i)
+            check(cu.cuEventRecord(start, stream), "cuEventRecord")
             try:
                 self.launch(stream)
-                check(cu.cuStreamSynchronize(stream), f"{self.name} (tuning proposal {i})")
-                alive.append(i)
-            except Exception:  # noqa: BLE001 - a proposal that fails is not chosen
-                pass
-        if not alive:
-            raise RuntimeError(f"{self.name}: none of cuBLASLt's {self.candidates} algorithms ran")
-        start = check(cu.cuEventCreate(0), "cuEventCreate")
-        stop = check(cu.cuEventCreate(0), "cuEventCreate")
-        samples: dict[int, list[float]] = {i: [] for i in alive}
+            except self.lt.cuBLASLtError:
+                return None
+            check(cu.cuEventRecord(stop, stream), "cuEventRecord")
+            check(cu.cuEventSynchronize(stop), f"{self.name} (tuning proposal {i})")
+            return check(cu.cuEventElapsedTime(start, stop), "cuEventElapsedTime") * 1e3
+
+        def median(xs: list[float]) -> float:
+            return sorted(xs)[len(xs) // 2] if xs else float("inf")
+
         try:
+            first = [t for t in (once(0) for _ in range(3)) if t is not None]
+            if first and median(first) < AUTOTUNE_MIN_US:
+                _TUNED[key] = 0
+                self.use(0)
+                return [median(first)]
+            alive = [i for i in range(self.candidates) if once(i) is not None]  # a warm-up each
+            samples: dict[int, list[float]] = {i: [] for i in alive}
             for _ in range(AUTOTUNE_REPEAT):
                 for i in alive:
-                    self.use(i)
-                    cu.cuEventRecord(start, stream)
-                    self.launch(stream)
-                    cu.cuEventRecord(stop, stream)
-                    check(cu.cuEventSynchronize(stop), "cuEventSynchronize")
-                    samples[i].append(check(cu.cuEventElapsedTime(start, stop), "cuEventElapsedTime") * 1e3)
+                    t = once(i)
+                    if t is not None:
+                        samples[i].append(t)
         finally:
             cu.cuEventDestroy(start)
             cu.cuEventDestroy(stop)
-        medians = [sorted(samples[i])[len(samples[i]) // 2] if i in samples else float("inf")
-                   for i in range(self.candidates)]
+        medians = [median(samples.get(i, [])) for i in range(self.candidates)]
         best = min(range(len(medians)), key=medians.__getitem__)
-        if medians[best] > medians[0] * (1 - AUTOTUNE_MARGIN) or medians[0] < AUTOTUNE_MIN_US:
+        if medians[best] == float("inf"):
+            raise RuntimeError(f"{self.name}: none of cuBLASLt's {self.candidates} algorithms ran")
+        if medians[best] > medians[0] * (1 - AUTOTUNE_MARGIN):
             best = 0
         _TUNED[key] = best
         self.use(best)
