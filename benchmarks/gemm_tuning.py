@@ -28,6 +28,8 @@ def main() -> int:
     ap.add_argument("--dtypes", default="f32,f16")
     ap.add_argument("--candidates", type=int, default=cublaslt.AUTOTUNE_CANDIDATES)
     ap.add_argument("--repeat", type=int, default=cublaslt.AUTOTUNE_REPEAT)
+    ap.add_argument("--floor", type=float, default=0.0,
+                    help="AUTOTUNE_MIN_US for this run (default 0: every gemm's proposals timed)")
     ap.add_argument("--no-epilogue", action="store_true",
                     help="time the gemms without their bias epilogue (outputs wrong: timing only)")
     args = ap.parse_args()
@@ -43,6 +45,7 @@ def main() -> int:
 
         lt.matmul_desc_set_attribute = without_epilogue
     cublaslt.AUTOTUNE_CANDIDATES, cublaslt.AUTOTUNE_REPEAT = args.candidates, args.repeat
+    cublaslt.AUTOTUNE_MIN_US = args.floor
     cfg = model_config(args.model)
     weights = make_weights(cfg)
     for dtype in args.dtypes.split(","):
@@ -53,7 +56,7 @@ def main() -> int:
         print(f"## {args.model} seq {args.seq} batch {args.batch} {dtype}{' without epilogues' if args.no_epilogue else ''}: "
               "µs per proposal (first = heuristic's pick)")
         for g, times in zip(gemms, exe.gemm_tuning):
-            if times:
+            if len(times) > 1:
                 print(f"{g.name}: chose {g.choice} of {g.candidates}, {times[0] / times[g.choice]:.3f}x the first: "
                       + " ".join(f"{t:.1f}" for t in times))
         exe.close()
