@@ -61,6 +61,16 @@ def test_attention_sweep_simt_f32(d, monkeypatch):
     check(_module(_sweep("f32", d)), rng=np.random.default_rng(d + 2))
 
 
+@pytest.mark.parametrize("d", [32, 64, 40])
+def test_attention_sweep_tiled_f32_prefetch(d, monkeypatch):
+    """The f32 tiled form loading the next key/value tile into registers
+    while it uses this one (attention.TILED_PREFETCH; head_dims up to 64),
+    on every edge case: one key tile, a partial last tile, causal rows
+    that end early, masks."""
+    monkeypatch.setattr(attention_codegen, "TILED_PREFETCH", True)
+    check(_module(_sweep("f32", d)), rng=np.random.default_rng(d + 5))
+
+
 def test_tiled_f32_at_bert_size():
     def build(g):
         q, k, v = (g.input(n, [4, 12, 128, 64], "f32") for n in "qkv")

@@ -71,6 +71,16 @@ SIMT_THREADS = 128
 #: largest head_dim. (H100, 2026-11-23: faster than the simt form from BERT-base
 #: at batch 1 (17 vs 20 µs) to batch 32 (71 vs 143 µs); equal on MiniLM.)
 TILED_BM, TILED_BN, TILED_THREADS, TILED_MAX_D = 64, 64, 256, 128
+#: The tiled form loads the next key/value tile into registers while it
+#: computes with this one, where that takes at most TILED_PREFETCH_REGS
+#: registers per thread (head_dims up to 64). Off: it measured slower in all
+#: 6 cases (H100, 2026-11-26, f32, µs without / with): b 32 h 12 d 64 s 77
+#: 63.7 / 78.0, s 128 71.7 / 88.2, b 16 s 200 123.7 / 147.8, b 8 s 384
+#: 158.5 / 174.4, d 32 s 128 46.5 / 49.7, b 4 s 512 causal 104.6 / 106.2:
+#: the 32 registers cost blocks per multiprocessor (3 blocks of 256 threads
+#: already hide the tile loads' latency behind each other's math).
+TILED_PREFETCH = False
+TILED_PREFETCH_REGS = 32
 #: "tiled" or "simt": the f32 form wherever it applies (tests, benchmarks); None: by rows.
 FORCE_F32_FORM: str | None = None
 
@@ -728,6 +738,30 @@ def _tiled_kernel(a: Attention) -> KernelSpec:
     shuffles = lambda var, op: " ".join(  # noqa: E731
         f"{var} = {op.format(var, f'__shfl_xor_sync(0xffffffffu, {var}, {o})')};" for o in (8, 4, 2, 1)
     )
+    # TILED_PREFETCH: the next key/value tile is loaded into registers while this one is used
+    kpt, vpt = -(-TILED_BN * a.dk // TILED_THREADS), -(-TILED_BN * a.dv // TILED_THREADS)
+    prefetch = TILED_PREFETCH and kpt + vpt <= TILED_PREFETCH_REGS
+
+    def fetch(n: str, pad: str) -> list[str]:
+        return [
+            f"{pad}#pragma unroll",
+            f"{pad}for (int u = 0; u < {kpt}; ++u) {{ const int i = threadIdx.x + u * {TILED_THREADS}, r = i / DK, c = i % DK; "
+            f"kr[u] = (i < BN * DK && {n} + r < SK) ? {load(f'Kb[(long long)({n} + r) * KSS + c]', t)} : 0.0f; }}",
+            f"{pad}#pragma unroll",
+            f"{pad}for (int u = 0; u < {vpt}; ++u) {{ const int i = threadIdx.x + u * {TILED_THREADS}, r = i / DV, c = i % DV; "
+            f"vr[u] = (i < BN * DV && {n} + r < SK) ? {load(f'Vb[(long long)({n} + r) * VSS + c]', t)} : 0.0f; }}",
+        ]
+
+    prefetch_head = [f"  float kr[{kpt}], vr[{vpt}];  // the next key/value tile, in flight during this one's use",
+                     *fetch("0", "  ")]
+    prefetch_store = [
+        "    #pragma unroll",
+        f"    for (int u = 0; u < {kpt}; ++u) {{ const int i = threadIdx.x + u * {TILED_THREADS}; "
+        "if (i < BN * DK) Ks[(i / DK) * LDK + i % DK] = kr[u]; }",
+        "    #pragma unroll",
+        f"    for (int u = 0; u < {vpt}; ++u) {{ const int i = threadIdx.x + u * {TILED_THREADS}; if (i < BN * DV) Vs[i] = vr[u]; }}",
+    ]
+    prefetch_next = ["    if (n0 + BN < n_end) {", *fetch("(n0 + BN)", "      "), "    }"]
     src = [
         f"// attention, tiled form ({a.dtype}): 64 query rows x 64-key tiles per block of 256 threads,",
         f"// 4x4 scores and 4x{4 * nc} outputs per thread, f32 FMAs; head_dim {a.dk}/{a.dv}; "
@@ -755,17 +789,21 @@ def _tiled_kernel(a: Attention) -> KernelSpec:
         "    for (int c = 0; c < NC * 4; ++c) o[i][c] = 0.0f;",
         "  }",
         "  const int n_end = CAUSAL ? min(SK, m0 + BM) : SK;",
+        *(prefetch_head if prefetch else []),
         "  for (int n0 = 0; n0 < n_end; n0 += BN) {",
         "    __syncthreads();  // the query tile is in; the last tile's reads are done",
-        f"    for (int i = threadIdx.x; i < BN * DK; i += {TILED_THREADS}) {{",
-        "      const int r = i / DK, c = i % DK;",
-        f"      Ks[r * LDK + c] = n0 + r < SK ? {load('Kb[(long long)(n0 + r) * KSS + c]', t)} : 0.0f;",
-        "    }",
-        f"    for (int i = threadIdx.x; i < BN * DV; i += {TILED_THREADS}) {{",
-        "      const int r = i / DV, c = i % DV;",
-        f"      Vs[i] = n0 + r < SK ? {load('Vb[(long long)(n0 + r) * VSS + c]', t)} : 0.0f;",
-        "    }",
+        *(prefetch_store if prefetch else [
+            f"    for (int i = threadIdx.x; i < BN * DK; i += {TILED_THREADS}) {{",
+            "      const int r = i / DK, c = i % DK;",
+            f"      Ks[r * LDK + c] = n0 + r < SK ? {load('Kb[(long long)(n0 + r) * KSS + c]', t)} : 0.0f;",
+            "    }",
+            f"    for (int i = threadIdx.x; i < BN * DV; i += {TILED_THREADS}) {{",
+            "      const int r = i / DV, c = i % DV;",
+            f"      Vs[i] = n0 + r < SK ? {load('Vb[(long long)(n0 + r) * VSS + c]', t)} : 0.0f;",
+            "    }",
+        ]),
         "    __syncthreads();",
+        *(prefetch_next if prefetch else []),
         "    float s[4][4];",
         "    #pragma unroll",
         "    for (int i = 0; i < 4; ++i) s[i][0] = s[i][1] = s[i][2] = s[i][3] = 0.0f;",
