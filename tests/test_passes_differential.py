@@ -37,21 +37,40 @@ def rel_err(a: np.ndarray, b: np.ndarray) -> float:
     return float(np.linalg.norm(a64 - b64)) / denom
 
 
+def _nudged(values: dict, rng: np.random.Generator) -> dict:
+    """`values` with every float element moved one unit in its last place,
+    up or down at random."""
+    out = {}
+    for name, v in values.items():
+        v = np.asarray(v)
+        if v.dtype.kind == "f":
+            v = np.nextafter(v, np.where(rng.random(v.shape) < 0.5, -np.inf, np.inf).astype(v.dtype))
+        out[name] = v
+    return out
+
+
 def assert_same_results(before, after, case):
     """Same results in exact (float64) arithmetic: a pass must not change what
     the graph computes; rounding to f32 differs between a composite and its
     decomposition and is amplified without bound by ill-conditioned graphs,
-    so it is not what is compared here."""
-    inputs, params = random_inputs(before, np.random.default_rng())
+    so it is not what is compared here. A decomposition's constants are f32
+    (exact GELU's 1/sqrt 2 is off by 1.7e-8), which the graph amplifies as
+    it amplifies its inputs' last bits: the tolerance is 1e-6, or 100 times
+    the change one unit in the last place of every input and param makes
+    to the output where that is larger (tails of GELU: x^2 times)."""
+    rng = np.random.default_rng()
+    inputs, params = random_inputs(before, rng)
     want = rlxc.interpret(before, inputs, params, float64=True)
     got = rlxc.interpret(after, inputs, params, float64=True)
+    shaken = rlxc.interpret(before, _nudged(inputs, rng), _nudged(params, rng), float64=True)
     assert len(want) == len(got)
-    for i, (w, g) in enumerate(zip(want, got)):
+    for i, (w, g, n) in enumerate(zip(want, got, shaken)):
         assert w.shape == g.shape and w.dtype == g.dtype, (i, case)
         if w.dtype.kind in "biu":
             np.testing.assert_array_equal(w, g, err_msg=repr(case))
         else:
-            assert rel_err(w, g) < 1e-6, (i, rel_err(w, g), case)
+            tol = max(1e-6, 100 * rel_err(w, n))
+            assert rel_err(w, g) < tol, (i, rel_err(w, g), tol, case)
 
 
 @pytest.mark.parametrize("pipeline", PIPELINES)
