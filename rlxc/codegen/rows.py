@@ -906,6 +906,18 @@ def argmax_kernel(op: rlx.ArgMaxOp, sm_count: int) -> KernelSpec:
     keep = _ARGMAX_KEEP
     unroll = [f"#pragma unroll {ARGMAX_UNROLL}"] if ARGMAX_UNROLL > 1 and not warp else []
     chains = not warp and 1 < w <= ARGMAX_LANE_CHAINS
+
+    def vector_scan(step: str) -> list[str]:
+        """The row's 16-byte items this thread takes, `step` for each element."""
+        return [
+            *unroll,
+            f"for (long long k4 = {lo}{lane}; k4 < {hi}; k4 += {lanes}) {{",
+            f"  union {{ uint4 raw; {dtype(t).c_storage} e[{w}]; }} pk; pk.raw = reinterpret_cast<const uint4*>(x + base)[k4];",
+            "  #pragma unroll",
+            f"  for (int i = 0; i < {w}; ++i) {{ const long long k = k4 * {w} + i; const {acc} v = ({acc}){load('pk.e[i]', t)}; {step} }}",
+            "}",
+        ]
+
     if chains:
         # one chain per element of the access: within a chain k increases, so
         # `keep` holds the first of equal values; the merge orders by index
@@ -914,25 +926,12 @@ def argmax_kernel(op: rlx.ArgMaxOp, sm_count: int) -> KernelSpec:
             f"{acc} cbv[{w}]; long long cbi[{w}];",
             "#pragma unroll",
             f"for (int i = 0; i < {w}; ++i) {{ cbv[i] = 0; cbi[i] = -1; }}",
-            *unroll,
-            f"for (long long k4 = {lo}{lane}; k4 < {hi}; k4 += {lanes}) {{",
-            f"  union {{ uint4 raw; {dtype(t).c_storage} e[{w}]; }} pk; pk.raw = reinterpret_cast<const uint4*>(x + base)[k4];",
-            "  #pragma unroll",
-            f"  for (int i = 0; i < {w}; ++i) {{ const long long k = k4 * {w} + i; const {acc} v = ({acc}){load('pk.e[i]', t)}; {chain} }}",
-            "}",
+            *vector_scan(chain),
             "#pragma unroll",
-            f"for (int i = 0; i < {w}; ++i) {{ const {acc} ov = cbv[i]; const long long oi = cbi[i]; "
-            "if (oi >= 0 && (bi < 0 || rlx_argmax_better(ov, oi, bv, bi))) { bv = ov; bi = oi; } }",
+            f"for (int i = 0; i < {w}; ++i) {{ const {acc} ov = cbv[i]; const long long oi = cbi[i]; {_ARGMAX_BETTER} }}",
         ]
     elif w > 1:
-        scan = [
-            *unroll,
-            f"for (long long k4 = {lo}{lane}; k4 < {hi}; k4 += {lanes}) {{",
-            f"  union {{ uint4 raw; {dtype(t).c_storage} e[{w}]; }} pk; pk.raw = reinterpret_cast<const uint4*>(x + base)[k4];",
-            "  #pragma unroll",
-            f"  for (int i = 0; i < {w}; ++i) {{ const long long k = k4 * {w} + i; const {acc} v = ({acc}){load('pk.e[i]', t)}; {keep} }}",
-            "}",
-        ]
+        scan = vector_scan(keep)
     else:
         scan = [*unroll, f"for (long long k = {lo}{lane}; k < {hi}; k += {lanes}) {{ const long long o = base + ({rows.col_off}); "
                 f"const {acc} v = ({acc}){load('x[o]', t)}; {keep} }}"]
@@ -944,7 +943,7 @@ def argmax_kernel(op: rlx.ArgMaxOp, sm_count: int) -> KernelSpec:
         *scan,
         "for (int s = 16; s > 0; s >>= 1) {",
         f"  const {acc} ov = __shfl_xor_sync(0xffffffffu, bv, s); const long long oi = __shfl_xor_sync(0xffffffffu, bi, s);",
-        "  if (oi >= 0 && (bi < 0 || rlx_argmax_better(ov, oi, bv, bi))) { bv = ov; bi = oi; }",
+        f"  {_ARGMAX_BETTER}",
         "}",
     ]
     better = _ARGMAX_BETTER
