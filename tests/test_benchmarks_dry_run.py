@@ -103,3 +103,10 @@ def test_encoder_benchmark_takes_a_stack_by_its_sizes():
     done = subprocess.run([sys.executable, "benchmarks/encoders.py", "--dry-run", "--models", "2x320x7x700"], cwd=ROOT,
                           capture_output=True, text=True, timeout=300)
     assert done.returncode == 2 and "7 heads do not divide hidden 320" in done.stderr, done.stderr[-2000:]
+
+
+def test_gpu_only_harnesses_import_and_parse_without_a_gpu():
+    """encoder_profile.py and gemm_tuning.py need a GPU to measure, but import
+    and parse their arguments without one (a broken import shows in CI)."""
+    for script, flag in (("benchmarks/encoder_profile.py", "--model"), ("benchmarks/gemm_tuning.py", "--floor")):
+        assert flag in _run(script, "--help"), script
