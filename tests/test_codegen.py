@@ -306,7 +306,7 @@ def test_argmax_over_a_middle_axis_in_the_columns_form(arch, monkeypatch):
         ("// argmax form: warp (8 rows per block), one element per access", (256, 1, 1))], on
     src = on[0][2]
     # 8 slices of at most 3 elements: the loads first, 4 in flight (rows.ARGMAX_COLUMN_LOADS)
-    assert "for (long long k0 = threadIdx.y; k0 < 21LL; k0 += 32) {  // 4 loads in flight" in src
+    assert "for (long long k0 = threadIdx.y; k0 < 21LL; k0 += 4 * 8) {  // 4 loads in flight" in src
     assert "if (k < 21LL) { const long long o = base + (k * 4096LL); vs[j] = (float)rlx_ld_f16(x[o]); }" in src
     assert "col_v[threadIdx.y * 32 + threadIdx.x] = bv; col_i[threadIdx.y * 32 + threadIdx.x] = bi;" in src
     assert "rlx_argmax_better(ov, oi, bv, bi)" in src and "if (rt < 8192LL) y[r] = bi;" in src

@@ -263,6 +263,31 @@ def _cols(body: str, rows: Rows, lane: str = "threadIdx.x", stride: str = "block
     return f"for (long long k = {lane}; k < {rows.cols}LL; k += {stride}) {{ const long long o = base + ({rows.col_off}); {body} }}"
 
 
+def _batched_loads(loads: int, slices: int, cols: int, share: int) -> int:
+    """Loads a columns-form thread issues before folding them in: `loads`
+    where a row of `cols` elements has several slices of at most `share`
+    elements each, else 1."""
+    return loads if slices > 1 and -(-cols // slices) <= share else 1
+
+
+def _batched_read(rows: Rows, lane: str, stride: int | str, loads: int, ctype: str, value: str, fold: str) -> list[str]:
+    """The columns `k` that thread `lane` of the row's `stride` takes, `loads`
+    at a time: `value` (of element `o`, as `ctype`) loaded for each, then
+    `fold` for each (the value named `v`)."""
+    o = f"const long long o = base + ({rows.col_off});"
+    return [
+        f"for (long long k0 = {lane}; k0 < {rows.cols}LL; k0 += {loads} * {stride}) {{  // {loads} loads in flight",
+        f"  {ctype} vs[{loads}];",
+        "  #pragma unroll",
+        f"  for (int j = 0; j < {loads}; ++j) {{ const long long k = k0 + j * {stride}; "
+        f"if (k < {rows.cols}LL) {{ {o} vs[j] = {value}; }} }}",
+        "  #pragma unroll",
+        f"  for (int j = 0; j < {loads}; ++j) {{ const long long k = k0 + j * {stride}; "
+        f"if (k < {rows.cols}LL) {{ const {ctype} v = vs[j]; {fold} }} }}",
+        "}",
+    ]
+
+
 _REDUCERS = {
     rlx.ReduceSumOp: ("RlxSum", "0"),
     rlx.ReduceMeanOp: ("RlxSum", "0"),
@@ -1015,23 +1040,12 @@ def _argmax_columns(x: SSAValue, y: SSAValue, rows: Rows, acc: str, slices: int)
         f"for (int s = 1; s < {slices}; ++s) {{ const {acc} ov = col_v[s * {per_block} + threadIdx.x]; "
         f"const long long oi = col_i[s * {per_block} + threadIdx.x]; {_ARGMAX_BETTER} }}",
     ]
-    share = -(-rows.cols // slices)
-    u = ARGMAX_COLUMN_LOADS if slices > 1 and share <= ARGMAX_BATCH_SHARE else 1
-    o = f"const long long o = base + ({rows.col_off});"
-    scan = [
-        f"  for (long long k0 = threadIdx.y; k0 < {rows.cols}LL; k0 += {u * slices}) {{  // {u} loads in flight",
-        f"    {acc} vs[{u}];",
-        "    #pragma unroll",
-        f"    for (int j = 0; j < {u}; ++j) {{ const long long k = k0 + j * {slices}; "
-        f"if (k < {rows.cols}LL) {{ {o} vs[j] = ({acc}){load('x[o]', t)}; }} }}",
-        "    #pragma unroll",
-        f"    for (int j = 0; j < {u}; ++j) {{ const long long k = k0 + j * {slices}; "
-        f"if (k < {rows.cols}LL) {{ const {acc} v = vs[j]; {_ARGMAX_KEEP} }} }}",
-        "  }",
-    ] if u > 1 else [
-        f"  for (long long k = threadIdx.y; k < {rows.cols}LL; k += {slices}) {{ {o} "
-        f"const {acc} v = ({acc}){load('x[o]', t)}; {_ARGMAX_KEEP} }}",
-    ]
+    u = _batched_loads(ARGMAX_COLUMN_LOADS, slices, rows.cols, ARGMAX_BATCH_SHARE)
+    if u > 1:
+        scan = ["  " + line for line in _batched_read(rows, "threadIdx.y", slices, u, acc, f"({acc}){load('x[o]', t)}",
+                                                      _ARGMAX_KEEP)]
+    else:
+        scan = ["  " + _cols(f"const {acc} v = ({acc}){load('x[o]', t)}; {_ARGMAX_KEEP}", rows, "threadIdx.y", f"{slices}")]
     src = [
         f"// argmax form: columns ({per_block} rows x {slices} slices of the axis per block, one element per access)",
         f'extern "C" __global__ void __launch_bounds__({COLUMN_FORM_THREADS}) '
@@ -2214,24 +2228,6 @@ def _looping_form(s: RowSpec, red: Reducer = block_reduce, lane: str = "threadId
     `stride`): statistics, then the output; with `loads` > 1 (no prologue)
     the first read issues that many loads before folding them in."""
     t, stat, p = s.t, s.streamed, s.prologue
-    if loads > 1 and p is None:
-        o = f"const long long o = base + ({s.rows.col_off});"
-        first = [
-            f"for (long long k0 = {lane}; k0 < {s.rows.cols}LL; k0 += {loads} * {stride}) {{  // {loads} loads in flight",
-            f"  float vs[{loads}];",
-            "  #pragma unroll",
-            f"  for (int j = 0; j < {loads}; ++j) {{ const long long k = k0 + j * {stride}; "
-            f"if (k < {s.rows.cols}LL) {{ {o} vs[j] = {load('x[o]', t)}; }} }}",
-            "  #pragma unroll",
-            f"  for (int j = 0; j < {loads}; ++j) {{ const long long k = k0 + j * {stride}; "
-            f"if (k < {s.rows.cols}LL) {{ const float v = vs[j]; {stat.add(['v'])} }} }}",
-            "}",
-        ]
-        row = load("x[o]", t)
-        write = [f"const float v = {row};"] if s.name_write else []
-        value = s.streamed_out("v" if write else row, lambda c: load(f"{c}[k]", t))
-        return [*stat.init, *first, *stat.done(red),
-                _cols(" ".join([*write, f"y[o] = {store(value, t)};"]), s.rows, lane, stride)]
     if p is not None:  # the prologue computes the row in both reads; its outputs are stored in the first
         args = [p.arg(j) for j in range(len(p.inputs))]
         read = ["float v;", p.element("v", args)]
@@ -2242,10 +2238,14 @@ def _looping_form(s: RowSpec, red: Reducer = block_reduce, lane: str = "threadId
         row = load("x[o]", t)
         write = [f"const float v = {row};"] if s.name_write else []
     value = s.streamed_out("v" if write else row, lambda c: load(f"{c}[k]", t))
+    if loads > 1 and p is None:
+        first = _batched_read(s.rows, lane, stride, loads, "float", load("x[o]", t), stat.add(["v"]))
+    else:
+        first = [_cols(" ".join([*read, stat.add(["v" if read else row])]), s.rows, lane, stride)]
     return [
         *(p.row_setup() if p is not None else []),
         *stat.init,
-        _cols(" ".join([*read, stat.add(["v" if read else row])]), s.rows, lane, stride),
+        *first,
         *stat.done(red),
         _cols(" ".join([*write, f"y[o] = {store(value, t)};"]), s.rows, lane, stride),
     ]
@@ -2314,8 +2314,7 @@ def row_kernel(s: RowSpec, sm_count: int) -> KernelSpec:
         y = column_slices(rows, sm_count)
         x = COLUMN_FORM_THREADS // y
         red = ColumnReducer(y, COLUMN_FORM_THREADS)
-        share = -(-rows.cols // y)
-        loads = COLUMN_FORM_LOADS if y > 1 and share <= COLUMN_FORM_BATCH_SHARE and s.prologue is None else 1
+        loads = _batched_loads(COLUMN_FORM_LOADS, y, rows.cols, COLUMN_FORM_BATCH_SHARE)
         body = _looping_form(s, red, "threadIdx.y", f"{y}", loads)
         src = [f"// row form: columns ({x} rows x {y} slices of the reduced axis per block, an element at a time)",
                f'extern "C" __global__ void __launch_bounds__({COLUMN_FORM_THREADS}) ENTRY({decl}) {{',
@@ -2355,7 +2354,7 @@ def _column_vector_kernel(s: RowSpec, decl: str, bufs: list[Buf], sm_count: int)
     else:
         load = _unpack8("f", ty, "*reinterpret_cast<const uint4*>(x + o)")
         elems = [_elem8("f", e) for e in range(8)]
-    u = COLUMN_VECTOR_LOADS if y > 1 and -(-rows.cols // y) <= COLUMN_FORM_BATCH_SHARE else 1
+    u = _batched_loads(COLUMN_VECTOR_LOADS, y, rows.cols, COLUMN_FORM_BATCH_SHARE)
     outs = [out(e, lambda p: "") for (_, out), e in zip(parts, elems)]
     if ty == "f32":
         store = f"*reinterpret_cast<float4*>(y + o) = make_float4({', '.join(outs)});"

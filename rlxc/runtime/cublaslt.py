@@ -11,11 +11,13 @@ proposes up to AUTOTUNE_CANDIDATES algorithms, and where it proposes more
 than one each is timed on the executable's own buffers (`autotune`: CUDA
 events, the median of AUTOTUNE_REPEAT launches after a warm-up) and the
 fastest kept where it beats the first by AUTOTUNE_MARGIN (gemms of
-AUTOTUNE_MIN_US or more); a gemm of the same problem (shapes, strides, types, epilogue: every layer of an
-encoder) reuses the choice, for the life of the process (`_TUNED`). H100, 2026-11-26 (`benchmarks/gemm_tuning.py`):
-BERT-base's gemms at batch 32 had proposals 3-7% faster than the first in
-f32 (4096x768x768: 143 -> 134 µs), 1-7% in f16/bf16; end to end, batch 32
-f32 went from 17.29 to 17.18 ms (BERT-base) and 2.76 to 2.72 (MiniLM).
+AUTOTUNE_MIN_US or more); a gemm of the same problem (shapes, strides,
+types, epilogue: every layer of an encoder) reuses the choice, for the
+life of the process (`_TUNED`). H100, 2026-11-26
+(`benchmarks/gemm_tuning.py`): BERT-base's gemms at batch 32 had
+proposals 3-7% faster than the first in f32 (4096x768x768: 143 -> 134
+µs), 1-7% in f16/bf16; end to end, batch 32 f32 went from 17.29 to 17.18
+ms (BERT-base) and 2.76 to 2.72 (MiniLM).
 `gemm_autotune=False` (rlxc.compile) keeps the first proposal, which makes
 the choice, and so the rounding of split reductions, the same from
 process to process.
