@@ -267,11 +267,73 @@ def test_columns_form_with_vectors(arch, monkeypatch):
     assert "an element at a time" in got[2][0] and "an element at a time" in got[3][0], got
     bf16 = by_sym[launches[0].kernel.root_reference.data]
     assert "const long long r = min((long long)blockIdx.x * 32 + threadIdx.x, 4095LL) * 8;" in bf16
-    assert "const uint4 fu = *reinterpret_cast<const uint4*>(x + o);" in bf16 and "rlx_ms_add(st_7, f3.y);" in bf16
+    # 8 slices of 16: statistics and output read 4 loads at a time (COLUMN_VECTOR_LOADS, COLUMN_FORM_OUT_LOADS)
+    assert bf16.count("raw[j] = *reinterpret_cast<const uint4*>(x + o);") == 2 and "rlx_ms_add(st_7, f3.y);" in bf16
+    assert bf16.count("const uint4 fu = raw[j];") == 2
     assert "st_7 = rlx_column_reduce<8>(st_7, RlxMSMerge(), col_slots7);" in bf16
     assert "rlx_st2_bf16(expf(f3.x - m_6) * inv_6, expf(f3.y - m_7) * inv_7)" in bf16
     f32 = by_sym[launches[1].kernel.root_reference.data]
     assert "make_float4((q.x - m_0) - ls_0, (q.y - m_1) - ls_1, (q.z - m_2) - ls_2, (q.w - m_3) - ls_3)" in f32
+    assert compile_all(lowered, arch) == 4
+
+
+@pytest.mark.parametrize("arch", ARCHS)
+def test_columns_forms_filled_vectors_and_batched_output(arch, monkeypatch):
+    """Where the 16-byte columns form leaves too few blocks, more slices per
+    row (rows.COLUMN_VECTOR_FILLED_BLOCKS_PER_SM: [262, 1000, 128] f16 over
+    axis 1 takes 32 slices, 524 blocks, where 8 slices gave 131); the output
+    pass issues COLUMN_FORM_OUT_LOADS loads before its stores in the element
+    and the vector forms; argmax takes 16-byte reads of 8 (4) rows per thread
+    (rows.ARGMAX_COLUMN_VECTORS), one (value, index) per row, merged over
+    the slices. Every kernel compiles."""
+    from rlxc.codegen import rows as R
+
+    def lower(*ops):
+        g = rlxc.GraphBuilder()
+        outs = [getattr(g, op)(g.input(f"x{i}", s, t), axis=1) for i, (op, s, t) in enumerate(ops)]
+        lowered = rlxc.run_pipeline(g.build(outs), f"rlx-cuda{{arch={arch} sm_count=132}}")
+        by_sym = {k.sym_name.data: k.source.data for k in kernels_of(lowered)}
+        launches = [op for op in lowered.walk() if op.name == "rlx_cuda.launch"]
+        return lowered, [(by_sym[op.kernel.root_reference.data], op.grid.get_values(), op.block.get_values())
+                         for op in launches]
+
+    def form(src):
+        return next(line for line in src.splitlines() if " form: " in line)
+
+    cases = (("softmax", [262, 1000, 128], "f16"), ("argmax", [262, 1000, 128], "bf16"),
+             ("softmax", [131, 1000, 128], "f32"), ("argmax", [2048, 128, 128], "f32"))
+    _, off = lower(*cases)  # the defaults
+    assert [form(s) for s, _, _ in off] == [
+        "// row form: columns (32 rows x 8 slices of the reduced axis per block, an element at a time)",
+        "// argmax form: columns (32 rows x 8 slices of the axis per block, one element per access)",
+        "// row form: columns (16 rows x 16 slices of the reduced axis per block, an element at a time)",
+        "// argmax form: columns (32 rows x 8 slices of the axis per block, one element per access)"], off
+    monkeypatch.setattr(R, "COLUMN_VECTOR_FILLED_BLOCKS_PER_SM", 3)
+    monkeypatch.setattr(R, "COLUMN_FORM_OUT_LOADS", 4)
+    monkeypatch.setattr(R, "ARGMAX_COLUMN_VECTORS", True)
+    monkeypatch.setattr(R, "ARGMAX_COLUMN_VECTORS_F32", True)
+    lowered, on = lower(*cases)
+    assert [(form(s), g, b) for s, g, b in on] == [
+        ("// row form: columns (8 threads of 8 rows x 32 slices of the reduced axis per block, "
+         "8 elements per 16-byte access)", (524, 1, 1), (8, 32, 1)),
+        ("// argmax form: columns (8 threads of 8 rows x 32 slices of the axis per block, "
+         "8 elements per 16-byte access)", (524, 1, 1), (8, 32, 1)),
+        # f32 keeps the element form (COLUMN_VECTORS_F32 off), its output pass batched
+        ("// row form: columns (16 rows x 16 slices of the reduced axis per block, an element at a time)",
+         (1048, 1, 1), (16, 16, 1)),
+        ("// argmax form: columns (32 threads of 4 rows x 8 slices of the axis per block, "
+         "4 elements per 16-byte access)", (2048, 1, 1), (32, 8, 1))], on
+    soft, arg, f32, arg32 = (s for s, _, _ in on)
+    # the vector softmax's output pass: 4 uint4 loads, then the stores
+    assert soft.count("// 4 loads in flight") == 2 and "raw[j] = *reinterpret_cast<const uint4*>(x + o);" in soft
+    assert "st_7 = rlx_column_reduce<32>(st_7, RlxMSMerge(), col_slots7);" in soft
+    assert ("for (int j = 0; j < 4; ++j) { const long long k = k0 + j * 16; if (k < 1000LL) { const long long o = "
+            "base + (k * 128LL); const float v = vs[j]; y[o] = expf(v - m) * inv; } }") in f32
+    assert "const long long r = (gt < 4192LL ? gt : 4191LL) * 8;" in arg
+    assert ("{ const float v7 = f3.y; if (bi[7] < 0 || (v7 != v7 && bv[7] == bv[7]) || (v7 > bv[7] && bv[7] == bv[7])) "
+            "{ bv[7] = v7; bi[7] = k; } }") in arg
+    assert "for (int e = 0; e < 8; ++e) y[r + e] = bi[e];" in arg and "__shared__ long long col_i[2048];" in arg
+    assert "const float4 q = raw[j];" in arg32 and "{ const float v3 = q.w;" in arg32
     assert compile_all(lowered, arch) == 4
 
 

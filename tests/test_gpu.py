@@ -622,7 +622,7 @@ def test_streamed_rows_on_gpu(rows, cols, split, dtype, monkeypatch):
 
 @pytest.mark.parametrize("dtype", ["f32", "f16", "bf16"])
 @pytest.mark.parametrize("columns,vectors,loads", [(True, False, 1), (False, False, 1), (True, True, 1), (True, False, 4),
-                                                   (True, True, 4)])
+                                                   (True, True, 4), (True, False, 44), (True, True, 44)])
 def test_softmax_over_middle_axes_on_gpu(dtype, columns, vectors, loads, monkeypatch):
     """softmax / log_softmax over non-contiguous axes: the columns form (rows
     in threadIdx.x, slices of the axis in threadIdx.y: 21 channels of
@@ -631,13 +631,22 @@ def test_softmax_over_middle_axes_on_gpu(dtype, columns, vectors, loads, monkeyp
     rows per thread where `inner` allows: 4096, 4104, and 2100 in f32;
     here in f32 too and however few the blocks, which by default take the
     element-wide form) and with it off the looping form, against the
-    interpreter (stream and graph mode)."""
+    interpreter (stream and graph mode). `loads` 44: 4 loads in flight in
+    the output pass too (rows.COLUMN_FORM_OUT_LOADS) and every slice's
+    statistics batched (COLUMN_FORM_BATCH_SHARE), the vectors only where
+    more slices give them blocks enough (COLUMN_VECTOR_FILLED_BLOCKS_PER_SM:
+    [2, 1000, 8192], 32 slices)."""
     from rlxc.codegen import rows as R
 
+    out_loads = 4 if loads == 44 else 1
+    loads = 4 if loads == 44 else loads
+    monkeypatch.setattr(R, "COLUMN_FORM_OUT_LOADS", out_loads)
     monkeypatch.setattr(R, "COLUMN_FORM", columns)
     monkeypatch.setattr(R, "COLUMN_VECTORS", vectors)
     monkeypatch.setattr(R, "COLUMN_VECTORS_F32", vectors)
-    monkeypatch.setattr(R, "COLUMN_VECTOR_BLOCKS_PER_SM", 0)
+    monkeypatch.setattr(R, "COLUMN_VECTOR_BLOCKS_PER_SM", 10**6 if out_loads > 1 else 0)
+    monkeypatch.setattr(R, "COLUMN_VECTOR_FILLED_BLOCKS_PER_SM", 1 if out_loads > 1 else 0)
+    monkeypatch.setattr(R, "COLUMN_FORM_BATCH_SHARE", 10**6 if out_loads > 1 else 32)
     monkeypatch.setattr(R, "COLUMN_FORM_LOADS", loads)  # 4: statistics' loads batched where slices are short
     monkeypatch.setattr(R, "COLUMN_VECTOR_LOADS", loads)
     monkeypatch.setattr(R, "COLUMN_FORM_FILL_BLOCKS_PER_SM", 4 if loads > 1 else 0)  # [2, 1000, 2100]: 32 slices
@@ -646,8 +655,11 @@ def test_softmax_over_middle_axes_on_gpu(dtype, columns, vectors, loads, monkeyp
     e = g.input("e", [1, 5, 300001], dtype)  # 300001 rows of 5: one slice each (COLUMN_FORM_SHORT_AXIS)
     f = g.input("f", [1, 3, 4104], dtype)  # vectors: 513 groups of 8 (1026 of 4), a last block part full
     h = g.input("h", [1, 5, 300008], dtype)  # vectors in one slice
-    check(g.build([g.softmax(a, axis=1), g.log_softmax(a, axis=1), g.softmax(c, axis=1), g.softmax(d, axis=1),
-                   g.log_softmax(d, axis=-2), g.softmax(e, axis=1), g.softmax(f, axis=1), g.softmax(h, axis=1)]))
+    outs = [g.softmax(a, axis=1), g.log_softmax(a, axis=1), g.softmax(c, axis=1), g.softmax(d, axis=1),
+            g.log_softmax(d, axis=-2), g.softmax(e, axis=1), g.softmax(f, axis=1), g.softmax(h, axis=1)]
+    if out_loads > 1:  # vectors filled with slices: 32 of 1000 over 2048 (f32: 4096) groups of 8 (4) rows
+        outs.append(g.softmax(g.input("l", [2, 1000, 8192], dtype), axis=1))
+    check(g.build(outs))
 
 
 def test_grid_form_refused_where_its_blocks_cannot_be_resident_together():

@@ -104,7 +104,7 @@ def test_argmax_ties_and_nan_in_every_form(d):
 
 
 @pytest.mark.parametrize("d", ["f32", "f16", "bf16", "i32"])
-@pytest.mark.parametrize("columns,loads", [(False, 1), (True, 1), (True, 4)])
+@pytest.mark.parametrize("columns,loads", [(False, 1), (True, 1), (True, 4), (True, 16)])
 def test_argmax_over_middle_axes_ties_and_nan(d, columns, loads, monkeypatch):
     """numpy.argmax over a non-contiguous axis, in the columns form
     (rows.ARGMAX_COLUMNS: slices of the axis merged by value, then index)
@@ -112,13 +112,20 @@ def test_argmax_over_middle_axes_ties_and_nan(d, columns, loads, monkeypatch):
     (the first NaN wins), rows all equal, 21 channels of [n, c, h, w], an
     axis of 1000 (8 slices), 300001 rows of 5 (one slice), a last block
     part full; the columns form also with 4 loads in flight per thread
-    (rows.ARGMAX_COLUMN_LOADS)."""
+    (rows.ARGMAX_COLUMN_LOADS). `loads` 16: 4 loads of 16 bytes, 8 (f32: 4)
+    neighbouring rows per thread wherever `inner` allows
+    (rows.ARGMAX_COLUMN_VECTORS; a last block part full at 4104)."""
     from rlxc.codegen import rows as R
 
+    vectors = loads == 16
+    loads = 4 if vectors else loads
+    monkeypatch.setattr(R, "ARGMAX_COLUMN_VECTORS", vectors)
+    monkeypatch.setattr(R, "ARGMAX_COLUMN_VECTORS_F32", vectors)
+    monkeypatch.setattr(R, "COLUMN_VECTOR_BLOCKS_PER_SM", 0)
     monkeypatch.setattr(R, "ARGMAX_COLUMNS", columns)
     monkeypatch.setattr(R, "ARGMAX_COLUMN_LOADS", loads)
     monkeypatch.setattr(R, "COLUMN_FORM_FILL_BLOCKS_PER_SM", 4 if loads > 1 else 0)  # [2, 1000, 2100]: 32 slices
-    shapes = [(2, 21, 64, 64), (2, 1000, 2100), (1, 5, 300001), (1, 3, 4099)]
+    shapes = [(2, 21, 64, 64), (2, 1000, 2100), (1, 5, 300001), (1, 3, 4099), (1, 3, 4104)]
     g = rlxc.GraphBuilder()
     module = g.build([g.argmax(g.input(f"x{i}", list(s), d), axis=1) for i, s in enumerate(shapes)])
     rng = np.random.default_rng()

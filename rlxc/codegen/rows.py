@@ -270,10 +270,12 @@ def _batched_loads(loads: int, slices: int, cols: int, share: int) -> int:
     return loads if slices > 1 and -(-cols // slices) <= share else 1
 
 
-def _batched_read(rows: Rows, lane: str, stride: int | str, loads: int, ctype: str, value: str, fold: str) -> list[str]:
+def _batched_read(rows: Rows, lane: str, stride: int | str, loads: int, ctype: str, value: str, fold: str,
+                  at: bool = False) -> list[str]:
     """The columns `k` that thread `lane` of the row's `stride` takes, `loads`
     at a time: `value` (of element `o`, as `ctype`) loaded for each, then
-    `fold` for each (the value named `v`)."""
+    `fold` for each (the value named `v`; with `at`, its element `o` too:
+    a store)."""
     o = f"const long long o = base + ({rows.col_off});"
     return [
         f"for (long long k0 = {lane}; k0 < {rows.cols}LL; k0 += {loads} * {stride}) {{  // {loads} loads in flight",
@@ -283,7 +285,7 @@ def _batched_read(rows: Rows, lane: str, stride: int | str, loads: int, ctype: s
         f"if (k < {rows.cols}LL) {{ {o} vs[j] = {value}; }} }}",
         "  #pragma unroll",
         f"  for (int j = 0; j < {loads}; ++j) {{ const long long k = k0 + j * {stride}; "
-        f"if (k < {rows.cols}LL) {{ const {ctype} v = vs[j]; {fold} }} }}",
+        f"if (k < {rows.cols}LL) {{ {o + ' ' if at else ''}const {ctype} v = vs[j]; {fold} }} }}",
         "}",
     ]
 
@@ -888,6 +890,18 @@ ARGMAX_COLUMNS = True
 #: 21 (one slice) 2-7% slower, axes of 1000 (8 slices of 125) 2-12% slower.
 ARGMAX_COLUMN_LOADS = 4
 ARGMAX_BATCH_SHARE = 32
+#: ... and with 16-byte accesses over neighbouring rows where softmax's
+#: columns form takes them (COLUMN_VECTORS: `inner` a multiple of 8 f16 /
+#: bf16 or, with ARGMAX_COLUMN_VECTORS_F32, 4 f32; blocks enough), each
+#: thread scanning its rows' slice with one (value, index) per row. H100
+#: (session 18, `variant.py ARGMAX_COLUMN_VECTORS=False,True -- --ops
+#: argmax_mid --rows 21,128,1000 --sizes 64,512`): f16/bf16 faster in 3 of
+#: 12 cases (f16 [16384, 128, 128] 290 -> 247 µs), 2-18% slower in 8 (bf16
+#: 21 channels at 64 MiB 38.0 -> 46.0); f32 within 4% either way; with
+#: filled slices (COLUMN_VECTOR_FILLED_BLOCKS_PER_SM=3) axes of 1000 at 64
+#: MiB 30% slower. Off.
+ARGMAX_COLUMN_VECTORS = False
+ARGMAX_COLUMN_VECTORS_F32 = False
 
 
 _ARGMAX_KEEP = "if (bi < 0 || (v != v && bv == bv) || (v > bv && bv == bv)) { bv = v; bi = k; }"
@@ -919,6 +933,8 @@ def argmax_kernel(op: rlx.ArgMaxOp, sm_count: int) -> KernelSpec:
     rows = Rows.of(shape(x), [int_of(op.axis)])
     acc = "float" if is_float(t) else "long long"
     if ARGMAX_COLUMNS and (slices := column_slices(rows, sm_count)):
+        if (vector := _argmax_column_vectors(x, y, rows, sm_count)) is not None:
+            return vector
         return _argmax_columns(x, y, rows, acc, slices)
     warp = rows.cols <= WARP_ROW_MAX
     lanes, lane = (32, "lane") if warp else (THREADS, "threadIdx.x")
@@ -1065,6 +1081,79 @@ def _argmax_columns(x: SSAValue, y: SSAValue, rows: Rows, acc: str, slices: int)
                       -(-rows.rows // per_block), (per_block, slices, 1))
 
 
+def _argmax_column_vectors(x: SSAValue, y: SSAValue, rows: Rows, sm_count: int) -> KernelSpec | None:
+    """argmax in the columns form with 16-byte reads of `w` neighbouring
+    rows per thread (see ARGMAX_COLUMN_VECTORS), or None where it does not
+    apply."""
+    t = eltype(x)
+    ty = dtype_name(t)
+    w = 16 // dtype(t).bytes
+    if not ARGMAX_COLUMN_VECTORS or ty not in (("f32", "f16", "bf16") if ARGMAX_COLUMN_VECTORS_F32 else ("f16", "bf16")) \
+            or rows.inner <= 0 or rows.inner % w:
+        return None
+    groups = rows.rows // w
+    slices = _vector_slices(rows, groups, sm_count)
+    if not slices:
+        return None
+    per_block = COLUMN_FORM_THREADS // slices
+    if ty == "f32":
+        unpack, elems = ["const float4 q = raw[j];"], [f"q.{c}" for c in "xyzw"]
+    else:
+        unpack, elems = _unpack8("f", ty, "raw[j]"), [_elem8("f", e) for e in range(8)]
+    keep = [_ARGMAX_KEEP.replace("bv", f"bv[{e}]").replace("bi", f"bi[{e}]").replace("v > ", f"v{e} > ")
+            .replace("(v != v", f"(v{e} != v{e}").replace("bv[{e}] = v;".format(e=e), f"bv[{e}] = v{e};")
+            for e in range(w)]
+    u = _batched_loads(ARGMAX_COLUMN_LOADS, slices, rows.cols, ARGMAX_BATCH_SHARE)
+    slot = f"(threadIdx.y * {per_block} + threadIdx.x) * {w}"
+    merge = [] if slices == 1 else [
+        "#pragma unroll",
+        f"for (int e = 0; e < {w}; ++e) {{ col_v[{slot} + e] = bv[e]; col_i[{slot} + e] = bi[e]; }}",
+        "__syncthreads();",
+        "if (threadIdx.y != 0) return;",
+        f"for (int s = 1; s < {slices}; ++s) {{",
+        "  #pragma unroll",
+        f"  for (int e = 0; e < {w}; ++e) {{ const float ov = col_v[(s * {per_block} + threadIdx.x) * {w} + e]; "
+        f"const long long oi = col_i[(s * {per_block} + threadIdx.x) * {w} + e]; "
+        f"{_ARGMAX_BETTER.replace('bv', 'bv[e]').replace('bi', 'bi[e]')} }}",
+        "}",
+    ]
+    src = [
+        f"// argmax form: columns ({per_block} threads of {w} rows x {slices} slices of the axis per block, "
+        f"{w} elements per 16-byte access)",
+        f'extern "C" __global__ void __launch_bounds__({COLUMN_FORM_THREADS}) '
+        f'ENTRY({params_decl([("x", x, False), ("y", y, True)])}) {{',
+        *([f"  __shared__ float col_v[{COLUMN_FORM_THREADS * w}]; "
+           f"__shared__ long long col_i[{COLUMN_FORM_THREADS * w}];"] if slices > 1 else []),
+        f"  const long long gt = (long long)blockIdx.x * {per_block} + threadIdx.x;",
+        f"  const long long r = (gt < {groups}LL ? gt : {groups - 1}LL) * {w};",
+        f"  const long long base = {rows.row_base};",
+        f"  float bv[{w}]; long long bi[{w}];",
+        "  #pragma unroll",
+        f"  for (int e = 0; e < {w}; ++e) {{ bv[e] = 0; bi[e] = -1; }}",
+        f"  for (long long k0 = threadIdx.y; k0 < {rows.cols}LL; k0 += {u * slices}) {{  // {u} loads in flight",
+        f"    {'float4' if ty == 'f32' else 'uint4'} raw[{u}];",
+        "    #pragma unroll",
+        f"    for (int j = 0; j < {u}; ++j) {{ const long long k = k0 + j * {slices}; if (k < {rows.cols}LL) {{ "
+        f"const long long o = base + ({rows.col_off}); raw[j] = *reinterpret_cast<const {'float4' if ty == 'f32' else 'uint4'}*>(x + o); }} }}",
+        "    #pragma unroll",
+        f"    for (int j = 0; j < {u}; ++j) {{",
+        f"      const long long k = k0 + j * {slices};",
+        f"      if (k >= {rows.cols}LL) continue;",
+        *(f"      {line}" for line in unpack),
+        *(f"      {{ const float v{e} = {el}; {kp} }}" for e, (el, kp) in enumerate(zip(elems, keep))),
+        "    }",
+        "  }",
+        *("  " + line for line in merge),
+        f"  if (gt < {groups}LL) {{",
+        "    #pragma unroll",
+        f"    for (int e = 0; e < {w}; ++e) y[r + e] = bi[e];",
+        "  }",
+        "}",
+    ]
+    return KernelSpec("argmax", _argmax_helper("float") + "\n".join(src) + "\n", [Buf(x), Buf(y, True)],
+                      -(-groups // per_block), (per_block, slices, 1))
+
+
 # --------------------------------------------------------------------------- softmax and norms
 
 #: Row forms by the row's length: a warp per row up to WARP_ROW_MAX
@@ -1198,6 +1287,15 @@ COLUMN_FORM_MIN_ROWS = 4096
 COLUMN_VECTORS = True
 COLUMN_VECTORS_F32 = False
 COLUMN_VECTOR_BLOCKS_PER_SM = 4
+#: ... and where they leave fewer, more slices per row as the element form
+#: takes them (COLUMN_FORM_FILL_BLOCKS_PER_SM), the vector form kept where
+#: that gives COLUMN_VECTOR_FILLED_BLOCKS_PER_SM blocks per multiprocessor
+#: (0: never; [262, 1000, 128] f16 over axis 1: 32 slices, 524 blocks).
+#: H100 (session 18, `variant.py COLUMN_VECTOR_FILLED_BLOCKS_PER_SM=0,3 --
+#: --ops softmax_mid --rows 1000 --dtypes f16,bf16`, also with 4 output
+#: loads): at 64 MiB f16 6.8-9.8% slower, bf16 9.1-12.5% faster (512 MiB:
+#: unchanged, already vectors), so off.
+COLUMN_VECTOR_FILLED_BLOCKS_PER_SM = 0
 #: ... its statistics' read issuing COLUMN_VECTOR_LOADS 16-byte loads
 #: before folding them in, where slices are short (COLUMN_FORM_BATCH_SHARE,
 #: as COLUMN_FORM_LOADS); 1: `#pragma unroll 4` over a load and its folds.
@@ -1220,9 +1318,22 @@ COLUMN_FORM_SHORT_AXIS = 32
 #: its fold per step. H100 (session 17, `variant.py COLUMN_FORM_LOADS=1,4
 #: -- --ops softmax_mid --rows 21,128,1000 --sizes 64,512`): f32 over axes
 #: of 128 (8 slices of 16) 75.0 -> 61.0 µs at 64 MiB, 532 -> 443 at 512;
-#: every other case within 1% (the gate leaves them as they were).
+#: every other case within 1% (the gate left them as they were). Session
+#: 18 (`variant.py COLUMN_FORM_BATCH_SHARE=32,128 -- --ops softmax_mid
+#: --rows 1000`): slices of up to 128 batched too, axes of 1000 (8-16
+#: slices of 63-125) 10-23% faster in all 6 cases (f16 at 64 MiB 119.0 ->
+#: 96.3 µs; the vector form's statistics at 512 MiB too, 705 -> 625).
 COLUMN_FORM_LOADS = 4
-COLUMN_FORM_BATCH_SHARE = 32
+COLUMN_FORM_BATCH_SHARE = 128
+#: ... and its output pass (the row read again, the output stored) issuing
+#: COLUMN_FORM_OUT_LOADS loads before storing, where a row has several
+#: slices (the element and the vector forms; 1: a load and its store per
+#: step). H100 (session 18, `variant.py COLUMN_FORM_OUT_LOADS=1,4 -- --ops
+#: softmax_mid --rows 21,128,1000 --sizes 64,512`): axes of 128 2.6-6.1%
+#: faster in all 6 cases (f32 at 512 MiB 443.7 -> 418.2 µs), of 1000 at
+#: 512 MiB 3.7-4.3% (64 MiB: -1.8 to +0.3%); one slice of 21 channels lost
+#: 6.7-7.4% at 512 MiB in f16/bf16, hence "several slices".
+COLUMN_FORM_OUT_LOADS = 4
 #: ... and where its blocks number fewer than COLUMN_FORM_FILL_BLOCKS_PER_SM
 #: per multiprocessor (few rows, long axes: [131, 1000, 128]), more slices
 #: per row, up to COLUMN_FORM_MAX_SLICES while each keeps
@@ -1243,12 +1354,30 @@ def column_slices(rows: Rows, sm_count: int = 0) -> int:
     not apply (see COLUMN_FORM)."""
     if not COLUMN_FORM or rows.inner == 0 or rows.col_off == "k" or rows.rows < COLUMN_FORM_MIN_ROWS:
         return 0
-    y = _slice_count(rows.cols, rows.rows, sm_count)
+    return _fill_slices(_slice_count(rows.cols, rows.rows, sm_count), rows.rows, rows.cols, sm_count)
+
+
+def _fill_slices(y: int, threads: int, cols: int, sm_count: int) -> int:
+    """Y doubled while the blocks over `threads` threads (times Y) number
+    under COLUMN_FORM_FILL_BLOCKS_PER_SM per multiprocessor, up to
+    COLUMN_FORM_MAX_SLICES slices of COLUMN_FORM_MIN_SHARE elements."""
     while (COLUMN_FORM_FILL_BLOCKS_PER_SM and sm_count and y < COLUMN_FORM_MAX_SLICES
-           and -(-rows.rows // (COLUMN_FORM_THREADS // y)) < COLUMN_FORM_FILL_BLOCKS_PER_SM * sm_count
-           and rows.cols >= 2 * y * COLUMN_FORM_MIN_SHARE):
+           and -(-threads // (COLUMN_FORM_THREADS // y)) < COLUMN_FORM_FILL_BLOCKS_PER_SM * sm_count
+           and cols >= 2 * y * COLUMN_FORM_MIN_SHARE):
         y *= 2
     return y
+
+
+def _vector_slices(rows: Rows, groups: int, sm_count: int) -> int:
+    """Y of the 16-byte columns forms (COLUMN_VECTORS) where `groups`
+    threads (times Y) take the rows, or 0 where their blocks are too few."""
+    y = _slice_count(rows.cols, groups, sm_count)
+    if -(-groups // (COLUMN_FORM_THREADS // y)) >= COLUMN_VECTOR_BLOCKS_PER_SM * sm_count:
+        return y
+    if not COLUMN_VECTOR_FILLED_BLOCKS_PER_SM:
+        return 0
+    y = _fill_slices(y, groups, rows.cols, sm_count)
+    return y if -(-groups // (COLUMN_FORM_THREADS // y)) >= COLUMN_VECTOR_FILLED_BLOCKS_PER_SM * sm_count else 0
 
 
 def _slice_count(cols: int, threads: int, sm_count: int) -> int:
@@ -2223,10 +2352,11 @@ def _uint4_form(s: RowSpec, red: Reducer = block_reduce, lane: str = "threadIdx.
 
 
 def _looping_form(s: RowSpec, red: Reducer = block_reduce, lane: str = "threadIdx.x",
-                  stride: str = "blockDim.x", loads: int = 1) -> list[str]:
+                  stride: str = "blockDim.x", loads: int = 1, out_loads: int = 1) -> list[str]:
     """The row read twice, an element at a time per thread (`lane` of
     `stride`): statistics, then the output; with `loads` > 1 (no prologue)
-    the first read issues that many loads before folding them in."""
+    the first read issues that many loads before folding them in, with
+    `out_loads` > 1 the second before storing."""
     t, stat, p = s.t, s.streamed, s.prologue
     if p is not None:  # the prologue computes the row in both reads; its outputs are stored in the first
         args = [p.arg(j) for j in range(len(p.inputs))]
@@ -2242,12 +2372,17 @@ def _looping_form(s: RowSpec, red: Reducer = block_reduce, lane: str = "threadId
         first = _batched_read(s.rows, lane, stride, loads, "float", load("x[o]", t), stat.add(["v"]))
     else:
         first = [_cols(" ".join([*read, stat.add(["v" if read else row])]), s.rows, lane, stride)]
+    if out_loads > 1 and p is None:
+        second = _batched_read(s.rows, lane, stride, out_loads, "float", load("x[o]", t),
+                               f"y[o] = {store(s.streamed_out('v', lambda c: load(f'{c}[k]', t)), t)};", at=True)
+    else:
+        second = [_cols(" ".join([*write, f"y[o] = {store(value, t)};"]), s.rows, lane, stride)]
     return [
         *(p.row_setup() if p is not None else []),
         *stat.init,
         *first,
         *stat.done(red),
-        _cols(" ".join([*write, f"y[o] = {store(value, t)};"]), s.rows, lane, stride),
+        *second,
     ]
 
 
@@ -2315,7 +2450,7 @@ def row_kernel(s: RowSpec, sm_count: int) -> KernelSpec:
         x = COLUMN_FORM_THREADS // y
         red = ColumnReducer(y, COLUMN_FORM_THREADS)
         loads = _batched_loads(COLUMN_FORM_LOADS, y, rows.cols, COLUMN_FORM_BATCH_SHARE)
-        body = _looping_form(s, red, "threadIdx.y", f"{y}", loads)
+        body = _looping_form(s, red, "threadIdx.y", f"{y}", loads, COLUMN_FORM_OUT_LOADS if y > 1 else 1)
         src = [f"// row form: columns ({x} rows x {y} slices of the reduced axis per block, an element at a time)",
                f'extern "C" __global__ void __launch_bounds__({COLUMN_FORM_THREADS}) ENTRY({decl}) {{',
                "  __shared__ float smem[32];", *red.slots(), *_column_rows(body, rows, x), "}"]
@@ -2341,10 +2476,10 @@ def _column_vector_kernel(s: RowSpec, decl: str, bufs: list[Buf], sm_count: int)
             or rows.inner <= 0 or rows.inner % w:
         return None
     groups = rows.rows // w  # the rows a thread takes are neighbours: inner is a multiple of w
-    y = _slice_count(rows.cols, groups, sm_count)
-    x = COLUMN_FORM_THREADS // y
-    if -(-groups // x) < COLUMN_VECTOR_BLOCKS_PER_SM * sm_count:
+    y = _vector_slices(rows, groups, sm_count)
+    if not y:
         return None
+    x = COLUMN_FORM_THREADS // y
     red = ColumnReducer(y, COLUMN_FORM_THREADS)
     parts = [s.streamed_at(f"_{i}") for i in range(w)]
     vec = "float4" if ty == "f32" else "uint4"
@@ -2386,11 +2521,28 @@ def _column_vector_kernel(s: RowSpec, decl: str, bufs: list[Buf], sm_count: int)
             "  }",
         ]),
         *(f"  {line}" for stat, _ in parts for line in stat.done(red)),
-        "  #pragma unroll 4",
-        f"  {head}",
-        *(f"    {line}" for line in load),
-        f"    {store}",
-        "  }",
+        *([
+            f"  for (long long k0 = threadIdx.y; k0 < {rows.cols}LL; k0 += {v * y}) {{  // {v} loads in flight",
+            f"    {vec} raw[{v}];",
+            "    #pragma unroll",
+            f"    for (int j = 0; j < {v}; ++j) {{ const long long k = k0 + j * {y}; if (k < {rows.cols}LL) {{ "
+            f"const long long o = base + ({rows.col_off}); raw[j] = *reinterpret_cast<const {vec}*>(x + o); }} }}",
+            "    #pragma unroll",
+            f"    for (int j = 0; j < {v}; ++j) {{",
+            f"      const long long k = k0 + j * {y};",
+            f"      if (k >= {rows.cols}LL) continue;",
+            f"      const long long o = base + ({rows.col_off});",
+            *(f"      {line}" for line in (["const float4 q = raw[j];"] if ty == "f32" else _unpack8("f", ty, "raw[j]"))),
+            f"      {store}",
+            "    }",
+            "  }",
+        ] if (v := COLUMN_FORM_OUT_LOADS if y > 1 else 1) > 1 else [
+            "  #pragma unroll 4",
+            f"  {head}",
+            *(f"    {line}" for line in load),
+            f"    {store}",
+            "  }",
+        ]),
     ]
     src = [f"// row form: columns ({x} threads of {w} rows x {y} slices of the reduced axis per block, "
            f"{w} elements per 16-byte access)",
