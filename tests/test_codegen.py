@@ -216,6 +216,9 @@ def test_softmax_over_a_middle_axis_takes_the_columns_form(arch):
     assert R.column_slices(R.Rows.of([131, 1000, 128], [1]), 132) == 16  # 524 blocks of 8 slices, 1048 of 16
     assert R.column_slices(R.Rows.of([131, 1000, 128], [1]), 0) == 8  # the multiprocessors unknown: as before
     assert R.column_slices(R.Rows.of([2, 40, 2100], [1]), 132) == 8  # 40 elements: no slice of 16 at 16 slices
+    # 8192 rows: 32 slices would leave blocks of 8 rows, 16 bytes of 2-byte elements (COLUMN_FORM_MIN_RUN_BYTES)
+    assert R.column_slices(R.Rows.of([64, 4096, 128], [1]), 132, 2) == 16
+    assert R.column_slices(R.Rows.of([64, 4096, 128], [1]), 132, 4) == 32
     assert R.Rows.of([2, 5, 6, 7], [1, 2]).inner == 7 and R.Rows.of([2, 5, 6, 7], [0, 2]).inner == 0
     src = by_sym[launches[2].kernel.root_reference.data]
     assert "const long long r = min((long long)blockIdx.x * 64 + threadIdx.x, 4098LL);" in src

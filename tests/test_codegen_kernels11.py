@@ -121,7 +121,7 @@ def reductions_split(g, d):
 
 
 def argmaxes(g, d):
-    """A warp per row up to 1024 elements, a block beyond; 16-byte reads of
+    """A warp per row up to 4096 elements, a block beyond; 16-byte reads of
     contiguous rows whose length allows, element by element otherwise
     (odd lengths, a middle axis, rows of one)."""
     outs = [g.argmax(g.input(f"x{n}", [r, n], d), axis=-1)

@@ -27,14 +27,23 @@ pytestmark = [
 TOL = {"float32": 1e-5, "float16": 2e-3, "bfloat16": 1e-2}
 
 
-def check(module, params=None, rng=None, tol_scale=1.0):
+def check(module, params=None, rng=None, tol_scale=1.0, offset=0.0):
+    """`module` on the GPU (stream and graph mode) against the interpreter,
+    on random inputs (plus `offset`, where sums of zero-mean values would
+    cancel: the relative error of a near-zero sum is no measure of a
+    kernel)."""
     from rlxc.dialects.types import dtype_name
     from rlxc.signature import signature
+    from rlxc.values import round_bf16
 
     names = {"f32": "float32", "f16": "float16", "bf16": "bfloat16"}
     dtypes = {i: names.get(dtype_name(t.get_element_type()), "") for i, t in enumerate(signature(module).outputs)}
     rng = rng or np.random.default_rng()
     inputs, rand_params = random_inputs(module, rng)
+    for n, t in signature(module).inputs if offset else ():
+        if inputs[n].dtype.kind == "f":
+            shifted = (inputs[n] + inputs[n].dtype.type(offset)).astype(inputs[n].dtype)
+            inputs[n] = round_bf16(shifted) if dtype_name(t.get_element_type()) == "bf16" else shifted
     params = params if params is not None else rand_params
     want = rlxc.interpret(module, inputs, params)
     exe = rlxc.compile(module, target="cuda", params=params, mode="stream")

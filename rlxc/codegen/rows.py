@@ -858,6 +858,14 @@ def reduce_kernel(op: rlx.ReduceOp, sm_count: int) -> KernelSpec:
 #: at 64 MiB (34.6 -> 28.9).
 ARGMAX_SPLIT_BELOW = 4
 ARGMAX_UNROLL = 0
+#: argmax rows up to this many elements take a warp each (the warp form),
+#: longer ones a block. H100 (session 18, `variant.py
+#: ARGMAX_WARP_ROW_MAX=1024,2048,4096,8192 -- --ops argmax_last --rows
+#: 1536,2048,3072,4096,8192 --sizes 64,512`): with 4096, rows of 1536-4096
+#: 22-77% faster in f16/bf16 and 1536-2048 22-59% in f32 (f16 of 2048 at 64
+#: MiB 46.4 -> 30.5 µs, where the block form was slower than eager), the
+#: rest within 1%; 8192 lost 14% on f32 rows of 8192 at 64 MiB.
+ARGMAX_WARP_ROW_MAX = 4096
 #: argmax's block form over 16-byte accesses of at most this many elements
 #: (f32's 4) keeps one (value, index) per element of the access, merged
 #: after the scan: that many independent compare chains instead of one
@@ -920,7 +928,7 @@ def _argmax_helper(acc: str) -> str:
 
 def argmax_kernel(op: rlx.ArgMaxOp, sm_count: int) -> KernelSpec:
     """numpy.argmax along an axis: the first index of the largest value, NaN
-    counting as the largest. Rows up to WARP_ROW_MAX take a warp each (8 per
+    counting as the largest. Rows up to ARGMAX_WARP_ROW_MAX take a warp each (8 per
     block, shuffles only), longer ones a block; contiguous rows whose length
     allows are read 16 bytes at a time (the form and width named in the
     source). Where the blocks are fewer than the multiprocessors, each row is
@@ -936,7 +944,7 @@ def argmax_kernel(op: rlx.ArgMaxOp, sm_count: int) -> KernelSpec:
         if (vector := _argmax_column_vectors(x, y, rows, sm_count)) is not None:
             return vector
         return _argmax_columns(x, y, rows, acc, slices)
-    warp = rows.cols <= WARP_ROW_MAX
+    warp = rows.cols <= ARGMAX_WARP_ROW_MAX
     lanes, lane = (32, "lane") if warp else (THREADS, "threadIdx.x")
     size = dtype(t).bytes
     w = 16 // size if rows.col_off == "k" and size < 16 and rows.cols % (16 // size) == 0 else 1
@@ -1322,9 +1330,12 @@ COLUMN_FORM_SHORT_AXIS = 32
 #: 18 (`variant.py COLUMN_FORM_BATCH_SHARE=32,128 -- --ops softmax_mid
 #: --rows 1000`): slices of up to 128 batched too, axes of 1000 (8-16
 #: slices of 63-125) 10-23% faster in all 6 cases (f16 at 64 MiB 119.0 ->
-#: 96.3 µs; the vector form's statistics at 512 MiB too, 705 -> 625).
+#: 96.3 µs; the vector form's statistics at 512 MiB too, 705 -> 625); and
+#: (`COLUMN_FORM_BATCH_SHARE=128,1000000 -- --rows 4096`) slices of any
+#: length: axes of 4096 at 512 MiB 13-24% faster (f16 960 -> 777 µs), at
+#: 64 MiB within 3.6%. So every row of several slices batches.
 COLUMN_FORM_LOADS = 4
-COLUMN_FORM_BATCH_SHARE = 128
+COLUMN_FORM_BATCH_SHARE = 1 << 40
 #: ... and its output pass (the row read again, the output stored) issuing
 #: COLUMN_FORM_OUT_LOADS loads before storing, where a row has several
 #: slices (the element and the vector forms; 1: a load and its store per
@@ -1346,24 +1357,36 @@ COLUMN_FORM_OUT_LOADS = 4
 COLUMN_FORM_FILL_BLOCKS_PER_SM = 4
 COLUMN_FORM_MAX_SLICES = 32
 COLUMN_FORM_MIN_SHARE = 16
+#: ... as long as a block's rows stay COLUMN_FORM_MIN_RUN_BYTES wide (a
+#: 32-byte sector: no fill to 8 rows of 2 bytes; softmax only). H100
+#: (session 18, `variant.py COLUMN_FORM_MIN_RUN_BYTES=0,32 -- --ops
+#: softmax_mid,argmax_mid --rows 4096,1000 --dtypes f16,bf16 --sizes
+#: 64,512`): f16/bf16 softmax over [64, 4096, 128] 190 -> 133 µs (16 rows
+#: x 16 slices, not 8 x 32), the other softmax cases within 0.6%; argmax
+#: there 15-17% slower, so argmax fills as before.
+COLUMN_FORM_MIN_RUN_BYTES = 32
 
 
-def column_slices(rows: Rows, sm_count: int = 0) -> int:
+def column_slices(rows: Rows, sm_count: int = 0, elem_bytes: int = 4) -> int:
     """Y (threads along the reduced axis per row) of the columns form over
-    `rows` on `sm_count` multiprocessors (0: unknown), or 0 where it does
-    not apply (see COLUMN_FORM)."""
+    `rows` of `elem_bytes` elements (4: no width limit) on `sm_count`
+    multiprocessors (0: unknown), or 0 where it does not apply (see
+    COLUMN_FORM)."""
     if not COLUMN_FORM or rows.inner == 0 or rows.col_off == "k" or rows.rows < COLUMN_FORM_MIN_ROWS:
         return 0
-    return _fill_slices(_slice_count(rows.cols, rows.rows, sm_count), rows.rows, rows.cols, sm_count)
+    return _fill_slices(_slice_count(rows.cols, rows.rows, sm_count), rows.rows, rows.cols, sm_count, elem_bytes)
 
 
-def _fill_slices(y: int, threads: int, cols: int, sm_count: int) -> int:
+def _fill_slices(y: int, threads: int, cols: int, sm_count: int, run_bytes: int = 16) -> int:
     """Y doubled while the blocks over `threads` threads (times Y) number
     under COLUMN_FORM_FILL_BLOCKS_PER_SM per multiprocessor, up to
-    COLUMN_FORM_MAX_SLICES slices of COLUMN_FORM_MIN_SHARE elements."""
+    COLUMN_FORM_MAX_SLICES slices of COLUMN_FORM_MIN_SHARE elements, each
+    block's rows still COLUMN_FORM_MIN_RUN_BYTES wide (`run_bytes` per
+    thread)."""
     while (COLUMN_FORM_FILL_BLOCKS_PER_SM and sm_count and y < COLUMN_FORM_MAX_SLICES
            and -(-threads // (COLUMN_FORM_THREADS // y)) < COLUMN_FORM_FILL_BLOCKS_PER_SM * sm_count
-           and cols >= 2 * y * COLUMN_FORM_MIN_SHARE):
+           and cols >= 2 * y * COLUMN_FORM_MIN_SHARE
+           and COLUMN_FORM_THREADS // (2 * y) * run_bytes >= COLUMN_FORM_MIN_RUN_BYTES):
         y *= 2
     return y
 
@@ -2446,7 +2469,7 @@ def row_kernel(s: RowSpec, sm_count: int) -> KernelSpec:
     if form == "columns" and (vector := _column_vector_kernel(s, decl, bufs, sm_count)) is not None:
         return vector
     if form == "columns":
-        y = column_slices(rows, sm_count)
+        y = column_slices(rows, sm_count, dtype(s.t).bytes)
         x = COLUMN_FORM_THREADS // y
         red = ColumnReducer(y, COLUMN_FORM_THREADS)
         loads = _batched_loads(COLUMN_FORM_LOADS, y, rows.cols, COLUMN_FORM_BATCH_SHARE)
