@@ -23,8 +23,9 @@ pytestmark = [
 @pytest.mark.parametrize("name,d", PARAMS)
 def test_kernel_forms_on_gpu_match_reference(name, d):
     # the split reductions' means of 150000-300000 zero-mean values come near
-    # zero now and then (an f32 run failed at 1e-5): their inputs get a mean of 1
-    check(build(name, d), offset=1.0 if name == "reduce_split" else 0.0)
+    # zero now and then (an f32 run failed at 1e-5): their f32 inputs get a mean
+    # of 1 (not f16's: sums of 200000 ones overflow it; its bound is 2e-3)
+    check(build(name, d), offset=1.0 if name == "reduce_split" and d == "f32" else 0.0)
 
 
 @pytest.mark.parametrize("d", ["f32", "f16", "bf16"])

@@ -1279,7 +1279,14 @@ def stream_split(rows: int, items: int, sm_count: int) -> int:
 COLUMN_FORM = True
 COLUMN_FORM_SLICES = 8
 COLUMN_FORM_THREADS = 256  # per block: COLUMN_FORM_THREADS / Y rows
-COLUMN_FORM_MIN_ROWS = 4096
+#: H100 (session 18, `variant.py COLUMN_FORM_MIN_ROWS=4096,1024 -- --ops
+#: softmax_mid,argmax_mid --rows 8192,16384 --sizes 64,512`): from 1024
+#: rows, [16, 8192, 128] f32 softmax 526.7 -> 131.2 µs, [8, 16384, 128]
+#: f16 981.5 -> 379.1, argmax 1.6-3x faster where the form changed, the
+#: rest within 1%. Few rows over long axes stay slow (f16 [32, 8192, 128]
+#: 0.52x torch.compile): a row's slices share one block; splitting the axis
+#: over blocks (as the grid form splits a contiguous row) is not done.
+COLUMN_FORM_MIN_ROWS = 1024
 #: COLUMN_VECTORS: where 16 bytes of neighbouring rows are aligned (the
 #: rows after the axis, `inner`, a multiple of 4 f32 / 8 f16 or bf16), each
 #: thread takes that many rows, read and written 16 bytes at a time, one
