@@ -182,16 +182,19 @@ def test_rows_past_a_cluster_take_the_grid_form():
 
 
 @pytest.mark.parametrize("arch", ARCHS)
-def test_softmax_over_a_middle_axis_takes_the_columns_form(arch):
+def test_softmax_over_a_middle_axis_takes_the_columns_form(arch, monkeypatch):
     """softmax / log_softmax over a non-contiguous axis with at least
     rows.COLUMN_FORM_MIN_ROWS rows: blocks of 256 / Y rows x Y slices of
     the axis (Y: 8, or the axis's length rounded up to a power of two, or
     on short axes as few as the rows need to fill the GPU; doubled, up to
     32, while the blocks are fewer than rows.COLUMN_FORM_FILL_BLOCKS_PER_SM
     per multiprocessor and each slice keeps 16 elements); fewer rows keep
-    the looping form (a block per row)."""
+    the looping form (a block per row). (Slices held in registers,
+    rows.COLUMN_CACHED_ELEMS, off here: test_columns_form_held_in_registers.)"""
     from rlxc.codegen import rows as R
 
+    monkeypatch.setattr(R, "COLUMN_CACHED_ELEMS", 0)
+    monkeypatch.setattr(R, "COLUMN_CACHED_ELEMS_16", 0)
     g = rlxc.GraphBuilder()
     outs = [g.softmax(g.input("a", [2, 21, 64, 64], "bf16"), axis=1),  # 8192 rows of 21
             g.log_softmax(g.input("b", [2, 6, 130, 77]), axis=-2),  # 924 rows (under 1024): looping
@@ -234,8 +237,12 @@ def test_columns_form_with_vectors(arch, monkeypatch):
     online (max, sum) per row, each reduced over the slices; other lengths
     keep the element-wide columns form. By default only in f16/bf16 and
     where that leaves COLUMN_VECTOR_BLOCKS_PER_SM blocks per
-    multiprocessor; both gates lifted below."""
+    multiprocessor; both gates lifted below. (Slices held in registers,
+    rows.COLUMN_CACHED_ELEMS, off here.)"""
     from rlxc.codegen import rows as R
+
+    monkeypatch.setattr(R, "COLUMN_CACHED_ELEMS", 0)
+    monkeypatch.setattr(R, "COLUMN_CACHED_ELEMS_16", 0)
 
     def forms(*inputs):
         g = rlxc.GraphBuilder()
@@ -288,8 +295,12 @@ def test_columns_forms_filled_vectors_and_batched_output(arch, monkeypatch):
     pass issues COLUMN_FORM_OUT_LOADS loads before its stores in the element
     and the vector forms; argmax takes 16-byte reads of 8 (4) rows per thread
     (rows.ARGMAX_COLUMN_VECTORS), one (value, index) per row, merged over
-    the slices. Every kernel compiles."""
+    the slices. Every kernel compiles. (Slices held in registers,
+    rows.COLUMN_CACHED_ELEMS, off here.)"""
     from rlxc.codegen import rows as R
+
+    monkeypatch.setattr(R, "COLUMN_CACHED_ELEMS", 0)
+    monkeypatch.setattr(R, "COLUMN_CACHED_ELEMS_16", 0)
 
     def lower(*ops):
         g = rlxc.GraphBuilder()
@@ -338,6 +349,50 @@ def test_columns_forms_filled_vectors_and_batched_output(arch, monkeypatch):
     assert "for (int e = 0; e < 8; ++e) y[r + e] = bi[e];" in arg and "__shared__ long long col_i[2048];" in arg
     assert "const float4 q = raw[j];" in arg32 and "{ const float v3 = q.w;" in arg32
     assert compile_all(lowered, arch) == 4
+
+
+@pytest.mark.parametrize("arch", ARCHS)
+def test_columns_form_held_in_registers(arch, monkeypatch):
+    """rows.COLUMN_CACHED_ELEMS: each thread of the columns form keeps its
+    slice of the axis in registers (read once), the slices doubled until a
+    slice is that short (64 f32, 32 f16/bf16: COLUMN_CACHED_ELEMS_16);
+    the statistics merged into one reduction over the slices; ragged slices
+    guard each element; taken before the 16-byte vector form. Every kernel
+    compiles."""
+    from rlxc.codegen import rows as R
+
+    g = rlxc.GraphBuilder()
+    outs = [g.softmax(g.input("a", [131, 1000, 128]), axis=1), g.log_softmax(g.input("b", [64, 2048, 128]), axis=1),
+            g.softmax(g.input("c", [64, 21, 4096], "bf16"), axis=1), g.softmax(g.input("d", [8, 256, 128], "f16"), axis=1)]
+    lowered = rlxc.run_pipeline(g.build(outs), f"rlx-cuda{{arch={arch} sm_count=132}}")
+    by_sym = {k.sym_name.data: k.source.data for k in kernels_of(lowered)}
+    srcs = [by_sym[op.kernel.root_reference.data] for op in lowered.walk() if op.name == "rlx_cuda.launch"]
+    forms = [next(line for line in src.splitlines() if "row form" in line) for src in srcs]
+    assert forms[0] == "// row form: columns (16 rows x 16 slices of the reduced axis per block, 63 elements per slice held in registers)"
+    assert forms[1] == "// row form: columns (8 rows x 32 slices of the reduced axis per block, 64 elements per slice held in registers)"
+    assert "11 elements per slice held in registers" in forms[2]  # before the vector form (COLUMN_CACHED_OVER_VECTORS)
+    assert "16 elements per slice held in registers" in forms[3], forms  # 1024 rows: 256 over 16 slices
+    a = srcs[0]
+    assert "float v[63];  // this thread's slice, in registers" in a
+    assert ("for (int j = 0; j < 63; ++j) { const long long k = threadIdx.y + j * 16; if (k < 1000LL) { const long long o = "
+            "base + (k * 128LL); v[j] = x[o]; } }") in a
+    assert "const RlxMS st = rlx_column_reduce<16>(RlxMS{m, s}, RlxMSMerge(), col_slots0);" in a and a.count("x[o]") == 1
+    assert "for (int j = 0; j < 64; ++j) { v[j] = v[j] - mz; s += expf(v[j]); }" in srcs[1]  # 2048 = 32 x 64: no guard
+    assert compile_all(lowered, arch) == 4
+    monkeypatch.setattr(R, "COLUMN_CACHED_OVER_VECTORS", False)
+    monkeypatch.setattr(R, "COLUMN_CACHED_MERGED", False)
+    g = rlxc.GraphBuilder()
+    outs = [g.softmax(g.input("c", [64, 21, 4096], "bf16"), axis=1), g.softmax(g.input("d", [8, 256, 128], "f16"), axis=1),
+            g.softmax(g.input("e", [262, 1000, 128], "f16"), axis=1)]
+    lowered = rlxc.run_pipeline(g.build(outs), f"rlx-cuda{{arch={arch} sm_count=132}}")
+    by_sym = {k.sym_name.data: k.source.data for k in kernels_of(lowered)}
+    c, d, e = (by_sym[op.kernel.root_reference.data] for op in lowered.walk() if op.name == "rlx_cuda.launch")
+    assert "8 elements per 16-byte access" in c  # the vector form first
+    # not merged: the max and the sum each reduced over the slices
+    assert "16 elements per slice held in registers" in d and d.count("rlx_column_reduce") == 2, d
+    # f16 slices of 63 are too long to hold (16 rows x 32 slices would be 16 bytes wide): the element form
+    assert "32 rows x 8 slices of the reduced axis per block, an element at a time" in e
+    assert compile_all(lowered, arch) == 3
 
 
 @pytest.mark.parametrize("arch", ARCHS)

@@ -647,6 +647,8 @@ def test_softmax_over_middle_axes_on_gpu(dtype, columns, vectors, loads, monkeyp
     [2, 1000, 8192], 32 slices)."""
     from rlxc.codegen import rows as R
 
+    monkeypatch.setattr(R, "COLUMN_CACHED_ELEMS", 0)  # slices held in registers: the next test
+    monkeypatch.setattr(R, "COLUMN_CACHED_ELEMS_16", 0)
     out_loads = 4 if loads == 44 else 1
     loads = 4 if loads == 44 else loads
     monkeypatch.setattr(R, "COLUMN_FORM_OUT_LOADS", out_loads)
@@ -669,6 +671,28 @@ def test_softmax_over_middle_axes_on_gpu(dtype, columns, vectors, loads, monkeyp
     if out_loads > 1:  # vectors filled with slices: 32 of 1000 over 2048 (f32: 4096) groups of 8 (4) rows
         outs.append(g.softmax(g.input("l", [2, 1000, 8192], dtype), axis=1))
     check(g.build(outs))
+
+
+@pytest.mark.parametrize("dtype", ["f32", "f16", "bf16"])
+@pytest.mark.parametrize("merged", [True, False])
+def test_softmax_over_middle_axes_held_in_registers_on_gpu(dtype, merged, monkeypatch):
+    """The columns form with each thread's slice of the axis in registers
+    (rows.COLUMN_CACHED_ELEMS; here before the 16-byte vector form too):
+    slices of 21 channels, of 3 over 4099 rows, of 1000 (16 or 32 slices,
+    the last elements of some slices missing), 300001 rows of 5, axis -2;
+    the statistics merged in one reduction or two, softmax and log_softmax,
+    against the interpreter (stream and graph mode)."""
+    from rlxc.codegen import rows as R
+
+    monkeypatch.setattr(R, "COLUMN_CACHED_ELEMS", 64)
+    monkeypatch.setattr(R, "COLUMN_CACHED_ELEMS_16", 64)  # f16/bf16 slices of 63 too (by default 32)
+    monkeypatch.setattr(R, "COLUMN_CACHED_OVER_VECTORS", True)
+    monkeypatch.setattr(R, "COLUMN_CACHED_MERGED", merged)
+    g = rlxc.GraphBuilder()
+    a, c, d = g.input("a", [2, 21, 64, 64], dtype), g.input("c", [1, 3, 4099], dtype), g.input("d", [2, 1000, 2100], dtype)
+    e, f = g.input("e", [1, 5, 300001], dtype), g.input("f", [3, 1000, 1400], dtype)
+    check(g.build([g.softmax(a, axis=1), g.log_softmax(a, axis=1), g.softmax(c, axis=1), g.softmax(d, axis=1),
+                   g.log_softmax(d, axis=-2), g.softmax(e, axis=1), g.log_softmax(f, axis=1)]))
 
 
 def test_grid_form_refused_where_its_blocks_cannot_be_resident_together():

@@ -1287,6 +1287,26 @@ COLUMN_FORM_THREADS = 256  # per block: COLUMN_FORM_THREADS / Y rows
 #: 0.52x torch.compile): a row's slices share one block; splitting the axis
 #: over blocks (as the grid form splits a contiguous row) is not done.
 COLUMN_FORM_MIN_ROWS = 1024
+#: COLUMN_CACHED_ELEMS (f32; COLUMN_CACHED_ELEMS_16 for f16/bf16): where
+#: a slice of the axis holds at most this many elements (no prologue), each
+#: thread keeps its slice in registers: the row read once from memory, not
+#: twice (0: never; the slices doubled, as far as COLUMN_FORM_MAX_SLICES and
+#: COLUMN_FORM_MIN_RUN_BYTES allow, until they are that short); taken before
+#: the 16-byte vector form with COLUMN_CACHED_OVER_VECTORS; the statistics
+#: in one reduction over the slices (`RowSpec.merged`) with
+#: COLUMN_CACHED_MERGED. H100 (session 18, `variant.py
+#: COLUMN_CACHED_ELEMS=0,32,64 -- --ops softmax_mid --rows
+#: 21,128,256,1000,2048 --sizes 64,512`, then `COLUMN_CACHED_OVER_VECTORS=
+#: False,True COLUMN_CACHED_ELEMS=64 -- --dtypes f16,bf16`): f32 12-52%
+#: faster in all 10 cases with 64 (axis 256 at 512 MiB 542.7 -> 374.3 µs,
+#: 98% of copy; 32 lost 28% on axes of 2048 at 512 MiB); f16/bf16 over the
+#: vector form 50-68% faster on axes of 21-256 (f16 axis 128 at 512 MiB
+#: 600.9 -> 382.1 µs) but 32-45% slower on axes of 1000 (slices of 63
+#: 2-byte elements), hence 32 for them.
+COLUMN_CACHED_ELEMS = 64
+COLUMN_CACHED_ELEMS_16 = 32
+COLUMN_CACHED_OVER_VECTORS = True
+COLUMN_CACHED_MERGED = True
 #: COLUMN_VECTORS: where 16 bytes of neighbouring rows are aligned (the
 #: rows after the axis, `inner`, a multiple of 4 f32 / 8 f16 or bf16), each
 #: thread takes that many rows, read and written 16 bytes at a time, one
@@ -2473,15 +2493,28 @@ def row_kernel(s: RowSpec, sm_count: int) -> KernelSpec:
                           threads=SMEM_THREADS, note=f"{nbytes} bytes of shared memory{kept}, " + row.note(),
                           srow_type=storage_type(s.t) if stored else "float")
         return KernelSpec(s.family, src, bufs, min(rows.rows, sm_count * 2), SMEM_THREADS, nbytes)
-    if form == "columns" and (vector := _column_vector_kernel(s, decl, bufs, sm_count)) is not None:
+    y = column_slices(rows, sm_count, dtype(s.t).bytes) if form == "columns" else 0
+    most = COLUMN_CACHED_ELEMS if dtype(s.t).bytes >= 4 else COLUMN_CACHED_ELEMS_16
+    held = y
+    while (held and s.prologue is None and most and -(-rows.cols // held) > most and held < COLUMN_FORM_MAX_SLICES
+           and COLUMN_FORM_THREADS // (2 * held) * dtype(s.t).bytes >= COLUMN_FORM_MIN_RUN_BYTES):
+        held *= 2  # more slices while a slice is too long to hold
+    cached = bool(held and s.prologue is None and -(-rows.cols // held) <= most)
+    y = held if cached else y
+    if form == "columns" and not (cached and COLUMN_CACHED_OVER_VECTORS) \
+            and (vector := _column_vector_kernel(s, decl, bufs, sm_count)) is not None:
         return vector
     if form == "columns":
-        y = column_slices(rows, sm_count, dtype(s.t).bytes)
         x = COLUMN_FORM_THREADS // y
         red = ColumnReducer(y, COLUMN_FORM_THREADS)
-        loads = _batched_loads(COLUMN_FORM_LOADS, y, rows.cols, COLUMN_FORM_BATCH_SHARE)
-        body = _looping_form(s, red, "threadIdx.y", f"{y}", loads, COLUMN_FORM_OUT_LOADS if y > 1 else 1)
-        src = [f"// row form: columns ({x} rows x {y} slices of the reduced axis per block, an element at a time)",
+        if cached:
+            body = _cached_columns(s, y, red)
+        else:
+            loads = _batched_loads(COLUMN_FORM_LOADS, y, rows.cols, COLUMN_FORM_BATCH_SHARE)
+            body = _looping_form(s, red, "threadIdx.y", f"{y}", loads, COLUMN_FORM_OUT_LOADS if y > 1 else 1)
+        e = -(-rows.cols // y)
+        how = f"{e} element{'s' if e != 1 else ''} per slice held in registers" if cached else "an element at a time"
+        src = [f"// row form: columns ({x} rows x {y} slices of the reduced axis per block, {how})",
                f'extern "C" __global__ void __launch_bounds__({COLUMN_FORM_THREADS}) ENTRY({decl}) {{',
                "  __shared__ float smem[32];", *red.slots(), *_column_rows(body, rows, x), "}"]
         return KernelSpec(s.family, "\n".join(src) + "\n", bufs, -(-rows.rows // x), (x, y, 1))
@@ -2494,6 +2527,28 @@ def row_kernel(s: RowSpec, sm_count: int) -> KernelSpec:
                           note=f"{split} blocks of {STREAM_GRID_THREADS} threads per row, read twice")
         return KernelSpec(s.family, src, bufs, rows.rows * split, STREAM_GRID_THREADS, co_resident=split)
     return KernelSpec(s.family, _row_kernel(decl, streamed(s), rows, form=form), bufs, min(rows.rows, sm_count * 16))
+
+
+def _cached_columns(s: RowSpec, y: int, red: Reducer) -> list[str]:
+    """The columns form's body with each thread's slice of the row (every
+    `y`-th element from threadIdx.y) held in registers: read once, the
+    statistics from the registers (`merged` where the spec has it: one
+    reduction over the slices), the output from them (see
+    COLUMN_CACHED_ELEMS)."""
+    rows, t = s.rows, s.t
+    e = -(-rows.cols // y)
+    ragged = rows.cols % y != 0  # some slices one element short
+    at = f"const long long k = threadIdx.y + j * {y};"
+    held = f"if (k < {rows.cols}LL) " if ragged else ""
+    o = f"const long long o = base + ({rows.col_off});"
+    stats = s.merged if s.merged is not None and COLUMN_CACHED_MERGED else s.cached
+    out = s.cached_out("v[j]", lambda c: load(f"{c}[k]", t))
+    body = [f"float v[{e}];  // this thread's slice, in registers", "#pragma unroll",
+            f"for (int j = 0; j < {e}; ++j) {{ {at} {held}{{ {o} v[j] = {load('x[o]', t)}; }} }}"]
+    for stat in stats:
+        fold = f"{at} {held}{{ {stat.add(['v[j]'])} }}" if ragged else stat.add(["v[j]"])
+        body += [*stat.init, "#pragma unroll", f"for (int j = 0; j < {e}; ++j) {{ {fold} }}", *stat.done(red)]
+    return [*body, "#pragma unroll", f"for (int j = 0; j < {e}; ++j) {{ {at} {held}{{ {o} y[o] = {store(out, t)}; }} }}"]
 
 
 def _column_vector_kernel(s: RowSpec, decl: str, bufs: list[Buf], sm_count: int) -> KernelSpec | None:
