@@ -396,6 +396,33 @@ def test_columns_form_held_in_registers(arch, monkeypatch):
 
 
 @pytest.mark.parametrize("arch", ARCHS)
+def test_columns_form_paired_rows(arch, monkeypatch):
+    """rows.COLUMN_PAIRED_ELEMS: f16/bf16 softmax over a middle axis whose
+    slices are too long for the single-row form held in registers: two
+    neighbouring rows per thread (`inner` even; 4-byte accesses), both
+    slices held as f32 pairs, one merged (max, sum) reduction per row; odd
+    `inner` keeps the other forms. Every kernel compiles."""
+    from rlxc.codegen import rows as R
+
+    monkeypatch.setattr(R, "COLUMN_PAIRED_ELEMS", 32)
+    g = rlxc.GraphBuilder()
+    outs = [g.log_softmax(g.input("a", [262, 1000, 128], "f16"), axis=1),
+            g.softmax(g.input("b", [64, 2048, 128], "bf16"), axis=1), g.softmax(g.input("c", [262, 1000, 127], "f16"), axis=1)]
+    lowered = rlxc.run_pipeline(g.build(outs), f"rlx-cuda{{arch={arch} sm_count=132}}")
+    by_sym = {k.sym_name.data: k.source.data for k in kernels_of(lowered)}
+    launches = [op for op in lowered.walk() if op.name == "rlx_cuda.launch"]
+    (a, ga, ba), (b, _, _), (c, _, _) = ((by_sym[op.kernel.root_reference.data], op.grid.get_values(), op.block.get_values())
+                                         for op in launches)
+    assert ("// row form: columns (8 threads of 2 rows x 32 slices of the reduced axis per block, "
+            "32 element pairs per slice held in registers)") in a and ga == (2096, 1, 1) and ba == (8, 32, 1)
+    assert "v[j] = rlx_ld2_f16(*reinterpret_cast<const unsigned int*>(x + o));" in a
+    assert "*reinterpret_cast<unsigned int*>(y + o) = rlx_st2_f16(v[j].x - ls0, v[j].y - ls1);" in a
+    assert "const RlxMS st1 = rlx_column_reduce<32>(RlxMS{m1, s1}, RlxMSMerge(), col_slots1);" in a
+    assert "64 element pairs" not in b and "element pairs" not in c, (b, c)  # 2048 / 32 = 64 > 32; 127 odd
+    assert compile_all(lowered, arch) == 3
+
+
+@pytest.mark.parametrize("arch", ARCHS)
 def test_argmax_over_a_middle_axis_in_the_columns_form(arch, monkeypatch):
     """rows.ARGMAX_COLUMNS (on by default): argmax over a non-contiguous
     axis takes the columns form where softmax's would: each thread scans its

@@ -674,18 +674,21 @@ def test_softmax_over_middle_axes_on_gpu(dtype, columns, vectors, loads, monkeyp
 
 
 @pytest.mark.parametrize("dtype", ["f32", "f16", "bf16"])
-@pytest.mark.parametrize("merged", [True, False])
-def test_softmax_over_middle_axes_held_in_registers_on_gpu(dtype, merged, monkeypatch):
+@pytest.mark.parametrize("merged,paired", [(True, False), (False, False), (True, True)])
+def test_softmax_over_middle_axes_held_in_registers_on_gpu(dtype, merged, paired, monkeypatch):
     """The columns form with each thread's slice of the axis in registers
     (rows.COLUMN_CACHED_ELEMS; here before the 16-byte vector form too):
     slices of 21 channels, of 3 over 4099 rows, of 1000 (16 or 32 slices,
     the last elements of some slices missing), 300001 rows of 5, axis -2;
     the statistics merged in one reduction or two, softmax and log_softmax,
-    against the interpreter (stream and graph mode)."""
+    against the interpreter (stream and graph mode). `paired`: f16/bf16
+    rows two per thread (rows.COLUMN_PAIRED_ELEMS) wherever `inner` is even,
+    the single-row form off."""
     from rlxc.codegen import rows as R
 
     monkeypatch.setattr(R, "COLUMN_CACHED_ELEMS", 64)
-    monkeypatch.setattr(R, "COLUMN_CACHED_ELEMS_16", 64)  # f16/bf16 slices of 63 too (by default 32)
+    monkeypatch.setattr(R, "COLUMN_CACHED_ELEMS_16", 0 if paired else 64)  # f16/bf16 slices of 63 too (by default 32)
+    monkeypatch.setattr(R, "COLUMN_PAIRED_ELEMS", 64 if paired else 0)
     monkeypatch.setattr(R, "COLUMN_CACHED_OVER_VECTORS", True)
     monkeypatch.setattr(R, "COLUMN_CACHED_MERGED", merged)
     g = rlxc.GraphBuilder()

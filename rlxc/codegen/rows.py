@@ -1305,6 +1305,19 @@ COLUMN_FORM_MIN_ROWS = 1024
 #: 2-byte elements), hence 32 for them.
 COLUMN_CACHED_ELEMS = 64
 COLUMN_CACHED_ELEMS_16 = 32
+#: ... and softmax over f16/bf16 where those slices are too long and
+#: `inner` is even: each thread takes two neighbouring rows (4-byte
+#: accesses, so blocks of 8 threads still read 32-byte runs and a row may
+#: take up to 32 slices), its slices of both held in registers as f32 pairs
+#: where a slice has at most COLUMN_PAIRED_ELEMS elements (0: never). H100
+#: (session 18, `variant.py COLUMN_PAIRED_ELEMS=0,32,64 -- --ops
+#: softmax_mid --dtypes f16,bf16 --rows 1000,2048,4096,8192 --sizes
+#: 64,512`): with 64, axes of 2048 15-19% faster (f16 at 512 MiB 734.7 ->
+#: 615.4 µs) but axes of 1000 9-22% slower (slices of 63 pairs); with 32,
+#: axes of 1000 +5-6% at 64 MiB and 7% slower at 512 (against the vector
+#: form); 4096 and 8192 unchanged (too long either way). Off: no setting
+#: wins everywhere.
+COLUMN_PAIRED_ELEMS = 0
 COLUMN_CACHED_OVER_VECTORS = True
 COLUMN_CACHED_MERGED = True
 #: COLUMN_VECTORS: where 16 bytes of neighbouring rows are aligned (the
@@ -2290,6 +2303,9 @@ class RowSpec:
     #: `streamed` and `streamed_out` with their names suffixed (so a thread can
     #: keep several rows' statistics: the vector columns form); None: no such form
     streamed_at: Callable[[str], tuple[Stat, Out]] | None = None
+    #: softmax (False) or log_softmax (True): the paired columns form's
+    #: statistics (COLUMN_PAIRED_ELEMS); None for other ops
+    softmax_log: bool | None = None
 
     @property
     def elem_bytes(self) -> int:
@@ -2501,6 +2517,8 @@ def row_kernel(s: RowSpec, sm_count: int) -> KernelSpec:
         held *= 2  # more slices while a slice is too long to hold
     cached = bool(held and s.prologue is None and -(-rows.cols // held) <= most)
     y = held if cached else y
+    if form == "columns" and not cached and (paired := _paired_columns_kernel(s, decl, bufs, sm_count)) is not None:
+        return paired
     if form == "columns" and not (cached and COLUMN_CACHED_OVER_VECTORS) \
             and (vector := _column_vector_kernel(s, decl, bufs, sm_count)) is not None:
         return vector
@@ -2549,6 +2567,60 @@ def _cached_columns(s: RowSpec, y: int, red: Reducer) -> list[str]:
         fold = f"{at} {held}{{ {stat.add(['v[j]'])} }}" if ragged else stat.add(["v[j]"])
         body += [*stat.init, "#pragma unroll", f"for (int j = 0; j < {e}; ++j) {{ {fold} }}", *stat.done(red)]
     return [*body, "#pragma unroll", f"for (int j = 0; j < {e}; ++j) {{ {at} {held}{{ {o} y[o] = {store(out, t)}; }} }}"]
+
+
+def _paired_columns_kernel(s: RowSpec, decl: str, bufs: list[Buf], sm_count: int) -> KernelSpec | None:
+    """Softmax in the columns form over f16/bf16 with each thread taking two
+    neighbouring rows (4-byte accesses) and holding its slice of both in
+    registers as f32 pairs (see COLUMN_PAIRED_ELEMS), or None where it does
+    not apply."""
+    rows, ty = s.rows, dtype_name(s.t)
+    if not COLUMN_PAIRED_ELEMS or s.softmax_log is None or s.prologue is not None or ty not in ("f16", "bf16") \
+            or rows.inner <= 0 or rows.inner % 2:
+        return None
+    y = column_slices(rows, sm_count, 4)  # a thread's access is 4 bytes wide
+    while (-(-rows.cols // y) > COLUMN_PAIRED_ELEMS and y < COLUMN_FORM_MAX_SLICES
+           and COLUMN_FORM_THREADS // (2 * y) * 4 >= COLUMN_FORM_MIN_RUN_BYTES):
+        y *= 2
+    e = -(-rows.cols // y)
+    if e > COLUMN_PAIRED_ELEMS:
+        return None
+    x = COLUMN_FORM_THREADS // y
+    pairs = rows.rows // 2
+    red = ColumnReducer(y, COLUMN_FORM_THREADS)
+    log = s.softmax_log
+    at = f"const long long k = threadIdx.y + j * {y};"
+    held = f"if (k < {rows.cols}LL) " if rows.cols % y else ""
+    o = f"const long long o = base + ({rows.col_off});"
+
+    def each(stmt: str, with_o: bool = False) -> list[str]:
+        guard = f"{at} {held}{{ {o + ' ' if with_o else ''}{stmt} }}" if held or with_o else stmt
+        return ["#pragma unroll", f"for (int j = 0; j < {e}; ++j) {{ {guard} }}"]
+
+    body = [
+        f"  const long long r = min((long long)blockIdx.x * {x} + threadIdx.x, {pairs - 1}LL) * 2;",
+        f"  const long long base = {rows.row_base};",
+        f"  float2 v[{e}];  // this thread's slices of rows r and r + 1, in registers",
+        *each(f"v[j] = rlx_ld2_{ty}(*reinterpret_cast<const unsigned int*>(x + o));", True),
+        "  float m0 = -RLX_INF, m1 = -RLX_INF;",
+        *each("m0 = rlx_maxf(m0, v[j].x); m1 = rlx_maxf(m1, v[j].y);"),
+        "  const float mz0 = m0 == -RLX_INF ? 0.0f : m0, mz1 = m1 == -RLX_INF ? 0.0f : m1;",
+        "  float s0 = 0.0f, s1 = 0.0f;",
+        *each("v[j].x = v[j].x - mz0; s0 += expf(v[j].x); v[j].y = v[j].y - mz1; s1 += expf(v[j].y);" if log else
+              "v[j].x = expf(v[j].x - mz0); s0 += v[j].x; v[j].y = expf(v[j].y - mz1); s1 += v[j].y;"),
+    ]
+    for i in "01":
+        st = red(f"RlxMS{{m{i}, s{i}}}", "RlxMSMerge", "RlxMS{-RLX_INF, 0.0f}", "ms_smem")
+        body += [f"  const RlxMS st{i} = {st};",
+                 f"  const float inv{i} = expf(m{i} - st{i}.m) / st{i}.s, ls{i} = logf(st{i}.s) + (st{i}.m - mz{i});"]
+    out = ("v[j].x - ls0", "v[j].y - ls1") if log else ("v[j].x * inv0", "v[j].y * inv1")
+    body += each(f"*reinterpret_cast<unsigned int*>(y + o) = rlx_st2_{ty}({out[0]}, {out[1]});", True)
+    body = [line if line.startswith("  ") else "  " + line for line in body]
+    src = [f"// row form: columns ({x} threads of 2 rows x {y} slices of the reduced axis per block, "
+           f"{e} element pairs per slice held in registers)",
+           f'extern "C" __global__ void __launch_bounds__({COLUMN_FORM_THREADS}) ENTRY({decl}) {{',
+           *red.slots(), *body, "}"]
+    return KernelSpec(s.family, "\n".join(src) + "\n", bufs, -(-pairs // x), (x, y, 1))
 
 
 def _column_vector_kernel(s: RowSpec, decl: str, bufs: list[Buf], sm_count: int) -> KernelSpec | None:
@@ -2718,7 +2790,7 @@ def softmax_kernel(op: rlx.SoftmaxOp | rlx.LogSoftmaxOp, sm_count: int, fused: F
         # memory; in the cluster form's registers see SOFTMAX_STORED_ROWS)
         streamed=online,
         streamed_out=online_out,
-        name_write=True, prologue=fused.prologue if fused is not None else None, streamed_at=online_at,
+        name_write=True, prologue=fused.prologue if fused is not None else None, streamed_at=online_at, softmax_log=log,
     )  # fmt: skip
     return row_kernel(spec, sm_count)
 
