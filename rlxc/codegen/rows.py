@@ -1332,9 +1332,14 @@ COLUMN_CACHED_MERGED = True
 #: µs), 47% slower with 131 blocks ([262, 1000, 128]: 118.5 -> 223.5); f32
 #: 3-8% slower in 5 of 6 cases (the element-wide form already moves 4
 #: bytes per access).
+#: Session 18 (`variant.py COLUMN_VECTOR_BLOCKS_PER_SM=4,2 -- --ops
+#: softmax_mid --dtypes f16,bf16 --rows 1000,2048,4096 --sizes 64,512`):
+#: with 2, [1024, 2048, 128] (512 blocks, 3.9 per SM) 16.7-16.9% faster,
+#: the other 10 cases unchanged (same form); 3 keeps clear of the one-block
+#: loss above.
 COLUMN_VECTORS = True
 COLUMN_VECTORS_F32 = False
-COLUMN_VECTOR_BLOCKS_PER_SM = 4
+COLUMN_VECTOR_BLOCKS_PER_SM = 3
 #: ... and where they leave fewer, more slices per row as the element form
 #: takes them (COLUMN_FORM_FILL_BLOCKS_PER_SM), the vector form kept where
 #: that gives COLUMN_VECTOR_FILLED_BLOCKS_PER_SM blocks per multiprocessor
