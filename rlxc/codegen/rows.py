@@ -34,7 +34,14 @@ element type and layout (`ROW_FORMS`, the one table of thresholds):
   as they are (`RowSpec.pure`: x − mean recomputed for the output);
   kept thread-major (element j of thread l at j·1024 + l), conflict-free;
 * float4 / looping: rows too long for the grid form (or not contiguous):
-  the statistics in one read, then the output from a second.
+  the statistics in one read, then the output from a second;
+* columns (rows along a non-contiguous axis, COLUMN_FORM_MIN_ROWS or more):
+  neighbouring rows in threadIdx.x (coalesced), slices of the axis in
+  threadIdx.y, the slices' statistics met in shared memory in order. Each
+  thread's slice held in registers where it is short enough
+  (COLUMN_CACHED_ELEMS: one read); else 16-byte accesses over 8 (4)
+  neighbouring rows per thread where blocks are enough (COLUMN_VECTORS);
+  else read twice, element by element, 4 loads in flight.
 
 The cached forms move 16 bytes per access where the row's length allows (4
 f32, 8 f16/bf16 elements per lane; for rows in registers the width need
