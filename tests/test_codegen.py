@@ -423,13 +423,39 @@ def test_columns_form_paired_rows(arch, monkeypatch):
 
 
 @pytest.mark.parametrize("arch", ARCHS)
+def test_argmax_lane_groups(arch, monkeypatch):
+    """rows.ARGMAX_GROUP_ITEMS: argmax rows short enough that a warp's lanes
+    would take fewer than that many 16-byte accesses each take a group of
+    fewer lanes (a power of two), shuffling within the group's mask."""
+    from rlxc.codegen import rows as R
+
+    monkeypatch.setattr(R, "ARGMAX_GROUP_ITEMS", 4)
+    g = rlxc.GraphBuilder()
+    outs = [g.argmax(g.input("a", [1000, 256], "f16"), axis=-1), g.argmax(g.input("b", [100, 8]), axis=-1),
+            g.argmax(g.input("c", [100, 4096], "bf16"), axis=-1)]
+    lowered = rlxc.run_pipeline(g.build(outs), f"rlx-cuda{{arch={arch} sm_count=132}}")
+    by_sym = {k.sym_name.data: k.source.data for k in kernels_of(lowered)}
+    launches = [op for op in lowered.walk() if op.name == "rlx_cuda.launch"]
+    (a, ga), (b, gb), (c, _) = ((by_sym[op.kernel.root_reference.data], op.grid.get_values()) for op in launches)
+    assert "// argmax form: lane groups (8 lanes per row, 32 rows per block), 8 elements per 16-byte access" in a
+    assert "const unsigned int gmask = 255u << ((threadIdx.x & 31) & ~7);  // this row's lanes" in a
+    assert "const float ov = __shfl_xor_sync(gmask, bv, s);" in a and ga == (32, 1, 1)
+    assert "lane groups (1 lane per row, 256 rows per block)" in b and "for (int s = 0; s > 0;" in b and gb == (1, 1, 1)
+    assert "// argmax form: warp (8 rows per block)" in c  # 512 accesses: 16 a lane
+    assert compile_all(lowered, arch) == 3
+
+
+@pytest.mark.parametrize("arch", ARCHS)
 def test_argmax_over_a_middle_axis_in_the_columns_form(arch, monkeypatch):
     """rows.ARGMAX_COLUMNS (on by default): argmax over a non-contiguous
     axis takes the columns form where softmax's would: each thread scans its
     slice of the axis, the slices' (value, index) pairs merged in shared
     memory by rlx_argmax_better; the threads past the last row store
-    nothing. Off, the warp form as before."""
+    nothing. Off, the warp form as before (a whole warp per row here: lane
+    groups, rows.ARGMAX_GROUP_ITEMS, are test_argmax_lane_groups')."""
     from rlxc.codegen import rows as R
+
+    monkeypatch.setattr(R, "ARGMAX_GROUP_ITEMS", 0)
 
     def forms():
         g = rlxc.GraphBuilder()

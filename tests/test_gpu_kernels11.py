@@ -106,6 +106,19 @@ def test_argmax_ties_and_nan_in_every_form(d):
         np.testing.assert_array_equal(o, w)
 
 
+@pytest.mark.parametrize("d", ["f32", "f16", "bf16", "i32", "i64"])
+def test_argmax_lane_groups_on_gpu(d, monkeypatch):
+    """argmax's warp form with fewer lanes per row where each lane would take
+    fewer than 4 accesses (rows.ARGMAX_GROUP_ITEMS: rows of 300 f32 over 16
+    lanes, 8 and 1 element over one lane, odd rows an element at a time),
+    the groups of a warp leaving their row loop apart, against the
+    interpreter (integers many ties: the first index wins)."""
+    from rlxc.codegen import rows as R
+
+    monkeypatch.setattr(R, "ARGMAX_GROUP_ITEMS", 4)
+    check(build("argmax", d))
+
+
 @pytest.mark.parametrize("d", ["f32", "f16", "bf16", "i32"])
 @pytest.mark.parametrize("columns,loads", [(False, 1), (True, 1), (True, 4), (True, 16)])
 def test_argmax_over_middle_axes_ties_and_nan(d, columns, loads, monkeypatch):

@@ -873,6 +873,16 @@ ARGMAX_UNROLL = 0
 #: MiB 46.4 -> 30.5 µs, where the block form was slower than eager), the
 #: rest within 1%; 8192 lost 14% on f32 rows of 8192 at 64 MiB.
 ARGMAX_WARP_ROW_MAX = 4096
+#: ... a group of fewer lanes per row (a power of two; its rows shuffle
+#: among themselves) where each lane would take fewer than
+#: ARGMAX_GROUP_ITEMS 16-byte accesses (0: a whole warp per row). H100
+#: (session 18, `variant.py ARGMAX_GROUP_ITEMS=0,2,4 -- --ops argmax_last
+#: --rows 64,128,256,512,1024 --sizes 64,512`): with 4, f16/bf16 rows of 64
+#: 3.9-4.2x faster (f16 at 64 MiB 133.7 -> 34.4 µs: a warp's 5 shuffle
+#: steps per row of 8 accesses), of 128 2.2x, 256-512 12-27%; f32 rows of
+#: 64 2.0-2.1x, 128 16-19%; 1024 unchanged (already 4 a lane); one loss,
+#: f32 of 256 at 64 MiB 2.3%. 2 was best only for f32 rows of 64 (5%).
+ARGMAX_GROUP_ITEMS = 4
 #: argmax's block form over 16-byte accesses of at most this many elements
 #: (f32's 4) keeps one (value, index) per element of the access, merged
 #: after the scan: that many independent compare chains instead of one
@@ -956,6 +966,11 @@ def argmax_kernel(op: rlx.ArgMaxOp, sm_count: int) -> KernelSpec:
     size = dtype(t).bytes
     w = 16 // size if rows.col_off == "k" and size < 16 and rows.cols % (16 // size) == 0 else 1
     items = rows.cols // w
+    group = 32
+    if warp and ARGMAX_GROUP_ITEMS:  # fewer lanes per row where each would take too few items
+        while group > 1 and items < ARGMAX_GROUP_ITEMS * group:
+            group //= 2
+        lanes = group
     split = 1 if warp else split_count(rows.rows, items, THREADS, sm_count, ARGMAX_SPLIT_BELOW)
     chunk = -(-items // split)
     lo, hi = ("k_lo + ", "k_hi") if split > 1 else ("", f"{items}LL")
@@ -993,12 +1008,15 @@ def argmax_kernel(op: rlx.ArgMaxOp, sm_count: int) -> KernelSpec:
                 f"const {acc} v = ({acc}){load('x[o]', t)}; {keep} }}"]
     bounds = [f"const long long k_lo = (long long)blockIdx.y * {chunk}LL, "
               f"k_hi = k_lo + {chunk}LL < {items}LL ? k_lo + {chunk}LL : {items}LL;"] if split > 1 else []
+    mask = "0xffffffffu" if group == 32 else "gmask"
     body = [
         f"{acc} bv = 0; long long bi = -1;",
         *bounds,
         *scan,
-        "for (int s = 16; s > 0; s >>= 1) {",
-        f"  const {acc} ov = __shfl_xor_sync(0xffffffffu, bv, s); const long long oi = __shfl_xor_sync(0xffffffffu, bi, s);",
+        *([f"const unsigned int gmask = {(1 << group) - 1}u << ((threadIdx.x & 31) & ~{group - 1});  // this row's lanes"]
+          if group < 32 else []),
+        f"for (int s = {group // 2}; s > 0; s >>= 1) {{",
+        f"  const {acc} ov = __shfl_xor_sync({mask}, bv, s); const long long oi = __shfl_xor_sync({mask}, bi, s);",
         f"  {_ARGMAX_BETTER}",
         "}",
     ]
@@ -1033,7 +1051,8 @@ def argmax_kernel(op: rlx.ArgMaxOp, sm_count: int) -> KernelSpec:
     helper = _argmax_helper(acc)
     per = f"{w} elements per 16-byte access" if w > 1 else "one element per access"
     per += f" ({w} compare chains)" if chains else ""
-    form = "warp (8 rows per block)" if warp else "block"
+    form = ("warp (8 rows per block)" if group == 32 else f"lane groups ({group} lane{'s' if group > 1 else ''} per row, {THREADS // group} rows "
+            "per block)") if warp else "block"
     how = f", each row split in {split} chunks of {chunk} items (grid.y)" if split > 1 else ""
     src = [f"// argmax form: {form}, {per}{how}"]
     if split > 1:
@@ -1042,8 +1061,8 @@ def argmax_kernel(op: rlx.ArgMaxOp, sm_count: int) -> KernelSpec:
                 f"__device__ unsigned int ENTRY_count[{rows.rows}] = {{}};  // blocks arrived per row (reset by the last)"]
     src.append(f'extern "C" __global__ void __launch_bounds__({THREADS}) ENTRY({decl}) {{')
     if warp:
-        src += _warp_loop(body, rows, THREADS // 32)
-        grid: int | tuple[int, int, int] = min(-(-rows.rows // (THREADS // 32)), sm_count * 16)
+        src += _warp_loop(body, rows, THREADS // 32, group)
+        grid: int | tuple[int, int, int] = min(-(-rows.rows // (THREADS // group)), sm_count * 16)
     else:
         src.append(f"  __shared__ {acc} vs[32]; __shared__ long long is[32];")
         if split > 1:  # a row per blockIdx.x, no loop
