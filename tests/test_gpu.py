@@ -698,6 +698,47 @@ def test_softmax_over_middle_axes_held_in_registers_on_gpu(dtype, merged, paired
                    g.log_softmax(d, axis=-2), g.softmax(e, axis=1), g.log_softmax(f, axis=1)]))
 
 
+@pytest.mark.parametrize("dtype", ["f32", "f16"])
+@pytest.mark.parametrize("cached", [True, False])
+def test_softmax_infinities_and_nan_in_every_form(dtype, cached, monkeypatch):
+    """A row holding +inf is NaN everywhere (exp(inf - inf), as two passes
+    and the interpreter give), a row holding NaN too, a row all -inf NaN,
+    other rows untouched: over a middle axis (slices held in registers, or
+    read twice with the online statistics, `rlx_ms_add`, element-wide and in
+    16-byte vectors), in the looping form, in a warp per row, and in rows
+    read twice (past the grid form), softmax and log_softmax."""
+    from rlxc.codegen import rows as R
+
+    monkeypatch.setattr(R, "COLUMN_CACHED_ELEMS", 64 if cached else 0)
+    monkeypatch.setattr(R, "COLUMN_CACHED_ELEMS_16", 64 if cached else 0)
+    monkeypatch.setattr(R, "COLUMN_VECTOR_BLOCKS_PER_SM", 0)
+    carrier = np.float16 if dtype == "f16" else np.float32
+    shapes = [(2, 1000, 2100), (2, 1000, 4096), (3, 100, 40), (4, 300), (2, 4500000)]
+    g = rlxc.GraphBuilder()
+    ins = [g.input(f"x{i}", list(s), dtype) for i, s in enumerate(shapes)]
+    outs = [op(x, axis=1) for x in ins for op in (g.softmax, g.log_softmax)]
+    module = g.build(outs)
+    rng = np.random.default_rng()
+    inputs = {}
+    for i, s in enumerate(shapes):
+        x = rng.standard_normal(s).astype(carrier)
+        if len(s) == 3:
+            x[0, 5, 0] = np.inf
+            x[1, 7, 3] = np.nan
+            x[0, :, 1] = -np.inf
+        else:
+            x[0, 5] = np.inf
+            x[1, 3] = np.nan
+            x[2 % s[0], :] = -np.inf
+        inputs[f"x{i}"] = x
+    want = rlxc.interpret(module, inputs)
+    got = rlxc.compile(module, target="cuda").run(inputs, poison=True)
+    for k, (w, o) in enumerate(zip(want, got)):
+        assert np.isnan(w).sum() >= 2, k  # the test means something: NaN rows
+        np.testing.assert_allclose(o.astype(np.float64), w.astype(np.float64), rtol=2e-3 if dtype == "f16" else 1e-5,
+                                   atol=1e-3 if dtype == "f16" else 1e-6, equal_nan=True, err_msg=f"output #{k}")
+
+
 def test_grid_form_refused_where_its_blocks_cannot_be_resident_together():
     """A grid-form kernel whose blocks of a row could not all be resident at
     once (here: its `rlx.co_resident` raised past what any device holds, as

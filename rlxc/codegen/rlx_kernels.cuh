@@ -53,8 +53,10 @@ struct RlxMSMerge {
   }
 };
 __device__ __forceinline__ void rlx_ms_add(RlxMS& a, float v) {
-  if (v > a.m) { a.s = a.s * expf(a.m - v) + 1.0f; a.m = v; }
-  else if (v != -RLX_INF) a.s += expf(v - a.m);  // NaN and +inf make s NaN, as in two passes
+  // NaN makes s NaN (below); so does +inf, as in two passes (exp(inf - inf)):
+  // the rescale alone would give s = 1 and leave the row's other outputs 0
+  if (v > a.m) { a.s = v == RLX_INF ? RLX_NAN : a.s * expf(a.m - v) + 1.0f; a.m = v; }
+  else if (v != -RLX_INF) a.s += expf(v - a.m);
 }
 // Welford state: count, mean, sum of squared deviations (Chan's merge).
 struct RlxWelford { float n, mean, m2; };

@@ -875,7 +875,8 @@ ARGMAX_UNROLL = 0
 ARGMAX_WARP_ROW_MAX = 4096
 #: ... a group of fewer lanes per row (a power of two; its rows shuffle
 #: among themselves) where each lane would take fewer than
-#: ARGMAX_GROUP_ITEMS 16-byte accesses (0: a whole warp per row). H100
+#: ARGMAX_GROUP_ITEMS items (16-byte accesses, or elements where the row is
+#: not read 16 bytes at a time) (0: a whole warp per row). H100
 #: (session 18, `variant.py ARGMAX_GROUP_ITEMS=0,2,4 -- --ops argmax_last
 #: --rows 64,128,256,512,1024 --sizes 64,512`): with 4, f16/bf16 rows of 64
 #: 3.9-4.2x faster (f16 at 64 MiB 133.7 -> 34.4 µs: a warp's 5 shuffle
@@ -893,7 +894,7 @@ ARGMAX_GROUP_ITEMS = 4
 #: 15-18% at 1048576 x 512 MiB, so they keep one.
 ARGMAX_LANE_CHAINS = 4
 #: argmax along a non-contiguous axis in the columns form where softmax's
-#: would take it (`column_slices`: 4096 rows or more): X neighbouring rows
+#: would take it (`column_slices`: COLUMN_FORM_MIN_ROWS rows or more): X neighbouring rows
 #: × Y slices of the axis per block, each thread scanning its slice (so the
 #: first of equal values), the slices' (value, index) merged in shared
 #: memory by value, then index. Off: the warp or block forms, a warp or
@@ -945,8 +946,9 @@ def _argmax_helper(acc: str) -> str:
 
 def argmax_kernel(op: rlx.ArgMaxOp, sm_count: int) -> KernelSpec:
     """numpy.argmax along an axis: the first index of the largest value, NaN
-    counting as the largest. Rows up to ARGMAX_WARP_ROW_MAX take a warp each (8 per
-    block, shuffles only), longer ones a block; contiguous rows whose length
+    counting as the largest. Rows up to ARGMAX_WARP_ROW_MAX take a warp each
+    (8 per block, shuffles only; a group of fewer lanes where each lane would
+    take under ARGMAX_GROUP_ITEMS items), longer ones a block; contiguous rows whose length
     allows are read 16 bytes at a time (the form and width named in the
     source). Where the blocks are fewer than the multiprocessors, each row is
     split over grid.y as the reductions are (`split_count`): every chunk's
@@ -1440,7 +1442,8 @@ COLUMN_FORM_MIN_RUN_BYTES = 32
 
 def column_slices(rows: Rows, sm_count: int = 0, elem_bytes: int = 4) -> int:
     """Y (threads along the reduced axis per row) of the columns form over
-    `rows` of `elem_bytes` elements (4: no width limit) on `sm_count`
+    `rows` of `elem_bytes` elements (4: no width limit while
+    COLUMN_FORM_MAX_SLICES and COLUMN_FORM_MIN_RUN_BYTES are at most 32) on `sm_count`
     multiprocessors (0: unknown), or 0 where it does not apply (see
     COLUMN_FORM)."""
     if not COLUMN_FORM or rows.inner == 0 or rows.col_off == "k" or rows.rows < COLUMN_FORM_MIN_ROWS:
