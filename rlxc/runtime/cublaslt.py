@@ -173,7 +173,7 @@ class LtGemm:
         if self.candidates < 2 or (known is not None and known < self.candidates):
             self.use(known or 0)
             return []
-        from rlxc.runtime.driver_api import _driver, check
+        from rlxc.runtime.driver_api import _driver, check, median
 
         cu = _driver()
         start = check(cu.cuEventCreate(0), "cuEventCreate")
@@ -195,9 +195,6 @@ class LtGemm:
             check(cu.cuEventRecord(stop, stream), "cuEventRecord")
             check(cu.cuEventSynchronize(stop), f"{self.name} (tuning proposal {i})")
             return check(cu.cuEventElapsedTime(start, stop), "cuEventElapsedTime") * 1e3
-
-        def median(xs: list[float]) -> float:
-            return sorted(xs)[len(xs) // 2] if xs else float("inf")
 
         try:
             first = [t for t in (once(0) for _ in range(3)) if t is not None]

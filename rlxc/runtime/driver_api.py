@@ -8,7 +8,13 @@ The driver bindings are imported on first use, so this module (and
 
 from __future__ import annotations
 
-__all__ = ["CudaError", "alloc", "check", "device_arch", "is_available", "wait_for"]
+__all__ = ["CudaError", "alloc", "check", "device_arch", "is_available", "median", "wait_for"]
+
+
+def median(xs) -> float:
+    """The median of timings (the upper one of an even count; inf for
+    none): what every timing loop of the runtime reports."""
+    return sorted(xs)[len(xs) // 2] if len(xs) else float("inf")
 
 
 class CudaError(RuntimeError):

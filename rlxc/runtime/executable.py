@@ -55,7 +55,7 @@ from rlxc.runtime.device_arrays import (
     torch_input,
     torch_name,
 )
-from rlxc.runtime.driver_api import CudaError, _driver, alloc, check
+from rlxc.runtime.driver_api import CudaError, _driver, alloc, check, median
 from rlxc.runtime.nvrtc import cache_dir
 from rlxc.signature import InputError, check_array, check_named_inputs, signature
 from rlxc.values import dense_values
@@ -683,10 +683,6 @@ class CudaExecutable:
             self._events = None
             cu.cuEventDestroy(start)
             cu.cuEventDestroy(stop)
-
-        def median(xs: list[float]) -> float:
-            xs.sort()
-            return xs[len(xs) // 2]
 
         return {"wall_us": median(walls), "device_us": median(devices), "overhead_us": median(diffs)}
 
