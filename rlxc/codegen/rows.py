@@ -930,8 +930,19 @@ ARGMAX_COLUMN_VECTORS = False
 ARGMAX_COLUMN_VECTORS_F32 = False
 
 
-_ARGMAX_KEEP = "if (bi < 0 || (v != v && bv == bv) || (v > bv && bv == bv)) { bv = v; bi = k; }"
-_ARGMAX_BETTER = "if (oi >= 0 && (bi < 0 || rlx_argmax_better(ov, oi, bv, bi))) { bv = ov; bi = oi; }"
+def _argmax_keep(v: str = "v", bv: str = "bv", bi: str = "bi") -> str:
+    """Keeps element k (value `v`) as the best (`bv`, `bi`) where it wins:
+    the first of equal values (k increases along a scan), NaN the largest."""
+    return f"if ({bi} < 0 || ({v} != {v} && {bv} == {bv}) || ({v} > {bv} && {bv} == {bv})) {{ {bv} = {v}; {bi} = k; }}"
+
+
+def _argmax_better(bv: str = "bv", bi: str = "bi") -> str:
+    """Takes another scan's best (ov, oi) where it beats (`bv`, `bi`)."""
+    return f"if (oi >= 0 && ({bi} < 0 || rlx_argmax_better(ov, oi, {bv}, {bi}))) {{ {bv} = ov; {bi} = oi; }}"
+
+
+_ARGMAX_KEEP = _argmax_keep()
+_ARGMAX_BETTER = _argmax_better()
 
 
 def _argmax_helper(acc: str) -> str:
@@ -994,7 +1005,7 @@ def argmax_kernel(op: rlx.ArgMaxOp, sm_count: int) -> KernelSpec:
     if chains:
         # one chain per element of the access: within a chain k increases, so
         # `keep` holds the first of equal values; the merge orders by index
-        chain = keep.replace("bi", "cbi[i]").replace("bv", "cbv[i]")
+        chain = _argmax_keep("v", "cbv[i]", "cbi[i]")
         scan = [
             f"{acc} cbv[{w}]; long long cbi[{w}];",
             "#pragma unroll",
@@ -1132,13 +1143,8 @@ def _argmax_column_vectors(x: SSAValue, y: SSAValue, rows: Rows, sm_count: int) 
     if not slices:
         return None
     per_block = COLUMN_FORM_THREADS // slices
-    if ty == "f32":
-        unpack, elems = ["const float4 q = raw[j];"], [f"q.{c}" for c in "xyzw"]
-    else:
-        unpack, elems = _unpack8("f", ty, "raw[j]"), [_elem8("f", e) for e in range(8)]
-    keep = [_ARGMAX_KEEP.replace("bv", f"bv[{e}]").replace("bi", f"bi[{e}]").replace("v > ", f"v{e} > ")
-            .replace("(v != v", f"(v{e} != v{e}").replace("bv[{e}] = v;".format(e=e), f"bv[{e}] = v{e};")
-            for e in range(w)]
+    vec, unpack, elems = _vector_unpack(ty)
+    keep = [_argmax_keep(f"v{e}", f"bv[{e}]", f"bi[{e}]") for e in range(w)]
     u = _batched_loads(ARGMAX_COLUMN_LOADS, slices, rows.cols, ARGMAX_BATCH_SHARE)
     slot = f"(threadIdx.y * {per_block} + threadIdx.x) * {w}"
     merge = [] if slices == 1 else [
@@ -1150,7 +1156,7 @@ def _argmax_column_vectors(x: SSAValue, y: SSAValue, rows: Rows, sm_count: int) 
         "  #pragma unroll",
         f"  for (int e = 0; e < {w}; ++e) {{ const float ov = col_v[(s * {per_block} + threadIdx.x) * {w} + e]; "
         f"const long long oi = col_i[(s * {per_block} + threadIdx.x) * {w} + e]; "
-        f"{_ARGMAX_BETTER.replace('bv', 'bv[e]').replace('bi', 'bi[e]')} }}",
+        f"{_argmax_better('bv[e]', 'bi[e]')} }}",
         "}",
     ]
     src = [
@@ -1166,19 +1172,8 @@ def _argmax_column_vectors(x: SSAValue, y: SSAValue, rows: Rows, sm_count: int) 
         f"  float bv[{w}]; long long bi[{w}];",
         "  #pragma unroll",
         f"  for (int e = 0; e < {w}; ++e) {{ bv[e] = 0; bi[e] = -1; }}",
-        f"  for (long long k0 = threadIdx.y; k0 < {rows.cols}LL; k0 += {u * slices}) {{  // {u} loads in flight",
-        f"    {'float4' if ty == 'f32' else 'uint4'} raw[{u}];",
-        "    #pragma unroll",
-        f"    for (int j = 0; j < {u}; ++j) {{ const long long k = k0 + j * {slices}; if (k < {rows.cols}LL) {{ "
-        f"const long long o = base + ({rows.col_off}); raw[j] = *reinterpret_cast<const {'float4' if ty == 'f32' else 'uint4'}*>(x + o); }} }}",
-        "    #pragma unroll",
-        f"    for (int j = 0; j < {u}; ++j) {{",
-        f"      const long long k = k0 + j * {slices};",
-        f"      if (k >= {rows.cols}LL) continue;",
-        *(f"      {line}" for line in unpack),
-        *(f"      {{ const float v{e} = {el}; {kp} }}" for e, (el, kp) in enumerate(zip(elems, keep))),
-        "    }",
-        "  }",
+        *_vector_pass(rows, slices, u, vec, unpack,
+                      [f"{{ const float v{e} = {el}; {kp} }}" for e, (el, kp) in enumerate(zip(elems, keep))], "k"),
         *("  " + line for line in merge),
         f"  if (gt < {groups}LL) {{",
         "    #pragma unroll",
@@ -2543,33 +2538,8 @@ def row_kernel(s: RowSpec, sm_count: int) -> KernelSpec:
                           threads=SMEM_THREADS, note=f"{nbytes} bytes of shared memory{kept}, " + row.note(),
                           srow_type=storage_type(s.t) if stored else "float")
         return KernelSpec(s.family, src, bufs, min(rows.rows, sm_count * 2), SMEM_THREADS, nbytes)
-    y = column_slices(rows, sm_count, dtype(s.t).bytes) if form == "columns" else 0
-    most = COLUMN_CACHED_ELEMS if dtype(s.t).bytes >= 4 else COLUMN_CACHED_ELEMS_16
-    held = y
-    while (held and s.prologue is None and most and -(-rows.cols // held) > most and held < COLUMN_FORM_MAX_SLICES
-           and COLUMN_FORM_THREADS // (2 * held) * dtype(s.t).bytes >= COLUMN_FORM_MIN_RUN_BYTES):
-        held *= 2  # more slices while a slice is too long to hold
-    cached = bool(held and s.prologue is None and -(-rows.cols // held) <= most)
-    y = held if cached else y
-    if form == "columns" and not cached and (paired := _paired_columns_kernel(s, decl, bufs, sm_count)) is not None:
-        return paired
-    if form == "columns" and not (cached and COLUMN_CACHED_OVER_VECTORS) \
-            and (vector := _column_vector_kernel(s, decl, bufs, sm_count)) is not None:
-        return vector
     if form == "columns":
-        x = COLUMN_FORM_THREADS // y
-        red = ColumnReducer(y, COLUMN_FORM_THREADS)
-        if cached:
-            body = _cached_columns(s, y, red)
-        else:
-            loads = _batched_loads(COLUMN_FORM_LOADS, y, rows.cols, COLUMN_FORM_BATCH_SHARE)
-            body = _looping_form(s, red, "threadIdx.y", f"{y}", loads, COLUMN_FORM_OUT_LOADS if y > 1 else 1)
-        e = -(-rows.cols // y)
-        how = f"{e} element{'s' if e != 1 else ''} per slice held in registers" if cached else "an element at a time"
-        src = [f"// row form: columns ({x} rows x {y} slices of the reduced axis per block, {how})",
-               f'extern "C" __global__ void __launch_bounds__({COLUMN_FORM_THREADS}) ENTRY({decl}) {{',
-               "  __shared__ float smem[32];", *red.slots(), *_column_rows(body, rows, x), "}"]
-        return KernelSpec(s.family, "\n".join(src) + "\n", bufs, -(-rows.rows // x), (x, y, 1))
+        return _columns_kernel(s, decl, bufs, sm_count)
     streamed = {"float4": _float4_form, "uint4": _uint4_form}.get(form, _looping_form)
     width = {"float4": 4, "uint4": 8}.get(form, 1)
     if split := stream_split(rows.rows, rows.cols // width, sm_count):
@@ -2581,6 +2551,54 @@ def row_kernel(s: RowSpec, sm_count: int) -> KernelSpec:
     return KernelSpec(s.family, _row_kernel(decl, streamed(s), rows, form=form), bufs, min(rows.rows, sm_count * 16))
 
 
+def _columns_kernel(s: RowSpec, decl: str, bufs: list[Buf], sm_count: int) -> KernelSpec:
+    """The columns form (see COLUMN_FORM): each thread's slice held in
+    registers where it is short enough (COLUMN_CACHED_ELEMS), else the paired
+    or the 16-byte vector form where they apply, else the row read twice."""
+    rows, size = s.rows, dtype(s.t).bytes
+    y = column_slices(rows, sm_count, size)
+    most = COLUMN_CACHED_ELEMS if size >= 4 else COLUMN_CACHED_ELEMS_16
+    held = _slices_to_hold(y, rows.cols, most, size) if most and s.prologue is None else 0
+    if not held and (paired := _paired_columns_kernel(s, decl, bufs, sm_count)) is not None:
+        return paired
+    if not (held and COLUMN_CACHED_OVER_VECTORS) and (vector := _column_vector_kernel(s, decl, bufs, sm_count)) is not None:
+        return vector
+    y = held or y
+    x = COLUMN_FORM_THREADS // y
+    red = ColumnReducer(y, COLUMN_FORM_THREADS)
+    if held:
+        body = _cached_columns(s, y, red)
+    else:
+        loads = _batched_loads(COLUMN_FORM_LOADS, y, rows.cols, COLUMN_FORM_BATCH_SHARE)
+        body = _looping_form(s, red, "threadIdx.y", f"{y}", loads, COLUMN_FORM_OUT_LOADS if y > 1 else 1)
+    e = -(-rows.cols // y)
+    how = f"{e} element{'s' if e != 1 else ''} per slice held in registers" if held else "an element at a time"
+    src = [f"// row form: columns ({x} rows x {y} slices of the reduced axis per block, {how})",
+           f'extern "C" __global__ void __launch_bounds__({COLUMN_FORM_THREADS}) ENTRY({decl}) {{',
+           "  __shared__ float smem[32];", *red.slots(), *_column_rows(body, rows, x), "}"]
+    return KernelSpec(s.family, "\n".join(src) + "\n", bufs, -(-rows.rows // x), (x, y, 1))
+
+
+def _slices_to_hold(y: int, cols: int, most: int, run_bytes: int) -> int:
+    """Y doubled, as far as COLUMN_FORM_MAX_SLICES and COLUMN_FORM_MIN_RUN_BYTES
+    (`run_bytes` per thread) allow, until a slice of the `cols` elements holds
+    at most `most`; 0 where it cannot."""
+    while (-(-cols // y) > most and y < COLUMN_FORM_MAX_SLICES
+           and COLUMN_FORM_THREADS // (2 * y) * run_bytes >= COLUMN_FORM_MIN_RUN_BYTES):
+        y *= 2
+    return y if -(-cols // y) <= most else 0
+
+
+def _slice_loop(rows: Rows, y: int, stmt: str, at: bool = False) -> list[str]:
+    """`stmt` for each element j of the slice thread threadIdx.y of `y` holds
+    (element k = threadIdx.y + j · y of the axis; with `at` its offset `o`
+    named too), guarded where `y` does not divide the axis."""
+    held = f"if (k < {rows.cols}LL) " if rows.cols % y else ""
+    o = f"const long long o = base + ({rows.col_off}); " if at else ""
+    body = f"const long long k = threadIdx.y + j * {y}; {held}{{ {o}{stmt} }}" if held or at else stmt
+    return ["#pragma unroll", f"for (int j = 0; j < {-(-rows.cols // y)}; ++j) {{ {body} }}"]
+
+
 def _cached_columns(s: RowSpec, y: int, red: Reducer) -> list[str]:
     """The columns form's body with each thread's slice of the row (every
     `y`-th element from threadIdx.y) held in registers: read once, the
@@ -2588,19 +2606,13 @@ def _cached_columns(s: RowSpec, y: int, red: Reducer) -> list[str]:
     reduction over the slices), the output from them (see
     COLUMN_CACHED_ELEMS)."""
     rows, t = s.rows, s.t
-    e = -(-rows.cols // y)
-    ragged = rows.cols % y != 0  # some slices one element short
-    at = f"const long long k = threadIdx.y + j * {y};"
-    held = f"if (k < {rows.cols}LL) " if ragged else ""
-    o = f"const long long o = base + ({rows.col_off});"
     stats = s.merged if s.merged is not None and COLUMN_CACHED_MERGED else s.cached
     out = s.cached_out("v[j]", lambda c: load(f"{c}[k]", t))
-    body = [f"float v[{e}];  // this thread's slice, in registers", "#pragma unroll",
-            f"for (int j = 0; j < {e}; ++j) {{ {at} {held}{{ {o} v[j] = {load('x[o]', t)}; }} }}"]
+    body = [f"float v[{-(-rows.cols // y)}];  // this thread's slice, in registers",
+            *_slice_loop(rows, y, f"v[j] = {load('x[o]', t)};", at=True)]
     for stat in stats:
-        fold = f"{at} {held}{{ {stat.add(['v[j]'])} }}" if ragged else stat.add(["v[j]"])
-        body += [*stat.init, "#pragma unroll", f"for (int j = 0; j < {e}; ++j) {{ {fold} }}", *stat.done(red)]
-    return [*body, "#pragma unroll", f"for (int j = 0; j < {e}; ++j) {{ {at} {held}{{ {o} y[o] = {store(out, t)}; }} }}"]
+        body += [*stat.init, *_slice_loop(rows, y, stat.add(["v[j]"])), *stat.done(red)]
+    return [*body, *_slice_loop(rows, y, f"y[o] = {store(out, t)};", at=True)]
 
 
 def _paired_columns_kernel(s: RowSpec, decl: str, bufs: list[Buf], sm_count: int) -> KernelSpec | None:
@@ -2612,49 +2624,75 @@ def _paired_columns_kernel(s: RowSpec, decl: str, bufs: list[Buf], sm_count: int
     if not COLUMN_PAIRED_ELEMS or s.softmax_log is None or s.prologue is not None or ty not in ("f16", "bf16") \
             or rows.inner <= 0 or rows.inner % 2:
         return None
-    y = column_slices(rows, sm_count, 4)  # a thread's access is 4 bytes wide
-    while (-(-rows.cols // y) > COLUMN_PAIRED_ELEMS and y < COLUMN_FORM_MAX_SLICES
-           and COLUMN_FORM_THREADS // (2 * y) * 4 >= COLUMN_FORM_MIN_RUN_BYTES):
-        y *= 2
-    e = -(-rows.cols // y)
-    if e > COLUMN_PAIRED_ELEMS:
+    y = _slices_to_hold(column_slices(rows, sm_count, 4), rows.cols, COLUMN_PAIRED_ELEMS, 4)  # 4-byte accesses
+    if not y:
         return None
+    e = -(-rows.cols // y)
     x = COLUMN_FORM_THREADS // y
     pairs = rows.rows // 2
     red = ColumnReducer(y, COLUMN_FORM_THREADS)
     log = s.softmax_log
-    at = f"const long long k = threadIdx.y + j * {y};"
-    held = f"if (k < {rows.cols}LL) " if rows.cols % y else ""
-    o = f"const long long o = base + ({rows.col_off});"
-
-    def each(stmt: str, with_o: bool = False) -> list[str]:
-        guard = f"{at} {held}{{ {o + ' ' if with_o else ''}{stmt} }}" if held or with_o else stmt
-        return ["#pragma unroll", f"for (int j = 0; j < {e}; ++j) {{ {guard} }}"]
-
     body = [
         f"  const long long r = min((long long)blockIdx.x * {x} + threadIdx.x, {pairs - 1}LL) * 2;",
         f"  const long long base = {rows.row_base};",
         f"  float2 v[{e}];  // this thread's slices of rows r and r + 1, in registers",
-        *each(f"v[j] = rlx_ld2_{ty}(*reinterpret_cast<const unsigned int*>(x + o));", True),
+        *_slice_loop(rows, y, f"v[j] = rlx_ld2_{ty}(*reinterpret_cast<const unsigned int*>(x + o));", at=True),
         "  float m0 = -RLX_INF, m1 = -RLX_INF;",
-        *each("m0 = rlx_maxf(m0, v[j].x); m1 = rlx_maxf(m1, v[j].y);"),
+        *_slice_loop(rows, y, "m0 = rlx_maxf(m0, v[j].x); m1 = rlx_maxf(m1, v[j].y);"),
         "  const float mz0 = m0 == -RLX_INF ? 0.0f : m0, mz1 = m1 == -RLX_INF ? 0.0f : m1;",
         "  float s0 = 0.0f, s1 = 0.0f;",
-        *each("v[j].x = v[j].x - mz0; s0 += expf(v[j].x); v[j].y = v[j].y - mz1; s1 += expf(v[j].y);" if log else
-              "v[j].x = expf(v[j].x - mz0); s0 += v[j].x; v[j].y = expf(v[j].y - mz1); s1 += v[j].y;"),
+        *_slice_loop(rows, y, "v[j].x = v[j].x - mz0; s0 += expf(v[j].x); v[j].y = v[j].y - mz1; s1 += expf(v[j].y);"
+                     if log else "v[j].x = expf(v[j].x - mz0); s0 += v[j].x; v[j].y = expf(v[j].y - mz1); s1 += v[j].y;"),
     ]
     for i in "01":
         st = red(f"RlxMS{{m{i}, s{i}}}", "RlxMSMerge", "RlxMS{-RLX_INF, 0.0f}", "ms_smem")
         body += [f"  const RlxMS st{i} = {st};",
                  f"  const float inv{i} = expf(m{i} - st{i}.m) / st{i}.s, ls{i} = logf(st{i}.s) + (st{i}.m - mz{i});"]
     out = ("v[j].x - ls0", "v[j].y - ls1") if log else ("v[j].x * inv0", "v[j].y * inv1")
-    body += each(f"*reinterpret_cast<unsigned int*>(y + o) = rlx_st2_{ty}({out[0]}, {out[1]});", True)
+    body += _slice_loop(rows, y, f"*reinterpret_cast<unsigned int*>(y + o) = rlx_st2_{ty}({out[0]}, {out[1]});", at=True)
     body = [line if line.startswith("  ") else "  " + line for line in body]
     src = [f"// row form: columns ({x} threads of 2 rows x {y} slices of the reduced axis per block, "
            f"{e} element pairs per slice held in registers)",
            f'extern "C" __global__ void __launch_bounds__({COLUMN_FORM_THREADS}) ENTRY({decl}) {{',
            *red.slots(), *body, "}"]
     return KernelSpec(s.family, "\n".join(src) + "\n", bufs, -(-pairs // x), (x, y, 1))
+
+
+def _vector_pass(rows: Rows, y: int, loads: int, vec: str, unpack: Callable[[str], list[str]], stmts: Sequence[str],
+                 names: str = "") -> list[str]:
+    """One pass of the 16-byte columns forms over the `vec` items (float4 or
+    uint4) of the slice thread threadIdx.y of `y` takes: `loads` loads
+    issued, then for each `unpack(item)` (its values) and `stmts`; with
+    `loads` 0 a load and its statements per step. `names`: what `stmts` use
+    besides the values, "k" (the element's index along the axis) and "o"
+    (its offset)."""
+    o = f"const long long o = base + ({rows.col_off});"
+    if not loads:
+        return ["  #pragma unroll 4", f"  for (long long k = threadIdx.y; k < {rows.cols}LL; k += {y}) {{ {o}",
+                *(f"    {line}" for line in unpack(f"*reinterpret_cast<const {vec}*>(x + o)")),
+                *(f"    {line}" for line in stmts), "  }"]
+    skip = ([f"const long long k = k0 + j * {y};", f"if (k >= {rows.cols}LL) continue;", *([o] if "o" in names else [])]
+            if names else [f"if (k0 + j * {y} >= {rows.cols}LL) continue;"])
+    return [
+        f"  for (long long k0 = threadIdx.y; k0 < {rows.cols}LL; k0 += {loads * y}) {{  // {loads} loads in flight",
+        f"    {vec} raw[{loads}];",
+        "    #pragma unroll",
+        f"    for (int j = 0; j < {loads}; ++j) {{ const long long k = k0 + j * {y}; if (k < {rows.cols}LL) {{ "
+        f"{o} raw[j] = *reinterpret_cast<const {vec}*>(x + o); }} }}",
+        "    #pragma unroll",
+        f"    for (int j = 0; j < {loads}; ++j) {{",
+        *(f"      {line}" for line in (*skip, *unpack("raw[j]"), *stmts)),
+        "    }",
+        "  }",
+    ]
+
+
+def _vector_unpack(ty: str) -> tuple[str, Callable[[str], list[str]], list[str]]:
+    """The 16-byte item type of `ty` (f32, f16 or bf16), the lines naming an
+    item's values, and the values' names."""
+    if ty == "f32":
+        return "float4", lambda item: [f"const float4 q = {item};"], [f"q.{c}" for c in "xyzw"]
+    return "uint4", lambda item: _unpack8("f", ty, item), [_elem8("f", e) for e in range(8)]
 
 
 def _column_vector_kernel(s: RowSpec, decl: str, bufs: list[Buf], sm_count: int) -> KernelSpec | None:
@@ -2673,67 +2711,21 @@ def _column_vector_kernel(s: RowSpec, decl: str, bufs: list[Buf], sm_count: int)
     x = COLUMN_FORM_THREADS // y
     red = ColumnReducer(y, COLUMN_FORM_THREADS)
     parts = [s.streamed_at(f"_{i}") for i in range(w)]
-    vec = "float4" if ty == "f32" else "uint4"
-    if ty == "f32":
-        load = ["const float4 q = *reinterpret_cast<const float4*>(x + o);"]
-        elems = [f"q.{c}" for c in "xyzw"]
-    else:
-        load = _unpack8("f", ty, "*reinterpret_cast<const uint4*>(x + o)")
-        elems = [_elem8("f", e) for e in range(8)]
+    vec, unpack, elems = _vector_unpack(ty)
     u = _batched_loads(COLUMN_VECTOR_LOADS, y, rows.cols, COLUMN_FORM_BATCH_SHARE)
+    v = COLUMN_FORM_OUT_LOADS if y > 1 else 1
     outs = [out(e, lambda p: "") for (_, out), e in zip(parts, elems)]
     if ty == "f32":
         store = f"*reinterpret_cast<float4*>(y + o) = make_float4({', '.join(outs)});"
     else:
         store = f"*reinterpret_cast<uint4*>(y + o) = {_pack8(outs, ty)};"
-    head = f"for (long long k = threadIdx.y; k < {rows.cols}LL; k += {y}) {{ const long long o = base + ({rows.col_off});"
     body = [
         f"  const long long r = min((long long)blockIdx.x * {x} + threadIdx.x, {groups - 1}LL) * {w};",
         f"  const long long base = {rows.row_base};",
         *(f"  {line}" for stat, _ in parts for line in stat.init),
-        *([
-            f"  for (long long k0 = threadIdx.y; k0 < {rows.cols}LL; k0 += {u * y}) {{  // {u} loads in flight",
-            f"    {vec} raw[{u}];",
-            "    #pragma unroll",
-            f"    for (int j = 0; j < {u}; ++j) {{ const long long k = k0 + j * {y}; if (k < {rows.cols}LL) {{ "
-            f"const long long o = base + ({rows.col_off}); raw[j] = *reinterpret_cast<const {vec}*>(x + o); }} }}",
-            "    #pragma unroll",
-            f"    for (int j = 0; j < {u}; ++j) {{",
-            f"      if (k0 + j * {y} >= {rows.cols}LL) continue;",
-            *(f"      {line}" for line in (["const float4 q = raw[j];"] if ty == "f32" else _unpack8("f", ty, "raw[j]"))),
-            *(f"      {stat.add([e])}" for (stat, _), e in zip(parts, elems)),
-            "    }",
-            "  }",
-        ] if u > 1 else [
-            "  #pragma unroll 4",
-            f"  {head}",
-            *(f"    {line}" for line in load),
-            *(f"    {stat.add([e])}" for (stat, _), e in zip(parts, elems)),
-            "  }",
-        ]),
+        *_vector_pass(rows, y, u if u > 1 else 0, vec, unpack, [stat.add([e]) for (stat, _), e in zip(parts, elems)]),
         *(f"  {line}" for stat, _ in parts for line in stat.done(red)),
-        *([
-            f"  for (long long k0 = threadIdx.y; k0 < {rows.cols}LL; k0 += {v * y}) {{  // {v} loads in flight",
-            f"    {vec} raw[{v}];",
-            "    #pragma unroll",
-            f"    for (int j = 0; j < {v}; ++j) {{ const long long k = k0 + j * {y}; if (k < {rows.cols}LL) {{ "
-            f"const long long o = base + ({rows.col_off}); raw[j] = *reinterpret_cast<const {vec}*>(x + o); }} }}",
-            "    #pragma unroll",
-            f"    for (int j = 0; j < {v}; ++j) {{",
-            f"      const long long k = k0 + j * {y};",
-            f"      if (k >= {rows.cols}LL) continue;",
-            f"      const long long o = base + ({rows.col_off});",
-            *(f"      {line}" for line in (["const float4 q = raw[j];"] if ty == "f32" else _unpack8("f", ty, "raw[j]"))),
-            f"      {store}",
-            "    }",
-            "  }",
-        ] if (v := COLUMN_FORM_OUT_LOADS if y > 1 else 1) > 1 else [
-            "  #pragma unroll 4",
-            f"  {head}",
-            *(f"    {line}" for line in load),
-            f"    {store}",
-            "  }",
-        ]),
+        *_vector_pass(rows, y, v if v > 1 else 0, vec, unpack, [store], "ko"),
     ]
     src = [f"// row form: columns ({x} threads of {w} rows x {y} slices of the reduced axis per block, "
            f"{w} elements per 16-byte access)",
