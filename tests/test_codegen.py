@@ -374,9 +374,11 @@ def test_columns_form_held_in_registers(arch, monkeypatch):
     assert "16 elements per slice held in registers" in forms[3], forms  # 1024 rows: 256 over 16 slices
     a = srcs[0]
     assert "float v[63];  // this thread's slice, in registers" in a
-    assert ("for (int j = 0; j < 63; ++j) { const long long k = threadIdx.y + j * 16; if (k < 1000LL) { const long long o = "
-            "base + (k * 128LL); v[j] = x[o]; } }") in a
-    assert "const RlxMS st = rlx_column_reduce<16>(RlxMS{m, s}, RlxMSMerge(), col_slots0);" in a and a.count("x[o]") == 1
+    # 1000 = 16 x 62.5: only the slices' last element guarded (rows.COLUMN_SLICE_PEEL)
+    assert ("for (int j = 0; j < 62; ++j) { const long long k = threadIdx.y + j * 16; { const long long o = "
+            "base + (k * 128LL); v[j] = x[o]; } }\n  { const int j = 62; const long long k = threadIdx.y + j * 16; "
+            "if (k < 1000LL) { const long long o = base + (k * 128LL); v[j] = x[o]; } }") in a
+    assert "const RlxMS st = rlx_column_reduce<16>(RlxMS{m, s}, RlxMSMerge(), col_slots0);" in a and a.count("x[o]") == 2  # read once (peeled)
     assert "for (int j = 0; j < 64; ++j) { v[j] = v[j] - mz; s += expf(v[j]); }" in srcs[1]  # 2048 = 32 x 64: no guard
     assert compile_all(lowered, arch) == 4
     monkeypatch.setattr(R, "COLUMN_CACHED_OVER_VECTORS", False)
@@ -390,9 +392,50 @@ def test_columns_form_held_in_registers(arch, monkeypatch):
     assert "8 elements per 16-byte access" in c  # the vector form first
     # not merged: the max and the sum each reduced over the slices
     assert "16 elements per slice held in registers" in d and d.count("rlx_column_reduce") == 2, d
-    # f16 slices of 63 are too long to hold (16 rows x 32 slices would be 16 bytes wide): the element form
-    assert "32 rows x 8 slices of the reduced axis per block, an element at a time" in e
+    # f16 slices of 63 are too long to hold (16 rows x 32 slices would be 16 bytes wide): the slices
+    # spread over 2 blocks (rows.COLUMN_GRID), merged once
+    assert "columns over blocks (16 rows x 16 slices of the reduced axis per block, 2 blocks per 16 rows, 32 " \
+        "elements per slice held in registers)" in e and e.count("rlx_column_grid_reduce<16, 2>") == 2, e
     assert compile_all(lowered, arch) == 3
+    monkeypatch.setattr(R, "COLUMN_GRID", False)  # the element form
+    g = rlxc.GraphBuilder()
+    module = g.build([g.softmax(g.input("e", [262, 1000, 128], "f16"), axis=1)])
+    e = kernels_of(rlxc.run_pipeline(module, f"rlx-cuda{{arch={arch} sm_count=132}}"))[0].source.data
+    assert "32 rows x 8 slices of the reduced axis per block, an element at a time" in e, e
+
+
+@pytest.mark.parametrize("arch", ARCHS)
+def test_columns_form_over_blocks(arch):
+    """rows.COLUMN_GRID: where a block's slices cannot hold the axis in
+    registers (f16 slices of more than 32, f32 of more than 64), a group of
+    16 rows' slices spread over C blocks, each block's tickets giving its
+    group and rank, the statistics merged over the block column and then
+    over the C blocks through global slots; C grows until the blocks fill
+    the GPU (few rows). Every kernel compiles."""
+    g = rlxc.GraphBuilder()
+    outs = [g.softmax(g.input("a", [32, 8192, 128], "f16"), axis=1),
+            g.log_softmax(g.input("b", [128, 8192, 128]), axis=1),
+            g.softmax(g.input("c", [3, 5000, 7]), axis=1),  # 21 rows: 2 groups, the second 5 rows
+            g.softmax(g.input("d", [64, 100, 4096]), axis=1)]  # a block holds it (COLUMN_CACHED_ELEMS)
+    lowered = rlxc.run_pipeline(g.build(outs), f"rlx-cuda{{arch={arch} sm_count=132}}")
+    by_sym = {k.sym_name.data: k.source.data for k in kernels_of(lowered)}
+    launches = [op for op in lowered.walk() if op.name == "rlx_cuda.launch"]
+    (a, ga, ba), (b, gb, _), (c, gc, _), (d, _, _) = (
+        (by_sym[op.kernel.root_reference.data], op.grid.get_values(), op.block.get_values()) for op in launches)
+    assert ("// row form: columns over blocks (16 rows x 16 slices of the reduced axis per block, 16 blocks per 16 "
+            "rows, 32 elements per slice held in registers)") in a and ga == (4096, 1, 1) and ba == (16, 16, 1)
+    assert "const long long g_at = (long long)(g_ticket % 4096ull);" in a and "const int sl = rank * 16 + threadIdx.y;" in a
+    assert "v[j] = rlx_ld_f16(x[o]); } }" in a and a.count("x[o]") == 1  # the row read once
+    assert ("rlx_column_grid_reduce<16, 16>(RlxMS{m, s}, RlxMSMerge(), col_slots0, ENTRY_part0 + g * 256, "
+            "ENTRY_arrived + g * 16, rank);").replace("ENTRY", a.split("__device__ unsigned long long ")[1].split("_ticket")[0]) in a
+    assert "8 blocks per 16 rows, 64 elements per slice" in b and gb == (8192, 1, 1)
+    # 21 rows: 2 groups; 5000 over 5 x 16 slices of 63 elements, doubled to 10 blocks while the blocks are few
+    assert "10 blocks per 16 rows, 32 elements per slice" in c and gc == (20, 1, 1)
+    assert "const long long r = min(g * 16 + threadIdx.x, 20LL);" in c
+    assert "row form: columns (" in d and "columns over blocks" not in d
+    assert compile_all(lowered, arch) == 4
+    for k in kernels_of(lowered)[:3]:
+        assert k.attributes["rlx.co_resident"].value.data in (16, 8, 10)
 
 
 @pytest.mark.parametrize("arch", ARCHS)
@@ -405,6 +448,7 @@ def test_columns_form_paired_rows(arch, monkeypatch):
     from rlxc.codegen import rows as R
 
     monkeypatch.setattr(R, "COLUMN_PAIRED_ELEMS", 32)
+    monkeypatch.setattr(R, "COLUMN_GRID", False)  # before it
     g = rlxc.GraphBuilder()
     outs = [g.log_softmax(g.input("a", [262, 1000, 128], "f16"), axis=1),
             g.softmax(g.input("b", [64, 2048, 128], "bf16"), axis=1), g.softmax(g.input("c", [262, 1000, 127], "f16"), axis=1)]

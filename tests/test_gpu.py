@@ -698,6 +698,32 @@ def test_softmax_over_middle_axes_held_in_registers_on_gpu(dtype, merged, paired
                    g.log_softmax(d, axis=-2), g.softmax(e, axis=1), g.log_softmax(f, axis=1)]))
 
 
+@pytest.mark.parametrize("dtype", ["f32", "f16", "bf16"])
+@pytest.mark.parametrize("merged", [True, False])
+def test_softmax_over_middle_axes_over_blocks_on_gpu(dtype, merged, monkeypatch):
+    """The columns form over blocks (rows.COLUMN_GRID: a group of 16 rows'
+    slices spread over C blocks that meet through global slots): an axis of
+    3000 over 520 rows (6 blocks per group, the last group half full, the
+    slices guarded), of 20000 over 3 rows (one group of 40 blocks), of 1000
+    over 4200 rows (f16/bf16: 2 blocks; f32 holds it in one), axis -2;
+    softmax and log_softmax, the statistics merged in one round over the
+    blocks or in two, against the interpreter in stream and graph mode (the
+    graph replayed: the ticket and arrival counters go on over launches)."""
+    from rlxc.codegen import rows as R
+    from rlxc.dialects import rlx_cuda
+    from rlxc.runtime.driver_api import device_arch
+
+    monkeypatch.setattr(R, "COLUMN_CACHED_MERGED", merged)
+    g = rlxc.GraphBuilder()
+    a, b, c = g.input("a", [4, 3000, 130], dtype), g.input("b", [1, 20000, 3], dtype), g.input("c", [3, 1000, 1400], dtype)
+    module = g.build([g.softmax(a, axis=1), g.log_softmax(a, axis=-2), g.softmax(b, axis=1), g.log_softmax(c, axis=1)])
+    arch, sms = device_arch()
+    lowered = rlxc.run_pipeline(module, f"rlx-cuda{{arch={arch} sm_count={sms}}}")
+    forms = [op.source.data.splitlines()[2] for op in lowered.walk() if isinstance(op, rlx_cuda.KernelOp)]
+    assert sum("columns over blocks" in f for f in forms) == (3 if dtype == "f32" else 4), forms
+    check(module)
+
+
 @pytest.mark.parametrize("dtype", ["f32", "f16"])
 @pytest.mark.parametrize("cached", [True, False])
 def test_softmax_infinities_and_nan_in_every_form(dtype, cached, monkeypatch):
@@ -705,15 +731,16 @@ def test_softmax_infinities_and_nan_in_every_form(dtype, cached, monkeypatch):
     and the interpreter give), a row holding NaN too, a row all -inf NaN,
     other rows untouched: over a middle axis (slices held in registers, or
     read twice with the online statistics, `rlx_ms_add`, element-wide and in
-    16-byte vectors), in the looping form, in a warp per row, and in rows
-    read twice (past the grid form), softmax and log_softmax."""
+    16-byte vectors; spread over blocks, rows.COLUMN_GRID: [4, 3000, 130]
+    when cached), in the looping form, in a warp per row, and in rows read
+    twice (past the grid form), softmax and log_softmax."""
     from rlxc.codegen import rows as R
 
     monkeypatch.setattr(R, "COLUMN_CACHED_ELEMS", 64 if cached else 0)
     monkeypatch.setattr(R, "COLUMN_CACHED_ELEMS_16", 64 if cached else 0)
     monkeypatch.setattr(R, "COLUMN_VECTOR_BLOCKS_PER_SM", 0)
     carrier = np.float16 if dtype == "f16" else np.float32
-    shapes = [(2, 1000, 2100), (2, 1000, 4096), (3, 100, 40), (4, 300), (2, 4500000)]
+    shapes = [(2, 1000, 2100), (2, 1000, 4096), (3, 100, 40), (4, 300), (2, 4500000), (4, 3000, 130)]
     g = rlxc.GraphBuilder()
     ins = [g.input(f"x{i}", list(s), dtype) for i, s in enumerate(shapes)]
     outs = [op(x, axis=1) for x in ins for op in (g.softmax, g.log_softmax)]

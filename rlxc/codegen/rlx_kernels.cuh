@@ -205,6 +205,45 @@ __device__ __forceinline__ T rlx_grid_reduce(T v, Op op, T identity, T* smem, T*
   return smem[0];
 }
 
+// The columns form over blocks: a group of X rows (threadIdx.x) whose
+// slices are spread over the Y threads (threadIdx.y) of C blocks. Reduces v
+// over the block column (rlx_column_reduce), then block `rank`'s column
+// values go to parts[rank * X + x], made visible before the block's arrival
+// is counted at *arrived; thread (0, 0) waits for the group's C arrivals of
+// this round (as rlx_grid_reduce), then the threads of slice row 0 fold
+// parts[x], parts[X + x], ... in order of rank (every block of the group the
+// same bits) and hand their column's result over through slots[x]. The
+// group's blocks must be resident together.
+template <int Y, int C, typename T, typename Op>
+__device__ __forceinline__ T rlx_column_grid_reduce(T v, Op op, T* slots, T* parts, unsigned long long* arrived,
+                                                    int rank) {
+  v = rlx_column_reduce<Y>(v, op, slots);
+  if (threadIdx.y == 0) {
+    parts[rank * blockDim.x + threadIdx.x] = v;
+    __threadfence();
+  }
+  __syncthreads();  // also: every thread has read its column's slots
+  if (threadIdx.x == 0 && threadIdx.y == 0) {
+    const unsigned long long target = (atomicAdd(arrived, 1ull) / C + 1ull) * C;
+    for (;;) {
+      unsigned long long seen;
+      asm volatile("ld.acquire.gpu.u64 %0, [%1];" : "=l"(seen) : "l"(arrived) : "memory");
+      if (seen >= target) break;
+      __nanosleep(100);
+    }
+    __threadfence();
+  }
+  __syncthreads();
+  if (threadIdx.y == 0) {
+    T r = rlx_ldcg(parts + threadIdx.x);
+#pragma unroll
+    for (int b = 1; b < C; ++b) r = op(r, rlx_ldcg(parts + b * blockDim.x + threadIdx.x));
+    slots[threadIdx.x] = r;
+  }
+  __syncthreads();
+  return slots[threadIdx.x];
+}
+
 // Reduces v over an aligned group of G lanes (a power of two under 32); every
 // lane of the group gets it. Only the group's lanes shuffle, so a group may
 // leave its loop while the warp's others go on.

@@ -39,9 +39,12 @@ element type and layout (`ROW_FORMS`, the one table of thresholds):
   neighbouring rows in threadIdx.x (coalesced), slices of the axis in
   threadIdx.y, the slices' statistics met in shared memory in order. Each
   thread's slice held in registers where it is short enough
-  (COLUMN_CACHED_ELEMS: one read); else 16-byte accesses over 8 (4)
-  neighbouring rows per thread where blocks are enough (COLUMN_VECTORS);
-  else read twice, element by element, 4 loads in flight.
+  (COLUMN_CACHED_ELEMS: one read); else, with any number of rows, the
+  slices of 16 rows spread over C blocks, still held in registers, their
+  statistics met across the blocks as the grid form's (COLUMN_GRID: one
+  read); else 16-byte accesses over 8 (4) neighbouring rows per thread
+  where blocks are enough (COLUMN_VECTORS); else read twice, element by
+  element, 4 loads in flight.
 
 The cached forms move 16 bytes per access where the row's length allows (4
 f32, 8 f16/bf16 elements per lane; for rows in registers the width need
@@ -262,6 +265,42 @@ class ColumnReducer:
 
     def slots(self) -> list[str]:
         return [f"  __shared__ {t} col_slots{i}[{self.threads}];" for i, t in enumerate(self.types)]
+
+
+@dataclass
+class ColumnGridReducer:
+    """The columns form over blocks' Reducer (see COLUMN_GRID): each call
+    reduces over a block column's Y threads in shared memory
+    (`col_slots<call>`), then over the C blocks of the rows' group through
+    its own global slots (`ENTRY_part<call>`, of the op's value type, C × X
+    per group), recorded here so the kernel declares them; the calls share
+    one arrival counter per group."""
+
+    groups: int
+    blocks: int
+    x: int
+    y: int
+    types: list[str] = field(default_factory=list)
+
+    def __call__(self, value: str, op: str, identity: str, smem: str) -> str:
+        self.types.append(_STATE_TYPES.get(op, "float"))
+        i = len(self.types) - 1
+        return (f"rlx_column_grid_reduce<{self.y}, {self.blocks}>({value}, {op}(), col_slots{i}, "
+                f"ENTRY_part{i} + g * {self.blocks * self.x}, ENTRY_arrived + g * 16, rank)")
+
+    def slots(self) -> list[str]:
+        return [f"  __shared__ {t} col_slots{i}[{self.x * self.y}];" for i, t in enumerate(self.types)]
+
+    def globals(self) -> list[str]:
+        """As GridReducer's: the counters stay in step while every launch runs
+        all its blocks to the end."""
+        return [
+            "__device__ unsigned long long ENTRY_ticket = 0;  // blocks started, over all launches",
+            f"__device__ unsigned long long ENTRY_arrived[{self.groups * 16}] = {{}};  // arrivals per group of rows"
+            " (128 bytes apart), over all launches",
+            *(f"__device__ {t} ENTRY_part{i}[{self.groups * self.blocks * self.x}];  // statistic {i}: [group][block][row]"
+              for i, t in enumerate(self.types)),
+        ]
 
 
 def _cols(body: str, rows: Rows, lane: str = "threadIdx.x", stride: str = "blockDim.x") -> str:
@@ -883,7 +922,23 @@ ARGMAX_WARP_ROW_MAX = 4096
 #: steps per row of 8 accesses), of 128 2.2x, 256-512 12-27%; f32 rows of
 #: 64 2.0-2.1x, 128 16-19%; 1024 unchanged (already 4 a lane); one loss,
 #: f32 of 256 at 64 MiB 2.3%. 2 was best only for f32 rows of 64 (5%).
+#: ... and rows of at least ARGMAX_GROUP_WIDE_ITEMS items (f16/bf16;
+#: ARGMAX_GROUP_WIDE_ITEMS_F32 for 4-byte elements) leave each lane at
+#: least items / ARGMAX_GROUP_SHARE of them, up to ARGMAX_GROUP_ITEMS_MAX
+#: (f16/bf16 rows of 512 elements take groups of 8 lanes, of 1024 8 lanes,
+#: of 2048 16; f32 rows of 1024 16 lanes). H100 (session 19, `variant.py
+#: ARGMAX_GROUP_ITEMS=4,8,16 -- --ops argmax_last --rows 64,512,1024,2048
+#: --sizes 64,512`): 8 items a lane were best for f16/bf16 rows of 512 (64
+#: items: 224.4 -> 207.7 µs at 512 MiB), 16 for f16/bf16 rows of 1024-2048
+#: (1024 at 512 MiB: 226.0 -> 203.1) and f32 of 1024 (202.5 -> 179.2, the
+#: 0.91x of session 18); rows of 64 lost 14-57% with 8 or 16, and f32 rows
+#: of 256 (64 items) 13% with 8 items a lane (187 -> 212 µs at 512 MiB),
+#: hence the thresholds.
 ARGMAX_GROUP_ITEMS = 4
+ARGMAX_GROUP_ITEMS_MAX = 16
+ARGMAX_GROUP_SHARE = 8
+ARGMAX_GROUP_WIDE_ITEMS = 64
+ARGMAX_GROUP_WIDE_ITEMS_F32 = 256
 #: argmax's block form over 16-byte accesses of at most this many elements
 #: (f32's 4) keeps one (value, index) per element of the access, merged
 #: after the scan: that many independent compare chains instead of one
@@ -981,7 +1036,9 @@ def argmax_kernel(op: rlx.ArgMaxOp, sm_count: int) -> KernelSpec:
     items = rows.cols // w
     group = 32
     if warp and ARGMAX_GROUP_ITEMS:  # fewer lanes per row where each would take too few items
-        while group > 1 and items < ARGMAX_GROUP_ITEMS * group:
+        wide = items >= (ARGMAX_GROUP_WIDE_ITEMS if size < 4 else ARGMAX_GROUP_WIDE_ITEMS_F32)
+        least = max(ARGMAX_GROUP_ITEMS, min(ARGMAX_GROUP_ITEMS_MAX, items // ARGMAX_GROUP_SHARE) if wide else 0)
+        while group > 1 and items < least * group:
             group //= 2
         lanes = group
     split = 1 if warp else split_count(rows.rows, items, THREADS, sm_count, ARGMAX_SPLIT_BELOW)
@@ -1306,9 +1363,8 @@ COLUMN_FORM_THREADS = 256  # per block: COLUMN_FORM_THREADS / Y rows
 #: softmax_mid,argmax_mid --rows 8192,16384 --sizes 64,512`): from 1024
 #: rows, [16, 8192, 128] f32 softmax 526.7 -> 131.2 µs, [8, 16384, 128]
 #: f16 981.5 -> 379.1, argmax 1.6-3x faster where the form changed, the
-#: rest within 1%. Few rows over long axes stay slow (f16 [32, 8192, 128]
-#: 0.52x torch.compile): a row's slices share one block; splitting the axis
-#: over blocks (as the grid form splits a contiguous row) is not done.
+#: rest within 1%. Few rows over long axes (f16 [32, 8192, 128], 0.52x
+#: torch.compile with a row's slices in one block) take COLUMN_GRID.
 COLUMN_FORM_MIN_ROWS = 1024
 #: COLUMN_CACHED_ELEMS (f32; COLUMN_CACHED_ELEMS_16 for f16/bf16): where
 #: a slice of the axis holds at most this many elements (no prologue), each
@@ -1341,6 +1397,15 @@ COLUMN_CACHED_ELEMS_16 = 32
 #: form); 4096 and 8192 unchanged (too long either way). Off: no setting
 #: wins everywhere.
 COLUMN_PAIRED_ELEMS = 0
+#: ... where the slices do not divide the axis, only a slice's last element
+#: is guarded (COLUMN_SLICE_PEEL), not each of them: ptxas kept a 64-bit
+#: offset per guarded element (f16 slices of 32 in COLUMN_GRID: 86-92
+#: registers, 63 peeled; f32 slices of 63: 128 -> 80). H100 (session 19,
+#: `variant.py COLUMN_SLICE_PEEL=False,True -- --ops softmax_mid --rows
+#: 1000,3000 --sizes 64,512`): f16/bf16 over blocks 65-98% faster (f16 axis
+#: 1000 at 64 MiB 137.5 -> 79.7 µs), f32 axis 3000 16-17%, f32 axis 1000
+#: held in one block +8.0% at 64 MiB and -2.4% at 512 MiB.
+COLUMN_SLICE_PEEL = True
 COLUMN_CACHED_OVER_VECTORS = True
 COLUMN_CACHED_MERGED = True
 #: COLUMN_VECTORS: where 16 bytes of neighbouring rows are aligned (the
@@ -1433,6 +1498,57 @@ COLUMN_FORM_MIN_SHARE = 16
 #: x 16 slices, not 8 x 32), the other softmax cases within 0.6%; argmax
 #: there 15-17% slower, so argmax fills as before.
 COLUMN_FORM_MIN_RUN_BYTES = 32
+
+
+#: COLUMN_GRID: where a slice of the columns form cannot be held in
+#: registers (COLUMN_CACHED_ELEMS: long axes over few rows, and f16/bf16
+#: axes of 1000 and more, which read the row twice two bytes at a time),
+#: the slices of a group of COLUMN_GRID_ROWS rows are spread over C blocks
+#: of COLUMN_FORM_THREADS threads (X rows × Y slices each), as the grid form
+#: spreads a contiguous row: C just large enough that a slice holds at most
+#: COLUMN_CACHED_ELEMS elements, doubled while the blocks number under
+#: COLUMN_GRID_BLOCKS_PER_SM per multiprocessor (slices of at least
+#: COLUMN_FORM_MIN_SHARE elements); the row read once, the slices'
+#: statistics met in shared memory and then across the C blocks through
+#: global slots and an arrival counter (`rlx_column_grid_reduce`; a group's
+#: blocks start together, taking tickets as `_grid_row`'s). At most
+#: COLUMN_GRID_MAX_BLOCKS blocks per group, and slots of at most
+#: COLUMN_GRID_SLOT_BYTES (a module's static memory). H100 (session 19,
+#: `variant.py COLUMN_GRID=False,True -- --ops softmax_mid --rows
+#: 1000,2048,3000,4096,8192 --sizes 64,512`, before COLUMN_SLICE_PEEL): f32
+#: axes of 3000-8192 30-97% faster ([16, 8192, 128] 131.8 -> 66.9 µs;
+#: 1000-2048 already held by one block), f16/bf16 axes of 2048-8192
+#: 15-137% faster (f16 [32, 8192, 128] 217.8 -> 91.9 µs, the 0.51x of
+#: session 18), 1000 and 3000 22-35% slower until only a slice's last
+#: element was guarded (then 1000: 106.4 -> 79.7 µs). `__launch_bounds__`
+#: for 3 blocks per SM (COLUMN_GRID_MIN_BLOCKS=3: f32 128 -> 80 registers)
+#: was 7% slower at 64 MiB, within 2.3% at 512.
+COLUMN_GRID = True
+COLUMN_GRID_ROWS = 16
+COLUMN_GRID_BLOCKS_PER_SM = 4
+COLUMN_GRID_MAX_BLOCKS = 64
+COLUMN_GRID_SLOT_BYTES = 16 << 20
+#: `__launch_bounds__`' blocks per multiprocessor for it (0: none).
+COLUMN_GRID_MIN_BLOCKS = 0
+
+
+def column_grid_shape(rows: Rows, elem_bytes: int, sm_count: int) -> tuple[int, int, int] | None:
+    """(X, Y, C) of the columns form over blocks (see COLUMN_GRID) over `rows`
+    of `elem_bytes` elements on `sm_count` multiprocessors, or None where it
+    does not apply (a block's slices hold the row, or C would be too large)."""
+    most = COLUMN_CACHED_ELEMS if elem_bytes >= 4 else COLUMN_CACHED_ELEMS_16
+    if not COLUMN_GRID or not most or sm_count <= 0 or rows.inner == 0 or rows.col_off == "k" or rows.rows == 0:
+        return None
+    x = min(COLUMN_GRID_ROWS, COLUMN_FORM_THREADS)
+    y = COLUMN_FORM_THREADS // x
+    groups = -(-rows.rows // x)
+    c = -(-rows.cols // (most * y))
+    while groups * c < COLUMN_GRID_BLOCKS_PER_SM * sm_count and rows.cols >= 2 * c * y * COLUMN_FORM_MIN_SHARE:
+        c *= 2
+    if c < 2 or c > min(COLUMN_GRID_MAX_BLOCKS, sm_count) or groups * c >= 2**31 \
+            or groups * c * x * 12 > COLUMN_GRID_SLOT_BYTES:  # 12: the largest statistic (RlxWelford)
+        return None
+    return x, y, c
 
 
 def column_slices(rows: Rows, sm_count: int = 0, elem_bytes: int = 4) -> int:
@@ -1738,7 +1854,8 @@ def row_form(rows: Rows, t: Attribute, smem_elem_bytes: int = 4, stored: bool = 
     shared-memory row would take `smem_elem_bytes` per element, on
     `sm_count` multiprocessors (0: unknown, no grid form)."""
     if rows.col_off != "k":  # not contiguous: one element at a time
-        return "columns" if column_slices(rows, sm_count) else "looping"
+        return ("columns" if column_slices(rows, sm_count) or column_grid_shape(rows, dtype(t).bytes, sm_count)
+                else "looping")
     if rows.cols <= WARP_ROW_MAX:
         return "warp"
     if rows.cols <= BLOCK_ROW_MAX:
@@ -2498,6 +2615,8 @@ def row_kernel(s: RowSpec, sm_count: int) -> KernelSpec:
     rows = s.rows
     if s.prologue is not None and form in ("float4", "uint4"):
         form = "looping"  # the prologue's inputs are read one element at a time there
+    if s.prologue is not None and form == "columns" and not column_slices(rows, sm_count):
+        form = "looping"  # only the columns form over blocks (COLUMN_GRID), which holds no prologue
     if form == "warp":
         group = row_group(rows.cols, s.elem_bytes)
         row = CachedRow.for_spec(s, group, "lane")
@@ -2558,7 +2677,9 @@ def _columns_kernel(s: RowSpec, decl: str, bufs: list[Buf], sm_count: int) -> Ke
     rows, size = s.rows, dtype(s.t).bytes
     y = column_slices(rows, sm_count, size)
     most = COLUMN_CACHED_ELEMS if size >= 4 else COLUMN_CACHED_ELEMS_16
-    held = _slices_to_hold(y, rows.cols, most, size) if most and s.prologue is None else 0
+    held = _slices_to_hold(y, rows.cols, most, size) if y and most and s.prologue is None else 0
+    if not held and s.prologue is None and (grid := _column_grid_kernel(s, decl, bufs, sm_count)) is not None:
+        return grid
     if not held and (paired := _paired_columns_kernel(s, decl, bufs, sm_count)) is not None:
         return paired
     if not (held and COLUMN_CACHED_OVER_VECTORS) and (vector := _column_vector_kernel(s, decl, bufs, sm_count)) is not None:
@@ -2579,6 +2700,40 @@ def _columns_kernel(s: RowSpec, decl: str, bufs: list[Buf], sm_count: int) -> Ke
     return KernelSpec(s.family, "\n".join(src) + "\n", bufs, -(-rows.rows // x), (x, y, 1))
 
 
+def _column_grid_kernel(s: RowSpec, decl: str, bufs: list[Buf], sm_count: int) -> KernelSpec | None:
+    """The columns form split over C blocks (see COLUMN_GRID), or None where
+    it does not apply."""
+    rows = s.rows
+    shape_ = column_grid_shape(rows, dtype(s.t).bytes, sm_count)
+    if shape_ is None:
+        return None
+    x, y, c = shape_
+    groups, slices = -(-rows.rows // x), c * y
+    red = ColumnGridReducer(groups, c, x, y)
+    body = _cached_columns(s, slices, red, "sl")
+    e = -(-rows.cols // slices)
+    src = [
+        f"// row form: columns over blocks ({x} rows x {y} slices of the reduced axis per block, {c} blocks per "
+        f"{x} rows, {e} element{'s' if e != 1 else ''} per slice held in registers)",
+        *red.globals(),
+        f'extern "C" __global__ void __launch_bounds__({x * y}{f", {COLUMN_GRID_MIN_BLOCKS}" if COLUMN_GRID_MIN_BLOCKS else ""}) '
+        f'ENTRY({decl}) {{',
+        "  __shared__ float smem[32];", *red.slots(),
+        "  __shared__ unsigned long long g_ticket;",
+        "  if (threadIdx.x == 0 && threadIdx.y == 0) g_ticket = atomicAdd(&ENTRY_ticket, 1ull);",
+        "  __syncthreads();",
+        f"  const long long g_at = (long long)(g_ticket % {groups * c}ull);  // tickets in the order blocks start",
+        f"  const int rank = (int)(g_at % {c});",
+        f"  const long long g = g_at / {c};",
+        f"  const long long r = min(g * {x} + threadIdx.x, {rows.rows - 1}LL);",
+        f"  const long long base = {rows.row_base};",
+        f"  const int sl = rank * {y} + threadIdx.y;  // this thread's slice, of {slices}",
+        *("  " + b for b in body),
+        "}",
+    ]
+    return KernelSpec(s.family, "\n".join(src) + "\n", bufs, groups * c, (x, y, 1), co_resident=c)
+
+
 def _slices_to_hold(y: int, cols: int, most: int, run_bytes: int) -> int:
     """Y doubled, as far as COLUMN_FORM_MAX_SLICES and COLUMN_FORM_MIN_RUN_BYTES
     (`run_bytes` per thread) allow, until a slice of the `cols` elements holds
@@ -2589,19 +2744,24 @@ def _slices_to_hold(y: int, cols: int, most: int, run_bytes: int) -> int:
     return y if -(-cols // y) <= most else 0
 
 
-def _slice_loop(rows: Rows, y: int, stmt: str, at: bool = False) -> list[str]:
-    """`stmt` for each element j of the slice thread threadIdx.y of `y` holds
-    (element k = threadIdx.y + j · y of the axis; with `at` its offset `o`
-    named too), guarded where `y` does not divide the axis."""
-    held = f"if (k < {rows.cols}LL) " if rows.cols % y else ""
+def _slice_loop(rows: Rows, y: int, stmt: str, at: bool = False, lane: str = "threadIdx.y") -> list[str]:
+    """`stmt` for each element j of the slice `lane` of `y` holds (element
+    k = lane + j · y of the axis; with `at` its offset `o` named too),
+    guarded where `y` does not divide the axis."""
+    e = -(-rows.cols // y)
     o = f"const long long o = base + ({rows.col_off}); " if at else ""
-    body = f"const long long k = threadIdx.y + j * {y}; {held}{{ {o}{stmt} }}" if held or at else stmt
-    return ["#pragma unroll", f"for (int j = 0; j < {-(-rows.cols // y)}; ++j) {{ {body} }}"]
+    if rows.cols % y and COLUMN_SLICE_PEEL:  # only the last element can be past the axis
+        last = f"{{ const int j = {e - 1}; const long long k = {lane} + j * {y}; if (k < {rows.cols}LL) {{ {o}{stmt} }} }}"
+        body = f"const long long k = {lane} + j * {y}; {{ {o}{stmt} }}" if at else stmt
+        return [*(["#pragma unroll", f"for (int j = 0; j < {e - 1}; ++j) {{ {body} }}"] if e > 1 else []), last]
+    held = f"if (k < {rows.cols}LL) " if rows.cols % y else ""
+    body = f"const long long k = {lane} + j * {y}; {held}{{ {o}{stmt} }}" if held or at else stmt
+    return ["#pragma unroll", f"for (int j = 0; j < {e}; ++j) {{ {body} }}"]
 
 
-def _cached_columns(s: RowSpec, y: int, red: Reducer) -> list[str]:
+def _cached_columns(s: RowSpec, y: int, red: Reducer, lane: str = "threadIdx.y") -> list[str]:
     """The columns form's body with each thread's slice of the row (every
-    `y`-th element from threadIdx.y) held in registers: read once, the
+    `y`-th element from `lane`) held in registers: read once, the
     statistics from the registers (`merged` where the spec has it: one
     reduction over the slices), the output from them (see
     COLUMN_CACHED_ELEMS)."""
@@ -2609,10 +2769,10 @@ def _cached_columns(s: RowSpec, y: int, red: Reducer) -> list[str]:
     stats = s.merged if s.merged is not None and COLUMN_CACHED_MERGED else s.cached
     out = s.cached_out("v[j]", lambda c: load(f"{c}[k]", t))
     body = [f"float v[{-(-rows.cols // y)}];  // this thread's slice, in registers",
-            *_slice_loop(rows, y, f"v[j] = {load('x[o]', t)};", at=True)]
+            *_slice_loop(rows, y, f"v[j] = {load('x[o]', t)};", True, lane)]
     for stat in stats:
-        body += [*stat.init, *_slice_loop(rows, y, stat.add(["v[j]"])), *stat.done(red)]
-    return [*body, *_slice_loop(rows, y, f"y[o] = {store(out, t)};", at=True)]
+        body += [*stat.init, *_slice_loop(rows, y, stat.add(["v[j]"]), lane=lane), *stat.done(red)]
+    return [*body, *_slice_loop(rows, y, f"y[o] = {store(out, t)};", True, lane)]
 
 
 def _paired_columns_kernel(s: RowSpec, decl: str, bufs: list[Buf], sm_count: int) -> KernelSpec | None:
