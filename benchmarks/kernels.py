@@ -524,6 +524,7 @@ def dry_run(case_list: list[Case], nvrtc: bool) -> int:
 
 
 def main() -> int:
+    global MID_INNER
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--out", default=None, help="write kernels.json here (rewritten after every case)")
     ap.add_argument("--quick", action="store_true",
@@ -543,9 +544,12 @@ def main() -> int:
                     help="no GPU: build and lower every case's module (rlx-cuda for sm_90)")
     ap.add_argument("--nvrtc", action="store_true", help="with --dry-run: also compile the kernels with NVRTC")
     ap.add_argument("--verbose", action="store_true", help="print tracebacks of failing cases")
+    ap.add_argument("--inner", type=int, default=MID_INNER,
+                    help=f"the middle-axis ops' contiguous axis after the reduced one (default {MID_INNER})")
     ap.add_argument("--no-clusters", action="store_true",
                     help="never pick the cluster row form (rows.USE_CLUSTERS off): the forms it displaces")
     args = ap.parse_args()
+    MID_INNER = args.inner
     if args.no_clusters:
         from rlxc.codegen import rows as row_forms
 

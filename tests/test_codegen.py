@@ -528,7 +528,8 @@ def test_argmax_over_a_middle_axis_in_the_columns_form(arch, monkeypatch):
     assert "col_v[threadIdx.y * 32 + threadIdx.x] = bv; col_i[threadIdx.y * 32 + threadIdx.x] = bi;" in src
     assert "rlx_argmax_better(ov, oi, bv, bi)" in src and "if (rt < 8192LL) y[r] = bi;" in src
     assert "col_v" not in on[1][2] and "if (rt < 300001LL) y[r] = bi;" in on[1][2]
-    assert "for (long long k = threadIdx.y; k < 5LL; k += 1) { const long long o = base + (k * 300001LL);" in on[1][2]
+    # one slice of 5: from 0 and unrolled whole, its loads in flight together (rows.ARGMAX_ONE_SLICE_UNROLL)
+    assert "  #pragma unroll\n  for (long long k = 0; k < 5LL; k += 1) { const long long o = base + (k * 300001LL);" in on[1][2]
     assert compile_all(lowered, arch) == 3
 
 

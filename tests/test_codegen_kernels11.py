@@ -201,6 +201,20 @@ def test_reductions_read_16_byte_items():
         assert f"items of {vw} adjacent outputs per block" in src
 
 
+def test_reductions_over_an_odd_inner_axis():
+    """rows.COLUMN_MIN_ELEMS and COLUMN_LOAD_BYTES: over a middle axis whose
+    inner axis 16 bytes do not divide (items of one output), threads along
+    the axis only as many as leave each 8 elements, and 32 bytes of loads in
+    flight per thread; 16-byte items keep 4 loads."""
+    src = _sources(lambda g: [g.reduce_sum(g.input("x", [228261, 3, 49], "f16"), axes=[1])])
+    assert "256 items of 1 adjacent outputs per block, 1 threads apart along the 3 reduced elements, 16 loads" in src
+    assert "for (int s = 0; s > 0; s >>= 1) {" in src  # nothing to combine
+    src = _sources(lambda g: [g.reduce_sum(g.input("x", [3000, 21, 49]), axes=[1])])
+    assert "2 threads apart along the 21 reduced elements, 8 loads in flight per thread" in src
+    src = _sources(lambda g: [g.reduce_sum(g.input("x", [64, 64, 128], "bf16"), axes=[1])])
+    assert "items of 8 adjacent outputs per block" in src and "64 reduced elements, 4 loads in flight" in src
+
+
 def test_coalesce_and_reduce_layout():
     assert coalesce([2, 512, 12, 64], [0, 2, 1, 3]) == ([2, 512, 12, 64], [0, 2, 1, 3])
     assert coalesce([2, 512, 1, 64], [0, 2, 1, 3]) == ([65536], [0])  # a copy

@@ -48,6 +48,20 @@ def test_head_transpose_and_copies_are_exact(d):
         np.testing.assert_array_equal(o, w)
 
 
+@pytest.mark.parametrize("d", ["f32", "f16", "bf16"])
+def test_reductions_over_a_middle_axis_with_an_odd_inner_axis(d):
+    """The reduction columns form over an inner axis 16 bytes do not divide
+    (49: items of one output): short axes one thread along each output, or
+    two (rows.COLUMN_MIN_ELEMS: [700, 3, 49] no combine step, [300, 21, 49]
+    one), a long axis with 16 loads of 2 or 4 bytes in flight
+    (COLUMN_LOAD_BYTES: [7, 3000, 49]); sum, mean and max against the
+    interpreter."""
+    g = rlxc.GraphBuilder()
+    a, b, c = g.input("a", [700, 3, 49], d), g.input("b", [300, 21, 49], d), g.input("c", [7, 3000, 49], d)
+    check(g.build([g.reduce_sum(a, axes=[1]), g.reduce_max(a, axes=[1]), g.reduce_mean(b, axes=[1]),
+                   g.reduce_sum(b, axes=[1]), g.reduce_sum(c, axes=[1]), g.reduce_max(c, axes=[1])]))
+
+
 def test_reductions_with_nan_and_infinities():
     """max/min propagate NaN and sums reach inf in every form (group,
     block, columns, peeled rows' edges), as numpy does."""
@@ -141,7 +155,7 @@ def test_argmax_over_middle_axes_ties_and_nan(d, columns, loads, monkeypatch):
     monkeypatch.setattr(R, "ARGMAX_COLUMNS", columns)
     monkeypatch.setattr(R, "ARGMAX_COLUMN_LOADS", loads)
     monkeypatch.setattr(R, "COLUMN_FORM_FILL_BLOCKS_PER_SM", 4 if loads > 1 else 0)  # [2, 1000, 2100]: 32 slices
-    shapes = [(2, 21, 64, 64), (2, 1000, 2100), (1, 5, 300001), (1, 3, 4099), (1, 3, 4104)]
+    shapes = [(2, 21, 64, 64), (2, 1000, 2100), (1, 5, 300001), (1, 3, 4099), (1, 3, 4104), (700, 3, 49), (30, 16, 49)]
     g = rlxc.GraphBuilder()
     module = g.build([g.argmax(g.input(f"x{i}", list(s), d), axis=1) for i, s in enumerate(shapes)])
     rng = np.random.default_rng()

@@ -462,6 +462,21 @@ SPLIT_BELOW = 1
 #: beat 8 (64 MiB: 78-79% -> 77% of copy bandwidth; 512 MiB: 95% -> 89-90%)
 #: and 2 (70%).
 COLUMN_LOADS = 4
+#: ... and items of fewer bytes (outputs that 16 bytes do not divide: an odd
+#: innermost axis) COLUMN_LOAD_BYTES / item bytes loads, up to
+#: COLUMN_MAX_LOADS (0: COLUMN_LOADS whatever the item); threads along the
+#: reduced axes only as many as leave each COLUMN_MIN_ELEMS of them (0 or 1:
+#: up to 8 whatever the axis). H100 (session 19, `variant.py
+#: COLUMN_LOAD_BYTES=0,32 -- --ops reduce_sum_mid --inner 49 --rows
+#: 3,21,64,256,1000,3000 --sizes 64`, then COLUMN_MIN_ELEMS=0,4,8): with an
+#: inner axis of 49, 32 bytes sped axes of 1000-3000 up 3-18% (f16 [228,
+#: 3000, 49] 49.0 -> 41.8 µs); 8 elements axes of 3 30-79% (f16 74.7 ->
+#: 41.7, was 0.62x torch.compile) and of 21 11-67% (4: f32 18%, bf16 31%);
+#: with the inner axis of 128 (16-byte items) both within 1.8% over rows of
+#: 3-32768 at 64 and 512 MiB.
+COLUMN_LOAD_BYTES = 32
+COLUMN_MAX_LOADS = 16
+COLUMN_MIN_ELEMS = 8
 SPLIT_BLOCKS_PER_SM = 4  # H100, [4-8, 32768, 128] at 64 MiB: 4 beat 8 and 16 (f16 78% / 76% / 76% of copy)
 SPLIT_MIN_ITEMS = 16
 SPLIT_MAX = 1024
@@ -583,9 +598,11 @@ def _reduce_columns(x: SSAValue, y: SSAValue, xs: list[int], axes: list[int], re
     vw = _item_elems(t, xs[-1]) if dtype(t) == dtype(ty) else 1
     rows = Rows.of([*xs[:-1], xs[-1] // vw], axes)  # in items: a row is an item of outputs
     item, yitem = _item_type(t, vw), _item_type(ty, vw)
-    rk = 1  # threads along the reduced axes: up to 8 to begin with
-    while rk * 2 <= min(rows.cols, 8):
+    rk = 1  # threads along the reduced axes: up to 8 to begin with, each taking COLUMN_MIN_ELEMS or more
+    while rk * 2 <= min(rows.cols // max(1, COLUMN_MIN_ELEMS), 8):
         rk *= 2
+    loads = max(COLUMN_LOADS, min(COLUMN_MAX_LOADS, COLUMN_LOAD_BYTES // (vw * dtype(t).bytes))) \
+        if COLUMN_LOAD_BYTES else COLUMN_LOADS
     cv = wide_cv = _fewer_items(THREADS // rk, rows.rows)
     # halved while the blocks are too few and each thread still gets 4 reduced elements
     while (cv > 1 and -(-rows.rows // cv) < COLUMN_BLOCKS_PER_SM * sm_count and rows.cols >= 4 * (THREADS // (cv // 2))
@@ -611,7 +628,7 @@ def _reduce_columns(x: SSAValue, y: SSAValue, xs: list[int], axes: list[int], re
     fold = _fold_item("p[j]", t, vw, lambda e, v: f"acc[{e}] = {reducer}()(acc[{e}], ({acc}){v});")
     how = f", the reduced axis split in {split} chunks of {chunk} (grid.y)" if split > 1 else ""
     src = [f"// reduce form: columns: {cv} items of {vw} adjacent outputs per block, {rk} threads apart along "
-           f"the {rows.cols} reduced elements, {COLUMN_LOADS} loads in flight per thread{how}"]
+           f"the {rows.cols} reduced elements, {loads} loads in flight per thread{how}"]
     lo, hi = ("k_lo + ", "k_hi") if split > 1 else ("", f"{rows.cols}LL")
     combine = [
         "  // the threads of a column combine pairwise, halving each step",
@@ -652,12 +669,12 @@ def _reduce_columns(x: SSAValue, y: SSAValue, xs: list[int], axes: list[int], re
         f"  for (int e = 0; e < {vw}; ++e) acc[e] = {ident};",
         f"  if (r < {rows.rows}LL) {{",
         f"    const long long base = {rows.row_base};",
-        f"    for (long long k0 = {lo}rk; k0 < {hi}; k0 += {COLUMN_LOADS * rk}) {{",
-        f"      {item} p[{COLUMN_LOADS}];",
+        f"    for (long long k0 = {lo}rk; k0 < {hi}; k0 += {loads * rk}) {{",
+        f"      {item} p[{loads}];",
         "      #pragma unroll",
-        f"      for (int j = 0; j < {COLUMN_LOADS}; ++j) {{ const long long k = k0 + j * {rk}; if (k < {hi}) p[j] = x[base + ({rows.col_off})]; }}",
+        f"      for (int j = 0; j < {loads}; ++j) {{ const long long k = k0 + j * {rk}; if (k < {hi}) p[j] = x[base + ({rows.col_off})]; }}",
         "      #pragma unroll",
-        f"      for (int j = 0; j < {COLUMN_LOADS}; ++j) {{ const long long k = k0 + j * {rk}; if (k < {hi}) {fold} }}",
+        f"      for (int j = 0; j < {loads}; ++j) {{ const long long k = k0 + j * {rk}; if (k < {hi}) {fold} }}",
         "    }",
         "  }",
         *combine,
@@ -971,6 +988,15 @@ ARGMAX_COLUMNS = True
 #: 21 (one slice) 2-7% slower, axes of 1000 (8 slices of 125) 2-12% slower.
 ARGMAX_COLUMN_LOADS = 4
 ARGMAX_BATCH_SHARE = 32
+#: ... and where a row is one slice of at most ARGMAX_ONE_SLICE_UNROLL
+#: elements (short axes over many rows), its scan starts from 0, not
+#: threadIdx.y, and is unrolled whole, its loads in flight together (0:
+#: never; the unknown start kept them one at a time). H100 (session 19,
+#: `variant.py ARGMAX_ONE_SLICE_UNROLL=0,16 -- --ops argmax_mid --rows 3,21
+#: --sizes 64,512`, inner 128 and 49): axes of 3 26-53% faster (f16 [n, 3,
+#: 49] at 64 MiB 89.2 -> 59.4 µs, where torch.compile took 59.8); axes of
+#: 21, then 16 trips at a time, 2.6-5.4% slower, hence whole or not at all.
+ARGMAX_ONE_SLICE_UNROLL = 16
 #: ... and with 16-byte accesses over neighbouring rows where softmax's
 #: columns form takes them (COLUMN_VECTORS: `inner` a multiple of 8 f16 /
 #: bf16 or, with ARGMAX_COLUMN_VECTORS_F32, 4 f32; blocks enough), each
@@ -1164,6 +1190,8 @@ def _argmax_columns(x: SSAValue, y: SSAValue, rows: Rows, acc: str, slices: int)
     if u > 1:
         scan = ["  " + line for line in _batched_read(rows, "threadIdx.y", slices, u, acc, f"({acc}){load('x[o]', t)}",
                                                       _ARGMAX_KEEP)]
+    elif slices == 1 and rows.cols <= ARGMAX_ONE_SLICE_UNROLL:  # from 0, unrolled: its loads in flight together
+        scan = ["  #pragma unroll", "  " + _cols(f"const {acc} v = ({acc}){load('x[o]', t)}; {_ARGMAX_KEEP}", rows, "0", "1")]
     else:
         scan = ["  " + _cols(f"const {acc} v = ({acc}){load('x[o]', t)}; {_ARGMAX_KEEP}", rows, "threadIdx.y", f"{slices}")]
     src = [
