@@ -439,6 +439,32 @@ def test_columns_form_over_blocks(arch):
 
 
 @pytest.mark.parametrize("arch", ARCHS)
+def test_columns_form_over_the_whole_inner_axis(arch):
+    """rows.COLUMN_INNER_ROWS: over a middle axis whose inner axis is short
+    and 16 does not divide it (7 x 7 pixels), a block takes all of the
+    inner axis (X = 49) and Y slices, so that its reads at each step are one
+    run of consecutive elements; only where a block moves 4096 bytes or more
+    (COLUMN_INNER_MIN_BYTES: f16 21 x 49 stays as it was). Every kernel
+    compiles."""
+    g = rlxc.GraphBuilder()
+    outs = [g.softmax(g.input("a", [1337, 256, 49]), axis=1), g.log_softmax(g.input("b", [300, 64, 49], "bf16"), axis=1),
+            g.softmax(g.input("c", [1000, 21, 49], "f16"), axis=1), g.softmax(g.input("d", [50, 256, 7]), axis=-2)]
+    lowered = rlxc.run_pipeline(g.build(outs), f"rlx-cuda{{arch={arch} sm_count=132}}")
+    by_sym = {k.sym_name.data: k.source.data for k in kernels_of(lowered)}
+    launches = [op for op in lowered.walk() if op.name == "rlx_cuda.launch"]
+    (a, ga, ba), (b, _, bb), (c, _, _), (d, gd, bd) = (
+        (by_sym[op.kernel.root_reference.data], op.grid.get_values(), op.block.get_values()) for op in launches)
+    assert ("// row form: columns (49 rows (all of the inner axis: one read of consecutive elements) x 5 slices of the "
+            "reduced axis per block, 52 elements per slice held in registers)") in a and ga == (1337, 1, 1) and ba == (49, 5, 1)
+    assert "__launch_bounds__(245)" in a and "const long long r = min((long long)blockIdx.x * 49 + threadIdx.x, 65512LL);" in a
+    assert "rlx_column_reduce<5>(RlxMS{m, s}, RlxMSMerge(), col_slots0)" in a and "__shared__ RlxMS col_slots0[245];" in a
+    assert "x 5 slices of the reduced axis per block, 13 elements per slice" in b and bb == (49, 5, 1)
+    assert "all of the inner axis" not in c  # 21 x 49 x 2 bytes a block: too few
+    assert "(7 rows (all of the inner axis" in d and "x 36 slices" in d and gd == (50, 1, 1) and bd == (7, 36, 1)
+    assert compile_all(lowered, arch) == 4
+
+
+@pytest.mark.parametrize("arch", ARCHS)
 def test_columns_form_paired_rows(arch, monkeypatch):
     """rows.COLUMN_PAIRED_ELEMS: f16/bf16 softmax over a middle axis whose
     slices are too long for the single-row form held in registers: two

@@ -724,6 +724,20 @@ def test_softmax_over_middle_axes_over_blocks_on_gpu(dtype, merged, monkeypatch)
     check(module)
 
 
+@pytest.mark.parametrize("dtype", ["f32", "f16", "bf16"])
+def test_softmax_over_middle_axes_over_the_whole_inner_axis_on_gpu(dtype):
+    """The columns form with a block's rows all of a short inner axis
+    (rows.COLUMN_INNER_ROWS: 49 and 7 pixels; 5 slices of 52 over 256, the
+    last element of some missing; 36 slices of 8 over 256 with 4 missing;
+    7 x 3000: past it, the default forms), softmax and log_softmax, against
+    the interpreter in stream and graph mode."""
+    g = rlxc.GraphBuilder()
+    a, b, c = g.input("a", [30, 256, 49], dtype), g.input("b", [60, 64, 49], dtype), g.input("c", [40, 256, 7], dtype)
+    d = g.input("d", [20, 3000, 7], dtype)
+    check(g.build([g.softmax(a, axis=1), g.log_softmax(a, axis=-2), g.softmax(b, axis=1), g.log_softmax(c, axis=1),
+                   g.softmax(d, axis=1)]))
+
+
 @pytest.mark.parametrize("dtype", ["f32", "f16"])
 @pytest.mark.parametrize("cached", [True, False])
 def test_softmax_infinities_and_nan_in_every_form(dtype, cached, monkeypatch):

@@ -4,9 +4,10 @@
 // Reducing a leading axis, the innermost axis kept: the columns form. Each
 // thread owns an item of 4 adjacent outputs (a float4: every load is
 // coalesced) and walks the reduced axis; the threads of a column combine
-// through shared memory, pairwise. With 3 reduced elements, 2 threads per
-// column and 128 items per block.
-// CHECK: // reduce form: columns: 128 items of 4 adjacent outputs per block, 2 threads apart along the 3 reduced elements
+// through shared memory, pairwise. With 3 reduced elements, 1 thread per
+// column (threads along the axis keep 8 elements each or more) and 256
+// items per block.
+// CHECK: // reduce form: columns: 256 items of 4 adjacent outputs per block, 1 threads apart along the 3 reduced elements
 // CHECK: rlx_reduce_cols_{{[0-9a-f]+}}(const float* __restrict__ x_, float* __restrict__ y_)
 // CHECK: const uint4* __restrict__ x = reinterpret_cast<const uint4*>(x_);
 // CHECK: if (k < 3LL) p[j] = x[base + (k * 2250LL)];
@@ -47,7 +48,7 @@
 // CHECK: rlx_last = atomicAdd(&[[R]]_count[r], 1u) == 5u;
 // CHECK: for (int s = threadIdx.x; s < 6; s += 256) acc = RlxMax()(acc, __ldcg(&[[R]]_part[(long long)s * 3LL + r]));
 
-// IR: rlx_cuda.launch @k0 grid [18, 1, 1] block [256, 1, 1]
+// IR: rlx_cuda.launch @k0 grid [9, 1, 1] block [256, 1, 1]
 // IR: rlx_cuda.launch @k1 grid [4, 1, 1] block [256, 1, 1]
 // IR: rlx_cuda.launch @k2 grid [4, 39, 1] block [256, 1, 1]
 // IR: rlx_cuda.launch @k3 grid [3, 6, 1] block [256, 1, 1]

@@ -44,18 +44,27 @@
 // CHECK: for (int j = 0; j < 31; ++j) { const long long k = sl + j * 32; { const long long o = base + (k * 4096LL); v[j] = rlx_ld_f16(x[o]); } }
 // CHECK: const RlxMS st = rlx_column_grid_reduce<16, 2>(RlxMS{m, s}, RlxMSMerge(), col_slots0, [[K]]_part0 + g * 32, [[K]]_arrived + g * 16, rank);
 // CHECK: { const int j = 31; const long long k = sl + j * 32; if (k < 1000LL) { const long long o = base + (k * 4096LL); y[o] = rlx_st_f16(v[j] * inv); } }
-// Too few rows (120) to fill the GPU this way: the looping form, a block per row.
+// Too few rows (384) to fill the GPU this way: the looping form, a block per row.
 // CHECK: // row form: looping
-// CHECK: for (long long k = threadIdx.x; k < 100LL; k += blockDim.x) { const long long o = base + (k * 40LL);
+// CHECK: for (long long k = threadIdx.x; k < 100LL; k += blockDim.x) { const long long o = base + (k * 128LL);
+// A short inner axis 16 does not divide (40): a block takes all of it and 6
+// slices, so thread (x, y) reads element k * 40 + x and a block's reads at
+// each step are one run of 240 consecutive elements (rows of 32 consecutive
+// ones would straddle the inner axis's ends).
+// CHECK: // row form: columns (40 rows (all of the inner axis: one read of consecutive elements) x 6 slices of the reduced axis per block, 17 elements per slice held in registers)
+// CHECK-NEXT: extern "C" __global__ void __launch_bounds__(240)
+// CHECK: const long long r = min((long long)blockIdx.x * 40 + threadIdx.x, 119LL);
 // LAUNCH: rlx_cuda.kernel @k2 {{.*}} {rlx.co_resident = 2 : i64}
 // LAUNCH: %a = rlx_cuda.launch @k0 grid [256, 1, 1] block [32, 8, 1]
 // LAUNCH: %b = rlx_cuda.launch @k1 grid [128, 1, 1] block [64, 4, 1]
 // LAUNCH: %c = rlx_cuda.launch @k2 grid [1024, 1, 1] block [16, 16, 1]
-// LAUNCH: %d = rlx_cuda.launch @k3 grid [120, 1, 1] block [256, 1, 1]
-func.func @main(%x: tensor<2x21x64x64xf16>, %w: tensor<8x4x1024xf32>, %v: tensor<2x1000x4096xf16>, %y: tensor<3x100x40xf32>) -> (tensor<2x21x64x64xf16>, tensor<8x4x1024xf32>, tensor<2x1000x4096xf16>, tensor<3x100x40xf32>) {
+// LAUNCH: %d = rlx_cuda.launch @k3 grid [384, 1, 1] block [256, 1, 1]
+// LAUNCH: %e = rlx_cuda.launch @k4 grid [3, 1, 1] block [40, 6, 1]
+func.func @main(%x: tensor<2x21x64x64xf16>, %w: tensor<8x4x1024xf32>, %v: tensor<2x1000x4096xf16>, %y: tensor<3x100x128xf32>, %z: tensor<3x100x40xf32>) -> (tensor<2x21x64x64xf16>, tensor<8x4x1024xf32>, tensor<2x1000x4096xf16>, tensor<3x100x128xf32>, tensor<3x100x40xf32>) {
   %a = rlx.softmax %x axis = 1 : tensor<2x21x64x64xf16>
   %b = rlx.log_softmax %w axis = 1 : tensor<8x4x1024xf32>
   %c = rlx.softmax %v axis = 1 : tensor<2x1000x4096xf16>
-  %d = rlx.log_softmax %y axis = 1 : tensor<3x100x40xf32>
-  func.return %a, %b, %c, %d : tensor<2x21x64x64xf16>, tensor<8x4x1024xf32>, tensor<2x1000x4096xf16>, tensor<3x100x40xf32>
+  %d = rlx.log_softmax %y axis = 1 : tensor<3x100x128xf32>
+  %e = rlx.softmax %z axis = 1 : tensor<3x100x40xf32>
+  func.return %a, %b, %c, %d, %e : tensor<2x21x64x64xf16>, tensor<8x4x1024xf32>, tensor<2x1000x4096xf16>, tensor<3x100x128xf32>, tensor<3x100x40xf32>
 }

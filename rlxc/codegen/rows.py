@@ -44,7 +44,8 @@ element type and layout (`ROW_FORMS`, the one table of thresholds):
   statistics met across the blocks as the grid form's (COLUMN_GRID: one
   read); else 16-byte accesses over 8 (4) neighbouring rows per thread
   where blocks are enough (COLUMN_VECTORS); else read twice, element by
-  element, 4 loads in flight.
+  element, 4 loads in flight. Over a short inner axis 16 does not divide,
+  a block's rows are all of it (COLUMN_INNER_ROWS: consecutive reads).
 
 The cached forms move 16 bytes per access where the row's length allows (4
 f32, 8 f16/bf16 elements per lane; for rows in registers the width need
@@ -1425,6 +1426,25 @@ COLUMN_CACHED_ELEMS_16 = 32
 #: form); 4096 and 8192 unchanged (too long either way). Off: no setting
 #: wins everywhere.
 COLUMN_PAIRED_ELEMS = 0
+#: ... and where the inner axis (the elements after the reduced one) has at
+#: most COLUMN_INNER_ROWS elements, 16 not dividing it (49: 7 x 7 pixels), a
+#: block takes all of it (X = inner) and Y slices (as many as hold the axis
+#: in COLUMN_CACHED_ELEMS, at least COLUMN_FORM_THREADS / X), up to
+#: COLUMN_INNER_THREADS threads: thread (x, y) reads element k * inner + x
+#: of its outer index, so a block's reads at each step are one run of
+#: consecutive elements (X rows of 32 consecutive ones straddled the inner
+#: axis's ends, at any alignment); where a block's elements (its outer
+#: index's) take COLUMN_INNER_MIN_BYTES or more. H100 (session 19,
+#: `variant.py COLUMN_INNER_ROWS=0,64 -- --ops softmax_mid --inner 49 --rows
+#: 3,21,64,256 --sizes 64,512`, and `--inner 7 --rows 21,64,256 --sizes
+#: 64`): 27-87% faster from 4116 bytes a block up (f32 [1337, 256, 49] at 64
+#: MiB 86.0 -> 54.3 µs, 0.86x -> 1.37x torch.compile; f16 [10699, 64, 49]
+#: 67.7 -> 53.2; f32 of 21 x 49 19-25%; f32 256 x 7 13.5%); 52-82% slower
+#: at 588-3584 bytes (axes of 3; f16 of 21 x 49; inner 7 but f32 256):
+#: blocks too small to pay for themselves.
+COLUMN_INNER_ROWS = 64
+COLUMN_INNER_THREADS = 512
+COLUMN_INNER_MIN_BYTES = 4096
 #: ... where the slices do not divide the axis, only a slice's last element
 #: is guarded (COLUMN_SLICE_PEEL), not each of them: ptxas kept a 64-bit
 #: offset per guarded element (f16 slices of 32 in COLUMN_GRID: 86-92
@@ -1882,8 +1902,9 @@ def row_form(rows: Rows, t: Attribute, smem_elem_bytes: int = 4, stored: bool = 
     shared-memory row would take `smem_elem_bytes` per element, on
     `sm_count` multiprocessors (0: unknown, no grid form)."""
     if rows.col_off != "k":  # not contiguous: one element at a time
-        return ("columns" if column_slices(rows, sm_count) or column_grid_shape(rows, dtype(t).bytes, sm_count)
-                else "looping")
+        size = dtype(t).bytes
+        whole = _inner_slices(rows, COLUMN_CACHED_ELEMS if size >= 4 else COLUMN_CACHED_ELEMS_16, size)
+        return "columns" if column_slices(rows, sm_count) or column_grid_shape(rows, size, sm_count) or whole else "looping"
     if rows.cols <= WARP_ROW_MAX:
         return "warp"
     if rows.cols <= BLOCK_ROW_MAX:
@@ -2705,7 +2726,8 @@ def _columns_kernel(s: RowSpec, decl: str, bufs: list[Buf], sm_count: int) -> Ke
     rows, size = s.rows, dtype(s.t).bytes
     y = column_slices(rows, sm_count, size)
     most = COLUMN_CACHED_ELEMS if size >= 4 else COLUMN_CACHED_ELEMS_16
-    held = _slices_to_hold(y, rows.cols, most, size) if y and most and s.prologue is None else 0
+    whole = _inner_slices(rows, most, size) if s.prologue is None else 0
+    held = whole or (_slices_to_hold(y, rows.cols, most, size) if y and most and s.prologue is None else 0)
     if not held and s.prologue is None and (grid := _column_grid_kernel(s, decl, bufs, sm_count)) is not None:
         return grid
     if not held and (paired := _paired_columns_kernel(s, decl, bufs, sm_count)) is not None:
@@ -2713,8 +2735,9 @@ def _columns_kernel(s: RowSpec, decl: str, bufs: list[Buf], sm_count: int) -> Ke
     if not (held and COLUMN_CACHED_OVER_VECTORS) and (vector := _column_vector_kernel(s, decl, bufs, sm_count)) is not None:
         return vector
     y = held or y
-    x = COLUMN_FORM_THREADS // y
-    red = ColumnReducer(y, COLUMN_FORM_THREADS)
+    x = rows.inner if whole else COLUMN_FORM_THREADS // y
+    threads = x * y
+    red = ColumnReducer(y, threads)
     if held:
         body = _cached_columns(s, y, red)
     else:
@@ -2722,10 +2745,22 @@ def _columns_kernel(s: RowSpec, decl: str, bufs: list[Buf], sm_count: int) -> Ke
         body = _looping_form(s, red, "threadIdx.y", f"{y}", loads, COLUMN_FORM_OUT_LOADS if y > 1 else 1)
     e = -(-rows.cols // y)
     how = f"{e} element{'s' if e != 1 else ''} per slice held in registers" if held else "an element at a time"
-    src = [f"// row form: columns ({x} rows x {y} slices of the reduced axis per block, {how})",
-           f'extern "C" __global__ void __launch_bounds__({COLUMN_FORM_THREADS}) ENTRY({decl}) {{',
+    who = " (all of the inner axis: one read of consecutive elements)" if whole else ""
+    src = [f"// row form: columns ({x} rows{who} x {y} slices of the reduced axis per block, {how})",
+           f'extern "C" __global__ void __launch_bounds__({threads}) ENTRY({decl}) {{',
            "  __shared__ float smem[32];", *red.slots(), *_column_rows(body, rows, x), "}"]
     return KernelSpec(s.family, "\n".join(src) + "\n", bufs, -(-rows.rows // x), (x, y, 1))
+
+
+def _inner_slices(rows: Rows, most: int, elem_bytes: int) -> int:
+    """Y of the columns form with a block's rows all of the inner axis (see
+    COLUMN_INNER_ROWS), or 0 where it does not apply."""
+    inner = rows.inner
+    if not COLUMN_INNER_ROWS or not most or not 0 < inner <= COLUMN_INNER_ROWS or inner % 16 == 0 \
+            or rows.rows % inner or inner * rows.cols * elem_bytes < COLUMN_INNER_MIN_BYTES:
+        return 0
+    y = max(-(-rows.cols // most), min(rows.cols, COLUMN_FORM_THREADS // inner))
+    return y if inner * y <= COLUMN_INNER_THREADS else 0
 
 
 def _column_grid_kernel(s: RowSpec, decl: str, bufs: list[Buf], sm_count: int) -> KernelSpec | None:
