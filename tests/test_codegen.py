@@ -465,6 +465,33 @@ def test_columns_form_over_the_whole_inner_axis(arch):
 
 
 @pytest.mark.parametrize("arch", ARCHS)
+def test_columns_slab_form(arch):
+    """rows.COLUMN_SLAB_ELEMS: softmax over a middle axis whose short inner
+    axis 16 does not divide, where whole-inner-axis blocks would be too
+    small: a block reads as many outer indices' elements as fit in shared
+    memory, in order, takes each column's max and sum there (2 threads per
+    column where the columns leave threads over: `rlx_group_reduce`), and
+    writes in order. Every kernel compiles."""
+    g = rlxc.GraphBuilder()
+    outs = [g.softmax(g.input("a", [37449, 64, 7]), axis=1), g.log_softmax(g.input("b", [1000, 21, 31], "f16"), axis=1),
+            g.softmax(g.input("c", [5, 300, 3], "bf16"), axis=1), g.softmax(g.input("d", [1000, 21, 49], "f16"), axis=1)]
+    lowered = rlxc.run_pipeline(g.build(outs), f"rlx-cuda{{arch={arch} sm_count=132}}")
+    by_sym = {k.sym_name.data: k.source.data for k in kernels_of(lowered)}
+    launches = [op for op in lowered.walk() if op.name == "rlx_cuda.launch"]
+    (a, ga, _), (b, gb, _), (c, gc, _), (d, _, _) = (
+        (by_sym[op.kernel.root_reference.data], op.grid.get_values(), op.block.get_values()) for op in launches)
+    assert ("// row form: columns slab (18 outer indices per block: 18 x 64 x 7 consecutive elements in shared memory, "
+            "read and written in order; 2 threads per column)") in a and ga == (2081, 1, 1)
+    assert "__shared__ float slab[8064];" in a and "m = rlx_group_reduce<2>(m, RlxMax());" in a
+    assert "const int count = (int)min(18LL, 37449LL - o0) * 448;" in a and "y[base + p] = expf(v - cm[c]) * cv[c];" in a
+    assert "12 outer indices per block" in b and "1 thread per column" in b and "rlx_group_reduce" not in b
+    assert "y[base + p] = rlx_st_f16((v - cm[c]) - cv[c]);" in b and "cv[c] = logf(s);" in b and gb == (84, 1, 1)
+    assert "5 outer indices per block" in c and "16 threads per column" in c and gc == (1, 1, 1)  # 15 columns
+    assert "slab" not in d  # an inner axis of 32 or more: a warp's rows straddle at most one end (COLUMN_SLAB_INNER)
+    assert compile_all(lowered, arch) == 4
+
+
+@pytest.mark.parametrize("arch", ARCHS)
 def test_columns_form_paired_rows(arch, monkeypatch):
     """rows.COLUMN_PAIRED_ELEMS: f16/bf16 softmax over a middle axis whose
     slices are too long for the single-row form held in registers: two

@@ -738,6 +738,42 @@ def test_softmax_over_middle_axes_over_the_whole_inner_axis_on_gpu(dtype):
                    g.softmax(d, axis=1)]))
 
 
+@pytest.mark.parametrize("dtype", ["f32", "f16", "bf16"])
+def test_softmax_over_middle_axes_in_the_slab_form_on_gpu(dtype, monkeypatch):
+    """The slab form (rows.COLUMN_SLAB_ELEMS: a block's outer indices' elements
+    in shared memory, read and written in order): 18 outer indices per block
+    over 300 (the last block 12), 2 threads per column ([300, 64, 7]); one
+    thread per column ([41, 21, 31]); 16 per column ([5, 300, 3]; [3, 1000,
+    7] takes the whole-inner-axis form); softmax and log_softmax against the interpreter in stream and graph
+    mode, then a row holding +inf, one NaN and one all -inf (NaN rows, as
+    the interpreter gives)."""
+    from rlxc.codegen import rows as R
+
+    monkeypatch.setattr(R, "COLUMN_SLAB_ELEMS", 8192)
+    shapes = [(300, 64, 7), (41, 21, 31), (5, 300, 3), (3, 1000, 7)]
+    g = rlxc.GraphBuilder()
+    ins = [g.input(f"x{i}", list(sh), dtype) for i, sh in enumerate(shapes)]
+    module = g.build([op(x, axis=1) for x in ins for op in (g.softmax, g.log_softmax)])
+    check(module)
+    rng = np.random.default_rng()
+    inputs = {}
+    for i, sh in enumerate(shapes):
+        x = rng.standard_normal(sh).astype(np.float16 if dtype == "f16" else np.float32)
+        x[0, 5, 0], x[1, 7, 2], x[-1, :, 1] = np.inf, np.nan, -np.inf
+        inputs[f"x{i}"] = x
+    if dtype == "bf16":
+        from rlxc.values import round_bf16
+
+        inputs = {k: round_bf16(v) for k, v in inputs.items()}
+    want = rlxc.interpret(module, inputs)
+    got = rlxc.compile(module, target="cuda").run(inputs, poison=True)
+    tol = {"f32": (1e-5, 1e-6), "f16": (2e-3, 1e-3), "bf16": (2e-2, 1e-2)}[dtype]
+    for k, (w, o) in enumerate(zip(want, got)):
+        assert np.isnan(w).sum() >= 3, k
+        np.testing.assert_allclose(o.astype(np.float64), w.astype(np.float64), rtol=tol[0], atol=tol[1], equal_nan=True,
+                                   err_msg=f"output #{k}")
+
+
 @pytest.mark.parametrize("dtype", ["f32", "f16"])
 @pytest.mark.parametrize("cached", [True, False])
 def test_softmax_infinities_and_nan_in_every_form(dtype, cached, monkeypatch):

@@ -45,7 +45,9 @@ element type and layout (`ROW_FORMS`, the one table of thresholds):
   read); else 16-byte accesses over 8 (4) neighbouring rows per thread
   where blocks are enough (COLUMN_VECTORS); else read twice, element by
   element, 4 loads in flight. Over a short inner axis 16 does not divide,
-  a block's rows are all of it (COLUMN_INNER_ROWS: consecutive reads).
+  a block's rows are all of it (COLUMN_INNER_ROWS: consecutive reads), or
+  for softmax under 32 a block's outer indices go through shared memory in
+  order (COLUMN_SLAB_ELEMS).
 
 The cached forms move 16 bytes per access where the row's length allows (4
 f32, 8 f16/bf16 elements per lane; for rows in registers the width need
@@ -1445,6 +1447,21 @@ COLUMN_PAIRED_ELEMS = 0
 COLUMN_INNER_ROWS = 64
 COLUMN_INNER_THREADS = 512
 COLUMN_INNER_MIN_BYTES = 4096
+#: ... and where blocks would be smaller than that and the inner axis is
+#: under COLUMN_SLAB_INNER (a warp's 32 rows always straddle its ends),
+#: softmax over such an axis takes the slab form where one outer index's
+#: elements (axis × inner) number at most COLUMN_SLAB_ELEMS (0: never): a
+#: block reads as many outer indices' elements as fit that many f32 in
+#: shared memory, in order (one run), takes each column's max and sum from
+#: there (up to 16 threads per column, `rlx_group_reduce`), then writes the
+#: output in order. H100 (session 19, `variant.py COLUMN_SLAB_ELEMS=0,8192
+#: -- --ops softmax_mid --inner 3|7|49 --rows 21,64,256,1000 --sizes 64`):
+#: inner 3 60-155% faster (f16 [532610, 21, 3] 235.1 -> 92.2 µs; f32
+#: [21845, 256, 3] 137.4 -> 63.6), inner 7 5-52% (axes of 1000 took the
+#: whole-inner-axis form either way); inner 49 over 21 lost 34% in
+#: f16/bf16 (the columns form's warps straddle at most one end there).
+COLUMN_SLAB_ELEMS = 8192
+COLUMN_SLAB_INNER = 32
 #: ... where the slices do not divide the axis, only a slice's last element
 #: is guarded (COLUMN_SLICE_PEEL), not each of them: ptxas kept a 64-bit
 #: offset per guarded element (f16 slices of 32 in COLUMN_GRID: 86-92
@@ -1904,7 +1921,8 @@ def row_form(rows: Rows, t: Attribute, smem_elem_bytes: int = 4, stored: bool = 
     if rows.col_off != "k":  # not contiguous: one element at a time
         size = dtype(t).bytes
         whole = _inner_slices(rows, COLUMN_CACHED_ELEMS if size >= 4 else COLUMN_CACHED_ELEMS_16, size)
-        return "columns" if column_slices(rows, sm_count) or column_grid_shape(rows, size, sm_count) or whole else "looping"
+        return ("columns" if column_slices(rows, sm_count) or column_grid_shape(rows, size, sm_count) or whole
+                or _slab_shape(rows) else "looping")
     if rows.cols <= WARP_ROW_MAX:
         return "warp"
     if rows.cols <= BLOCK_ROW_MAX:
@@ -2664,8 +2682,6 @@ def row_kernel(s: RowSpec, sm_count: int) -> KernelSpec:
     rows = s.rows
     if s.prologue is not None and form in ("float4", "uint4"):
         form = "looping"  # the prologue's inputs are read one element at a time there
-    if s.prologue is not None and form == "columns" and not column_slices(rows, sm_count):
-        form = "looping"  # only the columns form over blocks (COLUMN_GRID), which holds no prologue
     if form == "warp":
         group = row_group(rows.cols, s.elem_bytes)
         row = CachedRow.for_spec(s, group, "lane")
@@ -2707,7 +2723,9 @@ def row_kernel(s: RowSpec, sm_count: int) -> KernelSpec:
                           srow_type=storage_type(s.t) if stored else "float")
         return KernelSpec(s.family, src, bufs, min(rows.rows, sm_count * 2), SMEM_THREADS, nbytes)
     if form == "columns":
-        return _columns_kernel(s, decl, bufs, sm_count)
+        if (spec := _columns_kernel(s, decl, bufs, sm_count)) is not None:
+            return spec
+        form = "looping"  # rows only a form holding no prologue takes (over blocks, whole inner axis, slab)
     streamed = {"float4": _float4_form, "uint4": _uint4_form}.get(form, _looping_form)
     width = {"float4": 4, "uint4": 8}.get(form, 1)
     if split := stream_split(rows.rows, rows.cols // width, sm_count):
@@ -2719,14 +2737,18 @@ def row_kernel(s: RowSpec, sm_count: int) -> KernelSpec:
     return KernelSpec(s.family, _row_kernel(decl, streamed(s), rows, form=form), bufs, min(rows.rows, sm_count * 16))
 
 
-def _columns_kernel(s: RowSpec, decl: str, bufs: list[Buf], sm_count: int) -> KernelSpec:
+def _columns_kernel(s: RowSpec, decl: str, bufs: list[Buf], sm_count: int) -> KernelSpec | None:
     """The columns form (see COLUMN_FORM): each thread's slice held in
     registers where it is short enough (COLUMN_CACHED_ELEMS), else the paired
-    or the 16-byte vector form where they apply, else the row read twice."""
+    or the 16-byte vector form where they apply, else the row read twice;
+    None where the rows are too few for it and no other columns form takes
+    them."""
     rows, size = s.rows, dtype(s.t).bytes
     y = column_slices(rows, sm_count, size)
     most = COLUMN_CACHED_ELEMS if size >= 4 else COLUMN_CACHED_ELEMS_16
     whole = _inner_slices(rows, most, size) if s.prologue is None else 0
+    if not whole and (slab := _column_slab_kernel(s, decl, bufs)) is not None:
+        return slab
     held = whole or (_slices_to_hold(y, rows.cols, most, size) if y and most and s.prologue is None else 0)
     if not held and s.prologue is None and (grid := _column_grid_kernel(s, decl, bufs, sm_count)) is not None:
         return grid
@@ -2735,6 +2757,8 @@ def _columns_kernel(s: RowSpec, decl: str, bufs: list[Buf], sm_count: int) -> Ke
     if not (held and COLUMN_CACHED_OVER_VECTORS) and (vector := _column_vector_kernel(s, decl, bufs, sm_count)) is not None:
         return vector
     y = held or y
+    if not y:
+        return None
     x = rows.inner if whole else COLUMN_FORM_THREADS // y
     threads = x * y
     red = ColumnReducer(y, threads)
@@ -2750,6 +2774,65 @@ def _columns_kernel(s: RowSpec, decl: str, bufs: list[Buf], sm_count: int) -> Ke
            f'extern "C" __global__ void __launch_bounds__({threads}) ENTRY({decl}) {{',
            "  __shared__ float smem[32];", *red.slots(), *_column_rows(body, rows, x), "}"]
     return KernelSpec(s.family, "\n".join(src) + "\n", bufs, -(-rows.rows // x), (x, y, 1))
+
+
+def _slab_shape(rows: Rows) -> tuple[int, int] | None:
+    """(M outer indices per block, Q threads per column) of the slab form
+    (see COLUMN_SLAB_ELEMS), or None where it does not apply."""
+    inner, cols = rows.inner, rows.cols
+    if not COLUMN_SLAB_ELEMS or not 0 < inner < COLUMN_SLAB_INNER or inner % 16 == 0 or rows.rows % inner \
+            or cols * inner > COLUMN_SLAB_ELEMS:
+        return None
+    m = min(COLUMN_SLAB_ELEMS // (cols * inner), rows.rows // inner)
+    q = 1
+    while q < 16 and m * inner * q * 2 <= COLUMN_FORM_THREADS and q * 2 <= cols:
+        q *= 2
+    return m, q
+
+
+def _column_slab_kernel(s: RowSpec, decl: str, bufs: list[Buf]) -> KernelSpec | None:
+    """Softmax over a middle axis in the slab form (see COLUMN_SLAB_ELEMS), or
+    None where it does not apply."""
+    rows, t, log = s.rows, s.t, s.softmax_log
+    shape_ = _slab_shape(rows) if log is not None and s.prologue is None else None
+    if shape_ is None:
+        return None
+    m, q = shape_
+    inner, cols, n = rows.inner, rows.cols, rows.cols * rows.inner
+    outer, threads = rows.rows // inner, COLUMN_FORM_THREADS
+    red = (lambda v, op: v) if q == 1 else (lambda v, op: f"rlx_group_reduce<{q}>({v}, {op}())")
+    out = "(v - cm[c]) - cv[c]" if log else "expf(v - cm[c]) * cv[c]"
+    body = [
+        f"  __shared__ float slab[{m * n}];  // {m} outer indices' elements, in order",
+        f"  __shared__ float cm[{m * inner}], cv[{m * inner}];  // per column: the max, and 1 / sum or log(sum)",
+        f"  const long long o0 = (long long)blockIdx.x * {m};",
+        f"  const int count = (int)min({m}LL, {outer}LL - o0) * {n};",
+        f"  const long long base = o0 * {n}LL;",
+        "  #pragma unroll 4",
+        f"  for (int p = threadIdx.x; p < count; p += {threads}) slab[p] = {load('x[base + p]', t)};",
+        "  __syncthreads();",
+        f"  for (int c = threadIdx.x / {q}; c < count / {cols}; c += {threads // q}) {{  // {q} threads per column",
+        f"    const float* col = slab + (c / {inner}) * {n} + (c % {inner});",
+        "    float m = -RLX_INF;",
+        f"    for (int k = threadIdx.x % {q}; k < {cols}; k += {q}) m = rlx_maxf(m, col[k * {inner}]);",
+        f"    m = {red('m', 'RlxMax')};",
+        "    const float mz = m == -RLX_INF ? 0.0f : m;",
+        "    float s = 0.0f;",
+        f"    for (int k = threadIdx.x % {q}; k < {cols}; k += {q}) s += expf(col[k * {inner}] - mz);",
+        f"    s = {red('s', 'RlxSum')};",
+        f"    if (threadIdx.x % {q} == 0) {{ cm[c] = mz; cv[c] = {'logf(s)' if log else '1.0f / s'}; }}",
+        "  }",
+        "  __syncthreads();",
+        f"  for (int p = threadIdx.x; p < count; p += {threads}) {{",
+        f"    const int c = (p / {n}) * {inner} + p % {inner};",
+        "    const float v = slab[p];",
+        f"    y[base + p] = {store(out, t)};",
+        "  }",
+    ]
+    src = [f"// row form: columns slab ({m} outer indices per block: {m} x {cols} x {inner} consecutive elements in "
+           f"shared memory, read and written in order; {q} thread{'s' if q > 1 else ''} per column)",
+           f'extern "C" __global__ void __launch_bounds__({threads}) ENTRY({decl}) {{', *body, "}"]
+    return KernelSpec(s.family, "\n".join(src) + "\n", bufs, -(-outer // m), threads)
 
 
 def _inner_slices(rows: Rows, most: int, elem_bytes: int) -> int:
