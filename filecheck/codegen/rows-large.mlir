@@ -65,9 +65,12 @@
 // 50000 f32 = 1563 threads: 8 blocks of 224; 4 divides the row, 1792 x 4
 // does not: 16 bytes per access, the last ones past the row skipped whole:
 // SM90: // row form: cluster (8 blocks of 224 threads per row, 1792 threads per row, 4 elements per access, 28 per thread)
-// SM90: // row form: looping
-// CHECK: // row form: looping
-// CHECK: const long long base = (r / 3LL) * 12LL + (r % 3LL);
+// Softmax over the middle axis of [2, 4, 3] (an inner axis of 3): the slab
+// form, both outer indices' 24 elements in shared memory, read and written in
+// order, 4 threads per column:
+// SM90: // row form: columns slab (2 outer indices per block: 2 x 4 x 3 consecutive elements in shared memory, read and written in order; 4 threads per column)
+// CHECK: // row form: columns slab (2 outer indices per block
+// CHECK: m = rlx_group_reduce<4>(m, RlxMax());
 // Rows moved 16 bytes per access (32768 f16: 2 blocks of 256): each thread's
 // max and sum of exponentials from it, merged over the cluster in one
 // reduction of (max, sum) pairs, then each thread's exponentials rescaled:
