@@ -460,7 +460,8 @@ def test_columns_form_over_the_whole_inner_axis(arch):
     assert "rlx_column_reduce<5>(RlxMS{m, s}, RlxMSMerge(), col_slots0)" in a and "__shared__ RlxMS col_slots0[245];" in a
     assert "x 5 slices of the reduced axis per block, 13 elements per slice" in b and bb == (49, 5, 1)
     assert "all of the inner axis" not in c  # 21 x 49 x 2 bytes a block: too few
-    assert "(7 rows (all of the inner axis" in d and "x 36 slices" in d and gd == (50, 1, 1) and bd == (7, 36, 1)
+    # at most 16 slices (rows.COLUMN_INNER_MAX_SLICES), not 256 / 7
+    assert "(7 rows (all of the inner axis" in d and "x 16 slices" in d and gd == (50, 1, 1) and bd == (7, 16, 1)
     assert compile_all(lowered, arch) == 4
 
 

@@ -728,7 +728,7 @@ def test_softmax_over_middle_axes_over_blocks_on_gpu(dtype, merged, monkeypatch)
 def test_softmax_over_middle_axes_over_the_whole_inner_axis_on_gpu(dtype):
     """The columns form with a block's rows all of a short inner axis
     (rows.COLUMN_INNER_ROWS: 49 and 7 pixels; 5 slices of 52 over 256, the
-    last element of some missing; 36 slices of 8 over 256 with 4 missing;
+    last element of some missing; 16 slices of 16 over 256;
     7 x 3000: past it, the default forms), softmax and log_softmax, against
     the interpreter in stream and graph mode."""
     g = rlxc.GraphBuilder()

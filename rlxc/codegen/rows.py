@@ -1462,6 +1462,16 @@ COLUMN_INNER_MIN_BYTES = 4096
 #: f16/bf16 (the columns form's warps straddle at most one end there).
 COLUMN_SLAB_ELEMS = 8192
 COLUMN_SLAB_INNER = 32
+#: Whether the slab form goes before the whole-inner-axis form where both
+#: apply; the whole-inner-axis form's slices at most COLUMN_INNER_MAX_SLICES
+#: (0: as many as COLUMN_FORM_THREADS / inner). H100 (session 19,
+#: `variant.py COLUMN_INNER_MAX_SLICES=0,16,32` and `COLUMN_SLAB_FIRST=
+#: False,True -- --ops softmax_mid --inner 3|7 --rows 64,256,1000 --sizes
+#: 64`): 16 slices, not 85, over an inner axis of 3 and 1000 elements 2.3-3.7x
+#: faster (f16 232.3 -> 62.0 µs: each thread had folded 85 slots), inner 7
+#: over 256 in f32 1.8x (32: 1.2x); the slab form first lost 17-25% there.
+COLUMN_SLAB_FIRST = False
+COLUMN_INNER_MAX_SLICES = 16
 #: ... where the slices do not divide the axis, only a slice's last element
 #: is guarded (COLUMN_SLICE_PEEL), not each of them: ptxas kept a 64-bit
 #: offset per guarded element (f16 slices of 32 in COLUMN_GRID: 86-92
@@ -2747,7 +2757,7 @@ def _columns_kernel(s: RowSpec, decl: str, bufs: list[Buf], sm_count: int) -> Ke
     y = column_slices(rows, sm_count, size)
     most = COLUMN_CACHED_ELEMS if size >= 4 else COLUMN_CACHED_ELEMS_16
     whole = _inner_slices(rows, most, size) if s.prologue is None else 0
-    if not whole and (slab := _column_slab_kernel(s, decl, bufs)) is not None:
+    if (not whole or COLUMN_SLAB_FIRST) and (slab := _column_slab_kernel(s, decl, bufs)) is not None:
         return slab
     held = whole or (_slices_to_hold(y, rows.cols, most, size) if y and most and s.prologue is None else 0)
     if not held and s.prologue is None and (grid := _column_grid_kernel(s, decl, bufs, sm_count)) is not None:
@@ -2842,7 +2852,7 @@ def _inner_slices(rows: Rows, most: int, elem_bytes: int) -> int:
     if not COLUMN_INNER_ROWS or not most or not 0 < inner <= COLUMN_INNER_ROWS or inner % 16 == 0 \
             or rows.rows % inner or inner * rows.cols * elem_bytes < COLUMN_INNER_MIN_BYTES:
         return 0
-    y = max(-(-rows.cols // most), min(rows.cols, COLUMN_FORM_THREADS // inner))
+    y = max(-(-rows.cols // most), min(rows.cols, COLUMN_FORM_THREADS // inner, COLUMN_INNER_MAX_SLICES or rows.cols))
     return y if inner * y <= COLUMN_INNER_THREADS else 0
 
 
