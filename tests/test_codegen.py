@@ -36,6 +36,13 @@ def kernels_of(module):
     return [op for op in module.ops if isinstance(op, rlx_cuda.KernelOp)]
 
 
+def launched(module):
+    """(source, grid, block) of each launch of a lowered module, in order."""
+    by_sym = {k.sym_name.data: k.source.data for k in kernels_of(module)}
+    return [(by_sym[op.kernel.root_reference.data], op.grid.get_values(), op.block.get_values())
+            for op in module.walk() if isinstance(op, rlx_cuda.LaunchOp)]
+
+
 def compile_all(module, arch):
     ks = kernels_of(module)
     cubins = nvrtc.compile_many([(f"{k.sym_name.data}.cu", k.source.data) for k in ks], arch, headers=HEADERS)
@@ -416,12 +423,10 @@ def test_columns_form_over_blocks(arch):
     outs = [g.softmax(g.input("a", [32, 8192, 128], "f16"), axis=1),
             g.log_softmax(g.input("b", [128, 8192, 128]), axis=1),
             g.softmax(g.input("c", [3, 5000, 7]), axis=1),  # 21 rows: 2 groups, the second 5 rows
-            g.softmax(g.input("d", [64, 100, 4096]), axis=1)]  # a block holds it (COLUMN_CACHED_ELEMS)
+            g.softmax(g.input("d", [64, 100, 4096]), axis=1),  # a block holds it (COLUMN_CACHED_ELEMS)
+            g.softmax(g.input("e", [1, 32768, 128], "f16"), axis=1)]  # 64 blocks, not doubled past half the SMs
     lowered = rlxc.run_pipeline(g.build(outs), f"rlx-cuda{{arch={arch} sm_count=132}}")
-    by_sym = {k.sym_name.data: k.source.data for k in kernels_of(lowered)}
-    launches = [op for op in lowered.walk() if op.name == "rlx_cuda.launch"]
-    (a, ga, ba), (b, gb, _), (c, gc, _), (d, _, _) = (
-        (by_sym[op.kernel.root_reference.data], op.grid.get_values(), op.block.get_values()) for op in launches)
+    (a, ga, ba), (b, gb, _), (c, gc, _), (d, _, _), (e, ge, _) = launched(lowered)
     assert ("// row form: columns over blocks (16 rows x 16 slices of the reduced axis per block, 16 blocks per 16 "
             "rows, 32 elements per slice held in registers)") in a and ga == (4096, 1, 1) and ba == (16, 16, 1)
     assert "const long long g_at = (long long)(g_ticket % 4096ull);" in a and "const int sl = rank * 16 + threadIdx.y;" in a
@@ -433,7 +438,8 @@ def test_columns_form_over_blocks(arch):
     assert "10 blocks per 16 rows, 32 elements per slice" in c and gc == (20, 1, 1)
     assert "const long long r = min(g * 16 + threadIdx.x, 20LL);" in c
     assert "row form: columns (" in d and "columns over blocks" not in d
-    assert compile_all(lowered, arch) == 4
+    assert "64 blocks per 16 rows, 32 elements per slice" in e and ge == (512, 1, 1)
+    assert compile_all(lowered, arch) == 5
     for k in kernels_of(lowered)[:3]:
         assert k.attributes["rlx.co_resident"].value.data in (16, 8, 10)
 
@@ -450,10 +456,7 @@ def test_columns_form_over_the_whole_inner_axis(arch):
     outs = [g.softmax(g.input("a", [1337, 256, 49]), axis=1), g.log_softmax(g.input("b", [300, 64, 49], "bf16"), axis=1),
             g.softmax(g.input("c", [1000, 21, 49], "f16"), axis=1), g.softmax(g.input("d", [50, 256, 7]), axis=-2)]
     lowered = rlxc.run_pipeline(g.build(outs), f"rlx-cuda{{arch={arch} sm_count=132}}")
-    by_sym = {k.sym_name.data: k.source.data for k in kernels_of(lowered)}
-    launches = [op for op in lowered.walk() if op.name == "rlx_cuda.launch"]
-    (a, ga, ba), (b, _, bb), (c, _, _), (d, gd, bd) = (
-        (by_sym[op.kernel.root_reference.data], op.grid.get_values(), op.block.get_values()) for op in launches)
+    (a, ga, ba), (b, _, bb), (c, _, _), (d, gd, bd) = launched(lowered)
     assert ("// row form: columns (49 rows (all of the inner axis: one read of consecutive elements) x 5 slices of the "
             "reduced axis per block, 52 elements per slice held in registers)") in a and ga == (1337, 1, 1) and ba == (49, 5, 1)
     assert "__launch_bounds__(245)" in a and "const long long r = min((long long)blockIdx.x * 49 + threadIdx.x, 65512LL);" in a
@@ -475,21 +478,23 @@ def test_columns_slab_form(arch):
     writes in order. Every kernel compiles."""
     g = rlxc.GraphBuilder()
     outs = [g.softmax(g.input("a", [37449, 64, 7]), axis=1), g.log_softmax(g.input("b", [1000, 21, 31], "f16"), axis=1),
-            g.softmax(g.input("c", [5, 300, 3], "bf16"), axis=1), g.softmax(g.input("d", [1000, 21, 49], "f16"), axis=1)]
+            g.softmax(g.input("c", [5, 300, 3], "bf16"), axis=1), g.softmax(g.input("d", [1000, 21, 49], "f16"), axis=1),
+            g.softmax(g.input("e", [4096, 2, 3]), axis=1)]
     lowered = rlxc.run_pipeline(g.build(outs), f"rlx-cuda{{arch={arch} sm_count=132}}")
-    by_sym = {k.sym_name.data: k.source.data for k in kernels_of(lowered)}
-    launches = [op for op in lowered.walk() if op.name == "rlx_cuda.launch"]
-    (a, ga, _), (b, gb, _), (c, gc, _), (d, _, _) = (
-        (by_sym[op.kernel.root_reference.data], op.grid.get_values(), op.block.get_values()) for op in launches)
-    assert ("// row form: columns slab (18 outer indices per block: 18 x 64 x 7 consecutive elements in shared memory, "
-            "read and written in order; 2 threads per column)") in a and ga == (2081, 1, 1)
-    assert "__shared__ float slab[8064];" in a and "m = rlx_group_reduce<2>(m, RlxMax());" in a
-    assert "const int count = (int)min(18LL, 37449LL - o0) * 448;" in a and "y[base + p] = expf(v - cm[c]) * cv[c];" in a
-    assert "12 outer indices per block" in b and "1 thread per column" in b and "rlx_group_reduce" not in b
-    assert "y[base + p] = rlx_st_f16((v - cm[c]) - cv[c]);" in b and "cv[c] = logf(s);" in b and gb == (84, 1, 1)
-    assert "5 outer indices per block" in c and "16 threads per column" in c and gc == (1, 1, 1)  # 15 columns
+    (a, ga, _), (b, gb, _), (c, gc, _), (d, _, _), (e, ge, _) = launched(lowered)
+    # 17 x 448 elements and 2 x 17 x 7 column statistics: 8092 floats of at most 8192
+    assert ("// row form: columns slab (17 outer indices per block: 17 x 64 x 7 consecutive elements in shared memory, "
+            "read and written in order; 2 threads per column)") in a and ga == (2203, 1, 1)
+    assert "__shared__ float slab[7616];" in a and "m = rlx_group_reduce<2>(m, RlxMax());" in a
+    assert "const int count = (int)min(17LL, 37449LL - o0) * 448;" in a and "y[base + p] = expf(v - cm[c]) * cv[c];" in a
+    assert "7 outer indices per block" in b and "1 thread per column" in b and "rlx_group_reduce" not in b
+    assert "y[base + p] = rlx_st_f16((v - cm[c]) - cv[c]);" in b and "cv[c] = logf(s);" in b and gb == (143, 1, 1)
+    # 5 outer indices: one a block (a block per multiprocessor where they allow), 16 threads for each of 3 columns
+    assert "1 outer indices per block" in c and "16 threads per column" in c and gc == (5, 1, 1)
     assert "slab" not in d  # an inner axis of 32 or more: a warp's rows straddle at most one end (COLUMN_SLAB_INNER)
-    assert compile_all(lowered, arch) == 4
+    # an axis of 2: the column statistics count (31 x 6 x 4 floats: 32 KB within 48 KB of static shared memory)
+    assert "31 outer indices per block" in e and "__shared__ float cm[93], cv[93];" in e and ge == (133, 1, 1)
+    assert compile_all(lowered, arch) == 5
 
 
 @pytest.mark.parametrize("arch", ARCHS)

@@ -741,16 +741,18 @@ def test_softmax_over_middle_axes_over_the_whole_inner_axis_on_gpu(dtype):
 @pytest.mark.parametrize("dtype", ["f32", "f16", "bf16"])
 def test_softmax_over_middle_axes_in_the_slab_form_on_gpu(dtype, monkeypatch):
     """The slab form (rows.COLUMN_SLAB_ELEMS: a block's outer indices' elements
-    in shared memory, read and written in order): 18 outer indices per block
-    over 300 (the last block 12), 2 threads per column ([300, 64, 7]); one
-    thread per column ([41, 21, 31]); 16 per column ([5, 300, 3]; [3, 1000,
-    7] takes the whole-inner-axis form); softmax and log_softmax against the interpreter in stream and graph
+    in shared memory, read and written in order): 7 outer indices per block
+    over 1000 (the last block 6), 2 threads per column ([1000, 64, 7]); one
+    outer index a block and 8 or 16 threads per column ([41, 21, 31], [5,
+    300, 3]); an axis of 2 ([4096, 2, 3]: the column statistics within the
+    shared-memory budget; [3, 1000, 7] takes the whole-inner-axis form);
+    softmax and log_softmax against the interpreter in stream and graph
     mode, then a row holding +inf, one NaN and one all -inf (NaN rows, as
     the interpreter gives)."""
     from rlxc.codegen import rows as R
 
     monkeypatch.setattr(R, "COLUMN_SLAB_ELEMS", 8192)
-    shapes = [(300, 64, 7), (41, 21, 31), (5, 300, 3), (3, 1000, 7)]
+    shapes = [(1000, 64, 7), (41, 21, 31), (5, 300, 3), (3, 1000, 7), (4096, 2, 3)]
     g = rlxc.GraphBuilder()
     ins = [g.input(f"x{i}", list(sh), dtype) for i, sh in enumerate(shapes)]
     module = g.build([op(x, axis=1) for x in ins for op in (g.softmax, g.log_softmax)])
@@ -759,7 +761,7 @@ def test_softmax_over_middle_axes_in_the_slab_form_on_gpu(dtype, monkeypatch):
     inputs = {}
     for i, sh in enumerate(shapes):
         x = rng.standard_normal(sh).astype(np.float16 if dtype == "f16" else np.float32)
-        x[0, 5, 0], x[1, 7, 2], x[-1, :, 1] = np.inf, np.nan, -np.inf
+        x[0, min(5, sh[1] - 1), 0], x[1, min(7, sh[1] - 1), 2], x[-1, :, 1] = np.inf, np.nan, -np.inf
         inputs[f"x{i}"] = x
     if dtype == "bf16":
         from rlxc.values import round_bf16

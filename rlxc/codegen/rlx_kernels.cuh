@@ -165,6 +165,19 @@ __device__ __forceinline__ RlxWelford rlx_ldcg(const RlxWelford* p) {
   const float* f = reinterpret_cast<const float*>(p);
   return {__ldcg(f), __ldcg(f + 1), __ldcg(f + 2)};
 }
+// Counts this block's arrival at *arrived and waits for the C arrivals of its
+// round (the counter only grows: the round of an arrival is its count / C).
+template <int C>
+__device__ __forceinline__ void rlx_arrive_and_wait(unsigned long long* arrived) {
+  const unsigned long long target = (atomicAdd(arrived, 1ull) / C + 1ull) * C;
+  for (;;) {
+    unsigned long long seen;
+    asm volatile("ld.acquire.gpu.u64 %0, [%1];" : "=l"(seen) : "l"(arrived) : "memory");
+    if (seen >= target) break;
+    __nanosleep(100);
+  }
+  __threadfence();
+}
 // Reduces v over the C blocks of a row: over the block, then block `rank`'s
 // value to parts[rank], made visible before its arrival is counted at
 // *arrived; thread 0 waits for the row's C arrivals of this round (the
@@ -183,14 +196,7 @@ __device__ __forceinline__ T rlx_grid_reduce(T v, Op op, T identity, T* smem, T*
   if (threadIdx.x == 0) {
     parts[rank] = v;
     __threadfence();
-    const unsigned long long target = (atomicAdd(arrived, 1ull) / C + 1ull) * C;
-    for (;;) {
-      unsigned long long seen;
-      asm volatile("ld.acquire.gpu.u64 %0, [%1];" : "=l"(seen) : "l"(arrived) : "memory");
-      if (seen >= target) break;
-      __nanosleep(100);
-    }
-    __threadfence();
+    rlx_arrive_and_wait<C>(arrived);
   }
   __syncthreads();  // also: every thread has read the block reduction's smem[0]
   if (threadIdx.x < 32) {
@@ -224,14 +230,7 @@ __device__ __forceinline__ T rlx_column_grid_reduce(T v, Op op, T* slots, T* par
   }
   __syncthreads();  // also: every thread has read its column's slots
   if (threadIdx.x == 0 && threadIdx.y == 0) {
-    const unsigned long long target = (atomicAdd(arrived, 1ull) / C + 1ull) * C;
-    for (;;) {
-      unsigned long long seen;
-      asm volatile("ld.acquire.gpu.u64 %0, [%1];" : "=l"(seen) : "l"(arrived) : "memory");
-      if (seen >= target) break;
-      __nanosleep(100);
-    }
-    __threadfence();
+    rlx_arrive_and_wait<C>(arrived);
   }
   __syncthreads();
   if (threadIdx.y == 0) {

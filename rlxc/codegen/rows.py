@@ -222,16 +222,23 @@ class GridReducer:
                 f"ENTRY_part{len(self.types) - 1} + r * {self.blocks}, ENTRY_arrived + r * 16, rank)")
 
     def globals(self) -> list[str]:
-        """The kernel module's counters and slots. The counters only stay in
-        step while every launch runs all its blocks to the end; a launch that
-        does not (a fault) leaves the context unusable anyway (CUDA errors in
-        kernels are sticky), so the module is never launched again."""
-        return [
-            "__device__ unsigned long long ENTRY_ticket = 0;  // blocks started, over all launches",
-            f"__device__ unsigned long long ENTRY_arrived[{self.rows * 16}] = {{}};  // arrivals per row (128 bytes apart), over all launches",
-            *(f"__device__ {t} ENTRY_part{i}[{self.rows * self.blocks}];  // statistic {i}: [row][part]"
-              for i, t in enumerate(self.types)),
-        ]
+        return _ticket_globals(self.rows, "row", self.rows * self.blocks, "[row][part]", self.types)
+
+
+def _ticket_globals(waiters: int, what: str, slots: int, layout: str, types: list[str]) -> list[str]:
+    """The module globals of a form whose blocks take tickets and meet
+    through global memory: the ticket counter, an arrival counter per `what`
+    (`waiters` of them, 128 bytes apart) and each statistic's `slots` slots
+    (laid out as `layout`). The counters only stay in step while every
+    launch runs all its blocks to the end; a launch that does not (a fault)
+    leaves the context unusable anyway (CUDA errors in kernels are sticky),
+    so the module is never launched again."""
+    return [
+        "__device__ unsigned long long ENTRY_ticket = 0;  // blocks started, over all launches",
+        f"__device__ unsigned long long ENTRY_arrived[{waiters * 16}] = {{}};  // arrivals per {what} (128 bytes apart), "
+        "over all launches",
+        *(f"__device__ {t} ENTRY_part{i}[{slots}];  // statistic {i}: {layout}" for i, t in enumerate(types)),
+    ]
 
 
 def _column_rows(body: list[str], rows: Rows, per_block: int) -> list[str]:
@@ -295,15 +302,8 @@ class ColumnGridReducer:
         return [f"  __shared__ {t} col_slots{i}[{self.x * self.y}];" for i, t in enumerate(self.types)]
 
     def globals(self) -> list[str]:
-        """As GridReducer's: the counters stay in step while every launch runs
-        all its blocks to the end."""
-        return [
-            "__device__ unsigned long long ENTRY_ticket = 0;  // blocks started, over all launches",
-            f"__device__ unsigned long long ENTRY_arrived[{self.groups * 16}] = {{}};  // arrivals per group of rows"
-            " (128 bytes apart), over all launches",
-            *(f"__device__ {t} ENTRY_part{i}[{self.groups * self.blocks * self.x}];  // statistic {i}: [group][block][row]"
-              for i, t in enumerate(self.types)),
-        ]
+        return _ticket_globals(self.groups, "group of rows", self.groups * self.blocks * self.x, "[group][block][row]",
+                               self.types)
 
 
 def _cols(body: str, rows: Rows, lane: str = "threadIdx.x", stride: str = "blockDim.x") -> str:
@@ -1587,7 +1587,9 @@ COLUMN_FORM_MIN_RUN_BYTES = 32
 #: statistics met in shared memory and then across the C blocks through
 #: global slots and an arrival counter (`rlx_column_grid_reduce`; a group's
 #: blocks start together, taking tickets as `_grid_row`'s). At most
-#: COLUMN_GRID_MAX_BLOCKS blocks per group, and slots of at most
+#: COLUMN_GRID_MAX_BLOCKS blocks per group (and multiprocessors /
+#: GRID_SHARE, as the grid form: resident together with room to spare; C is
+#: doubled only as far as that), and slots of at most
 #: COLUMN_GRID_SLOT_BYTES (a module's static memory). H100 (session 19,
 #: `variant.py COLUMN_GRID=False,True -- --ops softmax_mid --rows
 #: 1000,2048,3000,4096,8192 --sizes 64,512`, before COLUMN_SLICE_PEEL): f32
@@ -1618,9 +1620,11 @@ def column_grid_shape(rows: Rows, elem_bytes: int, sm_count: int) -> tuple[int, 
     y = COLUMN_FORM_THREADS // x
     groups = -(-rows.rows // x)
     c = -(-rows.cols // (most * y))
-    while groups * c < COLUMN_GRID_BLOCKS_PER_SM * sm_count and rows.cols >= 2 * c * y * COLUMN_FORM_MIN_SHARE:
+    cap = min(COLUMN_GRID_MAX_BLOCKS, max(2, sm_count // GRID_SHARE))  # resident together with room to spare
+    while groups * c < COLUMN_GRID_BLOCKS_PER_SM * sm_count and rows.cols >= 2 * c * y * COLUMN_FORM_MIN_SHARE \
+            and 2 * c <= cap:
         c *= 2
-    if c < 2 or c > min(COLUMN_GRID_MAX_BLOCKS, sm_count) or groups * c >= 2**31 \
+    if c < 2 or c > cap or groups * c >= 2**31 \
             or groups * c * x * 12 > COLUMN_GRID_SLOT_BYTES:  # 12: the largest statistic (RlxWelford)
         return None
     return x, y, c
@@ -1932,7 +1936,7 @@ def row_form(rows: Rows, t: Attribute, smem_elem_bytes: int = 4, stored: bool = 
         size = dtype(t).bytes
         whole = _inner_slices(rows, COLUMN_CACHED_ELEMS if size >= 4 else COLUMN_CACHED_ELEMS_16, size)
         return ("columns" if column_slices(rows, sm_count) or column_grid_shape(rows, size, sm_count) or whole
-                or _slab_shape(rows) else "looping")
+                or _slab_shape(rows, sm_count) else "looping")
     if rows.cols <= WARP_ROW_MAX:
         return "warp"
     if rows.cols <= BLOCK_ROW_MAX:
@@ -2757,7 +2761,7 @@ def _columns_kernel(s: RowSpec, decl: str, bufs: list[Buf], sm_count: int) -> Ke
     y = column_slices(rows, sm_count, size)
     most = COLUMN_CACHED_ELEMS if size >= 4 else COLUMN_CACHED_ELEMS_16
     whole = _inner_slices(rows, most, size) if s.prologue is None else 0
-    if (not whole or COLUMN_SLAB_FIRST) and (slab := _column_slab_kernel(s, decl, bufs)) is not None:
+    if (not whole or COLUMN_SLAB_FIRST) and (slab := _column_slab_kernel(s, decl, bufs, sm_count)) is not None:
         return slab
     held = whole or (_slices_to_hold(y, rows.cols, most, size) if y and most and s.prologue is None else 0)
     if not held and s.prologue is None and (grid := _column_grid_kernel(s, decl, bufs, sm_count)) is not None:
@@ -2786,25 +2790,29 @@ def _columns_kernel(s: RowSpec, decl: str, bufs: list[Buf], sm_count: int) -> Ke
     return KernelSpec(s.family, "\n".join(src) + "\n", bufs, -(-rows.rows // x), (x, y, 1))
 
 
-def _slab_shape(rows: Rows) -> tuple[int, int] | None:
+def _slab_shape(rows: Rows, sm_count: int) -> tuple[int, int] | None:
     """(M outer indices per block, Q threads per column) of the slab form
-    (see COLUMN_SLAB_ELEMS), or None where it does not apply."""
+    (see COLUMN_SLAB_ELEMS), or None where it does not apply. A block's
+    shared floats, its elements and two per column, stay within
+    COLUMN_SLAB_ELEMS (static shared memory: 48 KB at most); M leaves each
+    multiprocessor a block where the outer indices allow."""
     inner, cols = rows.inner, rows.cols
     if not COLUMN_SLAB_ELEMS or not 0 < inner < COLUMN_SLAB_INNER or inner % 16 == 0 or rows.rows % inner \
-            or cols * inner > COLUMN_SLAB_ELEMS:
+            or (cols + 2) * inner > COLUMN_SLAB_ELEMS:
         return None
-    m = min(COLUMN_SLAB_ELEMS // (cols * inner), rows.rows // inner)
+    outer = rows.rows // inner
+    m = min(COLUMN_SLAB_ELEMS // ((cols + 2) * inner), max(1, outer // sm_count) if sm_count > 0 else outer)
     q = 1
     while q < 16 and m * inner * q * 2 <= COLUMN_FORM_THREADS and q * 2 <= cols:
         q *= 2
     return m, q
 
 
-def _column_slab_kernel(s: RowSpec, decl: str, bufs: list[Buf]) -> KernelSpec | None:
+def _column_slab_kernel(s: RowSpec, decl: str, bufs: list[Buf], sm_count: int) -> KernelSpec | None:
     """Softmax over a middle axis in the slab form (see COLUMN_SLAB_ELEMS), or
     None where it does not apply."""
     rows, t, log = s.rows, s.t, s.softmax_log
-    shape_ = _slab_shape(rows) if log is not None and s.prologue is None else None
+    shape_ = _slab_shape(rows, sm_count) if log is not None and s.prologue is None else None
     if shape_ is None:
         return None
     m, q = shape_
