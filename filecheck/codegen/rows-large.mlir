@@ -66,10 +66,11 @@
 // does not: 16 bytes per access, the last ones past the row skipped whole:
 // SM90: // row form: cluster (8 blocks of 224 threads per row, 1792 threads per row, 4 elements per access, 28 per thread)
 // Softmax over the middle axis of [2, 4, 3] (an inner axis of 3): the slab
-// form, both outer indices' 24 elements in shared memory, read and written in
+// form, an outer index's 12 elements in shared memory (a block each: the
+// outer indices are fewer than the multiprocessors), read and written in
 // order, 4 threads per column:
-// SM90: // row form: columns slab (2 outer indices per block: 2 x 4 x 3 consecutive elements in shared memory, read and written in order; 4 threads per column)
-// CHECK: // row form: columns slab (2 outer indices per block
+// SM90: // row form: columns slab (1 outer indices per block: 1 x 4 x 3 consecutive elements in shared memory, read and written in order; 4 threads per column)
+// CHECK: // row form: columns slab (1 outer indices per block
 // CHECK: m = rlx_group_reduce<4>(m, RlxMax());
 // Rows moved 16 bytes per access (32768 f16: 2 blocks of 256): each thread's
 // max and sum of exponentials from it, merged over the cluster in one
