@@ -165,6 +165,13 @@ def _cluster_row(body: list[str], rows: Rows, cluster: ClusterReducer) -> list[s
 _STATE_TYPES = {"RlxMSMerge": "RlxMS", "RlxWelfordMerge": "RlxWelford"}
 
 
+def _new_slot(types: list[str], op: str) -> int:
+    """Records a reduction's slot type (of `op`'s value) in a reducer's
+    `types`, so that its kernel declares the slots; the slot's number."""
+    types.append(_STATE_TYPES.get(op, "float"))
+    return len(types) - 1
+
+
 @dataclass
 class ClusterReducer:
     """The cluster form's Reducer: each call reduces over the cluster
@@ -177,9 +184,8 @@ class ClusterReducer:
 
     def __call__(self, value: str, op: str, identity: str, smem: str) -> str:
         first = "false" if self.types else "true"
-        self.types.append(_STATE_TYPES.get(op, "float"))
         return (f"rlx_cluster_reduce<{self.blocks}, {first}>({value}, {op}(), {identity}, {smem}, "
-                f"cl_slots{len(self.types) - 1})")
+                f"cl_slots{_new_slot(self.types, op)})")
 
 
 def _grid_row(body: list[str], rows: Rows, grid: GridReducer) -> list[str]:
@@ -192,15 +198,24 @@ def _grid_row(body: list[str], rows: Rows, grid: GridReducer) -> list[str]:
     rows × C consecutive tickets (launches of a kernel run one at a time,
     in stream order), so its first is a multiple of rows × C."""
     return [
-        "  __shared__ unsigned long long g_ticket;",
-        "  if (threadIdx.x == 0) g_ticket = atomicAdd(&ENTRY_ticket, 1ull);",
-        "  __syncthreads();",
-        f"  const long long g_at = (long long)(g_ticket % {rows.rows * grid.blocks}ull);",
-        f"  const int rank = (int)(g_at % {grid.blocks});",
+        *_ticket("threadIdx.x == 0", rows.rows * grid.blocks, grid.blocks),
         f"  const int lane = rank * {grid.threads} + threadIdx.x;",
         f"  const long long r = g_at / {grid.blocks};",
         f"  const long long base = {rows.row_base};",
         *("  " + b for b in body),
+    ]
+
+
+def _ticket(first: str, tickets: int, blocks: int, note: str = "") -> list[str]:
+    """The opening of a kernel whose blocks take tickets (the grid forms):
+    thread `first` draws the block's ticket, whose place `g_at` among a
+    launch's `tickets` gives the block's `rank` among `blocks`."""
+    return [
+        "  __shared__ unsigned long long g_ticket;",
+        f"  if ({first}) g_ticket = atomicAdd(&ENTRY_ticket, 1ull);",
+        "  __syncthreads();",
+        f"  const long long g_at = (long long)(g_ticket % {tickets}ull);{note}",
+        f"  const int rank = (int)(g_at % {blocks});",
     ]
 
 
@@ -217,9 +232,8 @@ class GridReducer:
     types: list[str] = field(default_factory=list)
 
     def __call__(self, value: str, op: str, identity: str, smem: str) -> str:
-        self.types.append(_STATE_TYPES.get(op, "float"))
         return (f"rlx_grid_reduce<{self.blocks}>({value}, {op}(), {identity}, {smem}, "
-                f"ENTRY_part{len(self.types) - 1} + r * {self.blocks}, ENTRY_arrived + r * 16, rank)")
+                f"ENTRY_part{_new_slot(self.types, op)} + r * {self.blocks}, ENTRY_arrived + r * 16, rank)")
 
     def globals(self) -> list[str]:
         return _ticket_globals(self.rows, "row", self.rows * self.blocks, "[row][part]", self.types)
@@ -270,8 +284,7 @@ class ColumnReducer:
     def __call__(self, value: str, op: str, identity: str, smem: str) -> str:
         if self.slices == 1:
             return value
-        self.types.append(_STATE_TYPES.get(op, "float"))
-        return f"rlx_column_reduce<{self.slices}>({value}, {op}(), col_slots{len(self.types) - 1})"
+        return f"rlx_column_reduce<{self.slices}>({value}, {op}(), col_slots{_new_slot(self.types, op)})"
 
     def slots(self) -> list[str]:
         return [f"  __shared__ {t} col_slots{i}[{self.threads}];" for i, t in enumerate(self.types)]
@@ -293,8 +306,7 @@ class ColumnGridReducer:
     types: list[str] = field(default_factory=list)
 
     def __call__(self, value: str, op: str, identity: str, smem: str) -> str:
-        self.types.append(_STATE_TYPES.get(op, "float"))
-        i = len(self.types) - 1
+        i = _new_slot(self.types, op)
         return (f"rlx_column_grid_reduce<{self.y}, {self.blocks}>({value}, {op}(), col_slots{i}, "
                 f"ENTRY_part{i} + g * {self.blocks * self.x}, ENTRY_arrived + g * 16, rank)")
 
@@ -1609,11 +1621,17 @@ COLUMN_GRID_SLOT_BYTES = 16 << 20
 COLUMN_GRID_MIN_BLOCKS = 0
 
 
+def _held_elems(elem_bytes: int) -> int:
+    """The elements a columns-form thread holds in registers at most
+    (COLUMN_CACHED_ELEMS; COLUMN_CACHED_ELEMS_16 for 2-byte elements)."""
+    return COLUMN_CACHED_ELEMS if elem_bytes >= 4 else COLUMN_CACHED_ELEMS_16
+
+
 def column_grid_shape(rows: Rows, elem_bytes: int, sm_count: int) -> tuple[int, int, int] | None:
     """(X, Y, C) of the columns form over blocks (see COLUMN_GRID) over `rows`
     of `elem_bytes` elements on `sm_count` multiprocessors, or None where it
     does not apply (a block's slices hold the row, or C would be too large)."""
-    most = COLUMN_CACHED_ELEMS if elem_bytes >= 4 else COLUMN_CACHED_ELEMS_16
+    most = _held_elems(elem_bytes)
     if not COLUMN_GRID or not most or sm_count <= 0 or rows.inner == 0 or rows.col_off == "k" or rows.rows == 0:
         return None
     x = min(COLUMN_GRID_ROWS, COLUMN_FORM_THREADS)
@@ -1934,7 +1952,7 @@ def row_form(rows: Rows, t: Attribute, smem_elem_bytes: int = 4, stored: bool = 
     `sm_count` multiprocessors (0: unknown, no grid form)."""
     if rows.col_off != "k":  # not contiguous: one element at a time
         size = dtype(t).bytes
-        whole = _inner_slices(rows, COLUMN_CACHED_ELEMS if size >= 4 else COLUMN_CACHED_ELEMS_16, size)
+        whole = _inner_slices(rows, _held_elems(size), size)
         return ("columns" if column_slices(rows, sm_count) or column_grid_shape(rows, size, sm_count) or whole
                 or _slab_shape(rows, sm_count) else "looping")
     if rows.cols <= WARP_ROW_MAX:
@@ -2759,7 +2777,7 @@ def _columns_kernel(s: RowSpec, decl: str, bufs: list[Buf], sm_count: int) -> Ke
     them."""
     rows, size = s.rows, dtype(s.t).bytes
     y = column_slices(rows, sm_count, size)
-    most = COLUMN_CACHED_ELEMS if size >= 4 else COLUMN_CACHED_ELEMS_16
+    most = _held_elems(size)
     whole = _inner_slices(rows, most, size) if s.prologue is None else 0
     if (not whole or COLUMN_SLAB_FIRST) and (slab := _column_slab_kernel(s, decl, bufs, sm_count)) is not None:
         return slab
@@ -2790,6 +2808,13 @@ def _columns_kernel(s: RowSpec, decl: str, bufs: list[Buf], sm_count: int) -> Ke
     return KernelSpec(s.family, "\n".join(src) + "\n", bufs, -(-rows.rows // x), (x, y, 1))
 
 
+def _short_inner(rows: Rows, most: int) -> bool:
+    """Whether the rows' inner axis (after the reduced one) has at most `most`
+    elements and 16 does not divide it: the axis the columns form's X
+    neighbouring rows straddle (COLUMN_INNER_ROWS, COLUMN_SLAB_ELEMS)."""
+    return 0 < rows.inner <= most and rows.inner % 16 != 0 and rows.rows % rows.inner == 0
+
+
 def _slab_shape(rows: Rows, sm_count: int) -> tuple[int, int] | None:
     """(M outer indices per block, Q threads per column) of the slab form
     (see COLUMN_SLAB_ELEMS), or None where it does not apply. A block's
@@ -2797,8 +2822,7 @@ def _slab_shape(rows: Rows, sm_count: int) -> tuple[int, int] | None:
     COLUMN_SLAB_ELEMS (static shared memory: 48 KB at most); M leaves each
     multiprocessor a block where the outer indices allow."""
     inner, cols = rows.inner, rows.cols
-    if not COLUMN_SLAB_ELEMS or not 0 < inner < COLUMN_SLAB_INNER or inner % 16 == 0 or rows.rows % inner \
-            or (cols + 2) * inner > COLUMN_SLAB_ELEMS:
+    if not COLUMN_SLAB_ELEMS or not _short_inner(rows, COLUMN_SLAB_INNER - 1) or (cols + 2) * inner > COLUMN_SLAB_ELEMS:
         return None
     outer = rows.rows // inner
     m = min(COLUMN_SLAB_ELEMS // ((cols + 2) * inner), max(1, outer // sm_count) if sm_count > 0 else outer)
@@ -2857,8 +2881,8 @@ def _inner_slices(rows: Rows, most: int, elem_bytes: int) -> int:
     """Y of the columns form with a block's rows all of the inner axis (see
     COLUMN_INNER_ROWS), or 0 where it does not apply."""
     inner = rows.inner
-    if not COLUMN_INNER_ROWS or not most or not 0 < inner <= COLUMN_INNER_ROWS or inner % 16 == 0 \
-            or rows.rows % inner or inner * rows.cols * elem_bytes < COLUMN_INNER_MIN_BYTES:
+    if not COLUMN_INNER_ROWS or not most or not _short_inner(rows, COLUMN_INNER_ROWS) \
+            or inner * rows.cols * elem_bytes < COLUMN_INNER_MIN_BYTES:
         return 0
     y = max(-(-rows.cols // most), min(rows.cols, COLUMN_FORM_THREADS // inner, COLUMN_INNER_MAX_SLICES or rows.cols))
     return y if inner * y <= COLUMN_INNER_THREADS else 0
@@ -2883,11 +2907,7 @@ def _column_grid_kernel(s: RowSpec, decl: str, bufs: list[Buf], sm_count: int) -
         f'extern "C" __global__ void __launch_bounds__({x * y}{f", {COLUMN_GRID_MIN_BLOCKS}" if COLUMN_GRID_MIN_BLOCKS else ""}) '
         f'ENTRY({decl}) {{',
         "  __shared__ float smem[32];", *red.slots(),
-        "  __shared__ unsigned long long g_ticket;",
-        "  if (threadIdx.x == 0 && threadIdx.y == 0) g_ticket = atomicAdd(&ENTRY_ticket, 1ull);",
-        "  __syncthreads();",
-        f"  const long long g_at = (long long)(g_ticket % {groups * c}ull);  // tickets in the order blocks start",
-        f"  const int rank = (int)(g_at % {c});",
+        *_ticket("threadIdx.x == 0 && threadIdx.y == 0", groups * c, c, "  // tickets in the order blocks start"),
         f"  const long long g = g_at / {c};",
         f"  const long long r = min(g * {x} + threadIdx.x, {rows.rows - 1}LL);",
         f"  const long long base = {rows.row_base};",
