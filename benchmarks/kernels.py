@@ -120,16 +120,16 @@ class Case:
     op: str
     dtype: str
     n: int  # the row length
-    mb: int  # the nominal size of x in MiB
+    mb: float  # the nominal size of x in MiB
     shape: list[int] = field(default_factory=list)
 
     @property
     def name(self) -> str:
-        return f"{self.op} {self.dtype} N={self.n} {self.mb}MB"
+        return f"{self.op} {self.dtype} N={self.n} {self.mb:g}MB"
 
 
-def case_shape(op: str, dtype: str, n: int, mb: int) -> list[int]:
-    elems = mb * 2**20 // ITEMSIZE[dtype]
+def case_shape(op: str, dtype: str, n: int, mb: float) -> list[int]:
+    elems = int(mb * 2**20) // ITEMSIZE[dtype]
     if op in ("reduce_sum_mid", "softmax_mid", "argmax_mid"):
         return [max(1, elems // (n * MID_INNER)), n, MID_INNER]
     if op == "transpose_heads":
@@ -251,10 +251,10 @@ def torch_fn(case: Case):
 # ---------------------------------------------------------------- timing
 
 
-def inner_calls(mb: int) -> int:
+def inner_calls(mb: float) -> int:
     """Back-to-back calls per timed sample in batched timing: enough that the
     host's launch overhead of the first call hides behind the device work."""
-    return max(4, 640 // max(mb, 1))
+    return max(4, int(640 // max(mb, 1)))
 
 
 def batched_copy_bandwidth(nbytes: int, repeat: int) -> float:
@@ -472,7 +472,7 @@ def format_row(row: dict) -> str:
     check = "" if row.get("rel_err") is None else (
         f"ok ({row['rel_err']:.0e})" if row.get("ok") else f"**MISMATCH** ({row['rel_err']:.1e})")
     miss = " ".join(f"**{m}**" for m in row["miss"])
-    cells = [row["op"], row["dtype"], str(row["n"]), f"{mb:.0f}", "×".join(map(str, row["shape"])),
+    cells = [row["op"], row["dtype"], str(row["n"]), f"{mb:.3g}", "×".join(map(str, row["shape"])),
              us(row["rlxc_ms"]), us(row["eager_ms"]), us(row["compile_ms"]),
              f"{row['rlxc_GBps']:.0f}" if row["rlxc_GBps"] else "—",
              f"{100 * row['copy_frac']:.0f}%" if row["copy_frac"] else "—",
@@ -532,7 +532,7 @@ def main() -> int:
     ap.add_argument("--ops", default=None, help=f"comma list of {','.join(OPS)} (the default), {','.join(EXTRA_OPS)}")
     ap.add_argument("--dtypes", default=None, help="comma list of f32,f16,bf16")
     ap.add_argument("--rows", default=None, help="comma list of row lengths, 'model' for MODEL_ROWS or 'long' for LONG_ROWS")
-    ap.add_argument("--sizes", default=None, help="comma list of sizes in MiB (default 64,512)")
+    ap.add_argument("--sizes", default=None, help="comma list of sizes in MiB (default 64,512; fractions allowed: 0.1 is a row or a few of a vocabulary)")
     ap.add_argument("--compile-sizes", default=None,
                     help="sizes (MiB) at which torch.compile is timed (default: every size; 'none' for none)")
     ap.add_argument("--repeat", type=int, default=None, help="timed repetitions per measurement")
@@ -567,9 +567,9 @@ def main() -> int:
     ops = pick(args.ops, OPS, allowed=OPS + EXTRA_OPS)
     dtypes = pick(args.dtypes, DTYPES, allowed=DTYPES)
     rows = {"model": MODEL_ROWS, "long": LONG_ROWS}.get(args.rows) or pick(args.rows, QUICK_ROWS if args.quick else ROWS, int)
-    sizes = pick(args.sizes, QUICK_SIZES_MB if args.quick else SIZES_MB, int)
+    sizes = pick(args.sizes, QUICK_SIZES_MB if args.quick else SIZES_MB, float)
     compile_sizes = sizes if args.compile_sizes is None else (
-        [] if args.compile_sizes == "none" else pick(args.compile_sizes, sizes, int))
+        [] if args.compile_sizes == "none" else pick(args.compile_sizes, sizes, float))
     if args.repeat is None:
         args.repeat = 10 if args.quick else 20
     case_list = cases(ops, dtypes, rows, sizes)
@@ -604,11 +604,11 @@ def main() -> int:
     # a copy of each case size too, timed as the cases are: the ceiling a kernel of that size can
     # reach (a 64 MiB copy is itself below the 512 MiB one: its ramp and tail are a larger part)
     timed_copy = copy_bandwidth if args.timing == "single" else batched_copy_bandwidth
-    size_copy = {mb: copy_gbs if mb == 512 else timed_copy(mb * 2**20, copy_repeat)
+    size_copy = {mb: copy_gbs if mb == 512 else timed_copy(int(mb * 2**20), copy_repeat)
                  for mb in sorted({c.mb for c in case_list})}
-    report["copy_GBps_by_size"] = {str(mb): g for mb, g in size_copy.items()}
+    report["copy_GBps_by_size"] = {f"{mb:g}": g for mb, g in size_copy.items()}
     print(f"copy at each case size ({args.timing}, GB/s): "
-          + ", ".join(f"{mb} MiB {g:.0f}" for mb, g in size_copy.items()) + "\n")
+          + ", ".join(f"{mb:g} MiB {g:.0f}" for mb, g in size_copy.items()) + "\n")
     print(HEADER)
     print("| --- | --- | ---: | ---: | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | --- | --- |")
     for case in case_list:

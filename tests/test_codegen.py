@@ -652,6 +652,51 @@ def test_streamed_rows_split_over_blocks(arch):
     assert compile_all(lowered, arch) == 5
 
 
+@pytest.mark.parametrize("arch", ["sm_80", "sm_90"])
+def test_argmax_peeled_rows(arch, monkeypatch):
+    """rows.ARGMAX_PEEL: contiguous rows whose length 16 bytes do not divide
+    (odd lengths, vocabularies) are scanned peeled in every form: the head
+    before the row's first 16-byte boundary, then the aligned middle, then
+    the tail (so a thread meets its indices in increasing order); rows under
+    PEEL_REDUCE_MIN vectors, a middle axis and rows 16 bytes divide are read
+    as before. Off: an element per access."""
+    from rlxc.codegen import rows
+
+    def forms():
+        g = rlxc.GraphBuilder()
+        module = g.build([g.argmax(g.input("a", [3, 300001], "f16")), g.argmax(g.input("b", [100, 1001])),
+                          g.argmax(g.input("c", [64, 77], "bf16")), g.argmax(g.input("d", [64, 27], "bf16")),
+                          g.argmax(g.input("e", [9, 1001, 3], "f16"), axis=1), g.argmax(g.input("f", [5, 1000], "f16")),
+                          g.argmax(g.input("h", [3, 33], "i64"))])
+        lowered = rlxc.run_pipeline(module, f"rlx-cuda{{arch={arch} sm_count=132}}")
+        by_sym = {k.sym_name.data: k.source.data for k in kernels_of(lowered)}
+        srcs = [by_sym[op.kernel.root_reference.data] for op in lowered.walk() if op.name == "rlx_cuda.launch"]
+        return [next(line for line in s.splitlines() if "argmax form" in line) for s in srcs], srcs, lowered
+
+    named, srcs, lowered = forms()
+    peeled = ", peeled: the row's 16-byte aligned middle as items, the fewer than {} elements before and after it one at a time"
+    assert named[0].startswith("// argmax form: block, 8 elements per 16-byte access" + peeled.format(8))
+    assert "split in" in named[0]  # 3 rows: split over grid.y
+    assert named[1] == "// argmax form: warp (8 rows per block), 4 elements per 16-byte access" + peeled.format(4)
+    assert named[2] == ("// argmax form: lane groups (2 lanes per row, 128 rows per block), 8 elements per 16-byte access"
+                        + peeled.format(8))
+    assert "one element per access" in named[3] and "peeled" not in named[3]  # 27 < 4 vectors of 8
+    assert "peeled" not in named[4]  # a middle axis
+    assert "8 elements per 16-byte access" in named[5] and "peeled" not in named[5]  # 1000: no edges
+    assert named[6].endswith("2 elements per 16-byte access" + peeled.format(2))
+    a = srcs[0]
+    # head, middle (16-byte items counted from the buffer's start), tail, in that order
+    head, mid, tail = a.index("e < hc;"), a.index("reinterpret_cast<const uint4*>(x)[k4]"), a.index("e < tc;")
+    assert head < mid < tail
+    assert "const long long k = k4 * 8 + i - base;" in a
+    assert "const long long va = (base + 7LL) / 8LL, vb = (base + 300001LL) / 8LL;" in a
+    assert compile_all(lowered, arch) == 7
+    monkeypatch.setattr(rows, "ARGMAX_PEEL", False)
+    named, _, _ = forms()
+    assert not any("peeled" in f for f in named)
+    assert "one element per access" in named[0] and "one element per access" in named[1]
+
+
 def test_argmax_of_few_long_rows_splits_them():
     """argmax rows whose blocks would number under ARGMAX_SPLIT_BELOW per
     multiprocessor are split over grid.y: each chunk's (value, index) to
@@ -667,10 +712,17 @@ def test_argmax_of_few_long_rows_splits_them():
     by_sym = {k.sym_name.data: k.source.data for k in kernels_of(lowered)}
     a, b, c = (by_sym[op.kernel.root_reference.data] for op in launches)
     assert rows.ARGMAX_SPLIT_BELOW * 132 > 200
-    # 2 rows: towards 4 blocks per SM (264 chunks), each thread still 16 items or more: 244 chunks of 4099
-    assert "one element per access, each row split in 244 chunks of 4099 items (grid.y)" in a
-    assert "== 243u) {  // the row's last block" in a and "_count[r] = 0u;" in a
-    assert tuple(launches[0].grid.get_values()) == (2, 244, 1)
+    # 2 rows of 1000003 (peeled: 125000 16-byte items): towards 4 blocks per SM
+    # (264 chunks), each thread still ARGMAX_SPLIT_MIN_ITEMS (4) items or more:
+    # 122 chunks of 1025
+    assert rows.ARGMAX_SPLIT_MIN_ITEMS == 4
+    assert "peeled: the row's 16-byte aligned middle as items" in a
+    assert "each row split in 122 chunks of 1025 items (grid.y)" in a
+    assert "== 121u) {  // the row's last block" in a and "_count[r] = 0u;" in a
+    assert tuple(launches[0].grid.get_values()) == (2, 122, 1)
+    # the first chunk takes the row's head, the last its tail
+    assert "if (blockIdx.y == 0) for (int e = threadIdx.x; e < hc; e += 256)" in a
+    assert "if (blockIdx.y == gridDim.y - 1) for (int e = threadIdx.x; e < tc; e += 256)" in a
     assert "4 elements per 16-byte access (4 compare chains), each row split in 3 chunks" in b  # 200 rows: 3 blocks each
     assert "split" not in c and launches[2].grid.get_values()[1] == 1  # 600 rows: a block each
     assert compile_all(lowered, "sm_90") == 3

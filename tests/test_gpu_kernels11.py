@@ -121,6 +121,46 @@ def test_argmax_ties_and_nan_in_every_form(d):
 
 
 @pytest.mark.parametrize("d", ["f32", "f16", "bf16", "i32", "i64"])
+@pytest.mark.parametrize("min_items", [16, 1])
+def test_argmax_peeled_rows_on_gpu(d, min_items, monkeypatch):
+    """argmax over contiguous rows whose length 16 bytes do not divide, read
+    peeled (rows.ARGMAX_PEEL: a row's head and tail an element at a time,
+    its aligned middle 16 bytes at a time) in the lane-group, warp and block
+    forms and split over blocks (few rows; rows.ARGMAX_SPLIT_MIN_ITEMS 1
+    splits even [1, 50257]): every row's largest value planted in its head,
+    middle or tail, tied with an earlier or a later element, or a NaN,
+    against the interpreter, exactly."""
+    from rlxc.codegen import rows as R
+
+    monkeypatch.setattr(R, "ARGMAX_SPLIT_MIN_ITEMS", min_items)
+    shapes = [(40, 77), (37, 1001), (9, 4097), (6, 30522), (1, 50257), (3, 300001)]
+    g = rlxc.GraphBuilder()
+    module = g.build([g.argmax(g.input(f"x{i}", list(s), d), axis=-1) for i, s in enumerate(shapes)])
+    rng = np.random.default_rng()
+    carrier = {"f16": np.float16, "i32": np.int32, "i64": np.int64}.get(d, np.float32)
+    inputs = {}
+    for i, (r, n) in enumerate(shapes):
+        x = rng.integers(-100, 100, size=(r, n)).astype(carrier)
+        for row in range(r):
+            # positions: the first element, one of the first 7 (a head), the
+            # middle, one of the last 7 (a tail), the last element
+            at = [0, int(rng.integers(1, 7)), n // 2, n - int(rng.integers(2, 8)), n - 1]
+            kind = (row + i) % 6
+            if kind < 5:
+                x[row, at[kind]] = 120
+            else:  # ties: the earliest of three
+                for k in rng.choice(at, 3, replace=False):
+                    x[row, k] = 120
+            if kind == 2 and carrier is not np.int32 and carrier is not np.int64 and row % 4 == 2:
+                x[row, at[3]] = np.nan  # a NaN in the tail wins
+        inputs[f"x{i}"] = x
+    want = rlxc.interpret(module, inputs)
+    got = rlxc.compile(module, target="cuda").run(inputs, poison=True)
+    for w, o in zip(want, got):
+        np.testing.assert_array_equal(o, w)
+
+
+@pytest.mark.parametrize("d", ["f32", "f16", "bf16", "i32", "i64"])
 def test_argmax_lane_groups_on_gpu(d, monkeypatch):
     """argmax's warp form with fewer lanes per row where each lane would take
     fewer than 4 accesses (rows.ARGMAX_GROUP_ITEMS: rows of 300 f32 over 16

@@ -498,16 +498,19 @@ SPLIT_MAX = 1024
 SPLIT_TILE_BYTES = 128  # same cases: 128 beat 64, 256 and 512 (f16 75% / 73% / 70% / 55%)
 
 
-def split_count(blocks: int, items: int, threads_along: int, sm_count: int, below: int | None = None) -> int:
+def split_count(blocks: int, items: int, threads_along: int, sm_count: int, below: int | None = None,
+                min_items: int | None = None) -> int:
     """Chunks to cut a reduction of `items` per output into, for a form
     with `blocks` blocks and `threads_along` threads along the reduced
     axis (1: no split); split only where the blocks are fewer than `below`
-    (default SPLIT_BELOW) per multiprocessor."""
+    (default SPLIT_BELOW) per multiprocessor, each thread keeping at least
+    `min_items` (default SPLIT_MIN_ITEMS) items."""
     if SPLIT_BLOCKS_PER_SM <= 0 or blocks <= 0 or items <= 0 \
             or blocks >= (SPLIT_BELOW if below is None else below) * sm_count:
         return 1
     want = -(-SPLIT_BLOCKS_PER_SM * sm_count // blocks)
-    s = max(1, min(want, items // (threads_along * SPLIT_MIN_ITEMS), SPLIT_MAX))
+    least = SPLIT_MIN_ITEMS if min_items is None else min_items
+    s = max(1, min(want, items // (threads_along * least), SPLIT_MAX))
     return -(-items // -(-items // s))  # no empty chunk
 
 
@@ -936,6 +939,16 @@ def reduce_kernel(op: rlx.ReduceOp, sm_count: int) -> KernelSpec:
 #: at 64 MiB (34.6 -> 28.9).
 ARGMAX_SPLIT_BELOW = 4
 ARGMAX_UNROLL = 0
+#: ... leaving each thread of a chunk at least this many items (the
+#: reductions: SPLIT_MIN_ITEMS, 16). A few rows of a vocabulary (greedy
+#: decoding's argmax over [1-32, 50257]) are then spread over more blocks:
+#: their scan, one dependent load after another, is latency, not bandwidth.
+#: H100 (session 20, `variant.py ARGMAX_SPLIT_MIN_ITEMS=16,4,1 -- --ops
+#: argmax_last --rows 30522,32000,50257 --sizes 0.1,1,4`): with 4, f16/bf16
+#: 29-105% faster in all 18 cases ([1, 50257] 15.1 -> 7.5 µs, where eager
+#: took 13.2), f32 of 30522 13-38%, of 50257 10-12% slower (6.6 -> 7.4,
+#: eager 13.3); 1 lost to 4 in 14 of 27 cases.
+ARGMAX_SPLIT_MIN_ITEMS = 4
 #: argmax rows up to this many elements take a warp each (the warp form),
 #: longer ones a block. H100 (session 18, `variant.py
 #: ARGMAX_WARP_ROW_MAX=1024,2048,4096,8192 -- --ops argmax_last --rows
@@ -944,6 +957,17 @@ ARGMAX_UNROLL = 0
 #: MiB 46.4 -> 30.5 µs, where the block form was slower than eager), the
 #: rest within 1%; 8192 lost 14% on f32 rows of 8192 at 64 MiB.
 ARGMAX_WARP_ROW_MAX = 4096
+#: ... and so do rows of at most ARGMAX_WARP_ITEMS_MAX items (32 a lane:
+#: f16/bf16 rows up to 8192 elements, f32 to 4096, odd lengths peeled).
+#: H100 (session 20, `variant.py ARGMAX_WARP_ROW_MAX=4096,8192,16384 --
+#: --ops argmax_last --rows 4097,6001,8192,8193,12000,16384 --sizes
+#: 64,512`): the block form's 256 threads took 2-4 accesses each of f16 rows
+#: of 4097 (0.79x eager at 512 MiB, 360 µs); a warp each: f16/bf16 rows of
+#: 4097 56-58% faster at 512 MiB and 21-22% at 64, of 6001 34-36% / 18-19%,
+#: of 8192 20% / tie, of 8193 21% / 4% (16384); f32 of 4097 (1024 items)
+#: 8-11%. Longer rows lost at 64 MiB (47-64 items a lane: f16 of 12000
+#: 25% slower, of 16384 40%; f32 of 8192 14%).
+ARGMAX_WARP_ITEMS_MAX = 1024
 #: ... a group of fewer lanes per row (a power of two; its rows shuffle
 #: among themselves) where each lane would take fewer than
 #: ARGMAX_GROUP_ITEMS items (16-byte accesses, or elements where the row is
@@ -1024,6 +1048,14 @@ ARGMAX_ONE_SLICE_UNROLL = 16
 #: MiB 30% slower. Off.
 ARGMAX_COLUMN_VECTORS = False
 ARGMAX_COLUMN_VECTORS_F32 = False
+#: Contiguous rows whose length the 16-byte width does not divide (odd
+#: lengths; vocabularies of 30522 or 50257) are scanned "peeled" where they
+#: hold at least PEEL_REDUCE_MIN full vectors: the elements before the row's
+#: first 16-byte boundary one at a time, the aligned middle 16 bytes at a
+#: time, the elements after its last boundary one at a time (in that order
+#: in each thread, so a scan still meets its indices in increasing order).
+#: False: such rows are read an element at a time.
+ARGMAX_PEEL = True
 
 
 def _argmax_keep(v: str = "v", bv: str = "bv", bi: str = "bi") -> str:
@@ -1070,11 +1102,15 @@ def argmax_kernel(op: rlx.ArgMaxOp, sm_count: int) -> KernelSpec:
         if (vector := _argmax_column_vectors(x, y, rows, sm_count)) is not None:
             return vector
         return _argmax_columns(x, y, rows, acc, slices)
-    warp = rows.cols <= ARGMAX_WARP_ROW_MAX
-    lanes, lane = (32, "lane") if warp else (THREADS, "threadIdx.x")
     size = dtype(t).bytes
     w = 16 // size if rows.col_off == "k" and size < 16 and rows.cols % (16 // size) == 0 else 1
-    items = rows.cols // w
+    peel = (ARGMAX_PEEL and w == 1 and rows.col_off == "k" and size < 16
+            and rows.cols >= PEEL_REDUCE_MIN * (16 // size))
+    if peel:
+        w = 16 // size
+    items = rows.cols // w  # peeled: the most a row has (m or m - 1 aligned items)
+    warp = rows.cols <= ARGMAX_WARP_ROW_MAX or items <= ARGMAX_WARP_ITEMS_MAX
+    lanes, lane = (32, "lane") if warp else (THREADS, "threadIdx.x")
     group = 32
     if warp and ARGMAX_GROUP_ITEMS:  # fewer lanes per row where each would take too few items
         wide = items >= (ARGMAX_GROUP_WIDE_ITEMS if size < 4 else ARGMAX_GROUP_WIDE_ITEMS_F32)
@@ -1082,23 +1118,32 @@ def argmax_kernel(op: rlx.ArgMaxOp, sm_count: int) -> KernelSpec:
         while group > 1 and items < least * group:
             group //= 2
         lanes = group
-    split = 1 if warp else split_count(rows.rows, items, THREADS, sm_count, ARGMAX_SPLIT_BELOW)
+    split = 1 if warp else split_count(rows.rows, items, THREADS, sm_count, ARGMAX_SPLIT_BELOW, ARGMAX_SPLIT_MIN_ITEMS)
     chunk = -(-items // split)
     lo, hi = ("k_lo + ", "k_hi") if split > 1 else ("", f"{items}LL")
+    if peel:  # items counted from the buffer's start: va .. vb - 1 are the row's
+        lo, hi = ("va + k_lo + ", "va + k_hi") if split > 1 else ("va + ", "vb")
     keep = _ARGMAX_KEEP
     unroll = [f"#pragma unroll {ARGMAX_UNROLL}"] if ARGMAX_UNROLL > 1 and not warp else []
     chains = not warp and 1 < w <= ARGMAX_LANE_CHAINS
 
     def vector_scan(step: str) -> list[str]:
         """The row's 16-byte items this thread takes, `step` for each element."""
+        at, first = ("x", " - base") if peel else ("x + base", "")
         return [
             *unroll,
             f"for (long long k4 = {lo}{lane}; k4 < {hi}; k4 += {lanes}) {{",
-            f"  union {{ uint4 raw; {dtype(t).c_storage} e[{w}]; }} pk; pk.raw = reinterpret_cast<const uint4*>(x + base)[k4];",
+            f"  union {{ uint4 raw; {dtype(t).c_storage} e[{w}]; }} pk; pk.raw = reinterpret_cast<const uint4*>({at})[k4];",
             "  #pragma unroll",
-            f"  for (int i = 0; i < {w}; ++i) {{ const long long k = k4 * {w} + i; const {acc} v = ({acc}){load('pk.e[i]', t)}; {step} }}",
+            f"  for (int i = 0; i < {w}; ++i) {{ const long long k = k4 * {w} + i{first}; "
+            f"const {acc} v = ({acc}){load('pk.e[i]', t)}; {step} }}",
             "}",
         ]
+
+    def edge(count: str, first: str, only: str) -> list[str]:
+        """A peeled row's `count` elements from its element `first`, one at a time."""
+        return [f"{only}for (int e = {lane}; e < {count}; e += {lanes}) {{ const long long k = {first} + e; "
+                f"const {acc} v = ({acc}){load('x[base + k]', t)}; {keep} }}"]
 
     if chains:
         # one chain per element of the access: within a chain k increases, so
@@ -1117,13 +1162,24 @@ def argmax_kernel(op: rlx.ArgMaxOp, sm_count: int) -> KernelSpec:
     else:
         scan = [*unroll, f"for (long long k = {lo}{lane}; k < {hi}; k += {lanes}) {{ const long long o = base + ({rows.col_off}); "
                 f"const {acc} v = ({acc}){load('x[o]', t)}; {keep} }}"]
+    count = "vb - va" if peel else f"{items}LL"
     bounds = [f"const long long k_lo = (long long)blockIdx.y * {chunk}LL, "
-              f"k_hi = k_lo + {chunk}LL < {items}LL ? k_lo + {chunk}LL : {items}LL;"] if split > 1 else []
+              f"k_hi = k_lo + {chunk}LL < {count} ? k_lo + {chunk}LL : {count};"] if split > 1 else []
+    head: list[str] = []
+    tail: list[str] = []
+    if peel:  # the row's aligned items va .. vb - 1; hc elements before them, tc after
+        head = [f"const long long va = (base + {w - 1}LL) / {w}LL, vb = (base + {rows.cols}LL) / {w}LL;  // peeled",
+                f"const int hc = (int)(va * {w}LL - base), tc = (int)(base + {rows.cols}LL - vb * {w}LL);"]
+        only = "if (blockIdx.y == 0) " if split > 1 else ""
+        head += edge("hc", "0LL", only)
+        tail = edge("tc", f"(vb * {w}LL - base)", "if (blockIdx.y == gridDim.y - 1) " if split > 1 else "")
     mask = "0xffffffffu" if group == 32 else "gmask"
     body = [
         f"{acc} bv = 0; long long bi = -1;",
+        *head,
         *bounds,
         *scan,
+        *tail,
         *([f"const unsigned int gmask = {(1 << group) - 1}u << ((threadIdx.x & 31) & ~{group - 1});  // this row's lanes"]
           if group < 32 else []),
         f"for (int s = {group // 2}; s > 0; s >>= 1) {{",
@@ -1162,6 +1218,8 @@ def argmax_kernel(op: rlx.ArgMaxOp, sm_count: int) -> KernelSpec:
     helper = _argmax_helper(acc)
     per = f"{w} elements per 16-byte access" if w > 1 else "one element per access"
     per += f" ({w} compare chains)" if chains else ""
+    per += (f", peeled: the row's 16-byte aligned middle as items, the fewer than {w} elements before and after it "
+            "one at a time") if peel else ""
     form = ("warp (8 rows per block)" if group == 32 else f"lane groups ({group} lane{'s' if group > 1 else ''} per row, {THREADS // group} rows "
             "per block)") if warp else "block"
     how = f", each row split in {split} chunks of {chunk} items (grid.y)" if split > 1 else ""
