@@ -677,13 +677,14 @@ def test_argmax_peeled_rows(arch, monkeypatch):
     peeled = ", peeled: the row's 16-byte aligned middle as items, the fewer than {} elements before and after it one at a time"
     assert named[0].startswith("// argmax form: block, 8 elements per 16-byte access" + peeled.format(8))
     assert "split in" in named[0]  # 3 rows: split over grid.y
-    assert named[1] == "// argmax form: warp (8 rows per block), 4 elements per 16-byte access" + peeled.format(4)
+    loads = ", 2 loads in flight a lane"
+    assert named[1] == "// argmax form: warp (8 rows per block), 4 elements per 16-byte access" + peeled.format(4) + loads
     assert named[2] == ("// argmax form: lane groups (2 lanes per row, 128 rows per block), 8 elements per 16-byte access"
-                        + peeled.format(8))
+                        + peeled.format(8) + loads)
     assert "one element per access" in named[3] and "peeled" not in named[3]  # 27 < 4 vectors of 8
     assert "peeled" not in named[4]  # a middle axis
     assert "8 elements per 16-byte access" in named[5] and "peeled" not in named[5]  # 1000: no edges
-    assert named[6].endswith("2 elements per 16-byte access" + peeled.format(2))
+    assert named[6].endswith("2 elements per 16-byte access" + peeled.format(2) + loads)
     a = srcs[0]
     # head, middle (16-byte items counted from the buffer's start), tail, in that order
     head, mid, tail = a.index("e < hc;"), a.index("reinterpret_cast<const uint4*>(x)[k4]"), a.index("e < tc;")
@@ -695,6 +696,32 @@ def test_argmax_peeled_rows(arch, monkeypatch):
     named, _, _ = forms()
     assert not any("peeled" in f for f in named)
     assert "one element per access" in named[0] and "one element per access" in named[1]
+
+
+def test_argmax_vector_scans_screen_items_and_batch_loads():
+    """rows.ARGMAX_VECTOR_MAX: the block form's threads that scan at least
+    ARGMAX_SCREEN_ITEMS 16-byte items take each item's largest element (and
+    a NaN probe) first and compare its elements only where it may win; the
+    warp forms load ARGMAX_VECTOR_LOADS items a lane before comparing, in
+    increasing order of index."""
+    from rlxc.codegen import rows
+
+    g = rlxc.GraphBuilder()
+    module = g.build([g.argmax(g.input("a", [256, 1048576], "f16")), g.argmax(g.input("b", [2048, 32768], "bf16")),
+                      g.argmax(g.input("c", [256, 1048576])), g.argmax(g.input("d", [1000, 4096], "bf16"))])
+    lowered = rlxc.run_pipeline(module, "rlx-cuda{arch=sm_90 sm_count=132}")
+    by_sym = {k.sym_name.data: k.source.data for k in kernels_of(lowered)}
+    a, b, c, d = (by_sym[op.kernel.root_reference.data] for op in lowered.walk() if op.name == "rlx_cuda.launch")
+    assert rows.ARGMAX_SCREEN_ITEMS == 64 and rows.ARGMAX_VECTOR_LOADS == 2
+    # 256 rows of 131072 items in 3 chunks: 171 items a thread
+    assert "8 elements per 16-byte access, items screened by their largest element, each row split in 3" in a
+    assert "for (int i = 1; i < 8; ++i) m = fmaxf(m, ve[i]);" in a
+    assert "if (bi < 0 || probe != probe || (m > bv && bv == bv)) {  // this item may win" in a
+    assert "screened" not in b and "probe" not in b  # 16 items a thread
+    assert "compare chains" in c and "screened" not in c  # f32: four chains instead
+    assert "// argmax form: warp (8 rows per block), 8 elements per 16-byte access, 2 loads in flight a lane" in d
+    assert "for (long long k0 = lane; k0 < 512LL; k0 += 64LL) {" in d and "if (k4 >= 512LL) break;" in d
+    assert compile_all(lowered, "sm_90") == 4
 
 
 def test_argmax_of_few_long_rows_splits_them():

@@ -120,6 +120,53 @@ def test_argmax_ties_and_nan_in_every_form(d):
         np.testing.assert_array_equal(o, w)
 
 
+@pytest.mark.parametrize("d", ["f32", "f16", "bf16"])
+@pytest.mark.parametrize("screened", [True, False])
+def test_argmax_infinities_in_vector_scans(d, screened, monkeypatch):
+    """rows.ARGMAX_VECTOR_MAX: a vector item's elements compared one by one
+    only where its largest beats the best so far or its sum is NaN (here in
+    every block form: ARGMAX_SCREEN_ITEMS 1, no lane chains), and 4 loads in
+    flight a lane (ARGMAX_VECTOR_LOADS); off: neither. Rows holding +inf
+    (twice: the first wins), -inf only (index 0), +inf and -inf in one item
+    (their sum NaN, no NaN element), a NaN after +inf (the NaN wins), the
+    largest finite value, in the lane-group, warp, block, split and peeled
+    forms, against the interpreter."""
+    from rlxc.codegen import rows as R
+
+    monkeypatch.setattr(R, "ARGMAX_VECTOR_MAX", screened)
+    monkeypatch.setattr(R, "ARGMAX_VECTOR_LOADS", 4 if screened else 1)
+    if screened:
+        monkeypatch.setattr(R, "ARGMAX_SCREEN_ITEMS", 1)
+        monkeypatch.setattr(R, "ARGMAX_LANE_CHAINS", 0)
+    shapes = [(8, 64), (8, 1024), (8, 8192), (8, 30000), (8, 1001), (8, 70001)]
+    g = rlxc.GraphBuilder()
+    module = g.build([g.argmax(g.input(f"x{i}", list(s), d), axis=-1) for i, s in enumerate(shapes)])
+    rng = np.random.default_rng()
+    carrier = np.float16 if d == "f16" else np.float32
+    big = float(np.finfo(np.float16).max) if d == "f16" else 3.0e38
+    inputs = {}
+    for i, (r, n) in enumerate(shapes):
+        x = rng.standard_normal((r, n)).astype(carrier)
+        a, b = sorted(rng.choice(np.arange(8, n - 8), 2, replace=False))
+        x[0, a] = x[0, b] = np.inf
+        x[1, :] = -np.inf
+        x[2, a], x[2, a + 1] = np.inf, -np.inf
+        x[3, a], x[3, b] = np.inf, np.nan
+        x[4, b] = big
+        x[5, a] = x[5, b] = big
+        x[6, :], x[6, b] = -big, -1.0
+        x[7, n - 1] = np.inf
+        if d == "bf16":
+            from rlxc.values import round_bf16
+
+            x = round_bf16(x)
+        inputs[f"x{i}"] = x
+    want = rlxc.interpret(module, inputs)
+    got = rlxc.compile(module, target="cuda").run(inputs, poison=True)
+    for w, o in zip(want, got):
+        np.testing.assert_array_equal(o, w)
+
+
 @pytest.mark.parametrize("d", ["f32", "f16", "bf16", "i32", "i64"])
 @pytest.mark.parametrize("min_items", [16, 1])
 def test_argmax_peeled_rows_on_gpu(d, min_items, monkeypatch):

@@ -1048,13 +1048,41 @@ ARGMAX_ONE_SLICE_UNROLL = 16
 #: MiB 30% slower. Off.
 ARGMAX_COLUMN_VECTORS = False
 ARGMAX_COLUMN_VECTORS_F32 = False
+#: argmax's block form (without ARGMAX_LANE_CHAINS), where each thread
+#: scans at least ARGMAX_SCREEN_ITEMS 16-byte items of a row (or of its
+#: chunk), takes an item's largest element first (fmaxf over its 2-8
+#: elements, and their sum, NaN where one is) and runs the per-element
+#: compare, the first of equal values, only where that beats the best so far
+#: or a NaN is there: a thread's best changes rarely over a long scan, so
+#: most items cost a max and an add per element (0: never). H200 (session
+#: 20, `variant.py ARGMAX_VECTOR_MAX=False,True -- --ops argmax_last --rows
+#: 64,...,1048576 --sizes 64,512`, screening every vector scan): f16/bf16
+#: rows of 1048576 at 512 MiB (about 200 items a thread) 34-40% faster
+#: (201.5 -> 150.7 µs, 65% -> 88% of copy); where a thread takes 16-25 items
+#: (block rows of 32768 and 50257) or a warp's lanes few, 5-20% slower: the
+#: warp runs the compares whenever one lane's best still moves.
+ARGMAX_VECTOR_MAX = True
+ARGMAX_SCREEN_ITEMS = 64
+#: 16-byte items each lane of argmax's warp and lane-group forms loads
+#: before it compares any (1: a load, then its compares). H200 (session 20,
+#: `variant.py ARGMAX_VECTOR_LOADS=1,2,4`, same rows): with 2, f16/bf16 rows
+#: of 64-8192 2-13% faster (f16 of 8192 at 64 MiB 33.2 -> 29.3 µs), f32 of
+#: 64-128 5-11%, f32 of 512-4096 within 2%; 4 lost on rows of 128 (7-8%).
+#: In the block form rows of 50257 lost 4-30%, so it loads one at a time.
+ARGMAX_VECTOR_LOADS = 2
 #: Contiguous rows whose length the 16-byte width does not divide (odd
 #: lengths; vocabularies of 30522 or 50257) are scanned "peeled" where they
 #: hold at least PEEL_REDUCE_MIN full vectors: the elements before the row's
 #: first 16-byte boundary one at a time, the aligned middle 16 bytes at a
 #: time, the elements after its last boundary one at a time (in that order
 #: in each thread, so a scan still meets its indices in increasing order).
-#: False: such rows are read an element at a time.
+#: False: such rows are read an element at a time. H100 (session 20,
+#: `variant.py ARGMAX_PEEL=False,True -- --ops argmax_last --rows
+#: 77,1001,4097,30522,50257 --sizes 64,512`): f16/bf16 rows of 30522 and
+#: 50257 6-22% faster (f16 of 30522 at 64 MiB 47.0 -> 38.7 µs, the 0.97x
+#: of session 19 now 1.2-1.4x), f32 4-9%; rows of 1001 at 512 MiB 11-12%;
+#: rows of 77 and 4097 in f16/bf16 at 64 MiB 3-7% slower (their edges'
+#: single loads), which the warp form below then took back.
 ARGMAX_PEEL = True
 
 
@@ -1126,17 +1154,58 @@ def argmax_kernel(op: rlx.ArgMaxOp, sm_count: int) -> KernelSpec:
     keep = _ARGMAX_KEEP
     unroll = [f"#pragma unroll {ARGMAX_UNROLL}"] if ARGMAX_UNROLL > 1 and not warp else []
     chains = not warp and 1 < w <= ARGMAX_LANE_CHAINS
+    screened = (ARGMAX_VECTOR_MAX and ARGMAX_SCREEN_ITEMS > 0 and not warp and not chains and w > 1
+                and chunk >= ARGMAX_SCREEN_ITEMS * THREADS)
 
-    def vector_scan(step: str) -> list[str]:
-        """The row's 16-byte items this thread takes, `step` for each element."""
+    def vector_scan(step: str, screened: bool = False) -> list[str]:
+        """The row's 16-byte items this thread takes, `step` for each element;
+        `screened` (ARGMAX_VECTOR_MAX): only items whose largest element
+        beats (`bv`, `bi`), or that hold a NaN, take the steps."""
         at, first = ("x", " - base") if peel else ("x + base", "")
+        steps = [f"for (int i = 0; i < {w}; ++i) {{ const long long k = k4 * {w} + i{first}; const {acc} v = ve[i]; {step} }}"]
+        if screened:
+            fl = acc == "float"
+            sums = " + ".join(f"ve[{i}]" for i in range(w))
+            steps = [
+                f"{acc} m = ve[0];",
+                "#pragma unroll",
+                f"for (int i = 1; i < {w}; ++i) m = {'fmaxf(m, ve[i])' if fl else 'max(m, ve[i])'};",
+                *([f"const float probe = {sums};  // NaN where an element is NaN (or both infinities)"] if fl else []),
+                f"if (bi < 0 || {'probe != probe || (m > bv && bv == bv)' if fl else 'm > bv'}) {{  // this item may win",
+                "  #pragma unroll",
+                f"  {steps[0]}",
+                "}",
+            ]
+        steps = steps if screened else ["#pragma unroll", *steps]
+        loads = ARGMAX_VECTOR_LOADS if warp else 1
+        if loads <= 1:
+            return [
+                *unroll,
+                f"for (long long k4 = {lo}{lane}; k4 < {hi}; k4 += {lanes}) {{",
+                f"  union {{ uint4 raw; {dtype(t).c_storage} e[{w}]; }} pk; pk.raw = reinterpret_cast<const uint4*>({at})[k4];",
+                f"  {acc} ve[{w}];",
+                "  #pragma unroll",
+                f"  for (int i = 0; i < {w}; ++i) ve[i] = ({acc}){load('pk.e[i]', t)};",
+                *("  " + line for line in steps),
+                "}",
+            ]
+        # `loads` items a thread loaded before any is compared (in flight together)
         return [
-            *unroll,
-            f"for (long long k4 = {lo}{lane}; k4 < {hi}; k4 += {lanes}) {{",
-            f"  union {{ uint4 raw; {dtype(t).c_storage} e[{w}]; }} pk; pk.raw = reinterpret_cast<const uint4*>({at})[k4];",
+            f"for (long long k0 = {lo}{lane}; k0 < {hi}; k0 += {loads * lanes}LL) {{",
+            f"  uint4 raw[{loads}];",
             "  #pragma unroll",
-            f"  for (int i = 0; i < {w}; ++i) {{ const long long k = k4 * {w} + i{first}; "
-            f"const {acc} v = ({acc}){load('pk.e[i]', t)}; {step} }}",
+            f"  for (int j = 0; j < {loads}; ++j) {{ const long long k4 = k0 + j * {lanes}LL; "
+            f"if (k4 < {hi}) raw[j] = reinterpret_cast<const uint4*>({at})[k4]; }}",
+            "  #pragma unroll",
+            f"  for (int j = 0; j < {loads}; ++j) {{",
+            f"    const long long k4 = k0 + j * {lanes}LL;",
+            f"    if (k4 >= {hi}) break;",
+            f"    union {{ uint4 raw; {dtype(t).c_storage} e[{w}]; }} pk; pk.raw = raw[j];",
+            f"    {acc} ve[{w}];",
+            "    #pragma unroll",
+            f"    for (int i = 0; i < {w}; ++i) ve[i] = ({acc}){load('pk.e[i]', t)};",
+            *("    " + line for line in steps),
+            "  }",
             "}",
         ]
 
@@ -1158,7 +1227,7 @@ def argmax_kernel(op: rlx.ArgMaxOp, sm_count: int) -> KernelSpec:
             f"for (int i = 0; i < {w}; ++i) {{ const {acc} ov = cbv[i]; const long long oi = cbi[i]; {_ARGMAX_BETTER} }}",
         ]
     elif w > 1:
-        scan = vector_scan(keep)
+        scan = vector_scan(keep, screened)
     else:
         scan = [*unroll, f"for (long long k = {lo}{lane}; k < {hi}; k += {lanes}) {{ const long long o = base + ({rows.col_off}); "
                 f"const {acc} v = ({acc}){load('x[o]', t)}; {keep} }}"]
@@ -1220,6 +1289,8 @@ def argmax_kernel(op: rlx.ArgMaxOp, sm_count: int) -> KernelSpec:
     per += f" ({w} compare chains)" if chains else ""
     per += (f", peeled: the row's 16-byte aligned middle as items, the fewer than {w} elements before and after it "
             "one at a time") if peel else ""
+    per += ", items screened by their largest element" if screened else ""
+    per += f", {ARGMAX_VECTOR_LOADS} loads in flight a lane" if warp and w > 1 and ARGMAX_VECTOR_LOADS > 1 else ""
     form = ("warp (8 rows per block)" if group == 32 else f"lane groups ({group} lane{'s' if group > 1 else ''} per row, {THREADS // group} rows "
             "per block)") if warp else "block"
     how = f", each row split in {split} chunks of {chunk} items (grid.y)" if split > 1 else ""
