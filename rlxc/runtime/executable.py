@@ -31,6 +31,7 @@ not lower or compile anything (that is `rlxc.driver.compile`).
 from __future__ import annotations
 
 import math
+import time
 import os
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
@@ -92,6 +93,16 @@ class _IOGraph:
 
 #: CUDA_SUCCESS (CUresult is an int enum): hot paths compare without `check`
 _SUCCESS = 0
+_NOT_READY = 600  # CUDA_ERROR_NOT_READY
+
+#: run() waits for its graph by polling the stream (cuStreamQuery) for up to
+#: this many seconds, then blocks in cuStreamSynchronize (0: block at once).
+#: A blocking wait of milliseconds lets the thread's core idle, and the
+#: wake-up and the next call's Python then run slowly. H200 (session 20,
+#: a 12-layer 384-wide encoder at batch 32 in f32, 5.4 ms a call): a bare
+#: graph launch and wait measured 25.4 µs over its device time blocking,
+#: 14.8 polling; in f16 (0.8 ms) both 7-8 µs.
+SYNC_SPIN_S = 0.05
 
 #: Tensor classes seen to be torch's (a set lookup instead of a module-name test per input)
 _TORCH_TYPES: set[type] = set()
@@ -513,9 +524,28 @@ class CudaExecutable:
         if events is not None:
             cu.cuEventRecord(events[1], self.stream)
         if sync:
-            err = cu.cuStreamSynchronize(self.stream)
-            if (err[0] if type(err) is tuple else err) != _SUCCESS:
-                check(err, "cuStreamSynchronize")
+            self._wait()
+
+    def _wait(self) -> None:
+        """Waits for the stream: polls it for up to SYNC_SPIN_S seconds (the
+        thread stays awake), then blocks."""
+        cu = self._cu
+        stream = self.stream
+        if SYNC_SPIN_S > 0:
+            query, pc = cu.cuStreamQuery, time.perf_counter
+            end = pc() + SYNC_SPIN_S
+            while True:
+                err = query(stream)
+                code = err[0] if type(err) is tuple else err
+                if code == _SUCCESS:
+                    return
+                if code != _NOT_READY:
+                    check(err, "cuStreamQuery (waiting for the launch)")
+                if pc() > end:
+                    break
+        err = cu.cuStreamSynchronize(stream)
+        if (err[0] if type(err) is tuple else err) != _SUCCESS:
+            check(err, "cuStreamSynchronize")
 
     def _rebind(self, io: _IOGraph, nodes: list, params: list, last: list[int], now: list[int], what: str) -> None:
         """Points the I/O graph's `what` ("input" or "output") copy nodes
