@@ -475,18 +475,31 @@ def test_columns_slab_form(arch):
     small: a block reads as many outer indices' elements as fit in shared
     memory, in order, takes each column's max and sum there (2 threads per
     column where the columns leave threads over: `rlx_group_reduce`), and
-    writes in order. Every kernel compiles."""
+    writes in order: as 16-byte items where an outer index's elements fill
+    whole items (rows.COLUMN_SLAB_VECTORS), else one at a time. Every kernel
+    compiles."""
     g = rlxc.GraphBuilder()
     outs = [g.softmax(g.input("a", [37449, 64, 7]), axis=1), g.log_softmax(g.input("b", [1000, 21, 31], "f16"), axis=1),
             g.softmax(g.input("c", [5, 300, 3], "bf16"), axis=1), g.softmax(g.input("d", [1000, 21, 49], "f16"), axis=1),
-            g.softmax(g.input("e", [4096, 2, 3]), axis=1)]
+            g.softmax(g.input("e", [4096, 2, 3]), axis=1), g.log_softmax(g.input("f", [9000, 64, 3], "bf16"), axis=1)]
     lowered = rlxc.run_pipeline(g.build(outs), f"rlx-cuda{{arch={arch} sm_count=132}}")
-    (a, ga, _), (b, gb, _), (c, gc, _), (d, _, _), (e, ge, _) = launched(lowered)
+    (a, ga, _), (b, gb, _), (c, gc, _), (d, _, _), (e, ge, _), (f, _, _) = launched(lowered)
     # 17 x 448 elements and 2 x 17 x 7 column statistics: 8092 floats of at most 8192
     assert ("// row form: columns slab (17 outer indices per block: 17 x 64 x 7 consecutive elements in shared memory, "
-            "read and written in order; 2 threads per column)") in a and ga == (2203, 1, 1)
-    assert "__shared__ float slab[7616];" in a and "m = rlx_group_reduce<2>(m, RlxMax());" in a
-    assert "const int count = (int)min(17LL, 37449LL - o0) * 448;" in a and "y[base + p] = expf(v - cm[c]) * cv[c];" in a
+            "read and written in order, 16-byte items (4 elements); 2 threads per column)") in a and ga == (2203, 1, 1)
+    assert "__shared__ __align__(16) float slab[7616];" in a and "m = rlx_group_reduce<2>(m, RlxMax());" in a
+    assert "const int count = (int)min(17LL, 37449LL - o0) * 448;" in a
+    assert "const float4 f = reinterpret_cast<const float4*>(x + base)[p4];" in a
+    # the 4 elements of an item lie in one outer index (4 divides 448); their columns wrap around 7
+    assert "const int cb = (p4 * 4 / 448) * 7, r = p4 * 4 % 7;" in a
+    assert "float r3; { const int c = cb + (r + 3) % 7; const float v = v3; r3 = expf(v - cm[c]) * cv[c]; }" in a
+    assert "reinterpret_cast<float4*>(y + base)[p4] = make_float4(r0, r1, r2, r3);" in a
+    # bf16, 192 elements an outer index: 8-element items, converted two at a time
+    assert "16-byte items (8 elements)" in f and "const float2 h0 = rlx_ld2_bf16(hu.x);" in f
+    assert "reinterpret_cast<uint4*>(y + base)[p4] = make_uint4(rlx_st2_bf16((v0 - cm[c]) - cv[c]" not in f  # per element
+    assert "r7 = (v - cm[c]) - cv[c]; }" in f and "make_uint4(rlx_st2_bf16(r0, r1)" in f
+    # 651 f16 elements (1302 bytes) an outer index: one at a time
+    assert "16-byte items" not in b and "16-byte items" not in c and "16-byte items" not in e
     assert "7 outer indices per block" in b and "1 thread per column" in b and "rlx_group_reduce" not in b
     assert "y[base + p] = rlx_st_f16((v - cm[c]) - cv[c]);" in b and "cv[c] = logf(s);" in b and gb == (143, 1, 1)
     # 5 outer indices: one a block (a block per multiprocessor where they allow), 16 threads for each of 3 columns
@@ -494,7 +507,7 @@ def test_columns_slab_form(arch):
     assert "slab" not in d  # an inner axis of 32 or more: a warp's rows straddle at most one end (COLUMN_SLAB_INNER)
     # an axis of 2: the column statistics count (31 x 6 x 4 floats: 32 KB within 48 KB of static shared memory)
     assert "31 outer indices per block" in e and "__shared__ float cm[93], cv[93];" in e and ge == (133, 1, 1)
-    assert compile_all(lowered, arch) == 5
+    assert compile_all(lowered, arch) == 6
 
 
 @pytest.mark.parametrize("arch", ARCHS)

@@ -739,7 +739,8 @@ def test_softmax_over_middle_axes_over_the_whole_inner_axis_on_gpu(dtype):
 
 
 @pytest.mark.parametrize("dtype", ["f32", "f16", "bf16"])
-def test_softmax_over_middle_axes_in_the_slab_form_on_gpu(dtype, monkeypatch):
+@pytest.mark.parametrize("vectors", [True, False])
+def test_softmax_over_middle_axes_in_the_slab_form_on_gpu(dtype, vectors, monkeypatch):
     """The slab form (rows.COLUMN_SLAB_ELEMS: a block's outer indices' elements
     in shared memory, read and written in order): 7 outer indices per block
     over 1000 (the last block 6), 2 threads per column ([1000, 64, 7]); one
@@ -748,11 +749,14 @@ def test_softmax_over_middle_axes_in_the_slab_form_on_gpu(dtype, monkeypatch):
     shared-memory budget; [3, 1000, 7] takes the whole-inner-axis form);
     softmax and log_softmax against the interpreter in stream and graph
     mode, then a row holding +inf, one NaN and one all -inf (NaN rows, as
-    the interpreter gives)."""
+    the interpreter gives). With rows.COLUMN_SLAB_VECTORS, [1000, 64, 7] and
+    [600, 64, 3] move as 16-byte items (an item's columns wrapping around
+    the inner axis)."""
     from rlxc.codegen import rows as R
 
     monkeypatch.setattr(R, "COLUMN_SLAB_ELEMS", 8192)
-    shapes = [(1000, 64, 7), (41, 21, 31), (5, 300, 3), (3, 1000, 7), (4096, 2, 3)]
+    monkeypatch.setattr(R, "COLUMN_SLAB_VECTORS", vectors)
+    shapes = [(1000, 64, 7), (41, 21, 31), (5, 300, 3), (3, 1000, 7), (4096, 2, 3), (600, 64, 3)]
     g = rlxc.GraphBuilder()
     ins = [g.input(f"x{i}", list(sh), dtype) for i, sh in enumerate(shapes)]
     module = g.build([op(x, axis=1) for x in ins for op in (g.softmax, g.log_softmax)])

@@ -68,10 +68,13 @@
 // Softmax over the middle axis of [2, 4, 3] (an inner axis of 3): the slab
 // form, an outer index's 12 elements in shared memory (a block each: the
 // outer indices are fewer than the multiprocessors), read and written in
-// order, 4 threads per column:
-// SM90: // row form: columns slab (1 outer indices per block: 1 x 4 x 3 consecutive elements in shared memory, read and written in order; 4 threads per column)
+// order as 16-byte items (12 f32 fill three), 4 threads per column:
+// SM90: // row form: columns slab (1 outer indices per block: 1 x 4 x 3 consecutive elements in shared memory, read and written in order, 16-byte items (4 elements); 4 threads per column)
 // CHECK: // row form: columns slab (1 outer indices per block
+// CHECK: *reinterpret_cast<float4*>(slab + p4 * 4) = f;
 // CHECK: m = rlx_group_reduce<4>(m, RlxMax());
+// CHECK: const int cb = (p4 * 4 / 12) * 3, r = p4 * 4 % 3;  // an item lies in one outer index
+// CHECK: reinterpret_cast<float4*>(y + base)[p4] = make_float4(r0, r1, r2, r3);
 // Rows moved 16 bytes per access (32768 f16: 2 blocks of 256): each thread's
 // max and sum of exponentials from it, merged over the cluster in one
 // reduction of (max, sum) pairs, then each thread's exponentials rescaled:

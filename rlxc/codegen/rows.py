@@ -1603,6 +1603,14 @@ COLUMN_INNER_MIN_BYTES = 4096
 #: f16/bf16 (the columns form's warps straddle at most one end there).
 COLUMN_SLAB_ELEMS = 8192
 COLUMN_SLAB_INNER = 32
+#: The slab form moves its elements as 16-byte items where an outer index's
+#: elements fill whole items (f32 and f16/bf16; else one at a time). H200
+#: (session 20, `variant.py COLUMN_SLAB_VECTORS=False,True -- --ops
+#: softmax_mid --inner 3|7 --rows 21,64,256 --sizes 64,512`): axes of 64 and
+#: 256 10-31% faster where it applies (f16 [74898, 64, 7] 88.2 -> 70.6 µs,
+#: bf16 [43690, 256, 3] 88.7 -> 67.9); axes of 21 (63 or 147 elements an
+#: outer index) keep single elements.
+COLUMN_SLAB_VECTORS = True
 #: Whether the slab form goes before the whole-inner-axis form where both
 #: apply; the whole-inner-axis form's slices at most COLUMN_INNER_MAX_SLICES
 #: (0: as many as COLUMN_FORM_THREADS / inner). H100 (session 19,
@@ -2973,14 +2981,51 @@ def _column_slab_kernel(s: RowSpec, decl: str, bufs: list[Buf], sm_count: int) -
     outer, threads = rows.rows // inner, COLUMN_FORM_THREADS
     red = (lambda v, op: v) if q == 1 else (lambda v, op: f"rlx_group_reduce<{q}>({v}, {op}())")
     out = "(v - cm[c]) - cv[c]" if log else "expf(v - cm[c]) * cv[c]"
+    size = dtype(t).bytes
+    w = 16 // size if COLUMN_SLAB_VECTORS and size in (2, 4) and (n * size) % 16 == 0 else 1
+    if w > 1:  # every outer index starts 16-byte aligned: the slab moves as 16-byte items
+        ty = dtype_name(t)
+        if size == 4:
+            unpack = [f"const float4 f = reinterpret_cast<const float4*>(x + base)[p4];",
+                      f"*reinterpret_cast<float4*>(slab + p4 * 4) = f;"]
+        else:
+            unpack = [*_unpack8("h", ty, f"reinterpret_cast<const uint4*>(x + base)[p4]"),
+                      "float4* sp = reinterpret_cast<float4*>(slab + p4 * 8);",
+                      "sp[0] = make_float4(h0.x, h0.y, h1.x, h1.y); sp[1] = make_float4(h2.x, h2.y, h3.x, h3.y);"]
+        read = ["  #pragma unroll 4", f"  for (int p4 = threadIdx.x; p4 < count / {w}; p4 += {threads}) {{",
+                *("    " + u for u in unpack), "  }"]
+        outs = [f"r{i}" for i in range(w)]
+        vals = [f"v{i}" for i in range(w)]
+        write = [
+            f"  for (int p4 = threadIdx.x; p4 < count / {w}; p4 += {threads}) {{",
+            *(f"    const float4 sv{j} = reinterpret_cast<const float4*>(slab)[p4 * {w // 4} + {j}];" for j in range(w // 4)),
+            "    " + " ".join(f"const float {vals[i]} = sv{i // 4}.{'xyzw'[i % 4]};" for i in range(w)),
+            f"    const int cb = (p4 * {w} / {n}) * {inner}, r = p4 * {w} % {inner};  // an item lies in one outer index",
+            *(f"    float {outs[i]}; {{ const int c = cb + {f'(r + {i}) % {inner}' if i else 'r'}; const float v = {vals[i]}; "
+              f"{outs[i]} = {out}; }}" for i in range(w)),
+            (f"    reinterpret_cast<float4*>(y + base)[p4] = make_float4({', '.join(outs)});" if size == 4 else
+             f"    reinterpret_cast<uint4*>(y + base)[p4] = {_pack8(outs, ty)};"),
+            "  }",
+        ]
+        how = f", 16-byte items ({w} elements)"
+    else:
+        read = ["  #pragma unroll 4",
+                f"  for (int p = threadIdx.x; p < count; p += {threads}) slab[p] = {load('x[base + p]', t)};"]
+        write = [
+            f"  for (int p = threadIdx.x; p < count; p += {threads}) {{",
+            f"    const int c = (p / {n}) * {inner} + p % {inner};",
+            "    const float v = slab[p];",
+            f"    y[base + p] = {store(out, t)};",
+            "  }",
+        ]
+        how = ""
     body = [
-        f"  __shared__ float slab[{m * n}];  // {m} outer indices' elements, in order",
+        f"  __shared__ __align__(16) float slab[{m * n}];  // {m} outer indices' elements, in order",
         f"  __shared__ float cm[{m * inner}], cv[{m * inner}];  // per column: the max, and 1 / sum or log(sum)",
         f"  const long long o0 = (long long)blockIdx.x * {m};",
         f"  const int count = (int)min({m}LL, {outer}LL - o0) * {n};",
         f"  const long long base = o0 * {n}LL;",
-        "  #pragma unroll 4",
-        f"  for (int p = threadIdx.x; p < count; p += {threads}) slab[p] = {load('x[base + p]', t)};",
+        *read,
         "  __syncthreads();",
         f"  for (int c = threadIdx.x / {q}; c < count / {cols}; c += {threads // q}) {{  // {q} threads per column",
         f"    const float* col = slab + (c / {inner}) * {n} + (c % {inner});",
@@ -2994,14 +3039,10 @@ def _column_slab_kernel(s: RowSpec, decl: str, bufs: list[Buf], sm_count: int) -
         f"    if (threadIdx.x % {q} == 0) {{ cm[c] = mz; cv[c] = {'logf(s)' if log else '1.0f / s'}; }}",
         "  }",
         "  __syncthreads();",
-        f"  for (int p = threadIdx.x; p < count; p += {threads}) {{",
-        f"    const int c = (p / {n}) * {inner} + p % {inner};",
-        "    const float v = slab[p];",
-        f"    y[base + p] = {store(out, t)};",
-        "  }",
+        *write,
     ]
     src = [f"// row form: columns slab ({m} outer indices per block: {m} x {cols} x {inner} consecutive elements in "
-           f"shared memory, read and written in order; {q} thread{'s' if q > 1 else ''} per column)",
+           f"shared memory, read and written in order{how}; {q} thread{'s' if q > 1 else ''} per column)",
            f'extern "C" __global__ void __launch_bounds__({threads}) ENTRY({decl}) {{', *body, "}"]
     return KernelSpec(s.family, "\n".join(src) + "\n", bufs, -(-outer // m), threads)
 
