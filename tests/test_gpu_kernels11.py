@@ -92,6 +92,19 @@ def test_forms_cover_cases():
     assert {n for n, _ in PARAMS} == set(CASES)
 
 
+def check_argmax_exact(shapes, d: str, inputs: dict, axis: int | None = None) -> None:
+    """argmax of each input x<i> of `shapes` along `axis` (None: axis 1 of
+    3-d shapes, the last otherwise) on the GPU, the arena poisoned, equal to
+    the interpreter's."""
+    g = rlxc.GraphBuilder()
+    module = g.build([g.argmax(g.input(f"x{i}", list(s), d), axis=(1 if len(s) == 3 else -1) if axis is None else axis)
+                      for i, s in enumerate(shapes)])
+    want = rlxc.interpret(module, inputs)
+    got = rlxc.compile(module, target="cuda").run(inputs, poison=True)
+    for w, o in zip(want, got):
+        np.testing.assert_array_equal(o, w)
+
+
 @pytest.mark.parametrize("d", ["f32", "f16", "bf16"])
 def test_argmax_ties_and_nan_in_every_form(d):
     """numpy.argmax exactly: the first index of the largest, the first NaN
@@ -100,8 +113,6 @@ def test_argmax_ties_and_nan_in_every_form(d):
     300001 and 4 × 1048576 in over 100), where equal values in different
     chunks must still give the first index."""
     shapes = [(6, 300), (6, 1024), (4, 1025), (4, 32768), (5, 6, 7), (4, 300001), (4, 1048576)]
-    g = rlxc.GraphBuilder()
-    module = g.build([g.argmax(g.input(f"x{i}", list(s), d), axis=1 if len(s) == 3 else -1) for i, s in enumerate(shapes)])
     rng = np.random.default_rng(5)
     carrier = np.float16 if d == "f16" else np.float32
     inputs = {}
@@ -114,10 +125,7 @@ def test_argmax_ties_and_nan_in_every_form(d):
             x[2, :] = 3.0  # all equal: index 0
             x[3, -1] = 9.0  # the largest at the end
         inputs[f"x{i}"] = x
-    want = rlxc.interpret(module, inputs)
-    got = rlxc.compile(module, target="cuda").run(inputs, poison=True)
-    for w, o in zip(want, got):
-        np.testing.assert_array_equal(o, w)
+    check_argmax_exact(shapes, d, inputs)
 
 
 @pytest.mark.parametrize("d", ["f32", "f16", "bf16"])
@@ -139,8 +147,6 @@ def test_argmax_infinities_in_vector_scans(d, screened, monkeypatch):
         monkeypatch.setattr(R, "ARGMAX_SCREEN_ITEMS", 1)
         monkeypatch.setattr(R, "ARGMAX_LANE_CHAINS", 0)
     shapes = [(8, 64), (8, 1024), (8, 8192), (8, 30000), (8, 1001), (8, 70001)]
-    g = rlxc.GraphBuilder()
-    module = g.build([g.argmax(g.input(f"x{i}", list(s), d), axis=-1) for i, s in enumerate(shapes)])
     rng = np.random.default_rng()
     carrier = np.float16 if d == "f16" else np.float32
     big = float(np.finfo(np.float16).max) if d == "f16" else 3.0e38
@@ -161,10 +167,7 @@ def test_argmax_infinities_in_vector_scans(d, screened, monkeypatch):
 
             x = round_bf16(x)
         inputs[f"x{i}"] = x
-    want = rlxc.interpret(module, inputs)
-    got = rlxc.compile(module, target="cuda").run(inputs, poison=True)
-    for w, o in zip(want, got):
-        np.testing.assert_array_equal(o, w)
+    check_argmax_exact(shapes, d, inputs)
 
 
 @pytest.mark.parametrize("d", ["f32", "f16", "bf16", "i32", "i64"])
@@ -181,8 +184,6 @@ def test_argmax_peeled_rows_on_gpu(d, min_items, monkeypatch):
 
     monkeypatch.setattr(R, "ARGMAX_SPLIT_MIN_ITEMS", min_items)
     shapes = [(40, 77), (37, 1001), (9, 4097), (6, 30522), (1, 50257), (3, 300001)]
-    g = rlxc.GraphBuilder()
-    module = g.build([g.argmax(g.input(f"x{i}", list(s), d), axis=-1) for i, s in enumerate(shapes)])
     rng = np.random.default_rng()
     carrier = {"f16": np.float16, "i32": np.int32, "i64": np.int64}.get(d, np.float32)
     inputs = {}
@@ -201,10 +202,7 @@ def test_argmax_peeled_rows_on_gpu(d, min_items, monkeypatch):
             if kind == 2 and carrier is not np.int32 and carrier is not np.int64 and row % 4 == 2:
                 x[row, at[3]] = np.nan  # a NaN in the tail wins
         inputs[f"x{i}"] = x
-    want = rlxc.interpret(module, inputs)
-    got = rlxc.compile(module, target="cuda").run(inputs, poison=True)
-    for w, o in zip(want, got):
-        np.testing.assert_array_equal(o, w)
+    check_argmax_exact(shapes, d, inputs)
 
 
 @pytest.mark.parametrize("d", ["f32", "f16", "bf16", "i32", "i64"])
@@ -243,8 +241,6 @@ def test_argmax_over_middle_axes_ties_and_nan(d, columns, loads, monkeypatch):
     monkeypatch.setattr(R, "ARGMAX_COLUMN_LOADS", loads)
     monkeypatch.setattr(R, "COLUMN_FORM_FILL_BLOCKS_PER_SM", 4 if loads > 1 else 0)  # [2, 1000, 2100]: 32 slices
     shapes = [(2, 21, 64, 64), (2, 1000, 2100), (1, 5, 300001), (1, 3, 4099), (1, 3, 4104), (700, 3, 49), (30, 16, 49)]
-    g = rlxc.GraphBuilder()
-    module = g.build([g.argmax(g.input(f"x{i}", list(s), d), axis=1) for i, s in enumerate(shapes)])
     rng = np.random.default_rng()
     carrier = {"f16": np.float16, "i32": np.int32}.get(d, np.float32)
     inputs = {}
@@ -256,7 +252,4 @@ def test_argmax_over_middle_axes_ties_and_nan(d, columns, loads, monkeypatch):
             x[0, 1, 2] = np.nan
             x[0, -1, 2] = np.nan  # row 2: the first NaN wins
         inputs[f"x{i}"] = x
-    want = rlxc.interpret(module, inputs)
-    got = rlxc.compile(module, target="cuda").run(inputs, poison=True)
-    for w, o in zip(want, got):
-        np.testing.assert_array_equal(o, w)
+    check_argmax_exact(shapes, d, inputs, axis=1)
