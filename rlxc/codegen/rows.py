@@ -1131,11 +1131,9 @@ def argmax_kernel(op: rlx.ArgMaxOp, sm_count: int) -> KernelSpec:
             return vector
         return _argmax_columns(x, y, rows, acc, slices)
     size = dtype(t).bytes
-    w = 16 // size if rows.col_off == "k" and size < 16 and rows.cols % (16 // size) == 0 else 1
-    peel = (ARGMAX_PEEL and w == 1 and rows.col_off == "k" and size < 16
-            and rows.cols >= PEEL_REDUCE_MIN * (16 // size))
-    if peel:
-        w = 16 // size
+    contiguous = rows.col_off == "k" and size < 16
+    peel = _reduce_peel(t, rows.cols) if ARGMAX_PEEL and contiguous else 0  # as the reductions peel
+    w = peel or (16 // size if contiguous and rows.cols % (16 // size) == 0 else 1)
     items = rows.cols // w  # peeled: the most a row has (m or m - 1 aligned items)
     warp = rows.cols <= ARGMAX_WARP_ROW_MAX or items <= ARGMAX_WARP_ITEMS_MAX
     lanes, lane = (32, "lane") if warp else (THREADS, "threadIdx.x")
@@ -1157,7 +1155,7 @@ def argmax_kernel(op: rlx.ArgMaxOp, sm_count: int) -> KernelSpec:
     screened = (ARGMAX_VECTOR_MAX and ARGMAX_SCREEN_ITEMS > 0 and not warp and not chains and w > 1
                 and chunk >= ARGMAX_SCREEN_ITEMS * THREADS)
 
-    def vector_scan(step: str, screened: bool = False) -> list[str]:
+    def vector_scan(step: str) -> list[str]:
         """The row's 16-byte items this thread takes, `step` for each element;
         `screened` (ARGMAX_VECTOR_MAX): only items whose largest element
         beats (`bv`, `bi`), or that hold a NaN, take the steps."""
@@ -1177,18 +1175,20 @@ def argmax_kernel(op: rlx.ArgMaxOp, sm_count: int) -> KernelSpec:
                 "}",
             ]
         steps = steps if screened else ["#pragma unroll", *steps]
+
+        def item(raw: str, indent: str) -> list[str]:
+            """Item k4 (its 16 bytes `raw`) as values ve[], then the steps."""
+            return [indent + line for line in (
+                f"union {{ uint4 raw; {dtype(t).c_storage} e[{w}]; }} pk; pk.raw = {raw};",
+                f"{acc} ve[{w}];",
+                "#pragma unroll",
+                f"for (int i = 0; i < {w}; ++i) ve[i] = ({acc}){load('pk.e[i]', t)};",
+                *steps)]
+
         loads = ARGMAX_VECTOR_LOADS if warp else 1
         if loads <= 1:
-            return [
-                *unroll,
-                f"for (long long k4 = {lo}{lane}; k4 < {hi}; k4 += {lanes}) {{",
-                f"  union {{ uint4 raw; {dtype(t).c_storage} e[{w}]; }} pk; pk.raw = reinterpret_cast<const uint4*>({at})[k4];",
-                f"  {acc} ve[{w}];",
-                "  #pragma unroll",
-                f"  for (int i = 0; i < {w}; ++i) ve[i] = ({acc}){load('pk.e[i]', t)};",
-                *("  " + line for line in steps),
-                "}",
-            ]
+            return [*unroll, f"for (long long k4 = {lo}{lane}; k4 < {hi}; k4 += {lanes}) {{",
+                    *item(f"reinterpret_cast<const uint4*>({at})[k4]", "  "), "}"]
         # `loads` items a thread loaded before any is compared (in flight together)
         return [
             f"for (long long k0 = {lo}{lane}; k0 < {hi}; k0 += {loads * lanes}LL) {{",
@@ -1200,11 +1200,7 @@ def argmax_kernel(op: rlx.ArgMaxOp, sm_count: int) -> KernelSpec:
             f"  for (int j = 0; j < {loads}; ++j) {{",
             f"    const long long k4 = k0 + j * {lanes}LL;",
             f"    if (k4 >= {hi}) break;",
-            f"    union {{ uint4 raw; {dtype(t).c_storage} e[{w}]; }} pk; pk.raw = raw[j];",
-            f"    {acc} ve[{w}];",
-            "    #pragma unroll",
-            f"    for (int i = 0; i < {w}; ++i) ve[i] = ({acc}){load('pk.e[i]', t)};",
-            *("    " + line for line in steps),
+            *item("raw[j]", "    "),
             "  }",
             "}",
         ]
@@ -1227,7 +1223,7 @@ def argmax_kernel(op: rlx.ArgMaxOp, sm_count: int) -> KernelSpec:
             f"for (int i = 0; i < {w}; ++i) {{ const {acc} ov = cbv[i]; const long long oi = cbi[i]; {_ARGMAX_BETTER} }}",
         ]
     elif w > 1:
-        scan = vector_scan(keep, screened)
+        scan = vector_scan(keep)
     else:
         scan = [*unroll, f"for (long long k = {lo}{lane}; k < {hi}; k += {lanes}) {{ const long long o = base + ({rows.col_off}); "
                 f"const {acc} v = ({acc}){load('x[o]', t)}; {keep} }}"]

@@ -31,8 +31,8 @@ not lower or compile anything (that is `rlxc.driver.compile`).
 from __future__ import annotations
 
 import math
-import time
 import os
+import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
