@@ -476,18 +476,21 @@ def test_columns_slab_form(arch):
     memory, in order, takes each column's max and sum there (2 threads per
     column where the columns leave threads over: `rlx_group_reduce`), and
     writes in order: as 16-byte items where an outer index's elements fill
-    whole items (rows.COLUMN_SLAB_VECTORS), else one at a time. Every kernel
-    compiles."""
+    whole items (rows.COLUMN_SLAB_VECTORS), else one at a time; each outer
+    index's elements padded where that spreads the column statistics' loads
+    over the banks (rows.COLUMN_SLAB_PAD). Every kernel compiles."""
     g = rlxc.GraphBuilder()
     outs = [g.softmax(g.input("a", [37449, 64, 7]), axis=1), g.log_softmax(g.input("b", [1000, 21, 31], "f16"), axis=1),
             g.softmax(g.input("c", [5, 300, 3], "bf16"), axis=1), g.softmax(g.input("d", [1000, 21, 49], "f16"), axis=1),
             g.softmax(g.input("e", [4096, 2, 3]), axis=1), g.log_softmax(g.input("f", [9000, 64, 3], "bf16"), axis=1)]
     lowered = rlxc.run_pipeline(g.build(outs), f"rlx-cuda{{arch={arch} sm_count=132}}")
     (a, ga, _), (b, gb, _), (c, gc, _), (d, _, _), (e, ge, _), (f, _, _) = launched(lowered)
-    # 17 x 448 elements and 2 x 17 x 7 column statistics: 8092 floats of at most 8192
+    # 17 x 448 elements and 2 x 17 x 7 column statistics: 7854 floats of at most 8192 (padding
+    # would spread the column statistics' loads 1.5x, under rows.COLUMN_SLAB_PAD: none)
     assert ("// row form: columns slab (17 outer indices per block: 17 x 64 x 7 consecutive elements in shared memory, "
             "read and written in order, 16-byte items (4 elements); 2 threads per column)") in a and ga == (2203, 1, 1)
     assert "__shared__ __align__(16) float slab[7616];" in a and "m = rlx_group_reduce<2>(m, RlxMax());" in a
+    assert "*reinterpret_cast<float4*>(slab + p4 * 4) = f;" in a
     assert "const int count = (int)min(17LL, 37449LL - o0) * 448;" in a
     assert "const float4 f = reinterpret_cast<const float4*>(x + base)[p4];" in a
     # the 4 elements of an item lie in one outer index (4 divides 448); their columns wrap around 7
@@ -504,10 +507,31 @@ def test_columns_slab_form(arch):
     assert "y[base + p] = rlx_st_f16((v - cm[c]) - cv[c]);" in b and "cv[c] = logf(s);" in b and gb == (143, 1, 1)
     # 5 outer indices: one a block (a block per multiprocessor where they allow), 16 threads for each of 3 columns
     assert "1 outer indices per block" in c and "16 threads per column" in c and gc == (5, 1, 1)
+    assert "padding" not in c and "slab[900]" in c  # one outer index a block: nothing to spread
     assert "slab" not in d  # an inner axis of 32 or more: a warp's rows straddle at most one end (COLUMN_SLAB_INNER)
     # an axis of 2: the column statistics count (31 x 6 x 4 floats: 32 KB within 48 KB of static shared memory)
     assert "31 outer indices per block" in e and "__shared__ float cm[93], cv[93];" in e and ge == (133, 1, 1)
+    # 64 x 3 = 192 floats (0 modulo 32 banks) an outer index: 20 floats of padding, 37 outer indices
+    assert "37 outer indices per block: 37 x 64 x 3 consecutive elements in shared memory (20 floats of padding each)" in f
+    assert "float4* sp = reinterpret_cast<float4*>(slab + (p4 * 8) / 192 * 212 + (p4 * 8) % 192);" in f
+    assert "const float* col = slab + (c / 3) * 212 + (c % 3);" in f
     assert compile_all(lowered, arch) == 6
+
+
+def test_slab_padding_model():
+    """rows._slab_wavefronts counts the column statistics' shared-memory
+    wavefronts of a slab block: unpadded outer indices of 64 x 3 floats put
+    a warp's 32 loads on 6 banks (5.75 words a bank); padded, the same
+    block's loads spread (the count the codegen compares)."""
+    from rlxc.codegen.rows import _slab_wavefronts
+
+    q, m = 2, 41
+    unpadded = _slab_wavefronts(3, 64, m, q, 192)
+    # 123 columns x 2 threads: 8 warps (the last of 22 lanes), 32 loads each, 2 passes, 1 shuffle step each
+    assert unpadded == 2 * (8 * 32 * 5.75 + 8)
+    padded = _slab_wavefronts(3, 64, m, q, 200)
+    assert padded < unpadded / 2.5
+    assert _slab_wavefronts(3, 64, 1, 16, 192) == _slab_wavefronts(3, 64, 1, 16, 212)  # one outer index: no change
 
 
 @pytest.mark.parametrize("arch", ARCHS)
@@ -715,8 +739,9 @@ def test_argmax_vector_scans_screen_items_and_batch_loads():
     """rows.ARGMAX_VECTOR_MAX: the block form's threads that scan at least
     ARGMAX_SCREEN_ITEMS 16-byte items take each item's largest element (and
     a NaN probe) first and compare its elements only where it may win; the
-    warp forms load ARGMAX_VECTOR_LOADS items a lane before comparing, in
-    increasing order of index."""
+    warp forms load ARGMAX_VECTOR_LOADS items a lane before comparing, the
+    screened block form ARGMAX_SCREEN_LOADS a thread, in increasing order of
+    index."""
     from rlxc.codegen import rows
 
     g = rlxc.GraphBuilder()
@@ -725,9 +750,11 @@ def test_argmax_vector_scans_screen_items_and_batch_loads():
     lowered = rlxc.run_pipeline(module, "rlx-cuda{arch=sm_90 sm_count=132}")
     by_sym = {k.sym_name.data: k.source.data for k in kernels_of(lowered)}
     a, b, c, d = (by_sym[op.kernel.root_reference.data] for op in lowered.walk() if op.name == "rlx_cuda.launch")
-    assert rows.ARGMAX_SCREEN_ITEMS == 64 and rows.ARGMAX_VECTOR_LOADS == 2
+    assert rows.ARGMAX_SCREEN_ITEMS == 64 and rows.ARGMAX_VECTOR_LOADS == 2 and rows.ARGMAX_SCREEN_LOADS == 4
     # 256 rows of 131072 items in 3 chunks: 171 items a thread
-    assert "8 elements per 16-byte access, items screened by their largest element, each row split in 3" in a
+    assert ("8 elements per 16-byte access, items screened by their largest element, 4 loads in flight a thread, "
+            "each row split in 3") in a
+    assert "for (long long k0 = k_lo + threadIdx.x; k0 < k_hi; k0 += 1024LL) {" in a  # 4 items of 256 threads
     assert "for (int i = 1; i < 8; ++i) m = fmaxf(m, ve[i]);" in a
     assert "if (bi < 0 || probe != probe || (m > bv && bv == bv)) {  // this item may win" in a
     assert "screened" not in b and "probe" not in b  # 16 items a thread

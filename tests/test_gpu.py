@@ -739,8 +739,8 @@ def test_softmax_over_middle_axes_over_the_whole_inner_axis_on_gpu(dtype):
 
 
 @pytest.mark.parametrize("dtype", ["f32", "f16", "bf16"])
-@pytest.mark.parametrize("vectors", [True, False])
-def test_softmax_over_middle_axes_in_the_slab_form_on_gpu(dtype, vectors, monkeypatch):
+@pytest.mark.parametrize("vectors,pad", [(True, 2.0), (False, 2.0), (True, 0)])
+def test_softmax_over_middle_axes_in_the_slab_form_on_gpu(dtype, vectors, pad, monkeypatch):
     """The slab form (rows.COLUMN_SLAB_ELEMS: a block's outer indices' elements
     in shared memory, read and written in order): 7 outer indices per block
     over 1000 (the last block 6), 2 threads per column ([1000, 64, 7]); one
@@ -751,15 +751,27 @@ def test_softmax_over_middle_axes_in_the_slab_form_on_gpu(dtype, vectors, monkey
     mode, then a row holding +inf, one NaN and one all -inf (NaN rows, as
     the interpreter gives). With rows.COLUMN_SLAB_VECTORS, [1000, 64, 7] and
     [600, 64, 3] move as 16-byte items (an item's columns wrapping around
-    the inner axis)."""
+    the inner axis). With both and rows.COLUMN_SLAB_PAD, [6000, 64, 3]'s
+    outer indices are padded in shared memory (37 a block, 20 floats after
+    each); [20000, 21, 3] moves single elements, unpadded."""
     from rlxc.codegen import rows as R
 
     monkeypatch.setattr(R, "COLUMN_SLAB_ELEMS", 8192)
     monkeypatch.setattr(R, "COLUMN_SLAB_VECTORS", vectors)
-    shapes = [(1000, 64, 7), (41, 21, 31), (5, 300, 3), (3, 1000, 7), (4096, 2, 3), (600, 64, 3)]
+    monkeypatch.setattr(R, "COLUMN_SLAB_PAD", pad)
+    shapes = [(1000, 64, 7), (41, 21, 31), (5, 300, 3), (3, 1000, 7), (4096, 2, 3), (600, 64, 3), (6000, 64, 3),
+              (20000, 21, 3)]
     g = rlxc.GraphBuilder()
     ins = [g.input(f"x{i}", list(sh), dtype) for i, sh in enumerate(shapes)]
     module = g.build([op(x, axis=1) for x in ins for op in (g.softmax, g.log_softmax)])
+    if pad and vectors:
+        from rlxc.dialects import rlx_cuda
+        from rlxc.runtime.driver_api import device_arch
+
+        arch, sms = device_arch()
+        lowered = rlxc.run_pipeline(module, f"rlx-cuda{{arch={arch} sm_count={sms}}}")
+        forms = [op.source.data.splitlines()[2] for op in lowered.walk() if isinstance(op, rlx_cuda.KernelOp)]
+        assert sum("floats of padding each" in f for f in forms) == 2, forms
     check(module)
     rng = np.random.default_rng()
     inputs = {}

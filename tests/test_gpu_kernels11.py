@@ -134,7 +134,7 @@ def test_argmax_infinities_in_vector_scans(d, screened, monkeypatch):
     """rows.ARGMAX_VECTOR_MAX: a vector item's elements compared one by one
     only where its largest beats the best so far or its sum is NaN (here in
     every block form: ARGMAX_SCREEN_ITEMS 1, no lane chains), and 4 loads in
-    flight a lane (ARGMAX_VECTOR_LOADS); off: neither. Rows holding +inf
+    flight a lane (ARGMAX_VECTOR_LOADS, ARGMAX_SCREEN_LOADS); off: neither. Rows holding +inf
     (twice: the first wins), -inf only (index 0), +inf and -inf in one item
     (their sum NaN, no NaN element), a NaN after +inf (the NaN wins), the
     largest finite value, in the lane-group, warp, block, split and peeled
@@ -143,6 +143,7 @@ def test_argmax_infinities_in_vector_scans(d, screened, monkeypatch):
 
     monkeypatch.setattr(R, "ARGMAX_VECTOR_MAX", screened)
     monkeypatch.setattr(R, "ARGMAX_VECTOR_LOADS", 4 if screened else 1)
+    monkeypatch.setattr(R, "ARGMAX_SCREEN_LOADS", 4 if screened else 1)
     if screened:
         monkeypatch.setattr(R, "ARGMAX_SCREEN_ITEMS", 1)
         monkeypatch.setattr(R, "ARGMAX_LANE_CHAINS", 0)

@@ -1063,6 +1063,11 @@ ARGMAX_COLUMN_VECTORS_F32 = False
 #: warp runs the compares whenever one lane's best still moves.
 ARGMAX_VECTOR_MAX = True
 ARGMAX_SCREEN_ITEMS = 64
+#: 16-byte items a screened block-form thread loads before it screens any
+#: (1: a load, then its screen). H200 (session 20, f16 [256, 1048576] at
+#: 512 MiB, screened): 4 in flight 150.7 µs (88% of copy) against one at a
+#: time 172.6 (75%); the unscreened block form lost with more than one.
+ARGMAX_SCREEN_LOADS = 4
 #: 16-byte items each lane of argmax's warp and lane-group forms loads
 #: before it compares any (1: a load, then its compares). H200 (session 20,
 #: `variant.py ARGMAX_VECTOR_LOADS=1,2,4`, same rows): with 2, f16/bf16 rows
@@ -1185,7 +1190,7 @@ def argmax_kernel(op: rlx.ArgMaxOp, sm_count: int) -> KernelSpec:
                 f"for (int i = 0; i < {w}; ++i) ve[i] = ({acc}){load('pk.e[i]', t)};",
                 *steps)]
 
-        loads = ARGMAX_VECTOR_LOADS if warp else 1
+        loads = ARGMAX_VECTOR_LOADS if warp else ARGMAX_SCREEN_LOADS if screened else 1
         if loads <= 1:
             return [*unroll, f"for (long long k4 = {lo}{lane}; k4 < {hi}; k4 += {lanes}) {{",
                     *item(f"reinterpret_cast<const uint4*>({at})[k4]", "  "), "}"]
@@ -1287,6 +1292,7 @@ def argmax_kernel(op: rlx.ArgMaxOp, sm_count: int) -> KernelSpec:
             "one at a time") if peel else ""
     per += ", items screened by their largest element" if screened else ""
     per += f", {ARGMAX_VECTOR_LOADS} loads in flight a lane" if warp and w > 1 and ARGMAX_VECTOR_LOADS > 1 else ""
+    per += f", {ARGMAX_SCREEN_LOADS} loads in flight a thread" if screened and ARGMAX_SCREEN_LOADS > 1 else ""
     form = ("warp (8 rows per block)" if group == 32 else f"lane groups ({group} lane{'s' if group > 1 else ''} per row, {THREADS // group} rows "
             "per block)") if warp else "block"
     how = f", each row split in {split} chunks of {chunk} items (grid.y)" if split > 1 else ""
@@ -1607,6 +1613,23 @@ COLUMN_SLAB_INNER = 32
 #: bf16 [43690, 256, 3] 88.7 -> 67.9); axes of 21 (63 or 147 elements an
 #: outer index) keep single elements.
 COLUMN_SLAB_VECTORS = True
+#: The slab form's column statistics read a column's elements `inner`
+#: floats apart, and the outer indices' elements (axis x inner floats) lie
+#: one after the other: over an axis of 64 and an inner axis of 3 (192
+#: floats, 0 modulo the 32 banks) a warp's loads fell on 6 banks, 5.75
+#: words to a bank. With COLUMN_SLAB_PAD the codegen counts each warp load's
+#: wavefronts (`_slab_wavefronts`) for paddings of 4-32 floats after each
+#: outer index (16-byte alignment kept) and, where the fewest per outer
+#: index are COLUMN_SLAB_PAD times fewer than unpadded (0: never), takes the
+#: least padding within 5% of that fewest, in
+#: the 16-byte item form only. H200 (session 21, an earlier form of this
+#: switch that padded wherever the count fell 5%, `variant.py
+#: COLUMN_SLAB_PAD=False,True -- --ops softmax_mid --inner 3|7 --rows
+#: 21,64,256 --sizes 64,512`): inner 3 over 64
+#: (3.0x fewer) 21-37% faster (f16 [174762, 64, 3] 88.5 -> 66.4 µs); inner 7
+#: over 64 (1.5x) -4% to +2%; single-element slabs over 21 (inner 3: 2.8x;
+#: 7) 3-12% slower (the padded index costs a division per element).
+COLUMN_SLAB_PAD = 2.0
 #: Whether the slab form goes before the whole-inner-axis form where both
 #: apply; the whole-inner-axis form's slices at most COLUMN_INNER_MAX_SLICES
 #: (0: as many as COLUMN_FORM_THREADS / inner). H100 (session 19,
@@ -2948,45 +2971,90 @@ def _short_inner(rows: Rows, most: int) -> bool:
     return 0 < rows.inner <= most and rows.inner % 16 != 0 and rows.rows % rows.inner == 0
 
 
-def _slab_shape(rows: Rows, sm_count: int) -> tuple[int, int] | None:
-    """(M outer indices per block, Q threads per column) of the slab form
+def _slab_shape(rows: Rows, sm_count: int, items: bool = False) -> tuple[int, int, int] | None:
+    """(M outer indices per block, Q threads per column, S floats from one
+    outer index's elements to the next's in shared memory) of the slab form
     (see COLUMN_SLAB_ELEMS), or None where it does not apply. A block's
-    shared floats, its elements and two per column, stay within
+    shared floats, its elements (M × S) and two per column, stay within
     COLUMN_SLAB_ELEMS (static shared memory: 48 KB at most); M leaves each
-    multiprocessor a block where the outer indices allow."""
+    multiprocessor a block where the outer indices allow; Q threads per
+    column where the columns leave threads over. The padding S - axis ×
+    inner is COLUMN_SLAB_PAD's, where the slab moves 16-byte `items`."""
     inner, cols = rows.inner, rows.cols
     if not COLUMN_SLAB_ELEMS or not _short_inner(rows, COLUMN_SLAB_INNER - 1) or (cols + 2) * inner > COLUMN_SLAB_ELEMS:
         return None
-    outer = rows.rows // inner
-    m = min(COLUMN_SLAB_ELEMS // ((cols + 2) * inner), max(1, outer // sm_count) if sm_count > 0 else outer)
-    q = 1
-    while q < 16 and m * inner * q * 2 <= COLUMN_FORM_THREADS and q * 2 <= cols:
-        q *= 2
-    return m, q
+    outer, n = rows.rows // inner, cols * inner
+
+    def fit(stride: int) -> int:
+        return min(COLUMN_SLAB_ELEMS // (stride + 2 * inner), max(1, outer // sm_count) if sm_count > 0 else outer)
+
+    def q_of(m: int) -> int:
+        q = 1
+        while q < 16 and m * inner * q * 2 <= COLUMN_FORM_THREADS and q * 2 <= cols:
+            q *= 2
+        return q
+
+    m = fit(n)
+    best = (m, q_of(m), n)
+    if COLUMN_SLAB_PAD and items:  # the padding with the fewest wavefronts per outer index
+        costs = {best: _slab_wavefronts(inner, cols, m, best[1], n) / m}
+        for pad in range(4, 33, 4):  # multiples of 4 floats: outer indices stay 16-byte aligned
+            if (m_pad := fit(n + pad)) >= 1:
+                costs[(m_pad, q_of(m_pad), n + pad)] = _slab_wavefronts(inner, cols, m_pad, q_of(m_pad), n + pad) / m_pad
+        least = min(costs.values())
+        if least * COLUMN_SLAB_PAD <= costs[best]:  # the least padding within 5% of the fewest
+            best = min((k for k, c in costs.items() if c <= 1.05 * least), key=lambda k: k[2])
+    return best
+
+
+def _slab_wavefronts(inner: int, cols: int, m: int, q: int, stride: int) -> float:
+    """The slab form's column statistics' shared-memory wavefronts per block
+    (both passes): for each warp's load, the most distinct words any of the
+    32 banks holds, plus a shuffle step per halving of Q (see
+    COLUMN_SLAB_PAD)."""
+    import numpy as np
+
+    threads = COLUMN_FORM_THREADS
+    t = np.arange(threads)
+    total = 0
+    for c0 in range(0, m * inner, threads // q):  # one round of columns
+        c = c0 + t // q
+        live = c < m * inner
+        for k0 in range(0, cols, q):
+            k = k0 + t % q
+            ok = live & (k < cols)
+            bank = np.where(ok, ((c // inner) * stride + c % inner + k * inner) % 32, 32).reshape(-1, 32)
+            counts = np.zeros((bank.shape[0], 33), dtype=np.int64)
+            np.add.at(counts, (np.arange(bank.shape[0])[:, None], bank), 1)
+            total += int(counts[:, :32].max(axis=1).sum())
+        warps = -(-min(threads, (m * inner - c0) * q) // 32)
+        total += warps * (q.bit_length() - 1)
+    return 2.0 * total
 
 
 def _column_slab_kernel(s: RowSpec, decl: str, bufs: list[Buf], sm_count: int) -> KernelSpec | None:
     """Softmax over a middle axis in the slab form (see COLUMN_SLAB_ELEMS), or
     None where it does not apply."""
     rows, t, log = s.rows, s.t, s.softmax_log
-    shape_ = _slab_shape(rows, sm_count) if log is not None and s.prologue is None else None
+    inner, cols, n = rows.inner, rows.cols, rows.cols * rows.inner
+    size = dtype(t).bytes
+    w = 16 // size if COLUMN_SLAB_VECTORS and size in (2, 4) and (n * size) % 16 == 0 else 1
+    shape_ = _slab_shape(rows, sm_count, w > 1) if log is not None and s.prologue is None else None
     if shape_ is None:
         return None
-    m, q = shape_
-    inner, cols, n = rows.inner, rows.cols, rows.cols * rows.inner
+    m, q, stride = shape_
+    at = (lambda e: e) if stride == n else (lambda e: f"({e}) / {n} * {stride} + ({e}) % {n}")  # padded
     outer, threads = rows.rows // inner, COLUMN_FORM_THREADS
     red = (lambda v, op: v) if q == 1 else (lambda v, op: f"rlx_group_reduce<{q}>({v}, {op}())")
     out = "(v - cm[c]) - cv[c]" if log else "expf(v - cm[c]) * cv[c]"
-    size = dtype(t).bytes
-    w = 16 // size if COLUMN_SLAB_VECTORS and size in (2, 4) and (n * size) % 16 == 0 else 1
     if w > 1:  # every outer index starts 16-byte aligned: the slab moves as 16-byte items
         ty = dtype_name(t)
         if size == 4:
             unpack = [f"const float4 f = reinterpret_cast<const float4*>(x + base)[p4];",
-                      f"*reinterpret_cast<float4*>(slab + p4 * 4) = f;"]
+                      f"*reinterpret_cast<float4*>(slab + {at('p4 * 4')}) = f;"]
         else:
             unpack = [*_unpack8("h", ty, f"reinterpret_cast<const uint4*>(x + base)[p4]"),
-                      "float4* sp = reinterpret_cast<float4*>(slab + p4 * 8);",
+                      f"float4* sp = reinterpret_cast<float4*>(slab + {at('p4 * 8')});",
                       "sp[0] = make_float4(h0.x, h0.y, h1.x, h1.y); sp[1] = make_float4(h2.x, h2.y, h3.x, h3.y);"]
         read = ["  #pragma unroll 4", f"  for (int p4 = threadIdx.x; p4 < count / {w}; p4 += {threads}) {{",
                 *("    " + u for u in unpack), "  }"]
@@ -2994,7 +3062,8 @@ def _column_slab_kernel(s: RowSpec, decl: str, bufs: list[Buf], sm_count: int) -
         vals = [f"v{i}" for i in range(w)]
         write = [
             f"  for (int p4 = threadIdx.x; p4 < count / {w}; p4 += {threads}) {{",
-            *(f"    const float4 sv{j} = reinterpret_cast<const float4*>(slab)[p4 * {w // 4} + {j}];" for j in range(w // 4)),
+            f"    const float* sp = slab + {at(f'p4 * {w}')};",
+            *(f"    const float4 sv{j} = reinterpret_cast<const float4*>(sp)[{j}];" for j in range(w // 4)),
             "    " + " ".join(f"const float {vals[i]} = sv{i // 4}.{'xyzw'[i % 4]};" for i in range(w)),
             f"    const int cb = (p4 * {w} / {n}) * {inner}, r = p4 * {w} % {inner};  // an item lies in one outer index",
             *(f"    float {outs[i]}; {{ const int c = cb + {f'(r + {i}) % {inner}' if i else 'r'}; const float v = {vals[i]}; "
@@ -3006,17 +3075,18 @@ def _column_slab_kernel(s: RowSpec, decl: str, bufs: list[Buf], sm_count: int) -
         how = f", 16-byte items ({w} elements)"
     else:
         read = ["  #pragma unroll 4",
-                f"  for (int p = threadIdx.x; p < count; p += {threads}) slab[p] = {load('x[base + p]', t)};"]
+                f"  for (int p = threadIdx.x; p < count; p += {threads}) slab[{at('p')}] = {load('x[base + p]', t)};"]
         write = [
             f"  for (int p = threadIdx.x; p < count; p += {threads}) {{",
             f"    const int c = (p / {n}) * {inner} + p % {inner};",
-            "    const float v = slab[p];",
+            f"    const float v = slab[{at('p')}];",
             f"    y[base + p] = {store(out, t)};",
             "  }",
         ]
         how = ""
     body = [
-        f"  __shared__ __align__(16) float slab[{m * n}];  // {m} outer indices' elements, in order",
+        f"  __shared__ __align__(16) float slab[{m * stride}];  // {m} outer indices' elements, in order"
+        + (f", {stride - n} floats after each" if stride > n else ""),
         f"  __shared__ float cm[{m * inner}], cv[{m * inner}];  // per column: the max, and 1 / sum or log(sum)",
         f"  const long long o0 = (long long)blockIdx.x * {m};",
         f"  const int count = (int)min({m}LL, {outer}LL - o0) * {n};",
@@ -3024,7 +3094,7 @@ def _column_slab_kernel(s: RowSpec, decl: str, bufs: list[Buf], sm_count: int) -
         *read,
         "  __syncthreads();",
         f"  for (int c = threadIdx.x / {q}; c < count / {cols}; c += {threads // q}) {{  // {q} threads per column",
-        f"    const float* col = slab + (c / {inner}) * {n} + (c % {inner});",
+        f"    const float* col = slab + (c / {inner}) * {stride} + (c % {inner});",
         "    float m = -RLX_INF;",
         f"    for (int k = threadIdx.x % {q}; k < {cols}; k += {q}) m = rlx_maxf(m, col[k * {inner}]);",
         f"    m = {red('m', 'RlxMax')};",
@@ -3038,7 +3108,8 @@ def _column_slab_kernel(s: RowSpec, decl: str, bufs: list[Buf], sm_count: int) -
         *write,
     ]
     src = [f"// row form: columns slab ({m} outer indices per block: {m} x {cols} x {inner} consecutive elements in "
-           f"shared memory, read and written in order{how}; {q} thread{'s' if q > 1 else ''} per column)",
+           f"shared memory{f' ({stride - n} floats of padding each)' if stride > n else ''}, read and written in order{how}; "
+           f"{q} thread{'s' if q > 1 else ''} per column)",
            f'extern "C" __global__ void __launch_bounds__({threads}) ENTRY({decl}) {{', *body, "}"]
     return KernelSpec(s.family, "\n".join(src) + "\n", bufs, -(-outer // m), threads)
 
