@@ -176,3 +176,96 @@ def test_host_overhead_per_run():
           f"overhead {r['overhead_us']:.1f} us")
     assert exe.io_graph_error is None
     assert r["overhead_us"] < 100
+
+
+def test_memset_nodes_become_fill_kernels():
+    """executable.MEMSETS_AS_KERNELS: a captured graph's memset nodes (as
+    cuBLASLt's split-K gemms leave) become kernel nodes (`rlx_fill16` where
+    the buffer is 16-byte aligned and its rows whole 16-byte items, else
+    `rlx_fill`), keeping their place in the graph's order (overlapping
+    fills: the later wins). 1-, 2- and 4-byte values, unaligned and short
+    buffers, a 2-D memset with a pitch; the bytes after a launch equal the
+    memsets' applied in order."""
+    from cuda.bindings import driver as cu
+
+    from rlxc.runtime.driver_api import alloc, check
+    from rlxc.runtime.executable import _graph_nodes
+
+    module, params = small_layer()
+    exe = rlxc.compile(module, target="cuda", params=params)
+    size = 1 << 16
+    buf = alloc(size, "the test buffer")
+    base = int(buf)
+    want = np.zeros(size, dtype=np.uint8)
+    rng = np.random.default_rng()
+    a, b = int(rng.integers(1, 255)), int(rng.integers(1, 2**31))
+
+    def word_bytes(value, n, kind):
+        return np.frombuffer(np.full(n, value, dtype=kind).tobytes(), dtype=np.uint8)
+
+    # (call, args, where, the bytes it writes); rlx_fill16 takes the 1st, 2nd and last, and the 2-D 32-bit one
+    fills = [
+        (cu.cuMemsetD8Async, (base, a, 4096), 0, word_bytes(a, 4096, np.uint8)),
+        (cu.cuMemsetD32Async, (base + 2048, b, 1000), 2048, word_bytes(b, 1000, np.uint32)),  # overlaps: later wins
+        (cu.cuMemsetD16Async, (base + 8194, 0x1234, 100), 8194, word_bytes(0x1234, 100, np.uint16)),  # unaligned
+        (cu.cuMemsetD8Async, (base + 8995, 0x11, 24), 8995, word_bytes(0x11, 24, np.uint8)),  # odd start, short
+        (cu.cuMemsetD32Async, (base + 10004, b ^ 0x5A5A, 3), 10004, word_bytes(b ^ 0x5A5A, 3, np.uint32)),
+        (cu.cuMemsetD16Async, (base + 12288, 0xBEEF, 4096), 12288, word_bytes(0xBEEF, 4096, np.uint16)),
+    ]
+    check(cu.cuMemsetD8(base, 0, size), "cuMemsetD8")
+    check(cu.cuStreamBeginCapture(exe.stream, cu.CUstreamCaptureMode.CU_STREAM_CAPTURE_MODE_THREAD_LOCAL), "capture")
+    for call, args, at, data in fills:
+        check(call(*args, exe.stream), call.__name__)
+        want[at:at + data.size] = data
+    # 2-D: 8 rows of 64 words, 1024 bytes apart; 5 rows of 7 bytes, 100 apart
+    pitch, value = 1024, int(rng.integers(1, 2**31))
+    check(cu.cuMemsetD2D32Async(base + 32768, pitch, value, 64, 8, exe.stream), "cuMemsetD2D32Async")
+    for r in range(8):
+        want[32768 + r * pitch:32768 + r * pitch + 256] = word_bytes(value, 64, np.uint32)
+    check(cu.cuMemsetD2D8Async(base + 50001, 100, 0x77, 7, 5, exe.stream), "cuMemsetD2D8Async")
+    for r in range(5):
+        want[50001 + r * 100:50001 + r * 100 + 7] = 0x77
+    graph = check(cu.cuStreamEndCapture(exe.stream), "cuStreamEndCapture")
+    try:
+        exe._fill_memsets(graph)
+        assert exe.memsets_as_kernels == 8
+        kinds = [check(cu.cuGraphNodeGetType(n), "type") for n in _graph_nodes(graph)]
+        assert kinds.count(cu.CUgraphNodeType.CU_GRAPH_NODE_TYPE_KERNEL) == 8
+        assert cu.CUgraphNodeType.CU_GRAPH_NODE_TYPE_MEMSET not in kinds
+        g = check(cu.cuGraphInstantiate(graph, 0), "cuGraphInstantiate")
+        check(cu.cuGraphLaunch(g, exe.stream), "cuGraphLaunch")
+        check(cu.cuStreamSynchronize(exe.stream), "sync")
+        got = np.empty(size, dtype=np.uint8)
+        check(cu.cuMemcpyDtoH(got.ctypes.data, base, size), "cuMemcpyDtoH")
+        np.testing.assert_array_equal(got, want)
+        cu.cuGraphExecDestroy(g)
+    finally:
+        cu.cuGraphDestroy(graph)
+        cu.cuMemFree(buf)
+        exe.close()
+
+
+@pytest.mark.parametrize("as_kernels", [True, False])
+def test_f32_gemms_with_or_without_memset_nodes(as_kernels, monkeypatch):
+    """A batch-32-sized f32 linear (4096 x 3072 -> 768, where cuBLASLt's
+    split-K algorithms zero buffers with memsets): the same values with the
+    memset nodes replaced by fill kernels and without, against float64."""
+    from rlxc.runtime import executable as E
+
+    monkeypatch.setattr(E, "MEMSETS_AS_KERNELS", as_kernels)
+    g = rlxc.GraphBuilder()
+    x = g.input("x", [4096, 3072])
+    w = g.param("w", [768, 3072])
+    module = g.build([g.linear(x, w)])
+    rng = np.random.default_rng()
+    xs = rng.standard_normal((4096, 3072)).astype(np.float32)
+    ws = (rng.standard_normal((768, 3072)) / 50).astype(np.float32)
+    exe = rlxc.compile(module, target="cuda", params={"w": ws})
+    t = torch.from_numpy(xs).cuda()
+    for _ in range(2):  # the I/O graph's first run and a replay
+        (y,) = exe.run({"x": t})
+        got = torch.as_tensor(y, device="cuda").cpu().numpy()
+        assert rel(got, xs.astype(np.float64) @ ws.astype(np.float64).T) < 1e-5
+    if not as_kernels:
+        assert exe.memsets_as_kernels == 0
+    exe.close()

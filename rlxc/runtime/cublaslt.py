@@ -44,6 +44,10 @@ AUTOTUNE_REPEAT = 7
 #: MiniLM batch 1 f32 came out 1.2% and 3.4% slower, with 30-40 µs gemms).
 AUTOTUNE_MARGIN = 0.02
 AUTOTUNE_MIN_US = 100.0
+#: The split-K reduction schemes the heuristic may propose, a
+#: cublasLtReductionScheme_t mask (1 in place, 2 in the compute type, 4 in
+#: the output type; 0 none: no split-K), or None for cuBLASLt's default.
+REDUCTION_SCHEMES: int | None = None
 #: (device, problem) -> the index of the heuristic's proposal that timed fastest.
 _TUNED: dict[tuple, int] = {}
 
@@ -120,6 +124,10 @@ class LtGemm:
         pref = lt.matmul_preference_create()
         ws = u64(WORKSPACE_BYTES)
         lt.matmul_preference_set_attribute(pref, lt.MatmulPreferenceAttribute.MAX_WORKSPACE_BYTES, ws.ctypes.data, ws.nbytes)
+        if REDUCTION_SCHEMES is not None:
+            mask = np.array([REDUCTION_SCHEMES], dtype=np.uint32)
+            attr = getattr(lt.MatmulPreferenceAttribute, "REDUCTION_SCHEME_MASK", 3)  # CUBLASLT_MATMUL_PREF_REDUCTION_SCHEME_MASK
+            lt.matmul_preference_set_attribute(pref, attr, mask.ctypes.data, mask.nbytes)
         self.heuristic = lt.MatmulHeuristicResult(AUTOTUNE_CANDIDATES)
         found = np.zeros(1, dtype=np.int32)
         lt.matmul_algo_get_heuristic(
@@ -136,7 +144,7 @@ class LtGemm:
         self.algo = int(self.heuristic.ptr)  # a result starts with its cublasLtMatmulAlgo_t
         #: what makes two gemms the same problem for the tuning cache (pointers aside)
         self.problem = (op.dtype.data, m, n, k, batch, sa, sb, sc, trans_a, trans_b, op.epilogue.data,
-                        bias is not None, compute)
+                        bias is not None, compute, REDUCTION_SCHEMES)
         self.alpha = np.array([1.0], dtype=np.float32)
         self.beta = np.array([0.0], dtype=np.float32)
         self.handle, self.workspace = handle, workspace

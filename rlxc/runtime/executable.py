@@ -161,7 +161,9 @@ class CudaExecutable:
         self._debug = bool(os.environ.get("RLXC_DEBUG"))
         # What close() frees, none of it made yet: a failure while loading frees what was made.
         self.stream = self.arena = self.params = self.workspace = None
-        self.graph = self._io = self.lt_handle = self._pool = None
+        self.graph = self._io = self.lt_handle = self._pool = self._fill = None
+        #: memset nodes the captured graphs hold as fill kernels (MEMSETS_AS_KERNELS)
+        self.memsets_as_kernels = 0
         self.launches: list = []
         self.modules: dict = {}
         self._closed = False
@@ -373,6 +375,7 @@ class CudaExecutable:
             finally:
                 graph = check(cu.cuStreamEndCapture(self.stream), "cuStreamEndCapture")
             self.graph = graph
+            self._fill_memsets(graph)
             self.graph_exec = check(cu.cuGraphInstantiate(graph, 0), "cuGraphInstantiate")
         check(cu.cuGraphLaunch(self.graph_exec, self.stream), "cuGraphLaunch")
 
@@ -526,6 +529,26 @@ class CudaExecutable:
         if sync:
             self._wait()
 
+    def _fill_memsets(self, graph) -> None:
+        """MEMSETS_AS_KERNELS on a captured graph (the fill kernel compiled
+        and loaded on first need)."""
+        if not MEMSETS_AS_KERNELS:
+            return
+        cu = self._cu
+        memset = cu.CUgraphNodeType.CU_GRAPH_NODE_TYPE_MEMSET
+        if not any(check(cu.cuGraphNodeGetType(n), "cuGraphNodeGetType") == memset for n in _graph_nodes(graph)):
+            return
+        if self._fill is None:
+            from rlxc.runtime.driver_api import device_arch
+            from rlxc.runtime.nvrtc import compile_cached
+
+            mod = check(cu.cuModuleLoadData(compile_cached(FILL_SOURCE, device_arch()[0], "rlx_fill.cu")),
+                        "cuModuleLoadData(rlx_fill)")
+            self.modules["__rlx_fill"] = mod
+            self._fill = tuple(check(cu.cuModuleGetFunction(mod, name), f"cuModuleGetFunction({name.decode()})")
+                               for name in (b"rlx_fill16", b"rlx_fill"))
+        self.memsets_as_kernels += _memsets_as_kernels(graph, *self._fill)
+
     def _wait(self) -> None:
         """Waits for the stream: polls it for up to SYNC_SPIN_S seconds (the
         thread stays awake), then blocks."""
@@ -597,6 +620,7 @@ class CudaExecutable:
 
             in_found = [take(s, d, "input") for s, d, _ in ins]
             out_found = [take(s, d, "output") for s, d, _ in outs]
+            self._fill_memsets(graph)
             exec_ = check(cu.cuGraphInstantiate(graph, 0), "cuGraphInstantiate(I/O graph)")
         except Exception:
             cu.cuGraphDestroy(graph)
@@ -775,6 +799,128 @@ class CudaExecutable:
             self.close()
         except Exception:
             pass
+
+
+#: Memset nodes in a captured graph (cuBLASLt's split-K gemms zero their
+#: buffers with cudaMemsetAsync) are replaced by kernel nodes writing the
+#: same bytes (`rlx_fill16` where the buffer is 16-byte aligned and its rows
+#: whole 16-byte items, else `rlx_fill`, an element at a time). H200
+#: (session 21, `benchmarks/host_launch.py`, the two alternated twice in one
+#: process): the cuGraphLaunch call's host time for BERT-base's batch-32
+#: graphs fell from 33-108 to 4-5 µs (f32: 96 kernels, 24 memsets) and from
+#: 36-45 to 3-11 (f16: 12 memsets), MiniLM f32's from 12-34 to 5-16, with
+#: the same device time (fill kernels 0.3-2% faster); `run()`'s overhead
+#: over the device time moved less than its rounds vary (f16 24-39 -> 10-26
+#: µs, f32 12-75 -> 12-19).
+MEMSETS_AS_KERNELS = True
+FILL_SOURCE = r"""
+extern "C" __global__ void __launch_bounds__(256) rlx_fill16(uint4* __restrict__ dst, unsigned int word,
+    unsigned long long row_items, unsigned long long rows, unsigned long long pitch_items) {
+  // a memset node's rows of 16-byte items, each item four copies of `word`
+  const uint4 v = make_uint4(word, word, word, word);
+  const unsigned long long n = row_items * rows;
+  for (unsigned long long i = blockIdx.x * 256ULL + threadIdx.x; i < n; i += gridDim.x * 256ULL) {
+    const unsigned long long r = i / row_items;
+    dst[r * pitch_items + (i - r * row_items)] = v;
+  }
+}
+extern "C" __global__ void __launch_bounds__(256) rlx_fill(unsigned char* __restrict__ dst, unsigned int word,
+    unsigned long long size, unsigned long long width, unsigned long long rows, unsigned long long pitch) {
+  // a memset node's rows of `width` elements of `size` bytes (1, 2 or 4), one at a time
+  const unsigned long long n = width * rows;
+  for (unsigned long long i = blockIdx.x * 256ULL + threadIdx.x; i < n; i += gridDim.x * 256ULL) {
+    const unsigned long long r = i / width;
+    unsigned char* p = dst + r * pitch + (i - r * width) * size;
+    if (size == 4) *reinterpret_cast<unsigned int*>(p) = word;
+    else if (size == 2) *reinterpret_cast<unsigned short*>(p) = (unsigned short)word;
+    else *p = (unsigned char)word;
+  }
+}
+"""
+
+
+def _fill_word(value: int, element_size: int) -> int:
+    """A memset's value (an element of 1, 2 or 4 bytes) as the 32-bit word
+    holding it repeated."""
+    if element_size == 1:
+        return (value & 0xFF) * 0x01010101
+    if element_size == 2:
+        return (value & 0xFFFF) * 0x00010001
+    return value & 0xFFFFFFFF
+
+
+def _edges_plain(edge_data) -> bool:
+    """Whether every edge's data is the default (no programmatic ports)."""
+    for e in edge_data or []:
+        if e is not None and (int(getattr(e, "type", 0)) or int(getattr(e, "from_port", 0)) or int(getattr(e, "to_port", 0))):
+            return False
+    return True
+
+
+def _fill_launch(fill16, fill, p) -> tuple | None:
+    """(function, grid, argument arrays) of the kernel writing what memset
+    node parameters `p` write, or None where they are not a 1-, 2- or 4-byte
+    memset."""
+    dst, size, width, height, pitch = int(p.dst), int(p.elementSize), int(p.width), int(p.height), int(p.pitch)
+    if size not in (1, 2, 4) or not width or not height:
+        return None
+    row, word = width * size, _fill_word(int(p.value), size)
+    pitch = pitch if height > 1 else row
+    if dst % 16 == 0 and row % 16 == 0 and pitch % 16 == 0:
+        n, fn = row // 16 * height, fill16
+        args = [np.array([dst], np.uint64), np.array([word], np.uint32), np.array([row // 16], np.uint64),
+                np.array([height], np.uint64), np.array([pitch // 16], np.uint64)]
+    else:
+        if dst % size or pitch % size:
+            return None
+        n, fn = width * height, fill
+        args = [np.array([dst], np.uint64), np.array([word], np.uint32), np.array([size], np.uint64),
+                np.array([width], np.uint64), np.array([height], np.uint64), np.array([pitch], np.uint64)]
+    return fn, max(1, min(-(-n // 256), 1024)), args
+
+
+def _memsets_as_kernels(graph, fill16, fill) -> int:
+    """Replaces each memset node of `graph` by a kernel node of `fill16` or
+    `fill` (see FILL_SOURCE) with the same dependencies and dependents;
+    returns how many. Safe at each step: the kernel node is added and given
+    the memset's dependents before the memset goes (should a later step
+    fail, the two write the same bytes between the same nodes); a node with
+    an edge carrying data (programmatic launches) stays a memset."""
+    cu = _driver()
+    memset = cu.CUgraphNodeType.CU_GRAPH_NODE_TYPE_MEMSET
+    done = 0
+    for node in _graph_nodes(graph):
+        if check(cu.cuGraphNodeGetType(node), "cuGraphNodeGetType") != memset:
+            continue
+        launch = _fill_launch(fill16, fill, check(cu.cuGraphMemsetNodeGetParams(node), "cuGraphMemsetNodeGetParams"))
+        if launch is None:
+            continue
+        deps = check(cu.cuGraphNodeGetDependencies(node, 0), "cuGraphNodeGetDependencies")
+        deps = check(cu.cuGraphNodeGetDependencies(node, deps[-1]), "cuGraphNodeGetDependencies")
+        outs = check(cu.cuGraphNodeGetDependentNodes(node, 0), "cuGraphNodeGetDependentNodes")
+        outs = check(cu.cuGraphNodeGetDependentNodes(node, outs[-1]), "cuGraphNodeGetDependentNodes")
+        if not (_edges_plain(deps[1]) and _edges_plain(outs[1])):
+            continue
+        before, after = list(deps[0])[:deps[-1]], list(outs[0])[:outs[-1]]
+        fn, grid, args = launch
+        pointers = np.array([a.ctypes.data for a in args], dtype=np.uint64)
+        kp = cu.CUDA_KERNEL_NODE_PARAMS()
+        kp.func = fn
+        kp.gridDimX, kp.gridDimY, kp.gridDimZ = grid, 1, 1
+        kp.blockDimX, kp.blockDimY, kp.blockDimZ = 256, 1, 1
+        kp.sharedMemBytes = 0
+        kp.kernelParams = pointers.ctypes.data
+        kernel = check(cu.cuGraphAddKernelNode(graph, before, len(before), kp), "cuGraphAddKernelNode(fill)")
+        try:
+            if after:
+                check(cu.cuGraphAddDependencies(graph, [kernel] * len(after), after, None, len(after)),
+                      "cuGraphAddDependencies(fill)")
+        except CudaError:
+            cu.cuGraphDestroyNode(kernel)  # its edges go with it: the graph as it was
+            raise
+        check(cu.cuGraphDestroyNode(node), "cuGraphDestroyNode(memset)")
+        done += 1
+    return done
 
 
 def _graph_nodes(graph) -> list:
