@@ -12,6 +12,14 @@ stream (median of 60). The variants are compiled and measured in turns
 within one process, so they share the card's state.
 
     python benchmarks/host_launch.py [--cases bert-base:32:f32,...] [--variants kernels,memsets,nosplitk] [--out DIR]
+    python benchmarks/host_launch.py --spin 100,1000,5000,20000 [--out DIR]
+
+`--spin` measures the wall clock against CUDA events without rlxc's
+runtime: a graph of one kernel (or of 100) spinning T µs on the GPU's
+global timer, launched between two events and waited for by polling
+`cuStreamQuery` or by `cuStreamSynchronize`; per T, wall less event time
+(median, p10, p90 of 50 calls), raw and with the event time in host
+seconds (`CudaExecutable.clock_ratio`'s measure).
 """
 
 from __future__ import annotations
@@ -73,6 +81,67 @@ def measure(name: str, batch: int, dtype: str, variant: str, rounds: int, per: i
         executable.MEMSETS_AS_KERNELS, cublaslt.REDUCTION_SCHEMES = True, None
 
 
+SPIN = r"""extern "C" __global__ void spin(unsigned long long ns) {
+  unsigned long long t0, t;
+  asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t0));
+  do { asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t)); } while (t - t0 < ns);
+}"""
+
+
+def spin(spans_us: list[int]) -> list[dict]:
+    """The `--spin` measurement (see the module docstring)."""
+    import numpy as np
+    from cuda.bindings import driver as cu
+
+    from rlxc.runtime.driver_api import check, device_arch
+    from rlxc.runtime.nvrtc import compile_cubin
+
+    # an executable only for its stream and clock_ratio()
+    g = rlxc.GraphBuilder()
+    exe = rlxc.compile(g.build([g.relu(g.input("x", [4]))]), target="cuda")
+    stream = exe.stream
+    ratio = exe.clock_ratio()
+    mod = check(cu.cuModuleLoadData(compile_cubin(SPIN, device_arch()[0], "spin.cu")), "cuModuleLoadData")
+    fn = check(cu.cuModuleGetFunction(mod, b"spin"), "cuModuleGetFunction")
+    start, stop = check(cu.cuEventCreate(0), "cuEventCreate"), check(cu.cuEventCreate(0), "cuEventCreate")
+    pc, rows = time.perf_counter, []
+    for span in spans_us:
+        for nodes in (1, 100):
+            arg = np.array([span * 1000 // nodes], dtype=np.uint64)
+            ptrs = np.array([arg.ctypes.data], dtype=np.uint64)
+            check(cu.cuStreamBeginCapture(stream, cu.CUstreamCaptureMode.CU_STREAM_CAPTURE_MODE_THREAD_LOCAL), "capture")
+            for _ in range(nodes):
+                check(cu.cuLaunchKernel(fn, 1, 1, 1, 32, 1, 1, 0, stream, ptrs.ctypes.data, 0), "cuLaunchKernel")
+            graph = check(cu.cuStreamEndCapture(stream), "cuStreamEndCapture")
+            ge = check(cu.cuGraphInstantiate(graph, 0), "cuGraphInstantiate")
+            for wait in ("poll", "block"):
+                raw, fixed = [], []
+                for i in range(60):
+                    t0 = pc()
+                    cu.cuEventRecord(start, stream)
+                    cu.cuGraphLaunch(ge, stream)
+                    cu.cuEventRecord(stop, stream)
+                    if wait == "poll":
+                        while cu.cuStreamQuery(stream)[0] != cu.CUresult.CUDA_SUCCESS:
+                            pass
+                    else:
+                        cu.cuStreamSynchronize(stream)
+                    wall = (pc() - t0) * 1e6
+                    d = check(cu.cuEventElapsedTime(start, stop), "cuEventElapsedTime") * 1e3
+                    if i >= 10:
+                        raw.append(wall - d)
+                        fixed.append(wall - d * ratio)
+                q = lambda v: [round(statistics.median(v), 1), round(sorted(v)[5], 1), round(sorted(v)[-5], 1)]  # noqa: E731
+                rows.append({"spin_us": span, "nodes": nodes, "wait": wait, "clock_ratio": round(ratio, 6),
+                             "wall_less_events_us": q(raw), "host_clock_us": q(fixed)})
+                print(json.dumps(rows[-1]), flush=True)
+            cu.cuGraphExecDestroy(ge)
+            cu.cuGraphDestroy(graph)
+    cu.cuModuleUnload(mod)
+    exe.close()
+    return rows
+
+
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--cases", default="bert-base:32:f32,12x384x12x1536:32:f32,bert-base:32:f16,bert-base:1:f32",
@@ -80,10 +149,14 @@ def main(argv=None) -> int:
     ap.add_argument("--variants", default="memsets,kernels", help=f"of {','.join(VARIANTS)}")
     ap.add_argument("--rounds", type=int, default=4)
     ap.add_argument("--per", type=int, default=60)
+    ap.add_argument("--spin", help="T1,T2,... µs: the bare-graph clock measurement instead")
     ap.add_argument("--out", type=Path)
     args = ap.parse_args(argv)
     rows = []
-    for case in args.cases.split(","):
+    if args.spin:
+        rows = spin([int(t) for t in args.spin.split(",")])
+        args.cases = ""
+    for case in filter(None, args.cases.split(",")):
         name, batch, dtype = case.split(":")
         for variant in args.variants.split(","):
             row = measure(name, int(batch), dtype, variant, args.rounds, args.per)
@@ -91,7 +164,7 @@ def main(argv=None) -> int:
             rows.append(row)
     if args.out:
         args.out.mkdir(parents=True, exist_ok=True)
-        (args.out / "host_launch.json").write_text(json.dumps(rows, indent=1))
+        (args.out / ("host_spin.json" if args.spin else "host_launch.json")).write_text(json.dumps(rows, indent=1))
     return 0
 
 

@@ -740,6 +740,39 @@ class CudaExecutable:
 
         return {"wall_us": median(walls), "device_us": median(devices), "overhead_us": median(diffs)}
 
+    def clock_ratio(self, span_s: float = 0.1, rounds: int = 5) -> float:
+        """Host seconds (time.perf_counter) per second of CUDA event time on
+        this device: two events recorded on the idle stream `span_s` apart by
+        the host clock, the host's interval over the events' elapsed time,
+        the median of `rounds` (each record's submission latency, a few µs,
+        is in both ends: about 3e-5 of 100 ms). An H200 read 0.99961-0.99967
+        (`benchmarks/host_launch.py --spin`): the two clocks agree to 0.04%,
+        so they do not explain wall time less event time growing with a
+        call's length."""
+        import time
+
+        cu = _driver()
+        a = check(cu.cuEventCreate(0), "cuEventCreate")
+        b = check(cu.cuEventCreate(0), "cuEventCreate")
+        pc = time.perf_counter
+        ratios = []
+        try:
+            for _ in range(rounds):
+                check(cu.cuStreamSynchronize(self.stream), "cuStreamSynchronize")
+                t0 = pc()
+                check(cu.cuEventRecord(a, self.stream), "cuEventRecord")
+                time.sleep(span_s * 0.9)
+                while pc() - t0 < span_s:
+                    pass
+                t1 = pc()
+                check(cu.cuEventRecord(b, self.stream), "cuEventRecord")
+                check(cu.cuEventSynchronize(b), "cuEventSynchronize")
+                ratios.append((t1 - t0) * 1e3 / check(cu.cuEventElapsedTime(a, b), "cuEventElapsedTime"))
+        finally:
+            cu.cuEventDestroy(a)
+            cu.cuEventDestroy(b)
+        return median(ratios)
+
     def close(self) -> None:
         """Frees the arena, the parameters, the loaded modules, the graphs,
         the cuBLASLt handle and workspace, and the stream. Device outputs
