@@ -1,5 +1,6 @@
 """Runs benchmarks/kernels.py (or pytest) with some of rlxc.codegen.rows's
-table of thresholds changed, to compare forms in one device call:
+table of thresholds changed (or another codegen module's, named as
+MODULE.NAME: `elementwise.UNROLL=2,4`), to compare forms in one device call:
 
     python3 benchmarks/variant.py NAME=VALUE [NAME=VALUE ...] -- kernels.py args
     python3 benchmarks/variant.py NAME=VALUE ... --pytest -- pytest args
@@ -15,6 +16,7 @@ prints the same table for two earlier runs.
 
 from __future__ import annotations
 
+import importlib
 import json
 import runpy
 import sys
@@ -23,14 +25,22 @@ from pathlib import Path
 from rlxc.codegen import rows
 
 
+def owner(name: str):
+    """(module, attribute) of NAME (rows') or MODULE.NAME (rlxc.codegen.MODULE's)."""
+    module, _, attr = name.rpartition(".")
+    mod = importlib.import_module(f"rlxc.codegen.{module}") if module else rows
+    if not hasattr(mod, attr):
+        raise SystemExit(f"{mod.__name__} has no {attr}")
+    return mod, attr
+
+
 def parse_value(name: str, text: str):
-    """`text` as a value of rows.NAME's type (ints, or True/False)."""
-    if not hasattr(rows, name):
-        raise SystemExit(f"rlxc.codegen.rows has no {name}")
-    kind = type(getattr(rows, name))
+    """`text` as a value of NAME's type (ints, or True/False)."""
+    mod, attr = owner(name)
+    kind = type(getattr(mod, attr))
     if kind is bool:
         if text not in ("True", "False", "1", "0"):
-            raise SystemExit(f"rows.{name} is a bool: give True or False, not {text!r}")
+            raise SystemExit(f"{name} is a bool: give True or False, not {text!r}")
         return text in ("True", "1")
     return kind(int(text))
 
@@ -76,8 +86,8 @@ def main() -> int:
         if len(values) > 1:
             several.append((name, values))
             continue
-        setattr(rows, name, values[0])
-        print(f"# rows.{name} = {values[0]!r}", flush=True)
+        setattr(*owner(name), values[0])
+        print(f"# {name} = {values[0]!r}", flush=True)
     if use_pytest:
         if several:
             raise SystemExit("--pytest takes one value per name")
@@ -98,8 +108,8 @@ def main() -> int:
     out = Path(rest[at])
     dirs = []
     for v in values:
-        setattr(rows, name, v)
-        print(f"# rows.{name} = {v!r}", flush=True)
+        setattr(*owner(name), v)
+        print(f"# {name} = {v!r}", flush=True)
         d = out / f"{name}-{v}"
         sys.argv = ["kernels.py", *rest[:at], str(d), *rest[at + 1:]]
         try:

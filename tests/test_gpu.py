@@ -198,6 +198,24 @@ def test_random_16bit_graphs_on_gpu(case):
     check(case.module, tol_scale=10.0)
 
 
+def test_branchy_f32_regions_in_two_trips_on_gpu():
+    """elementwise.BRANCHY_UNROLL: f32 GELU (an if/else per element: the
+    erfc tail) over many blocks of 2 trips per thread, with a tail of 3
+    elements, beside bias + GELU and f16 GELU (4 trips), against the
+    interpreter in stream and graph mode."""
+    from rlxc.dialects import rlx_cuda
+    from rlxc.runtime.driver_api import device_arch
+
+    g = rlxc.GraphBuilder()
+    x, b = g.input("x", [1001, 1283]), g.input("b", [1283])
+    module = g.build([g.gelu(x), g.gelu(g.add(x, b)), g.gelu(g.input("h", [777, 1283], "f16"))])
+    arch, sms = device_arch()
+    lowered = rlxc.run_pipeline(module, f"rlx-cuda{{arch={arch} sm_count={sms}}}")
+    forms = [op.source.data.splitlines()[2] for op in lowered.walk() if isinstance(op, rlx_cuda.KernelOp)]
+    assert [f.endswith("2 trips per thread") for f in forms] == [True, False, False], forms
+    check(module)
+
+
 @pytest.mark.parametrize("dtype", ["f32", "f16", "bf16"])
 def test_gelu_negative_tail_on_gpu(dtype):
     """Exact GELU far below 0, element by element: x/2 (1 + erf(x / sqrt 2))

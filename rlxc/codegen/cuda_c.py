@@ -279,6 +279,12 @@ def _guarded_selects(block: Block) -> dict[Operation, tuple[set[Operation], set[
     return out
 
 
+def has_branches(block: Block) -> bool:
+    """Whether `render_body` renders some select of `block` as an if/else
+    (an arm needing a `BRANCH_OPS` op: GELU's erfc tail)."""
+    return bool(_guarded_selects(block))
+
+
 def render_body(block: Block, args: list[str], prefix: str,
                 rounded: Callable[[SSAValue], bool] = lambda v: True) -> tuple[list[str], dict[SSAValue, str]]:
     """A scalar region body as straight-line C++: `const T a{j} = args[j];`

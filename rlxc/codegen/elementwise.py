@@ -22,7 +22,7 @@ from __future__ import annotations
 from xdsl.ir import Attribute, Block, SSAValue
 
 from rlxc.codegen.common import THREADS, Buf, KernelSpec, eltype, index_expr, numel, params_decl, shape, strides
-from rlxc.codegen.cuda_c import compute_type, load, render_body, storage_type, store
+from rlxc.codegen.cuda_c import compute_type, has_branches, load, render_body, storage_type, store
 from rlxc.dialects import rlx
 from rlxc.dialects.types import dtype, dtype_name
 
@@ -33,6 +33,14 @@ from rlxc.dialects.types import dtype, dtype_name
 #: loop reached 86-88%, and unroll 2 and 8 lost on the transcendental chain
 #: (`benchmarks/ew_variants.py`, benchmarks/RESULTS.md).
 UNROLL = 4
+#: ... and BRANCHY_UNROLL where the region moves 4-byte vectors (f32), reads
+#: only full-shape inputs and its body branches (`cuda_c.has_branches`:
+#: exact GELU, erff with an erfc tail). H200 (session 21, `variant.py
+#: elementwise.UNROLL=4,2,1 -- --ops gelu,bias_gelu --rows 1280,32768
+#: --sizes 64,512`): f32 gelu 4.4-5.7% faster with 2 at 64 MiB (37.6 -> 36.0
+#: µs, where eager took 35.5), 1.6-2.1% at 512; f32 bias+gelu 0.2-5% and
+#: f16/bf16 gelu and bias+gelu 1-5% slower with 2, so they keep UNROLL.
+BRANCHY_UNROLL = 2
 
 #: Element types moved as 8 elements per uint4, converted in pairs
 #: (`rlx_ld8_*` / `rlx_st8_*` of rlx_kernels.cuh).
@@ -165,29 +173,30 @@ def elementwise_kernel(op: rlx.ElementwiseRegionOp, sm_count: int) -> KernelSpec
         [(f"in{j}", x, False) for j, x in enumerate(ins)]
         + [(f"out{j}", r, True) for j, r in enumerate(outs)]
     )
+    unroll = BRANCHY_UNROLL if vec and W == 4 and len(full) == len(ins) and has_branches(block) else UNROLL
     if vec:
         form = f"vector: {W} elements per thread and trip, 16-byte accesses"
         if tail:
             form += f", a tail of {tail} elements"
     else:
         form = "scalar: one element per access"
-    src = [f"// elementwise form: {form}, {UNROLL} trips per thread"]
+    src = [f"// elementwise form: {form}, {unroll} trips per thread"]
     src += [f"// input {j} in place: columns {off}..{off + width} of {shape(ins[j])[-1]}, "
             + ("16-byte vectors" if j in held and vec else "one element per access")
             for j, (off, width) in sorted(windows.items())]
     src.append(f'extern "C" __global__ void __launch_bounds__({THREADS}) ENTRY({decl}) {{')
-    src.append(f"  const {idx_t} w0 = ({idx_t})blockIdx.x * {THREADS * UNROLL}{sfx} + threadIdx.x;")
+    src.append(f"  const {idx_t} w0 = ({idx_t})blockIdx.x * {THREADS * unroll}{sfx} + threadIdx.x;")
     for j in held:
         t = eltype(ins[j])
         if not vec:
-            src.append(f"  {storage_type(t)} p{j}[{UNROLL}];")
+            src.append(f"  {storage_type(t)} p{j}[{unroll}];")
         elif chunks(t) == 1:
-            src.append(f"  {dtype(t).c_vector} p{j}[{UNROLL}];")
+            src.append(f"  {dtype(t).c_vector} p{j}[{unroll}];")
         else:
-            src.append(f"  {dtype(t).c_vector} p{j}[{UNROLL}][{chunks(t)}];")
+            src.append(f"  {dtype(t).c_vector} p{j}[{unroll}][{chunks(t)}];")
     if held:
         src.append("  #pragma unroll")
-        src.append(f"  for (int u = 0; u < {UNROLL}; ++u) {{")
+        src.append(f"  for (int u = 0; u < {unroll}; ++u) {{")
         src.append(f"    const {idx_t} w = w0 + u * {THREADS}{sfx};")
         src.append(f"    if (w < {nv}{sfx}) {{")
         for j in held:
@@ -204,7 +213,7 @@ def elementwise_kernel(op: rlx.ElementwiseRegionOp, sm_count: int) -> KernelSpec
         src.append("    }")
         src.append("  }")
     src.append("  #pragma unroll")
-    src.append(f"  for (int u = 0; u < {UNROLL}; ++u) {{")
+    src.append(f"  for (int u = 0; u < {unroll}; ++u) {{")
     src.append(f"    const {idx_t} w = w0 + u * {THREADS}{sfx};")
     if not vec:
         src.append(f"    if (w >= {nv}{sfx}) break;")
@@ -257,5 +266,5 @@ def elementwise_kernel(op: rlx.ElementwiseRegionOp, sm_count: int) -> KernelSpec
     src.append("  }")
     src.append("}")
     params: list[Buf | int] = [Buf(x) for x in ins] + [Buf(r, True) for r in outs]
-    grid = -(-(nv + (1 if tail else 0)) // (THREADS * UNROLL))
+    grid = -(-(nv + (1 if tail else 0)) // (THREADS * unroll))
     return KernelSpec("ew", "\n".join(src) + "\n", params, grid)
