@@ -34,6 +34,11 @@ def owner(name: str):
     return mod, attr
 
 
+def qualified(name: str) -> str:
+    """NAME as MODULE.NAME (rows.NAME for rows' own)."""
+    return name if "." in name else f"rows.{name}"
+
+
 def parse_value(name: str, text: str):
     """`text` as a value of NAME's type (ints, or True/False)."""
     mod, attr = owner(name)
@@ -87,7 +92,7 @@ def main() -> int:
             several.append((name, values))
             continue
         setattr(*owner(name), values[0])
-        print(f"# {name} = {values[0]!r}", flush=True)
+        print(f"# {qualified(name)} = {values[0]!r}", flush=True)
     if use_pytest:
         if several:
             raise SystemExit("--pytest takes one value per name")
@@ -109,7 +114,7 @@ def main() -> int:
     dirs = []
     for v in values:
         setattr(*owner(name), v)
-        print(f"# {name} = {v!r}", flush=True)
+        print(f"# {qualified(name)} = {v!r}", flush=True)
         d = out / f"{name}-{v}"
         sys.argv = ["kernels.py", *rest[:at], str(d), *rest[at + 1:]]
         try:

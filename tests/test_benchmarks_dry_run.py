@@ -59,9 +59,9 @@ def test_attention_variants_parse():
 
 
 def test_variant_runs_every_value_in_one_process(tmp_path):
-    """variant.py NAME=A,B: kernels.py once per value (here dry runs, which
-    write no results: said so, not a failure); a bad name or value is a
-    clear error."""
+    """variant.py NAME=A,B (and MODULE.NAME=A,B): kernels.py once per value
+    (here dry runs, which write no results: said so, not a failure); a bad
+    name or value is a clear error."""
     out = _run("benchmarks/variant.py", "GUARDED_BELOW_BYTES=4,8", "--", "--dry-run", "--ops", "softmax",
                "--dtypes", "f32", "--rows", "32000", "--sizes", "64", "--out", str(tmp_path))
     assert "# rows.GUARDED_BELOW_BYTES = 4" in out and "# rows.GUARDED_BELOW_BYTES = 8" in out, out[-2000:]
@@ -72,6 +72,13 @@ def test_variant_runs_every_value_in_one_process(tmp_path):
     done = subprocess.run([sys.executable, "benchmarks/variant.py", "PEEL_ROWS=maybe", "--", "--dry-run"], cwd=ROOT,
                           capture_output=True, text=True, timeout=120)
     assert done.returncode != 0 and "is a bool" in done.stderr
+    # another codegen module's switch, as MODULE.NAME
+    out = _run("benchmarks/variant.py", "elementwise.UNROLL=4,2", "--", "--dry-run", "--ops", "gelu",
+               "--dtypes", "f32", "--rows", "1280", "--sizes", "64", "--out", str(tmp_path / "ew"))
+    assert "# elementwise.UNROLL = 4" in out and "# elementwise.UNROLL = 2" in out, out[-2000:]
+    done = subprocess.run([sys.executable, "benchmarks/variant.py", "elementwise.NO_SUCH=1", "--", "--dry-run"], cwd=ROOT,
+                          capture_output=True, text=True, timeout=120)
+    assert done.returncode != 0 and "rlxc.codegen.elementwise has no NO_SUCH" in done.stderr
 
 
 def test_variant_compare_table(tmp_path):
