@@ -71,3 +71,54 @@ def test_wait_polls_then_blocks(monkeypatch):
     monkeypatch.setattr(E, "check", fail)
     with pytest.raises(E.CudaError, match=r"cuStreamQuery \(waiting for the launch\) failed: code 700"):
         _waiter(_FakeDriver(busy=2, final=700))._wait()
+
+
+def test_fill_launch_for_memset_nodes():
+    """executable._fill_launch: a memset node's parameters as the fill
+    kernel writing the same bytes: 16-byte items (`rlx_fill16`, the value
+    repeated in a 32-bit word) where the buffer, its rows and its pitch are
+    16-byte aligned, else one element at a time (`rlx_fill`); a 2-D memset
+    keeps its pitch; other element sizes are left alone."""
+    from types import SimpleNamespace
+
+    from rlxc.runtime.executable import _fill_launch, _fill_word
+
+    def p(dst, size, width, height=1, pitch=0, value=0):
+        return SimpleNamespace(dst=dst, elementSize=size, width=width, height=height, pitch=pitch, value=value)
+
+    assert (_fill_word(0xAB, 1), _fill_word(0x1234, 2), _fill_word(0x89ABCDEF, 4)) == (0xABABABAB, 0x12341234, 0x89ABCDEF)
+    fn, grid, args = _fill_launch("f16", "f1", p(4096, 1, 4096, value=0xAB))
+    assert fn == "f16" and grid == 1 and [int(a[0]) for a in args] == [4096, 0xABABABAB, 256, 1, 256]
+    fn, grid, args = _fill_launch("f16", "f1", p(1 << 20, 4, 64, height=8, pitch=1024, value=7))  # 2-D, 16-byte rows
+    assert fn == "f16" and [int(a[0]) for a in args] == [1 << 20, 7, 16, 8, 64]
+    fn, grid, args = _fill_launch("f16", "f1", p(8194, 2, 100, value=0x1234))  # unaligned
+    assert fn == "f1" and [int(a[0]) for a in args] == [8194, 0x12341234, 2, 100, 1, 200]
+    fn, grid, args = _fill_launch("f16", "f1", p(0, 4, 3 * 1024 * 1024, value=1))  # many items: grid capped
+    assert fn == "f16" and grid == 1024
+    assert _fill_launch("f16", "f1", p(4096, 8, 16)) is None and _fill_launch("f16", "f1", p(4096, 4, 0)) is None
+    assert _fill_launch("f16", "f1", p(4097, 4, 16)) is None  # not even element-aligned
+
+
+def test_graph_neighbours_across_binding_versions():
+    """executable._neighbours reads a node's dependencies whether the
+    bindings return edge data (cuda-bindings 13) or not (12);
+    _edges_plain accepts only default edges."""
+    from types import SimpleNamespace
+
+    from rlxc.runtime.driver_api import _driver
+    from rlxc.runtime.executable import _edges_plain, _neighbours
+
+    ok = _driver().CUresult.CUDA_SUCCESS
+    edge = SimpleNamespace(type=0, from_port=0, to_port=0)
+
+    def v13(node, n):
+        return (ok, ["a", "b", None][:max(n, 0)] if n else [], [edge, edge][:n] if n else [], 2)
+
+    def v12(node, n):
+        return (ok, ["a", "b"][:n] if n else [], 2)
+
+    assert _neighbours(v13, "x") == (["a", "b"], [edge, edge])
+    assert _neighbours(v12, "x") == (["a", "b"], None)
+    assert _edges_plain(None) and _edges_plain([edge, None])
+    assert not _edges_plain([edge, SimpleNamespace(type=1, from_port=0, to_port=0)])
+    assert not _edges_plain([SimpleNamespace(type=0, from_port=1, to_port=0)])

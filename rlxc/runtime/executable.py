@@ -890,6 +890,15 @@ def _edges_plain(edge_data) -> bool:
     return True
 
 
+def _neighbours(call, node) -> tuple[list, list | None]:
+    """A node's dependencies or dependents (`call`:
+    cuGraphNodeGetDependencies or cuGraphNodeGetDependentNodes) and their
+    edges' data (None where the bindings, 12.x, return none)."""
+    count = check(call(node, 0), call.__name__)[-1]
+    found = check(call(node, count), call.__name__)
+    return list(found[0])[:count], (found[1] if len(found) == 3 else None)
+
+
 def _fill_launch(fill16, fill, p) -> tuple | None:
     """(function, grid, argument arrays) of the kernel writing what memset
     node parameters `p` write, or None where they are not a 1-, 2- or 4-byte
@@ -915,44 +924,48 @@ def _fill_launch(fill16, fill, p) -> tuple | None:
 def _memsets_as_kernels(graph, fill16, fill) -> int:
     """Replaces each memset node of `graph` by a kernel node of `fill16` or
     `fill` (see FILL_SOURCE) with the same dependencies and dependents;
-    returns how many. Safe at each step: the kernel node is added and given
-    the memset's dependents before the memset goes (should a later step
-    fail, the two write the same bytes between the same nodes); a node with
-    an edge carrying data (programmatic launches) stays a memset."""
+    returns how many. The graph is valid at every step: the kernel node is
+    added and given the memset's dependents before the memset goes (had
+    that failed, the two would write the same bytes between the same
+    nodes), so a driver error ends the replacing and the rest stay memsets;
+    so does a node with an edge carrying data (programmatic launches)."""
     cu = _driver()
     memset = cu.CUgraphNodeType.CU_GRAPH_NODE_TYPE_MEMSET
     done = 0
-    for node in _graph_nodes(graph):
-        if check(cu.cuGraphNodeGetType(node), "cuGraphNodeGetType") != memset:
-            continue
-        launch = _fill_launch(fill16, fill, check(cu.cuGraphMemsetNodeGetParams(node), "cuGraphMemsetNodeGetParams"))
-        if launch is None:
-            continue
-        deps = check(cu.cuGraphNodeGetDependencies(node, 0), "cuGraphNodeGetDependencies")
-        deps = check(cu.cuGraphNodeGetDependencies(node, deps[-1]), "cuGraphNodeGetDependencies")
-        outs = check(cu.cuGraphNodeGetDependentNodes(node, 0), "cuGraphNodeGetDependentNodes")
-        outs = check(cu.cuGraphNodeGetDependentNodes(node, outs[-1]), "cuGraphNodeGetDependentNodes")
-        if not (_edges_plain(deps[1]) and _edges_plain(outs[1])):
-            continue
-        before, after = list(deps[0])[:deps[-1]], list(outs[0])[:outs[-1]]
-        fn, grid, args = launch
-        pointers = np.array([a.ctypes.data for a in args], dtype=np.uint64)
-        kp = cu.CUDA_KERNEL_NODE_PARAMS()
-        kp.func = fn
-        kp.gridDimX, kp.gridDimY, kp.gridDimZ = grid, 1, 1
-        kp.blockDimX, kp.blockDimY, kp.blockDimZ = 256, 1, 1
-        kp.sharedMemBytes = 0
-        kp.kernelParams = pointers.ctypes.data
-        kernel = check(cu.cuGraphAddKernelNode(graph, before, len(before), kp), "cuGraphAddKernelNode(fill)")
-        try:
-            if after:
-                check(cu.cuGraphAddDependencies(graph, [kernel] * len(after), after, None, len(after)),
-                      "cuGraphAddDependencies(fill)")
-        except CudaError:
-            cu.cuGraphDestroyNode(kernel)  # its edges go with it: the graph as it was
-            raise
-        check(cu.cuGraphDestroyNode(node), "cuGraphDestroyNode(memset)")
-        done += 1
+    try:
+        for node in _graph_nodes(graph):
+            if check(cu.cuGraphNodeGetType(node), "cuGraphNodeGetType") != memset:
+                continue
+            launch = _fill_launch(fill16, fill, check(cu.cuGraphMemsetNodeGetParams(node), "cuGraphMemsetNodeGetParams"))
+            if launch is None:
+                continue
+            before, before_data = _neighbours(cu.cuGraphNodeGetDependencies, node)
+            after, after_data = _neighbours(cu.cuGraphNodeGetDependentNodes, node)
+            if not (_edges_plain(before_data) and _edges_plain(after_data)):
+                continue
+            fn, grid, args = launch
+            pointers = np.array([a.ctypes.data for a in args], dtype=np.uint64)
+            kp = cu.CUDA_KERNEL_NODE_PARAMS()
+            kp.func = fn
+            kp.gridDimX, kp.gridDimY, kp.gridDimZ = grid, 1, 1
+            kp.blockDimX, kp.blockDimY, kp.blockDimZ = 256, 1, 1
+            kp.sharedMemBytes = 0
+            kp.kernelParams = pointers.ctypes.data
+            kernel = check(cu.cuGraphAddKernelNode(graph, before, len(before), kp), "cuGraphAddKernelNode(fill)")
+            try:
+                if after:
+                    try:  # cuda-bindings 13: edge data; 12: none
+                        added = cu.cuGraphAddDependencies(graph, [kernel] * len(after), after, None, len(after))
+                    except TypeError:
+                        added = cu.cuGraphAddDependencies(graph, [kernel] * len(after), after, len(after))
+                    check(added, "cuGraphAddDependencies(fill)")
+            except CudaError:
+                cu.cuGraphDestroyNode(kernel)  # its edges go with it: the graph as it was
+                raise
+            check(cu.cuGraphDestroyNode(node), "cuGraphDestroyNode(memset)")
+            done += 1
+    except CudaError:
+        pass
     return done
 
 
