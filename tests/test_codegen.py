@@ -1112,6 +1112,19 @@ def test_gemm_option_is_checked():
         rlxc.run_pipeline(g.build([g.matmul(x, x)]), "rlx-cuda{gemm=cublas}")
 
 
+def test_arch_and_sm_count_options_are_checked():
+    """rlx-emit-cuda refuses an arch not shaped sm_XY and a negative
+    multiprocessor count (kernels sized for it would be wrong), naming the
+    option and the value."""
+    g = rlxc.GraphBuilder()
+    module = g.build([g.softmax(g.input("x", [100, 64, 3]), axis=1)])
+    with pytest.raises(Exception, match="arch must look like sm_90, got 'sm_9x'"):
+        rlxc.run_pipeline(module, "rlx-cuda{arch=sm_9x}")
+    with pytest.raises(Exception, match=r"sm_count must be 0 \(the usual count for sm_90\) or more, got -3"):
+        rlxc.run_pipeline(module, "rlx-cuda{sm_count=-3}")
+    assert rlxc.run_pipeline(module, "rlx-cuda{sm_count=0}") is not None
+
+
 def _softmax_every_form():
     """softmax and log_softmax in each row form: lane groups (64), a warp
     (1000), a block (4096, and 4097 f16: peeled), clusters (32768; 30001

@@ -76,6 +76,10 @@ class EmitCudaPass(ModulePass):
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         if not self.arch.startswith("sm_") or not self.arch[3:].isdigit():
             raise PassFailedException(f"rlx-emit-cuda: arch must look like sm_90, got '{self.arch}'")
+        if self.sm_count < 0:
+            raise PassFailedException(
+                f"rlx-emit-cuda: sm_count must be 0 (the usual count for {self.arch}) or more, got {self.sm_count}"
+            )
         if self.gemm not in GEMM_LOWERINGS:
             raise PassFailedException(
                 f"rlx-emit-cuda: gemm must be one of {', '.join(GEMM_LOWERINGS)}, got '{self.gemm}'"
