@@ -40,14 +40,17 @@ def qualified(name: str) -> str:
 
 
 def parse_value(name: str, text: str):
-    """`text` as a value of NAME's type (ints, or True/False)."""
+    """`text` as a value of NAME's type (ints, floats, or True/False)."""
     mod, attr = owner(name)
     kind = type(getattr(mod, attr))
     if kind is bool:
         if text not in ("True", "False", "1", "0"):
             raise SystemExit(f"{name} is a bool: give True or False, not {text!r}")
         return text in ("True", "1")
-    return kind(int(text))
+    try:
+        return float(text) if kind is float else kind(int(text))
+    except ValueError:
+        raise SystemExit(f"{name} is a{'' if kind is int else ' float'} number, not {text!r}") from None
 
 
 def compare(paths: list[Path], labels: list[str]) -> list[str]:

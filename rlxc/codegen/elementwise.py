@@ -37,7 +37,9 @@ UNROLL = 4
 #: only full-shape inputs and its body branches (`cuda_c.has_branches`:
 #: exact GELU, erff with an erfc tail). H200 (session 21, `variant.py
 #: elementwise.UNROLL=4,2,1 -- --ops gelu,bias_gelu --rows 1280,32768
-#: --sizes 64,512`): f32 gelu 4.4-5.7% faster with 2 at 64 MiB (37.6 -> 36.0
+#: --sizes 64,512` before this switch existed; on this tree the f32 gelu
+#: comparison is `elementwise.BRANCHY_UNROLL=4,2`): f32 gelu 4.4-5.7%
+#: faster with 2 at 64 MiB (37.6 -> 36.0
 #: µs, where eager took 35.5), 1.6-2.1% at 512; f32 bias+gelu 0.2-5% and
 #: f16/bf16 gelu and bias+gelu 1-5% slower with 2, so they keep UNROLL.
 BRANCHY_UNROLL = 2

@@ -1622,10 +1622,10 @@ COLUMN_SLAB_VECTORS = True
 #: outer index (16-byte alignment kept) and, where the fewest per outer
 #: index are COLUMN_SLAB_PAD times fewer than unpadded (0: never), takes the
 #: least padding within 5% of that fewest, in
-#: the 16-byte item form only. H200 (session 21, an earlier form of this
-#: switch that padded wherever the count fell 5%, `variant.py
-#: COLUMN_SLAB_PAD=False,True -- --ops softmax_mid --inner 3|7 --rows
-#: 21,64,256 --sizes 64,512`): inner 3 over 64
+#: the 16-byte item form only. H200 (session 21, first an earlier form of
+#: this switch that padded wherever the count fell 5%, then this one:
+#: `variant.py COLUMN_SLAB_PAD=0,2 -- --ops softmax_mid --inner 3|7 --rows
+#: 21,64,128,256 --sizes 64,512`): inner 3 over 64
 #: (3.0x fewer) 21-37% faster (f16 [174762, 64, 3] 88.5 -> 66.4 µs); inner 7
 #: over 64 (1.5x) -4% to +2%; single-element slabs over 21 (inner 3: 2.8x;
 #: 7) 3-12% slower (the padded index costs a division per element).

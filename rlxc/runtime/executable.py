@@ -374,9 +374,13 @@ class CudaExecutable:
                 self._launch_list()
             finally:
                 graph = check(cu.cuStreamEndCapture(self.stream), "cuStreamEndCapture")
+            try:
+                self._fill_memsets(graph)
+                self.graph_exec = check(cu.cuGraphInstantiate(graph, 0), "cuGraphInstantiate")
+            except BaseException:
+                cu.cuGraphDestroy(graph)
+                raise
             self.graph = graph
-            self._fill_memsets(graph)
-            self.graph_exec = check(cu.cuGraphInstantiate(graph, 0), "cuGraphInstantiate")
         check(cu.cuGraphLaunch(self.graph_exec, self.stream), "cuGraphLaunch")
 
     def time_launches(self, repeat: int = 50, warmup: int = 5, inner: int = 1) -> list[float]:
@@ -542,12 +546,17 @@ class CudaExecutable:
             from rlxc.runtime.driver_api import device_arch
             from rlxc.runtime.nvrtc import compile_cached
 
-            mod = check(cu.cuModuleLoadData(compile_cached(FILL_SOURCE, device_arch()[0], "rlx_fill.cu")),
-                        "cuModuleLoadData(rlx_fill)")
-            self.modules["__rlx_fill"] = mod
-            self._fill = tuple(check(cu.cuModuleGetFunction(mod, name), f"cuModuleGetFunction({name.decode()})")
-                               for name in (b"rlx_fill16", b"rlx_fill"))
-        self.memsets_as_kernels += _memsets_as_kernels(graph, *self._fill)
+            self._fill = ()  # tried once: should any step fail, the graphs keep their memsets
+            try:
+                mod = check(cu.cuModuleLoadData(compile_cached(FILL_SOURCE, device_arch()[0], "rlx_fill.cu")),
+                            "cuModuleLoadData(rlx_fill)")
+                self.modules["__rlx_fill"] = mod  # close() unloads it
+                self._fill = tuple(check(cu.cuModuleGetFunction(mod, name), f"cuModuleGetFunction({name.decode()})")
+                                   for name in (b"rlx_fill16", b"rlx_fill"))
+            except Exception:  # out of memory, NVRTC or its cache: the memsets work as they are
+                self._fill = ()
+        if self._fill:
+            self.memsets_as_kernels += _memsets_as_kernels(graph, *self._fill)
 
     def _wait(self) -> None:
         """Waits for the stream: polls it for up to SYNC_SPIN_S seconds (the
@@ -751,7 +760,10 @@ class CudaExecutable:
         call's length."""
         import time
 
+        if self._closed:
+            raise CudaError("this executable was closed")
         cu = _driver()
+        check(cu.cuCtxSetCurrent(self.context), "cuCtxSetCurrent")
         a = check(cu.cuEventCreate(0), "cuEventCreate")
         b = check(cu.cuEventCreate(0), "cuEventCreate")
         pc = time.perf_counter
@@ -927,11 +939,13 @@ def _memsets_as_kernels(graph, fill16, fill) -> int:
     returns how many. The graph is valid at every step: the kernel node is
     added and given the memset's dependents before the memset goes (had
     that failed, the two would write the same bytes between the same
-    nodes), so a driver error ends the replacing and the rest stay memsets;
-    so does a node with an edge carrying data (programmatic launches)."""
+    nodes), so a driver error ends the replacing and the rest stay memsets
+    (unless undoing a half-made kernel node failed too: that error is
+    raised, as the graph must not run); a node with an edge carrying data
+    (programmatic launches) stays a memset."""
     cu = _driver()
     memset = cu.CUgraphNodeType.CU_GRAPH_NODE_TYPE_MEMSET
-    done = 0
+    done, broken = 0, False
     try:
         for node in _graph_nodes(graph):
             if check(cu.cuGraphNodeGetType(node), "cuGraphNodeGetType") != memset:
@@ -960,12 +974,15 @@ def _memsets_as_kernels(graph, fill16, fill) -> int:
                         added = cu.cuGraphAddDependencies(graph, [kernel] * len(after), after, len(after))
                     check(added, "cuGraphAddDependencies(fill)")
             except CudaError:
-                cu.cuGraphDestroyNode(kernel)  # its edges go with it: the graph as it was
+                undone = cu.cuGraphDestroyNode(kernel)  # its edges go with it: the graph as it was
+                if (undone[0] if type(undone) is tuple else undone) != cu.CUresult.CUDA_SUCCESS:
+                    broken = True  # a fill kernel no dependent waits for: the graph must not run
                 raise
             check(cu.cuGraphDestroyNode(node), "cuGraphDestroyNode(memset)")
             done += 1
     except CudaError:
-        pass
+        if broken:
+            raise
     return done
 
 
