@@ -122,3 +122,100 @@ def test_graph_neighbours_across_binding_versions():
     assert _edges_plain(None) and _edges_plain([edge, None])
     assert not _edges_plain([edge, SimpleNamespace(type=1, from_port=0, to_port=0)])
     assert not _edges_plain([SimpleNamespace(type=0, from_port=1, to_port=0)])
+
+
+class _FakeGraphDriver:
+    """Enough of the driver API for executable._memsets_as_kernels on a
+    graph held in Python: nodes by id with a type, edges as pairs; calls
+    named in `fail` answer an error (code 1)."""
+
+    class CUresult:
+        CUDA_SUCCESS = 0
+
+    class CUgraphNodeType:
+        CU_GRAPH_NODE_TYPE_KERNEL = 0
+        CU_GRAPH_NODE_TYPE_MEMSET = 2
+
+    class CUDA_KERNEL_NODE_PARAMS:
+        pass
+
+    def __init__(self, types: dict, edges: set, fail=()):
+        self.types, self.edges, self.fail, self.next = dict(types), set(edges), set(fail), 100
+
+    def _ok(self, name, *values):
+        return (1, *values) if name in self.fail else (0, *values)
+
+    def cuGetErrorName(self, err):
+        return 0, b"CUDA_ERROR_FAKE"
+
+    def cuGetErrorString(self, err):
+        return 0, b"a fake failure"
+
+    def cuGraphGetNodes(self, graph, n):
+        nodes = sorted(self.types)
+        return 0, (nodes[:n] if n else []), len(nodes)
+
+    def cuGraphNodeGetType(self, node):
+        return 0, self.types[node]
+
+    def cuGraphMemsetNodeGetParams(self, node):
+        from types import SimpleNamespace
+
+        return 0, SimpleNamespace(dst=4096 * node, elementSize=4, width=64, height=1, pitch=0, value=node)
+
+    def cuGraphNodeGetDependencies(self, node, n):
+        found = sorted(a for a, b in self.edges if b == node)
+        return 0, (found if n else []), ([None] * len(found) if n else []), len(found)
+
+    def cuGraphNodeGetDependentNodes(self, node, n):
+        found = sorted(b for a, b in self.edges if a == node)
+        return 0, (found if n else []), ([None] * len(found) if n else []), len(found)
+
+    def cuGraphAddKernelNode(self, graph, before, n, params):
+        node, self.next = self.next, self.next + 1
+        self.types[node] = self.CUgraphNodeType.CU_GRAPH_NODE_TYPE_KERNEL
+        self.edges |= {(b, node) for b in before}
+        return self._ok("add_kernel", node)
+
+    def cuGraphAddDependencies(self, graph, frm, to, data, n):
+        if "add_edges" not in self.fail:
+            self.edges |= set(zip(frm, to))
+        return self._ok("add_edges")
+
+    def cuGraphDestroyNode(self, node):
+        if ("destroy_kernel" if node >= 100 else "destroy_memset") in self.fail:
+            return (1,)
+        del self.types[node]
+        self.edges = {(a, b) for a, b in self.edges if node not in (a, b)}
+        return (0,)
+
+
+def test_memset_nodes_replaced_in_a_graph(monkeypatch):
+    """executable._memsets_as_kernels on a fake graph 1 -> memset 2 -> 3,
+    1 -> memset 4: each memset becomes a kernel node with its dependencies
+    and dependents; where adding the dependents fails, the half-made node
+    goes and the memsets stay (the graph as it was); where that undoing
+    fails too, the error is raised (the graph must not run)."""
+    import pytest
+
+    from rlxc.runtime import driver_api
+    from rlxc.runtime import executable as E
+    from rlxc.runtime.driver_api import CudaError
+
+    K, M = 0, 2
+
+    def graph(fail=()):
+        drv = _FakeGraphDriver({1: K, 2: M, 3: K, 4: M}, {(1, 2), (2, 3), (1, 4)}, fail)
+        monkeypatch.setattr(E, "_driver", lambda: drv)
+        monkeypatch.setattr(driver_api, "_driver", lambda: drv)
+        return drv
+
+    drv = graph()
+    assert E._memsets_as_kernels("g", "fill16", "fill") == 2
+    assert drv.types == {1: K, 3: K, 100: K, 101: K} and drv.edges == {(1, 100), (100, 3), (1, 101)}
+    drv = graph(fail={"add_edges"})
+    assert E._memsets_as_kernels("g", "fill16", "fill") == 0
+    assert drv.types == {1: K, 2: M, 3: K, 4: M} and drv.edges == {(1, 2), (2, 3), (1, 4)}
+    drv = graph(fail={"add_edges", "destroy_kernel"})
+    with pytest.raises(CudaError, match="cuGraphAddDependencies"):
+        E._memsets_as_kernels("g", "fill16", "fill")
