@@ -211,11 +211,11 @@ def test_memset_nodes_replaced_in_a_graph(monkeypatch):
         return drv
 
     drv = graph()
-    assert E._memsets_as_kernels("g", "fill16", "fill") == 2
+    assert E._memsets_as_kernels("g", [2, 4], "fill16", "fill") == 2
     assert drv.types == {1: K, 3: K, 100: K, 101: K} and drv.edges == {(1, 100), (100, 3), (1, 101)}
     drv = graph(fail={"add_edges"})
-    assert E._memsets_as_kernels("g", "fill16", "fill") == 0
+    assert E._memsets_as_kernels("g", [2, 4], "fill16", "fill") == 0
     assert drv.types == {1: K, 2: M, 3: K, 4: M} and drv.edges == {(1, 2), (2, 3), (1, 4)}
     drv = graph(fail={"add_edges", "destroy_kernel"})
     with pytest.raises(CudaError, match="cuGraphAddDependencies"):
-        E._memsets_as_kernels("g", "fill16", "fill")
+        E._memsets_as_kernels("g", [2, 4], "fill16", "fill")

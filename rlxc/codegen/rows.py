@@ -3000,7 +3000,8 @@ def _slab_shape(rows: Rows, sm_count: int, items: bool = False) -> tuple[int, in
         costs = {best: _slab_wavefronts(inner, cols, m, best[1], n) / m}
         for pad in range(4, 33, 4):  # multiples of 4 floats: outer indices stay 16-byte aligned
             if (m_pad := fit(n + pad)) >= 1:
-                costs[(m_pad, q_of(m_pad), n + pad)] = _slab_wavefronts(inner, cols, m_pad, q_of(m_pad), n + pad) / m_pad
+                q_pad = q_of(m_pad)
+                costs[(m_pad, q_pad, n + pad)] = _slab_wavefronts(inner, cols, m_pad, q_pad, n + pad) / m_pad
         least = min(costs.values())
         if least * COLUMN_SLAB_PAD <= costs[best]:  # the least padding within 5% of the fewest
             best = min((k for k, c in costs.items() if c <= 1.05 * least), key=lambda k: k[2])

@@ -540,7 +540,8 @@ class CudaExecutable:
             return
         cu = self._cu
         memset = cu.CUgraphNodeType.CU_GRAPH_NODE_TYPE_MEMSET
-        if not any(check(cu.cuGraphNodeGetType(n), "cuGraphNodeGetType") == memset for n in _graph_nodes(graph)):
+        memsets = [n for n in _graph_nodes(graph) if check(cu.cuGraphNodeGetType(n), "cuGraphNodeGetType") == memset]
+        if not memsets:
             return
         if self._fill is None:
             from rlxc.runtime.driver_api import device_arch
@@ -554,9 +555,9 @@ class CudaExecutable:
                 self._fill = tuple(check(cu.cuModuleGetFunction(mod, name), f"cuModuleGetFunction({name.decode()})")
                                    for name in (b"rlx_fill16", b"rlx_fill"))
             except Exception:  # out of memory, NVRTC or its cache: the memsets work as they are
-                self._fill = ()
+                pass
         if self._fill:
-            self.memsets_as_kernels += _memsets_as_kernels(graph, *self._fill)
+            self.memsets_as_kernels += _memsets_as_kernels(graph, memsets, *self._fill)
 
     def _wait(self) -> None:
         """Waits for the stream: polls it for up to SYNC_SPIN_S seconds (the
@@ -758,8 +759,6 @@ class CudaExecutable:
         (`benchmarks/host_launch.py --spin`): the two clocks agree to 0.04%,
         so they do not explain wall time less event time growing with a
         call's length."""
-        import time
-
         if self._closed:
             raise CudaError("this executable was closed")
         cu = _driver()
@@ -933,9 +932,9 @@ def _fill_launch(fill16, fill, p) -> tuple | None:
     return fn, max(1, min(-(-n // 256), 1024)), args
 
 
-def _memsets_as_kernels(graph, fill16, fill) -> int:
-    """Replaces each memset node of `graph` by a kernel node of `fill16` or
-    `fill` (see FILL_SOURCE) with the same dependencies and dependents;
+def _memsets_as_kernels(graph, memsets: list, fill16, fill) -> int:
+    """Replaces each of `graph`'s `memsets` nodes by a kernel node of
+    `fill16` or `fill` (see FILL_SOURCE) with the same dependencies and dependents;
     returns how many. The graph is valid at every step: the kernel node is
     added and given the memset's dependents before the memset goes (had
     that failed, the two would write the same bytes between the same
@@ -944,12 +943,9 @@ def _memsets_as_kernels(graph, fill16, fill) -> int:
     raised, as the graph must not run); a node with an edge carrying data
     (programmatic launches) stays a memset."""
     cu = _driver()
-    memset = cu.CUgraphNodeType.CU_GRAPH_NODE_TYPE_MEMSET
     done, broken = 0, False
     try:
-        for node in _graph_nodes(graph):
-            if check(cu.cuGraphNodeGetType(node), "cuGraphNodeGetType") != memset:
-                continue
+        for node in memsets:
             launch = _fill_launch(fill16, fill, check(cu.cuGraphMemsetNodeGetParams(node), "cuGraphMemsetNodeGetParams"))
             if launch is None:
                 continue
