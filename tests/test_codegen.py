@@ -1196,8 +1196,8 @@ def test_windowed_norms_read_params_realigned(vector_params, monkeypatch):
 
 @pytest.mark.parametrize("dtype", ["f16", "bf16"])
 def test_16bit_multi_step_ops_round_once(dtype):
-    """An f16/bf16 op whose scalar form takes several steps (gelu: a
-    multiply, erf, an add, a multiply) computes them in f32 and rounds once,
+    """An f16/bf16 op whose scalar form takes several steps (gelu: two
+    multiplies, erfc, a multiply) computes them in f32 and rounds once,
     as the reference rounds every op once; its constants stay f32 (1/sqrt(2)
     was rounded to bf16, 0.70703125). One-step ops are left as they were."""
     g = rlxc.GraphBuilder()

@@ -3,7 +3,10 @@
 As in tinygrad's renderer, the scalar ops of a region body are a table from
 op type to a function rendering its C++ expression; a new scalar op is one
 entry. Math is exact (no fast-math): `erfcf` for GELU, `rintf` for round
-half to even, full-range `sinf`/`cosf`.
+half to even, full-range `sinf`/`cosf`. The one exception is an op whose
+`fastmath` flags allow approximate functions (`afn`) and that has an entry
+in `APPROX_OPS`: `math.erfc fastmath<afn>`, which only f16/bf16 GELU
+emits (its f32 value is rounded to 16 bits), renders as `rlx_erfc_afn`.
 
 f16 and bf16 are stored as 16-bit patterns and computed in float, converted
 with PTX `cvt` (f16) and bit operations (bf16, round to nearest even) by
@@ -19,7 +22,9 @@ from collections.abc import Callable
 import numpy as np
 from xdsl.dialects import arith
 from xdsl.dialects import math as mathd
+from xdsl.dialects.arith import FastMathFlagsAttr
 from xdsl.dialects.builtin import FloatAttr, IntegerAttr
+from xdsl.dialects.utils.fast_math import FastMathFlag
 from xdsl.ir import Attribute, Block, Operation, SSAValue
 from xdsl.traits import IsTerminator
 
@@ -150,6 +155,19 @@ def _cast(op: Operation, a: list[str]) -> str:
     return f"(({compute_type(op.results[0].type)})({a[0]}))"
 
 
+def _afn(op: Operation) -> bool:
+    """Whether `op`'s fastmath flags allow an approximate function (`afn`),
+    and it is an f32 op with an approximate rendering (`APPROX_OPS`)."""
+    flags = getattr(op, "fastmath", None)
+    return (type(op) in APPROX_OPS and isinstance(flags, FastMathFlagsAttr)
+            and FastMathFlag.APPROX_FUNC in flags.data and dtype_name(op.results[0].type) == "f32")
+
+
+#: Ops rendered approximately under `fastmath<afn>` (`rlx_kernels.cuh` states
+#: each one's accuracy): only where the value is then rounded to f16/bf16.
+APPROX_OPS: tuple[type[Operation], ...] = (ErfcOp,)
+
+
 #: Scalar op -> its C++ expression on the operands' expressions.
 SCALAR_OPS: dict[type[Operation], Render] = {
     arith.ConstantOp: _const,
@@ -203,7 +221,7 @@ SCALAR_OPS: dict[type[Operation], Render] = {
     mathd.AtanOp: _fn("atanf"),
     mathd.Atan2Op: _fn("atan2f"),
     mathd.ErfOp: _fn("erff"),
-    ErfcOp: _fn("erfcf"),
+    ErfcOp: lambda op, a: f"rlx_erfc_afn({a[0]})" if _afn(op) else f"erfcf({a[0]})",
     mathd.FloorOp: _fn("floorf"),
     mathd.CeilOp: _fn("ceilf"),
     mathd.RoundEvenOp: _fn("rintf"),

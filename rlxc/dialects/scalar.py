@@ -15,7 +15,9 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from xdsl.dialects import arith, math
+from xdsl.dialects.arith import FastMathFlagsAttr
 from xdsl.dialects.builtin import Float32Type, FloatAttr, IntegerAttr, TensorType, bf16, f16
+from xdsl.dialects.utils.fast_math import FastMathFlag
 from xdsl.ir import Attribute, Operation, SSAValue
 from xdsl.irdl import irdl_op_definition, traits_def
 from xdsl.traits import Pure, SameOperandsAndResultType
@@ -96,8 +98,12 @@ class ScalarEmitter:
     def select(self, c: SSAValue, a: SSAValue, b: SSAValue) -> SSAValue:
         return self._add(arith.SelectOp(c, a, b))
 
-    def unary(self, op_type: type[Operation], a: SSAValue) -> SSAValue:
-        """A `math` op of one operand (math.ExpOp, math.ErfOp, ...)."""
+    def unary(self, op_type: type[Operation], a: SSAValue, approx: bool = False) -> SSAValue:
+        """A `math` op of one operand (math.ExpOp, math.ErfOp, ...);
+        `approx` sets its `fastmath<afn>` flag (an approximate function is
+        allowed: only where the value is rounded to f16/bf16 after)."""
+        if approx:
+            return self._add(op_type(a, FastMathFlagsAttr([FastMathFlag.APPROX_FUNC])))  # pyright: ignore[reportCallIssue]
         return self._add(op_type(a))  # pyright: ignore[reportCallIssue]
 
     def binary(self, op_type: type[Operation], a: SSAValue, b: SSAValue) -> SSAValue:

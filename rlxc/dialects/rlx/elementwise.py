@@ -219,12 +219,17 @@ class GeluOp(UnaryElementwiseOp):
     it is taken (`cuda_c.BRANCH_OPS`). Above -3, 1 + erf keeps the relative
     error under about 5e-5.
 
-    f16/bf16 results (computed in f32, rounded once: `scalar_16`) keep the
-    1 + erf form everywhere: there the tail's error is under 1.2e-7 |x| / 2
-    absolute (f16 rounds those values to a few subnormal steps anyway) and
-    the f32 math of 8 elements per 16-byte access has no room for erfc or
-    the branch (measured on an H100: f16/bf16 gelu at 64 MiB from 50.8 us to
-    59-65 us, bias+gelu to 90 us)."""
+    f16/bf16 results (computed in f32, rounded once: `scalar_16`) take the
+    erfc form everywhere, with no branch, as `math.erfc fastmath<afn>`: an
+    erfc within 1e-5 relative of the exact one (`rlx_erfc_afn`, about 17
+    instructions where erff takes 25), which the rounding to 16 bits hides:
+    over all 65536 inputs the f16 results differ from the correctly rounded
+    GELU by 1 ulp in 9 and the bf16 ones in 64, where the 1 + erff form
+    missed 331 f16 ones by up to 2 (its tail cancels: bf16 was 0 below
+    x = -5.5). bf16 results under 1e-38 (6 inputs from x = -13.19) are 0:
+    its 2^x flushes subnormals. On the H200, where f16/bf16 GELU was bound
+    by its instructions, 8-12% faster (bias + GELU 13-21%;
+    benchmarks/RESULTS.md, session 22)."""
 
     name = "rlx.gelu"
 
@@ -241,7 +246,8 @@ class GeluOp(UnaryElementwiseOp):
 
     @classmethod
     def scalar_16(cls, e: ScalarEmitter, x: SSAValue, *, result: Attribute) -> SSAValue:
-        return cls._near(e, x, e.mul(x, e.const(0.5, x)))
+        erfc = e.unary(ErfcOp, e.mul(x, e.const(-0.7071067811865476, x)), approx=True)
+        return e.mul(e.mul(x, e.const(0.5, x)), erfc)
 
     @staticmethod
     def _near(e: ScalarEmitter, x: SSAValue, half_x: SSAValue) -> SSAValue:
