@@ -572,7 +572,7 @@ def test_topk_nan_ties_and_infinities_on_gpu():
 #: 32768, 50000, 131072; 200000 at 8 blocks of 800 threads in f32), and
 #: past a cluster over blocks that meet through global memory (300001,
 #: 1048576: the grid form).
-ROW_LENGTHS = [33, 64, 100, 128, 768, 1000, 1001, 4096, 4097, 8200, 30522, 32000, 32768, 50000, 50257, 131072, 200000,
+ROW_LENGTHS = [33, 64, 65, 100, 128, 197, 257, 768, 1000, 1001, 4096, 4097, 8200, 30522, 32000, 32768, 50000, 50257, 131072, 200000,
                300001, 1048576]
 
 
