@@ -585,6 +585,16 @@ def test_row_kernels_every_length_and_dtype(cols, dtype):
     _row_kernels(cols, dtype)
 
 
+@pytest.mark.parametrize("dtype", ["f16", "bf16"])
+@pytest.mark.parametrize("rows,cols", [(1001, 64), (37, 128), (3, 256), (999, 512), (1, 64)])
+def test_row_kernels_in_batches_of_rows(rows, cols, dtype):
+    """Short 16-bit rows reduced twice take 2 rows a group (rows.WARP_BATCH),
+    with row counts the blocks' 2 x rows-per-block do not divide (the last
+    group's second row, or its first, past the end), beside rms_norm (one
+    reduction: one row a group)."""
+    _row_kernels(cols, dtype, rows)
+
+
 @pytest.mark.parametrize("dtype", ["f32", "f16", "bf16"])
 @pytest.mark.parametrize("cols", [100, 1000, 1001, 4097, 32000])
 def test_row_kernels_guarded_per_element(cols, dtype, monkeypatch):

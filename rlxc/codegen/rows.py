@@ -8,7 +8,8 @@ element type and layout (`ROW_FORMS`, the one table of thresholds):
 * warp: a warp per row (8 rows per block), the row in registers, reduced
   with shuffles alone (no shared memory, no block barrier): attention rows
   of 64-1024 elements; rows of up to 31 × 16 bytes take a group of lanes,
-  one 16-byte access each (64 halves: 8 lanes, 4 rows a warp);
+  one 16-byte access each (64 halves: 8 lanes, 4 rows a warp); short
+  f16/bf16 rows reduced twice, WARP_BATCH rows a group, loaded together;
 * block: a block per row, the row in registers;
 * cluster (sm_90, past BLOCK_ROW_MAX): the row split over the 2-8 blocks
   of a thread-block cluster, 128 bytes of it in each thread's registers;
@@ -130,12 +131,34 @@ def _row_loop(body: list[str], rows: Rows) -> list[str]:
     ]
 
 
-def _warp_loop(body: list[str], rows: Rows, warps: int, group: int = 32) -> list[str]:
+def _warp_loop(body: list[str], rows: Rows, warps: int, group: int = 32, ahead: CachedRow | None = None) -> list[str]:
     """`body` once per row, a group of `group` lanes (a power of two up to a
     warp) per row (`lane` its thread's index in the group), `warps` × 32 /
     `group` rows per block. A group leaves the loop on its own: its
-    reductions shuffle among its lanes only (`rlx_group_reduce`)."""
+    reductions shuffle among its lanes only (`rlx_group_reduce`). With
+    `ahead` (WARP_BATCH), a group takes WARP_BATCH rows, whose accesses
+    it loads into `nx` before the body takes them one row after another.""" 
     per_block = warps * 32 // group
+    if ahead is not None:  # WARP_BATCH rows per group, loaded first
+        n, u = ahead.items // ahead.width, WARP_BATCH
+        return [
+            f"  const int lane = threadIdx.x & {group - 1};",
+            f"  const long long r0 = (long long)blockIdx.x * {per_block * u} + (threadIdx.x / {group});",
+            f"  {ahead.raw} nx[{u}][{n}];  // the group's {u} rows' accesses",
+            "  #pragma unroll",
+            f"  for (int u = 0; u < {u}; ++u) {{",
+            f"    const long long r = r0 + u * {per_block}, base = r * {rows.cols}LL;",
+            "    #pragma unroll",
+            f"    for (int c = 0; c < {n}; ++c) if (r < {rows.rows}LL) nx[u][c] = {ahead._vec('x')};",
+            "  }",
+            "  #pragma unroll",
+            f"  for (int u = 0; u < {u}; ++u) {{",
+            f"    const long long r = r0 + u * {per_block};",
+            f"    if (r >= {rows.rows}LL) break;",
+            f"    const long long base = {rows.row_base};",
+            *("    " + b for b in body),
+            "  }",
+        ]
     return [
         f"  const int lane = threadIdx.x & {group - 1};",
         (f"  for (long long r = (long long)blockIdx.x * {per_block} + (threadIdx.x / {group}); r < {rows.rows}LL; "
@@ -367,7 +390,7 @@ def _acc_type(t: Attribute) -> str:
 def _row_kernel(decl: str, body: list[str], rows: Rows, smem_type: str = "float", form: str = "block",
                 threads: int = THREADS, note: str = "", srow_type: str = "float",
                 cluster: ClusterReducer | None = None, group: int = 32, min_blocks: int = 0,
-                grid: GridReducer | None = None) -> str:
+                grid: GridReducer | None = None, ahead: CachedRow | None = None) -> str:
     """A kernel looping over the rows, `body` once per row: its blocks walk
     the rows (block, smem, float4 and looping forms), or its warps do (warp
     form, `lane` the thread's lane), or a cluster of blocks takes one row
@@ -380,7 +403,7 @@ def _row_kernel(decl: str, body: list[str], rows: Rows, smem_type: str = "float"
     if form == "smem":
         src.append(f"  extern __shared__ __align__(16) {srow_type} srow[];")
     if form == "warp":
-        src += _warp_loop(body, rows, threads // 32, group)
+        src += _warp_loop(body, rows, threads // 32, group, ahead)
     elif cluster is not None:
         src += _cluster_row(body, rows, cluster)
     elif grid is not None:
@@ -1860,6 +1883,23 @@ def _slice_count(cols: int, threads: int, sm_count: int) -> int:
 #: next row waited on its last row's reductions, where a new block's loads
 #: are already in flight.
 WARP_BLOCKS_PER_SM = 0
+#: Rows per group of the warp form, their 16-byte accesses all loaded
+#: before the first is reduced (`CachedRow.ahead`): f16/bf16 rows reduced
+#: twice or more (softmax's max and sum, layer_norm's mean and variance: a
+#: row's latency is two rounds of shuffles), where a thread's accesses of a
+#: row hold WARP_BATCH_MAX_BYTES at most (each row of the batch takes as
+#: many registers again) and cover the row exactly, with no prologue; the
+#: grid shrinks by as much. H200 (`variant.py WARP_BATCH=1,2,4
+#: WARP_BATCH_MAX_BYTES=32 -- --ops softmax,layer_norm,rms_norm --rows
+#: 64,128,512 --sizes 64,512`), 2 against 1: softmax f16/bf16 rows of 64
+#: and 128 9-14% faster (292.5 -> 260.2 µs at 512 MiB: 100% of copy, where
+#: torch.compile took 265), layer_norm f16/bf16 rows of 64-512 3-9%; softmax
+#: rows of 512 1-2.5% slower; f32 rows (2-3% slower) and rms_norm (one
+#: reduction: 2-5% slower) keep 1; 4 measured as 2 or worse. A persistent
+#: grid of 8 blocks per SM loading each group's next row during this one
+#: lost 2-16% (all but 16-bit softmax rows of 64-128).
+WARP_BATCH = 2
+WARP_BATCH_MAX_BYTES = 32
 
 #: The block form's grid: blocks per multiprocessor at most, walking the
 #: rows; 0 for a block per row (no loop trips). H100, rows of 4096: a block
@@ -2239,6 +2279,7 @@ class CachedRow:
     stored: bool = False  # the row (shared or in registers) holds t's storage type, not f32
     peel: bool = False  # f16/bf16 rows of an odd length: see `peels`
     window: bool = False  # f16/bf16 rows whose length 8 does not divide, in the cluster form: see `windowed`
+    ahead: str = ""  # the registers holding this row's accesses, loaded with the group's batch (WARP_BATCH), if any
 
     @staticmethod
     def for_spec(s: RowSpec, lanes: int, lane: str, smem: bool = False, stored: bool = False,
@@ -2520,8 +2561,9 @@ class CachedRow:
                        f"const float2 f2 = rlx_ld2_{dtype_name(self.t)}(pk.w[i]); {dest('j')} = f2.x; {dest('j + 1')} = f2.y; }}"]
         else:
             convert = [f"for (int i = 0; i < {w}; ++i) {{ const int j = c * {w} + i; {put('j', 'pk.e[i]')} }}"]
+        source = f"{self.ahead}[c]" if self.ahead and into == "v" else self._vec(buf)
         return [*decl, *self._chunks(self._guard([
-            f"{self._union('pk')} pk.raw = {self._vec(buf)};",
+            f"{self._union('pk')} pk.raw = {source};",
             "#pragma unroll",
             *convert,
         ], None if shared else into)), *extra]
@@ -2873,10 +2915,16 @@ def row_kernel(s: RowSpec, sm_count: int) -> KernelSpec:
     if form == "warp":
         group = row_group(rows.cols, s.elem_bytes)
         row = CachedRow.for_spec(s, group, "lane")
-        note = row.note() + (f", {32 // group} rows per warp" if group < 32 else "")
-        src = _row_kernel(decl, _cached_form(s, row, group_reduce(group), "warp"), rows, form="warp", note=note, group=group)
-        blocks = min(-(-rows.rows // (THREADS // group)), 2**31 - 1)
-        grid = min(blocks, sm_count * WARP_BLOCKS_PER_SM) if WARP_BLOCKS_PER_SM else blocks
+        ahead = (WARP_BATCH > 1 and s.prologue is None and dtype(s.t).bytes == 2 and len(s.cached or []) >= 2
+                 and row.width > 1 and not row.guarded and not row.stored and rows.row_base == f"r * {rows.cols}LL"
+                 and row.items * dtype(s.t).bytes <= WARP_BATCH_MAX_BYTES)
+        if ahead:
+            row = replace(row, ahead="nx[u]")
+        note = row.note() + (f", {32 // group} rows per warp" if group < 32 else "") + (f", {WARP_BATCH} rows per group" if ahead else "")
+        src = _row_kernel(decl, _cached_form(s, row, group_reduce(group), "warp"), rows, form="warp", note=note, group=group,
+                          ahead=row if ahead else None)
+        blocks = min(-(-rows.rows // (THREADS // group * (WARP_BATCH if ahead else 1))), 2**31 - 1)
+        grid = min(blocks, sm_count * WARP_BLOCKS_PER_SM) if WARP_BLOCKS_PER_SM and not ahead else blocks  # (a batch: no loop)
         return KernelSpec(s.family, src, bufs, grid)
     if form == "block":
         row = CachedRow.for_spec(s, BLOCK_THREADS, "threadIdx.x", peel=True)
