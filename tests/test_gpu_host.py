@@ -273,10 +273,12 @@ def test_f32_gemms_with_or_without_memset_nodes(as_kernels, monkeypatch):
 
 def test_clock_ratio_of_host_and_events():
     """CudaExecutable.clock_ratio: host seconds per second of event time,
-    from two events 50 ms apart by the host clock; the clocks agree within
-    1% (an H200: 0.04%), and a second measure within 0.1% of the first."""
+    from two events 200 ms apart by the host clock; the clocks agree within
+    1% (an H200: 0.04%), and a second measure within 0.2% of the first (at
+    50 ms apart, under the 8 workers of `pytest -n 8`, two measures once
+    differed by 0.25%: the host thread's wake-ups vary by some 100 µs)."""
     module, params = small_layer()
     exe = rlxc.compile(module, target="cuda", params=params)
-    a, b = exe.clock_ratio(span_s=0.05, rounds=3), exe.clock_ratio(span_s=0.05, rounds=3)
+    a, b = exe.clock_ratio(span_s=0.2, rounds=3), exe.clock_ratio(span_s=0.2, rounds=3)
     exe.close()
-    assert abs(a - 1) < 0.01 and abs(b - a) < 1e-3, (a, b)
+    assert abs(a - 1) < 0.01 and abs(b - a) < 2e-3, (a, b)
