@@ -18,7 +18,7 @@
 // IR: arith.select
 
 // The header's rlx_erfc_afn (an approximate reciprocal and 2^x), called in
-// the 16-bit kernel's body (4 trips, no if/else), and erfcf/erff in f32's:
+// the 16-bit kernel's body (4 trips, no if/else), and rlx_erfcf/erff in f32's:
 // SRC: __device__ __forceinline__ float rlx_erfc_afn(float x)
 // SRC: rcp.approx.ftz.f32
 // SRC: ex2.approx.ftz.f32
@@ -27,7 +27,7 @@
 // SRC: = rlx_erfc_afn(v{{[0-9]+}});
 // SRC: rlx_st8_f16(r0)
 // SRC: // elementwise form: vector: 4 elements per thread and trip, 16-byte accesses, 2 trips per thread
-// SRC: erfcf(
+// SRC: = rlx_erfcf(v{{[0-9]+}});
 // SRC: erff(
 func.func @main(%h: tensor<64x64xf16>, %x: tensor<64x64xf32>) -> (tensor<64x64xf16>, tensor<64x64xf32>) {
   %a = rlx.gelu %h : tensor<64x64xf16>
