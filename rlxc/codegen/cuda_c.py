@@ -2,8 +2,10 @@
 
 As in tinygrad's renderer, the scalar ops of a region body are a table from
 op type to a function rendering its C++ expression; a new scalar op is one
-entry. Math is exact (no fast-math): `erfcf` for GELU, `rintf` for round
-half to even, full-range `sinf`/`cosf`. The one exception is an op whose
+entry. Math is exact (no fast-math): `rintf` for round half to even,
+full-range `sinf`/`cosf`, CUDA's libdevice functions, and for f32
+`math.erfc` (GELU's tail) `rlx_erfcf`, within 7 ulp (OWN_ERFCF; see
+`rlx_kernels.cuh`). The one exception is an op whose
 `fastmath` flags allow approximate functions (`afn`) and that has an entry
 in `APPROX_OPS`: `math.erfc fastmath<afn>`, which only f16/bf16 GELU
 emits (its f32 value is rounded to 16 bits), renders as `rlx_erfc_afn`.
