@@ -131,25 +131,25 @@ def _row_loop(body: list[str], rows: Rows) -> list[str]:
     ]
 
 
-def _warp_loop(body: list[str], rows: Rows, warps: int, group: int = 32, ahead: CachedRow | None = None) -> list[str]:
+def _warp_loop(body: list[str], rows: Rows, warps: int, group: int = 32, batch: CachedRow | None = None) -> list[str]:
     """`body` once per row, a group of `group` lanes (a power of two up to a
     warp) per row (`lane` its thread's index in the group), `warps` × 32 /
     `group` rows per block. A group leaves the loop on its own: its
     reductions shuffle among its lanes only (`rlx_group_reduce`). With
-    `ahead` (WARP_BATCH), a group takes WARP_BATCH rows, whose accesses
-    it loads into `nx` before the body takes them one row after another.""" 
+    `batch` (a row of WARP_BATCH), a group takes WARP_BATCH rows, whose accesses
+    it loads into `nx` before the body takes them one row after another."""
     per_block = warps * 32 // group
-    if ahead is not None:  # WARP_BATCH rows per group, loaded first
-        n, u = ahead.items // ahead.width, WARP_BATCH
+    if batch is not None:  # WARP_BATCH rows per group, loaded first
+        n, u = batch.items // batch.width, WARP_BATCH
         return [
             f"  const int lane = threadIdx.x & {group - 1};",
             f"  const long long r0 = (long long)blockIdx.x * {per_block * u} + (threadIdx.x / {group});",
-            f"  {ahead.raw} nx[{u}][{n}];  // the group's {u} rows' accesses",
+            f"  {batch.raw} nx[{u}][{n}];  // the group's {u} rows' accesses",
             "  #pragma unroll",
             f"  for (int u = 0; u < {u}; ++u) {{",
             f"    const long long r = r0 + u * {per_block}, base = r * {rows.cols}LL;",
             "    #pragma unroll",
-            f"    for (int c = 0; c < {n}; ++c) if (r < {rows.rows}LL) nx[u][c] = {ahead._vec('x')};",
+            f"    for (int c = 0; c < {n}; ++c) if (r < {rows.rows}LL) nx[u][c] = {batch._vec('x')};",
             "  }",
             "  #pragma unroll",
             f"  for (int u = 0; u < {u}; ++u) {{",
@@ -390,7 +390,7 @@ def _acc_type(t: Attribute) -> str:
 def _row_kernel(decl: str, body: list[str], rows: Rows, smem_type: str = "float", form: str = "block",
                 threads: int = THREADS, note: str = "", srow_type: str = "float",
                 cluster: ClusterReducer | None = None, group: int = 32, min_blocks: int = 0,
-                grid: GridReducer | None = None, ahead: CachedRow | None = None) -> str:
+                grid: GridReducer | None = None, batch: CachedRow | None = None) -> str:
     """A kernel looping over the rows, `body` once per row: its blocks walk
     the rows (block, smem, float4 and looping forms), or its warps do (warp
     form, `lane` the thread's lane), or a cluster of blocks takes one row
@@ -403,7 +403,7 @@ def _row_kernel(decl: str, body: list[str], rows: Rows, smem_type: str = "float"
     if form == "smem":
         src.append(f"  extern __shared__ __align__(16) {srow_type} srow[];")
     if form == "warp":
-        src += _warp_loop(body, rows, threads // 32, group, ahead)
+        src += _warp_loop(body, rows, threads // 32, group, batch)
     elif cluster is not None:
         src += _cluster_row(body, rows, cluster)
     elif grid is not None:
@@ -1884,7 +1884,7 @@ def _slice_count(cols: int, threads: int, sm_count: int) -> int:
 #: are already in flight.
 WARP_BLOCKS_PER_SM = 0
 #: Rows per group of the warp form, their 16-byte accesses all loaded
-#: before the first is reduced (`CachedRow.ahead`): f16/bf16 rows reduced
+#: before the first is reduced (`CachedRow.loaded`): f16/bf16 rows reduced
 #: twice or more (softmax's max and sum, layer_norm's mean and variance: a
 #: row's latency is two rounds of shuffles), where a thread's accesses of a
 #: row hold WARP_BATCH_MAX_BYTES at most (each row of the batch takes as
@@ -2279,7 +2279,7 @@ class CachedRow:
     stored: bool = False  # the row (shared or in registers) holds t's storage type, not f32
     peel: bool = False  # f16/bf16 rows of an odd length: see `peels`
     window: bool = False  # f16/bf16 rows whose length 8 does not divide, in the cluster form: see `windowed`
-    ahead: str = ""  # the registers holding this row's accesses, loaded with the group's batch (WARP_BATCH), if any
+    loaded: str = ""  # the registers holding this row's accesses, loaded with the group's batch (WARP_BATCH), if any
 
     @staticmethod
     def for_spec(s: RowSpec, lanes: int, lane: str, smem: bool = False, stored: bool = False,
@@ -2561,7 +2561,7 @@ class CachedRow:
                        f"const float2 f2 = rlx_ld2_{dtype_name(self.t)}(pk.w[i]); {dest('j')} = f2.x; {dest('j + 1')} = f2.y; }}"]
         else:
             convert = [f"for (int i = 0; i < {w}; ++i) {{ const int j = c * {w} + i; {put('j', 'pk.e[i]')} }}"]
-        source = f"{self.ahead}[c]" if self.ahead and into == "v" else self._vec(buf)
+        source = f"{self.loaded}[c]" if self.loaded and into == "v" else self._vec(buf)
         return [*decl, *self._chunks(self._guard([
             f"{self._union('pk')} pk.raw = {source};",
             "#pragma unroll",
@@ -2915,16 +2915,21 @@ def row_kernel(s: RowSpec, sm_count: int) -> KernelSpec:
     if form == "warp":
         group = row_group(rows.cols, s.elem_bytes)
         row = CachedRow.for_spec(s, group, "lane")
-        ahead = (WARP_BATCH > 1 and s.prologue is None and dtype(s.t).bytes == 2 and len(s.cached or []) >= 2
-                 and row.width > 1 and not row.guarded and not row.stored and rows.row_base == f"r * {rows.cols}LL"
-                 and row.items * dtype(s.t).bytes <= WARP_BATCH_MAX_BYTES)
-        if ahead:
-            row = replace(row, ahead="nx[u]")
-        note = row.note() + (f", {32 // group} rows per warp" if group < 32 else "") + (f", {WARP_BATCH} rows per group" if ahead else "")
+        per_block = THREADS // group
+        batched = (WARP_BATCH > 1 and s.prologue is None and dtype(s.t).bytes == 2 and len(s.cached or []) >= 2
+                   and row.width > 1 and not row.guarded and not row.stored and rows.row_base == f"r * {rows.cols}LL"
+                   and row.items * dtype(s.t).bytes <= WARP_BATCH_MAX_BYTES
+                   and -(-rows.rows // (per_block * WARP_BATCH)) < 2**31)  # (a batch has no loop: a block for all)
+        if batched:
+            row = replace(row, loaded="nx[u]")
+        note = row.note() + (f", {32 // group} rows per warp" if group < 32 else "") + (f", {WARP_BATCH} rows per group" if batched else "")
         src = _row_kernel(decl, _cached_form(s, row, group_reduce(group), "warp"), rows, form="warp", note=note, group=group,
-                          ahead=row if ahead else None)
-        blocks = min(-(-rows.rows // (THREADS // group * (WARP_BATCH if ahead else 1))), 2**31 - 1)
-        grid = min(blocks, sm_count * WARP_BLOCKS_PER_SM) if WARP_BLOCKS_PER_SM and not ahead else blocks  # (a batch: no loop)
+                          batch=row if batched else None)
+        if batched:
+            grid = -(-rows.rows // (per_block * WARP_BATCH))
+        else:
+            blocks = min(-(-rows.rows // per_block), 2**31 - 1)
+            grid = min(blocks, sm_count * WARP_BLOCKS_PER_SM) if WARP_BLOCKS_PER_SM else blocks
         return KernelSpec(s.family, src, bufs, grid)
     if form == "block":
         row = CachedRow.for_spec(s, BLOCK_THREADS, "threadIdx.x", peel=True)
