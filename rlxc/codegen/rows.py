@@ -134,7 +134,7 @@ def _row_loop(body: list[str], rows: Rows) -> list[str]:
 def _warp_loop(body: list[str], rows: Rows, warps: int, group: int = 32, batch: CachedRow | None = None) -> list[str]:
     """`body` once per row, a group of `group` lanes (a power of two up to a
     warp) per row (`lane` its thread's index in the group), `warps` × 32 /
-    `group` rows per block. A group leaves the loop on its own: its
+    `group` rows per block (twice that with a batch). A group leaves the loop on its own: its
     reductions shuffle among its lanes only (`rlx_group_reduce`). With
     `batch` (a row of WARP_BATCH), a group takes WARP_BATCH rows, whose accesses
     it loads into `nx` before the body takes them one row after another."""
@@ -1894,7 +1894,7 @@ WARP_BLOCKS_PER_SM = 0
 #: 64,128,512 --sizes 64,512`), 2 against 1: softmax f16/bf16 rows of 64
 #: and 128 9-14% faster (292.5 -> 260.2 µs at 512 MiB: 100% of copy, where
 #: torch.compile took 265), layer_norm f16/bf16 rows of 64-512 3-9%; softmax
-#: rows of 512 1-2.5% slower; f32 rows (2-3% slower) and rms_norm (one
+#: rows of 512 1-2.5% slower; f32 rows (0-3% slower) and rms_norm (one
 #: reduction: 2-5% slower) keep 1; 4 measured as 2 or worse. A persistent
 #: grid of 8 blocks per SM loading each group's next row during this one
 #: lost 2-16% (all but 16-bit softmax rows of 64-128).

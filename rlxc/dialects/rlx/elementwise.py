@@ -224,7 +224,7 @@ class GeluOp(UnaryElementwiseOp):
     erfc within 1e-5 relative of the exact one (`rlx_erfc_afn`, about 17
     instructions where erff takes 25), which the rounding to 16 bits hides:
     over all 65536 inputs the f16 results differ from the correctly rounded
-    GELU by 1 ulp in 9 and the bf16 ones in 64, where the 1 + erff form
+    GELU by 1 ulp in 7 and the bf16 ones in 64, where the 1 + erff form
     missed 331 f16 ones by up to 2 (its tail cancels: bf16 was 0 below
     x = -5.5). bf16 results under 1e-38 (6 inputs from x = -13.19) are 0:
     its 2^x flushes subnormals. On the H200, where f16/bf16 GELU was bound
