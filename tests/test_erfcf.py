@@ -13,30 +13,20 @@ import numpy as np
 
 import rlxc
 from rlxc.dialects import rlx_cuda
-from test_gelu16 import HEADER, _fma
+from test_gelu16 import _body, _fma, erfcc_t, horner
 
 F32 = np.float32
 
 
-def _body() -> str:
-    src = HEADER.read_text()
-    start = src.index("__device__ __forceinline__ float rlx_erfcf(float x) {")
-    return src[start:src.index("\n}\n", start)]
-
-
 def erfcf(x: np.ndarray) -> np.ndarray:
-    body = _body()
-    first = re.search(r"float p = fmaf\(t, ([-0-9.e]+)f, ([-0-9.e]+)f\);", body)
-    rest = re.findall(r"p = fmaf\(t, p, ([-0-9.e]+)f\);", body)
+    body = _body("rlx_erfcf")
     scale = re.search(r"\(p - lo\) \* ([0-9.e]+)f", body)
     cut = re.search(r"a > ([0-9.]+)f \? 0.0f : e", body)
-    assert first and len(rest) == 8 and scale and cut, body
+    assert scale and cut, body
     x = np.asarray(x, F32)
     a = np.abs(x)
-    t = (1.0 / _fma(F32(0.5), a, F32(1.0)).astype(np.float64)).astype(F32)
-    p = _fma(t, F32(first.group(1)), F32(first.group(2)))
-    for c in rest:
-        p = _fma(t, p, F32(c))
+    t = erfcc_t(a)
+    p = horner(body, t)
     hi = (a * a).astype(F32)
     lo = _fma(a, a, -hi)
     with np.errstate(over="ignore", under="ignore", invalid="ignore"):

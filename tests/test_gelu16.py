@@ -21,9 +21,10 @@ HEADER = Path(rlxc.__file__).parent / "codegen" / "rlx_kernels.cuh"
 F32 = np.float32
 
 
-def _body() -> str:
+def _body(name: str = "rlx_erfc_afn") -> str:
+    """The body of the header's device function `name`."""
     src = HEADER.read_text()
-    start = src.index("__device__ __forceinline__ float rlx_erfc_afn(float x) {")
+    start = src.index(f"__device__ __forceinline__ float {name}(float x) {{")
     return src[start:src.index("\n}\n", start)]
 
 
@@ -31,25 +32,39 @@ def _fma(a, b, c) -> np.ndarray:
     return (np.asarray(a, np.float64) * np.asarray(b, np.float64) + np.asarray(c, np.float64)).astype(F32)
 
 
+def horner(body: str, t: np.ndarray) -> np.ndarray:
+    """The `rlx_horner(t, c0, ..., c9)` call of a function's `body`, its
+    coefficients read from the header, one fmaf each from c9 in."""
+    call = re.search(r"rlx_horner\(t, ([-0-9.ef,\s]+)\)", body)
+    assert call, body
+    cs = [F32(c.strip().rstrip("f")) for c in call.group(1).split(",")]
+    assert len(cs) == 10, cs
+    p = np.full_like(t, cs[-1])
+    for c in reversed(cs[:-1]):
+        p = _fma(t, p, c)
+    return p
+
+
+def erfcc_t(a: np.ndarray) -> np.ndarray:
+    """`rlx_erfcc_t`, correctly rounded (rcp.approx is within 1 ulp)."""
+    return (1.0 / _fma(F32(0.5), a, F32(1.0)).astype(np.float64)).astype(F32)
+
+
 def erfc_afn(x: np.ndarray) -> np.ndarray:
-    """`rlx_erfc_afn` with its coefficients read from the header: the first
-    fmaf(t, c1, c0), then fmaf(t, p, c) per line, then the exponent's scale."""
+    """`rlx_erfc_afn` as the header writes it: its polynomial, then the
+    exponent's scale, with ex2.approx.ftz flushing subnormal results."""
     body = _body()
-    first = re.search(r"float p = fmaf\(t, ([-0-9.e]+)f, ([-0-9.e]+)f\);", body)
-    rest = re.findall(r"p = fmaf\(t, p, ([-0-9.e]+)f\);", body)
     scale = re.search(r"fmaf\(a \* ([-0-9.e]+)f, a, p\)", body)
-    assert first and len(rest) == 8 and scale, body
+    assert scale, body
     x = np.asarray(x, F32)
     a = np.abs(x)
-    t = (1.0 / _fma(F32(0.5), a, F32(1.0)).astype(np.float64)).astype(F32)  # rcp.approx: within 1 ulp
-    p = _fma(t, F32(first.group(1)), F32(first.group(2)))
-    for c in rest:
-        p = _fma(t, p, F32(c))
+    t = erfcc_t(a)
+    p = horner(body, t)
     with np.errstate(over="ignore", under="ignore"):
         arg = _fma((a * F32(scale.group(1))).astype(F32), a, p)
         two = np.exp2(arg.astype(np.float64)).astype(F32)
         two[two < 2.0**-126] = 0  # ex2.approx.ftz flushes subnormal results
-        e = (two * t).astype(F32)
+        e = (t * two).astype(F32)
     return np.where(x >= 0, e, (F32(2.0) - e).astype(F32)).astype(F32)
 
 

@@ -17,10 +17,13 @@
 // IR: math.erf %{{[0-9]+}} : f32
 // IR: arith.select
 
-// The header's rlx_erfc_afn (an approximate reciprocal and 2^x), called in
-// the 16-bit kernel's body (4 trips, no if/else), and rlx_erfcf/erff in f32's:
+// The header's rlx_erfc_afn (an approximate reciprocal, from the erfcc
+// helper it shares with rlx_erfcf, and 2^x), called in the 16-bit kernel's
+// body (4 trips, no if/else), and rlx_erfcf/erff in f32's:
+// SRC: __device__ __forceinline__ float rlx_erfcc_t(float a)
+// SRC-NEXT: rcp.approx.ftz.f32
 // SRC: __device__ __forceinline__ float rlx_erfc_afn(float x)
-// SRC: rcp.approx.ftz.f32
+// SRC-NEXT: rlx_erfcc_t(a)
 // SRC: ex2.approx.ftz.f32
 // SRC: // elementwise form: vector: 8 elements per thread and trip, 16-byte accesses, 4 trips per thread
 // SRC-NOT: if (v

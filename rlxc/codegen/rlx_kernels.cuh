@@ -21,10 +21,21 @@ __device__ __forceinline__ unsigned short rlx_st_bf16(float f) {
 }
 __device__ __forceinline__ float rlx_round_f16(float f) { return rlx_ld_f16(rlx_st_f16(f)); }
 __device__ __forceinline__ float rlx_round_bf16(float f) { return rlx_ld_bf16(rlx_st_bf16(f)); }
+// Numerical Recipes' erfcc, for rlx_erfcf and rlx_erfc_afn: erfc|x| = t exp(P(t) - x^2)
+// with t = 1 / (1 + |x|/2) (`rlx_erfcc_t`: an approximate reciprocal, within 1
+// ulp) and P a Chebyshev fit of degree 9 (relative error under 1.2e-7), each
+// caller's coefficients (unscaled, or scaled by log2(e)) through `rlx_horner`:
+// c0 + t (c1 + t (c2 + ...)), one fmaf a coefficient, from the last one in.
+__device__ __forceinline__ float rlx_erfcc_t(float a) {
+  float t; asm("rcp.approx.ftz.f32 %0, %1;" : "=f"(t) : "f"(fmaf(0.5f, a, 1.0f)));
+  return t;
+}
+__device__ __forceinline__ float rlx_horner(float, float c) { return c; }
+template <typename... C>
+__device__ __forceinline__ float rlx_horner(float t, float c0, float c1, C... cs) { return fmaf(t, rlx_horner(t, c1, cs...), c0); }
+
 // erfc in f32 (`math.erfc`, exact GELU's f32 tail below x = -3; cuda_c.OWN_ERFCF):
-// Numerical Recipes' erfcc as in rlx_erfc_afn (t = 1 / (1 + |x|/2), P(t) a
-// Chebyshev fit of relative error under 1.2e-7), with exp(-x^2) split as
-// expf(-hi) * 2^((lo' ...)): hi = x*x rounded, lo = fmaf(x, x, -hi) its exact
+// the erfcc above, with exp(-x^2) split as expf(-hi) * 2^(log2(e) (P - lo)): hi = x*x rounded, lo = fmaf(x, x, -hi) its exact
 // remainder, so the exponent's rounding (up to 4e-6 relative at |x| = 9) is
 // not in the result. Within 6.4 ulp of erfc in a float32 emulation of it over
 // [-10, 10] with a correctly rounded reciprocal and 2^x (tests/test_erfcf.py;
@@ -34,17 +45,9 @@ __device__ __forceinline__ float rlx_round_bf16(float f) { return rlx_ld_bf16(rl
 // Its polynomial is rlx_erfc_afn's unscaled: the coefficients scaled by
 // log2(e) in f32 (one multiply less) took it to 7.3 ulp and erfc(0) to 1 + 1 ulp.
 __device__ __forceinline__ float rlx_erfcf(float x) {
-  const float a = fabsf(x);
-  float t; asm("rcp.approx.ftz.f32 %0, %1;" : "=f"(t) : "f"(fmaf(0.5f, a, 1.0f)));
-  float p = fmaf(t, 0.17087277f, -0.82215223f);
-  p = fmaf(t, p, 1.48851587f);
-  p = fmaf(t, p, -1.13520398f);
-  p = fmaf(t, p, 0.27886807f);
-  p = fmaf(t, p, -0.18628806f);
-  p = fmaf(t, p, 0.09678418f);
-  p = fmaf(t, p, 0.37409196f);
-  p = fmaf(t, p, 1.00002368f);
-  p = fmaf(t, p, -1.26551223f);
+  const float a = fabsf(x), t = rlx_erfcc_t(a);
+  const float p = rlx_horner(t, -1.26551223f, 1.00002368f, 0.37409196f, 0.09678418f, -0.18628806f,
+                             0.27886807f, -1.13520398f, 1.48851587f, -0.82215223f, 0.17087277f);
   const float hi = a * a, lo = fmaf(a, a, -hi);
   float f; asm("ex2.approx.ftz.f32 %0, %1;" : "=f"(f) : "f"((p - lo) * 1.44269504f));
   float e = t * expf(-hi) * f;
@@ -53,9 +56,8 @@ __device__ __forceinline__ float rlx_erfcf(float x) {
 }
 
 // erfc for results rounded to f16/bf16 (`math.erfc fastmath<afn>`; exact GELU's
-// 16-bit form): Numerical Recipes' erfcc, erfc|x| = t exp(P(t) - x^2) with
-// t = 1 / (1 + |x|/2) and P a Chebyshev fit of relative error under 1.2e-7,
-// its coefficients scaled by log2(e) for ex2. With the approximate reciprocal
+// 16-bit form): the erfcc above, P's coefficients scaled by log2(e) for one
+// ex2 of log2(e) (P(t) - x^2). With the approximate reciprocal
 // and 2^x (each within 2 ulp) the result stays within 1e-5 relative of erfc
 // over [-9, 9] (2e-6 over [-4, 4]), and GELU's f16 and bf16 results differ
 // from the correctly rounded ones by 1 ulp in 7 and 64 of the 65536 inputs
@@ -66,17 +68,9 @@ __device__ __forceinline__ float rlx_erfcf(float x) {
 // more instructions than these 17, where erff takes 25 (both its arms when a warp's inputs straddle
 // |x| = 0.93).
 __device__ __forceinline__ float rlx_erfc_afn(float x) {
-  const float a = fabsf(x);
-  float t; asm("rcp.approx.ftz.f32 %0, %1;" : "=f"(t) : "f"(fmaf(0.5f, a, 1.0f)));
-  float p = fmaf(t, 0.2465173f, -1.1861149f);
-  p = fmaf(t, p, 2.1474745f);
-  p = fmaf(t, p, -1.6377531f);
-  p = fmaf(t, p, 0.40232158f);
-  p = fmaf(t, p, -0.26875687f);
-  p = fmaf(t, p, 0.13963005f);
-  p = fmaf(t, p, 0.5397006f);
-  p = fmaf(t, p, 1.4427292f);
-  p = fmaf(t, p, -1.8257482f);
+  const float a = fabsf(x), t = rlx_erfcc_t(a);
+  const float p = rlx_horner(t, -1.8257482f, 1.4427292f, 0.5397006f, 0.13963005f, -0.26875687f,
+                             0.40232158f, -1.6377531f, 2.1474745f, -1.1861149f, 0.2465173f);
   float e; asm("ex2.approx.ftz.f32 %0, %1;" : "=f"(e) : "f"(fmaf(a * -1.442695f, a, p)));
   e *= t;
   return x >= 0.0f ? e : 2.0f - e;
