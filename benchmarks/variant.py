@@ -26,11 +26,26 @@ from rlxc.codegen import rows
 
 
 def owner(name: str):
-    """(module, attribute) of NAME (rows') or MODULE.NAME (rlxc.codegen.MODULE's)."""
-    module, _, attr = name.rpartition(".")
-    mod = importlib.import_module(f"rlxc.codegen.{module}") if module else rows
+    """(object, attribute) of NAME (rows'), MODULE.NAME (rlxc.codegen.MODULE's)
+    or rlxc.PATH.NAME (any rlxc module's, or a class's in one:
+    `rlxc.dialects.rlx.elementwise.SomeOp.NAME`)."""
+    path, _, attr = name.rpartition(".")
+    if not path.startswith("rlxc"):
+        mod = importlib.import_module(f"rlxc.codegen.{path}") if path else rows
+    else:  # the longest importable prefix, then attributes down to the owner
+        parts = path.split(".")
+        for k in range(len(parts), 0, -1):
+            try:
+                mod = importlib.import_module(".".join(parts[:k]))
+                break
+            except ModuleNotFoundError:
+                continue
+        for part in parts[k:]:
+            if not hasattr(mod, part):
+                raise SystemExit(f"{getattr(mod, '__name__', mod)} has no {part}")
+            mod = getattr(mod, part)
     if not hasattr(mod, attr):
-        raise SystemExit(f"{mod.__name__} has no {attr}")
+        raise SystemExit(f"{getattr(mod, '__name__', mod)} has no {attr}")
     return mod, attr
 
 

@@ -1216,10 +1216,11 @@ def test_16bit_multi_step_ops_round_once(dtype):
     assert compile_all(rlxc.run_pipeline(module, "rlx-cuda{arch=sm_90}"), "sm_90") == 1
 
 
-def test_branchy_f32_regions_take_two_trips():
-    """elementwise.BRANCHY_UNROLL: an f32 region of full-shape inputs whose
-    body branches (exact GELU's erfc tail) moves 2 vectors a thread; with a
-    broadcast input (bias + GELU), in f16, or without a branch (relu), 4."""
+def test_heavy_f32_regions_take_two_trips():
+    """elementwise.HEAVY_UNROLL: an f32 region of full-shape inputs whose
+    body calls an f32 erfc (exact GELU, straight-line) moves 2 vectors a
+    thread; with a broadcast input (bias + GELU), in f16 (the approximate
+    erfc), or without one (relu), 4."""
     from rlxc.codegen import elementwise
 
     g = rlxc.GraphBuilder()
@@ -1227,8 +1228,9 @@ def test_branchy_f32_regions_take_two_trips():
     module = g.build([g.gelu(x), g.gelu(g.add(x, b)), g.relu(x), g.gelu(g.input("h", [64, 64], "f16"))])
     lowered = rlxc.run_pipeline(module, "rlx-cuda{arch=sm_90 sm_count=132}")
     (a, ga, _), (c, _, _), (d, _, _), (e, _, _) = launched(lowered)
-    assert elementwise.BRANCHY_UNROLL == 2 and elementwise.UNROLL == 4
-    assert a.splitlines()[2].endswith("a tail of 3 elements, 2 trips per thread") and "if (v3) {" in a
+    assert elementwise.HEAVY_UNROLL == 2 and elementwise.UNROLL == 4
+    assert a.splitlines()[2].endswith("a tail of 3 elements, 2 trips per thread") and "rlx_erfcf(" in a
+    assert all("if (v" not in k and "erff(" not in k for k in (a, c, e))
     assert "float4 p0[2];" in a and "blockIdx.x * 512u" in a
     assert ga == (-(-(1001 * 1283 // 4 + 1) // 512), 1, 1)
     assert all(k.splitlines()[2].endswith("4 trips per thread") for k in (c, d, e))

@@ -198,9 +198,9 @@ def test_random_16bit_graphs_on_gpu(case):
     check(case.module, tol_scale=10.0)
 
 
-def test_branchy_f32_regions_in_two_trips_on_gpu():
-    """elementwise.BRANCHY_UNROLL: f32 GELU (an if/else per element: the
-    erfc tail) over many blocks of 2 trips per thread, with a tail of 3
+def test_heavy_f32_regions_in_two_trips_on_gpu():
+    """elementwise.HEAVY_UNROLL: f32 GELU (rlx_erfcf per element) over
+    many blocks of 2 trips per thread, with a tail of 3
     elements, beside bias + GELU and f16 GELU (4 trips), against the
     interpreter in stream and graph mode."""
     from rlxc.dialects import rlx_cuda
@@ -221,7 +221,7 @@ def test_gelu_negative_tail_on_gpu(dtype):
     """Exact GELU far below 0, element by element: x/2 (1 + erf(x / sqrt 2))
     in f32 is 0 from about x = -5.5 and keeps few bits from -3, where the
     true value (math.erfc's, float64) is a normal f32 down to x = -12.5; the
-    f32 kernel computes x/2 erfc(-x / sqrt 2) there."""
+    kernels compute x/2 erfc(-x / sqrt 2)."""
     import math
 
     from rlxc.values import round_bf16
@@ -235,14 +235,11 @@ def test_gelu_negative_tail_on_gpu(dtype):
     xd = xin.astype(np.float64)
     exact = np.array([0.5 * v * math.erfc(-v / math.sqrt(2.0)) for v in xd.tolist()])
     if dtype == "f32":
-        # below -3 (erfc): gelu's condition number is about 1 + x^2 / 2, as x /
-        # sqrt 2 rounded once in f32 (1.2e-7) moves erfc by 2 z^2 times that,
-        # rlx_erfcf itself by up to 7 ulps; from -3 up (1 + erf): erff's 2 ulps
-        # (1.2e-7 absolute near -1) over 1 + erf. 1 + erf everywhere would be
-        # off by 100% below about -5.5
-        one_plus_erf = np.array([math.erfc(-v / math.sqrt(2.0)) for v in xd.tolist()])
-        tol = np.where(xd < -3, 2e-7 * xd * xd, 1.2e-7 / np.maximum(one_plus_erf, 1e-30)) + 2e-6
-        tol = tol * np.abs(exact)
+        # gelu's condition number is about 1 + x^2 / 2 down the tail, as x /
+        # sqrt 2 rounded once in f32 (6e-8) moves erfc by 2 z^2 times that;
+        # rlx_erfcf itself is within 8 ulps (1e-6). 1 + erf would be off by
+        # 100% below about -5.5
+        tol = (2e-7 * xd * xd + 2e-6) * np.abs(exact)
         assert np.all(np.abs(got - exact) <= tol), np.max(np.abs(got - exact) / tol)
         return
     # 16-bit: x/2 erfc(-x / sqrt 2) everywhere (GeluOp.scalar_16, the
@@ -254,15 +251,16 @@ def test_gelu_negative_tail_on_gpu(dtype):
     assert not bad.any(), list(zip(xd[bad][:5], got[bad][:5], want[bad][:5]))
 
 
-def test_f32_gelu_tail_erfc_within_ulps_on_gpu():
-    """f32 GELU below x = -3 is x/2 * rlx_erfcf(x * -1/sqrt 2): against the
-    same expression with the argument rounded as the kernel rounds it and
-    erfc in float64, within 8 ulp of the f32 result (rlx_erfcf's 7, the
-    product's rounding), over 20000 points of [-13.5, -3) where the result
-    is a normal float."""
+def test_f32_gelu_erfc_within_ulps_on_gpu():
+    """f32 GELU is x/2 * rlx_erfcf(x * -1/sqrt 2): against the same
+    expression with the argument rounded as the kernel rounds it and erfc
+    in float64, within 8 ulp of the f32 result (rlx_erfcf's 7, the
+    product's rounding), over 40000 points of [-13.5, 8) and 10000 random
+    ones of [-1, 1] where the result is a normal float."""
     import math
 
-    x = np.linspace(-13.5, -3.0, 20000, endpoint=False).astype(np.float32)
+    rng = np.random.default_rng()
+    x = np.concatenate([np.linspace(-13.5, 8.0, 40000, endpoint=False), rng.uniform(-1, 1, 10000)]).astype(np.float32)
     g = rlxc.GraphBuilder()
     module = g.build([g.gelu(g.input("x", [x.size]))])
     got = rlxc.compile(module, target="cuda").run({"x": x}, poison=True)[0].astype(np.float64)
@@ -271,7 +269,7 @@ def test_f32_gelu_tail_erfc_within_ulps_on_gpu():
     normal = np.abs(want) > 2.0**-126
     ulp = np.spacing(np.abs(want).astype(np.float32)).astype(np.float64)
     err = (np.abs(got - want) / ulp)[normal]
-    assert normal.sum() > 19000 and err.max() <= 8.0, (err.max(), x[normal][np.argmax(err)])
+    assert normal.sum() > 0.95 * x.size and err.max() <= 8.0, (err.max(), x[normal][np.argmax(err)])
 
 
 @pytest.mark.parametrize("dtype,most", [("f16", 16), ("bf16", 128)])

@@ -17,12 +17,12 @@
 // CHECK: for (int p = threadIdx.x; p < count; p += 256) slab[p] = rlx_ld_f16(x[base + p]);
 // CHECK: const float* col = slab + (c / 3) * 63 + (c % 3);
 
-// Exact GELU in f32 branches per element (erff, or erfc below -3): 2
-// vectors a thread (elementwise.BRANCHY_UNROLL); relu and f16 GELU 4:
+// Exact GELU in f32 calls rlx_erfcf per element (28 instructions): 2
+// vectors a thread (elementwise.HEAVY_UNROLL); relu and f16 GELU 4:
 // CHECK: // elementwise form: vector: 4 elements per thread and trip, 16-byte accesses, a tail of 3 elements, 2 trips per thread
 // CHECK: const unsigned w0 = (unsigned)blockIdx.x * 512u + threadIdx.x;
 // CHECK: float4 p0[2];
-// CHECK: erfcf(
+// CHECK: rlx_erfcf(
 // CHECK: // elementwise form: vector: 4 elements per thread and trip, 16-byte accesses, a tail of 3 elements, 4 trips per thread
 // CHECK: const unsigned w0 = (unsigned)blockIdx.x * 1024u + threadIdx.x;
 // CHECK: // elementwise form: vector: 8 elements per thread and trip, 16-byte accesses, 4 trips per thread

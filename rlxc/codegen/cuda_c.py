@@ -4,7 +4,7 @@ As in tinygrad's renderer, the scalar ops of a region body are a table from
 op type to a function rendering its C++ expression; a new scalar op is one
 entry. Math is exact (no fast-math): `rintf` for round half to even,
 full-range `sinf`/`cosf`, CUDA's libdevice functions, and for f32
-`math.erfc` (GELU's tail) `rlx_erfcf`, within 8 ulp measured (OWN_ERFCF; see
+`math.erfc` (exact GELU's) `rlx_erfcf`, within 8 ulp measured (OWN_ERFCF; see
 `rlx_kernels.cuh`). The one exception is an op whose
 `fastmath` flags allow approximate functions (`afn`) and that has an entry
 in `APPROX_OPS`: `math.erfc fastmath<afn>`, which only f16/bf16 GELU
@@ -157,7 +157,7 @@ def _cast(op: Operation, a: list[str]) -> str:
     return f"(({compute_type(op.results[0].type)})({a[0]}))"
 
 
-def _afn(op: Operation) -> bool:
+def is_approx(op: Operation) -> bool:
     """Whether `op`'s fastmath flags allow an approximate function (`afn`),
     and it is an f32 op with an approximate rendering (`APPROX_OPS`)."""
     flags = getattr(op, "fastmath", None)
@@ -165,10 +165,11 @@ def _afn(op: Operation) -> bool:
             and FastMathFlag.APPROX_FUNC in flags.data and dtype_name(op.results[0].type) == "f32")
 
 
-#: f32 `math.erfc` (exact GELU's tail) as `rlx_kernels.cuh`'s `rlx_erfcf`
-#: (6.4 ulp emulated, 8 measured on an H200, about 28 instructions) rather
-#: than CUDA's `erfcf` (4 ulp, about 46): less accurate, within what rounding
-#: x / sqrt 2 to f32 already does to GELU's tail (9-140 ulp).
+#: f32 `math.erfc` (exact GELU's) as `rlx_kernels.cuh`'s `rlx_erfcf`
+#: (6.4 ulp emulated, 8 measured on an H200 and an H100, about 28
+#: instructions) rather than CUDA's `erfcf` (4 ulp, about 46): less
+#: accurate, within what rounding x / sqrt 2 to f32 already does to GELU's
+#: tail (9-140 ulp).
 OWN_ERFCF = True
 
 
@@ -230,7 +231,7 @@ SCALAR_OPS: dict[type[Operation], Render] = {
     mathd.AtanOp: _fn("atanf"),
     mathd.Atan2Op: _fn("atan2f"),
     mathd.ErfOp: _fn("erff"),
-    ErfcOp: lambda op, a: f"rlx_erfc_afn({a[0]})" if _afn(op) else f"{'rlx_erfcf' if OWN_ERFCF else 'erfcf'}({a[0]})",
+    ErfcOp: lambda op, a: f"rlx_erfc_afn({a[0]})" if is_approx(op) else f"{'rlx_erfcf' if OWN_ERFCF else 'erfcf'}({a[0]})",
     mathd.FloorOp: _fn("floorf"),
     mathd.CeilOp: _fn("ceilf"),
     mathd.RoundEvenOp: _fn("rintf"),
@@ -268,86 +269,22 @@ def render_scalar(op: Operation, operands: list[str], rounded: bool = True) -> s
     return _round_to(t, expr) if is_float(t) and dtype_name(t) != "f32" else expr
 
 
-#: Scalar ops worth a branch: a select whose arm alone needs one of these
-#: computes that arm only where it is chosen (GELU's erfc tail below x = -3).
-BRANCH_OPS: tuple[type[Operation], ...] = (ErfcOp,)
-
-
-def _arm(value: SSAValue, select: Operation, block: Block) -> set[Operation]:
-    """The ops of `block` that only `select`'s arm `value` needs: its
-    defining op and, transitively, operands' ops none of whose results is
-    used outside the arm."""
-    arm: set[Operation] = set()
-    work = [value.owner] if isinstance(value.owner, Operation) else []
-    while work:
-        op = work.pop()
-        if op in arm or op.parent_block() is not block:
-            continue
-        if any(u.operation not in arm and u.operation is not select for r in op.results for u in r.uses):
-            continue
-        arm.add(op)
-        work.extend(o.owner for o in op.operands if isinstance(o.owner, Operation))
-    return arm
-
-
-def _guarded_selects(block: Block) -> dict[Operation, tuple[set[Operation], set[Operation]]]:
-    """Selects to render as an if/else, each with the ops of its two arms:
-    those where an arm holds a `BRANCH_OPS` op (from the last select up; an
-    arm that overlaps an earlier-claimed one stays a plain select)."""
-    out: dict[Operation, tuple[set[Operation], set[Operation]]] = {}
-    claimed: set[Operation] = set()
-    for op in reversed(list(block.ops)):
-        if not isinstance(op, arith.SelectOp) or op in claimed:
-            continue
-        arms = (_arm(op.lhs, op, block), _arm(op.rhs, op, block))
-        if any(isinstance(o, BRANCH_OPS) for a in arms for o in a) and not (arms[0] | arms[1]) & claimed:
-            out[op] = arms
-            claimed |= arms[0] | arms[1]
-    return out
-
-
-def has_branches(block: Block) -> bool:
-    """Whether `render_body` renders some select of `block` as an if/else
-    (an arm needing a `BRANCH_OPS` op: GELU's erfc tail)."""
-    return bool(_guarded_selects(block))
-
-
 def render_body(block: Block, args: list[str], prefix: str,
                 rounded: Callable[[SSAValue], bool] = lambda v: True) -> tuple[list[str], dict[SSAValue, str]]:
     """A scalar region body as straight-line C++: `const T a{j} = args[j];`
     for each block argument, then `const T {prefix}{k} = ...;` for each op
     (its operands by name; `rounded(v)` false leaves out a result's last
-    rounding, as `render_scalar`'s `rounded`). A select with an expensive
-    arm (`BRANCH_OPS`) becomes an if/else computing each arm's own ops only
-    where that arm is taken (a select computes both). Returns the lines and
-    the name of every value; the terminator is left to the caller."""
+    rounding, as `render_scalar`'s `rounded`). Returns the lines and the
+    name of every value; the terminator is left to the caller."""
     names: dict[SSAValue, str] = {}
     out = []
     for j, (arg, a) in enumerate(zip(block.args, args)):
         out.append(f"const {compute_type(arg.type)} a{j} = {a};")
         names[arg] = f"a{j}"
-    guarded = _guarded_selects(block)
-    in_arm = {o for arms in guarded.values() for a in arms for o in a}
-    index = {v: k for k, v in enumerate(block.ops)}
-
-    def line(v: Operation) -> str:
-        k = index[v]
+    for k, v in enumerate(block.ops):
+        if v.get_trait(IsTerminator) is not None:
+            continue
         expr = render_scalar(v, [names[x] for x in v.operands], rounded=rounded(v.results[0]))
         names[v.results[0]] = f"{prefix}{k}"
-        return f"const {compute_type(v.results[0].type)} {prefix}{k} = {expr};"
-
-    for v in block.ops:
-        if v.get_trait(IsTerminator) is not None or v in in_arm:
-            continue
-        if v not in guarded:
-            out.append(line(v))
-            continue
-        name = f"{prefix}{index[v]}"
-        out.append(f"{compute_type(v.results[0].type)} {name};")
-        for kw, arm, value in (("if", guarded[v][0], v.operands[1]), ("} else", guarded[v][1], v.operands[2])):
-            head = f"if ({names[v.operands[0]]}) {{" if kw == "if" else "} else {"
-            body = [line(o) for o in block.ops if o in arm]
-            out += [head, *(f"  {b}" for b in body), f"  {name} = {names[value]};"]
-        out.append("}")
-        names[v.results[0]] = name
+        out.append(f"const {compute_type(v.results[0].type)} {prefix}{k} = {expr};")
     return out, names

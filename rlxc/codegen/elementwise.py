@@ -22,8 +22,9 @@ from __future__ import annotations
 from xdsl.ir import Attribute, Block, SSAValue
 
 from rlxc.codegen.common import THREADS, Buf, KernelSpec, eltype, index_expr, numel, params_decl, shape, strides
-from rlxc.codegen.cuda_c import compute_type, has_branches, load, render_body, storage_type, store
+from rlxc.codegen.cuda_c import compute_type, is_approx, load, render_body, storage_type, store
 from rlxc.dialects import rlx
+from rlxc.dialects.scalar import ErfcOp
 from rlxc.dialects.types import dtype, dtype_name
 
 #: Vectors (16-byte accesses: see the module docstring) each thread of an
@@ -33,16 +34,20 @@ from rlxc.dialects.types import dtype, dtype_name
 #: loop reached 86-88%, and unroll 2 and 8 lost on the transcendental chain
 #: (`benchmarks/ew_variants.py`, benchmarks/RESULTS.md).
 UNROLL = 4
-#: ... and BRANCHY_UNROLL where the region moves 4-byte vectors (f32), reads
-#: only full-shape inputs and its body branches (`cuda_c.has_branches`:
-#: exact GELU, erff with an erfc tail). H200 (session 21, `variant.py
-#: elementwise.UNROLL=4,2,1 -- --ops gelu,bias_gelu --rows 1280,32768
-#: --sizes 64,512` before this switch existed; on this tree the f32 gelu
-#: comparison is `elementwise.BRANCHY_UNROLL=4,2`): f32 gelu 4.4-5.7%
-#: faster with 2 at 64 MiB (37.6 -> 36.0
-#: µs, where eager took 35.5), 1.6-2.1% at 512; f32 bias+gelu 0.2-5% and
-#: f16/bf16 gelu and bias+gelu 1-5% slower with 2, so they keep UNROLL.
-BRANCHY_UNROLL = 2
+#: ... and HEAVY_UNROLL where the region moves 4-byte vectors (f32), reads
+#: only full-shape inputs and its body calls an f32 erfc (`HEAVY_OPS`:
+#: exact GELU, `rlx_erfcf`, about 28 instructions an element). H100
+#: (session 23, `variant.py elementwise.UNROLL=4,2 -- --ops gelu,bias_gelu
+#: --dtypes f32 --sizes 64,512`, GELU in its erfc form): f32 gelu 1.9-3.2%
+#: faster with 2 at 64 MiB, 0.5-1.5% at 512 (1.01-1.04x the faster peer,
+#: where 4 tied eager); with the erfc tail's branch of sessions 21-22 it was
+#: 4.4-5.7% at 64 MiB on an H200. bias+gelu (a broadcast input) and
+#: f16/bf16 regions (8-element vectors) keep UNROLL: with 2, f32 bias+gelu
+#: lost 0.2-5% and f16/bf16 gelu 1-5% (H200, session 21).
+HEAVY_UNROLL = 2
+#: Scalar ops that make an f32 region HEAVY_UNROLL's (their f32 form, not
+#: the approximate `fastmath<afn>` one of 16-bit GELU).
+HEAVY_OPS: tuple[type, ...] = (ErfcOp,)
 
 #: Element types moved as 8 elements per uint4, converted in pairs
 #: (`rlx_ld8_*` / `rlx_st8_*` of rlx_kernels.cuh).
@@ -175,7 +180,8 @@ def elementwise_kernel(op: rlx.ElementwiseRegionOp, sm_count: int) -> KernelSpec
         [(f"in{j}", x, False) for j, x in enumerate(ins)]
         + [(f"out{j}", r, True) for j, r in enumerate(outs)]
     )
-    unroll = BRANCHY_UNROLL if vec and W == 4 and len(full) == len(ins) and has_branches(block) else UNROLL
+    heavy = any(isinstance(o, HEAVY_OPS) and not is_approx(o) for o in block.ops)
+    unroll = HEAVY_UNROLL if vec and W == 4 and len(full) == len(ins) and heavy else UNROLL
     if vec:
         form = f"vector: {W} elements per thread and trip, 16-byte accesses"
         if tail:

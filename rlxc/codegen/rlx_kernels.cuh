@@ -34,13 +34,14 @@ __device__ __forceinline__ float rlx_horner(float, float c) { return c; }
 template <typename... C>
 __device__ __forceinline__ float rlx_horner(float t, float c0, float c1, C... cs) { return fmaf(t, rlx_horner(t, c1, cs...), c0); }
 
-// erfc in f32 (`math.erfc`, exact GELU's f32 tail below x = -3; cuda_c.OWN_ERFCF):
+// erfc in f32 (`math.erfc`, exact GELU's f32 form; cuda_c.OWN_ERFCF):
 // the erfcc above, with exp(-x^2) split as expf(-hi) * 2^(log2(e) (P - lo)): hi = x*x rounded, lo = fmaf(x, x, -hi) its exact
 // remainder, so the exponent's rounding (up to 4e-6 relative at |x| = 9) is
 // not in the result. Within 6.4 ulp of erfc in a float32 emulation of it over
 // [-10, 10] with a correctly rounded reciprocal and 2^x (tests/test_erfcf.py;
 // with their 1 and 2 ulp errors, up to about 15 there; within 8 ulp over GELU's
-// tail on an H200, test_f32_gelu_tail_erfc_within_ulps_on_gpu; CUDA's erfcf: 4), 28 SASS instructions where
+// tail on an H200, and of GELU over [-13.5, 8) on an H100, test_f32_gelu_erfc_within_ulps_on_gpu;
+// CUDA's erfcf: 4), 28 SASS instructions where
 // erfcf takes 46. 0 past |x| = 10.1 (erfc < 1e-45), 2 below -10.1; NaN stays NaN.
 // Its polynomial is rlx_erfc_afn's unscaled: the coefficients scaled by
 // log2(e) in f32 (one multiply less) took it to 7.3 ulp and erfc(0) to 1 + 1 ulp.

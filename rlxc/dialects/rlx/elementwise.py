@@ -212,41 +212,43 @@ class SigmoidOp(UnaryElementwiseOp):
 
 @irdl_op_definition
 class GeluOp(UnaryElementwiseOp):
-    """Exact GELU: x * (1 + erf(x / sqrt(2))) / 2. Below x = -3, where erf
-    is near -1 and 1 + erf cancels (in f32 it keeps few bits from -3 and is
-    0 below about -5.5), the f32 form is x/2 * erfc(-x / sqrt(2)), the same
-    function: a select whose erfc arm the CUDA rendering computes only where
-    it is taken (`cuda_c.BRANCH_OPS`). Above -3, 1 + erf keeps the relative
-    error under about 5e-5.
+    """Exact GELU: x * (1 + erf(x / sqrt(2))) / 2, computed as the same
+    function x/2 * erfc(-x / sqrt(2)) everywhere, with no branch: 1 + erf
+    cancels below 0 (in f32 it keeps few bits from -3 and is 0 below about
+    -5.5), erfc does not.
 
-    f16/bf16 results (computed in f32, rounded once: `scalar_16`) take the
-    erfc form everywhere, with no branch, as `math.erfc fastmath<afn>`: an
-    erfc within 1e-5 relative of the exact one (`rlx_erfc_afn`, about 17
-    instructions where erff takes 25), which the rounding to 16 bits hides:
-    over all 65536 inputs the f16 results differ from the correctly rounded
-    GELU by 1 ulp in 7 and the bf16 ones in 64, where the 1 + erff form
-    missed 331 f16 ones by up to 2 (its tail cancels: bf16 was 0 below
-    x = -5.5). bf16 results under 1e-38 (6 inputs from x = -13.19) are 0:
-    its 2^x flushes subnormals. On the H200, where f16/bf16 GELU was bound
-    by its instructions, 8-12% faster (bias + GELU 13-21%;
-    benchmarks/RESULTS.md, session 22)."""
+    f32: `math.erfc`, rendered as `rlx_erfcf` (28 instructions; within 8 ulp
+    of GELU with its argument rounded as the kernel rounds it, over
+    [-13.5, 8) on an H100: test_f32_gelu_erfc_within_ulps_on_gpu). Until
+    session 23 the f32 form was 1 + erff from x = -3 up and an erfc tail
+    below, a branch: a warp whose inputs straddle -3 computed both (bias +
+    GELU's inputs do, often), so erfc everywhere is 0-7% faster there
+    (benchmarks/RESULTS.md, session 23) and as fast elsewhere.
+
+    f16/bf16 results (computed in f32, rounded once: `scalar_16`) take
+    `math.erfc fastmath<afn>`: an erfc within 1e-5 relative of the exact one
+    (`rlx_erfc_afn`, about 17 instructions where erff takes 25), which the
+    rounding to 16 bits hides: over all 65536 inputs the f16 results differ
+    from the correctly rounded GELU by 1 ulp in 7 and the bf16 ones in 64,
+    where the 1 + erff form missed 331 f16 ones by up to 2 (its tail
+    cancels: bf16 was 0 below x = -5.5). bf16 results under 1e-38 (6 inputs
+    from x = -13.19) are 0: its 2^x flushes subnormals. On the H200, where
+    f16/bf16 GELU was bound by its instructions, 8-12% faster (bias + GELU
+    13-21%; benchmarks/RESULTS.md, session 22)."""
 
     name = "rlx.gelu"
 
-    #: x below this takes the erfc form (f32).
-    TAIL: ClassVar = -3.0
-
     @classmethod
     def scalar(cls, e: ScalarEmitter, x: SSAValue, *, result: Attribute) -> SSAValue:
-        half_x = e.mul(x, e.const(0.5, x))
-        tail = e.cmp("lt", x, e.const(cls.TAIL, x))
-        erfc = e.unary(ErfcOp, e.mul(x, e.const(-0.7071067811865476, x)))
-        far = e.mul(half_x, erfc)
-        return e.select(tail, far, cls._near(e, x, half_x))
+        return cls._erfc_form(e, x, approx=False)
 
     @classmethod
     def scalar_16(cls, e: ScalarEmitter, x: SSAValue, *, result: Attribute) -> SSAValue:
-        erfc = e.unary(ErfcOp, e.mul(x, e.const(-0.7071067811865476, x)), approx=True)
+        return cls._erfc_form(e, x, approx=True)
+
+    @staticmethod
+    def _erfc_form(e: ScalarEmitter, x: SSAValue, *, approx: bool) -> SSAValue:
+        erfc = e.unary(ErfcOp, e.mul(x, e.const(-0.7071067811865476, x)), approx=approx)
         return e.mul(e.mul(x, e.const(0.5, x)), erfc)
 
     @staticmethod
