@@ -637,6 +637,53 @@ def test_long_rows_without_clusters(cols, dtype, monkeypatch):
 
 
 @pytest.mark.parametrize("dtype", ["f32", "f16", "bf16"])
+@pytest.mark.parametrize("rows,cols", [(3, 16384), (37, 32768), (5, 50256), (2, 131072)])
+def test_stream_form_softmax(rows, cols, dtype, monkeypatch):
+    """softmax and log_softmax over long rows in the stream form (a block
+    of 1024 threads per row, read twice; f32, rows of 16384 and of 131072
+    with the table widened) against
+    the interpreter: random rows, then rows holding -inf (they add nothing;
+    a row of only -inf is NaN, 0/0, as in the reference), +inf or NaN (the
+    row's outputs NaN), each in the first, middle or last of a thread's
+    8 elements and in the second of its loads."""
+    import math
+
+    from rlxc.codegen import rows as rows_mod
+    from rlxc.values import round_bf16
+
+    monkeypatch.setattr(rows_mod, "STREAM_DTYPES", ("f32", "f16", "bf16"))
+    monkeypatch.setattr(rows_mod, "STREAM_ROW_MIN", 16384)
+    monkeypatch.setattr(rows_mod, "STREAM_ROW_MAX_BYTES", 2**20)
+    g = rlxc.GraphBuilder()
+    x = g.input("x", [rows, cols], dtype)
+    module = g.build([g.softmax(x), g.log_softmax(x)])
+    lowered = rlxc.run_pipeline(module, "rlx-cuda{arch=sm_90 sm_count=132}")
+    assert str(lowered).count("row form: stream (a block of 1024 threads per row") == 2
+    check(module)
+    rng = np.random.default_rng()
+    xin = rng.standard_normal((4, cols)).astype(np.float32) * 4
+    xin[0, :] = -np.inf
+    xin[1, [0, 7, 1024 * 8 + 3, cols - 1]] = -np.inf
+    xin[2, 1024 * 8 + 4] = np.inf
+    xin[3, cols // 2 + 5] = np.nan
+    xin = round_bf16(xin) if dtype == "bf16" else xin.astype({"f32": np.float32, "f16": np.float16}[dtype])
+    g = rlxc.GraphBuilder()
+    x = g.input("x", [4, cols], dtype)
+    module = g.build([g.softmax(x), g.log_softmax(x)])
+    got = rlxc.compile(module, target="cuda").run({"x": xin}, poison=True)
+    want = rlxc.interpret(module, {"x": xin}, {})
+    for gt, wt in zip(got, want):
+        gt, wt = np.asarray(gt, np.float64), np.asarray(wt, np.float64)
+        assert np.array_equal(np.isnan(gt), np.isnan(wt)) and np.isnan(gt[[0, 2, 3]]).all()
+        ok = ~np.isnan(wt)
+        assert np.array_equal(np.isinf(gt[ok]), np.isinf(wt[ok]))
+        fin = ok & ~np.isinf(wt)
+        tol = {"f32": 1e-5, "f16": 2e-3, "bf16": 1.6e-2}[dtype]
+        assert np.allclose(gt[fin], wt[fin], rtol=tol, atol=tol * 1e-3), np.max(np.abs(gt[fin] - wt[fin]))
+    assert math.isfinite(float(np.asarray(got[0], np.float64)[1].sum()))
+
+
+@pytest.mark.parametrize("dtype", ["f32", "f16", "bf16"])
 @pytest.mark.parametrize("cols", [8200, 32768, 50257, 131072])
 def test_grid_form_at_cluster_lengths(cols, dtype, monkeypatch):
     """The grid form (rows.GRID_FIRST: before the cluster form) at the

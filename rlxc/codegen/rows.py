@@ -11,6 +11,10 @@ element type and layout (`ROW_FORMS`, the one table of thresholds):
   one 16-byte access each (64 halves: 8 lanes, 4 rows a warp); short
   f16/bf16 rows reduced twice, WARP_BATCH rows a group, loaded together;
 * block: a block per row, the row in registers;
+* stream (softmax, log_softmax: f16/bf16 rows of 32000-65536 elements 8
+  divides, no prologue): a block of 1024 threads per row reads it twice,
+  2 loads in flight per thread, the online (max, sum) in the first read,
+  the output in the second, which finds the row in L2 (STREAM_ROWS);
 * cluster (sm_90, past BLOCK_ROW_MAX): the row split over the 2-8 blocks
   of a thread-block cluster, 128 bytes of it in each thread's registers;
   each statistic reduced over the block, then over the cluster through
@@ -1531,6 +1535,42 @@ STREAM_GRID_BLOCKS_PER_SM = 2
 STREAM_GRID_MIN_ITEMS = 8
 
 
+#: Softmax and log_softmax over contiguous rows of STREAM_ROW_MIN elements
+#: or more and STREAM_ROW_MAX_BYTES at most whose 16-byte vectors tile the
+#: row (8 f16/bf16 elements divide its length) in STREAM_DTYPES, without a
+#: prologue: the stream form, before the cluster form. A block of
+#: STREAM_THREADS per row (STREAM_MIN_BLOCKS per multiprocessor) reads the
+#: row twice, STREAM_LOADS 16-byte loads in flight per thread: the online
+#: (max, sum) in the first read, eight elements at a time
+#: (`rlx_ms_add_n_afn`), the output in the second, which finds the row in
+#: L2 (264 rows of 64 KB in flight on 132 multiprocessors: 17 MB of the
+#: H200's 50 MB). No row is held in registers, so the threads are many and
+#: their loads in flight several where the cluster form's threads wait
+#: between a read's phases. H200, session 23 (`variant.py
+#: STREAM_ROWS=False,True -- --ops softmax --rows
+#: 16384,30528,32768,50256,131072 --dtypes f16,bf16 --sizes 64,512`, µs):
+#: rows of 32768 f16 47.9 -> 42.8 / 330 -> 292 (79% -> 88% of copy at 512
+#: MiB), bf16 49.5 -> 45.2 / 336 -> 310; of 50256 53.4 -> 50.5 / 371 -> 344,
+#: bf16 the same; of 30528 -2% / +4%; of 16384 +1% / -4% (bf16 -8% at 512
+#: MiB), so they keep the cluster form; of 131072 (256 KB rows: 67 MB in
+#: flight, past L2) f16 -7% / -14%, bf16 +22%. f32 rows (STREAM_DTYPES with
+#: "f32", exact expf) lost 6-30% to the cluster form. Blocks of 1024 at one
+#: per multiprocessor lost 10-31%; a hand-written kernel had 512 × 4 loads
+#: 4-12% slower.
+STREAM_ROWS = True
+STREAM_ROW_MIN = 32000
+STREAM_ROW_MAX_BYTES = 128 * 1024
+STREAM_DTYPES: tuple[str, ...] = ("f16", "bf16")
+STREAM_THREADS = 1024
+STREAM_LOADS = 2
+STREAM_MIN_BLOCKS = 2
+#: f16/bf16 rows' exponentials in the stream form as approximate 2^x
+#: (`rlx_ms_add_n_afn`; off: expf): the row is read twice, so each element
+#: takes two, and with expf the form was compute-bound on the H200 (rows of
+#: 32768 f16 365 µs at 512 MiB, against 292).
+STREAM_APPROX = True
+
+
 def stream_split(rows: int, items: int, sm_count: int) -> int:
     """Blocks per row of a streamed form over `rows` rows of `items`
     accesses each on `sm_count` multiprocessors; 0 for a block per row
@@ -2142,10 +2182,12 @@ def grid_shape(cols: int, t: Attribute, sm_count: int, stored: bool = False,
 
 
 def row_form(rows: Rows, t: Attribute, smem_elem_bytes: int = 4, stored: bool = False, window: bool = False,
-             sm_count: int = 0) -> str:
+             sm_count: int = 0, online: bool = False) -> str:
     """The form (see the module docstring) of a row kernel over `rows`, whose
     shared-memory row would take `smem_elem_bytes` per element, on
-    `sm_count` multiprocessors (0: unknown, no grid form)."""
+    `sm_count` multiprocessors (0: unknown, no grid form); `online`: the
+    op's statistics take one read (softmax's online max and sum) and it has
+    no prologue (the stream form)."""
     if rows.col_off != "k":  # not contiguous: one element at a time
         size = dtype(t).bytes
         whole = _inner_slices(rows, _held_elems(size), size)
@@ -2155,6 +2197,9 @@ def row_form(rows: Rows, t: Attribute, smem_elem_bytes: int = 4, stored: bool = 
         return "warp"
     if rows.cols <= BLOCK_ROW_MAX:
         return "block"
+    if (STREAM_ROWS and online and STREAM_ROW_MIN <= rows.cols and rows.cols * dtype(t).bytes <= STREAM_ROW_MAX_BYTES
+            and dtype_name(t) in STREAM_DTYPES and rows.cols % (16 // dtype(t).bytes) == 0 and rows.rows < 2**31):
+        return "stream"
     grid = GRID_ROWS and sm_count > 0 and (g := grid_shape(rows.cols, t, sm_count, stored, window)) is not None \
         and rows.rows * g[0] < 2**31  # (no rows: row_kernel's empty kernel before any form)
     if grid and GRID_FIRST:
@@ -2745,7 +2790,7 @@ class RowSpec:
     pure_in_smem: bool = True  # whether the shared-memory form keeps a 16-bit row (given `pure`) too
     #: `streamed` and `streamed_out` with their names suffixed (so a thread can
     #: keep several rows' statistics: the vector columns form); None: no such form
-    streamed_at: Callable[[str], tuple[Stat, Out]] | None = None
+    streamed_at: Callable[..., tuple[Stat, Out]] | None = None
     #: softmax (False) or log_softmax (True): the paired columns form's
     #: statistics (COLUMN_PAIRED_ELEMS); None for other ops
     softmax_log: bool | None = None
@@ -2799,6 +2844,29 @@ def _vec_loop(rows: Rows, lines: list[str], width: int = 4, lane: str = "threadI
     ]
 
 
+def _vec_batched(rows: Rows, lines: Callable[[str], list[str]], width: int, raw: str, load: str, loads: int,
+                 lane: str = "threadIdx.x", stride: str = "blockDim.x") -> list[str]:
+    """`lines(v)` for every 16-byte vector `k<width>` of row `r` that thread
+    `lane` of the row's `stride` takes, `loads` of them at a time: their
+    loads (`load`, of type `raw`, an expression in `k<width>`) issued
+    together, then `lines` of each loaded value `v`."""
+    k, n = f"k{width}", rows.cols // width
+    ix = "int" if n + loads * THREADS * 4 < 2**31 else "long long"  # (a row's vectors, not the tensor's)
+    return [
+        f"for ({ix} k0 = {lane}; k0 < {n}; k0 += {loads} * {stride}) {{  // {loads} loads in flight",
+        f"  {raw} pv[{loads}];",
+        "  #pragma unroll",
+        f"  for (int j = 0; j < {loads}; ++j) {{ const {ix} {k} = k0 + j * {stride}; if ({k} < {n}) pv[j] = {load}; }}",
+        "  #pragma unroll",
+        f"  for (int j = 0; j < {loads}; ++j) {{",
+        f"    const {ix} {k} = k0 + j * {stride};",
+        f"    if ({k} >= {n}) break;",
+        *("    " + line for line in lines("pv[j]")),
+        "  }",
+        "}",
+    ]
+
+
 def _ld4(buf: str, offset: str = "base") -> str:
     return f"reinterpret_cast<const float4*>({buf} + {offset})[k4]"
 
@@ -2808,12 +2876,26 @@ def _st4(buf: str, parts: Callable[[str], str]) -> str:
 
 
 def _float4_form(s: RowSpec, red: Reducer = block_reduce, lane: str = "threadIdx.x",
-                 stride: str = "blockDim.x") -> list[str]:
+                 stride: str = "blockDim.x", loads: int = 1) -> list[str]:
+    """The row read twice as float4s (f32 rows of a length 4 divides):
+    statistics, then the output; with `loads` > 1 (no column params) that
+    many loads in flight per thread in each read (`_vec_batched`)."""
     stat = s.streamed4 or s.streamed
     row = f"const float4 q = {_ld4('x')};"
     # in the second read the row and the first column param are loaded on one line
-    loads = [row, *(f"const float4 {p}q = {_ld4(p, '0')};" for p in s.columns)]
+    loads_ = [row, *(f"const float4 {p}q = {_ld4(p, '0')};" for p in s.columns)]
     out = _st4("y", lambda c: s.streamed_out(f"q.{c}", lambda p: f"{p}q.{c}"))
+    if loads > 1:
+        assert not s.columns, "batched float4 reads take no column params"
+        ld = _ld4("x")
+        return [
+            *stat.init,
+            *_vec_batched(s.rows, lambda v: [f"const float4 q = {v};", stat.add([f"q.{c}" for c in "xyzw"])],
+                          4, "float4", ld, loads, lane, stride),
+            *stat.done(red),
+            *_vec_batched(s.rows, lambda v: [f"const float4 q = {v};", out], 4, "float4", ld, loads, lane, stride),
+        ]
+    loads = loads_
     return [
         *stat.init,
         *_vec_loop(s.rows, [row, stat.add([f"q.{c}" for c in "xyzw"])], 4, lane, stride),
@@ -2840,17 +2922,29 @@ def _pack8(outs: Sequence[str], ty: str) -> str:
 
 
 def _uint4_form(s: RowSpec, red: Reducer = block_reduce, lane: str = "threadIdx.x",
-                stride: str = "blockDim.x") -> list[str]:
+                stride: str = "blockDim.x", loads: int = 1) -> list[str]:
     """The float4 form for f16/bf16 rows of a length 8 divides: 8 elements
     per 16-byte access, converted two at a time (`rlx_ld2_*` / `rlx_st2_*`),
     the statistics and the output in f32, the column params read the same
-    way."""
+    way; with `loads` > 1 (no column params) that many loads in flight per
+    thread in each read (`_vec_batched`)."""
     stat, ty = s.streamed4 or s.streamed, dtype_name(s.t)
 
     def unpack(name: str, buf: str, offset: str) -> list[str]:
         return _unpack8(name, ty, f"reinterpret_cast<const uint4*>({buf} + {offset})[k8]")
 
     outs = [s.streamed_out(_elem8("f", e), lambda p, e=e: _elem8(f"{p}f", e)) for e in range(8)]
+    if loads > 1:
+        assert not s.columns, "batched uint4 reads take no column params"
+        ld = "reinterpret_cast<const uint4*>(x + base)[k8]"
+        store = f"reinterpret_cast<uint4*>(y + base)[k8] = {_pack8(outs, ty)};"
+        return [
+            *stat.init,
+            *_vec_batched(s.rows, lambda v: [*_unpack8("f", ty, v), stat.add([_elem8("f", e) for e in range(8)])],
+                          8, "uint4", ld, loads, lane, stride),
+            *stat.done(red),
+            *_vec_batched(s.rows, lambda v: [*_unpack8("f", ty, v), store], 8, "uint4", ld, loads, lane, stride),
+        ]
     return [
         *stat.init,
         *_vec_loop(s.rows, [*unpack("f", "x", "base"), stat.add([_elem8("f", e) for e in range(8)])], 8, lane, stride),
@@ -2903,7 +2997,8 @@ def row_kernel(s: RowSpec, sm_count: int) -> KernelSpec:
     stored = _stored_row(s)
     regs16 = CLUSTER_STORED and stored
     window = WINDOW_ROWS and s.prologue is None and windowed(s.rows.cols, s.t, regs16)
-    form = row_form(s.rows, s.t, 2 if stored else 4, regs16, window, sm_count)
+    form = row_form(s.rows, s.t, 2 if stored else 4, regs16, window, sm_count,
+                    online=s.streamed_at is not None and s.prologue is None)
     if form == "smem" and stored and not s.pure_in_smem:  # the shared row as f32 after all
         stored = regs16 = window = False
         form = row_form(s.rows, s.t, 4, sm_count=sm_count)
@@ -2967,6 +3062,17 @@ def row_kernel(s: RowSpec, sm_count: int) -> KernelSpec:
         if (spec := _columns_kernel(s, decl, bufs, sm_count)) is not None:
             return spec
         form = "looping"  # rows only a form holding no prologue takes (over blocks, whole inner axis, slab)
+    if form == "stream":
+        width = 16 // dtype(s.t).bytes
+        if width == 8 and STREAM_APPROX and s.streamed_at is not None:  # results rounded to 16 bits
+            stat, out = s.streamed_at("", "ms_smem", approx=True)
+            s = replace(s, streamed=Stat(("__shared__ RlxMS ms_smem[32];", *stat.init), stat.add, stat.done),
+                        streamed_out=out, streamed4=None)
+        body = (_float4_form if width == 4 else _uint4_form)(s, loads=STREAM_LOADS)
+        src = _row_kernel(decl, body, rows, form="stream", threads=STREAM_THREADS, min_blocks=STREAM_MIN_BLOCKS,
+                          note=f"a block of {STREAM_THREADS} threads per row, read twice, {width} elements per "
+                               f"access, {STREAM_LOADS} loads in flight per thread")
+        return KernelSpec(s.family, src, bufs, rows.rows, STREAM_THREADS)
     streamed = {"float4": _float4_form, "uint4": _uint4_form}.get(form, _looping_form)
     width = {"float4": 4, "uint4": 8}.get(form, 1)
     if split := stream_split(rows.rows, rows.cols // width, sm_count):
@@ -3417,14 +3523,24 @@ def softmax_kernel(op: rlx.SoftmaxOp | rlx.LogSoftmaxOp, sm_count: int, fused: F
              lambda red: (f"const RlxMS st = {red('RlxMS{m, s}', 'RlxMSMerge', 'RlxMS{-RLX_INF, 0.0f}', 'ms_smem')};",
                           "const float inv = expf(m - st.m) / st.s, ls = logf(st.s) + (st.m - mz);")),
     )  # fmt: skip
-    def online_at(sfx: str, smem: str = "smem") -> tuple[Stat, Out]:
+    def online_at(sfx: str, smem: str = "smem", approx: bool = False) -> tuple[Stat, Out]:
         """The online (max, sum) and the output with names ending in `sfx`
-        (several rows per thread: the vector columns form)."""
-        st, m, ls, inv = f"st{sfx}", f"m{sfx}", f"ls{sfx}", f"inv{sfx}"
-        stat = Stat((f"RlxMS {st} = {{-RLX_INF, 0.0f}};",), lambda vs: " ".join(f"rlx_ms_add({st}, {v});" for v in vs),
+        (several rows per thread: the vector columns form); `approx`: the
+        exponentials as approximate 2^x (`rlx_ms_add_n_afn`; results rounded
+        to f16/bf16 only)."""
+        st, m, ls, inv, ml = f"st{sfx}", f"m{sfx}", f"ls{sfx}", f"inv{sfx}", f"ml{sfx}"
+        add = "rlx_ms_add_n_afn" if approx else "rlx_ms_add_n"
+        stat = Stat((f"RlxMS {st} = {{-RLX_INF, 0.0f}};",),
+                    lambda vs: (f"{add}({st}, {{{', '.join(vs)}}});" if len(vs) > 1
+                                else " ".join(f"rlx_ms_add({st}, {v});" for v in vs)),
                     lambda red: (f"{st} = {red(st, 'RlxMSMerge', 'RlxMS{-RLX_INF, 0.0f}', smem)};",
-                                 f"const float {m} = {st}.m, {ls} = logf({st}.s), {inv} = 1.0f / {st}.s;"))
-        return stat, ((lambda v, p: f"({v} - {m}) - {ls}") if log else (lambda v, p: f"expf({v} - {m}) * {inv}"))
+                                 f"const float {m} = {st}.m, {ls} = logf({st}.s), {inv} = 1.0f / {st}.s"
+                                 + (f", {ml} = {m} * 1.44269504f;" if approx else ";")))
+        if log:
+            return stat, lambda v, p: f"({v} - {m}) - {ls}"
+        if approx:
+            return stat, lambda v, p: f"rlx_ex2f(fmaf({v}, 1.44269504f, -{ml})) * {inv}"
+        return stat, lambda v, p: f"expf({v} - {m}) * {inv}"
 
     one, online_out = online_at("", "ms_smem")
     online = Stat(("__shared__ RlxMS ms_smem[32];", *one.init), one.add, one.done)
