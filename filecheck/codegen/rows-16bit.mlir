@@ -11,7 +11,7 @@
 // CHECK: const float d_ = rlx_ld_f16(srow[(j) * 1024 + threadIdx.x]) - mean; q += d_ * d_;
 // CHECK: pk.w[i] = rlx_st2_f16((rlx_ld_f16(srow[(j) * 1024 + threadIdx.x]) - mean) * inv *
 // Softmax keeps an f32 row: its statistics store exp(x - m) in place.
-// On sm_90 both take the cluster form: 32768 halves over 2 blocks of 256
+// On sm_90 layer_norm takes the cluster form: 32768 halves over 2 blocks of 256
 // threads, 64 per thread in registers, 16 bytes per access. The norm keeps
 // its row in registers as halves too (32 registers, not 64; at most 64 in
 // all, 4 blocks per SM), converted again in every pass: an empty asm
@@ -33,11 +33,10 @@
 // SM90-NEXT: union { uint4 raw; unsigned short e[8]; unsigned int w[4]; } pc_b; pc_b.raw = reinterpret_cast<const uint4*>(b + 0)[c * 512 + lane];
 // (two elements rounded per instruction, rlx_st2_f16: cvt.rn.f16x2.f32)
 // SM90: pk.w[i] = rlx_st2_f16((rlx_half_f16(v[(j) >> 1], (j) & 1) - mean) * inv * rlx_ld_f16(pc_g.e[2 * i]) + rlx_ld_f16(pc_b.e[2 * i]), (rlx_half_f16(v[(j + 1) >> 1], (j + 1) & 1) - mean) * inv * rlx_ld_f16(pc_g.e[2 * i + 1]) + rlx_ld_f16(pc_b.e[2 * i + 1]));
-// Softmax keeps an f32 row there (its 64 registers are more than half of
-// 64: no register cap):
-// SM90: // row form: cluster (2 blocks of 256 threads per row, 512 threads per row, 8 elements per access, 64 per thread)
-// SM90-NEXT: extern "C" __global__ void __cluster_dims__(2, 1, 1) __launch_bounds__(256)
-// SM90: float v[64];
+// Softmax takes the stream form there (rows.STREAM_ROWS: no row in
+// registers, read twice, the second read from L2):
+// SM90: // row form: stream (a block of 1024 threads per row, read twice, 8 elements per access, 2 loads in flight per thread)
+// SM90-NEXT: extern "C" __global__ void __launch_bounds__(1024, 2)
 // CHECK: // row form: smem (131072 bytes of shared memory as f32, 1024 threads per row, 8 elements per access, 32 per thread)
 // CHECK: extern __shared__ __align__(16) float srow[];
 // A row of 32000 halves (a vocabulary): 8 divides it, 512 x 8 does not. In

@@ -75,10 +75,10 @@
 // CHECK: m = rlx_group_reduce<4>(m, RlxMax());
 // CHECK: const int cb = (p4 * 4 / 12) * 3, r = p4 * 4 % 3;  // an item lies in one outer index
 // CHECK: reinterpret_cast<float4*>(y + base)[p4] = make_float4(r0, r1, r2, r3);
-// Rows moved 16 bytes per access (32768 f16: 2 blocks of 256): each thread's
+// Rows moved 16 bytes per access (16384 f16: 2 blocks of 128; rows of 32768 take the stream form): each thread's
 // max and sum of exponentials from it, merged over the cluster in one
 // reduction of (max, sum) pairs, then each thread's exponentials rescaled:
-// SM90: // row form: cluster (2 blocks of 256 threads per row, 512 threads per row, 8 elements per access, 64 per thread)
+// SM90: // row form: cluster (2 blocks of 128 threads per row, 256 threads per row, 8 elements per access, 64 per thread)
 // SM90: __shared__ RlxMS cl_slots0[2];
 // SM90-NEXT: rlx_cluster_arrive();
 // SM90: m = rlx_maxf(m, v[j]);
@@ -104,13 +104,13 @@
 // CHECK: reinterpret_cast<float4*>(y + base)[k4] = make_float4(expf(q.x - m) * inv, expf(q.y - m) * inv, expf(q.z - m) * inv, expf(q.w - m) * inv);
 // On sm_90 (132 / 2 blocks) the same row takes the grid form:
 // SM90: // row form: grid (62 blocks of 1024 threads per row, 63488 threads per row, 4 elements per access, 32 per thread)
-func.func @main(%x: tensor<8x4096xf32>, %y: tensor<2x10000xf32>, %w: tensor<2x10001xf32>, %v: tensor<2x50000xf32>, %z: tensor<2x4x3xf32>, %h: tensor<2x32768xf16>, %u: tensor<2x2000000xf32>) -> (tensor<8x4096xf32>, tensor<2x10000xf32>, tensor<2x10001xf32>, tensor<2x50000xf32>, tensor<2x4x3xf32>, tensor<2x32768xf16>, tensor<2x2000000xf32>) {
+func.func @main(%x: tensor<8x4096xf32>, %y: tensor<2x10000xf32>, %w: tensor<2x10001xf32>, %v: tensor<2x50000xf32>, %z: tensor<2x4x3xf32>, %h: tensor<2x16384xf16>, %u: tensor<2x2000000xf32>) -> (tensor<8x4096xf32>, tensor<2x10000xf32>, tensor<2x10001xf32>, tensor<2x50000xf32>, tensor<2x4x3xf32>, tensor<2x16384xf16>, tensor<2x2000000xf32>) {
   %a = rlx.softmax %x axis = -1 : tensor<8x4096xf32>
   %b = rlx.softmax %y axis = -1 : tensor<2x10000xf32>
   %d = rlx.softmax %w axis = -1 : tensor<2x10001xf32>
   %e = rlx.softmax %v axis = -1 : tensor<2x50000xf32>
   %c = rlx.softmax %z axis = 1 : tensor<2x4x3xf32>
-  %f = rlx.softmax %h axis = -1 : tensor<2x32768xf16>
+  %f = rlx.softmax %h axis = -1 : tensor<2x16384xf16>
   %g = rlx.softmax %u axis = -1 : tensor<2x2000000xf32>
-  func.return %a, %b, %d, %e, %c, %f, %g : tensor<8x4096xf32>, tensor<2x10000xf32>, tensor<2x10001xf32>, tensor<2x50000xf32>, tensor<2x4x3xf32>, tensor<2x32768xf16>, tensor<2x2000000xf32>
+  func.return %a, %b, %d, %e, %c, %f, %g : tensor<8x4096xf32>, tensor<2x10000xf32>, tensor<2x10001xf32>, tensor<2x50000xf32>, tensor<2x4x3xf32>, tensor<2x16384xf16>, tensor<2x2000000xf32>
 }

@@ -9,7 +9,7 @@
 // RUN: rlxc-opt %s -t cuda-resources | filecheck %s --check-prefix=UNLOWERED
 
 // CHECK: // kernel | entry | arch | registers | spill stores | spill loads | stack | smem | form
-// CHECK-NEXT: @k0 | rlx_softmax_{{[0-9a-f]+}} | sm_90 | {{[1-9][0-9]*}} | {{[0-9]+}} | {{[0-9]+}} | {{[0-9]+}} | {{[0-9]+}} | row form: cluster (2 blocks of 256 threads per row, 512 threads per row, 8 elements per access, 64 per thread)
+// CHECK-NEXT: @k0 | rlx_softmax_{{[0-9a-f]+}} | sm_90 | {{[1-9][0-9]*}} | {{[0-9]+}} | {{[0-9]+}} | {{[0-9]+}} | {{[0-9]+}} | row form: stream (a block of 1024 threads per row, read twice, 8 elements per access, 2 loads in flight per thread)
 // CHECK-NEXT: @k1 | rlx_norm_{{[0-9a-f]+}} | sm_90 | {{[1-9][0-9]*}} | {{.*}} | row form: block (256 threads per row, 8 elements per access between the row's 16-byte boundaries, the rest one each, 17 per thread)
 // CHECK-NOT: @k2
 

@@ -113,31 +113,14 @@ __device__ __forceinline__ void rlx_ms_add(RlxMS& a, float v) {
   if (v > a.m) { a.s = v == RLX_INF ? RLX_NAN : a.s * expf(a.m - v) + 1.0f; a.m = v; }
   else if (v != -RLX_INF) a.s += expf(v - a.m);
 }
-// rlx_ms_add of N elements at once: one rescale to their max, N exponentials,
-// no branch per element (the stream form's 16-byte accesses). NaN or +inf
-// makes s NaN, as rlx_ms_add; elements of -inf add nothing.
-template <int N> __device__ __forceinline__ void rlx_ms_add_n(RlxMS& a, const float (&v)[N]) {
-  float mx = v[0];
-  #pragma unroll
-  for (int i = 1; i < N; ++i) mx = fmaxf(mx, v[i]);  // (NaN ignored here: it reaches s below)
-  const float nm = fmaxf(a.m, mx);
-  if (nm == -RLX_INF) {  // all -inf so far: nothing to add, unless a NaN
-    #pragma unroll
-    for (int i = 0; i < N; ++i) if (v[i] != v[i]) a.s = RLX_NAN;
-    return;
-  }
-  float t = 0.0f;
-  #pragma unroll
-  for (int i = 0; i < N; ++i) t += expf(v[i] - nm);  // +inf: inf - inf, NaN
-  a.s = a.s * expf(a.m - nm) + t;
-  a.m = nm;
-}
 // 2^x, approximate (PTX ex2.approx.ftz: within 2 ulp, subnormal results 0).
 __device__ __forceinline__ float rlx_ex2f(float x) { float y; asm("ex2.approx.ftz.f32 %0, %1;" : "=f"(y) : "f"(x)); return y; }
-// rlx_ms_add_n with exp(v - m) as 2^(v log2(e) - m log2(e)) (one fmaf and an
-// approximate 2^x each): for results rounded to f16/bf16 (the stream form's),
-// within about 1e-5 relative for |m| under 100, where expf's full range
-// reduction costs about twice the instructions.
+// rlx_ms_add of N elements at once (the stream form's 16-byte accesses): one
+// rescale to their max, no branch per element, and exp(v - m) as
+// 2^(v log2(e) - m log2(e)) (one fmaf and an approximate 2^x each): for
+// results rounded to f16/bf16 only, within about 1e-5 relative for |m| under
+// 100, where expf's full range reduction costs about twice the instructions.
+// NaN or +inf makes s NaN, as rlx_ms_add; elements of -inf add nothing.
 template <int N> __device__ __forceinline__ void rlx_ms_add_n_afn(RlxMS& a, const float (&v)[N]) {
   float mx = v[0];
   #pragma unroll

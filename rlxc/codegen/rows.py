@@ -1538,7 +1538,8 @@ STREAM_GRID_MIN_ITEMS = 8
 #: Softmax and log_softmax over contiguous rows of STREAM_ROW_MIN elements
 #: or more and STREAM_ROW_MAX_BYTES at most whose 16-byte vectors tile the
 #: row (8 f16/bf16 elements divide its length) in STREAM_DTYPES, without a
-#: prologue: the stream form, before the cluster form. A block of
+#: prologue: the stream form, before the cluster form (on sm_90, where it
+#: was measured; elsewhere the forms are as before). A block of
 #: STREAM_THREADS per row (STREAM_MIN_BLOCKS per multiprocessor) reads the
 #: row twice, STREAM_LOADS 16-byte loads in flight per thread: the online
 #: (max, sum) in the first read, eight elements at a time
@@ -2197,7 +2198,7 @@ def row_form(rows: Rows, t: Attribute, smem_elem_bytes: int = 4, stored: bool = 
         return "warp"
     if rows.cols <= BLOCK_ROW_MAX:
         return "block"
-    if (STREAM_ROWS and online and STREAM_ROW_MIN <= rows.cols and rows.cols * dtype(t).bytes <= STREAM_ROW_MAX_BYTES
+    if (STREAM_ROWS and online and has_clusters() and STREAM_ROW_MIN <= rows.cols and rows.cols * dtype(t).bytes <= STREAM_ROW_MAX_BYTES
             and dtype_name(t) in STREAM_DTYPES and rows.cols % (16 // dtype(t).bytes) == 0 and rows.rows < 2**31):
         return "stream"
     grid = GRID_ROWS and sm_count > 0 and (g := grid_shape(rows.cols, t, sm_count, stored, window)) is not None \
@@ -3529,9 +3530,8 @@ def softmax_kernel(op: rlx.SoftmaxOp | rlx.LogSoftmaxOp, sm_count: int, fused: F
         exponentials as approximate 2^x (`rlx_ms_add_n_afn`; results rounded
         to f16/bf16 only)."""
         st, m, ls, inv, ml = f"st{sfx}", f"m{sfx}", f"ls{sfx}", f"inv{sfx}", f"ml{sfx}"
-        add = "rlx_ms_add_n_afn" if approx else "rlx_ms_add_n"
         stat = Stat((f"RlxMS {st} = {{-RLX_INF, 0.0f}};",),
-                    lambda vs: (f"{add}({st}, {{{', '.join(vs)}}});" if len(vs) > 1
+                    lambda vs: (f"rlx_ms_add_n_afn({st}, {{{', '.join(vs)}}});" if approx and len(vs) > 1
                                 else " ".join(f"rlx_ms_add({st}, {v});" for v in vs)),
                     lambda red: (f"{st} = {red(st, 'RlxMSMerge', 'RlxMS{-RLX_INF, 0.0f}', smem)};",
                                  f"const float {m} = {st}.m, {ls} = logf({st}.s), {inv} = 1.0f / {st}.s"
