@@ -131,11 +131,15 @@ def test_long_row_kernels_compile(arch, grid, monkeypatch):
     assert compile_all(lowered, arch) == 8
 
 
-def test_long_rows_on_sm90_split_over_clusters():
+def test_long_rows_on_sm90_split_over_clusters(monkeypatch):
     """On sm_90 the same rows (all within 2-8 blocks of up to 1024 threads)
     take the cluster form: the block count in `__cluster_dims__`, a slot
     row per statistic, the first reduction waiting on the opening arrive;
-    on sm_80 none does."""
+    on sm_80 none does. (With rows.STREAM_ROWS off: the f16 log_softmax of
+    60001 takes the stream form otherwise, test_stream_form_rows.)"""
+    from rlxc.codegen import rows
+
+    monkeypatch.setattr(rows, "STREAM_ROWS", False)
     lowered = rlxc.run_pipeline(_long_rows(), "rlx-cuda{arch=sm_90}")
     sources = [k.source.data for k in kernels_of(lowered)]
     assert all("// row form: cluster (" in s for s in sources), [s.splitlines()[2] for s in sources]
@@ -153,6 +157,30 @@ def test_long_rows_on_sm90_split_over_clusters():
     assert compile_all(lowered, "sm_90") == 8
     old = rlxc.run_pipeline(_long_rows(), "rlx-cuda{arch=sm_80}")
     assert not any("row form: cluster" in k.source.data for k in kernels_of(old))
+
+
+def test_stream_form_rows():
+    """rows.STREAM_ROWS on sm_90: softmax/log_softmax over f16/bf16 rows of
+    32000-65536 elements (8 dividing them or not: the window) take the
+    stream form; rows of 16384 or 131072, f32 rows, a prologue, layer_norm,
+    sm_80 and USE_CLUSTERS off keep the forms they had. Every kernel compiles."""
+    from rlxc.codegen import rows
+
+    g = rlxc.GraphBuilder()
+    xs = {n: g.input(f"x{n}{d}", [3, n], d) for n in (16384, 32000, 50257, 65536, 131072) for d in ("f16",)}
+    b, f = g.input("b", [3, 32768], "bf16"), g.input("f", [3, 32768])
+    outs = [g.softmax(v) for v in xs.values()] + [g.log_softmax(b), g.softmax(f), g.softmax(g.mul(b, b)),
+                                                  g.layer_norm(b, g.param("w", [32768], "bf16"), g.param("c", [32768], "bf16"))]
+    module = g.build(outs)
+    forms = [k.source.data.splitlines()[2].split(" (")[0] for k in kernels_of(rlxc.run_pipeline(module, "rlx-cuda{arch=sm_90}"))]
+    stream = "// row form: stream"
+    assert [f == stream for f in forms] == [False, True, True, True, False, True, False, False, False], forms
+    lowered = rlxc.run_pipeline(module, "rlx-cuda{arch=sm_90}")
+    assert compile_all(lowered, "sm_90") == len(forms)
+    assert not any(stream in k.source.data for k in kernels_of(rlxc.run_pipeline(module, "rlx-cuda{arch=sm_80}")))
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(rows, "USE_CLUSTERS", False)
+        assert not any(stream in k.source.data for k in kernels_of(rlxc.run_pipeline(module, "rlx-cuda{arch=sm_90}")))
 
 
 def test_rows_past_a_cluster_take_the_grid_form():

@@ -637,7 +637,7 @@ def test_long_rows_without_clusters(cols, dtype, monkeypatch):
 
 
 @pytest.mark.parametrize("dtype", ["f32", "f16", "bf16"])
-@pytest.mark.parametrize("rows,cols", [(3, 16384), (37, 32768), (5, 50256), (2, 131072)])
+@pytest.mark.parametrize("rows,cols", [(3, 16384), (37, 32768), (5, 50256), (2, 131072), (5, 50257), (7, 32001)])
 def test_stream_form_softmax(rows, cols, dtype, monkeypatch):
     """softmax and log_softmax over long rows in the stream form (a block
     of 1024 threads per row, read twice; f32, rows of 16384 and of 131072
@@ -645,7 +645,9 @@ def test_stream_form_softmax(rows, cols, dtype, monkeypatch):
     the interpreter: random rows, then rows holding -inf (they add nothing;
     a row of only -inf is NaN, 0/0, as in the reference), +inf or NaN (the
     row's outputs NaN), each in the first, middle or last of a thread's
-    8 elements and in the second of its loads."""
+    8 elements and in the second of its loads; rows 8 does not divide
+    through their 16-byte windows (the window's first and last accesses an
+    element at a time)."""
     import math
 
     from rlxc.codegen import rows as rows_mod
@@ -658,7 +660,10 @@ def test_stream_form_softmax(rows, cols, dtype, monkeypatch):
     x = g.input("x", [rows, cols], dtype)
     module = g.build([g.softmax(x), g.log_softmax(x)])
     lowered = rlxc.run_pipeline(module, "rlx-cuda{arch=sm_90 sm_count=132}")
-    assert str(lowered).count("row form: stream (a block of 1024 threads per row") == 2
+    # f16/bf16 rows 8 does not divide through their 16-byte windows (rows.STREAM_WINDOW: each
+    # row starts at a different offset in its window); f32 rows 4 does not divide are not streamed
+    streamed = 0 if dtype == "f32" and cols % 4 else 2
+    assert str(lowered).count("row form: stream (a block of 1024 threads per row") == streamed
     check(module)
     rng = np.random.default_rng()
     xin = rng.standard_normal((4, cols)).astype(np.float32) * 4

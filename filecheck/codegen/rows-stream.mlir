@@ -15,10 +15,21 @@
 // log_softmax: the same reads, the output (x - m) - log(s):
 // CHECK: // row form: stream
 // CHECK: rlx_st2_bf16((f0.x - m) - ls
-// Rows of 16384 (under STREAM_ROW_MIN), of 32001 (8 does not divide) and
+// Rows of 16384 (under STREAM_ROW_MIN) keep the cluster form:
+// CHECK: // row form: cluster
+// Rows of 32001 (8 does not divide) go through their 16-byte-aligned
+// windows: the window's first and last accesses (threads 0 and 1) masked
+// and written an element at a time, the accesses between as above:
+// CHECK: // row form: stream
+// CHECK: const int h = (int)(base & 7);
+// CHECK-NEXT: const int nb = (h + 32001 + 7) / 8;
+// CHECK: if (threadIdx.x < 2) {  // the window's first and last accesses
+// CHECK: rlx_ms_add_n_afn(st, {((unsigned)(k8 * 8 + 0 - h) < 32001u ? f0.x : -RLX_INF),
+// CHECK: for (int k0 = threadIdx.x + 1; k0 < nb - 1; k0 += 2 * blockDim.x) {
+// CHECK: rlx_ms_add_n_afn(st, {f0.x, f0.y, f1.x, f1.y, f2.x, f2.y, f3.x, f3.y});
+// CHECK: if ((unsigned)(k8 * 8 + 7 - h) < 32001u) y[base - h + k8 * 8 + 7] = rlx_st_f16(
+// CHECK: reinterpret_cast<uint4*>(y + (base - h))[k8] = make_uint4(
 // f32 rows keep the cluster form:
-// CHECK: // row form: cluster
-// CHECK: // row form: cluster
 // CHECK: // row form: cluster
 func.func @main(%x: tensor<4x32768xf16>, %y: tensor<4x32768xbf16>, %z: tensor<4x16384xf16>, %w: tensor<4x32001xf16>, %v: tensor<4x32768xf32>) -> (tensor<4x32768xf16>, tensor<4x32768xbf16>, tensor<4x16384xf16>, tensor<4x32001xf16>, tensor<4x32768xf32>) {
   %a = rlx.softmax %x axis = 1 : tensor<4x32768xf16>

@@ -11,8 +11,9 @@ element type and layout (`ROW_FORMS`, the one table of thresholds):
   one 16-byte access each (64 halves: 8 lanes, 4 rows a warp); short
   f16/bf16 rows reduced twice, WARP_BATCH rows a group, loaded together;
 * block: a block per row, the row in registers;
-* stream (softmax, log_softmax: f16/bf16 rows of 32000-65536 elements 8
-  divides, no prologue): a block of 1024 threads per row reads it twice,
+* stream (softmax, log_softmax: f16/bf16 rows of 32000-65536 elements, no
+  prologue; rows 8 does not divide through their 16-byte-aligned windows):
+  a block of 1024 threads per row reads it twice,
   2 loads in flight per thread, the online (max, sum) in the first read,
   the output in the second, which finds the row in L2 (STREAM_ROWS);
 * cluster (sm_90, past BLOCK_ROW_MAX): the row split over the 2-8 blocks
@@ -1536,10 +1537,11 @@ STREAM_GRID_MIN_ITEMS = 8
 
 
 #: Softmax and log_softmax over contiguous rows of STREAM_ROW_MIN elements
-#: or more and STREAM_ROW_MAX_BYTES at most whose 16-byte vectors tile the
-#: row (8 f16/bf16 elements divide its length) in STREAM_DTYPES, without a
-#: prologue: the stream form, before the cluster form (on sm_90, where it
-#: was measured; elsewhere the forms are as before). A block of
+#: or more and STREAM_ROW_MAX_BYTES at most in STREAM_DTYPES (f32 rows only
+#: where 4 divides their length; f16/bf16 rows 8 does not divide through
+#: their windows: STREAM_WINDOW), without a prologue: the stream form,
+#: before the cluster form (on sm_90 with USE_CLUSTERS, where it was
+#: measured; elsewhere the forms are as before). A block of
 #: STREAM_THREADS per row (STREAM_MIN_BLOCKS per multiprocessor) reads the
 #: row twice, STREAM_LOADS 16-byte loads in flight per thread: the online
 #: (max, sum) in the first read, eight elements at a time
@@ -1565,6 +1567,19 @@ STREAM_DTYPES: tuple[str, ...] = ("f16", "bf16")
 STREAM_THREADS = 1024
 STREAM_LOADS = 2
 STREAM_MIN_BLOCKS = 2
+#: ... also f16/bf16 rows 8 does not divide, through the row's 16-byte-aligned
+#: window (as the cluster form's `windowed`): the window's first and last
+#: accesses (threads 0 and 1) masked, read and written an element at a time,
+#: the accesses between as the aligned rows'. H200, session 23 (`variant.py
+#: STREAM_WINDOW=False,True -- --ops softmax --rows 32001,50257 --dtypes
+#: f16,bf16 --sizes 64,512`, µs at 64 / 512 MiB): f16 of 50257 64.4 -> 49.5 /
+#: 475 -> 337 (55% -> 76% of copy; 0.96x eager -> 1.36x), of 32001 58.6 ->
+#: 44.0 / 431 -> 303; bf16 the same.
+STREAM_WINDOW = True
+#: ... and rows 8 divides through that code too (h = 0): H200, rows of 32768
+#: f16 2.0-2.8% slower, of 50256 2.7-3.5% faster (`STREAM_EDGES=False,True`);
+#: off.
+STREAM_EDGES = False
 #: f16/bf16 rows' exponentials in the stream form as approximate 2^x
 #: (`rlx_ms_add_n_afn`; off: expf): the row is read twice, so each element
 #: takes two, and with expf the form was compute-bound on the H200 (rows of
@@ -2198,8 +2213,9 @@ def row_form(rows: Rows, t: Attribute, smem_elem_bytes: int = 4, stored: bool = 
         return "warp"
     if rows.cols <= BLOCK_ROW_MAX:
         return "block"
-    if (STREAM_ROWS and online and has_clusters() and STREAM_ROW_MIN <= rows.cols and rows.cols * dtype(t).bytes <= STREAM_ROW_MAX_BYTES
-            and dtype_name(t) in STREAM_DTYPES and rows.cols % (16 // dtype(t).bytes) == 0 and rows.rows < 2**31):
+    if (STREAM_ROWS and online and USE_CLUSTERS and has_clusters() and STREAM_ROW_MIN <= rows.cols and rows.cols * dtype(t).bytes <= STREAM_ROW_MAX_BYTES
+            and dtype_name(t) in STREAM_DTYPES and rows.rows < 2**31
+            and (rows.cols % (16 // dtype(t).bytes) == 0 or STREAM_WINDOW and dtype(t).bytes == 2)):
         return "stream"
     grid = GRID_ROWS and sm_count > 0 and (g := grid_shape(rows.cols, t, sm_count, stored, window)) is not None \
         and rows.rows * g[0] < 2**31  # (no rows: row_kernel's empty kernel before any form)
@@ -2846,13 +2862,15 @@ def _vec_loop(rows: Rows, lines: list[str], width: int = 4, lane: str = "threadI
 
 
 def _vec_batched(rows: Rows, lines: Callable[[str], list[str]], width: int, raw: str, load: str, loads: int,
-                 lane: str = "threadIdx.x", stride: str = "blockDim.x") -> list[str]:
+                 lane: str = "threadIdx.x", stride: str = "blockDim.x", count: str | None = None) -> list[str]:
     """`lines(v)` for every 16-byte vector `k<width>` of row `r` that thread
     `lane` of the row's `stride` takes, `loads` of them at a time: their
     loads (`load`, of type `raw`, an expression in `k<width>`) issued
-    together, then `lines` of each loaded value `v`."""
-    k, n = f"k{width}", rows.cols // width
-    ix = "int" if n + loads * THREADS * 4 < 2**31 else "long long"  # (a row's vectors, not the tensor's)
+    together, then `lines` of each loaded value `v`. `count`: the vectors
+    (an int expression: the windowed row's `nb`), else the row's length
+    over `width`."""
+    k, n = f"k{width}", count or rows.cols // width
+    ix = "int" if rows.cols // width + 1 + loads * THREADS * 4 < 2**31 else "long long"  # (a row's vectors, not the tensor's)
     return [
         f"for ({ix} k0 = {lane}; k0 < {n}; k0 += {loads} * {stride}) {{  // {loads} loads in flight",
         f"  {raw} pv[{loads}];",
@@ -2937,14 +2955,41 @@ def _uint4_form(s: RowSpec, red: Reducer = block_reduce, lane: str = "threadIdx.
     outs = [s.streamed_out(_elem8("f", e), lambda p, e=e: _elem8(f"{p}f", e)) for e in range(8)]
     if loads > 1:
         assert not s.columns, "batched uint4 reads take no column params"
-        ld = "reinterpret_cast<const uint4*>(x + base)[k8]"
-        store = f"reinterpret_cast<uint4*>(y + base)[k8] = {_pack8(outs, ty)};"
+        if s.rows.cols % 8 == 0 and not STREAM_EDGES:
+            ld = "reinterpret_cast<const uint4*>(x + base)[k8]"
+            write = [f"reinterpret_cast<uint4*>(y + base)[k8] = {_pack8(outs, ty)};"]
+            return [
+                *stat.init,
+                *_vec_batched(s.rows, lambda v: [*_unpack8("f", ty, v), stat.add([_elem8("f", e) for e in range(8)])],
+                              8, "uint4", ld, loads, lane, stride),
+                *stat.done(red),
+                *_vec_batched(s.rows, lambda v: [*_unpack8("f", ty, v), *write], 8, "uint4", ld, loads, lane, stride),
+            ]
+        # windowed (see `windowed`): the row's 16-byte-aligned window, h elements
+        # before its start. Its first and last accesses (threads 0 and 1) hold
+        # elements outside the row: -inf to the statistics, not written (an
+        # element at a time); the accesses between lie in the row, as above
+        cols = s.rows.cols
+        ld = "reinterpret_cast<const uint4*>(x + (base - h))[k8]"
+        inside = [f"(unsigned)(k8 * 8 + {e} - h) < {cols}u" for e in range(8)]
+        edge = "if (threadIdx.x < 2) {  // the window's first and last accesses",
+        at = "  const int k8 = threadIdx.x == 0 ? 0 : nb - 1;"
         return [
+            "const int h = (int)(base & 7);  // the window's elements before the row's first",
+            f"const int nb = (h + {cols} + 7) / 8;  // accesses in the window (past 2: the row is long)",
             *stat.init,
+            *edge, at, *("  " + line for line in _unpack8("f", ty, ld)),
+            "  " + stat.add([f"({inside[e]} ? {_elem8('f', e)} : -RLX_INF)" for e in range(8)]),
+            "}",
             *_vec_batched(s.rows, lambda v: [*_unpack8("f", ty, v), stat.add([_elem8("f", e) for e in range(8)])],
-                          8, "uint4", ld, loads, lane, stride),
+                          8, "uint4", ld, loads, "threadIdx.x + 1", stride, "nb - 1"),
             *stat.done(red),
-            *_vec_batched(s.rows, lambda v: [*_unpack8("f", ty, v), store], 8, "uint4", ld, loads, lane, stride),
+            *edge, at, *("  " + line for line in _unpack8("f", ty, ld)),
+            *(f"  if ({inside[e]}) y[base - h + k8 * 8 + {e}] = {store(outs[e], s.t)};" for e in range(8)),
+            "}",
+            *_vec_batched(s.rows, lambda v: [*_unpack8("f", ty, v),
+                                             f"reinterpret_cast<uint4*>(y + (base - h))[k8] = {_pack8(outs, ty)};"],
+                          8, "uint4", ld, loads, "threadIdx.x + 1", stride, "nb - 1"),
         ]
     return [
         *stat.init,
