@@ -2970,6 +2970,7 @@ def _uint4_form(s: RowSpec, red: Reducer = block_reduce, lane: str = "threadIdx.
         # elements outside the row: -inf to the statistics, not written (an
         # element at a time); the accesses between lie in the row, as above
         cols = s.rows.cols
+        assert cols > 16, "the window's first and last accesses are two (threads 0 and 1)"
         ld = "reinterpret_cast<const uint4*>(x + (base - h))[k8]"
         inside = [f"(unsigned)(k8 * 8 + {e} - h) < {cols}u" for e in range(8)]
         edge = "if (threadIdx.x < 2) {  // the window's first and last accesses",
