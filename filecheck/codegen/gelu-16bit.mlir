@@ -23,11 +23,12 @@
 // helper it shares with rlx_erfcf, and 2^x), called in the 16-bit kernel's
 // body (4 trips, no if/else), and rlx_erfcf in f32's (2 trips:
 // elementwise.HEAVY_UNROLL):
-// SRC: __device__ __forceinline__ float rlx_erfcc_t(float a)
+// SRC: __device__ __forceinline__ float rlx_ex2f(float x) { float y; asm("ex2.approx.ftz.f32
+// SRC-NEXT: __device__ __forceinline__ float rlx_erfcc_t(float a)
 // SRC-NEXT: rcp.approx.ftz.f32
 // SRC: __device__ __forceinline__ float rlx_erfc_afn(float x)
 // SRC-NEXT: rlx_erfcc_t(a)
-// SRC: ex2.approx.ftz.f32
+// SRC: rlx_ex2f(fmaf(a * -1.442695f, a, p))
 // SRC: // elementwise form: vector: 8 elements per thread and trip, 16-byte accesses, 4 trips per thread
 // SRC-NOT: if (v
 // SRC: = rlx_erfc_afn(v{{[0-9]+}});

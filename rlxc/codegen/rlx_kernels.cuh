@@ -26,6 +26,8 @@ __device__ __forceinline__ float rlx_round_bf16(float f) { return rlx_ld_bf16(rl
 // ulp) and P a Chebyshev fit of degree 9 (relative error under 1.2e-7), each
 // caller's coefficients (unscaled, or scaled by log2(e)) through `rlx_horner`:
 // c0 + t (c1 + t (c2 + ...)), one fmaf a coefficient, from the last one in.
+// 2^x, approximate (PTX ex2.approx.ftz: within 2 ulp, subnormal results 0).
+__device__ __forceinline__ float rlx_ex2f(float x) { float y; asm("ex2.approx.ftz.f32 %0, %1;" : "=f"(y) : "f"(x)); return y; }
 __device__ __forceinline__ float rlx_erfcc_t(float a) {
   float t; asm("rcp.approx.ftz.f32 %0, %1;" : "=f"(t) : "f"(fmaf(0.5f, a, 1.0f)));
   return t;
@@ -50,7 +52,7 @@ __device__ __forceinline__ float rlx_erfcf(float x) {
   const float p = rlx_horner(t, -1.26551223f, 1.00002368f, 0.37409196f, 0.09678418f, -0.18628806f,
                              0.27886807f, -1.13520398f, 1.48851587f, -0.82215223f, 0.17087277f);
   const float hi = a * a, lo = fmaf(a, a, -hi);
-  float f; asm("ex2.approx.ftz.f32 %0, %1;" : "=f"(f) : "f"((p - lo) * 1.44269504f));
+  const float f = rlx_ex2f((p - lo) * 1.44269504f);
   float e = t * expf(-hi) * f;
   e = a > 10.1f ? 0.0f : e;
   return x >= 0.0f ? e : 2.0f - e;
@@ -72,7 +74,7 @@ __device__ __forceinline__ float rlx_erfc_afn(float x) {
   const float a = fabsf(x), t = rlx_erfcc_t(a);
   const float p = rlx_horner(t, -1.8257482f, 1.4427292f, 0.5397006f, 0.13963005f, -0.26875687f,
                              0.40232158f, -1.6377531f, 2.1474745f, -1.1861149f, 0.2465173f);
-  float e; asm("ex2.approx.ftz.f32 %0, %1;" : "=f"(e) : "f"(fmaf(a * -1.442695f, a, p)));
+  float e = rlx_ex2f(fmaf(a * -1.442695f, a, p));
   e *= t;
   return x >= 0.0f ? e : 2.0f - e;
 }
@@ -113,8 +115,6 @@ __device__ __forceinline__ void rlx_ms_add(RlxMS& a, float v) {
   if (v > a.m) { a.s = v == RLX_INF ? RLX_NAN : a.s * expf(a.m - v) + 1.0f; a.m = v; }
   else if (v != -RLX_INF) a.s += expf(v - a.m);
 }
-// 2^x, approximate (PTX ex2.approx.ftz: within 2 ulp, subnormal results 0).
-__device__ __forceinline__ float rlx_ex2f(float x) { float y; asm("ex2.approx.ftz.f32 %0, %1;" : "=f"(y) : "f"(x)); return y; }
 // rlx_ms_add of N elements at once (the stream form's 16-byte accesses): one
 // rescale to their max, no branch per element, and exp(v - m) as
 // 2^(v log2(e) - m log2(e)) (one fmaf and an approximate 2^x each): for

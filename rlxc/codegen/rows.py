@@ -2807,7 +2807,10 @@ class RowSpec:
     pure_in_smem: bool = True  # whether the shared-memory form keeps a 16-bit row (given `pure`) too
     #: `streamed` and `streamed_out` with their names suffixed (so a thread can
     #: keep several rows' statistics: the vector columns form); None: no such form
-    streamed_at: Callable[..., tuple[Stat, Out]] | None = None
+    streamed_at: Callable[[str], tuple[Stat, Out]] | None = None
+    #: `streamed` and `streamed_out` with approximate exponentials, for results
+    #: rounded to f16/bf16 (the stream form's: STREAM_APPROX); None: none
+    streamed_afn: tuple[Stat, Out] | None = None
     #: softmax (False) or log_softmax (True): the paired columns form's
     #: statistics (COLUMN_PAIRED_ELEMS); None for other ops
     softmax_log: bool | None = None
@@ -2902,7 +2905,7 @@ def _float4_form(s: RowSpec, red: Reducer = block_reduce, lane: str = "threadIdx
     stat = s.streamed4 or s.streamed
     row = f"const float4 q = {_ld4('x')};"
     # in the second read the row and the first column param are loaded on one line
-    loads_ = [row, *(f"const float4 {p}q = {_ld4(p, '0')};" for p in s.columns)]
+    reads = [row, *(f"const float4 {p}q = {_ld4(p, '0')};" for p in s.columns)]
     out = _st4("y", lambda c: s.streamed_out(f"q.{c}", lambda p: f"{p}q.{c}"))
     if loads > 1:
         assert not s.columns, "batched float4 reads take no column params"
@@ -2914,12 +2917,11 @@ def _float4_form(s: RowSpec, red: Reducer = block_reduce, lane: str = "threadIdx
             *stat.done(red),
             *_vec_batched(s.rows, lambda v: [f"const float4 q = {v};", out], 4, "float4", ld, loads, lane, stride),
         ]
-    loads = loads_
     return [
         *stat.init,
         *_vec_loop(s.rows, [row, stat.add([f"q.{c}" for c in "xyzw"])], 4, lane, stride),
         *stat.done(red),
-        *_vec_loop(s.rows, [" ".join(loads[:2]), *loads[2:], out], 4, lane, stride),
+        *_vec_loop(s.rows, [" ".join(reads[:2]), *reads[2:], out], 4, lane, stride),
     ]
 
 
@@ -2955,42 +2957,39 @@ def _uint4_form(s: RowSpec, red: Reducer = block_reduce, lane: str = "threadIdx.
     outs = [s.streamed_out(_elem8("f", e), lambda p, e=e: _elem8(f"{p}f", e)) for e in range(8)]
     if loads > 1:
         assert not s.columns, "batched uint4 reads take no column params"
-        if s.rows.cols % 8 == 0 and not STREAM_EDGES:
-            ld = "reinterpret_cast<const uint4*>(x + base)[k8]"
-            write = [f"reinterpret_cast<uint4*>(y + base)[k8] = {_pack8(outs, ty)};"]
-            return [
-                *stat.init,
-                *_vec_batched(s.rows, lambda v: [*_unpack8("f", ty, v), stat.add([_elem8("f", e) for e in range(8)])],
-                              8, "uint4", ld, loads, lane, stride),
-                *stat.done(red),
-                *_vec_batched(s.rows, lambda v: [*_unpack8("f", ty, v), *write], 8, "uint4", ld, loads, lane, stride),
-            ]
-        # windowed (see `windowed`): the row's 16-byte-aligned window, h elements
-        # before its start. Its first and last accesses (threads 0 and 1) hold
-        # elements outside the row: -inf to the statistics, not written (an
-        # element at a time); the accesses between lie in the row, as above
         cols = s.rows.cols
-        assert cols > 16, "the window's first and last accesses are two (threads 0 and 1)"
-        ld = "reinterpret_cast<const uint4*>(x + (base - h))[k8]"
-        inside = [f"(unsigned)(k8 * 8 + {e} - h) < {cols}u" for e in range(8)]
-        edge = "if (threadIdx.x < 2) {  // the window's first and last accesses",
-        at = "  const int k8 = threadIdx.x == 0 ? 0 : nb - 1;"
+        head: list[str] = []
+        edge_stat: list[str] = []
+        edge_out: list[str] = []
+        first, count, at = lane, None, "base"
+        if cols % 8 or STREAM_EDGES:
+            # windowed (see `windowed`): the row's 16-byte-aligned window, h elements
+            # before its start. Its first and last accesses (threads 0 and 1) hold
+            # elements outside the row: -inf to the statistics, not written (an
+            # element at a time); the accesses between lie in the row
+            assert cols > 16, "the window's first and last accesses are two (threads 0 and 1)"
+            first, count, at = "threadIdx.x + 1", "nb - 1", "(base - h)"
+            head = ["const int h = (int)(base & 7);  // the window's elements before the row's first",
+                    f"const int nb = (h + {cols} + 7) / 8;  // accesses in the window (past 2: the row is long)"]
+            inside = [f"(unsigned)(k8 * 8 + {e} - h) < {cols}u" for e in range(8)]
+            edge = ["if (threadIdx.x < 2) {  // the window's first and last accesses",
+                    "  const int k8 = threadIdx.x == 0 ? 0 : nb - 1;",
+                    *("  " + line for line in _unpack8("f", ty, f"reinterpret_cast<const uint4*>(x + {at})[k8]"))]
+            edge_stat = [*edge, "  " + stat.add([f"({inside[e]} ? {_elem8('f', e)} : -RLX_INF)" for e in range(8)]), "}"]
+            edge_out = [*edge, *(f"  if ({inside[e]}) y[base - h + k8 * 8 + {e}] = {store(outs[e], s.t)};"
+                                 for e in range(8)), "}"]
+        ld = f"reinterpret_cast<const uint4*>(x + {at})[k8]"
         return [
-            "const int h = (int)(base & 7);  // the window's elements before the row's first",
-            f"const int nb = (h + {cols} + 7) / 8;  // accesses in the window (past 2: the row is long)",
+            *head,
             *stat.init,
-            *edge, at, *("  " + line for line in _unpack8("f", ty, ld)),
-            "  " + stat.add([f"({inside[e]} ? {_elem8('f', e)} : -RLX_INF)" for e in range(8)]),
-            "}",
+            *edge_stat,
             *_vec_batched(s.rows, lambda v: [*_unpack8("f", ty, v), stat.add([_elem8("f", e) for e in range(8)])],
-                          8, "uint4", ld, loads, "threadIdx.x + 1", stride, "nb - 1"),
+                          8, "uint4", ld, loads, first, stride, count),
             *stat.done(red),
-            *edge, at, *("  " + line for line in _unpack8("f", ty, ld)),
-            *(f"  if ({inside[e]}) y[base - h + k8 * 8 + {e}] = {store(outs[e], s.t)};" for e in range(8)),
-            "}",
+            *edge_out,
             *_vec_batched(s.rows, lambda v: [*_unpack8("f", ty, v),
-                                             f"reinterpret_cast<uint4*>(y + (base - h))[k8] = {_pack8(outs, ty)};"],
-                          8, "uint4", ld, loads, "threadIdx.x + 1", stride, "nb - 1"),
+                                             f"reinterpret_cast<uint4*>(y + {at})[k8] = {_pack8(outs, ty)};"],
+                          8, "uint4", ld, loads, first, stride, count),
         ]
     return [
         *stat.init,
@@ -3111,10 +3110,8 @@ def row_kernel(s: RowSpec, sm_count: int) -> KernelSpec:
         form = "looping"  # rows only a form holding no prologue takes (over blocks, whole inner axis, slab)
     if form == "stream":
         width = 16 // dtype(s.t).bytes
-        if width == 8 and STREAM_APPROX and s.streamed_at is not None:  # results rounded to 16 bits
-            stat, out = s.streamed_at("", "ms_smem", approx=True)
-            s = replace(s, streamed=Stat(("__shared__ RlxMS ms_smem[32];", *stat.init), stat.add, stat.done),
-                        streamed_out=out, streamed4=None)
+        if width == 8 and STREAM_APPROX and s.streamed_afn is not None:  # results rounded to 16 bits
+            s = replace(s, streamed=s.streamed_afn[0], streamed_out=s.streamed_afn[1], streamed4=None)
         body = (_float4_form if width == 4 else _uint4_form)(s, loads=STREAM_LOADS)
         src = _row_kernel(decl, body, rows, form="stream", threads=STREAM_THREADS, min_blocks=STREAM_MIN_BLOCKS,
                           note=f"a block of {STREAM_THREADS} threads per row, read twice, {width} elements per "
@@ -3588,8 +3585,13 @@ def softmax_kernel(op: rlx.SoftmaxOp | rlx.LogSoftmaxOp, sm_count: int, fused: F
             return stat, lambda v, p: f"rlx_ex2f(fmaf({v}, 1.44269504f, -{ml})) * {inv}"
         return stat, lambda v, p: f"expf({v} - {m}) * {inv}"
 
+    def shared(stat: Stat) -> Stat:
+        """`stat` with the block reduction's shared slots declared."""
+        return Stat(("__shared__ RlxMS ms_smem[32];", *stat.init), stat.add, stat.done)
+
     one, online_out = online_at("", "ms_smem")
-    online = Stat(("__shared__ RlxMS ms_smem[32];", *one.init), one.add, one.done)
+    online = shared(one)
+    fast, fast_out = online_at("", "ms_smem", approx=True)
     # the 16-bit row kept as it is (SOFTMAX_STORED_ROWS): the max, then the exponentials'
     # sum merged across threads (no element updated), the output's exponential again
     pure = (
@@ -3613,6 +3615,7 @@ def softmax_kernel(op: rlx.SoftmaxOp | rlx.LogSoftmaxOp, sm_count: int, fused: F
         # memory; in the cluster form's registers see SOFTMAX_STORED_ROWS)
         streamed=online,
         streamed_out=online_out,
+        streamed_afn=(shared(fast), fast_out),
         name_write=True, prologue=fused.prologue if fused is not None else None, streamed_at=online_at, softmax_log=log,
     )  # fmt: skip
     return row_kernel(spec, sm_count)

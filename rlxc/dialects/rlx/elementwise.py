@@ -251,11 +251,6 @@ class GeluOp(UnaryElementwiseOp):
         erfc = e.unary(ErfcOp, e.mul(x, e.const(-0.7071067811865476, x)), approx=approx)
         return e.mul(e.mul(x, e.const(0.5, x)), erfc)
 
-    @staticmethod
-    def _near(e: ScalarEmitter, x: SSAValue, half_x: SSAValue) -> SSAValue:
-        erf = e.unary(math.ErfOp, e.mul(x, e.const(0.7071067811865476, x)))
-        return e.mul(half_x, e.add(e.const(1.0, x), erf))
-
 
 @irdl_op_definition
 class GeluTanhOp(UnaryElementwiseOp):
