@@ -495,7 +495,7 @@ def test_long_softmax_rows_with_masked_elements():
 
 @pytest.mark.parametrize("merged", [True, False])
 @pytest.mark.parametrize("cols,dtype", [(64, "f16"), (1000, "f32"), (4096, "bf16"), (4097, "f16"), (32768, "f32"),
-                                        (32768, "bf16"), (30001, "f16"), (50257, "f32"), (300001, "bf16"),
+                                        (32768, "bf16"), (30001, "f16"), (29999, "f16"), (50257, "f32"), (300001, "bf16"),
                                         (524289, "f32")])
 def test_softmax_statistics_with_masked_rows_in_every_form(cols, dtype, merged, monkeypatch):
     """softmax and log_softmax in each row form, with the merged (one
@@ -637,7 +637,8 @@ def test_long_rows_without_clusters(cols, dtype, monkeypatch):
 
 
 @pytest.mark.parametrize("dtype", ["f32", "f16", "bf16"])
-@pytest.mark.parametrize("rows,cols", [(3, 16384), (37, 32768), (5, 50256), (2, 131072), (5, 50257), (7, 32001)])
+@pytest.mark.parametrize("rows,cols", [(3, 16384), (37, 32768), (5, 50256), (2, 131072), (5, 50257), (7, 32001),
+                                       (5, 30522)])
 def test_stream_form_softmax(rows, cols, dtype, monkeypatch):
     """softmax and log_softmax over long rows in the stream form (a block
     of 1024 threads per row, read twice; f32, rows of 16384 and of 131072
@@ -686,6 +687,48 @@ def test_stream_form_softmax(rows, cols, dtype, monkeypatch):
         tol = {"f32": 1e-5, "f16": 2e-3, "bf16": 1.6e-2}[dtype]
         assert np.allclose(gt[fin], wt[fin], rtol=tol, atol=tol * 1e-3), np.max(np.abs(gt[fin] - wt[fin]))
     assert math.isfinite(float(np.asarray(got[0], np.float64)[1].sum()))
+
+
+@pytest.mark.parametrize("dtype", ["f32", "f16", "bf16"])
+@pytest.mark.parametrize("rows,cols", [(9, 30522), (5, 32768), (9, 50257), (3, 32001), (2, 131072)])
+def test_long_norm_rows(rows, cols, dtype):
+    """layer_norm and rms_norm over long rows (the cluster form, windowed
+    where 8 does not divide the row) against the interpreter, every element
+    within the dtype's tolerance: rows 8 does not divide start at every
+    offset of their 16-byte windows (9 rows of 50257), a row far from zero
+    (a mean of 300 over a spread of 1) and a row of one value (variance 0)."""
+    from rlxc.values import round_bf16
+
+    g = rlxc.GraphBuilder()
+    x = g.input("x", [rows, cols], dtype)
+    gamma, beta = g.param("g", [cols], dtype), g.param("b", [cols], dtype)
+    module = g.build([g.layer_norm(x, gamma, beta, eps=1e-5), g.rms_norm(x, gamma, eps=1e-5)])
+    rng = np.random.default_rng()
+
+    def cast(a):
+        a = a.astype(np.float32)
+        return round_bf16(a) if dtype == "bf16" else a.astype({"f32": np.float32, "f16": np.float16}[dtype])
+
+    xin = rng.standard_normal((rows, cols)).astype(np.float32)
+    xin[1] += 300.0  # far from zero
+    xin[-1] = 2.5  # one value: the variance is 0
+    params = {"g": cast(rng.standard_normal(cols) + 1.0), "b": cast(rng.standard_normal(cols))}
+    xin = cast(xin)
+    want = rlxc.interpret(module, {"x": xin}, params)
+    exe = rlxc.compile(module, target="cuda", params=params)
+    got = exe.run({"x": xin}, poison=True)
+    tol = {"f32": 2e-5, "f16": 2e-3, "bf16": 1.6e-2}[dtype]
+    # layer_norm's condition per row: an error e relative to the mean moves the output by
+    # e |mean| / sqrt(var + eps) |gamma| (300 for the row near 300, 790 for the row of 2.5s)
+    x64 = np.asarray(xin, np.float64)
+    cond = np.abs(x64.mean(1, keepdims=True)) / np.sqrt(x64.var(1, keepdims=True) + 1e-5)
+    g64 = np.abs(np.asarray(params["g"], np.float64))
+    for name, gt, wt, c in zip(("layer_norm", "rms_norm"), got, want, (cond, 0.0)):
+        gt, wt = np.asarray(gt, np.float64), np.asarray(wt, np.float64)
+        assert np.isfinite(gt).all(), name
+        err = np.abs(gt - wt)
+        bad = err > tol * (np.abs(wt) + 1.0 + c * g64)
+        assert not bad.any(), (name, np.argwhere(bad)[:5], err.max(), err.max(1))
 
 
 @pytest.mark.parametrize("dtype", ["f32", "f16", "bf16"])

@@ -11,7 +11,7 @@ element type and layout (`ROW_FORMS`, the one table of thresholds):
   one 16-byte access each (64 halves: 8 lanes, 4 rows a warp); short
   f16/bf16 rows reduced twice, WARP_BATCH rows a group, loaded together;
 * block: a block per row, the row in registers;
-* stream (softmax, log_softmax: f16/bf16 rows of 32000-65536 elements, no
+* stream (softmax, log_softmax: f16/bf16 rows of 30000-65536 elements, no
   prologue; rows 8 does not divide through their 16-byte-aligned windows):
   a block of 1024 threads per row reads it twice,
   2 loads in flight per thread, the online (max, sum) in the first read,
@@ -1559,9 +1559,13 @@ STREAM_GRID_MIN_ITEMS = 8
 #: flight, past L2) f16 -7% / -14%, bf16 +22%. f32 rows (STREAM_DTYPES with
 #: "f32", exact expf) lost 6-30% to the cluster form. Blocks of 1024 at one
 #: per multiprocessor lost 10-31%; a hand-written kernel had 512 × 4 loads
-#: 4-12% slower.
+#: 4-12% slower. From 30000 (was 32000), session 24 (`variant.py
+#: STREAM_ROW_MIN=32000,30000 -- --ops softmax --rows 30522,30528 --dtypes
+#: f16,bf16 --sizes 64,512`, H200, µs at 64 / 512 MiB): BERT's vocabulary,
+#: 30522 (windowed), f16 50.5 -> 45.7 / 346 -> 306 (0.71 -> 0.85 of copy at
+#: 512 MiB), bf16 51.0 -> 45.6 / 347 -> 305; 30528 45.1 -> 45.8 / 321 -> 310.
 STREAM_ROWS = True
-STREAM_ROW_MIN = 32000
+STREAM_ROW_MIN = 30000
 STREAM_ROW_MAX_BYTES = 128 * 1024
 STREAM_DTYPES: tuple[str, ...] = ("f16", "bf16")
 STREAM_THREADS = 1024
