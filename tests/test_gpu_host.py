@@ -176,6 +176,28 @@ def test_close_frees_device_memory_and_keeps_outputs():
         assert free0 - free1 < 192 << 20, (free0, free1)
 
 
+def test_relabelling_only_graph_launches_nothing():
+    """A graph whose ops only relabel (a transpose of a size-1 axis, a
+    reshape) lowers to no kernel: launch() enqueues nothing (no graph is
+    captured), run() still copies the input to the output, on the host and
+    on the device, and a closed executable refuses launch() too."""
+    g = rlxc.GraphBuilder()
+    x = g.input("x", [4, 33, 1, 64])
+    module = g.build([g.reshape(g.transpose(x, [0, 2, 1, 3]), [4, 33 * 64])])
+    exe = rlxc.compile(module, target="cuda")
+    assert exe.launches == []
+    exe.launch()
+    assert exe.graph_exec is None
+    xin = np.random.default_rng().standard_normal((4, 33, 1, 64)).astype(np.float32)
+    (got,) = exe.run({"x": xin})
+    np.testing.assert_array_equal(got, xin.reshape(4, 33 * 64))
+    (dev,) = exe.run({"x": torch.from_numpy(xin).cuda()})
+    np.testing.assert_array_equal(dev.numpy(), xin.reshape(4, 33 * 64))
+    exe.close()
+    with pytest.raises(rlxc.cuda.CudaError, match="closed"):
+        exe.launch()
+
+
 def test_host_overhead_per_run():
     """run()'s wall time minus the device time of the same work, BERT-base
     sized layer, torch inputs: a loose bound here (shared machines); the

@@ -357,7 +357,13 @@ class CudaExecutable:
         one by one in stream mode; in graph mode as one CUDA graph, captured
         the first time and replayed after. RLXC_DEBUG=1 (set when the
         executable was loaded) forces stream mode with a sync after every
-        kernel, to name a failing one."""
+        kernel, to name a failing one. A launch list with nothing in it (every
+        op a relabelling: reshapes, transposes of size-1 axes) enqueues
+        nothing: an empty graph's launch still took a few µs of the stream."""
+        if self._closed:
+            raise CudaError("this executable was closed")
+        if not self.launches:
+            return
         cu = _driver()
         if self._debug:
             self._launch_list(debug=True)
