@@ -161,13 +161,13 @@ def test_long_rows_on_sm90_split_over_clusters(monkeypatch):
 
 def test_stream_form_rows():
     """rows.STREAM_ROWS on sm_90: softmax/log_softmax over f16/bf16 rows of
-    30000-65536 elements (8 dividing them or not: the window) take the
-    stream form; rows of 16384, 29999 or 131072, f32 rows, a prologue, layer_norm,
+    30000-65536 elements and those 8 does not divide from 12288 (through
+    their windows) take the stream form; rows of 16384, 10001 or 131072, f32 rows, a prologue, layer_norm,
     sm_80 and USE_CLUSTERS off keep the forms they had. Every kernel compiles."""
     from rlxc.codegen import rows
 
     g = rlxc.GraphBuilder()
-    xs = [g.input(f"x{n}", [3, n], "f16") for n in (16384, 29999, 30522, 32000, 50257, 65536, 131072)]
+    xs = [g.input(f"x{n}", [3, n], "f16") for n in (16384, 10001, 16385, 30522, 32000, 50257, 65536, 131072)]
     b, f = g.input("b", [3, 32768], "bf16"), g.input("f", [3, 32768])
     outs = [g.softmax(v) for v in xs] + [g.log_softmax(b), g.softmax(f), g.softmax(g.mul(b, b)),
                                                   g.layer_norm(b, g.param("w", [32768], "bf16"), g.param("c", [32768], "bf16"))]
@@ -175,7 +175,8 @@ def test_stream_form_rows():
     lowered = rlxc.run_pipeline(module, "rlx-cuda{arch=sm_90}")
     forms = [k.source.data.splitlines()[2].split(" (")[0] for k in kernels_of(lowered)]
     stream = "// row form: stream"
-    assert [f == stream for f in forms] == [False, False, True, True, True, True, False, True, False, False, False], forms
+    assert [f == stream for f in forms] == [False, False, True, True, True, True, True, False, True, False, False,
+                                            False], forms
     assert compile_all(lowered, "sm_90") == len(forms)
     assert not any(stream in k.source.data for k in kernels_of(rlxc.run_pipeline(module, "rlx-cuda{arch=sm_80}")))
     with pytest.MonkeyPatch.context() as mp:
@@ -1155,12 +1156,12 @@ def test_arch_and_sm_count_options_are_checked():
 
 def _softmax_every_form():
     """softmax and log_softmax in each row form: lane groups (64), a warp
-    (1000), a block (4096, and 4097 f16: peeled), clusters (32768; 29999
+    (1000), a block (4096, and 4097 f16: peeled), clusters (32768; 10001
     f16: windowed) and, behind a scale-and-mask prologue, a fused softmax."""
     g = rlxc.GraphBuilder()
     outs = []
     for k, (cols, d) in enumerate([(64, "f16"), (1000, "f32"), (4096, "bf16"), (4097, "f16"), (32768, "f32"),
-                                   (29999, "f16")]):
+                                   (10001, "f16")]):
         x = g.input(f"x{k}", [3, cols], d)
         outs += [g.softmax(x), g.log_softmax(x)]
     s, m = g.input("s", [2, 4, 128, 128], "f16"), g.input("m", [2, 1, 1, 128], "f16")

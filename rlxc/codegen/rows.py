@@ -12,7 +12,8 @@ element type and layout (`ROW_FORMS`, the one table of thresholds):
   f16/bf16 rows reduced twice, WARP_BATCH rows a group, loaded together;
 * block: a block per row, the row in registers;
 * stream (softmax, log_softmax: f16/bf16 rows of 30000-65536 elements, no
-  prologue; rows 8 does not divide through their 16-byte-aligned windows):
+  prologue; rows 8 does not divide through their 16-byte-aligned windows,
+  from 12288 elements):
   a block of 1024 threads per row reads it twice,
   2 loads in flight per thread, the online (max, sum) in the first read,
   the output in the second, which finds the row in L2 (STREAM_ROWS);
@@ -1580,6 +1581,18 @@ STREAM_MIN_BLOCKS = 2
 #: 475 -> 337 (55% -> 76% of copy; 0.96x eager -> 1.36x), of 32001 58.6 ->
 #: 44.0 / 431 -> 303; bf16 the same.
 STREAM_WINDOW = True
+#: ... from rows of STREAM_WINDOW_ROW_MIN (the aligned rows' from
+#: STREAM_ROW_MIN): the cluster form holds softmax's windowed rows as f32
+#: (64 bytes a thread), slower than its aligned 16-bit rows. H200, session
+#: 24 (`variant.py STREAM_WINDOW_ROW_MIN=30000,8200 -- --ops softmax --rows
+#: 8193,10001,12345,16385,20001,24001,28002 --dtypes f16,bf16 --sizes
+#: 64,512`, µs at 64 / 512 MiB, f16; bf16 within 2% of it): 10001 51.5 ->
+#: 63.5 / 373 -> 467 (so not there), 12345 58.2 -> 55.0 / 425 -> 397,
+#: 16385 64.1 -> 48.4 / 472 -> 334 (55% -> 78% of copy), 20001 56.0 -> 50.7
+#: / 405 -> 352, 24001 55.1 -> 47.6 / 404 -> 323, 28002 57.0 -> 46.4 / 384
+#: -> 308. Aligned rows under 30000 lost (`STREAM_ROW_MIN=30000,8200`: f16
+#: of 8200 -35%, 12288 -17 to -23%, 20000 -8%).
+STREAM_WINDOW_ROW_MIN = 12288
 #: ... and rows 8 divides through that code too (h = 0): H200, rows of 32768
 #: f16 2.0-2.8% slower, of 50256 2.7-3.5% faster (`STREAM_EDGES=False,True`);
 #: off.
@@ -2035,6 +2048,19 @@ WINDOW_STORED_REGS = 64
 #: H100, softmax f16 of 30522 64.0 -> 64.8 / 422 -> 473 µs, of 32002 64.9 ->
 #: 62.5 / 429 -> 450; bf16 the same.
 WINDOW_EVEN_16 = False
+#: The windowed row's code for the window's edges (element by element) only
+#: in the accesses c that can hold one (`CachedRow._edge_chunk`: the first,
+#: and those that hold the window's last access for some start offset h);
+#: the others are wholly inside the row or wholly past it. Off, every access
+#: had both codes: layer_norm f16 of 50257 took 3856 instructions (NVRTC 13,
+#: sm_90) where 2464 now, the aligned row of 32768 968, and 4 bytes spilled
+#: at 30522. H200, session 24 (`variant.py WINDOW_EDGE_CHUNKS=False,True --
+#: --ops layer_norm,rms_norm,softmax --rows 20001,30522,50257 --dtypes
+#: f16,bf16,f32 --sizes 64,512`): layer_norm 1-5.5% faster (bf16 of 30522
+#: 58.0 -> 54.9 / 374 -> 359 µs), rms_norm within ±1% but f16/bf16 of 50257
+#: at 512 MiB 2-3% slower (309 -> 318), softmax within ±0.6% (f16/bf16 of
+#: 20001 1.4-2.3% faster).
+WINDOW_EDGE_CHUNKS = True
 
 #: Forms whose statistics take one reduction over the row's threads where
 #: the op has such a form (`RowSpec.merged`; softmax, log_softmax) and the
@@ -2217,9 +2243,11 @@ def row_form(rows: Rows, t: Attribute, smem_elem_bytes: int = 4, stored: bool = 
         return "warp"
     if rows.cols <= BLOCK_ROW_MAX:
         return "block"
-    if (STREAM_ROWS and online and USE_CLUSTERS and has_clusters() and STREAM_ROW_MIN <= rows.cols and rows.cols * dtype(t).bytes <= STREAM_ROW_MAX_BYTES
+    aligned = rows.cols % (16 // dtype(t).bytes) == 0
+    if (STREAM_ROWS and online and USE_CLUSTERS and has_clusters()
+            and (STREAM_ROW_MIN if aligned else STREAM_WINDOW_ROW_MIN) <= rows.cols and rows.cols * dtype(t).bytes <= STREAM_ROW_MAX_BYTES
             and dtype_name(t) in STREAM_DTYPES and rows.rows < 2**31
-            and (rows.cols % (16 // dtype(t).bytes) == 0 or STREAM_WINDOW and dtype(t).bytes == 2)):
+            and (aligned or STREAM_WINDOW and dtype(t).bytes == 2)):
         return "stream"
     grid = GRID_ROWS and sm_count > 0 and (g := grid_shape(rows.cols, t, sm_count, stored, window)) is not None \
         and rows.rows * g[0] < 2**31  # (no rows: row_kernel's empty kernel before any form)
@@ -2638,6 +2666,18 @@ class CachedRow:
         """The windowed form: the column of access c's first element (negative before the row)."""
         return f"const long long k0 = (long long)(c * {self.lanes} + {self.lane}) * {self.width} - h;"
 
+    def _edge_chunk(self) -> str:
+        """The windowed form: whether access c of some thread can hold an edge
+        of the window, a condition on c alone (a constant once c's loop is
+        unrolled). The edges are the window's first access (0) and its last
+        (nb - 1, nb = (h + cols + width - 1) / width for h in 0 .. width - 1):
+        every other access lies wholly inside the row or wholly past it."""
+        if not WINDOW_EDGE_CHUNKS:
+            return "true"
+        w = self.width
+        lo, hi = ((self.cols + w - 1) // w - 1) // self.lanes, ((self.cols + 2 * w - 2) // w - 1) // self.lanes
+        return f"c == 0 || c == {lo}" if lo == hi else f"c == 0 || (c >= {lo} && c <= {hi})"
+
     def _in_row(self, k: str = "k") -> str:
         return f"{k} >= 0 && {k} < {self.cols}LL" if self.window else f"{k} < {self.cols}LL"
 
@@ -2650,7 +2690,7 @@ class CachedRow:
                 f"if (k0 >= 0 && k0 + {w} <= {self.cols}LL) {{",
                 "  #pragma unroll",
                 f"  for (int i = 0; i < {w}; ++i) {{ const int j = c * {w} + i; const long long k = k0 + i; {{ {body} }} }}",
-                "} else {",
+                f"}} else if ({self._edge_chunk()}) {{",
                 "  #pragma unroll",
                 f"  for (int i = 0; i < {w}; ++i) {{ const int j = c * {w} + i; const long long k = k0 + i; "
                 f"if ({self._in_row()}) {{ {body} }} }}",
@@ -2705,7 +2745,7 @@ class CachedRow:
                     "  #pragma unroll",
                     f"  for (int i = 0; i < {w}; ++i) {{ const int j = c * {w} + i; pk.e[i] = {vec}; }}",
                     "  " + vector_write,
-                    "} else {",
+                    f"}} else if ({self._edge_chunk()}) {{",
                     *("  " + x for x in edge),
                     "  " + scalar_write,
                     "}",
