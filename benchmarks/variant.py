@@ -11,7 +11,8 @@ this one process (torch, the CUDA context and NVRTC's cache are set up
 once), each run's results in DIR/NAME-VALUE/kernels.json, and a table of
 rlxc's time per case under each value follows (the first value is the
 reference); `python3 benchmarks/variant.py --compare A.json B.json`
-prints the same table for two earlier runs.
+prints the same table for two earlier runs. Tuples of strings are written
+with `+` between their items (`STREAM_DTYPES=f16+bf16,f32+f16+bf16`).
 """
 
 from __future__ import annotations
@@ -55,9 +56,17 @@ def qualified(name: str) -> str:
 
 
 def parse_value(name: str, text: str):
-    """`text` as a value of NAME's type (ints, floats, or True/False)."""
+    """`text` as a value of NAME's type (ints, floats, True/False, or a
+    tuple of strings written with `+` between them, since `,` separates
+    values: `STREAM_DTYPES=f16+bf16,f32+f16+bf16`; `+` alone is the empty
+    tuple)."""
     mod, attr = owner(name)
     kind = type(getattr(mod, attr))
+    if kind is tuple:
+        items = tuple(x for x in text.split("+") if x)
+        if any(not isinstance(x, str) for x in getattr(mod, attr)):
+            raise SystemExit(f"{name} is a tuple of other than strings: variant.py sets tuples of strings only")
+        return items
     if kind is bool:
         if text not in ("True", "False", "1", "0"):
             raise SystemExit(f"{name} is a bool: give True or False, not {text!r}")
@@ -66,6 +75,11 @@ def parse_value(name: str, text: str):
         return float(text) if kind is float else kind(int(text))
     except ValueError:
         raise SystemExit(f"{name} is a{'' if kind is int else ' float'} number, not {text!r}") from None
+
+
+def spell(value) -> str:
+    """A value as the command line writes it (tuples with `+`)."""
+    return ("+".join(value) or "+") if isinstance(value, tuple) else str(value)
 
 
 def compare(paths: list[Path], labels: list[str]) -> list[str]:
@@ -133,7 +147,7 @@ def main() -> int:
     for v in values:
         setattr(*owner(name), v)
         print(f"# {qualified(name)} = {v!r}", flush=True)
-        d = out / f"{name}-{v}"
+        d = out / f"{name}-{spell(v)}"
         sys.argv = ["kernels.py", *rest[:at], str(d), *rest[at + 1:]]
         try:
             runpy.run_path(script, run_name="__main__")
@@ -144,7 +158,7 @@ def main() -> int:
     if not all(d.exists() for d in dirs):  # --dry-run writes no results
         print(f"\n(no results to compare: {', '.join(str(d) for d in dirs if not d.exists())} not written)")
         return 0
-    table = compare(dirs, [f"{name}={v}" for v in values])
+    table = compare(dirs, [f"{name}={spell(v)}" for v in values])
     print("\n".join(["", *table]))
     (out / f"{name}.md").write_text("\n".join(table) + "\n")
     return 0

@@ -79,6 +79,11 @@ def test_variant_runs_every_value_in_one_process(tmp_path):
     done = subprocess.run([sys.executable, "benchmarks/variant.py", "elementwise.NO_SUCH=1", "--", "--dry-run"], cwd=ROOT,
                           capture_output=True, text=True, timeout=120)
     assert done.returncode != 0 and "rlxc.codegen.elementwise has no NO_SUCH" in done.stderr
+    # a tuple of strings, its items joined by + (`,` separates the values)
+    out = _run("benchmarks/variant.py", "STREAM_DTYPES=f16+bf16,f32+f16+bf16", "--", "--dry-run", "--ops", "softmax",
+               "--dtypes", "f32", "--rows", "32768", "--sizes", "64", "--out", str(tmp_path / "tuple"))
+    assert "# rows.STREAM_DTYPES = ('f16', 'bf16')" in out and "# rows.STREAM_DTYPES = ('f32', 'f16', 'bf16')" in out, out[-2000:]
+    assert "STREAM_DTYPES-f32+f16+bf16" in out, out[-2000:]  # the run's directory, as the command line spells it
 
 
 def test_variant_compare_table(tmp_path):
