@@ -184,6 +184,31 @@ def test_stream_form_rows():
         assert not any(stream in k.source.data for k in kernels_of(rlxc.run_pipeline(module, "rlx-cuda{arch=sm_90}")))
 
 
+def test_stream_form_threads_by_accesses(monkeypatch):
+    """rows.STREAM_WINDOW_THREADS (off by default): windowed 16-bit softmax
+    rows of few 16-byte accesses take blocks of fewer threads, as many more
+    blocks per multiprocessor (`__launch_bounds__`), and with
+    STREAM_WINDOW_ROW_MIN 8193 every windowed row past the block form takes
+    the stream form; aligned rows keep blocks of 1024. Every kernel
+    compiles."""
+    from rlxc.codegen import rows
+
+    monkeypatch.setattr(rows, "STREAM_WINDOW_THREADS", ((1400, 256), (3200, 512)))
+    monkeypatch.setattr(rows, "STREAM_WINDOW_ROW_MIN", 8193)
+    g = rlxc.GraphBuilder()
+    lengths = (8193, 10001, 16385, 24001, 28002, 32768)  # accesses (windowed: + 1) 1026, 1252, 2050, 3002, 3502, 4096
+    outs = [g.softmax(g.input(f"x{n}", [3, n], "f16")) for n in lengths]
+    lowered = rlxc.run_pipeline(g.build(outs), "rlx-cuda{arch=sm_90}")
+    sources = [k.source.data for k in kernels_of(lowered)]
+    want = [256, 256, 512, 512, 1024, 1024]
+    for src, threads in zip(sources, want, strict=True):
+        assert f"row form: stream (a block of {threads} threads per row" in src, src[:300]
+        assert f"__launch_bounds__({threads}, {2048 // threads})" in src, src[:600]
+    launches = [str(op) for op in lowered.walk() if op.name == "rlx_cuda.launch"]
+    assert [f"block [{t}, 1, 1]" in op for op, t in zip(launches, want, strict=True)] == [True] * len(want), launches
+    assert compile_all(lowered, "sm_90") == len(lengths)
+
+
 def test_rows_past_a_cluster_take_the_grid_form():
     """On sm_90, rows longer than 8 blocks of 1024 threads hold (262144 f32
     elements at 128 bytes a thread) split over more blocks that meet through

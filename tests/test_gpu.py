@@ -638,7 +638,7 @@ def test_long_rows_without_clusters(cols, dtype, monkeypatch):
 
 @pytest.mark.parametrize("dtype", ["f32", "f16", "bf16"])
 @pytest.mark.parametrize("rows,cols", [(3, 16384), (37, 32768), (5, 50256), (2, 131072), (5, 50257), (7, 32001),
-                                       (5, 30522), (9, 16385), (3, 12289)])
+                                       (5, 30522), (9, 16385), (3, 12289), (9, 10001), (5, 8193)])
 def test_stream_form_softmax(rows, cols, dtype, monkeypatch):
     """softmax and log_softmax over long rows in the stream form (a block
     of 1024 threads per row, read twice; f32, rows of 16384 and of 131072
@@ -657,6 +657,9 @@ def test_stream_form_softmax(rows, cols, dtype, monkeypatch):
     monkeypatch.setattr(rows_mod, "STREAM_DTYPES", ("f32", "f16", "bf16"))
     monkeypatch.setattr(rows_mod, "STREAM_ROW_MIN", 16384)
     monkeypatch.setattr(rows_mod, "STREAM_ROW_MAX_BYTES", 2**20)
+    if cols < 12288:  # windowed rows of few accesses in blocks of 256 (STREAM_WINDOW_THREADS, off by default)
+        monkeypatch.setattr(rows_mod, "STREAM_WINDOW_THREADS", ((1400, 256), (3200, 512)))
+        monkeypatch.setattr(rows_mod, "STREAM_WINDOW_ROW_MIN", 8193)
     g = rlxc.GraphBuilder()
     x = g.input("x", [rows, cols], dtype)
     module = g.build([g.softmax(x), g.log_softmax(x)])
@@ -664,13 +667,14 @@ def test_stream_form_softmax(rows, cols, dtype, monkeypatch):
     # f16/bf16 rows 8 does not divide through their 16-byte windows (rows.STREAM_WINDOW: each
     # row starts at a different offset in its window); f32 rows 4 does not divide are not streamed
     streamed = 0 if dtype == "f32" and cols % 4 else 2
-    assert str(lowered).count("row form: stream (a block of 1024 threads per row") == streamed
+    assert str(lowered).count("row form: stream (a block of ") == streamed
     check(module)
     rng = np.random.default_rng()
     xin = rng.standard_normal((4, cols)).astype(np.float32) * 4
     xin[0, :] = -np.inf
-    xin[1, [0, 7, 1024 * 8 + 3, cols - 1]] = -np.inf
-    xin[2, 1024 * 8 + 4] = np.inf
+    second = min(1024, cols // 16) * 8  # from 16384 elements: 8192, a thread's second load in blocks of 1024
+    xin[1, [0, 7, second + 3, cols - 1]] = -np.inf
+    xin[2, second + 4] = np.inf
     xin[3, cols // 2 + 5] = np.nan
     xin = round_bf16(xin) if dtype == "bf16" else xin.astype({"f32": np.float32, "f16": np.float16}[dtype])
     g = rlxc.GraphBuilder()

@@ -1543,7 +1543,7 @@ STREAM_GRID_MIN_ITEMS = 8
 #: their windows: STREAM_WINDOW), without a prologue: the stream form,
 #: before the cluster form (on sm_90 with USE_CLUSTERS, where it was
 #: measured; elsewhere the forms are as before). A block of
-#: STREAM_THREADS per row (STREAM_MIN_BLOCKS per multiprocessor) reads the
+#: STREAM_THREADS per row (STREAM_MIN_BLOCKS × 1024 threads per multiprocessor) reads the
 #: row twice, STREAM_LOADS 16-byte loads in flight per thread: the online
 #: (max, sum) in the first read, eight elements at a time
 #: (`rlx_ms_add_n_afn`), the output in the second, which finds the row in
@@ -1586,13 +1586,29 @@ STREAM_WINDOW = True
 #: (64 bytes a thread), slower than its aligned 16-bit rows. H200, session
 #: 24 (`variant.py STREAM_WINDOW_ROW_MIN=30000,8200 -- --ops softmax --rows
 #: 8193,10001,12345,16385,20001,24001,28002 --dtypes f16,bf16 --sizes
-#: 64,512`, µs at 64 / 512 MiB, f16; bf16 within 2% of it): 10001 51.5 ->
-#: 63.5 / 373 -> 467 (so not there), 12345 58.2 -> 55.0 / 425 -> 397,
-#: 16385 64.1 -> 48.4 / 472 -> 334 (55% -> 78% of copy), 20001 56.0 -> 50.7
-#: / 405 -> 352, 24001 55.1 -> 47.6 / 404 -> 323, 28002 57.0 -> 46.4 / 384
-#: -> 308. Aligned rows under 30000 lost (`STREAM_ROW_MIN=30000,8200`: f16
-#: of 8200 -35%, 12288 -17 to -23%, 20000 -8%).
+#: 64,512`, blocks of 1024, µs at 64 / 512 MiB, f16; bf16 within 2% of it):
+#: 10001 51.5 -> 63.5 / 373 -> 467 (in blocks of 256, 297: below), 12345
+#: 58.2 -> 55.0 / 425 -> 397, 16385 64.1 -> 48.4 / 472 -> 334 (55% -> 78% of
+#: copy), 20001 56.0 -> 50.7 / 405 -> 352, 24001 55.1 -> 47.6 / 404 -> 323,
+#: 28002 57.0 -> 46.4 / 384 -> 308. Aligned rows under 30000 lost
+#: (`STREAM_ROW_MIN=30000,8200`: f16 of 8200 -35%, 12288 -17 to -23%, 20000
+#: -8%). 10001 gains in blocks of 256 threads (STREAM_WINDOW_THREADS,
+#: below): with that table, 8193 (every windowed row past the block form).
 STREAM_WINDOW_ROW_MIN = 12288
+#: ... in blocks of fewer threads where the windowed row has few 16-byte
+#: accesses: (most accesses, threads) in order, STREAM_THREADS past them
+#: (`stream_threads`). H200, session 24 (`variant.py
+#: STREAM_THREADS=1024,512,256 STREAM_WINDOW_ROW_MIN=8200 -- --ops softmax
+#: --rows 10001,12345,16385,24001,32768 --dtypes f16 --sizes 64,512`, µs at
+#: 64 / 512 MiB for 1024 / 512 / 256 threads): 10001 (1251 accesses) 63.8 /
+#: 47.7 / 43.3 and 468 / 323 / 297 (87% of copy; the cluster form 373),
+#: 12345 (1544) 399 / 302 / 334, 16385 (2049) 335 / 287 / 363, 24001 (3001)
+#: 321 / 314 / 388; aligned rows of 32768 (4096) 292 / 372 / 400. Off
+#: (empty) until the GPU tests have run on it: measured at the end of
+#: session 24 with no device time left for them. To take it: ((1400, 256),
+#: (3200, 512)) and STREAM_WINDOW_ROW_MIN 8193 (`test_stream_form_rows` and
+#: the GPU `test_stream_form_softmax` cover that setting).
+STREAM_WINDOW_THREADS: tuple[tuple[int, int], ...] = ()
 #: ... and rows 8 divides through that code too (h = 0): H200, rows of 32768
 #: f16 2.0-2.8% slower, of 50256 2.7-3.5% faster (`STREAM_EDGES=False,True`);
 #: off.
@@ -1602,6 +1618,18 @@ STREAM_EDGES = False
 #: takes two, and with expf the form was compute-bound on the H200 (rows of
 #: 32768 f16 365 µs at 512 MiB, against 292).
 STREAM_APPROX = True
+
+
+def stream_threads(cols: int, width: int) -> int:
+    """Threads per block (one row) of the stream form over rows of `cols`
+    elements, `width` per access: STREAM_WINDOW_THREADS for the windowed
+    rows (`width` does not divide `cols`), else STREAM_THREADS."""
+    if cols % width:
+        accesses = -(-cols // width) + 1
+        for most, threads in STREAM_WINDOW_THREADS:
+            if accesses <= most:
+                return threads
+    return STREAM_THREADS
 
 
 def stream_split(rows: int, items: int, sm_count: int) -> int:
@@ -3157,10 +3185,12 @@ def row_kernel(s: RowSpec, sm_count: int) -> KernelSpec:
         if width == 8 and STREAM_APPROX and s.streamed_afn is not None:  # results rounded to 16 bits
             s = replace(s, streamed=s.streamed_afn[0], streamed_out=s.streamed_afn[1], streamed4=None)
         body = (_float4_form if width == 4 else _uint4_form)(s, loads=STREAM_LOADS)
-        src = _row_kernel(decl, body, rows, form="stream", threads=STREAM_THREADS, min_blocks=STREAM_MIN_BLOCKS,
-                          note=f"a block of {STREAM_THREADS} threads per row, read twice, {width} elements per "
+        threads = stream_threads(rows.cols, width)
+        src = _row_kernel(decl, body, rows, form="stream", threads=threads,
+                          min_blocks=max(1, STREAM_MIN_BLOCKS * 1024 // threads),
+                          note=f"a block of {threads} threads per row, read twice, {width} elements per "
                                f"access, {STREAM_LOADS} loads in flight per thread")
-        return KernelSpec(s.family, src, bufs, rows.rows, STREAM_THREADS)
+        return KernelSpec(s.family, src, bufs, rows.rows, threads)
     streamed = {"float4": _float4_form, "uint4": _uint4_form}.get(form, _looping_form)
     width = {"float4": 4, "uint4": 8}.get(form, 1)
     if split := stream_split(rows.rows, rows.cols // width, sm_count):
