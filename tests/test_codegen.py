@@ -209,6 +209,42 @@ def test_stream_form_threads_by_accesses(monkeypatch):
     assert compile_all(lowered, "sm_90") == len(lengths)
 
 
+def test_window_whole_chunks(monkeypatch):
+    """rows.WINDOW_WHOLE_CHUNKS (off by default): in the windowed cluster
+    rows, the accesses every thread holds wholly inside the row for every
+    start offset (c = 1 .. K, K = (cols / width) / lanes - 1) take no test:
+    the whole-access test and the load's window test begin with constants
+    once c's loop is unrolled. Every kernel compiles; off, the sources are
+    as before."""
+    from rlxc.codegen import rows
+
+    monkeypatch.setattr(rows, "STREAM_ROWS", False)
+
+    def lower():
+        g = rlxc.GraphBuilder()
+        outs = []
+        for k, (cols, d) in enumerate([(50257, "f16"), (10001, "bf16"), (30522, "f16"), (50257, "f32")]):
+            x = g.input(f"x{k}", [3, cols], d)
+            gamma, beta = g.param(f"g{k}", [cols], d), g.param(f"b{k}", [cols], d)
+            outs += [g.softmax(x), g.layer_norm(x, gamma, beta), g.rms_norm(x, gamma)]
+        return rlxc.run_pipeline(g.build(outs), "rlx-cuda{arch=sm_90}")
+
+    off = [k.source.data for k in kernels_of(lower())]
+    assert not any("(c >= 1 && c <=" in src for src in off)
+    monkeypatch.setattr(rows, "WINDOW_WHOLE_CHUNKS", True)
+    lowered = lower()
+    on = [k.source.data for k in kernels_of(lowered)]
+    # layer_norm f16 of 50257: 896 lanes of 8 elements, 6282 whole accesses for every h: c = 1 .. 6
+    norm = on[1]
+    assert "4 blocks of 224 threads per row, 896 threads per row" in norm, norm[:300]
+    assert "if ((c >= 1 && c <= 6) || (k0 >= 0 && k0 + 8 <= 50257LL)) {" in norm, norm
+    assert "if (c <= 6 || c * 896 + lane < nb) {" in norm, norm
+    assert all("(c >= 1 && c <=" in src for src in on if "const int nb = (h + " in src)
+    # every row here is windowed but softmax's f16 of 30522 (even: 4-byte accesses, WINDOW_EVEN_16)
+    assert sum("const int nb = (h + " in src for src in on) == 11
+    assert compile_all(lowered, "sm_90") == 12
+
+
 def test_rows_past_a_cluster_take_the_grid_form():
     """On sm_90, rows longer than 8 blocks of 1024 threads hold (262144 f32
     elements at 128 bytes a thread) split over more blocks that meet through

@@ -1070,6 +1070,8 @@ WINDOW_SETTINGS = {
     "softmax-stored": {"SOFTMAX_STORED_ROWS": True},
     "stored-regs-uncapped": {"WINDOW_STORED_REGS": 0},
     "guards-per-element": {"GUARDED_ACCESS_GUARDS": False, "PEELED_ACCESS_GUARDS": False},
+    # off by default until measured; softmax's 16-bit rows too through the cluster form
+    "whole-chunks": {"WINDOW_WHOLE_CHUNKS": True, "STREAM_ROWS": False},
 }
 
 

@@ -2089,6 +2089,16 @@ WINDOW_EVEN_16 = False
 #: at 512 MiB 2-3% slower (309 -> 318), softmax within ±0.6% (f16/bf16 of
 #: 20001 1.4-2.3% faster).
 WINDOW_EDGE_CHUNKS = True
+#: ... and no test at all in the accesses every thread holds wholly inside the
+#: row for every start offset (`CachedRow._whole_chunks`: c = 1 .. K, and
+#: 0 .. K for the load's test against the window), where each took a test
+#: and a branch per pass. Off until measured and the GPU tests have run on
+#: it (written at the end of session 24, with no device time left): nvdisasm
+#: of layer_norm f16 of 50257 shows its hot path at twice the aligned row's
+#: instructions, 24 branch reconvergences and 306 more moves among them.
+#: On: 2464 -> 2304 instructions, 24 -> 6 reconvergences (BSSY); f32
+#: layer_norm of 50257 spills 16 bytes at its 48-register cap.
+WINDOW_WHOLE_CHUNKS = False
 
 #: Forms whose statistics take one reduction over the row's threads where
 #: the op has such a form (`RowSpec.merged`; softmax, log_softmax) and the
@@ -2482,6 +2492,8 @@ class CachedRow:
     def _inside(self) -> str:
         """Whether this thread's access c lies in the row (all of it does, or
         none; the windowed form: in the row's window)."""
+        if self.window and (k := self._whole_chunks()) >= 0:  # accesses 0 .. K of every thread are
+            return f"c <= {k} || c * {self.lanes} + {self.lane} < nb"
         if self.peel or self.window:
             return f"c * {self.lanes} + {self.lane} < nb"
         return f"(long long)(c * {self.lanes} + {self.lane}) * {self.width} < {self.cols}LL"
@@ -2694,6 +2706,21 @@ class CachedRow:
         """The windowed form: the column of access c's first element (negative before the row)."""
         return f"const long long k0 = (long long)(c * {self.lanes} + {self.lane}) * {self.width} - h;"
 
+    def _whole_chunks(self) -> int:
+        """The windowed form: the last access c (-1: none) that lies wholly
+        inside the row for every thread and start offset h, but for c = 0
+        (lane 0's is the window's first): c lanes + lane <= cols / width - 1.
+        WINDOW_WHOLE_CHUNKS off: -1."""
+        return (self.cols // self.width) // self.lanes - 1 if WINDOW_WHOLE_CHUNKS else -1
+
+    def _whole(self) -> str:
+        """The windowed form: whether access c lies wholly inside the row,
+        a constant for the accesses `_whole_chunks` names (once c's loop is
+        unrolled: no test, no branch there)."""
+        test = f"k0 >= 0 && k0 + {self.width} <= {self.cols}LL"
+        k = self._whole_chunks()
+        return f"(c >= 1 && c <= {k}) || ({test})" if k >= 1 else test
+
     def _edge_chunk(self) -> str:
         """The windowed form: whether access c of some thread can hold an edge
         of the window, a condition on c alone (a constant once c's loop is
@@ -2715,7 +2742,7 @@ class CachedRow:
             w = self.width
             return self._chunks([
                 self._first_col(),
-                f"if (k0 >= 0 && k0 + {w} <= {self.cols}LL) {{",
+                f"if ({self._whole()}) {{",
                 "  #pragma unroll",
                 f"  for (int i = 0; i < {w}; ++i) {{ const int j = c * {w} + i; const long long k = k0 + i; {{ {body} }} }}",
                 f"}} else if ({self._edge_chunk()}) {{",
@@ -2754,7 +2781,7 @@ class CachedRow:
         if self.window:  # the window's edges element by element (the params too), written so
             value = store(out(self.elem(), lambda p: load(f"{p}[k]", self.t)), self.t)
             inside = self._in_row()
-            whole = f"k0 >= 0 && k0 + {w} <= {self.cols}LL"
+            whole = self._whole()
             vector_write = f"reinterpret_cast<{self.raw}*>({buf} + {self._at('base')})[c * {self.lanes} + {self.lane}] = pk.raw;"
             edge = [
                 "#pragma unroll",
