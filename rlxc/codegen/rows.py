@@ -1620,6 +1620,14 @@ STREAM_EDGES = False
 STREAM_APPROX = True
 
 
+def window_setup(cols: int, width: int) -> list[str]:
+    """The windowed forms' per-row bounds (row `r` at `base`, `width`
+    elements per 16-byte access): `h`, the window's elements before the
+    row's first, and `nb`, the window's accesses."""
+    return [f"const int h = (int)(base & {width - 1});  // the window's elements before the row's first",
+            f"const int nb = (h + {cols} + {width - 1}) / {width};  // accesses in the window"]
+
+
 def stream_threads(cols: int, width: int) -> int:
     """Threads per block (one row) of the stream form over rows of `cols`
     elements, `width` per access: STREAM_WINDOW_THREADS for the windowed
@@ -2503,8 +2511,7 @@ class CachedRow:
         windowed form's: the window's start before the row's, its accesses."""
         w = self.width
         if self.window:
-            return [f"const int h = (int)(base & {w - 1});  // the window's elements before the row's first",
-                    f"const int nb = (h + {self.cols} + {w - 1}) / {w};  // accesses in the window"]
+            return window_setup(self.cols, w)
         if not self.peel:
             return []
         return [f"const int h = (int)(({w} - (base & {w - 1})) & {w - 1});  // elements before the row's first 16-byte boundary",
@@ -3068,8 +3075,7 @@ def _uint4_form(s: RowSpec, red: Reducer = block_reduce, lane: str = "threadIdx.
             # element at a time); the accesses between lie in the row
             assert cols > 16, "the window's first and last accesses are two (threads 0 and 1)"
             first, count, at = "threadIdx.x + 1", "nb - 1", "(base - h)"
-            head = ["const int h = (int)(base & 7);  // the window's elements before the row's first",
-                    f"const int nb = (h + {cols} + 7) / 8;  // accesses in the window (past 2: the row is long)"]
+            head = window_setup(cols, 8)
             inside = [f"(unsigned)(k8 * 8 + {e} - h) < {cols}u" for e in range(8)]
             edge = ["if (threadIdx.x < 2) {  // the window's first and last accesses",
                     "  const int k8 = threadIdx.x == 0 ? 0 : nb - 1;",
