@@ -12,7 +12,9 @@ once), each run's results in DIR/NAME-VALUE/kernels.json, and a table of
 rlxc's time per case under each value follows (the first value is the
 reference); `python3 benchmarks/variant.py --compare A.json B.json`
 prints the same table for two earlier runs. Tuples of strings are written
-with `+` between their items (`STREAM_DTYPES=f16+bf16,f32+f16+bf16`).
+with `+` between their items (`STREAM_DTYPES=f16+bf16,f32+f16+bf16`), and
+tables of int tuples with `:` inside an item
+(`STREAM_WINDOW_THREADS=+,1400:256+3200:512`: empty, then two pairs).
 """
 
 from __future__ import annotations
@@ -59,13 +61,22 @@ def parse_value(name: str, text: str):
     """`text` as a value of NAME's type (ints, floats, True/False, or a
     tuple of strings written with `+` between them, since `,` separates
     values: `STREAM_DTYPES=f16+bf16,f32+f16+bf16`; `+` alone is the empty
-    tuple)."""
+    tuple; a table of int tuples with `:` in each item:
+    `STREAM_WINDOW_THREADS=1400:256+3200:512`)."""
     mod, attr = owner(name)
-    kind = type(getattr(mod, attr))
+    current = getattr(mod, attr)
+    kind = type(current)
     if kind is tuple:
         items = tuple(x for x in text.split("+") if x)
-        if any(not isinstance(x, str) for x in getattr(mod, attr)):
-            raise SystemExit(f"{name} is a tuple of other than strings: variant.py sets tuples of strings only")
+        if any(":" in x for x in items):
+            if any(not isinstance(x, tuple) for x in current):
+                raise SystemExit(f"{name} is not a table of tuples: give its items without `:`")
+            try:
+                return tuple(tuple(int(p) for p in x.split(":")) for x in items)
+            except ValueError:
+                raise SystemExit(f"{name}: items of ints joined by `:`, not {text!r}") from None
+        if any(not isinstance(x, str) for x in current):
+            raise SystemExit(f"{name} is a table of tuples: write its items as A:B (`+` alone for none)")
         return items
     if kind is bool:
         if text not in ("True", "False", "1", "0"):
@@ -78,8 +89,11 @@ def parse_value(name: str, text: str):
 
 
 def spell(value) -> str:
-    """A value as the command line writes it (tuples with `+`)."""
-    return ("+".join(value) or "+") if isinstance(value, tuple) else str(value)
+    """A value as the command line writes it (tuples with `+`, and `:`
+    inside a table's items)."""
+    if not isinstance(value, tuple):
+        return str(value)
+    return "+".join(":".join(map(str, x)) if isinstance(x, tuple) else x for x in value) or "+"
 
 
 def compare(paths: list[Path], labels: list[str]) -> list[str]:

@@ -161,13 +161,13 @@ def test_long_rows_on_sm90_split_over_clusters(monkeypatch):
 
 def test_stream_form_rows():
     """rows.STREAM_ROWS on sm_90: softmax/log_softmax over f16/bf16 rows of
-    30000-65536 elements and those 8 does not divide from 12288 (through
-    their windows) take the stream form; rows of 16384, 10001 or 131072, f32 rows, a prologue, layer_norm,
+    30000-65536 elements and those 8 does not divide from 8193 (through
+    their windows) take the stream form; rows of 16384, 8191 or 131072, f32 rows, a prologue, layer_norm,
     sm_80 and USE_CLUSTERS off keep the forms they had. Every kernel compiles."""
     from rlxc.codegen import rows
 
     g = rlxc.GraphBuilder()
-    xs = [g.input(f"x{n}", [3, n], "f16") for n in (16384, 10001, 16385, 30522, 32000, 50257, 65536, 131072)]
+    xs = [g.input(f"x{n}", [3, n], "f16") for n in (16384, 8191, 10001, 16385, 30522, 32000, 50257, 65536, 131072)]
     b, f = g.input("b", [3, 32768], "bf16"), g.input("f", [3, 32768])
     outs = [g.softmax(v) for v in xs] + [g.log_softmax(b), g.softmax(f), g.softmax(g.mul(b, b)),
                                                   g.layer_norm(b, g.param("w", [32768], "bf16"), g.param("c", [32768], "bf16"))]
@@ -175,8 +175,8 @@ def test_stream_form_rows():
     lowered = rlxc.run_pipeline(module, "rlx-cuda{arch=sm_90}")
     forms = [k.source.data.splitlines()[2].split(" (")[0] for k in kernels_of(lowered)]
     stream = "// row form: stream"
-    assert [f == stream for f in forms] == [False, False, True, True, True, True, True, False, True, False, False,
-                                            False], forms
+    assert [f == stream for f in forms] == [False, False, True, True, True, True, True, True, False, True, False,
+                                            False, False], forms
     assert compile_all(lowered, "sm_90") == len(forms)
     assert not any(stream in k.source.data for k in kernels_of(rlxc.run_pipeline(module, "rlx-cuda{arch=sm_80}")))
     with pytest.MonkeyPatch.context() as mp:
@@ -185,16 +185,14 @@ def test_stream_form_rows():
 
 
 def test_stream_form_threads_by_accesses(monkeypatch):
-    """rows.STREAM_WINDOW_THREADS (off by default): windowed 16-bit softmax
-    rows of few 16-byte accesses take blocks of fewer threads, as many more
-    blocks per multiprocessor (`__launch_bounds__`), and with
-    STREAM_WINDOW_ROW_MIN 8193 every windowed row past the block form takes
-    the stream form; aligned rows keep blocks of 1024. Every kernel
-    compiles."""
+    """rows.STREAM_WINDOW_THREADS: windowed 16-bit softmax rows of few
+    16-byte accesses take blocks of fewer threads, as many more blocks per
+    multiprocessor (`__launch_bounds__`), and (STREAM_WINDOW_ROW_MIN 8193)
+    every windowed row past the block form takes the stream form; aligned
+    rows keep blocks of 1024, and an empty table gives every row 1024.
+    Every kernel compiles."""
     from rlxc.codegen import rows
 
-    monkeypatch.setattr(rows, "STREAM_WINDOW_THREADS", ((1400, 256), (3200, 512)))
-    monkeypatch.setattr(rows, "STREAM_WINDOW_ROW_MIN", 8193)
     g = rlxc.GraphBuilder()
     lengths = (8193, 10001, 16385, 24001, 28002, 32768)  # accesses (windowed: + 1) 1026, 1252, 2050, 3002, 3502, 4096
     outs = [g.softmax(g.input(f"x{n}", [3, n], "f16")) for n in lengths]
@@ -207,10 +205,15 @@ def test_stream_form_threads_by_accesses(monkeypatch):
     launches = [str(op) for op in lowered.walk() if op.name == "rlx_cuda.launch"]
     assert [f"block [{t}, 1, 1]" in op for op, t in zip(launches, want, strict=True)] == [True] * len(want), launches
     assert compile_all(lowered, "sm_90") == len(lengths)
+    monkeypatch.setattr(rows, "STREAM_WINDOW_THREADS", ())
+    g = rlxc.GraphBuilder()
+    outs = [g.softmax(g.input(f"x{n}", [3, n], "f16")) for n in lengths]
+    sources = [k.source.data for k in kernels_of(rlxc.run_pipeline(g.build(outs), "rlx-cuda{arch=sm_90}"))]
+    assert all("row form: stream (a block of 1024 threads per row" in src for src in sources), [s[:200] for s in sources]
 
 
 def test_window_whole_chunks(monkeypatch):
-    """rows.WINDOW_WHOLE_CHUNKS (off by default): in the windowed cluster
+    """rows.WINDOW_WHOLE_CHUNKS: in the windowed cluster
     rows, the accesses every thread holds wholly inside the row for every
     start offset (c = 1 .. K, K = (cols / width) / lanes - 1) take no test:
     the whole-access test and the load's window test begin with constants
@@ -229,6 +232,7 @@ def test_window_whole_chunks(monkeypatch):
             outs += [g.softmax(x), g.layer_norm(x, gamma, beta), g.rms_norm(x, gamma)]
         return rlxc.run_pipeline(g.build(outs), "rlx-cuda{arch=sm_90}")
 
+    monkeypatch.setattr(rows, "WINDOW_WHOLE_CHUNKS", False)
     off = [k.source.data for k in kernels_of(lower())]
     assert not any("(c >= 1 && c <=" in src for src in off)
     monkeypatch.setattr(rows, "WINDOW_WHOLE_CHUNKS", True)
@@ -1241,6 +1245,7 @@ def test_softmax_merged_statistics_compile_in_every_form(arch, merged, monkeypat
 
     for form in ("WARP", "BLOCK", "CLUSTER", "SMEM"):
         monkeypatch.setattr(rows, f"MERGED_STATS_{form}", merged)
+    monkeypatch.setattr(rows, "STREAM_ROWS", False)  # 10001 f16 through the cluster form, not the stream form
     lowered = rlxc.run_pipeline(_softmax_every_form(), f"rlx-cuda{{arch={arch}}}")
     sources = [k.source.data for k in kernels_of(lowered)]
     assert len(sources) == 13

@@ -495,7 +495,7 @@ def test_long_softmax_rows_with_masked_elements():
 
 @pytest.mark.parametrize("merged", [True, False])
 @pytest.mark.parametrize("cols,dtype", [(64, "f16"), (1000, "f32"), (4096, "bf16"), (4097, "f16"), (32768, "f32"),
-                                        (32768, "bf16"), (30001, "f16"), (10001, "f16"), (50257, "f32"), (300001, "bf16"),
+                                        (32768, "bf16"), (30001, "f16"), (10001, "f16"), (70001, "bf16"), (50257, "f32"), (300001, "bf16"),
                                         (524289, "f32")])
 def test_softmax_statistics_with_masked_rows_in_every_form(cols, dtype, merged, monkeypatch):
     """softmax and log_softmax in each row form, with the merged (one
@@ -641,8 +641,9 @@ def test_long_rows_without_clusters(cols, dtype, monkeypatch):
                                        (5, 30522), (9, 16385), (3, 12289), (9, 10001), (5, 8193)])
 def test_stream_form_softmax(rows, cols, dtype, monkeypatch):
     """softmax and log_softmax over long rows in the stream form (a block
-    of 1024 threads per row, read twice; f32, rows of 16384 and of 131072
-    with the table widened) against
+    of 1024 threads per row, read twice, or of 256 or 512 for windowed rows
+    of few accesses; f32, rows of 16384 and of 131072 with the table
+    widened) against
     the interpreter: random rows, then rows holding -inf (they add nothing;
     a row of only -inf is NaN, 0/0, as in the reference), +inf or NaN (the
     row's outputs NaN), each in the first, middle or last of a thread's
@@ -657,9 +658,6 @@ def test_stream_form_softmax(rows, cols, dtype, monkeypatch):
     monkeypatch.setattr(rows_mod, "STREAM_DTYPES", ("f32", "f16", "bf16"))
     monkeypatch.setattr(rows_mod, "STREAM_ROW_MIN", 16384)
     monkeypatch.setattr(rows_mod, "STREAM_ROW_MAX_BYTES", 2**20)
-    if cols < 12288:  # windowed rows of few accesses in blocks of 256 (STREAM_WINDOW_THREADS, off by default)
-        monkeypatch.setattr(rows_mod, "STREAM_WINDOW_THREADS", ((1400, 256), (3200, 512)))
-        monkeypatch.setattr(rows_mod, "STREAM_WINDOW_ROW_MIN", 8193)
     g = rlxc.GraphBuilder()
     x = g.input("x", [rows, cols], dtype)
     module = g.build([g.softmax(x), g.log_softmax(x)])
@@ -672,7 +670,8 @@ def test_stream_form_softmax(rows, cols, dtype, monkeypatch):
     rng = np.random.default_rng()
     xin = rng.standard_normal((4, cols)).astype(np.float32) * 4
     xin[0, :] = -np.inf
-    second = min(1024, cols // 16) * 8  # from 16384 elements: 8192, a thread's second load in blocks of 1024
+    threads = rows_mod.stream_threads(cols, 8) if dtype != "f32" else 1024
+    second = min(threads, cols // 16) * 8  # a thread's second load (from 16384 elements in blocks of 1024: 8192)
     xin[1, [0, 7, second + 3, cols - 1]] = -np.inf
     xin[2, second + 4] = np.inf
     xin[3, cols // 2 + 5] = np.nan
@@ -1070,8 +1069,9 @@ WINDOW_SETTINGS = {
     "softmax-stored": {"SOFTMAX_STORED_ROWS": True},
     "stored-regs-uncapped": {"WINDOW_STORED_REGS": 0},
     "guards-per-element": {"GUARDED_ACCESS_GUARDS": False, "PEELED_ACCESS_GUARDS": False},
-    # off by default until measured; softmax's 16-bit rows too through the cluster form
-    "whole-chunks": {"WINDOW_WHOLE_CHUNKS": True, "STREAM_ROWS": False},
+    "every-chunk-tested": {"WINDOW_WHOLE_CHUNKS": False},
+    # softmax's 16-bit rows of 8193-65536 too through the cluster form (by default the stream form)
+    "cluster-softmax": {"STREAM_ROWS": False},
 }
 
 

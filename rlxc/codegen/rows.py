@@ -1592,9 +1592,11 @@ STREAM_WINDOW = True
 #: copy), 20001 56.0 -> 50.7 / 405 -> 352, 24001 55.1 -> 47.6 / 404 -> 323,
 #: 28002 57.0 -> 46.4 / 384 -> 308. Aligned rows under 30000 lost
 #: (`STREAM_ROW_MIN=30000,8200`: f16 of 8200 -35%, 12288 -17 to -23%, 20000
-#: -8%). 10001 gains in blocks of 256 threads (STREAM_WINDOW_THREADS,
-#: below): with that table, 8193 (every windowed row past the block form).
-STREAM_WINDOW_ROW_MIN = 12288
+#: -8%). From 8193 (every windowed row past the block form) since the rows
+#: of few accesses take blocks of fewer threads (STREAM_WINDOW_THREADS,
+#: below); in blocks of 1024, 10001 lost (above) and the form began at
+#: 12288.
+STREAM_WINDOW_ROW_MIN = 8193
 #: ... in blocks of fewer threads where the windowed row has few 16-byte
 #: accesses: (most accesses, threads) in order, STREAM_THREADS past them
 #: (`stream_threads`). H200, session 24 (`variant.py
@@ -1603,12 +1605,18 @@ STREAM_WINDOW_ROW_MIN = 12288
 #: 64 / 512 MiB for 1024 / 512 / 256 threads): 10001 (1251 accesses) 63.8 /
 #: 47.7 / 43.3 and 468 / 323 / 297 (87% of copy; the cluster form 373),
 #: 12345 (1544) 399 / 302 / 334, 16385 (2049) 335 / 287 / 363, 24001 (3001)
-#: 321 / 314 / 388; aligned rows of 32768 (4096) 292 / 372 / 400. Off
-#: (empty) until the GPU tests have run on it: measured at the end of
-#: session 24 with no device time left for them. To take it: ((1400, 256),
-#: (3200, 512)) and STREAM_WINDOW_ROW_MIN 8193 (`test_stream_form_rows` and
-#: the GPU `test_stream_form_softmax` cover that setting).
-STREAM_WINDOW_THREADS: tuple[tuple[int, int], ...] = ()
+#: 321 / 314 / 388; aligned rows of 32768 (4096) 292 / 372 / 400. Taken in
+#: session 25 with STREAM_WINDOW_ROW_MIN 8193, against the cluster form
+#: under 12288 and blocks of 1024 past it (H200, `variant.py
+#: STREAM_WINDOW_ROW_MIN=12288` against `STREAM_WINDOW_ROW_MIN=8193
+#: STREAM_WINDOW_THREADS=1400:256+3200:512`, `--ops softmax --rows
+#: 8193,10001,12345,16385,20001,24001,25601 --dtypes f16,bf16 --sizes
+#: 64,512`, µs at 64 / 512 MiB, f16; bf16 within 1%): 8193 58.8 -> 41.2 /
+#: 430 -> 283 (91% of copy), 10001 51.7 -> 43.4 / 374 -> 297, 12345 55.4 ->
+#: 44.5 / 398 -> 302, 16385 48.6 -> 42.6 / 336 -> 288, 20001 50.9 -> 44.6 /
+#: 352 -> 302, 24001 47.5 -> 45.1 / 322 -> 313; 25601 (past the table) the
+#: same.
+STREAM_WINDOW_THREADS: tuple[tuple[int, int], ...] = ((1400, 256), (3200, 512))
 #: ... and rows 8 divides through that code too (h = 0): H200, rows of 32768
 #: f16 2.0-2.8% slower, of 50256 2.7-3.5% faster (`STREAM_EDGES=False,True`);
 #: off.
@@ -2100,13 +2108,17 @@ WINDOW_EDGE_CHUNKS = True
 #: ... and no test at all in the accesses every thread holds wholly inside the
 #: row for every start offset (`CachedRow._whole_chunks`: c = 1 .. K, and
 #: 0 .. K for the load's test against the window), where each took a test
-#: and a branch per pass. Off until measured and the GPU tests have run on
-#: it (written at the end of session 24, with no device time left): nvdisasm
-#: of layer_norm f16 of 50257 shows its hot path at twice the aligned row's
-#: instructions, 24 branch reconvergences and 306 more moves among them.
-#: On: 2464 -> 2304 instructions, 24 -> 6 reconvergences (BSSY); f32
-#: layer_norm of 50257 spills 16 bytes at its 48-register cap.
-WINDOW_WHOLE_CHUNKS = False
+#: and a branch per pass: nvdisasm of layer_norm f16 of 50257 showed its
+#: hot path at twice the aligned row's instructions, 24 branch
+#: reconvergences and 306 more moves among them; now 2464 -> 2304
+#: instructions, 24 -> 6 reconvergences (BSSY). H200, session 25
+#: (`variant.py WINDOW_WHOLE_CHUNKS=False,True -- --ops
+#: layer_norm,rms_norm,softmax --rows 20001,30522,50257 --dtypes f16,bf16,f32
+#: --sizes 64,512`): layer_norm f16/bf16 2.4-6.4% faster (bf16 of 30522
+#: 359 -> 338 µs at 512 MiB), rms_norm up to 8% (f16 of 50257 318 -> 295),
+#: softmax -0.3..+2.3%; f32 layer_norm 0.1-1.2% slower (of 50257 it spills
+#: 16 bytes at its 48-register cap).
+WINDOW_WHOLE_CHUNKS = True
 
 #: Forms whose statistics take one reduction over the row's threads where
 #: the op has such a form (`RowSpec.merged`; softmax, log_softmax) and the
