@@ -212,6 +212,39 @@ def test_stream_form_threads_by_accesses(monkeypatch):
     assert all("row form: stream (a block of 1024 threads per row" in src for src in sources), [s[:200] for s in sources]
 
 
+def test_row_per_block_forms_have_no_row_loop(monkeypatch):
+    """rows.ROW_PER_BLOCK: the stream form and the block form whose grid is
+    the rows take their row from blockIdx.x, no loop over rows; the block
+    form with its grid capped (BLOCK_BLOCKS_PER_SM) keeps the loop, as the
+    warp form does unless named, where its groups then cover the rows.
+    Every kernel compiles."""
+    from rlxc.codegen import rows
+
+    def lower(n_rows=3):
+        g = rlxc.GraphBuilder()
+        outs = [g.softmax(g.input("s", [n_rows, 32768], "bf16")),  # stream
+                g.layer_norm(g.input("b", [n_rows, 4097]), g.param("g", [4097]), g.param("c", [4097])),  # block
+                g.rms_norm(g.input("w", [n_rows, 768], "f16"), g.param("h", [768], "f16"))]  # warp
+        lowered = rlxc.run_pipeline(g.build(outs), "rlx-cuda{arch=sm_90 sm_count=132}")
+        srcs = [k.source.data for k in kernels_of(lowered)]
+        assert [s.splitlines()[2].split(" (")[0] for s in srcs] == ["// row form: stream", "// row form: block",
+                                                                 "// row form: warp"], srcs
+        return lowered, srcs
+
+    loop = "for (long long r = blockIdx.x"
+    lowered, (stream, block, warp) = lower()
+    assert loop not in stream and loop not in block and "const long long r = blockIdx.x;" in block
+    assert "r += (long long)gridDim.x" in warp
+    assert compile_all(lowered, "sm_90") == 3
+    monkeypatch.setattr(rows, "BLOCK_BLOCKS_PER_SM", 1)  # 132 blocks for 1000 rows: the loop again
+    _, (_, block, _) = lower(1000)
+    assert loop in block
+    monkeypatch.setattr(rows, "ROW_PER_BLOCK", ("warp",))
+    lowered, (stream, _, warp) = lower()
+    assert loop in stream and "r += (long long)gridDim.x" not in warp and "if (r < 3LL) {" in warp, warp
+    assert compile_all(lowered, "sm_90") == 3
+
+
 def test_window_whole_chunks(monkeypatch):
     """rows.WINDOW_WHOLE_CHUNKS: in the windowed cluster
     rows, the accesses every thread holds wholly inside the row for every

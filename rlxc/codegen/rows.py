@@ -128,7 +128,18 @@ class Rows:
         return Rows(rows, cols, expr("r", kept), expr("k", axes), numel(s[axes[-1] + 1:]) if adjacent else 0)
 
 
-def _row_loop(body: list[str], rows: Rows) -> list[str]:
+def _row_loop(body: list[str], rows: Rows, one_row: bool = False) -> list[str]:
+    """`body` once per row, the blocks walking the rows; with `one_row` (the
+    launch's grid is the rows: ROW_PER_BLOCK) each block's row only, no
+    loop."""
+    if one_row:
+        return [
+            "  {  // one row per block: the grid is the rows",
+            "    const long long r = blockIdx.x;",
+            f"    const long long base = {rows.row_base};",
+            *("    " + b for b in body),
+            "  }",
+        ]
     return [
         f"  for (long long r = blockIdx.x; r < {rows.rows}LL; r += gridDim.x) {{",
         f"    const long long base = {rows.row_base};",
@@ -137,13 +148,16 @@ def _row_loop(body: list[str], rows: Rows) -> list[str]:
     ]
 
 
-def _warp_loop(body: list[str], rows: Rows, warps: int, group: int = 32, batch: CachedRow | None = None) -> list[str]:
+def _warp_loop(body: list[str], rows: Rows, warps: int, group: int = 32, batch: CachedRow | None = None,
+               one_row: bool = False) -> list[str]:
     """`body` once per row, a group of `group` lanes (a power of two up to a
     warp) per row (`lane` its thread's index in the group), `warps` × 32 /
     `group` rows per block (twice that with a batch). A group leaves the loop on its own: its
     reductions shuffle among its lanes only (`rlx_group_reduce`). With
     `batch` (a row of WARP_BATCH), a group takes WARP_BATCH rows, whose accesses
-    it loads into `nx` before the body takes them one row after another."""
+    it loads into `nx` before the body takes them one row after another.
+    With `one_row` (the grid's groups cover the rows) a group's row only,
+    no loop (see `_row_loop`)."""
     per_block = warps * 32 // group
     if batch is not None:  # WARP_BATCH rows per group, loaded first
         n, u = batch.items // batch.width, WARP_BATCH
@@ -161,6 +175,15 @@ def _warp_loop(body: list[str], rows: Rows, warps: int, group: int = 32, batch: 
             f"  for (int u = 0; u < {u}; ++u) {{",
             f"    const long long r = r0 + u * {per_block};",
             f"    if (r >= {rows.rows}LL) break;",
+            f"    const long long base = {rows.row_base};",
+            *("    " + b for b in body),
+            "  }",
+        ]
+    if one_row:
+        return [
+            f"  const int lane = threadIdx.x & {group - 1};",
+            f"  const long long r = (long long)blockIdx.x * {per_block} + (threadIdx.x / {group});  // the grid covers the rows",
+            f"  if (r < {rows.rows}LL) {{",
             f"    const long long base = {rows.row_base};",
             *("    " + b for b in body),
             "  }",
@@ -396,11 +419,12 @@ def _acc_type(t: Attribute) -> str:
 def _row_kernel(decl: str, body: list[str], rows: Rows, smem_type: str = "float", form: str = "block",
                 threads: int = THREADS, note: str = "", srow_type: str = "float",
                 cluster: ClusterReducer | None = None, group: int = 32, min_blocks: int = 0,
-                grid: GridReducer | None = None, batch: CachedRow | None = None) -> str:
+                grid: GridReducer | None = None, batch: CachedRow | None = None, one_row: bool = False) -> str:
     """A kernel looping over the rows, `body` once per row: its blocks walk
     the rows (block, smem, float4 and looping forms), or its warps do (warp
     form, `lane` the thread's lane), or a cluster of blocks takes one row
-    (cluster form, `lane` the thread's index in the cluster)."""
+    (cluster form, `lane` the thread's index in the cluster); with `one_row`
+    the grid is the rows, a block each (`_row_loop`)."""
     dims = f"__cluster_dims__({cluster.blocks}, 1, 1) " if cluster is not None else ""
     src = [f"// row form: {form}{f' ({note})' if note else ''}"]
     bounds = f"{threads}, {min_blocks}" if min_blocks else f"{threads}"
@@ -409,14 +433,14 @@ def _row_kernel(decl: str, body: list[str], rows: Rows, smem_type: str = "float"
     if form == "smem":
         src.append(f"  extern __shared__ __align__(16) {srow_type} srow[];")
     if form == "warp":
-        src += _warp_loop(body, rows, threads // 32, group, batch)
+        src += _warp_loop(body, rows, threads // 32, group, batch, one_row)
     elif cluster is not None:
         src += _cluster_row(body, rows, cluster)
     elif grid is not None:
         src += _grid_row(body, rows, grid)
         src[1:1] = grid.globals()  # after the form's line, before the entry
     else:
-        src.extend(_row_loop(body, rows))
+        src.extend(_row_loop(body, rows, one_row))
     src.append("}")
     return "\n".join(src) + "\n"
 
@@ -1569,6 +1593,24 @@ STREAM_ROWS = True
 STREAM_ROW_MIN = 30000
 STREAM_ROW_MAX_BYTES = 128 * 1024
 STREAM_DTYPES: tuple[str, ...] = ("f16", "bf16")
+#: Forms that launch a block per row (the stream form; the block form where
+#: the grid is the rows) take their row from blockIdx.x with no loop over
+#: rows (`_row_loop`'s `one_row`; "warp": a group per row where the grid's
+#: groups cover the rows). NVRTC 13 kept the loop's 64-bit counter live
+#: across the body: the stream form, capped at 32 registers, spilled 16-84
+#: bytes (16-bit softmax over rows of 32768; none without the loop), the
+#: block form's f32 softmax of 4097 8 bytes at 64. H200, session 25 (old
+#: tree against new, twice, `kernels.py --ops softmax,layer_norm,rms_norm
+#: --rows 64,128,512,768,1000,4096,4097,8192,10001,32768 --dtypes
+#: f32,f16,bf16 --sizes 64,512`; noise: the unchanged cluster and batched
+#: warp kernels within ±1.6%): stream softmax f16/bf16 of 32768 4-9% faster
+#: (bf16 310 -> 287 µs at 512 MiB, f16 296 -> 283: bf16 within 1.5% of
+#: f16 where it was 5% slower), of 10001 2-3%; block softmax f32 of
+#: 4097 29-32%, f16/bf16 of 4096 8-11%, of 8192 3-5%, but of 4097 (peeled)
+#: 2-4% slower, the block form's f32 norms 0-4% slower (geomean per dtype
+#: +1.3 to +1.6%); the warp form without its loop +0.3% for f16/bf16 and
+#: -0.7% for f32 (f32 layer_norm of 512-1000 2-4% slower): not taken.
+ROW_PER_BLOCK: tuple[str, ...] = ("stream", "block")
 STREAM_THREADS = 1024
 STREAM_LOADS = 2
 STREAM_MIN_BLOCKS = 2
@@ -3181,19 +3223,20 @@ def row_kernel(s: RowSpec, sm_count: int) -> KernelSpec:
         if batched:
             row = replace(row, loaded="nx[u]")
         note = row.note() + (f", {32 // group} rows per warp" if group < 32 else "") + (f", {WARP_BATCH} rows per group" if batched else "")
-        src = _row_kernel(decl, _cached_form(s, row, group_reduce(group), "warp"), rows, form="warp", note=note, group=group,
-                          batch=row if batched else None)
         if batched:
             grid = -(-rows.rows // (per_block * WARP_BATCH))
         else:
             blocks = min(-(-rows.rows // per_block), 2**31 - 1)
             grid = min(blocks, sm_count * WARP_BLOCKS_PER_SM) if WARP_BLOCKS_PER_SM else blocks
+        src = _row_kernel(decl, _cached_form(s, row, group_reduce(group), "warp"), rows, form="warp", note=note, group=group,
+                          batch=row if batched else None,
+                          one_row="warp" in ROW_PER_BLOCK and not batched and grid * per_block >= rows.rows)
         return KernelSpec(s.family, src, bufs, grid)
     if form == "block":
         row = CachedRow.for_spec(s, BLOCK_THREADS, "threadIdx.x", peel=True)
-        src = _row_kernel(decl, _cached_form(s, row, block_reduce, "block"), rows, form="block", note=row.note(),
-                          threads=BLOCK_THREADS)
         grid = min(rows.rows, sm_count * BLOCK_BLOCKS_PER_SM) if BLOCK_BLOCKS_PER_SM else min(rows.rows, 2**31 - 1)
+        src = _row_kernel(decl, _cached_form(s, row, block_reduce, "block"), rows, form="block", note=row.note(),
+                          threads=BLOCK_THREADS, one_row="block" in ROW_PER_BLOCK and grid == rows.rows)
         return KernelSpec(s.family, src, bufs, grid, BLOCK_THREADS)
     if form in ("cluster", "grid"):
         shape_ = (cluster_shape(rows.cols, s.t, regs16, window) if form == "cluster"
@@ -3231,7 +3274,7 @@ def row_kernel(s: RowSpec, sm_count: int) -> KernelSpec:
             s = replace(s, streamed=s.streamed_afn[0], streamed_out=s.streamed_afn[1], streamed4=None)
         body = (_float4_form if width == 4 else _uint4_form)(s, loads=STREAM_LOADS)
         threads = stream_threads(rows.cols, width)
-        src = _row_kernel(decl, body, rows, form="stream", threads=threads,
+        src = _row_kernel(decl, body, rows, form="stream", threads=threads, one_row="stream" in ROW_PER_BLOCK,
                           min_blocks=max(1, STREAM_MIN_BLOCKS * 1024 // threads),
                           note=f"a block of {threads} threads per row, read twice, {width} elements per "
                                f"access, {STREAM_LOADS} loads in flight per thread")
