@@ -445,9 +445,12 @@ def finish_row(row: dict, copy_gbs: float, size_copy_gbs: float | None = None) -
     512 MiB copy; and against a copy of the case's own size, where given),
     speed vs the faster peer, misses."""
     r, peers = row["rlxc_ms"], [t for t in (row["eager_ms"], row["compile_ms"]) if t]
-    row["rlxc_GBps"] = row["bytes"] / (r * 1e-3) / 1e9 if r else None
-    row["copy_frac"] = row["rlxc_GBps"] / copy_gbs if r else None
-    row["size_copy_frac"] = row["rlxc_GBps"] / size_copy_gbs if r and size_copy_gbs else None
+    # an executable that launches nothing (a relabelling: a one-head transpose) moves no
+    # bytes, so it has no bandwidth to compare with the copy's
+    moves = row.get("rlxc_kernels") != 0
+    row["rlxc_GBps"] = row["bytes"] / (r * 1e-3) / 1e9 if r and moves else None
+    row["copy_frac"] = row["rlxc_GBps"] / copy_gbs if row["rlxc_GBps"] else None
+    row["size_copy_frac"] = row["rlxc_GBps"] / size_copy_gbs if row["rlxc_GBps"] and size_copy_gbs else None
     row["vs_peer"] = min(peers) / r if r and peers else None
     miss = []
     if row["vs_peer"] is not None and row["vs_peer"] < 1.0:

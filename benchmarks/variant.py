@@ -68,6 +68,8 @@ def parse_value(name: str, text: str):
     kind = type(current)
     if kind is tuple:
         items = tuple(x for x in text.split("+") if x)
+        if not items:
+            return ()
         if any(":" in x for x in items):
             if any(not isinstance(x, tuple) for x in current):
                 raise SystemExit(f"{name} is not a table of tuples: give its items without `:`")
@@ -96,6 +98,11 @@ def spell(value) -> str:
     return "+".join(":".join(map(str, x)) if isinstance(x, tuple) else x for x in value) or "+"
 
 
+def _percent(frac: float | None) -> str:
+    """A fraction as a whole percentage; "—" for none (a case that moves nothing)."""
+    return "—" if frac is None else f"{100 * frac:.0f}%"
+
+
 def compare(paths: list[Path], labels: list[str]) -> list[str]:
     """Markdown lines: rlxc's µs per case under each run, and each run's
     change against the first (+: faster)."""
@@ -115,7 +122,7 @@ def compare(paths: list[Path], labels: list[str]) -> list[str]:
         us = [c["rlxc_ms"] * 1e3 for c in cells]
         gains = "".join(f" | {100 * (us[0] / u - 1):+.1f}%" for u in us[1:])
         lines.append(f"| {k[0]} | {k[1]} | {k[2]} | {k[3]} | " + " | ".join(f"{u:.1f}" for u in us)
-                     + f"{gains} | {100 * cells[-1]['copy_frac']:.0f}% |")
+                     + f"{gains} | {_percent(cells[-1].get('copy_frac'))} |")
     return lines
 
 

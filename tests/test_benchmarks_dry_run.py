@@ -84,6 +84,14 @@ def test_variant_runs_every_value_in_one_process(tmp_path):
                "--dtypes", "f32", "--rows", "32768", "--sizes", "64", "--out", str(tmp_path / "tuple"))
     assert "# rows.STREAM_DTYPES = ('f16', 'bf16')" in out and "# rows.STREAM_DTYPES = ('f32', 'f16', 'bf16')" in out, out[-2000:]
     assert "STREAM_DTYPES-f32+f16+bf16" in out, out[-2000:]  # the run's directory, as the command line spells it
+    # a table of int tuples, `:` inside an item (`+` alone: the empty table)
+    out = _run("benchmarks/variant.py", "STREAM_WINDOW_THREADS=+,1400:256+3200:512", "--", "--dry-run", "--ops", "softmax",
+               "--dtypes", "f16", "--rows", "10001", "--sizes", "64", "--out", str(tmp_path / "table"))
+    assert "# rows.STREAM_WINDOW_THREADS = ()" in out and "# rows.STREAM_WINDOW_THREADS = ((1400, 256), (3200, 512))" in out, out[-2000:]
+    assert "STREAM_WINDOW_THREADS-1400:256+3200:512" in out, out[-2000:]
+    done = subprocess.run([sys.executable, "benchmarks/variant.py", "STREAM_DTYPES=1:2", "--", "--dry-run"], cwd=ROOT,
+                          capture_output=True, text=True, timeout=120)
+    assert done.returncode != 0 and "not a table of tuples" in done.stderr
 
 
 def test_variant_compare_table(tmp_path):
@@ -103,6 +111,35 @@ def test_variant_compare_table(tmp_path):
     assert "| softmax | f16 | 1000 | 64 | 50.0 | 40.0 | +25.0% | 90% |" in out, out
     assert "| softmax | f16 | 5000 | 64 | 60.0 | 75.0 | -20.0% | 90% |" in out, out
     assert "| 7 |" not in out, out
+    # a case that moves nothing (no kernel launched) has no % of copy
+    (tmp_path / "b" / "kernels.json").write_text(json.dumps(run({1000: 40.0}, None)))
+    out = _run("benchmarks/variant.py", "--compare", str(tmp_path / "a" / "kernels.json"), str(tmp_path / "b" / "kernels.json"))
+    assert "| softmax | f16 | 1000 | 64 | 50.0 | 40.0 | +25.0% | — |" in out, out
+
+
+def test_kernel_sweep_bandwidth_of_a_case_that_launches_nothing():
+    """kernels.py's derived figures: GB/s and % of copy from the bytes a case
+    moves over rlxc's time; none where rlxc launched no kernel (a
+    relabelling moves no bytes), so no bandwidth miss either."""
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location("kernels_bench", ROOT / "benchmarks" / "kernels.py")
+    kernels = importlib.util.module_from_spec(spec)
+    sys.modules["kernels_bench"] = kernels  # its dataclasses look their module up
+    try:
+        spec.loader.exec_module(kernels)
+    finally:
+        del sys.modules["kernels_bench"]
+
+    def row(kernels_launched):
+        return {"rlxc_ms": 0.0005, "eager_ms": 0.004, "compile_ms": None, "bytes": 2 * 64 * 2**20,
+                "mb": 64, "rlxc_kernels": kernels_launched}
+
+    moved = kernels.finish_row(row(1), copy_gbs=4000.0)
+    assert moved["rlxc_GBps"] > 0 and moved["copy_frac"] == moved["rlxc_GBps"] / 4000.0 and "bw" not in moved["miss"]
+    relabel = kernels.finish_row(row(0), copy_gbs=4000.0)
+    assert relabel["rlxc_GBps"] is None and relabel["copy_frac"] is None and relabel["miss"] == []
+    assert relabel["vs_peer"] == 0.004 / relabel["rlxc_ms"]
 
 
 def test_encoder_benchmark_takes_a_stack_by_its_sizes():
@@ -118,7 +155,9 @@ def test_encoder_benchmark_takes_a_stack_by_its_sizes():
 
 
 def test_gpu_only_harnesses_import_and_parse_without_a_gpu():
-    """encoder_profile.py and gemm_tuning.py need a GPU to measure, but import
-    and parse their arguments without one (a broken import shows in CI)."""
-    for script, flag in (("benchmarks/encoder_profile.py", "--model"), ("benchmarks/gemm_tuning.py", "--floor")):
+    """encoder_profile.py, gemm_tuning.py and ncu_rows.py need a GPU to
+    measure, but import and parse their arguments without one (a broken
+    import shows in CI)."""
+    for script, flag in (("benchmarks/encoder_profile.py", "--model"), ("benchmarks/gemm_tuning.py", "--floor"),
+                         ("benchmarks/ncu_rows.py", "layer_norm")):
         assert flag in _run(script, "--help"), script
