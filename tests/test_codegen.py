@@ -1298,9 +1298,10 @@ def test_softmax_merged_statistics_compile_in_every_form(arch, merged, monkeypat
 def test_windowed_norms_read_params_realigned(vector_params, monkeypatch):
     """In the windowed cluster form (f16/bf16 rows whose length 8 does not
     divide; f32 odd rows with WINDOW_F32), gamma and beta are read inside the
-    row as 16-byte vectors shifted to the row's start (`rlx_ld_window`), at
-    the window's edges an element at a time; with WINDOW_VECTOR_PARAMS off,
-    an element at a time everywhere. Every kernel compiles for sm_90."""
+    row as 16-byte vectors shifted to the row's start (`rlx_ld_window`; with
+    PARAM_COPIES off, as by default, or for a computed gamma), at the window's edges an
+    element at a time; with WINDOW_VECTOR_PARAMS off, an element at a time
+    everywhere. Every kernel compiles for sm_90."""
     from rlxc.codegen import rows
 
     monkeypatch.setattr(rows, "WINDOW_VECTOR_PARAMS", vector_params)
@@ -1320,6 +1321,92 @@ def test_windowed_norms_read_params_realigned(vector_params, monkeypatch):
         assert realigned == ((2 if "rlx.layer_norm" in src else 1) if vector_params else 0), src
         assert "rlx_ld_f16(g[k])" in src or "rlx_ld_bf16(g[k])" in src or "g[k]" in src  # the edges
     assert compile_all(lowered, "sm_90") == 6
+
+
+def test_norm_params_read_from_shifted_copies(monkeypatch):
+    """rows.PARAM_COPIES (off by default until GPU-tested): the windowed
+    cluster form and the peeled block form read layer_norm's gamma and beta
+    (PARAM_COPIES_MIN_COLUMNS: not rms_norm's gamma alone, unless 1), where
+    they are params, as one aligned 16-byte read from the param's shifted
+    copies (`rlx_ld_copy`, a `<name>_c` kernel parameter after the others);
+    rlx-emit-cuda lays the copies out once per param in the parameter buffer
+    (`rlx.param_copies`, rms_norm then sharing layer_norm's gamma copies)
+    and sizes the buffer for them. A computed
+    gamma keeps the realignment (windowed, each param on its own) or
+    element reads (peeled: all params or none). Off, no copies. Every
+    kernel compiles."""
+    from xdsl.dialects import func as F
+
+    from rlxc.codegen import rows
+    from rlxc.dialects import plan as P
+
+    monkeypatch.setattr(rows, "PARAM_COPIES", True)
+    monkeypatch.setattr(rows, "PARAM_COPIES_MIN_COLUMNS", 1)
+
+    def lower():
+        g = rlxc.GraphBuilder()
+        outs = []
+        for k, (cols, d) in enumerate([(50257, "f16"), (4097, "bf16"), (20001, "f32")]):
+            x = g.input(f"x{k}", [3, cols], d)
+            gamma, beta = g.param(f"g{k}", [cols], d), g.param(f"b{k}", [cols], d)
+            outs += [g.layer_norm(x, gamma, beta), g.rms_norm(x, gamma)]
+        x, gi = g.input("xi", [3, 30522], "f16"), g.input("gi", [30522], "f16")  # a computed gamma
+        outs.append(g.layer_norm(x, gi, g.param("bi", [30522], "f16")))
+        lowered = rlxc.run_pipeline(g.build(outs), "rlx-cuda{arch=sm_90 sm_count=132}")
+        fn = next(o for o in lowered.walk() if isinstance(o, F.FuncOp))
+        return lowered, [k.source.data for k in kernels_of(lowered)], fn
+
+    lowered, srcs, fn = lower()
+    forms = [s.splitlines()[2].split(" (")[0] for s in srcs]
+    assert forms == ["// row form: cluster"] * 2 + ["// row form: block"] * 2 + ["// row form: cluster"] * 3, forms
+    assert "rlx_ld_copy(g_c, h, 100544LL, (k0 + h) * 2)" in srcs[0] and "rlx_ld_copy(b_c, h, 100544LL" in srcs[0]
+    assert ", const unsigned short* __restrict__ g_c, const unsigned short* __restrict__ b_c)" in srcs[0]
+    assert "rlx_ld_window(" not in srcs[0] and "rlx_ld_f16(g[k])" in srcs[0]  # the edges from the param itself
+    # peeled bf16 rows of 4097: vectors p + (h ? 1 : 0) of copy (8 - h) & 7, 8224 bytes a copy
+    assert "rlx_ld_copy(g_c, (8 - h) & 7, 8224LL, (long long)(c * 256 + threadIdx.x) * 16 + (h ? 16 : 0))" in srcs[2]
+    assert "rlx_ld_copy(g_c, h, 80032LL, (k0 + h) * 4)" in srcs[4]  # f32: 4 copies of 20001 + 4, 16-byte rounded
+    # windowed: each param on its own (the computed gamma realigned, the param beta from its copies)
+    assert "rlx_ld_window(g, (k0 + h) * 2, h * 2)" in srcs[6] and "rlx_ld_copy(b_c, h, 61072LL" in srcs[6]
+    assert "g_c" not in srcs[6]
+    copies = P.param_copies(fn)
+    assert [(c.elements, c.elem_bytes, c.copies, c.copy_bytes) for c in copies] == [
+        (50257, 2, 8, 100544), (50257, 2, 8, 100544), (4097, 2, 8, 8224), (4097, 2, 8, 8224),
+        (20001, 4, 4, 80032), (20001, 4, 4, 80032), (30522, 2, 8, 61072)]
+    offsets = sorted([(c.offset, c.nbytes) for c in copies])
+    assert all(a + n <= b for (a, n), (b, _) in zip(offsets, offsets[1:]))  # no overlap
+    assert offsets[-1][0] + offsets[-1][1] <= P.param_bytes(fn)
+    launches = [op for op in lowered.walk() if op.name == "rlx_cuda.launch"]
+    assert str(launches[1]).count("#rlx_cuda.arg<param") == 2  # rms_norm: its gamma and layer_norm's gamma copies
+    assert compile_all(lowered, "sm_90") == 7
+    monkeypatch.setattr(rows, "PARAM_COPIES_MIN_COLUMNS", 2)  # the default: layer_norm's, not rms_norm's
+    _, srcs, fn = lower()
+    assert ["rlx_ld_copy" in s for s in srcs] == [True, False, True, False, True, False, True]
+    assert len(P.param_copies(fn)) == 7  # layer_norm's gamma and beta copies, three times, and the last one's beta
+    monkeypatch.setattr(rows, "PARAM_COPIES", False)
+    _, srcs, fn = lower()
+    assert not any("rlx_ld_copy" in s for s in srcs) and P.param_copies(fn) == []
+
+
+def test_shifted_copies_bytes():
+    """The runtime's shifted copies (rows.PARAM_COPIES): copy s holds the
+    param's bytes from element s on, zeros around, each copy_bytes long."""
+    from rlxc.dialects.plan import ParamCopies
+    from rlxc.runtime.executable import shifted_copies
+
+    rng = np.random.default_rng()
+    n = int(rng.integers(17, 200))
+    p = rng.standard_normal(n).astype(np.float16)
+    c = ParamCopies(offset=0, source=0, elements=n, elem_bytes=2, copies=8, copy_bytes=-(-(n + 8) // 8) * 16)
+    out = shifted_copies(p, c).view(np.float16).reshape(8, -1)
+    for s in range(8):
+        want = np.zeros(c.copy_bytes // 2, np.float16)
+        want[s:s + n] = p
+        assert np.array_equal(out[s], want)
+        # 16-byte vector q of copy s is the param's elements 8q - s .. 8q - s + 7
+        q = int(rng.integers(1, n // 8))
+        assert np.array_equal(out[s, 8 * q:8 * q + 8], p[8 * q - s:8 * q - s + 8])
+    with pytest.raises(Exception, match="do not fit"):
+        shifted_copies(p[:-1], c)
 
 
 @pytest.mark.parametrize("dtype", ["f16", "bf16"])

@@ -61,6 +61,9 @@ class Buf:
 
     value: SSAValue
     writable: bool = False
+    #: > 0: not the tensor but its `copies` shifted copies (a param's; see
+    #: rows.PARAM_COPIES), laid out by rlx-emit-cuda in the parameter buffer
+    copies: int = 0
 
 
 Dims = int | tuple[int, int, int]

@@ -376,6 +376,13 @@ __device__ __forceinline__ uint4 rlx_ld_window(const void* p, long long a, int h
   return make_uint4(__funnelshift_r(w[0], w[1], sh), __funnelshift_r(w[1], w[2], sh),
                     __funnelshift_r(w[2], w[3], sh), __funnelshift_r(w[3], w[4], sh));
 }
+// The same 16 bytes from a param's shifted copies (rows.PARAM_COPIES): copy
+// s, `copy_bytes` long, holds the param s elements later (zeros before and
+// after it), so the bytes at a - s * element size of the param are one
+// aligned read at byte a of copy s.
+__device__ __forceinline__ uint4 rlx_ld_copy(const void* w, int s, long long copy_bytes, long long a) {
+  return __ldg(reinterpret_cast<const uint4*>(static_cast<const char*>(w) + s * copy_bytes + a));
+}
 // Element i (0: the low half, 1: the high) of a word of two f16/bf16
 // elements, as f32; the word with element i replaced (the 16-bit rows held
 // two elements per register).

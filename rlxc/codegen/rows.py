@@ -77,7 +77,7 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
 
-from xdsl.ir import Attribute, SSAValue
+from xdsl.ir import Attribute, Operation, SSAValue
 
 from rlxc.codegen.common import (
     THREADS, Buf, KernelSpec, eltype, float_of, has_clusters, index_expr, int_of, ints, numel, params_decl, shape,
@@ -2244,6 +2244,65 @@ GUARDED_BELOW_BYTES = 8
 #: On measured worse: H100, layer_norm bf16 of 4097 76.8 -> 85.1 / 562 ->
 #: 635 µs at 64 / 512 MiB, f16 67.1 -> 67.9, rows of 100 and 1001 the same.
 PEELED_VECTOR_PARAMS = False
+#: The windowed and peeled forms' per-column params, where they are params
+#: (or constants), read from shifted copies made once when the executable
+#: loads: copy s holds the param s elements later (`param_copy_bytes` each,
+#: 16-byte aligned), so a row's 16 bytes of gamma at any start offset are one
+#: aligned read (`rlx_ld_copy`) where they were two and a shift
+#: (`rlx_ld_window`), or 8 reads of one element (the peeled form, which then
+#: reads them as vectors). rlx-emit-cuda places the copies in the parameter
+#: buffer (`Buf.copies`, the function's `rlx.param_copies`); the runtime
+#: fills them from the param. 8 copies of a 16-bit param (4 of an f32), e.g.
+#: 800 KB for a vocabulary-long gamma. Computed gamma/beta keep the
+#: realignment. nvdisasm and ncu (session 25) showed the windowed
+#: layer_norm at 75% more instructions than the aligned one and waiting on
+#: its params' loads; an upper bound (the params read aligned, unshifted:
+#: wrong values, right timing) and then this, H200, session 25 (old tree
+#: against new, `kernels.py --ops layer_norm,rms_norm --rows
+#: 1001,4097,7001,20001,30522,50257 --dtypes f32,f16,bf16 --sizes 64,512`;
+#: 0 mismatches against PyTorch, random gamma/beta), µs at 64 / 512 MiB:
+#: layer_norm f16 of 4097 (peeled block) 51.4 -> 39.6 / 374 -> 286 (+31%),
+#: of 7001 55.7 -> 41.4 / 399 -> 295 (+35%), of 50257 (windowed cluster)
+#: 60.4 -> 48.5 / 407 -> 331 (+23%), bf16 the same; f32 of 20001/50257
+#: +7-10%; 16-bit of 20001/30522 +4-10% at 64 MiB but -4% at 512 (30522);
+#: rms_norm (one param, already at 87-100% of copy) -6% to +5%: hence
+#: PARAM_COPIES_MIN_COLUMNS. OFF until the GPU tests have run on it (the
+#: device time ran out with them queued): the alignment test's
+#: "param-copies" setting and the CPU `test_norm_params_read_from_shifted_copies`.
+PARAM_COPIES = False
+#: ... for rows with at least this many per-column params (layer_norm's
+#: gamma and beta; not rms_norm's gamma alone).
+PARAM_COPIES_MIN_COLUMNS = 2
+
+
+def param_copy_bytes(cols: int, width: int, size: int) -> int:
+    """Bytes of one shifted copy of a param of `cols` elements of `size`
+    bytes, `width` per 16-byte access: the param, up to width - 1 elements
+    of shift before it, rounded up to whole accesses."""
+    return -(-(cols + width) // width) * width * size
+
+
+def param_copies(s: RowSpec, row: CachedRow) -> tuple[str, ...]:
+    """The per-column params of `s` the row reads from shifted copies
+    (PARAM_COPIES): a windowed row's (with WINDOW_VECTOR_PARAMS) or a
+    peeled row's (all of them, or none) whose value is a param or constant,
+    moved 16 bytes per access."""
+    if not PARAM_COPIES or len(s.columns) < max(1, PARAM_COPIES_MIN_COLUMNS) \
+            or not (row.window and WINDOW_VECTOR_PARAMS or row.peel):
+        return ()
+    if row.width * dtype(s.t).bytes != 16:
+        return ()
+    values = {name: v for name, v, _ in s.bufs}
+    names = tuple(p for p in s.columns if _is_param(values[p]))
+    return names if row.window or len(names) == len(s.columns) else ()
+
+
+def _is_param(v: SSAValue) -> bool:
+    """Whether `v` is an rlx.param or rlx.constant (through views)."""
+    owner = v.owner
+    while isinstance(owner, Operation) and rlx.is_view(owner):
+        owner = owner.operands[0].owner
+    return isinstance(owner, rlx.ParamOp | rlx.ConstantOp)
 #: Off: the peeled forms' per-element loops (statistics, the output) test
 #: each element's column against the row (a 64-bit column computed per
 #: element); on: one test per vector access (inside the whole vectors, or
@@ -2474,6 +2533,7 @@ class CachedRow:
     peel: bool = False  # f16/bf16 rows of an odd length: see `peels`
     window: bool = False  # f16/bf16 rows whose length 8 does not divide, in the cluster form: see `windowed`
     loaded: str = ""  # the registers holding this row's accesses, loaded with the group's batch (WARP_BATCH), if any
+    copies: tuple[str, ...] = ()  # per-column params read from their shifted copies, `<name>_c` (PARAM_COPIES)
 
     @staticmethod
     def for_spec(s: RowSpec, lanes: int, lane: str, smem: bool = False, stored: bool = False,
@@ -2852,7 +2912,10 @@ class CachedRow:
             scalar_write = f"for (int i = 0; i < {w}; ++i) {{ const long long k = k0 + i; if ({inside}) {buf}[base + k] = pk.e[i]; }}"
             if columns and WINDOW_VECTOR_PARAMS:  # inside the row: each param's 16 bytes realigned to the row's
                 size = dtype(self.t).bytes
-                params = [f"{self._union(f'pc_{p}')} pc_{p}.raw = rlx_ld_window({p}, (k0 + h) * {size}, h * {size});"
+                copy = param_copy_bytes(self.cols, w, size)
+                params = [f"{self._union(f'pc_{p}')} pc_{p}.raw = "
+                          + (f"rlx_ld_copy({p}_c, h, {copy}LL, (k0 + h) * {size});" if p in self.copies
+                             else f"rlx_ld_window({p}, (k0 + h) * {size}, h * {size});")
                           for p in columns]
                 vec = store(out(self.elem(), lambda p: load(f"pc_{p}.e[i]", self.t)), self.t)
                 write = [
@@ -2870,10 +2933,14 @@ class CachedRow:
                 write = [*edge, f"if ({whole}) {vector_write}", f"else {scalar_write}"]
             return self._chunks(self._guard([self._first_col(), self._union("pk"), *write]))
         size = dtype(self.t).bytes
-        realign = self.peel and columns and PEELED_VECTOR_PARAMS and w * size == 16
+        copied = bool(columns) and all(p in self.copies for p in columns)
+        realign = self.peel and columns and (PEELED_VECTOR_PARAMS or copied) and w * size == 16
         if realign:  # the params' 16 bytes realigned to the row's vectors (which start h elements in)
-            reads, at = [f"{self._union(f'pc_{p}')} pc_{p}.raw = rlx_ld_window({p}, "
-                         f"(long long)(c * {self.lanes} + {self.lane}) * 16 + (h ? 16 : 0), (16 - h * {size}) & 15);"
+            at16 = f"(long long)(c * {self.lanes} + {self.lane}) * 16 + (h ? 16 : 0)"
+            copy = param_copy_bytes(self.cols, w, size)
+            reads, at = [f"{self._union(f'pc_{p}')} pc_{p}.raw = "
+                         + (f"rlx_ld_copy({p}_c, ({w} - h) & {w - 1}, {copy}LL, {at16});" if copied
+                            else f"rlx_ld_window({p}, {at16}, (16 - h * {size}) & 15);")
                          for p in columns], ""
             value = out(self.elem(), lambda p: load(f"pc_{p}.e[i]", self.t))
         elif self.peel:  # the params' 16-byte boundaries are not the row's: an element at a time
@@ -3194,6 +3261,19 @@ def _looping_form(s: RowSpec, red: Reducer = block_reduce, lane: str = "threadId
     ]
 
 
+def _with_copies(s: RowSpec, row: CachedRow, bufs: list[Buf], decl: str) -> tuple[CachedRow, list[Buf], str]:
+    """`row` reading its per-column params from shifted copies where it can
+    (`param_copies`), with the kernel's parameters for them (`<name>_c`,
+    after the others)."""
+    names = param_copies(s, row)
+    if not names:
+        return row, bufs, decl
+    values = {name: v for name, v, _ in s.bufs}
+    extra = [Buf(values[p], copies=row.width) for p in names]
+    decl += "".join(f", const {storage_type(s.t)}* __restrict__ {p}_c" for p in names)
+    return replace(row, copies=names), [*bufs, *extra], decl
+
+
 def row_kernel(s: RowSpec, sm_count: int) -> KernelSpec:
     """`s` in the form `row_form` picks (see the module docstring)."""
     if s.rows.rows == 0 or s.rows.cols == 0:  # no elements in or out: a kernel that does nothing
@@ -3234,6 +3314,7 @@ def row_kernel(s: RowSpec, sm_count: int) -> KernelSpec:
         return KernelSpec(s.family, src, bufs, grid)
     if form == "block":
         row = CachedRow.for_spec(s, BLOCK_THREADS, "threadIdx.x", peel=True)
+        row, bufs, decl = _with_copies(s, row, bufs, decl)
         grid = min(rows.rows, sm_count * BLOCK_BLOCKS_PER_SM) if BLOCK_BLOCKS_PER_SM else min(rows.rows, 2**31 - 1)
         src = _row_kernel(decl, _cached_form(s, row, block_reduce, "block"), rows, form="block", note=row.note(),
                           threads=BLOCK_THREADS, one_row="block" in ROW_PER_BLOCK and grid == rows.rows)
@@ -3245,6 +3326,7 @@ def row_kernel(s: RowSpec, sm_count: int) -> KernelSpec:
         blocks, threads = shape_
         red = ClusterReducer(blocks, threads) if form == "cluster" else GridReducer(rows.rows, blocks, threads)
         row = CachedRow.for_spec(s, blocks * threads, "lane", stored=regs16, window=window)
+        row, bufs, decl = _with_copies(s, row, bufs, decl)
         body = _cached_form(s, row, red, form)
         row_regs = -(-row.slots // 2) if regs16 else row.slots
         capped = CLUSTER_REGS and 2 * row_regs <= CLUSTER_REGS and not row.guarded  # guarded rows spilled

@@ -12,7 +12,8 @@ encodings are defined once (all values are i64):
   bound: the largest total size of buffers alive at once);
 * at the launch level, `rlx.param_offset` on each `rlx.param` / `rlx.constant`
   (its place in the read-only parameter buffer), `rlx.param_bytes` and
-  `rlx.arch` on the func.
+  `rlx.arch` on the func, and `rlx.param_copies` where kernels read a
+  param's shifted copies (`ParamCopies`), which the runtime fills.
 """
 
 from __future__ import annotations
@@ -31,6 +32,7 @@ PEAK_LIVE_BYTES = "rlx.peak_live_bytes"
 PARAM_OFFSET = "rlx.param_offset"
 PARAM_BYTES = "rlx.param_bytes"
 ARCH = "rlx.arch"
+PARAM_COPIES = "rlx.param_copies"
 
 #: Arena and parameter-buffer slots are aligned to this many bytes.
 ALIGN = 256
@@ -133,3 +135,37 @@ def set_launch_info(f: Operation, param_bytes: int, arch: str) -> None:
 def param_bytes(f: Operation) -> int:
     attr = f.attributes.get(PARAM_BYTES)
     return 0 if attr is None else _ints(attr)[0]
+
+
+@dataclass(frozen=True)
+class ParamCopies:
+    """`copies` shifted copies of the param at `source` (`elements` of
+    `elem_bytes` each) at `offset` in the parameter buffer, `copy_bytes`
+    apart: copy s holds the param's bytes from byte s * elem_bytes on, zeros
+    around them (rows.PARAM_COPIES)."""
+
+    offset: int
+    source: int
+    elements: int
+    elem_bytes: int
+    copies: int
+    copy_bytes: int
+
+    @property
+    def nbytes(self) -> int:
+        return self.copies * self.copy_bytes
+
+
+def set_param_copies(f: Operation, copies: Sequence[ParamCopies]) -> None:
+    """Records the function's shifted param copies (six i64 each)."""
+    if copies:
+        f.attributes[PARAM_COPIES] = DenseArrayBase.from_list(
+            i64, [v for c in copies for v in (c.offset, c.source, c.elements, c.elem_bytes, c.copies, c.copy_bytes)])
+
+
+def param_copies(f: Operation) -> list[ParamCopies]:
+    attr = f.attributes.get(PARAM_COPIES)
+    if attr is None:
+        return []
+    v = _ints(attr)
+    return [ParamCopies(*v[i:i + 6]) for i in range(0, len(v), 6)]

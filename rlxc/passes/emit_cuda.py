@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
+from math import prod
 
 from xdsl.context import Context
 from xdsl.dialects import func
@@ -23,11 +24,12 @@ from rlxc.codegen import KERNELS
 from rlxc.codegen.common import Buf, KernelSpec, generating_for
 from rlxc.codegen.fusion import FusionShapeError
 from rlxc.codegen.gemm import Gemm, GemmError, gemm_kernel, gemm_problem
+from rlxc.codegen.rows import param_copy_bytes
 from rlxc.dialects import plan as P
 from rlxc.dialects import rlx, rlx_cuda
 from rlxc.dialects.plan import align
 from rlxc.dialects.rlx_cuda import ArgAttr
-from rlxc.dialects.types import dtype_name, tensor_bytes
+from rlxc.dialects.types import dtype, dtype_name, tensor_bytes
 
 #: Multiprocessor counts of the common parts per architecture, to size
 #: grid-stride loops (override with the pass's `sm_count` option).
@@ -102,12 +104,12 @@ class EmitCudaPass(ModulePass):
         loc: dict[SSAValue, ArgAttr] = {}
         for a, off in zip(block.args, fplan.arg_offsets):
             loc[a] = rlx_cuda.arena(off)
-        param_top = 0
+        params = _ParamBuffer()
         for i, o in enumerate(list(block.ops)):
             if isinstance(o, rlx.ParamOp | rlx.ConstantOp):
-                P.set_param_offset(o, param_top)
-                loc[o.results[0]] = rlx_cuda.param(param_top)
-                param_top += align(tensor_bytes(o.results[0].type))
+                P.set_param_offset(o, params.top)
+                loc[o.results[0]] = rlx_cuda.param(params.top)
+                params.top += align(tensor_bytes(o.results[0].type))
                 continue
             if rlx.is_view(o):  # no launch: the result is its input's bytes
                 loc[o.results[0]] = loc[o.operands[0]]
@@ -122,14 +124,15 @@ class EmitCudaPass(ModulePass):
                 )
             for r, v in zip(o.results, offs):
                 loc[r] = rlx_cuda.arena(v)
-            new = self._lower_op(f, i, o, loc, sms, kernels)
+            new = self._lower_op(f, i, o, loc, sms, kernels, params)
             P.copy_slots(o, new)
             for old, r in zip(o.results, new.results):
                 loc[r] = loc[old]
             Rewriter.replace_op(o, new)
-        P.set_launch_info(f, param_top, self.arch)
+        P.set_launch_info(f, params.top, self.arch)
+        P.set_param_copies(f, list(params.copies.values()))
 
-    def _lower_op(self, f, i, o, loc, sms, kernels) -> Operation:
+    def _lower_op(self, f, i, o, loc, sms, kernels, params: _ParamBuffer) -> Operation:
         where = f"op #{i} of @{f.sym_name.data}"
         if isinstance(o, rlx.MatMulOp | rlx.LinearOp):
             try:
@@ -138,7 +141,7 @@ class EmitCudaPass(ModulePass):
                 raise PassFailedException(f"rlx-emit-cuda: {e}") from e
             if self.gemm == "cublaslt":
                 return _gemm_op(g, loc)
-            return self._launch(f, o, where, gemm_kernel(g), loc, kernels)
+            return self._launch(f, o, where, gemm_kernel(g), loc, kernels, params)
         make = KERNELS.get(type(o))
         if make is None:
             hint = (
@@ -154,9 +157,9 @@ class EmitCudaPass(ModulePass):
             spec = make(o, sms)
         except FusionShapeError as e:
             raise PassFailedException(f"rlx-emit-cuda: {o.name} ({where}): {e}") from e
-        return self._launch(f, o, where, spec, loc, kernels)
+        return self._launch(f, o, where, spec, loc, kernels, params)
 
-    def _launch(self, f, o, where: str, spec: KernelSpec, loc, kernels) -> Operation:
+    def _launch(self, f, o, where: str, spec: KernelSpec, loc, kernels, params: _ParamBuffer) -> Operation:
         """A launch of `spec`'s kernel, emitting the kernel unless an equal one was."""
         sym = kernels.get(spec.code)
         if sym is None:
@@ -167,11 +170,34 @@ class EmitCudaPass(ModulePass):
             if spec.co_resident:
                 kernel.attributes[rlx_cuda.CO_RESIDENT] = _i64(spec.co_resident)
             Rewriter.insert_op(kernel, InsertPoint.before(f))
-        args = [loc[p.value] if isinstance(p, Buf) else rlx_cuda.scalar(p) for p in spec.params]
+        args = [(params.copies_of(p, loc[p.value], where) if p.copies else loc[p.value]) if isinstance(p, Buf)
+                else rlx_cuda.scalar(p) for p in spec.params]
         return rlx_cuda.LaunchOp(
             sym, spec.grid3, spec.block3, spec.smem, args,
             list(o.operands), [r.type for r in o.results],
         )  # fmt: skip
+
+
+class _ParamBuffer:
+    """The parameter buffer's layout as a function is lowered: params and
+    constants where they appear, then each param's shifted copies (one set
+    per param and width, `rows.PARAM_COPIES`) where a kernel first asks."""
+
+    def __init__(self) -> None:
+        self.top = 0
+        self.copies: dict[tuple[int, int], P.ParamCopies] = {}
+
+    def copies_of(self, buf: Buf, source: ArgAttr, where: str) -> ArgAttr:
+        if source.kind.data != "param":
+            raise PassFailedException(f"rlx-emit-cuda: {where}: shifted copies asked of a value that is not a param")
+        key = (source.value.value.data, buf.copies)
+        if key not in self.copies:
+            t = buf.value.type
+            elems, size = prod(t.get_shape()), dtype(t.get_element_type()).bytes  # pyright: ignore
+            c = P.ParamCopies(self.top, key[0], elems, size, buf.copies, param_copy_bytes(elems, buf.copies, size))
+            self.copies[key] = c
+            self.top += align(c.nbytes)
+        return rlx_cuda.param(self.copies[key].offset)
 
 
 def _gemm_op(g: Gemm, loc: dict[SSAValue, ArgAttr]) -> Operation:

@@ -119,6 +119,19 @@ class _Slot:
     torch_dtype: object = None  # the torch dtype object, once a torch tensor was seen
 
 
+def shifted_copies(data: np.ndarray, c: P.ParamCopies) -> np.ndarray:
+    """The bytes of `c.copies` shifted copies of a param whose device bytes
+    are `data`: copy s (`c.copy_bytes` long) holds them from byte
+    s * elem_bytes on, zeros around (rows.PARAM_COPIES)."""
+    src = np.frombuffer(np.ascontiguousarray(data).tobytes(), np.uint8)
+    n = c.elements * c.elem_bytes
+    if src.size != n or n + (c.copies - 1) * c.elem_bytes > c.copy_bytes:
+        raise CudaError(f"shifted copies of {src.size} bytes do not fit {c}")
+    out = np.zeros((c.copies, c.copy_bytes), np.uint8)
+    for s in range(c.copies):
+        out[s, s * c.elem_bytes: s * c.elem_bytes + n] = src
+    return out.reshape(-1)
+
 def _device_pointer(slot: _Slot, v, stream) -> int | None:
     """A device array's pointer, checked against `slot`, for the I/O graph:
     `DeviceArray`s, torch CUDA tensors and `__cuda_array_interface__` arrays;
@@ -282,6 +295,7 @@ class CudaExecutable:
 
     def _upload_params(self, params: Mapping[str, np.ndarray]) -> None:
         cu = _driver()
+        uploaded: dict[int, np.ndarray] = {}  # offset -> bytes, for the shifted copies
         for op in self.func.body.block.ops:
             if isinstance(op, rlx.ParamOp):
                 name = op.param_name.data
@@ -294,8 +308,13 @@ class CudaExecutable:
                 continue
             data = to_device_bytes(host, op.results[0].type)  # pyright: ignore
             off = P.param_offset(op)
+            uploaded[off] = data
             if data.nbytes:
                 check(cu.cuMemcpyHtoD(int(self.params) + off, data.ctypes.data, data.nbytes), f"cuMemcpyHtoD(param {op.name})")
+        for c in P.param_copies(self.func):  # rows.PARAM_COPIES: made once, here
+            data = shifted_copies(uploaded[c.source], c)
+            check(cu.cuMemcpyHtoD(int(self.params) + c.offset, data.ctypes.data, data.nbytes),
+                  f"cuMemcpyHtoD(shifted copies of the param at {c.source})")
 
     def _check_co_resident(self, kernel: rlx_cuda.KernelOp, function, launch: rlx_cuda.LaunchOp) -> None:
         """A kernel whose blocks wait for each other (`rlx.co_resident`: the
