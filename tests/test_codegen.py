@@ -1378,6 +1378,15 @@ def test_norm_params_read_from_shifted_copies(monkeypatch):
     launches = [op for op in lowered.walk() if op.name == "rlx_cuda.launch"]
     assert str(launches[1]).count("#rlx_cuda.arg<param") == 2  # rms_norm: its gamma and layer_norm's gamma copies
     assert compile_all(lowered, "sm_90") == 7
+    # the fused residual norm's peeled rows (a prologue, the same row base) read them too
+    g = rlxc.GraphBuilder()
+    x, r = g.input("x", [3, 4097], "f16"), g.input("r", [3, 4097], "f16")
+    fused = rlxc.run_pipeline(g.build(list(g.fused_residual_layer_norm(x, r, g.param("w", [4097], "f16"),
+                                                                        g.param("b", [4097], "f16")))),
+                              "rlx-cuda{arch=sm_90 sm_count=132}")
+    (src,) = [k.source.data for k in kernels_of(fused)]
+    assert "row form: block" in src and "rlx_ld_copy(g_c, (8 - h) & 7, 8224LL" in src and "sum[" in src, src
+    assert compile_all(fused, "sm_90") == 1
     monkeypatch.setattr(rows, "PARAM_COPIES_MIN_COLUMNS", 2)  # the default: layer_norm's, not rms_norm's
     _, srcs, fn = lower()
     assert ["rlx_ld_copy" in s for s in srcs] == [True, False, True, False, True, False, True]

@@ -1091,21 +1091,23 @@ def test_cluster_rows_every_start_alignment(cols, dtype, window, monkeypatch):
     16-byte boundary (h = 0..7), with values in the neighbouring rows far
     from the row's (a window element leaking into a statistic or a write
     shows) and random per-column params (a param misaligned by an element
-    shows)."""
+    shows); the fused residual layer_norm beside them (a prologue: not
+    windowed, peeled at 4097)."""
     from rlxc.codegen import rows
 
     for name, value in WINDOW_SETTINGS[window].items():
         monkeypatch.setattr(rows, name, value)
     g = rlxc.GraphBuilder()
-    x = g.input("x", [9, cols], dtype)
+    x, res = g.input("x", [9, cols], dtype), g.input("res", [9, cols], dtype)
     gamma, beta = g.param("g", [cols], dtype), g.param("b", [cols], dtype)
-    module = g.build([g.softmax(x), g.log_softmax(x), g.layer_norm(x, gamma, beta), g.rms_norm(x, gamma)])
+    module = g.build([g.softmax(x), g.log_softmax(x), g.layer_norm(x, gamma, beta), g.rms_norm(x, gamma),
+                      *g.fused_residual_layer_norm(x, res, gamma, beta)])
     from rlxc.testing.strategies import random_array
 
     rng = np.random.default_rng()
     xs = random_array((9, cols), dtype, rng)
     xs[::2] += 8.0  # even rows far from odd ones
-    inputs = {"x": xs}
+    inputs = {"x": xs, "res": random_array((9, cols), dtype, rng)}
     params = {"g": random_array((cols,), dtype, rng), "b": random_array((cols,), dtype, rng)}
     want = rlxc.interpret(module, inputs, params)
     got = rlxc.compile(module, target="cuda", params=params).run(inputs, poison=True)
