@@ -1294,6 +1294,17 @@ def test_softmax_merged_statistics_compile_in_every_form(arch, merged, monkeypat
     assert compile_all(lowered, arch) == 13
 
 
+def _norms_over(g, shapes) -> list:
+    """layer_norm and rms_norm (sharing gamma, both params) over [3, cols]
+    rows of each (cols, dtype)."""
+    outs = []
+    for k, (cols, d) in enumerate(shapes):
+        x = g.input(f"x{k}", [3, cols], d)
+        gamma, beta = g.param(f"g{k}", [cols], d), g.param(f"b{k}", [cols], d)
+        outs += [g.layer_norm(x, gamma, beta), g.rms_norm(x, gamma)]
+    return outs
+
+
 @pytest.mark.parametrize("vector_params", [True, False])
 def test_windowed_norms_read_params_realigned(vector_params, monkeypatch):
     """In the windowed cluster form (f16/bf16 rows whose length 8 does not
@@ -1307,11 +1318,7 @@ def test_windowed_norms_read_params_realigned(vector_params, monkeypatch):
     monkeypatch.setattr(rows, "WINDOW_VECTOR_PARAMS", vector_params)
     monkeypatch.setattr(rows, "WINDOW_F32", True)
     g = rlxc.GraphBuilder()
-    outs = []
-    for k, (cols, d) in enumerate([(30522, "f16"), (50257, "bf16"), (50257, "f32")]):
-        x = g.input(f"x{k}", [3, cols], d)
-        gamma, beta = g.param(f"g{k}", [cols], d), g.param(f"b{k}", [cols], d)
-        outs += [g.layer_norm(x, gamma, beta), g.rms_norm(x, gamma)]
+    outs = _norms_over(g, [(30522, "f16"), (50257, "bf16"), (50257, "f32")])
     lowered = rlxc.run_pipeline(g.build(outs), "rlx-cuda{arch=sm_90}")
     sources = [k.source.data for k in kernels_of(lowered)]
     assert len(sources) == 6
@@ -1345,11 +1352,7 @@ def test_norm_params_read_from_shifted_copies(monkeypatch):
 
     def lower():
         g = rlxc.GraphBuilder()
-        outs = []
-        for k, (cols, d) in enumerate([(50257, "f16"), (4097, "bf16"), (20001, "f32")]):
-            x = g.input(f"x{k}", [3, cols], d)
-            gamma, beta = g.param(f"g{k}", [cols], d), g.param(f"b{k}", [cols], d)
-            outs += [g.layer_norm(x, gamma, beta), g.rms_norm(x, gamma)]
+        outs = _norms_over(g, [(50257, "f16"), (4097, "bf16"), (20001, "f32")])
         x, gi = g.input("xi", [3, 30522], "f16"), g.input("gi", [30522], "f16")  # a computed gamma
         outs.append(g.layer_norm(x, gi, g.param("bi", [30522], "f16")))
         lowered = rlxc.run_pipeline(g.build(outs), "rlx-cuda{arch=sm_90 sm_count=132}")
