@@ -1399,6 +1399,62 @@ def test_norm_params_read_from_shifted_copies(monkeypatch):
     assert not any("rlx_ld_copy" in s for s in srcs) and P.param_copies(fn) == []
 
 
+def test_param_copies_hold_what_the_kernels_read(monkeypatch):
+    """rows.PARAM_COPIES end to end on the CPU: the parameter buffer the
+    runtime would upload (`param_images`: params, then the copies at the
+    offsets rlx-emit-cuda chose) holds, at every address the kernels'
+    `rlx_ld_copy` reads for every row start offset and whole access, the
+    gamma and beta elements of that access (the windowed cluster form over
+    f16 rows of 50257, the peeled block form over bf16 rows of 4097)."""
+    import re
+
+    from xdsl.dialects import func as F
+
+    from rlxc.codegen import rows
+    from rlxc.dialects import plan as P
+    from rlxc.runtime.executable import param_images
+    from rlxc.testing.strategies import random_array
+    from rlxc.values import round_bf16
+
+    monkeypatch.setattr(rows, "PARAM_COPIES", True)
+    rng = np.random.default_rng()
+    g = rlxc.GraphBuilder()
+    shapes = [(50257, "f16"), (4097, "bf16")]
+    outs = _norms_over(g, shapes)[::2]  # the layer_norms
+    lowered = rlxc.run_pipeline(g.build(outs), "rlx-cuda{arch=sm_90 sm_count=132}")
+    fn = next(o for o in lowered.walk() if isinstance(o, F.FuncOp))
+    params = {f"{n}{k}": random_array((cols,), d, rng) for k, (cols, d) in enumerate(shapes) for n in "gb"}
+    buf = np.zeros(P.param_bytes(fn), np.uint8)
+    for off, data, _ in param_images(fn, params):
+        raw = np.frombuffer(np.ascontiguousarray(data).tobytes(), np.uint8)
+        buf[off:off + raw.size] = raw
+    kernels = {k.sym_name.data: k.source.data for k in kernels_of(lowered)}
+    launches = [op for op in lowered.walk() if op.name == "rlx_cuda.launch"]
+    rows_n = 9
+    for k, ((cols, d), launch) in enumerate(zip(shapes, launches, strict=True)):
+        src = kernels[launch.kernel.root_reference.data]
+        names = re.findall(r"__restrict__ (\w+)", src.split("{", 1)[0])
+        where = {n: a.value.value.data for n, a in zip(names, launch.args.data, strict=True)}
+        for p in "gb":
+            want = params[f"{p}{k}"]
+            want = (round_bf16(want).view(np.uint32) >> 16).astype(np.uint16) if d == "bf16" else want.view(np.uint16)
+            copy = int(re.search(rf"rlx_ld_copy\({p}_c, [^,]+, (\d+)LL", src).group(1))
+            for r in range(rows_n):
+                base = r * cols
+                if "row form: cluster" in src:  # windowed: h elements of window before the row
+                    h = base & 7
+                    got = [(k0, buf[where[f"{p}_c"] + h * copy + (k0 + h) * 2:][:16].view(np.uint16))
+                           for k0 in range(-h, cols, 8) if k0 >= 0 and k0 + 8 <= cols]
+                else:  # peeled: h elements before the row's first 16-byte boundary, then whole vectors
+                    h = (8 - (base & 7)) & 7
+                    s = (8 - h) & 7
+                    got = [(h + 8 * q, buf[where[f"{p}_c"] + s * copy + 16 * q + (16 if h else 0):][:16].view(np.uint16))
+                           for q in range((cols - h) // 8)]
+                assert len(got) >= cols // 8 - 1
+                for k0, vec in got:
+                    assert np.array_equal(vec, want[k0:k0 + 8]), (d, p, r, h, k0)
+
+
 def test_shifted_copies_bytes():
     """The runtime's shifted copies (rows.PARAM_COPIES): copy s holds the
     param's bytes from element s on, zeros around, each copy_bytes long."""

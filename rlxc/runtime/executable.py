@@ -119,6 +119,30 @@ class _Slot:
     torch_dtype: object = None  # the torch dtype object, once a torch tensor was seen
 
 
+def param_images(f: func.FuncOp, params: Mapping[str, np.ndarray]) -> list[tuple[int, np.ndarray, str]]:
+    """What the parameter buffer of lowered function `f` holds: (offset,
+    device bytes, what) for every param (from `params`), constant, and set
+    of shifted copies (`rlx.param_copies`, made from their param's bytes)."""
+    images: list[tuple[int, np.ndarray, str]] = []
+    by_offset: dict[int, np.ndarray] = {}
+    for op in f.body.block.ops:
+        if isinstance(op, rlx.ParamOp):
+            name = op.param_name.data
+            if name not in params:
+                raise CudaError(f"param '{name}' ({op.result.type}) was not given")
+            host = check_array("param", name, params[name], op.result.type)  # pyright: ignore
+        elif isinstance(op, rlx.ConstantOp):
+            host = dense_values(op.value, op.result.type)  # pyright: ignore
+        else:
+            continue
+        data = to_device_bytes(host, op.results[0].type)  # pyright: ignore
+        by_offset[P.param_offset(op)] = data
+        images.append((P.param_offset(op), data, f"param {op.name}"))
+    for c in P.param_copies(f):  # rows.PARAM_COPIES: made once, here
+        images.append((c.offset, shifted_copies(by_offset[c.source], c), f"shifted copies of the param at {c.source}"))
+    return images
+
+
 def shifted_copies(data: np.ndarray, c: P.ParamCopies) -> np.ndarray:
     """The bytes of `c.copies` shifted copies of a param whose device bytes
     are `data`: copy s (`c.copy_bytes` long) holds them from byte
@@ -295,26 +319,9 @@ class CudaExecutable:
 
     def _upload_params(self, params: Mapping[str, np.ndarray]) -> None:
         cu = _driver()
-        uploaded: dict[int, np.ndarray] = {}  # offset -> bytes, for the shifted copies
-        for op in self.func.body.block.ops:
-            if isinstance(op, rlx.ParamOp):
-                name = op.param_name.data
-                if name not in params:
-                    raise CudaError(f"param '{name}' ({op.result.type}) was not given")
-                host = check_array("param", name, params[name], op.result.type)  # pyright: ignore
-            elif isinstance(op, rlx.ConstantOp):
-                host = dense_values(op.value, op.result.type)  # pyright: ignore
-            else:
-                continue
-            data = to_device_bytes(host, op.results[0].type)  # pyright: ignore
-            off = P.param_offset(op)
-            uploaded[off] = data
+        for off, data, what in param_images(self.func, params):
             if data.nbytes:
-                check(cu.cuMemcpyHtoD(int(self.params) + off, data.ctypes.data, data.nbytes), f"cuMemcpyHtoD(param {op.name})")
-        for c in P.param_copies(self.func):  # rows.PARAM_COPIES: made once, here
-            data = shifted_copies(uploaded[c.source], c)
-            check(cu.cuMemcpyHtoD(int(self.params) + c.offset, data.ctypes.data, data.nbytes),
-                  f"cuMemcpyHtoD(shifted copies of the param at {c.source})")
+                check(cu.cuMemcpyHtoD(int(self.params) + off, data.ctypes.data, data.nbytes), f"cuMemcpyHtoD({what})")
 
     def _check_co_resident(self, kernel: rlx_cuda.KernelOp, function, launch: rlx_cuda.LaunchOp) -> None:
         """A kernel whose blocks wait for each other (`rlx.co_resident`: the
