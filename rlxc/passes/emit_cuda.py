@@ -51,7 +51,9 @@ class EmitCudaPass(ModulePass):
     relu / tanh-GELU epilogues folded in) or as generated gemm kernels,
     views as no-ops. Params and constants get `rlx.param_offset`s in the
     read-only parameter buffer (256-byte aligned; the func gets
-    `rlx.param_bytes`).
+    `rlx.param_bytes`), followed by the shifted copies of params that
+    kernels ask for (`Buf.copies`, rows.PARAM_COPIES; the func's
+    `rlx.param_copies` tells the runtime what to fill them with).
 
     Each kernel's source includes `rlx_kernels.cuh` (`rlxc.codegen.HEADERS`)
     and names the op it came from in a comment; equal kernels are emitted
