@@ -33,7 +33,7 @@ from __future__ import annotations
 import math
 import os
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -119,12 +119,14 @@ class _Slot:
     torch_dtype: object = None  # the torch dtype object, once a torch tensor was seen
 
 
-def param_images(f: func.FuncOp, params: Mapping[str, np.ndarray]) -> list[tuple[int, np.ndarray, str]]:
+def param_images(f: func.FuncOp, params: Mapping[str, np.ndarray]) -> Iterator[tuple[int, np.ndarray, str]]:
     """What the parameter buffer of lowered function `f` holds: (offset,
     device bytes, what) for every param (from `params`), constant, and set
-    of shifted copies (`rlx.param_copies`, made from their param's bytes)."""
-    images: list[tuple[int, np.ndarray, str]] = []
-    by_offset: dict[int, np.ndarray] = {}
+    of shifted copies (`rlx.param_copies`, made from their param's bytes),
+    one at a time (only the copies' sources are kept until the end)."""
+    copies = P.param_copies(f)
+    sources = {c.source for c in copies}
+    kept: dict[int, np.ndarray] = {}
     for op in f.body.block.ops:
         if isinstance(op, rlx.ParamOp):
             name = op.param_name.data
@@ -136,11 +138,12 @@ def param_images(f: func.FuncOp, params: Mapping[str, np.ndarray]) -> list[tuple
         else:
             continue
         data = to_device_bytes(host, op.results[0].type)  # pyright: ignore
-        by_offset[P.param_offset(op)] = data
-        images.append((P.param_offset(op), data, f"param {op.name}"))
-    for c in P.param_copies(f):  # rows.PARAM_COPIES: made once, here
-        images.append((c.offset, shifted_copies(by_offset[c.source], c), f"shifted copies of the param at {c.source}"))
-    return images
+        off = P.param_offset(op)
+        if off in sources:
+            kept[off] = data
+        yield off, data, f"param {op.name}"
+    for c in copies:  # rows.PARAM_COPIES: made once, here
+        yield c.offset, shifted_copies(kept[c.source], c), f"shifted copies of the param at {c.source}"
 
 
 def shifted_copies(data: np.ndarray, c: P.ParamCopies) -> np.ndarray:
