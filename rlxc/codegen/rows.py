@@ -13,8 +13,9 @@ element type and layout (`ROW_FORMS`, the one table of thresholds):
 * block: a block per row, the row in registers;
 * stream (softmax, log_softmax: f16/bf16 rows of 30000-65536 elements, no
   prologue; rows 8 does not divide through their 16-byte-aligned windows,
-  from 12288 elements):
-  a block of 1024 threads per row reads it twice,
+  from 8193 elements):
+  a block of 1024 threads per row (256 or 512 for windowed rows of few
+  accesses: STREAM_WINDOW_THREADS) reads it twice,
   2 loads in flight per thread, the online (max, sum) in the first read,
   the output in the second, which finds the row in L2 (STREAM_ROWS);
 * cluster (sm_90, past BLOCK_ROW_MAX): the row split over the 2-8 blocks
@@ -2273,36 +2274,6 @@ PARAM_COPIES = False
 #: ... for rows with at least this many per-column params (layer_norm's
 #: gamma and beta; not rms_norm's gamma alone).
 PARAM_COPIES_MIN_COLUMNS = 2
-
-
-def param_copy_bytes(cols: int, width: int, size: int) -> int:
-    """Bytes of one shifted copy of a param of `cols` elements of `size`
-    bytes, `width` per 16-byte access: the param, up to width - 1 elements
-    of shift before it, rounded up to whole accesses."""
-    return -(-(cols + width) // width) * width * size
-
-
-def param_copies(s: RowSpec, row: CachedRow) -> tuple[str, ...]:
-    """The per-column params of `s` the row reads from shifted copies
-    (PARAM_COPIES): a windowed row's (with WINDOW_VECTOR_PARAMS) or a
-    peeled row's (all of them, or none) whose value is a param or constant,
-    moved 16 bytes per access."""
-    if not PARAM_COPIES or len(s.columns) < max(1, PARAM_COPIES_MIN_COLUMNS) \
-            or not (row.window and WINDOW_VECTOR_PARAMS or row.peel):
-        return ()
-    if row.width * dtype(s.t).bytes != 16:
-        return ()
-    values = {name: v for name, v, _ in s.bufs}
-    names = tuple(p for p in s.columns if _is_param(values[p]))
-    return names if row.window or len(names) == len(s.columns) else ()
-
-
-def _is_param(v: SSAValue) -> bool:
-    """Whether `v` is an rlx.param or rlx.constant (through views)."""
-    owner = v.owner
-    while isinstance(owner, Operation) and rlx.is_view(owner):
-        owner = owner.operands[0].owner
-    return isinstance(owner, rlx.ParamOp | rlx.ConstantOp)
 #: Off: the peeled forms' per-element loops (statistics, the output) test
 #: each element's column against the row (a 64-bit column computed per
 #: element); on: one test per vector access (inside the whole vectors, or
@@ -3261,14 +3232,34 @@ def _looping_form(s: RowSpec, red: Reducer = block_reduce, lane: str = "threadId
     ]
 
 
+def param_copy_bytes(cols: int, width: int, size: int) -> int:
+    """Bytes of one shifted copy of a param of `cols` elements of `size`
+    bytes, `width` per 16-byte access: the param, up to width - 1 elements
+    of shift before it, rounded up to whole accesses."""
+    return -(-(cols + width) // width) * width * size
+
+
+def _is_param(v: SSAValue) -> bool:
+    """Whether `v` is an rlx.param or rlx.constant (through views)."""
+    owner = v.owner
+    while isinstance(owner, Operation) and rlx.is_view(owner):
+        owner = owner.operands[0].owner
+    return isinstance(owner, rlx.ParamOp | rlx.ConstantOp)
+
+
 def _with_copies(s: RowSpec, row: CachedRow, bufs: list[Buf], decl: str) -> tuple[CachedRow, list[Buf], str]:
     """`row` reading its per-column params from shifted copies where it can
-    (`param_copies`), with the kernel's parameters for them (`<name>_c`,
+    (PARAM_COPIES: a windowed row's, with WINDOW_VECTOR_PARAMS, or a peeled
+    row's, all of them or none, whose values are params or constants, moved
+    16 bytes per access), with the kernel's parameters for them (`<name>_c`,
     after the others)."""
-    names = param_copies(s, row)
-    if not names:
+    if not PARAM_COPIES or len(s.columns) < max(1, PARAM_COPIES_MIN_COLUMNS) \
+            or not (row.window and WINDOW_VECTOR_PARAMS or row.peel) or row.width * dtype(s.t).bytes != 16:
         return row, bufs, decl
     values = {name: v for name, v, _ in s.bufs}
+    names = tuple(p for p in s.columns if _is_param(values[p]))
+    if not names or (row.peel and len(names) < len(s.columns)):
+        return row, bufs, decl
     extra = [Buf(values[p], copies=row.width) for p in names]
     decl += "".join(f", const {storage_type(s.t)}* __restrict__ {p}_c" for p in names)
     return replace(row, copies=names), [*bufs, *extra], decl
