@@ -150,7 +150,7 @@ def shifted_copies(data: np.ndarray, c: P.ParamCopies) -> np.ndarray:
     """The bytes of `c.copies` shifted copies of a param whose device bytes
     are `data`: copy s (`c.copy_bytes` long) holds them from byte
     s * elem_bytes on, zeros around (rows.PARAM_COPIES)."""
-    src = np.frombuffer(np.ascontiguousarray(data).tobytes(), np.uint8)
+    src = np.ascontiguousarray(data).reshape(-1).view(np.uint8)
     n = c.elements * c.elem_bytes
     if src.size != n or n + (c.copies - 1) * c.elem_bytes > c.copy_bytes:
         raise CudaError(f"shifted copies of {src.size} bytes do not fit {c}")
