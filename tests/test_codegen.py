@@ -1310,13 +1310,14 @@ def test_windowed_norms_read_params_realigned(vector_params, monkeypatch):
     """In the windowed cluster form (f16/bf16 rows whose length 8 does not
     divide; f32 odd rows with WINDOW_F32), gamma and beta are read inside the
     row as 16-byte vectors shifted to the row's start (`rlx_ld_window`; with
-    PARAM_COPIES off, as by default, or for a computed gamma), at the window's edges an
+    PARAM_COPIES off, or for a computed gamma), at the window's edges an
     element at a time; with WINDOW_VECTOR_PARAMS off, an element at a time
     everywhere. Every kernel compiles for sm_90."""
     from rlxc.codegen import rows
 
     monkeypatch.setattr(rows, "WINDOW_VECTOR_PARAMS", vector_params)
     monkeypatch.setattr(rows, "WINDOW_F32", True)
+    monkeypatch.setattr(rows, "PARAM_COPIES", False)
     g = rlxc.GraphBuilder()
     outs = _norms_over(g, [(30522, "f16"), (50257, "bf16"), (50257, "f32")])
     lowered = rlxc.run_pipeline(g.build(outs), "rlx-cuda{arch=sm_90}")
@@ -1331,7 +1332,7 @@ def test_windowed_norms_read_params_realigned(vector_params, monkeypatch):
 
 
 def test_norm_params_read_from_shifted_copies(monkeypatch):
-    """rows.PARAM_COPIES (off by default until GPU-tested): the windowed
+    """rows.PARAM_COPIES (on by default): the windowed
     cluster form and the peeled block form read layer_norm's gamma and beta
     (PARAM_COPIES_MIN_COLUMNS: not rms_norm's gamma alone, unless 1), where
     they are params, as one aligned 16-byte read from the param's shifted

@@ -1070,7 +1070,7 @@ WINDOW_SETTINGS = {
     "stored-regs-uncapped": {"WINDOW_STORED_REGS": 0},
     "guards-per-element": {"GUARDED_ACCESS_GUARDS": False, "PEELED_ACCESS_GUARDS": False},
     "every-chunk-tested": {"WINDOW_WHOLE_CHUNKS": False},
-    # off by default until this has run: layer_norm's params from their shifted copies (rms_norm's too here)
+    # layer_norm's params from their shifted copies (on by default), rms_norm's too here
     "param-copies": {"PARAM_COPIES": True, "PARAM_COPIES_MIN_COLUMNS": 1},
     # softmax's 16-bit rows of 8193-65536 too through the cluster form (by default the stream form)
     "cluster-softmax": {"STREAM_ROWS": False},

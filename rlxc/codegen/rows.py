@@ -2267,10 +2267,9 @@ PEELED_VECTOR_PARAMS = False
 #: 60.4 -> 48.5 / 407 -> 331 (+23%), bf16 the same; f32 of 20001/50257
 #: +7-10%; 16-bit of 20001/30522 +4-10% at 64 MiB but -4% at 512 (30522);
 #: rms_norm (one param, already at 87-100% of copy) -6% to +5%: hence
-#: PARAM_COPIES_MIN_COLUMNS. OFF until the GPU tests have run on it (the
-#: device time ran out with them queued): the alignment test's
-#: "param-copies" setting and the CPU `test_norm_params_read_from_shifted_copies`.
-PARAM_COPIES = False
+#: PARAM_COPIES_MIN_COLUMNS. GPU-tested in session 26 (the alignment test's
+#: "param-copies" setting, every start offset; the whole GPU suite with it on).
+PARAM_COPIES = True
 #: ... for rows with at least this many per-column params (layer_norm's
 #: gamma and beta; not rms_norm's gamma alone).
 PARAM_COPIES_MIN_COLUMNS = 2
