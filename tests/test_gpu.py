@@ -1074,8 +1074,6 @@ WINDOW_SETTINGS = {
     "param-copies": {"PARAM_COPIES": True, "PARAM_COPIES_MIN_COLUMNS": 1},
     # softmax's 16-bit rows of 8193-65536 too through the cluster form (by default the stream form)
     "cluster-softmax": {"STREAM_ROWS": False},
-    # the staged cluster form: a cluster's 3 rows (of 9) in turn, each copied into shared memory beforehand
-    "staged": {"CLUSTER_STAGED": True, "CLUSTER_STAGED_ROWS": 3},
 }
 
 
@@ -1118,32 +1116,6 @@ def test_cluster_rows_every_start_alignment(cols, dtype, window, monkeypatch):
         w64, o64 = np.asarray(w, np.float64), np.asarray(o, np.float64)
         err = np.linalg.norm(w64 - o64, axis=1) / np.linalg.norm(w64, axis=1)  # per row
         assert err.max() < tol, (i, err)
-
-
-@pytest.mark.parametrize("dtype", ["f32", "f16", "bf16"])
-@pytest.mark.parametrize("cols", [20001, 32768, 50257])
-@pytest.mark.parametrize("per_cluster", [1, 2, 4])
-def test_staged_cluster_rows(per_cluster, cols, dtype, monkeypatch):
-    """The staged cluster form (rows.CLUSTER_STAGED): a cluster takes up to
-    `per_cluster` of the 11 rows in turn (r, r + 11 / per_cluster rounded
-    up, ...), each thread's accesses of the next row copied into shared
-    memory while it works on this one, the statistics' cluster slots
-    alternating by the row's parity; aligned, guarded and windowed rows,
-    every row op but softmax's 16-bit rows (the stream form), against the
-    interpreter in stream and graph mode."""
-    from rlxc.codegen import rows
-
-    monkeypatch.setattr(rows, "CLUSTER_STAGED", True)
-    monkeypatch.setattr(rows, "CLUSTER_STAGED_ROWS", per_cluster)
-    g = rlxc.GraphBuilder()
-    x = g.input("x", [11, cols], dtype)
-    gamma, beta = g.param("g", [cols], dtype), g.param("b", [cols], dtype)
-    module = g.build([g.softmax(x), g.log_softmax(x), g.layer_norm(x, gamma, beta), g.rms_norm(x, gamma)])
-    lowered = rlxc.run_pipeline(module, "rlx-cuda{arch=sm_90 sm_count=132}")
-    sources = [o.source.data for o in lowered.walk() if o.name == "rlx_cuda.kernel"]
-    staged = [s for s in sources if "staged" in s]
-    assert len(staged) == (2 if dtype != "f32" else 4), [s.splitlines()[2] for s in sources]
-    check(module)
 
 
 def _row_kernels(cols: int, dtype: str, rows: int | None = None) -> None:

@@ -213,18 +213,6 @@ __device__ __forceinline__ unsigned int rlx_cluster_rank() {
   unsigned int r; asm("mov.u32 %0, %%cluster_ctarank;" : "=r"(r)); return r;
 }
 __device__ __forceinline__ void rlx_cluster_arrive() { asm volatile("barrier.cluster.arrive.relaxed;" ::: "memory"); }
-__device__ __forceinline__ void rlx_cluster_wait() { asm volatile("barrier.cluster.wait;" ::: "memory"); }
-// The staged cluster form (rows.CLUSTER_STAGED): each thread copies its own
-// accesses of the next row into shared memory (cp.async, no registers held)
-// while it works on this one, and reads them back itself (no block barrier).
-template <int N>
-__device__ __forceinline__ void rlx_cp_async(void* smem, const void* gmem) {
-  const unsigned int s = (unsigned int)__cvta_generic_to_shared(smem);
-  if (N == 16) asm volatile("cp.async.cg.shared.global [%0], [%1], 16;" :: "r"(s), "l"(gmem) : "memory");
-  else asm volatile("cp.async.ca.shared.global [%0], [%1], %2;" :: "r"(s), "l"(gmem), "n"(N) : "memory");
-}
-__device__ __forceinline__ void rlx_cp_async_commit() { asm volatile("cp.async.commit_group;" ::: "memory"); }
-__device__ __forceinline__ void rlx_cp_async_wait_all() { asm volatile("cp.async.wait_all;" ::: "memory"); }
 // Reduces v over the cluster: over the block, then block b's value is
 // written to slot b of every block's `slots` (C of them), then each block
 // folds slots 0..C-1 in order: every thread of the cluster gets the same bits.

@@ -199,29 +199,10 @@ def _warp_loop(body: list[str], rows: Rows, warps: int, group: int = 32, batch: 
     ]
 
 
-def _cluster_row(body: list[str], rows: Rows, cluster: ClusterReducer, staged: CachedRow | None = None) -> list[str]:
+def _cluster_row(body: list[str], rows: Rows, cluster: ClusterReducer) -> list[str]:
     """`body` for row blockIdx.x / C, split over the C blocks of a cluster
     (`lane` the thread's index among the C × blockDim.x), no loop: a
-    block's shared statistic slots are used once. `staged`: the staged
-    form's row (CLUSTER_STAGED), the cluster's rows r, r + gridDim.x / C, ...
-    in a loop, each row's accesses copied into `stage` while the row before
-    it is worked on (the first before the loop)."""
-    if staged is not None:
-        sets = 2 * cluster.blocks
-        return [
-            *(f"  __shared__ {t} cl_slots{i}[{sets}];" for i, t in enumerate(cluster.types or ["float"])),
-            f"  __shared__ __align__(16) {staged.raw} stage[{staged.items // staged.width * cluster.threads}];",
-            "  rlx_cluster_arrive();",
-            f"  const int lane = (int)rlx_cluster_rank() * {cluster.threads} + threadIdx.x;",
-            f"  const int r_step = gridDim.x / {cluster.blocks};",
-            *("  " + x for x in staged.stage_copy("x", f"(int)blockIdx.x / {cluster.blocks}")),
-            "  rlx_cluster_wait();",
-            "  int it = 0;",
-            f"  for (int r = blockIdx.x / {cluster.blocks}; r < {rows.rows}; r += r_step, ++it) {{",
-            f"    const long long base = {rows.row_base};",
-            *("    " + b for b in body),
-            "  }",
-        ]
+    block's shared statistic slots are used once."""
     slots = [f"  __shared__ {t} cl_slots{i}[{cluster.blocks}];" for i, t in enumerate(cluster.types)]
     return [
         *(slots or [f"  __shared__ float cl_slots0[{cluster.blocks}];"]),
@@ -253,13 +234,11 @@ class ClusterReducer:
     blocks: int
     threads: int
     types: list[str] = field(default_factory=list)
-    staged: bool = False  # the staged form: two sets of slots, by the row's parity (`it`); the cluster waited on before
 
     def __call__(self, value: str, op: str, identity: str, smem: str) -> str:
-        first = "false" if self.types or self.staged else "true"
-        at = f" + (it & 1) * {self.blocks}" if self.staged else ""
+        first = "false" if self.types else "true"
         return (f"rlx_cluster_reduce<{self.blocks}, {first}>({value}, {op}(), {identity}, {smem}, "
-                f"cl_slots{_new_slot(self.types, op)}{at})")
+                f"cl_slots{_new_slot(self.types, op)})")
 
 
 def _grid_row(body: list[str], rows: Rows, grid: GridReducer) -> list[str]:
@@ -441,8 +420,7 @@ def _acc_type(t: Attribute) -> str:
 def _row_kernel(decl: str, body: list[str], rows: Rows, smem_type: str = "float", form: str = "block",
                 threads: int = THREADS, note: str = "", srow_type: str = "float",
                 cluster: ClusterReducer | None = None, group: int = 32, min_blocks: int = 0,
-                grid: GridReducer | None = None, batch: CachedRow | None = None, one_row: bool = False,
-                staged: CachedRow | None = None) -> str:
+                grid: GridReducer | None = None, batch: CachedRow | None = None, one_row: bool = False) -> str:
     """A kernel looping over the rows, `body` once per row: its blocks walk
     the rows (block, smem, float4 and looping forms), or its warps do (warp
     form, `lane` the thread's lane), or a cluster of blocks takes one row
@@ -458,7 +436,7 @@ def _row_kernel(decl: str, body: list[str], rows: Rows, smem_type: str = "float"
     if form == "warp":
         src += _warp_loop(body, rows, threads // 32, group, batch, one_row)
     elif cluster is not None:
-        src += _cluster_row(body, rows, cluster, staged)
+        src += _cluster_row(body, rows, cluster)
     elif grid is not None:
         src += _grid_row(body, rows, grid)
         src[1:1] = grid.globals()  # after the form's line, before the entry
@@ -1528,25 +1506,15 @@ CLUSTER_MAX = 8
 #: 200000 gained 13-31% in the grid form, rms_norm of 262144 lost 1-3%).
 CLUSTER_MAX_THREADS = 1024
 CLUSTER_REG_OVERHEAD = 16
-#: The staged cluster form: a cluster takes CLUSTER_STAGED_ROWS rows (at
-#: most; the grid is the rows over that, a cluster each), and each thread
-#: copies its accesses of its cluster's next row into shared memory
-#: (`cp.async`, `CachedRow.staged`) as soon as it holds this row's in
-#: registers, so the next row's loads are in flight through this row's
-#: statistics, cluster reductions and writes (which otherwise leave the
-#: memory idle but for the other blocks on the SM). Rows read with no
-#: prologue whose staging fits CLUSTER_STAGED_BYTES of static shared
-#: memory per block; the statistics' cluster slots alternate between two
-#: sets by the row's parity (a block may write the next row's while another
-#: still reads this row's).
-CLUSTER_STAGED = False
-CLUSTER_STAGED_ROWS = 4
-CLUSTER_STAGED_BYTES = 40 * 1024
-#: Registers per thread the staged form may take beyond the cluster form's
-#: cap (CLUSTER_REGS, WINDOW_F32_REGS, WINDOW_STORED_REGS): the loop over
-#: rows keeps a few live (f16 rms_norm of 32768 in blocks of 256 needs 80,
-#: against 64 without the loop).
-CLUSTER_STAGED_EXTRA_REGS = 16
+#: Measured and removed (session 26, commit e1a838d): a staged cluster form,
+#: a cluster taking 1-4 rows in turn, each thread's accesses of the next row
+#: copied into shared memory (cp.async) during this row's statistics and
+#: writes. H200, layer_norm/rms_norm/softmax rows of 20001-50257: 10-30%
+#: slower at 64 MiB, 2-18% at 512 MiB (the row loop took the 64-register
+#: bodies to 80, fewer blocks per SM, and the few clusters per launch).
+#: An upper bound (the first statistic reduced over the block alone, wrong
+#: values) put one cluster reduction's cost at 5-24% of these rows
+#: (rms_norm f32 of 50257: 330 -> 267 µs at 512 MiB).
 CLUSTER_ROW_BYTES = 128  # H100, rows of 32768 at 512 MiB: 128 bytes beat 64 and 32 (layer_norm f32 91% / 88% / 81% of copy)
 CLUSTER_THREADS = 256
 #: f16/bf16 rows whose statistics leave the elements as they are (`RowSpec.pure`:
@@ -2545,9 +2513,6 @@ class CachedRow:
     window: bool = False  # f16/bf16 rows whose length 8 does not divide, in the cluster form: see `windowed`
     loaded: str = ""  # the registers holding this row's accesses, loaded with the group's batch (WARP_BATCH), if any
     copies: tuple[str, ...] = ()  # per-column params read from their shifted copies, `<name>_c` (PARAM_COPIES)
-    staged: str = ""  # the staged cluster form (CLUSTER_STAGED): the row base in `r`; its loads from `stage`
-    staged_rows: int = 0  # ... and the rows (the next row's copy is issued only below this)
-    stage_threads: int = 0  # ... and the threads of a block (a thread's accesses `stage_threads` apart in `stage`)
 
     @staticmethod
     def for_spec(s: RowSpec, lanes: int, lane: str, smem: bool = False, stored: bool = False,
@@ -2830,36 +2795,12 @@ class CachedRow:
                        f"const float2 f2 = rlx_ld2_{dtype_name(self.t)}(pk.w[i]); {dest('j')} = f2.x; {dest('j + 1')} = f2.y; }}"]
         else:
             convert = [f"for (int i = 0; i < {w}; ++i) {{ const int j = c * {w} + i; {put('j', 'pk.e[i]')} }}"]
-        staged = bool(self.staged) and into == "v" and not shared
-        source = (f"{self.loaded}[c]" if self.loaded and into == "v"
-                  else f"stage[c * {self.stage_threads} + threadIdx.x]" if staged else self._vec(buf))
-        lines = [*decl, *self._chunks(self._guard([
+        source = f"{self.loaded}[c]" if self.loaded and into == "v" else self._vec(buf)
+        return [*decl, *self._chunks(self._guard([
             f"{self._union('pk')} pk.raw = {source};",
             "#pragma unroll",
             *convert,
         ], None if shared else into)), *extra]
-        if staged:  # this row's copies landed first; the next row's copies issued after its reads
-            lines = ["rlx_cp_async_wait_all();", *lines, *self.stage_copy(buf, "r + r_step")]
-        return lines
-
-    def stage_copy(self, buf: str, row: str) -> list[str]:
-        """The staged cluster form: this thread's accesses of row `row` of
-        `buf` copied into `stage` (`cp.async`, committed as one group), if
-        that row is one of the rows; the row's own bounds (`base`, the
-        window's `h` and `nb`) in a scope of their own."""
-        n = dtype(self.t).bytes * self.width
-        return [
-            f"{{ const int r_at = {row};",
-            f"  if (r_at < {self.staged_rows}) {{",
-            "    const int r = r_at;",
-            f"    const long long base = {self.staged};",
-            *("    " + x for x in self.peel_setup()),
-            *("    " + x for x in self._chunks(self._guard(
-                [f"rlx_cp_async<{n}>(&stage[c * {self.stage_threads} + threadIdx.x], &{self._vec(buf)});"]))),
-            "  }",
-            "  rlx_cp_async_commit();",
-            "}",
-        ]
 
     def _first_col(self) -> str:
         """The windowed form: the column of access c's first element (negative before the row)."""
@@ -3382,31 +3323,20 @@ def row_kernel(s: RowSpec, sm_count: int) -> KernelSpec:
                   else grid_shape(rows.cols, s.t, sm_count, regs16, window))
         assert shape_ is not None
         blocks, threads = shape_
+        red = ClusterReducer(blocks, threads) if form == "cluster" else GridReducer(rows.rows, blocks, threads)
         row = CachedRow.for_spec(s, blocks * threads, "lane", stored=regs16, window=window)
-        staged = (form == "cluster" and CLUSTER_STAGED and s.prologue is None and rows.rows > 1
-                  and row.width > 1 and row.items * dtype(s.t).bytes * threads <= CLUSTER_STAGED_BYTES)
-        red = (ClusterReducer(blocks, threads, staged=staged) if form == "cluster"
-               else GridReducer(rows.rows, blocks, threads))
-        if staged:
-            row = replace(row, staged=rows.row_base, staged_rows=rows.rows, stage_threads=threads)
         row, bufs, decl = _with_copies(s, row, bufs, decl)
         body = _cached_form(s, row, red, form)
         row_regs = -(-row.slots // 2) if regs16 else row.slots
         capped = CLUSTER_REGS and 2 * row_regs <= CLUSTER_REGS and not row.guarded  # guarded rows spilled
         regs_cap = (CLUSTER_REGS if capped else WINDOW_F32_REGS if window and dtype(s.t).bytes == 4
                     else WINDOW_STORED_REGS if window and regs16 else 0)
-        if staged and regs_cap:
-            regs_cap += CLUSTER_STAGED_EXTRA_REGS
-        clusters = -(-rows.rows // CLUSTER_STAGED_ROWS) if staged else rows.rows
         src = _row_kernel(decl, body, rows, form=form, threads=threads,
                           cluster=red if isinstance(red, ClusterReducer) else None,
                           grid=red if isinstance(red, GridReducer) else None,
                           min_blocks=max(1, 65536 // (regs_cap * threads)) if regs_cap else 0,
-                          note=f"{blocks} blocks of {threads} threads per row, " + row.note()
-                          + (f", staged: up to {CLUSTER_STAGED_ROWS} rows a cluster, the next row's accesses "
-                             "copied into shared memory" if staged else ""),
-                          staged=row if staged else None)
-        return KernelSpec(s.family, src, bufs, clusters * blocks, threads, co_resident=blocks if form == "grid" else 0)
+                          note=f"{blocks} blocks of {threads} threads per row, " + row.note())
+        return KernelSpec(s.family, src, bufs, rows.rows * blocks, threads, co_resident=blocks if form == "grid" else 0)
     if form == "smem":
         row = CachedRow.for_spec(s, SMEM_THREADS, "threadIdx.x", smem=True, stored=stored)
         nbytes = rows.cols * (2 if stored else 4)
