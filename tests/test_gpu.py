@@ -1074,8 +1074,6 @@ WINDOW_SETTINGS = {
     "param-copies": {"PARAM_COPIES": True, "PARAM_COPIES_MIN_COLUMNS": 1},
     # softmax's 16-bit rows of 8193-65536 too through the cluster form (by default the stream form)
     "cluster-softmax": {"STREAM_ROWS": False},
-    # the cluster reductions through each block's mbarrier (rows.CLUSTER_MBARRIERS)
-    "mbarriers": {"CLUSTER_MBARRIERS": True},
 }
 
 
@@ -1118,29 +1116,6 @@ def test_cluster_rows_every_start_alignment(cols, dtype, window, monkeypatch):
         w64, o64 = np.asarray(w, np.float64), np.asarray(o, np.float64)
         err = np.linalg.norm(w64 - o64, axis=1) / np.linalg.norm(w64, axis=1)  # per row
         assert err.max() < tol, (i, err)
-
-
-@pytest.mark.parametrize("dtype", ["f32", "f16", "bf16"])
-@pytest.mark.parametrize("rows,cols", [(37, 32768), (9, 50257), (5, 20001), (3, 131072)])
-def test_cluster_reductions_through_mbarriers(rows, cols, dtype, monkeypatch):
-    """rows.CLUSTER_MBARRIERS: the cluster form's statistics, each block's
-    value written into every block of the cluster and counted in on the
-    receiving block's own mbarrier (one per reduction; no barrier of the
-    whole cluster, none at the end), for every row op in the cluster form
-    (16-bit softmax through it too), against the interpreter."""
-    from rlxc.codegen import rows as rows_mod
-
-    monkeypatch.setattr(rows_mod, "CLUSTER_MBARRIERS", True)
-    monkeypatch.setattr(rows_mod, "STREAM_ROWS", False)
-    g = rlxc.GraphBuilder()
-    x, r = g.input("x", [rows, cols], dtype), g.input("r", [rows, cols], dtype)
-    gamma, beta = g.param("g", [cols], dtype), g.param("b", [cols], dtype)
-    module = g.build([g.softmax(x), g.log_softmax(x), g.layer_norm(x, gamma, beta), g.rms_norm(x, gamma),
-                      *g.fused_residual_layer_norm(x, r, gamma, beta)])
-    lowered = rlxc.run_pipeline(module, "rlx-cuda{arch=sm_90 sm_count=132}")
-    sources = [o.source.data for o in lowered.walk() if o.name == "rlx_cuda.kernel"]
-    assert sum("rlx_cluster_reduce_mb<" in s for s in sources) >= 4, [s.splitlines()[2] for s in sources]
-    check(module)
 
 
 def _row_kernels(cols: int, dtype: str, rows: int | None = None) -> None:

@@ -231,40 +231,6 @@ __device__ __forceinline__ T rlx_cluster_reduce(T v, Op op, T identity, T* smem,
   for (int b = 1; b < C; ++b) r = op(r, slots[b]);
   return r;
 }
-// rows.CLUSTER_MBARRIERS: the same reduction with each block's arrival
-// counted on the receiving block's own mbarrier (`bar`, C arrivals, set up by
-// rlx_cluster_mbar_init before rlx_cluster_arrive) in place of a barrier of
-// every thread of the cluster: thread b < C writes the block's value into
-// block b's slot and arrives on block b's mbarrier (release, cluster scope);
-// every thread waits for its own block's C arrivals (acquire). A block leaves
-// only once every value meant for it has landed, so no barrier ends the kernel.
-__device__ __forceinline__ void rlx_cluster_mbar_init(unsigned long long* bar, unsigned int count) {
-  asm volatile("mbarrier.init.shared::cta.b64 [%0], %1;" :: "r"((unsigned int)__cvta_generic_to_shared(bar)), "r"(count) : "memory");
-}
-__device__ __forceinline__ void rlx_cluster_mbar_fence() { asm volatile("fence.mbarrier_init.release.cluster;" ::: "memory"); }
-template <int C, bool First, typename T, typename Op>
-__device__ __forceinline__ T rlx_cluster_reduce_mb(T v, Op op, T identity, T* smem, T* slots, unsigned long long* bar) {
-  v = rlx_block_reduce(v, op, identity, smem);
-  if (First) asm volatile("barrier.cluster.wait.acquire;" ::: "memory");
-  const unsigned int own = (unsigned int)__cvta_generic_to_shared(bar);
-  if (threadIdx.x < C) {
-    unsigned long long remote;
-    asm("mapa.u64 %0, %1, %2;" : "=l"(remote) : "l"(slots + rlx_cluster_rank()), "r"((unsigned int)threadIdx.x));
-    *reinterpret_cast<T*>(remote) = v;
-    unsigned int rbar;
-    asm("mapa.shared::cluster.u32 %0, %1, %2;" : "=r"(rbar) : "r"(own), "r"((unsigned int)threadIdx.x));
-    asm volatile("mbarrier.arrive.release.cluster.shared::cluster.b64 _, [%0];" :: "r"(rbar) : "memory");
-  }
-  asm volatile(
-      "{\n\t.reg .pred p;\n"
-      "RLX_MB_WAIT:\n\t"
-      "mbarrier.try_wait.parity.acquire.cluster.shared::cta.b64 p, [%0], 0;\n\t"
-      "@!p bra RLX_MB_WAIT;\n}" :: "r"(own) : "memory");
-  T r = slots[0];
-#pragma unroll
-  for (int b = 1; b < C; ++b) r = op(r, slots[b]);
-  return r;
-}
 #endif
 
 // The grid form of the row kernels: a row split over C blocks that are not a

@@ -204,14 +204,8 @@ def _cluster_row(body: list[str], rows: Rows, cluster: ClusterReducer) -> list[s
     (`lane` the thread's index among the C × blockDim.x), no loop: a
     block's shared statistic slots are used once."""
     slots = [f"  __shared__ {t} cl_slots{i}[{cluster.blocks}];" for i, t in enumerate(cluster.types)]
-    bars = []
-    if CLUSTER_MBARRIERS and cluster.types:  # each reduction's mbarrier, set up before the cluster's first barrier
-        bars = [f"  __shared__ __align__(8) unsigned long long cl_bar{i};" for i in range(len(cluster.types))]
-        inits = " ".join(f"rlx_cluster_mbar_init(&cl_bar{i}, {cluster.blocks});" for i in range(len(cluster.types)))
-        bars += [f"  if (threadIdx.x == 0) {{ {inits} }}", "  rlx_cluster_mbar_fence();"]
     return [
         *(slots or [f"  __shared__ float cl_slots0[{cluster.blocks}];"]),
-        *bars,
         "  rlx_cluster_arrive();",
         f"  const int lane = (int)rlx_cluster_rank() * {cluster.threads} + threadIdx.x;",
         f"  const long long r = blockIdx.x / {cluster.blocks};",
@@ -243,11 +237,8 @@ class ClusterReducer:
 
     def __call__(self, value: str, op: str, identity: str, smem: str) -> str:
         first = "false" if self.types else "true"
-        i = _new_slot(self.types, op)
-        if CLUSTER_MBARRIERS:
-            return (f"rlx_cluster_reduce_mb<{self.blocks}, {first}>({value}, {op}(), {identity}, {smem}, "
-                    f"cl_slots{i}, &cl_bar{i})")
-        return f"rlx_cluster_reduce<{self.blocks}, {first}>({value}, {op}(), {identity}, {smem}, cl_slots{i})"
+        return (f"rlx_cluster_reduce<{self.blocks}, {first}>({value}, {op}(), {identity}, {smem}, "
+                f"cl_slots{_new_slot(self.types, op)})")
 
 
 def _grid_row(body: list[str], rows: Rows, grid: GridReducer) -> list[str]:
@@ -1515,17 +1506,6 @@ CLUSTER_MAX = 8
 #: 200000 gained 13-31% in the grid form, rms_norm of 262144 lost 1-3%).
 CLUSTER_MAX_THREADS = 1024
 CLUSTER_REG_OVERHEAD = 16
-#: The cluster form's reductions with each block's value counted in on the
-#: receiving block's own mbarrier (`rlx_cluster_reduce_mb`) in place of a
-#: barrier of every thread of the cluster after the writes. Off: H200
-#: (`variant.py CLUSTER_MBARRIERS=False,True -- --ops
-#: layer_norm,rms_norm,softmax --rows 30522,32768,50257 --dtypes
-#: f32,f16,bf16 --sizes 64,512`, session 26): rms_norm, f32 softmax and the
-#: windowed 16-bit layer_norm 0.2-4.0% faster (rms_norm f32 of 50257 331 ->
-#: 319 µs at 512 MiB), but layer_norm over rows of 32768 3.5-8.6% slower
-#: (the two mbarriers' addresses took it from 0 to 56-80 bytes spilled at
-#: its 64-register cap) and f32 layer_norm of 30522 4-5% slower.
-CLUSTER_MBARRIERS = False
 #: Measured and removed (session 26, commit e1a838d): a staged cluster form,
 #: a cluster taking 1-4 rows in turn, each thread's accesses of the next row
 #: copied into shared memory (cp.async) during this row's statistics and
@@ -1534,7 +1514,10 @@ CLUSTER_MBARRIERS = False
 #: bodies to 80, fewer blocks per SM, and the few clusters per launch).
 #: An upper bound (the first statistic reduced over the block alone, wrong
 #: values) put one cluster reduction's cost at 5-24% of these rows
-#: (rms_norm f32 of 50257: 330 -> 267 µs at 512 MiB).
+#: (rms_norm f32 of 50257: 330 -> 267 µs at 512 MiB). Also measured and
+#: removed (commit 8491b4d): each block's value counted in on the receiving
+#: block's own mbarrier in place of a barrier of the whole cluster, +1-4%
+#: for rms_norm and f32 softmax, -3.5..-8.6% for layer_norm of 32768 (spills).
 CLUSTER_ROW_BYTES = 128  # H100, rows of 32768 at 512 MiB: 128 bytes beat 64 and 32 (layer_norm f32 91% / 88% / 81% of copy)
 CLUSTER_THREADS = 256
 #: f16/bf16 rows whose statistics leave the elements as they are (`RowSpec.pure`:
