@@ -159,6 +159,7 @@ def shifted_copies(data: np.ndarray, c: P.ParamCopies) -> np.ndarray:
         out[s, s * c.elem_bytes: s * c.elem_bytes + n] = src
     return out.reshape(-1)
 
+
 def _device_pointer(slot: _Slot, v, stream) -> int | None:
     """A device array's pointer, checked against `slot`, for the I/O graph:
     `DeviceArray`s, torch CUDA tensors and `__cuda_array_interface__` arrays;
