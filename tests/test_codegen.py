@@ -212,6 +212,24 @@ def test_stream_form_threads_by_accesses(monkeypatch):
     assert all("row form: stream (a block of 1024 threads per row" in src for src in sources), [s[:200] for s in sources]
 
 
+def test_warp_form_block_by_row_bytes():
+    """rows.WARP_SHORT_THREADS: warp-form rows of at most 512 bytes (f32
+    rows of 64 and 128, f16 rows of 256) take blocks of 128 threads,
+    longer ones (f32 of 129 and 384, f16 of 257) blocks of 256; the row
+    index steps by the block's rows (threads / lanes per row)."""
+    g = rlxc.GraphBuilder()
+    shapes = [(64, "f32"), (128, "f32"), (256, "f16"), (129, "f32"), (384, "f32"), (257, "f16")]
+    outs = [g.softmax(g.input(f"x{k}", [1000, n], t)) for k, (n, t) in enumerate(shapes)]
+    lowered = rlxc.run_pipeline(g.build(outs), "rlx-cuda{arch=sm_90 sm_count=132}")
+    got = [(src.splitlines()[2].split(" (")[0], block[0]) for src, _, block in launched(lowered)]
+    assert got == [("// row form: warp", t) for t in (128, 128, 128, 256, 256, 256)], got
+    srcs = [src for src, _, _ in launched(lowered)]
+    assert "(long long)blockIdx.x * 8 + (threadIdx.x / 16)" in srcs[0]  # 16 lanes a row of 64 f32, 8 rows a block
+    assert "(long long)blockIdx.x * 4 + (threadIdx.x / 32)" in srcs[1]
+    assert "(long long)blockIdx.x * 8 + (threadIdx.x / 32)" in srcs[3]
+    assert compile_all(lowered, "sm_90") == len(shapes)
+
+
 def test_row_per_block_forms_have_no_row_loop(monkeypatch):
     """rows.ROW_PER_BLOCK: the stream form and the block form whose grid is
     the rows take their row from blockIdx.x, no loop over rows; the block
@@ -1500,22 +1518,27 @@ def test_16bit_multi_step_ops_round_once(dtype):
     assert compile_all(rlxc.run_pipeline(module, "rlx-cuda{arch=sm_90}"), "sm_90") == 1
 
 
-def test_heavy_f32_regions_take_two_trips():
-    """elementwise.HEAVY_UNROLL: an f32 region of full-shape inputs whose
-    body calls an f32 erfc (exact GELU, straight-line) moves 2 vectors a
-    thread; with a broadcast input (bias + GELU), in f16 (the approximate
-    erfc), or without one (relu), 4."""
+def test_elementwise_block_shapes():
+    """elementwise.BLOCK_THREADS x UNROLL: blocks of 128 threads moving 2
+    vectors each (f32 GELU with a tail, f32 bias + GELU, relu, f16 GELU);
+    f16/bf16 regions reading a broadcast input as vectors (a bias row)
+    take BROADCAST16_THREADS x BROADCAST16_UNROLL (256 x 4); the grid
+    covers the vectors and the tail's thread."""
     from rlxc.codegen import elementwise
 
     g = rlxc.GraphBuilder()
     x, b = g.input("x", [1001, 1283]), g.input("b", [1283])
-    module = g.build([g.gelu(x), g.gelu(g.add(x, b)), g.relu(x), g.gelu(g.input("h", [64, 64], "f16"))])
+    hb = g.input("hb", [64], "bf16")
+    module = g.build([g.gelu(x), g.gelu(g.add(x, b)), g.relu(x), g.gelu(g.input("h", [64, 64], "f16")),
+                      g.gelu(g.add(g.input("h2", [64, 64], "bf16"), hb))])
     lowered = rlxc.run_pipeline(module, "rlx-cuda{arch=sm_90 sm_count=132}")
-    (a, ga, _), (c, _, _), (d, _, _), (e, _, _) = launched(lowered)
-    assert elementwise.HEAVY_UNROLL == 2 and elementwise.UNROLL == 4
-    assert a.splitlines()[2].endswith("a tail of 3 elements, 2 trips per thread") and "rlx_erfcf(" in a
+    (a, ga, ba), (c, _, bc), (d, _, _), (e, _, _), (f, gf, bf) = launched(lowered)
+    assert (elementwise.BLOCK_THREADS, elementwise.UNROLL) == (128, 2)
+    assert a.splitlines()[2].endswith("a tail of 3 elements, 2 trips per thread, 128 threads a block") and "rlx_erfcf(" in a
     assert all("if (v" not in k and "erff(" not in k for k in (a, c, e))
-    assert "float4 p0[2];" in a and "blockIdx.x * 512u" in a
-    assert ga == (-(-(1001 * 1283 // 4 + 1) // 512), 1, 1)
-    assert all(k.splitlines()[2].endswith("4 trips per thread") for k in (c, d, e))
-    assert compile_all(lowered, "sm_90") == 4
+    assert "float4 p0[2];" in a and "blockIdx.x * 256u" in a and "__launch_bounds__(128)" in a
+    assert ga == (-(-(1001 * 1283 // 4 + 1) // 256), 1, 1) and ba == bc == (128, 1, 1)
+    assert all(k.splitlines()[2].endswith("2 trips per thread, 128 threads a block") for k in (c, d, e))
+    assert f.splitlines()[2].endswith("4 trips per thread, 256 threads a block") and "__launch_bounds__(256)" in f
+    assert "uint4 p1[4];" in f and gf == (-(-(64 * 64 // 8) // 1024), 1, 1) and bf == (256, 1, 1)
+    assert compile_all(lowered, "sm_90") == 5

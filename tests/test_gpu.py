@@ -198,21 +198,24 @@ def test_random_16bit_graphs_on_gpu(case):
     check(case.module, tol_scale=10.0)
 
 
-def test_heavy_f32_regions_in_two_trips_on_gpu():
-    """elementwise.HEAVY_UNROLL: f32 GELU (rlx_erfcf per element) over
-    many blocks of 2 trips per thread, with a tail of 3
-    elements, beside bias + GELU and f16 GELU (4 trips), against the
-    interpreter in stream and graph mode."""
+def test_elementwise_block_shapes_on_gpu():
+    """elementwise.BLOCK_THREADS x UNROLL (128 x 2): f32 and f16 GELU over
+    many blocks with a tail of 3 elements, and f32 bias + GELU; and the
+    16-bit broadcast shape (256 x 4): f16 bias + GELU, with a tail too;
+    against the interpreter in stream and graph mode."""
     from rlxc.dialects import rlx_cuda
     from rlxc.runtime.driver_api import device_arch
 
     g = rlxc.GraphBuilder()
     x, b = g.input("x", [1001, 1283]), g.input("b", [1283])
-    module = g.build([g.gelu(x), g.gelu(g.add(x, b)), g.gelu(g.input("h", [777, 1283], "f16"))])
+    h, hb = g.input("h", [777, 1283], "f16"), g.input("hb", [1288], "f16")
+    h8 = g.input("h8", [333, 1288], "f16")
+    module = g.build([g.gelu(x), g.gelu(g.add(x, b)), g.gelu(h), g.gelu(g.add(h8, hb))])
     arch, sms = device_arch()
     lowered = rlxc.run_pipeline(module, f"rlx-cuda{{arch={arch} sm_count={sms}}}")
     forms = [op.source.data.splitlines()[2] for op in lowered.walk() if isinstance(op, rlx_cuda.KernelOp)]
-    assert [f.endswith("2 trips per thread") for f in forms] == [True, False, False], forms
+    assert [f.endswith("2 trips per thread, 128 threads a block") for f in forms] == [True, True, True, False], forms
+    assert forms[3].endswith("4 trips per thread, 256 threads a block"), forms
     check(module)
 
 

@@ -3,10 +3,10 @@
 // f16 and bf16 are stored as 16-bit patterns, computed in float and rounded
 // to their type after every op (a value that is only stored is rounded by
 // the store alone); no CUDA header is needed. 7 elements, fewer than a
-// vector of 8: the scalar form, single elements, 4 per thread.
+// vector of 8: the scalar form, single elements, 2 per thread.
 // CHECK: __device__ __forceinline__ float rlx_ld_f16(unsigned short h)
 // CHECK: unsigned short rlx_st_bf16(float f)
-// CHECK: // elementwise form: scalar: one element per access, 4 trips per thread
+// CHECK: // elementwise form: scalar: one element per access, 2 trips per thread, 128 threads a block
 // CHECK: (const unsigned short* __restrict__ in0, unsigned short* __restrict__ out0)
 // CHECK: p0[u] = in0[w];
 // CHECK: if (w >= 7u) break;

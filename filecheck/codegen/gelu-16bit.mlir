@@ -21,19 +21,19 @@
 
 // The header's rlx_erfc_afn (an approximate reciprocal, from the erfcc
 // helper it shares with rlx_erfcf, and 2^x), called in the 16-bit kernel's
-// body (4 trips, no if/else), and rlx_erfcf in f32's (2 trips:
-// elementwise.HEAVY_UNROLL):
+// body (no if/else), and rlx_erfcf in f32's; both 2 trips a thread in
+// blocks of 128 (elementwise.BLOCK_THREADS, UNROLL):
 // SRC: __device__ __forceinline__ float rlx_ex2f(float x) { float y; asm("ex2.approx.ftz.f32
 // SRC-NEXT: __device__ __forceinline__ float rlx_erfcc_t(float a)
 // SRC-NEXT: rcp.approx.ftz.f32
 // SRC: __device__ __forceinline__ float rlx_erfc_afn(float x)
 // SRC-NEXT: rlx_erfcc_t(a)
 // SRC: rlx_ex2f(fmaf(a * -1.442695f, a, p))
-// SRC: // elementwise form: vector: 8 elements per thread and trip, 16-byte accesses, 4 trips per thread
+// SRC: // elementwise form: vector: 8 elements per thread and trip, 16-byte accesses, 2 trips per thread, 128 threads a block
 // SRC-NOT: if (v
 // SRC: = rlx_erfc_afn(v{{[0-9]+}});
 // SRC: rlx_st8_f16(r0)
-// SRC: // elementwise form: vector: 4 elements per thread and trip, 16-byte accesses, 2 trips per thread
+// SRC: // elementwise form: vector: 4 elements per thread and trip, 16-byte accesses, 2 trips per thread, 128 threads a block
 // SRC-NOT: if (v
 // SRC: = rlx_erfcf(v{{[0-9]+}});
 // SRC-NOT: erff(

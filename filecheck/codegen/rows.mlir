@@ -10,10 +10,12 @@
 // Short rows (up to 1024 elements) take a warp each, the row in registers,
 // reduced with shuffles alone: one read, one write. Rows this short (16
 // f32 = 64 bytes) take a group of 4 lanes, one 16-byte access each, 8 rows
-// a warp; a group's shuffles involve its own lanes only.
+// a warp, 4 warps a block (rows of at most 512 bytes:
+// rows.WARP_SHORT_THREADS); a group's shuffles involve its own lanes only.
 // CHECK: // row form: warp (4 threads per row, 4 elements per access, 4 per thread, 8 rows per warp)
+// CHECK-NEXT: __launch_bounds__(128)
 // CHECK: const int lane = threadIdx.x & 3;
-// CHECK-NEXT: for (long long r = (long long)blockIdx.x * 64 + (threadIdx.x / 4); r < 4LL; r += (long long)gridDim.x * 64) {
+// CHECK-NEXT: for (long long r = (long long)blockIdx.x * 32 + (threadIdx.x / 4); r < 4LL; r += (long long)gridDim.x * 32) {
 // CHECK: pk.raw = reinterpret_cast<const uint4*>(x + base)[c * 4 + lane];
 // CHECK: m = rlx_maxf(m, v[j]);
 // CHECK: m = rlx_group_reduce<4>(m, RlxMax());

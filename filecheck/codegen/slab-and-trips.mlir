@@ -17,20 +17,28 @@
 // CHECK: for (int p = threadIdx.x; p < count; p += 256) slab[p] = rlx_ld_f16(x[base + p]);
 // CHECK: const float* col = slab + (c / 3) * 63 + (c % 3);
 
-// Exact GELU in f32 calls rlx_erfcf per element (28 instructions): 2
-// vectors a thread (elementwise.HEAVY_UNROLL); relu and f16 GELU 4:
-// CHECK: // elementwise form: vector: 4 elements per thread and trip, 16-byte accesses, a tail of 3 elements, 2 trips per thread
-// CHECK: const unsigned w0 = (unsigned)blockIdx.x * 512u + threadIdx.x;
+// Elementwise kernels take blocks of 128 threads, 2 vectors a thread
+// (elementwise.BLOCK_THREADS, UNROLL: exact GELU in f32, relu, f16 GELU);
+// a 16-bit region reading a bias row as vectors takes blocks of 256, 4
+// vectors a thread (BROADCAST16_THREADS, BROADCAST16_UNROLL):
+// CHECK: // elementwise form: vector: 4 elements per thread and trip, 16-byte accesses, a tail of 3 elements, 2 trips per thread, 128 threads a block
+// CHECK: __launch_bounds__(128)
+// CHECK: const unsigned w0 = (unsigned)blockIdx.x * 256u + threadIdx.x;
 // CHECK: float4 p0[2];
 // CHECK: rlx_erfcf(
-// CHECK: // elementwise form: vector: 4 elements per thread and trip, 16-byte accesses, a tail of 3 elements, 4 trips per thread
+// CHECK: // elementwise form: vector: 4 elements per thread and trip, 16-byte accesses, a tail of 3 elements, 2 trips per thread, 128 threads a block
+// CHECK: // elementwise form: vector: 8 elements per thread and trip, 16-byte accesses, 2 trips per thread, 128 threads a block
+// CHECK: // elementwise form: vector: 8 elements per thread and trip, 16-byte accesses, 4 trips per thread, 256 threads a block
+// CHECK: __launch_bounds__(256)
 // CHECK: const unsigned w0 = (unsigned)blockIdx.x * 1024u + threadIdx.x;
-// CHECK: // elementwise form: vector: 8 elements per thread and trip, 16-byte accesses, 4 trips per thread
-func.func @main(%x: tensor<6000x64x3xf16>, %y: tensor<20000x21x3xf16>, %z: tensor<1001x1283xf32>, %h: tensor<64x64xf16>) -> (tensor<6000x64x3xf16>, tensor<20000x21x3xf16>, tensor<1001x1283xf32>, tensor<1001x1283xf32>, tensor<64x64xf16>) {
+// CHECK: uint4 p1[4];
+func.func @main(%x: tensor<6000x64x3xf16>, %y: tensor<20000x21x3xf16>, %z: tensor<1001x1283xf32>, %h: tensor<64x64xf16>, %hb: tensor<64xf16>) -> (tensor<6000x64x3xf16>, tensor<20000x21x3xf16>, tensor<1001x1283xf32>, tensor<1001x1283xf32>, tensor<64x64xf16>, tensor<64x64xf16>) {
   %a = rlx.softmax %x axis = 1 : tensor<6000x64x3xf16>
   %b = rlx.softmax %y axis = 1 : tensor<20000x21x3xf16>
   %c = rlx.gelu %z : tensor<1001x1283xf32>
   %d = rlx.relu %z : tensor<1001x1283xf32>
   %e = rlx.gelu %h : tensor<64x64xf16>
-  func.return %a, %b, %c, %d, %e : tensor<6000x64x3xf16>, tensor<20000x21x3xf16>, tensor<1001x1283xf32>, tensor<1001x1283xf32>, tensor<64x64xf16>
+  %s = rlx.add %h, %hb : tensor<64x64xf16>, tensor<64xf16> -> tensor<64x64xf16>
+  %f = rlx.gelu %s : tensor<64x64xf16>
+  func.return %a, %b, %c, %d, %e, %f : tensor<6000x64x3xf16>, tensor<20000x21x3xf16>, tensor<1001x1283xf32>, tensor<1001x1283xf32>, tensor<64x64xf16>, tensor<64x64xf16>
 }

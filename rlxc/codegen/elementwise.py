@@ -21,33 +21,32 @@ from __future__ import annotations
 
 from xdsl.ir import Attribute, Block, SSAValue
 
-from rlxc.codegen.common import THREADS, Buf, KernelSpec, eltype, index_expr, numel, params_decl, shape, strides
-from rlxc.codegen.cuda_c import compute_type, is_approx, load, render_body, storage_type, store
+from rlxc.codegen.common import Buf, KernelSpec, eltype, index_expr, numel, params_decl, shape, strides
+from rlxc.codegen.cuda_c import compute_type, load, render_body, storage_type, store
 from rlxc.dialects import rlx
-from rlxc.dialects.scalar import ErfcOp
 from rlxc.dialects.types import dtype, dtype_name
 
-#: Vectors (16-byte accesses: see the module docstring) each thread of an
-#: elementwise kernel loads and stores, all loads issued before any use.
-#: Each thread makes one trip (no grid-stride loop): on an H200 this shape
-#: reached 92.6% of the 1 GiB copy bandwidth where a persistent grid-stride
-#: loop reached 86-88%, and unroll 2 and 8 lost on the transcendental chain
-#: (`benchmarks/ew_variants.py`, benchmarks/RESULTS.md).
-UNROLL = 4
-#: ... and HEAVY_UNROLL where the region moves 4-byte vectors (f32), reads
-#: only full-shape inputs and its body calls an f32 erfc (`HEAVY_OPS`:
-#: exact GELU, `rlx_erfcf`, about 28 instructions an element). H100
-#: (session 23, `variant.py elementwise.UNROLL=4,2 -- --ops gelu,bias_gelu
-#: --dtypes f32 --sizes 64,512`, GELU in its erfc form): f32 gelu 1.9-3.2%
-#: faster with 2 at 64 MiB, 0.5-1.5% at 512 (1.01-1.04x the faster peer,
-#: where 4 tied eager); with the erfc tail's branch of sessions 21-22 it was
-#: 4.4-5.7% at 64 MiB on an H200. bias+gelu (a broadcast input) and
-#: f16/bf16 regions (8-element vectors) keep UNROLL: with 2, f32 bias+gelu
-#: lost 0.2-5% and f16/bf16 gelu 1-5% (H200, session 21).
-HEAVY_UNROLL = 2
-#: Scalar ops that make an f32 region HEAVY_UNROLL's (their f32 form, not
-#: the approximate `fastmath<afn>` one of 16-bit GELU).
-HEAVY_OPS: tuple[type, ...] = (ErfcOp,)
+#: The block's shape: BLOCK_THREADS threads, each moving UNROLL vectors
+#: (16-byte accesses: see the module docstring), all loads issued before
+#: any use. Each thread makes one trip (no grid-stride loop): on an H200
+#: this shape reached 92.6% of the 1 GiB copy bandwidth where a persistent
+#: grid-stride loop reached 86-88% (`benchmarks/ew_variants.py`,
+#: benchmarks/RESULTS.md). H200 (session 27, `variant.py
+#: elementwise.BLOCK_THREADS=256,128`, then `elementwise.UNROLL=4,2,1` at
+#: 128 -- `--ops gelu,bias_gelu --rows 128,4096 --sizes 64,512`): 128 x 2
+#: against the 256 x 4 before (256 x 2 for f32 GELU) took GELU in f32, f16
+#: and bf16 from 261-263 to 253-254 µs at 512 MiB (101-102% of copy; eager
+#: 256-259 in f32) and 2-4% at 64 MiB, f32 bias+gelu 2.5-3.3%. A bare
+#: f32 map measured the same way: 128 x 2 and 256 x 1 at 4200 GB/s, 256 x
+#: 2, 128 x 4 and 256 x 4 at 4040-4095 (`ld.global.cs`/`st.global.cs` and
+#: `L1::no_allocate` loads 5-7% slower).
+BLOCK_THREADS = 128
+UNROLL = 2
+#: ... where the region moves f16/bf16 vectors and reads a broadcast input
+#: as vectors (a bias row): 16-bit bias+gelu lost 1-4% at 128 x 2 and 128 x
+#: 4 against 256 x 4 (H200, session 27).
+BROADCAST16_THREADS = 256
+BROADCAST16_UNROLL = 4
 
 #: Element types moved as 8 elements per uint4, converted in pairs
 #: (`rlx_ld8_*` / `rlx_st8_*` of rlx_kernels.cuh).
@@ -57,7 +56,8 @@ _HALVES = ("f16", "bf16")
 def index_type(n: int) -> tuple[str, str]:
     """(C type, constant suffix) for indices below `n` plus one block's reach:
     32-bit unsigned where it fits, else 64-bit."""
-    return ("unsigned", "u") if n + 8 * THREADS * UNROLL < 2**31 else ("long long", "LL")
+    reach = 8 * max(BLOCK_THREADS * UNROLL, BROADCAST16_THREADS * BROADCAST16_UNROLL)
+    return ("unsigned", "u") if n + reach < 2**31 else ("long long", "LL")
 
 
 def vector_width(types: list[Attribute]) -> int:
@@ -180,20 +180,20 @@ def elementwise_kernel(op: rlx.ElementwiseRegionOp, sm_count: int) -> KernelSpec
         [(f"in{j}", x, False) for j, x in enumerate(ins)]
         + [(f"out{j}", r, True) for j, r in enumerate(outs)]
     )
-    heavy = any(isinstance(o, HEAVY_OPS) and not is_approx(o) for o in block.ops)
-    unroll = HEAVY_UNROLL if vec and W == 4 and len(full) == len(ins) and heavy else UNROLL
+    bias16 = vec and W == 8 and any(j not in full and j not in windows for j in held)
+    threads, unroll = (BROADCAST16_THREADS, BROADCAST16_UNROLL) if bias16 else (BLOCK_THREADS, UNROLL)
     if vec:
         form = f"vector: {W} elements per thread and trip, 16-byte accesses"
         if tail:
             form += f", a tail of {tail} elements"
     else:
         form = "scalar: one element per access"
-    src = [f"// elementwise form: {form}, {unroll} trips per thread"]
+    src = [f"// elementwise form: {form}, {unroll} trips per thread, {threads} threads a block"]
     src += [f"// input {j} in place: columns {off}..{off + width} of {shape(ins[j])[-1]}, "
             + ("16-byte vectors" if j in held and vec else "one element per access")
             for j, (off, width) in sorted(windows.items())]
-    src.append(f'extern "C" __global__ void __launch_bounds__({THREADS}) ENTRY({decl}) {{')
-    src.append(f"  const {idx_t} w0 = ({idx_t})blockIdx.x * {THREADS * unroll}{sfx} + threadIdx.x;")
+    src.append(f'extern "C" __global__ void __launch_bounds__({threads}) ENTRY({decl}) {{')
+    src.append(f"  const {idx_t} w0 = ({idx_t})blockIdx.x * {threads * unroll}{sfx} + threadIdx.x;")
     for j in held:
         t = eltype(ins[j])
         if not vec:
@@ -205,7 +205,7 @@ def elementwise_kernel(op: rlx.ElementwiseRegionOp, sm_count: int) -> KernelSpec
     if held:
         src.append("  #pragma unroll")
         src.append(f"  for (int u = 0; u < {unroll}; ++u) {{")
-        src.append(f"    const {idx_t} w = w0 + u * {THREADS}{sfx};")
+        src.append(f"    const {idx_t} w = w0 + u * {threads}{sfx};")
         src.append(f"    if (w < {nv}{sfx}) {{")
         for j in held:
             t = eltype(ins[j])
@@ -222,7 +222,7 @@ def elementwise_kernel(op: rlx.ElementwiseRegionOp, sm_count: int) -> KernelSpec
         src.append("  }")
     src.append("  #pragma unroll")
     src.append(f"  for (int u = 0; u < {unroll}; ++u) {{")
-    src.append(f"    const {idx_t} w = w0 + u * {THREADS}{sfx};")
+    src.append(f"    const {idx_t} w = w0 + u * {threads}{sfx};")
     if not vec:
         src.append(f"    if (w >= {nv}{sfx}) break;")
         if len(held) < len(ins):
@@ -274,5 +274,5 @@ def elementwise_kernel(op: rlx.ElementwiseRegionOp, sm_count: int) -> KernelSpec
     src.append("  }")
     src.append("}")
     params: list[Buf | int] = [Buf(x) for x in ins] + [Buf(r, True) for r in outs]
-    grid = -(-(nv + (1 if tail else 0)) // (THREADS * unroll))
-    return KernelSpec("ew", "\n".join(src) + "\n", params, grid)
+    grid = -(-(nv + (1 if tail else 0)) // (threads * unroll))
+    return KernelSpec("ew", "\n".join(src) + "\n", params, grid, threads)

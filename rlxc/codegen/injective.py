@@ -43,6 +43,8 @@ from rlxc.dialects.types import dtype
 
 #: Items (vectors or elements) each thread of a one-trip kernel moves.
 UNROLL = 4
+#: Threads per block of a one-trip kernel.
+BLOCK_THREADS = 256
 
 #: The unsigned type of one access of 2, 4, 8 or 16 bytes.
 _RAW = {2: "unsigned short", 4: "unsigned int", 8: "uint2", 16: "uint4"}
@@ -87,7 +89,7 @@ Index = tuple[str, str]
 
 
 def index_kind(values: Sequence[SSAValue], signed: bool = False) -> Index:
-    big = max(numel(shape(v)) for v in values) + 8 * THREADS * UNROLL >= 2**31
+    big = max(numel(shape(v)) for v in values) + 8 * BLOCK_THREADS * UNROLL >= 2**31
     return ("long long", "LL") if big or signed else ("unsigned", "u")
 
 
@@ -105,27 +107,27 @@ def moves(family: str, out: SSAValue, ins: list[tuple[str, SSAValue]], lines: Ca
                        + [("y_" if vec else "y", out, True)])
     src = [f"// injective form: {form}" + (f", {vw} elements per {vw * dtype(t).bytes}-byte item" if vw > 1 else ", one element per item")
            + f", {UNROLL} items per thread"]
-    src.append(f'extern "C" __global__ void __launch_bounds__({THREADS}) ENTRY({decl}) {{')
+    src.append(f'extern "C" __global__ void __launch_bounds__({BLOCK_THREADS}) ENTRY({decl}) {{')
     for name in vec:
         const = "" if name == "y" else "const "
         src.append(f"  {const}{item}* __restrict__ {name} = reinterpret_cast<{const}{item}*>({name}_);")
-    src.append(f"  const {idx_t} i0 = ({idx_t})blockIdx.x * {THREADS * UNROLL}{sfx} + threadIdx.x;")
+    src.append(f"  const {idx_t} i0 = ({idx_t})blockIdx.x * {BLOCK_THREADS * UNROLL}{sfx} + threadIdx.x;")
     src.append(f"  {item} v[{UNROLL}];")
     src.append("  #pragma unroll")
     src.append(f"  for (int u = 0; u < {UNROLL}; ++u) {{")
-    src.append(f"    const {idx_t} i = i0 + u * {THREADS}{sfx};")
+    src.append(f"    const {idx_t} i = i0 + u * {BLOCK_THREADS}{sfx};")
     src.append(f"    if (i < {n}{sfx}) {{")
     src.extend("      " + line for line in lines(idx))
     src.append("    }")
     src.append("  }")
     src.append("  #pragma unroll")
     src.append(f"  for (int u = 0; u < {UNROLL}; ++u) {{")
-    src.append(f"    const {idx_t} i = i0 + u * {THREADS}{sfx};")
+    src.append(f"    const {idx_t} i = i0 + u * {BLOCK_THREADS}{sfx};")
     src.append(f"    if (i < {n}{sfx}) y[i] = v[u];")
     src.append("  }")
     src.append("}")
     params: list[Buf | int] = [Buf(v) for _, v in ins] + [Buf(out, True)]
-    return KernelSpec(family, "\n".join(src) + "\n", params, -(-n // (THREADS * UNROLL)))
+    return KernelSpec(family, "\n".join(src) + "\n", params, -(-n // (BLOCK_THREADS * UNROLL)), BLOCK_THREADS)
 
 
 # --------------------------------------------------------------------------- transpose

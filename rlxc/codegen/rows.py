@@ -2055,6 +2055,18 @@ def _slice_count(cols: int, threads: int, sm_count: int) -> int:
 #: next row waited on its last row's reductions, where a new block's loads
 #: are already in flight.
 WARP_BLOCKS_PER_SM = 0
+#: The warp form's threads per block (threads / group rows a block):
+#: WARP_SHORT_THREADS where a row holds at most WARP_SHORT_ROW_BYTES, else
+#: WARP_THREADS. H200 (session 27, `variant.py WARP_THREADS=256,128 --
+#: --ops softmax,layer_norm,rms_norm --rows 64,128,384,512,768,1001 --sizes
+#: 64,512`), 128 against 256: f32 softmax over rows of 64/128 1.6-2.4%
+#: faster (512 MiB: 261.8 -> 255.6 µs, where eager took 257.7), f32
+#: layer_norm 0-1.5%, 16-bit layer_norm 0.1-2.2%, 16-bit softmax and
+#: rms_norm within 1.2% either way; rows of 384-1001 mixed, -1.5% (f32
+#: layer_norm of 768) to +3.3%.
+WARP_THREADS = THREADS
+WARP_SHORT_THREADS = 128
+WARP_SHORT_ROW_BYTES = 512
 #: Rows per group of the warp form, their 16-byte accesses all loaded
 #: before the first is reduced (`CachedRow.loaded`): f16/bf16 rows reduced
 #: twice or more (softmax's max and sum, layer_norm's mean and variance: a
@@ -3297,7 +3309,8 @@ def row_kernel(s: RowSpec, sm_count: int) -> KernelSpec:
     if form == "warp":
         group = row_group(rows.cols, s.elem_bytes)
         row = CachedRow.for_spec(s, group, "lane")
-        per_block = THREADS // group
+        threads = WARP_SHORT_THREADS if rows.cols * s.elem_bytes <= WARP_SHORT_ROW_BYTES else WARP_THREADS
+        per_block = threads // group
         batched = (WARP_BATCH > 1 and s.prologue is None and dtype(s.t).bytes == 2 and len(s.cached or []) >= 2
                    and row.width > 1 and not row.guarded and not row.stored and rows.row_base == f"r * {rows.cols}LL"
                    and row.items * dtype(s.t).bytes <= WARP_BATCH_MAX_BYTES
@@ -3311,9 +3324,9 @@ def row_kernel(s: RowSpec, sm_count: int) -> KernelSpec:
             blocks = min(-(-rows.rows // per_block), 2**31 - 1)
             grid = min(blocks, sm_count * WARP_BLOCKS_PER_SM) if WARP_BLOCKS_PER_SM else blocks
         src = _row_kernel(decl, _cached_form(s, row, group_reduce(group), "warp"), rows, form="warp", note=note, group=group,
-                          batch=row if batched else None,
+                          batch=row if batched else None, threads=threads,
                           one_row="warp" in ROW_PER_BLOCK and not batched and grid * per_block >= rows.rows)
-        return KernelSpec(s.family, src, bufs, grid)
+        return KernelSpec(s.family, src, bufs, grid, threads)
     if form == "block":
         row = CachedRow.for_spec(s, BLOCK_THREADS, "threadIdx.x", peel=True)
         row, bufs, decl = _with_copies(s, row, bufs, decl)
