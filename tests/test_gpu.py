@@ -219,6 +219,34 @@ def test_elementwise_block_shapes_on_gpu():
     check(module)
 
 
+@pytest.mark.parametrize("dtype", ["f16", "bf16"])
+def test_staged_warp_rows_on_gpu(dtype):
+    """rows.WARP_STAGED: warp-form f16/bf16 rows of odd lengths over 512
+    bytes, staged through shared memory, a warp taking several rows of a
+    block's span where rows are shorter (257: 3, 383: 2), with a
+    last block of fewer rows (13, 9, 61, 1003 and 7 rows are no multiple
+    of a block's), for softmax, log_softmax, layer_norm and rms_norm,
+    against the interpreter (the dtype's tolerance); rows of 255 are not
+    staged."""
+    from rlxc.dialects import rlx_cuda
+
+    g = rlxc.GraphBuilder()
+    outs = []
+    for k, (r, n) in enumerate([(13, 1001), (9, 257), (61, 383), (1003, 513), (7, 1023)]):
+        x = g.input(f"x{k}", [r, n], dtype)
+        gamma, beta = g.param(f"g{k}", [n], dtype), g.param(f"b{k}", [n], dtype)
+        outs += [g.softmax(x), g.log_softmax(x), g.layer_norm(x, gamma, beta), g.rms_norm(x, gamma)]
+    module = g.build(outs)
+    lowered = rlxc.run_pipeline(module, "rlx-cuda{arch=sm_90 sm_count=132}")
+    notes = [op.source.data.splitlines()[2] for op in lowered.walk() if isinstance(op, rlx_cuda.KernelOp)]
+    assert len(notes) == len(outs) and all("staged: the block's" in n for n in notes), notes
+    assert [n.split("staged: the block's ")[1].split(" ")[0] for n in notes[::4]] == ["8", "24", "16", "8", "8"], notes
+    g2 = rlxc.GraphBuilder()
+    s255 = rlxc.run_pipeline(g2.build([g2.softmax(g2.input("x", [9, 255], dtype))]), "rlx-cuda{arch=sm_90}")
+    assert all("staged" not in op.source.data for op in s255.walk() if isinstance(op, rlx_cuda.KernelOp))
+    check(module)
+
+
 @pytest.mark.parametrize("dtype", ["f32", "f16", "bf16"])
 def test_gelu_negative_tail_on_gpu(dtype):
     """Exact GELU far below 0, element by element: x/2 (1 + erf(x / sqrt 2))

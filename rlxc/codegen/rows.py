@@ -199,6 +199,91 @@ def _warp_loop(body: list[str], rows: Rows, warps: int, group: int = 32, batch: 
     ]
 
 
+def _stages(s: RowSpec, row: CachedRow, per_block: int) -> bool:
+    """Whether the warp form's rows of `s` are staged through shared memory
+    (WARP_STAGED): f16/bf16 elements one per access, rows over
+    WARP_SHORT_ROW_BYTES, no prologue, the row read from
+    `x` and written to `y` alone (the other buffers are per-column params),
+    a block's span of rows a whole number of 16-byte accesses (so every
+    block's span starts on a boundary) and under 48 KB (static)."""
+    if (not WARP_STAGED or s.prologue is not None or row.width > 1 or dtype(s.t).bytes != 2
+            or s.rows.cols * 2 <= WARP_SHORT_ROW_BYTES):
+        return False
+    n = s.rows.rows * s.rows.cols
+    shaped = sorted((name, w) for name, v, w in s.bufs if numel(shape(v)) == n)
+    others_ok = all(not w and numel(shape(v)) == s.rows.cols for name, v, w in s.bufs if numel(shape(v)) != n)
+    same = {eltype(v) for name, v, w in s.bufs if numel(shape(v)) == n} == {s.t}
+    span = per_block * stage_rows(s.rows.cols * dtype(s.t).bytes, per_block) * s.rows.cols * dtype(s.t).bytes
+    return (shaped == [("x", False), ("y", True)] and others_ok and same and span % 16 == 0 and span <= 48 * 1024
+            and s.rows.row_base == f"r * {s.rows.cols}LL" and n < 2**31)
+
+
+def stage_rows(row_bytes: int, per_block: int) -> int:
+    """Rows each group of a staged warp-form block takes: a block's span
+    about WARP_STAGE_BYTES, 1 at least."""
+    return max(1, WARP_STAGE_BYTES // (per_block * row_bytes))
+
+
+def _staged_warp(body: list[str], rows: Rows, threads: int, group: int, c_type: str, elem_bytes: int) -> list[str]:
+    """The warp form's loop for rows staged through shared memory
+    (WARP_STAGED): block b's rows, `threads / group` from row b times that,
+    are one contiguous span starting on a 16-byte boundary; the block
+    copies the span from `x_` into `stage` with 16-byte loads (all of a
+    thread's in flight), each group runs `body` on its row there (`x` and
+    `y` both point at `stage`, `base` the row's offset in it; a thread
+    writes only the elements it read), and the block copies the span to
+    `y_` with 16-byte stores. A last block of fewer rows copies the
+    elements past its last whole 16 bytes one at a time."""
+    groups = threads // group
+    each = stage_rows(rows.cols * elem_bytes, groups)
+    per_block = groups * each
+    span = per_block * rows.cols
+    per = 16 // elem_bytes
+    vecs = span // per
+    trips = -(-vecs // threads)
+
+    def copy(src: str, dst: str, load_first: bool) -> list[str]:
+        lines = [f"    const uint4* __restrict__ s4 = reinterpret_cast<const uint4*>({src});",
+                 f"    uint4* __restrict__ d4 = reinterpret_cast<uint4*>({dst});"]
+        if load_first:  # every load of the thread in flight before the first store
+            lines += [f"    uint4 t[{trips}];",
+                      "    #pragma unroll",
+                      f"    for (int j = 0; j < {trips}; ++j) {{ const int i = threadIdx.x + j * {threads}; if (i < stage_nv) t[j] = s4[i]; }}",
+                      "    #pragma unroll",
+                      f"    for (int j = 0; j < {trips}; ++j) {{ const int i = threadIdx.x + j * {threads}; if (i < stage_nv) d4[i] = t[j]; }}"]
+        else:
+            lines += ["    #pragma unroll",
+                      f"    for (int j = 0; j < {trips}; ++j) {{ const int i = threadIdx.x + j * {threads}; if (i < stage_nv) d4[i] = s4[i]; }}"]
+        lines.append(f"    for (int i = stage_nv * {per} + threadIdx.x; i < stage_n; i += {threads}) ({dst})[i] = ({src})[i];")
+        return lines
+
+    return [
+        f"  __shared__ __align__(16) {c_type} stage[{span}];",
+        f"  const long long r0 = (long long)blockIdx.x * {per_block};",
+        f"  const int stage_n = (int)(r0 + {per_block} <= {rows.rows}LL ? {span}LL : ({rows.rows}LL - r0) * {rows.cols}LL);",
+        f"  const int stage_nv = stage_n / {per};  // whole 16-byte accesses",
+        "  {",
+        *copy(f"x_ + r0 * {rows.cols}LL", "stage", True),
+        "  }",
+        "  __syncthreads();",
+        "  {",
+        f"    const {c_type}* x = stage;",
+        f"    {c_type}* y = stage;",
+        f"    const int lane = threadIdx.x & {group - 1};",
+        f"    for (int u = threadIdx.x / {group}; u < {per_block}; u += {groups}) {{  // the group's rows",
+        f"      const long long r = r0 + u;",
+        f"      if (r >= {rows.rows}LL) break;",
+        f"      const long long base = (long long)u * {rows.cols}LL;",
+        *("      " + b for b in body),
+        "    }",
+        "  }",
+        "  __syncthreads();",
+        "  {",
+        *copy("stage", f"y_ + r0 * {rows.cols}LL", False),
+        "  }",
+    ]
+
+
 def _cluster_row(body: list[str], rows: Rows, cluster: ClusterReducer) -> list[str]:
     """`body` for row blockIdx.x / C, split over the C blocks of a cluster
     (`lane` the thread's index among the C × blockDim.x), no loop: a
@@ -420,7 +505,8 @@ def _acc_type(t: Attribute) -> str:
 def _row_kernel(decl: str, body: list[str], rows: Rows, smem_type: str = "float", form: str = "block",
                 threads: int = THREADS, note: str = "", srow_type: str = "float",
                 cluster: ClusterReducer | None = None, group: int = 32, min_blocks: int = 0,
-                grid: GridReducer | None = None, batch: CachedRow | None = None, one_row: bool = False) -> str:
+                grid: GridReducer | None = None, batch: CachedRow | None = None, one_row: bool = False,
+                staged: tuple[str, int] | None = None) -> str:
     """A kernel looping over the rows, `body` once per row: its blocks walk
     the rows (block, smem, float4 and looping forms), or its warps do (warp
     form, `lane` the thread's lane), or a cluster of blocks takes one row
@@ -433,7 +519,9 @@ def _row_kernel(decl: str, body: list[str], rows: Rows, smem_type: str = "float"
     src.append(f"  __shared__ {smem_type} smem[32];")
     if form == "smem":
         src.append(f"  extern __shared__ __align__(16) {srow_type} srow[];")
-    if form == "warp":
+    if form == "warp" and staged is not None:
+        src += _staged_warp(body, rows, threads, group, *staged)
+    elif form == "warp":
         src += _warp_loop(body, rows, threads // 32, group, batch, one_row)
     elif cluster is not None:
         src += _cluster_row(body, rows, cluster)
@@ -2067,6 +2155,23 @@ WARP_BLOCKS_PER_SM = 0
 WARP_THREADS = THREADS
 WARP_SHORT_THREADS = 128
 WARP_SHORT_ROW_BYTES = 512
+#: The warp form's f16/bf16 rows of odd lengths (one element per access)
+#: over WARP_SHORT_ROW_BYTES are staged through shared memory
+#: (`_staged_warp`): a block's rows are contiguous, so its threads copy them
+#: in with 16-byte loads, the groups work on their rows there, and the
+#: block copies the outputs back with 16-byte stores; each group takes
+#: enough rows that a block's span holds about WARP_STAGE_BYTES. H200
+#: (session 27, `variant.py WARP_STAGED=False,True` and
+#: `WARP_STAGE_BYTES=8192,16384,32768 -- --ops softmax,layer_norm,rms_norm
+#: --dtypes f16,bf16 --rows 65,197,257,383,1001,1023 --sizes 64,512`),
+#: staged at 16 KB against unstaged over rows of 257-1023: rms_norm 10-14%
+#: faster (1001 at 512 MiB: 293.0 -> 263.4 µs, 97% of copy), softmax -2%
+#: to +9%, layer_norm 0-11% (1001 at 64 MiB: 46.6 -> 42.2); rows of 65 and
+#: 197 lost up to 7% (layer_norm) and 11% (rms_norm) at 8 KB, more at 16
+#: KB (a group's rows one after another), so shorter rows are not staged;
+#: f32 rows (4-byte accesses) lost 1-18%.
+WARP_STAGED = True
+WARP_STAGE_BYTES = 16384
 #: Rows per group of the warp form, their 16-byte accesses all loaded
 #: before the first is reduced (`CachedRow.loaded`): f16/bf16 rows reduced
 #: twice or more (softmax's max and sum, layer_norm's mean and variance: a
@@ -3317,15 +3422,24 @@ def row_kernel(s: RowSpec, sm_count: int) -> KernelSpec:
                    and -(-rows.rows // (per_block * WARP_BATCH)) < 2**31)  # (a batch has no loop: a block for all)
         if batched:
             row = replace(row, loaded="nx[u]")
-        note = row.note() + (f", {32 // group} rows per warp" if group < 32 else "") + (f", {WARP_BATCH} rows per group" if batched else "")
-        if batched:
+        staged = not batched and _stages(s, row, per_block)
+        if staged:
+            decl = params_decl([(f"{n}_" if n in ("x", "y") else n, v, w) for n, v, w in s.bufs])
+        note = (row.note() + (f", {32 // group} rows per warp" if group < 32 else "")
+                + (f", {WARP_BATCH} rows per group" if batched else "")
+                + (f", staged: the block's {per_block * stage_rows(rows.cols * dtype(s.t).bytes, per_block)} rows"
+                   " through shared memory, 16-byte copies" if staged else ""))
+        if staged:
+            grid = -(-rows.rows // (per_block * stage_rows(rows.cols * dtype(s.t).bytes, per_block)))
+        elif batched:
             grid = -(-rows.rows // (per_block * WARP_BATCH))
         else:
             blocks = min(-(-rows.rows // per_block), 2**31 - 1)
             grid = min(blocks, sm_count * WARP_BLOCKS_PER_SM) if WARP_BLOCKS_PER_SM else blocks
         src = _row_kernel(decl, _cached_form(s, row, group_reduce(group), "warp"), rows, form="warp", note=note, group=group,
                           batch=row if batched else None, threads=threads,
-                          one_row="warp" in ROW_PER_BLOCK and not batched and grid * per_block >= rows.rows)
+                          one_row="warp" in ROW_PER_BLOCK and not batched and grid * per_block >= rows.rows,
+                          staged=(storage_type(s.t), dtype(s.t).bytes) if staged else None)
         return KernelSpec(s.family, src, bufs, grid, threads)
     if form == "block":
         row = CachedRow.for_spec(s, BLOCK_THREADS, "threadIdx.x", peel=True)
