@@ -1542,3 +1542,23 @@ def test_elementwise_block_shapes():
     assert f.splitlines()[2].endswith("4 trips per thread, 256 threads a block") and "__launch_bounds__(256)" in f
     assert "uint4 p1[4];" in f and gf == (-(-(64 * 64 // 8) // 1024), 1, 1) and bf == (256, 1, 1)
     assert compile_all(lowered, "sm_90") == 5
+
+
+def test_param_images_name_what_they_upload():
+    """`param_images` labels each upload (the runtime's cuMemcpyHtoD error
+    names it): a param by its name, a constant by its place in the param
+    buffer; a param not given is named in the error."""
+    from xdsl.dialects import func as F
+
+    from rlxc.runtime.driver_api import CudaError
+    from rlxc.runtime.executable import param_images
+
+    g = rlxc.GraphBuilder()
+    x = g.input("x", [4, 3])
+    y = g.add(g.mul(x, g.param("scale", [3])), g.constant(np.array([1.0, 2.0, 3.0], np.float32)))
+    lowered = rlxc.run_pipeline(g.build([y]), "rlx-cuda{arch=sm_90 sm_count=132}")
+    fn = next(o for o in lowered.walk() if isinstance(o, F.FuncOp))
+    whats = [w for _, _, w in param_images(fn, {"scale": np.ones(3, np.float32)})]
+    assert "param 'scale'" in whats and any(w.startswith("constant at byte ") for w in whats), whats
+    with pytest.raises(CudaError, match="param 'scale'"):
+        list(param_images(fn, {}))

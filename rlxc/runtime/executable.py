@@ -128,20 +128,22 @@ def param_images(f: func.FuncOp, params: Mapping[str, np.ndarray]) -> Iterator[t
     sources = {c.source for c in copies}
     kept: dict[int, np.ndarray] = {}
     for op in f.body.block.ops:
+        if not isinstance(op, (rlx.ParamOp, rlx.ConstantOp)):
+            continue
+        off = P.param_offset(op)
         if isinstance(op, rlx.ParamOp):
             name = op.param_name.data
             if name not in params:
                 raise CudaError(f"param '{name}' ({op.result.type}) was not given")
             host = check_array("param", name, params[name], op.result.type)  # pyright: ignore
-        elif isinstance(op, rlx.ConstantOp):
-            host = dense_values(op.value, op.result.type)  # pyright: ignore
+            what = f"param '{name}'"
         else:
-            continue
+            host = dense_values(op.value, op.result.type)  # pyright: ignore
+            what = f"constant at byte {off} of the param buffer"
         data = to_device_bytes(host, op.results[0].type)  # pyright: ignore
-        off = P.param_offset(op)
         if off in sources:
             kept[off] = data
-        yield off, data, f"param {op.name}"
+        yield off, data, what
     for c in copies:  # rows.PARAM_COPIES: made once, here
         yield c.offset, shifted_copies(kept[c.source], c), f"shifted copies of the param at {c.source}"
 
