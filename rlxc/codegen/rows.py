@@ -199,13 +199,13 @@ def _warp_loop(body: list[str], rows: Rows, warps: int, group: int = 32, batch: 
     ]
 
 
-def _stages(s: RowSpec, row: CachedRow, per_block: int) -> bool:
+def _stages(s: RowSpec, row: CachedRow, block_rows: int) -> bool:
     """Whether the warp form's rows of `s` are staged through shared memory
     (WARP_STAGED): f16/bf16 elements one per access, rows over
     WARP_SHORT_ROW_BYTES, no prologue, the row read from
     `x` and written to `y` alone (the other buffers are per-column params),
-    a block's span of rows a whole number of 16-byte accesses (so every
-    block's span starts on a boundary) and under 48 KB (static)."""
+    a block's span of `block_rows` rows a whole number of 16-byte accesses
+    (so every block's span starts on a boundary) and under 48 KB (static)."""
     if (not WARP_STAGED or s.prologue is not None or row.width > 1 or dtype(s.t).bytes != 2
             or s.rows.cols * 2 <= WARP_SHORT_ROW_BYTES):
         return False
@@ -213,7 +213,7 @@ def _stages(s: RowSpec, row: CachedRow, per_block: int) -> bool:
     shaped = sorted((name, w) for name, v, w in s.bufs if numel(shape(v)) == n)
     others_ok = all(not w and numel(shape(v)) == s.rows.cols for name, v, w in s.bufs if numel(shape(v)) != n)
     same = {eltype(v) for name, v, w in s.bufs if numel(shape(v)) == n} == {s.t}
-    span = per_block * stage_rows(s.rows.cols * dtype(s.t).bytes, per_block) * s.rows.cols * dtype(s.t).bytes
+    span = block_rows * s.rows.cols * dtype(s.t).bytes
     return (shaped == [("x", False), ("y", True)] and others_ok and same and span % 16 == 0 and span <= 48 * 1024
             and s.rows.row_base == f"r * {s.rows.cols}LL" and n < 2**31)
 
@@ -224,21 +224,21 @@ def stage_rows(row_bytes: int, per_block: int) -> int:
     return max(1, WARP_STAGE_BYTES // (per_block * row_bytes))
 
 
-def _staged_warp(body: list[str], rows: Rows, threads: int, group: int, c_type: str, elem_bytes: int) -> list[str]:
+def _staged_warp(body: list[str], rows: Rows, threads: int, group: int, per_block: int, t: Attribute) -> list[str]:
     """The warp form's loop for rows staged through shared memory
-    (WARP_STAGED): block b's rows, `threads / group` from row b times that,
-    are one contiguous span starting on a 16-byte boundary; the block
-    copies the span from `x_` into `stage` with 16-byte loads (all of a
-    thread's in flight), each group runs `body` on its row there (`x` and
+    (WARP_STAGED): block b's `per_block` rows, from row b times that, are
+    one contiguous span starting on a 16-byte boundary; the block copies
+    the span from `x_` into `stage` with 16-byte loads (all of a thread's
+    in flight), each of the `threads / group` groups runs `body` on its
+    rows there, one after another (`x` and
     `y` both point at `stage`, `base` the row's offset in it; a thread
     writes only the elements it read), and the block copies the span to
     `y_` with 16-byte stores. A last block of fewer rows copies the
     elements past its last whole 16 bytes one at a time."""
     groups = threads // group
-    each = stage_rows(rows.cols * elem_bytes, groups)
-    per_block = groups * each
+    c_type = storage_type(t)
     span = per_block * rows.cols
-    per = 16 // elem_bytes
+    per = 16 // dtype(t).bytes
     vecs = span // per
     trips = -(-vecs // threads)
 
@@ -506,7 +506,7 @@ def _row_kernel(decl: str, body: list[str], rows: Rows, smem_type: str = "float"
                 threads: int = THREADS, note: str = "", srow_type: str = "float",
                 cluster: ClusterReducer | None = None, group: int = 32, min_blocks: int = 0,
                 grid: GridReducer | None = None, batch: CachedRow | None = None, one_row: bool = False,
-                staged: tuple[str, int] | None = None) -> str:
+                staged: tuple[int, Attribute] | None = None) -> str:
     """A kernel looping over the rows, `body` once per row: its blocks walk
     the rows (block, smem, float4 and looping forms), or its warps do (warp
     form, `lane` the thread's lane), or a cluster of blocks takes one row
@@ -3422,15 +3422,15 @@ def row_kernel(s: RowSpec, sm_count: int) -> KernelSpec:
                    and -(-rows.rows // (per_block * WARP_BATCH)) < 2**31)  # (a batch has no loop: a block for all)
         if batched:
             row = replace(row, loaded="nx[u]")
-        staged = not batched and _stages(s, row, per_block)
+        block_rows = per_block * stage_rows(rows.cols * dtype(s.t).bytes, per_block)  # if staged
+        staged = not batched and _stages(s, row, block_rows)
         if staged:
             decl = params_decl([(f"{n}_" if n in ("x", "y") else n, v, w) for n, v, w in s.bufs])
         note = (row.note() + (f", {32 // group} rows per warp" if group < 32 else "")
                 + (f", {WARP_BATCH} rows per group" if batched else "")
-                + (f", staged: the block's {per_block * stage_rows(rows.cols * dtype(s.t).bytes, per_block)} rows"
-                   " through shared memory, 16-byte copies" if staged else ""))
+                + (f", staged: the block's {block_rows} rows through shared memory, 16-byte copies" if staged else ""))
         if staged:
-            grid = -(-rows.rows // (per_block * stage_rows(rows.cols * dtype(s.t).bytes, per_block)))
+            grid = -(-rows.rows // block_rows)
         elif batched:
             grid = -(-rows.rows // (per_block * WARP_BATCH))
         else:
@@ -3439,7 +3439,7 @@ def row_kernel(s: RowSpec, sm_count: int) -> KernelSpec:
         src = _row_kernel(decl, _cached_form(s, row, group_reduce(group), "warp"), rows, form="warp", note=note, group=group,
                           batch=row if batched else None, threads=threads,
                           one_row="warp" in ROW_PER_BLOCK and not batched and grid * per_block >= rows.rows,
-                          staged=(storage_type(s.t), dtype(s.t).bytes) if staged else None)
+                          staged=(block_rows, s.t) if staged else None)
         return KernelSpec(s.family, src, bufs, grid, threads)
     if form == "block":
         row = CachedRow.for_spec(s, BLOCK_THREADS, "threadIdx.x", peel=True)
