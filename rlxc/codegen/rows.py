@@ -9,7 +9,10 @@ element type and layout (`ROW_FORMS`, the one table of thresholds):
   with shuffles alone (no shared memory, no block barrier): attention rows
   of 64-1024 elements; rows of up to 31 × 16 bytes take a group of lanes,
   one 16-byte access each (64 halves: 8 lanes, 4 rows a warp); short
-  f16/bf16 rows reduced twice, WARP_BATCH rows a group, loaded together;
+  f16/bf16 rows reduced twice, WARP_BATCH rows a group, loaded together,
+  and rows of accesses under 16 bytes up to 4 (`warp_batch`); odd f16/bf16
+  rows over 512 bytes or of 5-7 elements staged through shared memory
+  (WARP_STAGED);
 * block: a block per row, the row in registers;
 * stream (softmax, log_softmax: f16/bf16 rows of 30000-65536 elements, no
   prologue; rows 8 does not divide through their 16-byte-aligned windows,
@@ -150,27 +153,32 @@ def _row_loop(body: list[str], rows: Rows, one_row: bool = False) -> list[str]:
 
 
 def _warp_loop(body: list[str], rows: Rows, warps: int, group: int = 32, batch: CachedRow | None = None,
-               one_row: bool = False) -> list[str]:
+               one_row: bool = False, per_group: int = 2) -> list[str]:
     """`body` once per row, a group of `group` lanes (a power of two up to a
     warp) per row (`lane` its thread's index in the group), `warps` × 32 /
     `group` rows per block (twice that with a batch). A group leaves the loop on its own: its
     reductions shuffle among its lanes only (`rlx_group_reduce`). With
-    `batch` (a row of WARP_BATCH), a group takes WARP_BATCH rows, whose accesses
-    it loads into `nx` before the body takes them one row after another.
+    `batch` (a row of `per_group` rows a group: `warp_batch`), a group takes
+    `per_group` rows, whose accesses it loads into `nx` before the body takes
+    them one row after another (accesses past a guarded row's end left out).
     With `one_row` (the grid's groups cover the rows) a group's row only,
     no loop (see `_row_loop`)."""
     per_block = warps * 32 // group
-    if batch is not None:  # WARP_BATCH rows per group, loaded first
-        n, u = batch.items // batch.width, WARP_BATCH
+    if batch is not None:  # per_group rows per group, loaded first
+        n, u = batch.items // batch.width, per_group
+        inside = f" && ({batch._inside()})" if batch.guarded else ""
+        # one element an access: held in its storage type (the loads convert it), not as raw bits
+        held, read = ((storage_type(batch.t), f"x[base + c * {group} + lane]") if batch.width == 1
+                      else (batch.raw, batch._vec("x")))
         return [
             f"  const int lane = threadIdx.x & {group - 1};",
             f"  const long long r0 = (long long)blockIdx.x * {per_block * u} + (threadIdx.x / {group});",
-            f"  {batch.raw} nx[{u}][{n}];  // the group's {u} rows' accesses",
+            f"  {held} nx[{u}][{n}];  // the group's {u} rows' accesses",
             "  #pragma unroll",
             f"  for (int u = 0; u < {u}; ++u) {{",
             f"    const long long r = r0 + u * {per_block}, base = r * {rows.cols}LL;",
             "    #pragma unroll",
-            f"    for (int c = 0; c < {n}; ++c) if (r < {rows.rows}LL) nx[u][c] = {batch._vec('x')};",
+            f"    for (int c = 0; c < {n}; ++c) if (r < {rows.rows}LL{inside}) nx[u][c] = {read};",
             "  }",
             "  #pragma unroll",
             f"  for (int u = 0; u < {u}; ++u) {{",
@@ -206,8 +214,9 @@ def _stages(s: RowSpec, row: CachedRow, block_rows: int) -> bool:
     `x` and written to `y` alone (the other buffers are per-column params),
     a block's span of `block_rows` rows a whole number of 16-byte accesses
     (so every block's span starts on a boundary) and under 48 KB (static)."""
+    tiny = WARP_STAGED_TINY and row.lanes == 1 and s.rows.cols >= WARP_STAGED_TINY_MIN  # a row a thread
     if (not WARP_STAGED or s.prologue is not None or row.width > 1 or dtype(s.t).bytes != 2
-            or s.rows.cols * 2 <= WARP_SHORT_ROW_BYTES):
+            or (s.rows.cols * 2 <= WARP_SHORT_ROW_BYTES and not tiny)):
         return False
     n = s.rows.rows * s.rows.cols
     shaped = sorted((name, w) for name, v, w in s.bufs if numel(shape(v)) == n)
@@ -506,7 +515,7 @@ def _row_kernel(decl: str, body: list[str], rows: Rows, smem_type: str = "float"
                 threads: int = THREADS, note: str = "", srow_type: str = "float",
                 cluster: ClusterReducer | None = None, group: int = 32, min_blocks: int = 0,
                 grid: GridReducer | None = None, batch: CachedRow | None = None, one_row: bool = False,
-                staged: tuple[int, Attribute] | None = None) -> str:
+                staged: tuple[int, Attribute] | None = None, per_group: int = 1) -> str:
     """A kernel looping over the rows, `body` once per row: its blocks walk
     the rows (block, smem, float4 and looping forms), or its warps do (warp
     form, `lane` the thread's lane), or a cluster of blocks takes one row
@@ -522,7 +531,7 @@ def _row_kernel(decl: str, body: list[str], rows: Rows, smem_type: str = "float"
     if form == "warp" and staged is not None:
         src += _staged_warp(body, rows, threads, group, *staged)
     elif form == "warp":
-        src += _warp_loop(body, rows, threads // 32, group, batch, one_row)
+        src += _warp_loop(body, rows, threads // 32, group, batch, one_row, per_group)
     elif cluster is not None:
         src += _cluster_row(body, rows, cluster)
     elif grid is not None:
@@ -2172,6 +2181,18 @@ WARP_SHORT_ROW_BYTES = 512
 #: f32 rows (4-byte accesses) lost 1-18%.
 WARP_STAGED = True
 WARP_STAGE_BYTES = 16384
+#: ... and so are its odd 16-bit rows of a thread each (5 or 7 elements:
+#: WARP_STAGED_TINY_MIN up to 8). Unstaged, a warp's loads of such rows
+#: are two bytes a thread 10-14 bytes apart. H200 (session 28, `variant.py
+#: WARP_STAGED_TINY=False,True -- --ops softmax,layer_norm,rms_norm --rows
+#: 3,5,7 --dtypes f16,bf16 --sizes 64`; the run's time limit cut it after
+#: layer_norm bf16 of 3, so rms_norm was not timed), µs at 64 MiB: softmax
+#: f16 of 7 116.2 -> 40.0 (28% -> 81% of copy, 0.88x -> 2.60x eager), of 5
+#: 67.7 -> 39.8; layer_norm f16 of 7 83.9 -> 45.8, of 5 58.5 -> 45.2 (bf16
+#: softmax the same within 2%); rows of 3 lost 8-16% against 4 rows a group
+#: (WARP_BATCH_NARROW_BYTES), so they stay unstaged.
+WARP_STAGED_TINY = True
+WARP_STAGED_TINY_MIN = 5
 #: Rows per group of the warp form, their 16-byte accesses all loaded
 #: before the first is reduced (`CachedRow.loaded`): f16/bf16 rows reduced
 #: twice or more (softmax's max and sum, layer_norm's mean and variance: a
@@ -2189,6 +2210,38 @@ WARP_STAGE_BYTES = 16384
 #: lost 2-16% (all but 16-bit softmax rows of 64-128).
 WARP_BATCH = 2
 WARP_BATCH_MAX_BYTES = 32
+#: Rows per group of the warp form where its accesses are narrower than 16
+#: bytes (odd lengths: one element per access; 16-bit lengths 8 does not
+#: divide), with no prologue, whatever the statistics: as many rows as keep
+#: about WARP_BATCH_NARROW_BYTES of the group's rows in each thread's
+#: registers, WARP_BATCH_NARROW_MAX at most (0: off). A row of 197 f16
+#: elements leaves each lane 7 two-byte loads, 14 bytes in flight, where
+#: f32 rows at 28 bytes reach 89-99% of copy bandwidth and f16 ones 66-74%
+#: (session 27): the rows are short of bytes in flight, not of instructions.
+WARP_BATCH_NARROW_BYTES = 64
+WARP_BATCH_NARROW_PARAM_BYTES = 32
+WARP_BATCH_NARROW_MAX = 4
+WARP_BATCH_NARROW_HELD_MAX = 16
+
+
+def warp_batch(s: RowSpec, row: CachedRow, per_block: int) -> int:
+    """Rows per group of the warp form (WARP_BATCH_NARROW_*, then
+    WARP_BATCH): 1 for a row at a time."""
+    size, rows = dtype(s.t).bytes, s.rows
+    if s.prologue is not None or row.stored or row.smem or rows.row_base != f"r * {rows.cols}LL":
+        return 1
+    held = row.items * size  # bytes of one row in a thread's registers
+    u = 1
+    if row.width * size < 16 and held <= WARP_BATCH_NARROW_HELD_MAX:
+        most = WARP_BATCH_NARROW_PARAM_BYTES if s.columns else WARP_BATCH_NARROW_BYTES
+        one_stat = size == 2 and row.width == 1 and len(s.cached or []) < 2  # 16-bit rms_norm of odd rows
+        u = 1 if one_stat else max(1, min(WARP_BATCH_NARROW_MAX, most // held))
+    if (u == 1 and size == 2 and len(s.cached or []) >= 2 and row.width > 1 and not row.guarded
+            and held <= WARP_BATCH_MAX_BYTES):
+        u = WARP_BATCH
+    # a batch has no loop: a block for all
+    return u if u > 1 and -(-rows.rows // (per_block * u)) < 2**31 else 1
+
 
 #: The block form's grid: blocks per multiprocessor at most, walking the
 #: rows; 0 for a block per row (no loop trips). H100, rows of 4096: a block
@@ -2901,9 +2954,11 @@ class CachedRow:
                 return ["#pragma unroll",
                         f"for (int j = 0; j < {self.items}; ++j) {{ const long long k = {self.col('j')}; "
                         f"if (k < {self.cols}LL) {put('j', f'{buf}[base + k]')} }}"]
+            one = (put_one("k") if not (self.loaded and into == "v")
+                   else f"{self.loaded}[j]" if raw_in else load(f"{self.loaded}[j]", self.t))
             return [*decl, "#pragma unroll",
                     f"for (int j = 0; j < {self.items}; ++j) {{ const long long k = {self.col('j')}; "
-                    f"{into}[j] = k < {self.cols}LL ? {put_one('k')} : {self._zero}; }}"]
+                    f"{into}[j] = k < {self.cols}LL ? {one} : {self._zero}; }}"]
         extra = ([f"{{ const long long k = {self._extra()}; "
                   f"{into}[{self.items}] = k < {self.cols}LL ? {put_one('k')} : {self._zero}; }}"]
                  if self.peel else [])
@@ -3416,28 +3471,26 @@ def row_kernel(s: RowSpec, sm_count: int) -> KernelSpec:
         row = CachedRow.for_spec(s, group, "lane")
         threads = WARP_SHORT_THREADS if rows.cols * s.elem_bytes <= WARP_SHORT_ROW_BYTES else WARP_THREADS
         per_block = threads // group
-        batched = (WARP_BATCH > 1 and s.prologue is None and dtype(s.t).bytes == 2 and len(s.cached or []) >= 2
-                   and row.width > 1 and not row.guarded and not row.stored and rows.row_base == f"r * {rows.cols}LL"
-                   and row.items * dtype(s.t).bytes <= WARP_BATCH_MAX_BYTES
-                   and -(-rows.rows // (per_block * WARP_BATCH)) < 2**31)  # (a batch has no loop: a block for all)
+        block_rows = per_block * stage_rows(rows.cols * dtype(s.t).bytes, per_block)  # if staged
+        staged = _stages(s, row, block_rows)
+        per_group = 1 if staged else warp_batch(s, row, per_block)
+        batched = per_group > 1
         if batched:
             row = replace(row, loaded="nx[u]")
-        block_rows = per_block * stage_rows(rows.cols * dtype(s.t).bytes, per_block)  # if staged
-        staged = not batched and _stages(s, row, block_rows)
         if staged:
             decl = params_decl([(f"{n}_" if n in ("x", "y") else n, v, w) for n, v, w in s.bufs])
         note = (row.note() + (f", {32 // group} rows per warp" if group < 32 else "")
-                + (f", {WARP_BATCH} rows per group" if batched else "")
+                + (f", {per_group} rows per group" if batched else "")
                 + (f", staged: the block's {block_rows} rows through shared memory, 16-byte copies" if staged else ""))
         if staged:
             grid = -(-rows.rows // block_rows)
         elif batched:
-            grid = -(-rows.rows // (per_block * WARP_BATCH))
+            grid = -(-rows.rows // (per_block * per_group))
         else:
             blocks = min(-(-rows.rows // per_block), 2**31 - 1)
             grid = min(blocks, sm_count * WARP_BLOCKS_PER_SM) if WARP_BLOCKS_PER_SM else blocks
         src = _row_kernel(decl, _cached_form(s, row, group_reduce(group), "warp"), rows, form="warp", note=note, group=group,
-                          batch=row if batched else None, threads=threads,
+                          batch=row if batched else None, per_group=per_group, threads=threads,
                           one_row="warp" in ROW_PER_BLOCK and not batched and grid * per_block >= rows.rows,
                           staged=(block_rows, s.t) if staged else None)
         return KernelSpec(s.family, src, bufs, grid, threads)
