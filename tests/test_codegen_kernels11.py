@@ -130,6 +130,18 @@ def argmaxes(g, d):
     return outs
 
 
+def rows_narrow(g, d):
+    """Warp-form rows of accesses under 16 bytes, several rows a group
+    (rows.warp_batch; a lane's accesses past a row's end left out), and
+    16-bit rows of 5-7 elements staged through shared memory."""
+    outs = []
+    for r, n in ((1000, 65), (999, 197), (999, 66), (3001, 3), (5000, 7)):
+        x = g.input(f"x{n}", [r, n], d)
+        outs += [g.softmax(x), g.layer_norm(x, g.param(f"g{n}", [n], d), g.param(f"b{n}", [n], d)),
+                 g.rms_norm(x, g.param(f"w{n}", [n], d))]
+    return outs
+
+
 #: name -> (builder(g, dtype), dtypes, the forms its kernels must name)
 CASES = {
     "elementwise": (elementwise, DTYPES, ["elementwise form: vector", "a tail of", "elementwise form: scalar"]),
@@ -139,6 +151,7 @@ CASES = {
     "reduce_other": (reductions_other, DTYPES, ["reduce form: columns", "reduce form: strided"]),
     "reduce_split": (reductions_split, [*DTYPES, "i32"], ["the reduced axis split", "each row split"]),
     "reduce_int": (reductions_int, ["i32", "i64"], ["reduce form: columns", "reduce form: group"]),
+    "rows_narrow": (rows_narrow, DTYPES, ["rows per group", "one element per access"]),
     "argmax": (argmaxes, [*DTYPES, "i32", "i64"], ["argmax form: warp", "argmax form: block",
                                                     "elements per 16-byte access", "one element per access"]),
 }

@@ -2857,7 +2857,8 @@ class CachedRow:
         per = f"{self.width} elements per access" if self.width > 1 else "one element per access"
         if self.peel:
             per += " between the row's 16-byte boundaries, the rest one each"
-        return f"{self.lanes} threads per row, {per}, {self.slots} per thread"
+        who = "a thread per row" if self.lanes == 1 else f"{self.lanes} threads per row"
+        return f"{who}, {per}, {self.slots} per thread"
 
     def _chunks(self, lines: list[str]) -> list[str]:
         return ["#pragma unroll", f"for (int c = 0; c < {self.items // self.width}; ++c) {{",

@@ -1,0 +1,36 @@
+// RUN: rlxc-opt %s -p rlx-cuda -t cuda-source | filecheck %s
+
+// Warp-form rows whose accesses are narrower than 16 bytes take several
+// rows a group (rows.warp_batch, WARP_BATCH_NARROW_*): here f16 rows of 197
+// (one element per access, 7 a lane: 14 bytes), softmax up to 64 bytes a
+// lane (4 rows), loaded together before the first is reduced; the loads of
+// a lane past the row's end are left out (the access guard), and a group's
+// rows past the last are not loaded.
+// CHECK: // row form: warp (32 threads per row, one element per access, 7 per thread, 4 rows per group)
+// CHECK-NEXT: __launch_bounds__(128)
+// CHECK: const long long r0 = (long long)blockIdx.x * 16 + (threadIdx.x / 32);
+// CHECK-NEXT: unsigned short nx[4][7];  // the group's 4 rows' accesses
+// CHECK: const long long r = r0 + u * 4, base = r * 197LL;
+// CHECK: for (int c = 0; c < 7; ++c) if (r < 1000LL && ((long long)(c * 32 + lane) * 1 < 197LL)) nx[u][c] = x[base + c * 32 + lane];
+// CHECK: if (r >= 1000LL) break;
+// CHECK: v[j] = k < 197LL ? rlx_ld_f16(nx[u][j]) : 0.0f;
+
+// layer_norm (per-column params) up to 32 bytes a lane: 2 rows.
+// CHECK: // row form: warp (32 threads per row, one element per access, 7 per thread, 2 rows per group)
+
+// f16 rms_norm over odd rows (one statistic) keeps a row a group.
+// CHECK: // row form: warp (32 threads per row, one element per access, 7 per thread)
+// CHECK-NEXT: extern
+
+// 16-bit rows of 5-7 elements (a thread each) are staged through shared
+// memory instead (rows.WARP_STAGED_TINY): 128 threads of 9 rows each.
+// CHECK: // row form: warp (a thread per row, one element per access, 7 per thread, 32 rows per warp, staged: the block's 1152 rows through shared memory, 16-byte copies)
+// CHECK: __shared__ __align__(16) unsigned short stage[8064];
+// CHECK: for (int u = threadIdx.x / 1; u < 1152; u += 128) {  // the group's rows
+func.func @main(%x: tensor<1000x197xf16>, %g: tensor<197xf16>, %b: tensor<197xf16>, %t: tensor<5000x7xf16>) -> (tensor<1000x197xf16>, tensor<1000x197xf16>, tensor<1000x197xf16>, tensor<5000x7xf16>) {
+  %s = rlx.softmax %x axis = -1 : tensor<1000x197xf16>
+  %n = rlx.layer_norm %x, %g, %b eps = 1.0e-05 : tensor<1000x197xf16>, tensor<197xf16>
+  %r = rlx.rms_norm %x, %g eps = 1.0e-05 : tensor<1000x197xf16>, tensor<197xf16>
+  %y = rlx.softmax %t axis = -1 : tensor<5000x7xf16>
+  func.return %s, %n, %r, %y : tensor<1000x197xf16>, tensor<1000x197xf16>, tensor<1000x197xf16>, tensor<5000x7xf16>
+}
