@@ -180,7 +180,7 @@ def test_non_tensor_input_is_named():
 
 
 def test_docs_onnx_adding_an_op_example_works():
-    """docs/onnx.md's worked example (Softsign) registers and imports as written."""
+    """docs/onnx.md's worked example (Cosh) registers and imports as written."""
     import re
     from pathlib import Path
 
@@ -191,17 +191,17 @@ def test_docs_onnx_adding_an_op_example_works():
     saved = {op: dict(forms) for op, forms in imp.EMITTERS.items()}
     try:
         exec(code, vars(imp).copy())
-        assert "Softsign" in imp.EMITTERS
-        _check_softsign()
+        assert "Cosh" in imp.EMITTERS
+        _check_cosh()
     finally:
         imp.EMITTERS.clear()
         imp.EMITTERS.update(saved)
-    assert "Softsign" not in imp.EMITTERS
+    assert "Cosh" not in imp.EMITTERS
 
 
-def _check_softsign():
+def _check_cosh():
     g = helper.make_graph(
-        [helper.make_node("Softsign", ["x"], ["y"])], "g",
+        [helper.make_node("Cosh", ["x"], ["y"])], "g",
         [helper.make_tensor_value_info("x", TensorProto.FLOAT, [3, 5])],
         [helper.make_tensor_value_info("y", TensorProto.FLOAT, [3, 5])],
     )  # fmt: skip
@@ -209,7 +209,7 @@ def _check_softsign():
     x = np.random.default_rng().standard_normal((3, 5)).astype(np.float32)
     (got,) = rlxc.interpret(module, {"x": x}, params)
     x64 = x.astype(np.float64)
-    np.testing.assert_allclose(got, x64 / (1 + np.abs(x64)), rtol=1e-6)
+    np.testing.assert_allclose(got, np.cosh(x64), rtol=2e-6)
 
 
 @pytest.mark.parametrize(
@@ -255,3 +255,67 @@ def test_conformance_page_is_current():
         assert (recorded[name] == "pass") == (why is None), name
     every = {p.stem: json.loads(p.read_text()) for p in sorted((Path(conformance.DOCS) / "onnx-conformance").glob("*.json"))}
     assert (Path(conformance.DOCS) / "onnx-conformance.md").read_text() == conformance.render(every)
+
+
+def _super_resolution_model(c: int = 8, r: int = 3):
+    """An ESPCN-style super-resolution block, as torch exports it: Conv ->
+    PRelu (a slope per channel) -> Conv -> Mish -> Conv to c_out r² channels
+    -> DepthToSpace, then a per-pixel Softsign and OneHot of an argmax-like
+    index input (a classifier head's targets)."""
+    rng = np.random.default_rng()
+    w = lambda *s: numpy_helper.from_array((rng.standard_normal(s) * 0.3).astype(np.float32))  # noqa: E731
+    inits = [w(c, 1, 3, 3), w(c), w(c, 1, 1), w(c, c, 3, 3), w(c), w(r * r, c, 3, 3), w(r * r)]
+    for t, name in zip(inits, ["W1", "B1", "S1", "W2", "B2", "W3", "B3"]):
+        t.name = name
+    inits.append(numpy_helper.from_array(np.array(5, np.int64), "depth"))
+    inits.append(numpy_helper.from_array(np.array([0.0, 1.0], np.float32), "onoff"))
+    g = helper.make_graph(
+        [
+            helper.make_node("Conv", ["x", "W1", "B1"], ["c1"], pads=[1, 1, 1, 1]),
+            helper.make_node("PRelu", ["c1", "S1"], ["p1"]),
+            helper.make_node("Conv", ["p1", "W2", "B2"], ["c2"], pads=[1, 1, 1, 1]),
+            helper.make_node("Mish", ["c2"], ["m2"]),
+            helper.make_node("Conv", ["m2", "W3", "B3"], ["c3"], pads=[1, 1, 1, 1]),
+            helper.make_node("DepthToSpace", ["c3"], ["d"], blocksize=r, mode="CRD"),
+            helper.make_node("Softsign", ["d"], ["y"]),
+            helper.make_node("OneHot", ["t", "depth", "onoff"], ["h"], axis=-1),
+        ],
+        "g",
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, [2, 1, 7, 9]),
+         helper.make_tensor_value_info("t", TensorProto.INT64, [2, 3])],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, [2, 1, 7 * r, 9 * r]),
+         helper.make_tensor_value_info("h", TensorProto.FLOAT, [2, 3, 5])],
+        inits,
+    )  # fmt: skip
+    return helper.make_model(g, opset_imports=[helper.make_opsetid("", 18)])
+
+
+def test_super_resolution_block_matches_onnxruntime():
+    """PRelu, Mish, DepthToSpace, Softsign and OneHot in one exported-style
+    model against ONNX Runtime on fresh random weights and inputs."""
+    model = _super_resolution_model()
+    rng = np.random.default_rng()
+    x = rng.standard_normal((2, 1, 7, 9)).astype(np.float32)
+    t = rng.integers(-6, 6, (2, 3)).astype(np.int64)  # some out of [-5, 5): all off
+    module, params = from_onnx(model)
+    got = rlxc.interpret(module, {"x": x, "t": t}, params)
+    want = _ort_run(model, {"x": x, "t": t})
+    # f32 convolutions summing 72 terms of order 0.3 in another order than ORT's: absolute
+    # differences of about 1e-6 on outputs of order 1
+    np.testing.assert_allclose(got[0], want[0], rtol=1e-5, atol=1e-5)
+    np.testing.assert_array_equal(got[1], want[1])
+
+
+@pytest.mark.gpu
+@pytest.mark.skipif(not rlxc.cuda.is_available(), reason="no NVIDIA GPU and driver")
+def test_super_resolution_block_on_cuda_matches_onnxruntime():
+    """The same block compiled for CUDA, against ONNX Runtime."""
+    model = _super_resolution_model()
+    rng = np.random.default_rng()
+    x = rng.standard_normal((2, 1, 7, 9)).astype(np.float32)
+    t = rng.integers(-6, 6, (2, 3)).astype(np.int64)
+    module, params = from_onnx(model)
+    got = rlxc.compile(module, "cuda", params=params).run({"x": x, "t": t})
+    want = _ort_run(model, {"x": x, "t": t})
+    np.testing.assert_allclose(got[0], want[0], rtol=1e-5, atol=1e-5)
+    np.testing.assert_array_equal(got[1], want[1])

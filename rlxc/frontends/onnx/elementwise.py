@@ -176,3 +176,99 @@ def _identity(n: Node) -> list[Value]:
         if len(n.proto.output) > 1 and n.proto.output[1]:
             return [v, Const(np.ones(v.shape, dtype=bool), "i1")]
     return [v]
+
+
+def _in_f32(n: Node, x: Tensor, fn) -> Tensor:
+    """fn(x) computed in f32 for f16/bf16 inputs, rounded once at the end (a
+    composite's every step rounded to 16 bits drifts by an ulp or more)."""
+    if x.dtype not in ("f16", "bf16"):
+        return fn(x)
+    return n.g.cast(fn(n.g.cast(x, "f32")), x.dtype)
+
+
+@emitter("PRelu")
+def _prelu(n: Node) -> list[Value]:
+    """x where x >= 0, slope * x below (the slope broadcast to x)."""
+    x, slope = n.tensor(0), n.tensor(1)
+    if slope.dtype != x.dtype:
+        slope = n.g.cast(slope, x.dtype)
+    return [n.g.select(n.g.lt(x, n.imp.scalar(0, x.dtype)), n.g.mul(x, slope), x)]
+
+
+@emitter("Mish")
+def _mish(n: Node) -> list[Value]:
+    """x tanh(softplus(x))."""
+    return [_in_f32(n, n.tensor(0), lambda x: n.g.mul(x, n.g.tanh(n.g.softplus(x))))]
+
+
+@emitter("Selu")
+def _selu(n: Node) -> list[Value]:
+    """gamma x above 0, gamma alpha (e^x - 1) at or below."""
+    alpha, gamma = n.attr("alpha", 1.67326319217681884765625), n.attr("gamma", 1.05070102214813232421875)
+
+    def selu(x: Tensor) -> Tensor:
+        s = lambda v: n.imp.scalar(v, x.dtype)  # noqa: E731
+        neg = n.g.mul(s(gamma * alpha), n.g.sub(n.g.exp(x), s(1)))
+        return n.g.select(n.g.gt(x, s(0)), n.g.mul(x, s(gamma)), neg)
+    return [_in_f32(n, n.tensor(0), selu)]
+
+
+@emitter("Celu")
+def _celu(n: Node) -> list[Value]:
+    """max(0, x) + min(0, alpha (e^(x / alpha) - 1))."""
+    alpha = n.attr("alpha", 1.0)
+
+    def celu(x: Tensor) -> Tensor:
+        s = lambda v: n.imp.scalar(v, x.dtype)  # noqa: E731
+        neg = n.g.mul(s(alpha), n.g.sub(n.g.exp(n.g.div(x, s(alpha))), s(1)))
+        return n.g.add(n.g.maximum(x, s(0)), n.g.minimum(neg, s(0)))
+    return [_in_f32(n, n.tensor(0), celu)]
+
+
+@emitter("ThresholdedRelu")
+def _thresholded_relu(n: Node) -> list[Value]:
+    """x above alpha, 0 elsewhere."""
+    x = n.tensor(0)
+    zero = n.imp.scalar(0, x.dtype)
+    return [n.g.select(n.g.gt(x, n.imp.scalar(n.attr("alpha", 1.0), x.dtype)), x, zero)]
+
+
+@emitter("Softsign")
+def _softsign(n: Node) -> list[Value]:
+    """x / (1 + |x|)."""
+    return [_in_f32(n, n.tensor(0), lambda x: n.g.div(x, n.g.add(n.g.abs(x), n.imp.scalar(1, x.dtype))))]
+
+
+@emitter("Shrink")
+def _shrink(n: Node) -> list[Value]:
+    """x + bias below -lambd, x - bias above lambd, 0 between."""
+    x = n.tensor(0)
+    lambd, bias = n.attr("lambd", 0.5), n.attr("bias", 0.0)
+    s = lambda v: n.imp.scalar(v, x.dtype)  # noqa: E731
+    above = n.g.select(n.g.gt(x, s(lambd)), n.g.sub(x, s(bias)), s(0))
+    return [n.g.select(n.g.lt(x, s(-lambd)), n.g.add(x, s(bias)), above)]
+
+
+@emitter("IsNaN")
+def _isnan(n: Node) -> list[Value]:
+    """x != x: true for NaN alone."""
+    x = n.tensor(0)
+    return [n.g.ne(x, x)]
+
+
+@emitter("IsInf")
+def _isinf(n: Node) -> list[Value]:
+    """Past the type's largest finite value (NaN compares false), on the sides
+    detect_positive / detect_negative ask for."""
+    x = n.tensor(0)
+    if x.dtype not in ("f32", "f16", "bf16"):
+        raise n.unsupported(f"an input of {x.dtype}", "f32, f16, bf16")
+    big = {"f32": float(np.finfo(np.float32).max), "f16": 65504.0, "bf16": 3.3895313892515355e38}[x.dtype]
+    pos, neg = n.attr("detect_positive", 1), n.attr("detect_negative", 1)
+    if pos and neg:
+        return [n.g.gt(n.g.abs(x), n.imp.scalar(big, x.dtype))]
+    if pos:
+        return [n.g.gt(x, n.imp.scalar(big, x.dtype))]
+    if neg:
+        return [n.g.lt(x, n.imp.scalar(-big, x.dtype))]
+    return [Const(np.zeros(x.shape, dtype=bool), "i1")]

@@ -226,3 +226,78 @@ def _topk_of(n: Node, k: int) -> list[Value]:
     axis = n.attr("axis", -1) % x.ndim
     values, indices = n.g.topk(x, k, axis, bool(n.attr("largest", 1)), bool(n.attr("sorted", 1)))
     return [values, indices]
+
+
+def _reduce_axes(n: Node, x: Tensor) -> list[int] | None:
+    """A Reduce* node's axes, sorted and non-negative (all where none are
+    given); None where noop_with_empty_axes makes the node the identity."""
+    axes = n.ints(1, "axes", "axes")
+    if not axes:
+        if n.attr("noop_with_empty_axes", 0):
+            return None
+        axes = list(range(x.ndim))
+    return sorted({a % x.ndim for a in axes}) if x.ndim else []
+
+
+@emitter("ReduceL1", "ReduceLogSum", "ReduceLogSumExp")
+def _reduce_composite(n: Node) -> list[Value]:
+    """sum |x|, log(sum x), and log(sum e^(x - max)) + max (the max kept
+    where the sum is taken, so large inputs do not overflow)."""
+    x = n.tensor(0)
+    if x.dtype not in ("f32", "f16", "bf16"):
+        raise n.unsupported(f"an input of {x.dtype}", "f32, f16, bf16")
+    keep = bool(n.attr("keepdims", 1))
+    axes = _reduce_axes(n, x)
+    if axes is None:
+        return [{"ReduceL1": n.g.abs, "ReduceLogSum": n.g.log}.get(n.op_type, lambda t: t)(x)]
+    if x.ndim and any(x.shape[a] == 0 for a in axes):  # over no elements: sum 0
+        shape = [1 if i in axes else d for i, d in enumerate(x.shape) if keep or i not in axes]
+        fill = 0.0 if n.op_type == "ReduceL1" else -np.inf
+        return [Const(np.full(shape, fill, dtype=dtype(x.dtype).carrier), x.dtype)]
+    if n.op_type == "ReduceL1":
+        return [n.g.reduce_sum(n.g.abs(x), axes, keep)]
+    if n.op_type == "ReduceLogSum":
+        return [n.g.log(n.g.reduce_sum(x, axes, keep))]
+    m = n.g.reduce_max(x, axes, True)
+    # a slice of only -inf has max -inf: shifted by 0 there (its sum is 0, its log -inf)
+    finite = n.g.select(n.g.eq(m, n.imp.scalar(-np.inf, x.dtype)), n.imp.scalar(0, x.dtype), m)
+    s = n.g.log(n.g.reduce_sum(n.g.exp(n.g.sub(x, finite)), axes, keep))
+    return [n.g.add(s, finite if keep else n.g.reshape(finite, list(s.shape)))]
+
+
+@emitter("Hardmax", since=13)
+def _hardmax(n: Node) -> list[Value]:
+    """1 at the first largest element along `axis` (default the last), 0 elsewhere."""
+    x = n.tensor(0)
+    axis = n.attr("axis", -1) % max(x.ndim, 1)
+    return [_one_at_argmax(n, x, axis)]
+
+
+@emitter("Hardmax")
+def _hardmax_flat(n: Node) -> list[Value]:
+    """Hardmax-1/11: over the input coerced to 2-D at `axis` (default 1)."""
+    x = n.tensor(0)
+    axis = n.attr("axis", 1) % max(x.ndim, 1)
+    flat = n.g.reshape(x, [int(np.prod(x.shape[:axis])), int(np.prod(x.shape[axis:]))])
+    return [n.g.reshape(_one_at_argmax(n, flat, 1), list(x.shape))]
+
+
+def _one_at_argmax(n: Node, x: Tensor, axis: int) -> Tensor:
+    at = n.g.argmax(x, axis, True)
+    pos = [1] * x.ndim
+    pos[axis] = x.shape[axis]
+    positions = n.imp.constant(np.arange(x.shape[axis]).reshape(pos), at.dtype)
+    return n.g.select(n.g.eq(at, positions), n.imp.scalar(1, x.dtype), n.imp.scalar(0, x.dtype))
+
+
+@emitter("LpNormalization")
+def _lp_normalization(n: Node) -> list[Value]:
+    """x over its L1 or L2 norm along `axis` (default the last); 0 where the norm is 0."""
+    x = n.tensor(0)
+    axis, p = n.attr("axis", -1) % max(x.ndim, 1), n.attr("p", 2)
+    if p not in (1, 2):
+        raise n.unsupported(f"p={p}", "1, 2")
+    norm = (n.g.reduce_sum(n.g.abs(x), [axis], True) if p == 1
+            else n.g.sqrt(n.g.reduce_sum(n.g.mul(x, x), [axis], True)))
+    zero = n.imp.scalar(0, x.dtype)
+    return [n.g.select(n.g.eq(norm, zero), zero, n.g.div(x, norm))]

@@ -6,10 +6,13 @@ from __future__ import annotations
 
 import numpy as np
 
+from rlxc.dialects.types import dtype
 from rlxc.frontends.builder import Tensor
 from rlxc.frontends.onnx.core import (
+    Const,
     Node,
     Value,
+    _dtype_of,
     emitter,
 )
 
@@ -195,3 +198,73 @@ def _gather_elements(n: Node) -> list[Value]:
 @emitter("GatherND")
 def _gather_nd(n: Node) -> list[Value]:
     return [n.g.gather_nd(n.tensor(0), n.tensor(1), n.attr("batch_dims", 0))]
+
+
+@emitter("DepthToSpace")
+def _depth_to_space(n: Node) -> list[Value]:
+    """[N, C, H, W] -> [N, C / b², H b, W b]: a reshape to six axes, a
+    transpose and a reshape back; DCR (the default) takes the depth as
+    (b, b, C / b²), CRD as (C / b², b, b)."""
+    x = n.tensor(0)
+    b, mode = int(n.attr("blocksize")), n.attr("mode", "DCR")
+    if x.ndim != 4 or x.shape[1] % (b * b):
+        raise n.error(f"input of shape {list(x.shape)}: DepthToSpace needs [N, C, H, W] with C a multiple of {b * b}")
+    if mode not in ("DCR", "CRD"):
+        raise n.unsupported(f"mode '{mode}'", "DCR, CRD")
+    N, C, H, W = x.shape
+    c = C // (b * b)
+    if mode == "DCR":
+        t = n.g.transpose(n.g.reshape(x, [N, b, b, c, H, W]), [0, 3, 4, 1, 5, 2])
+    else:
+        t = n.g.transpose(n.g.reshape(x, [N, c, b, b, H, W]), [0, 1, 4, 2, 5, 3])
+    return [n.g.reshape(t, [N, c, H * b, W * b])]
+
+
+@emitter("SpaceToDepth")
+def _space_to_depth(n: Node) -> list[Value]:
+    """[N, C, H, W] -> [N, C b², H / b, W / b], the depth as (b, b, C) (DCR,
+    the default) or (C, b, b) (CRD): DepthToSpace's inverse."""
+    x = n.tensor(0)
+    b, mode = int(n.attr("blocksize")), n.attr("mode", "DCR")
+    if x.ndim != 4 or x.shape[2] % b or x.shape[3] % b:
+        raise n.error(f"input of shape {list(x.shape)}: SpaceToDepth needs [N, C, H, W] with H and W multiples of {b}")
+    if mode not in ("DCR", "CRD"):
+        raise n.unsupported(f"mode '{mode}'", "DCR, CRD")
+    N, C, H, W = x.shape
+    perm = [0, 3, 5, 1, 2, 4] if mode == "DCR" else [0, 1, 3, 5, 2, 4]
+    t = n.g.transpose(n.g.reshape(x, [N, C, H // b, b, W // b, b]), perm)
+    return [n.g.reshape(t, [N, C * b * b, H // b, W // b])]
+
+
+@emitter("EyeLike")
+def _eye_like(n: Node) -> list[Value]:
+    """A constant: ones on diagonal k of a matrix of the input's shape."""
+    v = n.input(0)
+    assert v is not None
+    if len(v.shape) != 2:
+        raise n.error(f"input of shape {list(v.shape)}: EyeLike takes a matrix")
+    d = _dtype_of(n.attr("dtype"), f"{n.where}: the output type") if "dtype" in n.attrs else v.dtype
+    eye = np.eye(v.shape[0], v.shape[1], k=int(n.attr("k", 0)))
+    return [Const(eye.astype(dtype(d).carrier), d)]
+
+
+@emitter("OneHot")
+def _one_hot(n: Node) -> list[Value]:
+    """values[1] where an index (negative: from the end) equals the position
+    on the new axis, values[0] elsewhere (indices outside [-depth, depth)
+    match none)."""
+    idx = n.tensor(0)
+    depth = int(np.ravel(n.const(1, "the depth"))[0])
+    values = n.tensor(2)
+    axis = n.attr("axis", -1)
+    axis = axis + idx.ndim + 1 if axis < 0 else axis
+    if idx.dtype == "i1":
+        idx = n.g.cast(idx, "i32")
+    wrapped = n.g.select(n.g.lt(idx, n.imp.scalar(0, idx.dtype)), n.g.add(idx, n.imp.scalar(depth, idx.dtype)), idx)
+    shape = list(idx.shape)
+    at = n.g.reshape(wrapped, shape[:axis] + [1] + shape[axis:])
+    pos = [1] * (idx.ndim + 1)
+    pos[axis] = depth
+    positions = n.imp.constant(np.arange(depth).reshape(pos), idx.dtype)
+    off, on = n.g.slice(values, [0], [1]), n.g.slice(values, [1], [2])
+    return [n.g.select(n.g.eq(at, positions), on, off)]
