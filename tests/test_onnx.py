@@ -319,3 +319,51 @@ def test_super_resolution_block_on_cuda_matches_onnxruntime():
     want = _ort_run(model, {"x": x, "t": t})
     np.testing.assert_allclose(got[0], want[0], rtol=1e-5, atol=1e-5)
     np.testing.assert_array_equal(got[1], want[1])
+
+
+@pytest.mark.parametrize("size", [1, 2, 4, 5])
+def test_lrn_matches_the_definition_and_onnxruntime(size):
+    """LRN over channel windows of odd and even sizes (the window clipped at
+    the first and last channels) against the operator's definition in
+    float64, and against ONNX Runtime for odd sizes (its only ones)."""
+    g = helper.make_graph(
+        [helper.make_node("LRN", ["x"], ["y"], size=size, alpha=3e-2, beta=0.6, bias=1.5)], "g",
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, [2, 7, 5, 3])],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, [2, 7, 5, 3])],
+    )  # fmt: skip
+    model = helper.make_model(g, opset_imports=[helper.make_opsetid("", 13)])
+    x = (np.random.default_rng().standard_normal((2, 7, 5, 3)) * 3).astype(np.float32)
+    module, params = from_onnx(model)
+    (got,) = rlxc.interpret(module, {"x": x}, params)
+    x64, C = x.astype(np.float64), x.shape[1]
+    sums = np.stack([(x64[:, max(0, c - (size - 1) // 2): min(C, c + size - (size - 1) // 2)] ** 2).sum(axis=1)
+                     for c in range(C)], axis=1)
+    np.testing.assert_allclose(got, x64 / (1.5 + 3e-2 / size * sums) ** 0.6, rtol=1e-5, atol=1e-6)
+    if size % 2:
+        np.testing.assert_allclose(got, _ort_run(model, {"x": x})[0], rtol=1e-5, atol=1e-6)
+
+
+@pytest.mark.parametrize("fmod", [0, 1])
+@pytest.mark.parametrize("elem", [TensorProto.INT32, TensorProto.INT64])
+def test_integer_mod_matches_numpy(fmod, elem):
+    """Mod of integers of both signs, broadcast: the divisor's sign (fmod=0,
+    numpy's mod) or the dividend's (fmod=1, numpy's fmod); floats are refused."""
+    rng = np.random.default_rng()
+    np_t = np.int32 if elem == TensorProto.INT32 else np.int64
+    a = rng.integers(-1000, 1000, (6, 50)).astype(np_t)
+    b = rng.choice(np.r_[-17:0, 1:23], (1, 50)).astype(np_t)
+    g = helper.make_graph(
+        [helper.make_node("Mod", ["a", "b"], ["y"], fmod=fmod)], "g",
+        [helper.make_tensor_value_info("a", elem, [6, 50]), helper.make_tensor_value_info("b", elem, [1, 50])],
+        [helper.make_tensor_value_info("y", elem, [6, 50])],
+    )  # fmt: skip
+    module, params = from_onnx(helper.make_model(g, opset_imports=[helper.make_opsetid("", 13)]))
+    (got,) = rlxc.interpret(module, {"a": a, "b": b}, params)
+    np.testing.assert_array_equal(got, (np.fmod if fmod else np.mod)(a, b))
+    gf = helper.make_graph(
+        [helper.make_node("Mod", ["a", "b"], ["y"], fmod=1)], "g",
+        [helper.make_tensor_value_info("a", TensorProto.FLOAT, [3]), helper.make_tensor_value_info("b", TensorProto.FLOAT, [3])],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, [3])],
+    )  # fmt: skip
+    with pytest.raises(OnnxImportError, match=r"Mod node .*inputs of f32 is not supported"):
+        from_onnx(helper.make_model(gf, opset_imports=[helper.make_opsetid("", 13)]))

@@ -249,6 +249,10 @@ def _shrink(n: Node) -> list[Value]:
     return [n.g.select(n.g.lt(x, s(-lambd)), n.g.add(x, s(bias)), above)]
 
 
+#: The largest finite value of each float type.
+_LARGEST = {"f32": float(np.finfo(np.float32).max), "f16": 65504.0, "bf16": 3.3895313892515355e38}
+
+
 @emitter("IsNaN")
 def _isnan(n: Node) -> list[Value]:
     """x != x: true for NaN alone."""
@@ -263,7 +267,7 @@ def _isinf(n: Node) -> list[Value]:
     x = n.tensor(0)
     if x.dtype not in ("f32", "f16", "bf16"):
         raise n.unsupported(f"an input of {x.dtype}", "f32, f16, bf16")
-    big = {"f32": float(np.finfo(np.float32).max), "f16": 65504.0, "bf16": 3.3895313892515355e38}[x.dtype]
+    big = _LARGEST[x.dtype]
     pos, neg = n.attr("detect_positive", 1), n.attr("detect_negative", 1)
     if pos and neg:
         return [n.g.gt(n.g.abs(x), n.imp.scalar(big, x.dtype))]
@@ -272,3 +276,22 @@ def _isinf(n: Node) -> list[Value]:
     if neg:
         return [n.g.lt(x, n.imp.scalar(-big, x.dtype))]
     return [Const(np.zeros(x.shape, dtype=bool), "i1")]
+
+
+@emitter("Mod")
+def _mod(n: Node) -> list[Value]:
+    """Integer remainders: a - (a / b) b with the quotient truncated toward
+    zero (fmod=1: the dividend's sign, C's %), moved by b where it is not 0
+    and its sign differs from b's (fmod=0: the divisor's sign, Python's %).
+    Float inputs are refused: the remainder through a rounded quotient and
+    product is off by b where a / b rounds onto an integer (7 mod 0.1 gives
+    0 where fmod gives 0.0999999), and rlx has no exact remainder op."""
+    a, b = n.tensor(0), n.tensor(1)
+    if a.dtype not in ("i32", "i64"):
+        raise n.unsupported(f"inputs of {a.dtype}", "i32, i64")
+    g, zero = n.g, n.imp.scalar(0, a.dtype)
+    r = g.sub(a, g.mul(g.div(a, b), b))  # rlx's integer division truncates toward zero
+    if n.attr("fmod", 0):
+        return [r]
+    wrong_sign = g.select(g.ne(r, zero), g.ne(g.lt(r, zero), g.lt(b, zero)), n.imp.scalar(False, "i1"))
+    return [g.select(wrong_sign, g.add(r, b), r)]

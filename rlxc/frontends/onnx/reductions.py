@@ -301,3 +301,27 @@ def _lp_normalization(n: Node) -> list[Value]:
             else n.g.sqrt(n.g.reduce_sum(n.g.mul(x, x), [axis], True)))
     zero = n.imp.scalar(0, x.dtype)
     return [n.g.select(n.g.eq(norm, zero), zero, n.g.div(x, norm))]
+
+
+@emitter("LRN")
+def _lrn(n: Node) -> list[Value]:
+    """x / (bias + alpha / size · Σ x²)^beta, the sum over `size` neighbouring
+    channels (floor((size - 1) / 2) before, the rest after, clipped at the
+    edges): an average pool of x² over the channel axis seen as a [N, 1, C,
+    rest] image, zero padding counted, times size. In f32 for f16/bf16."""
+    x = n.tensor(0)
+    size = int(n.attr("size"))
+    alpha, beta, bias = n.attr("alpha", 1e-4), n.attr("beta", 0.75), n.attr("bias", 1.0)
+    if x.ndim < 2:
+        raise n.error(f"input of shape {list(x.shape)}: LRN needs [N, C, ...]")
+    d = x.dtype
+    xf = n.g.cast(x, "f32") if d in ("f16", "bf16") else x
+    N, C = x.shape[0], x.shape[1]
+    rest = int(np.prod(x.shape[2:]))
+    sq = n.g.reshape(n.g.mul(xf, xf), [N, 1, C, rest])
+    before = (size - 1) // 2
+    window = n.g.avg_pool2d(sq, [size, 1], [1, 1], [before, 0, size - 1 - before, 0], count_include_pad=True)
+    s = lambda v: n.imp.scalar(v, "f32")  # noqa: E731
+    scale = n.g.add(s(bias), n.g.mul(n.g.reshape(window, list(x.shape)), s(alpha)))  # mean x alpha = alpha/size x sum
+    y = n.g.mul(xf, n.g.pow(scale, s(-beta)))
+    return [n.g.cast(y, d) if y.dtype != d else y]
