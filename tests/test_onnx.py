@@ -367,3 +367,28 @@ def test_integer_mod_matches_numpy(fmod, elem):
     )  # fmt: skip
     with pytest.raises(OnnxImportError, match=r"Mod node .*inputs of f32 is not supported"):
         from_onnx(helper.make_model(gf, opset_imports=[helper.make_opsetid("", 13)]))
+
+
+@pytest.mark.parametrize("opset", [7, 9])
+@pytest.mark.parametrize("mode, scales", [("nearest", [1, 1, 2, 3]), ("linear", [1, 1, 2, 2]), ("nearest", [1, 1, 1.5, 2])])
+def test_upsample_matches_onnxruntime(opset, mode, scales):
+    """Upsample (deprecated; older detector exports) in its attribute (7)
+    and input (9) forms, nearest and linear, against ONNX Runtime."""
+    x = np.random.default_rng().standard_normal((1, 2, 4, 5)).astype(np.float32)
+    out = [int(s * d) for s, d in zip(scales, x.shape)]
+    sc = np.array(scales, np.float32)
+    inits, ins, attrs = [], ["x"], {"mode": mode}
+    if opset == 7:
+        attrs["scales"] = [float(s) for s in scales]
+    else:
+        inits, ins = [numpy_helper.from_array(sc, "scales")], ["x", "scales"]
+    g = helper.make_graph(
+        [helper.make_node("Upsample", ins, ["y"], **attrs)], "g",
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, list(x.shape))],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, out)], inits,
+    )  # fmt: skip
+    model = helper.make_model(g, opset_imports=[helper.make_opsetid("", opset)])
+    model.ir_version = 8
+    module, params = from_onnx(model)
+    (got,) = rlxc.interpret(module, {"x": x}, params)
+    np.testing.assert_allclose(got, _ort_run(model, {"x": x})[0], rtol=1e-5, atol=1e-6)

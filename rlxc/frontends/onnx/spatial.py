@@ -5,6 +5,8 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+import numpy as np
+
 from rlxc.frontends.onnx.core import (
     Node,
     Value,
@@ -138,6 +140,22 @@ _NEAREST_MODES = ("round_prefer_floor", "round_prefer_ceil", "floor", "ceil")
 @emitter("Resize", since=10)
 def _resize_10(n: Node) -> list[Value]:
     """Resize-10: (X, scales), asymmetric coordinates, floor for nearest."""
+    return _resized(n, "asymmetric", "floor", n.const(1, "scales"), None)
+
+
+@emitter("Upsample", since=7)
+def _upsample_7(n: Node) -> list[Value]:
+    """Upsample-7 (deprecated; older YOLO exports): scales as an attribute,
+    Resize-10's coordinates (asymmetric, floor for nearest)."""
+    scales = n.attr("scales")
+    if scales is None:
+        raise n.error("Upsample-7 needs its scales attribute")
+    return _resized(n, "asymmetric", "floor", np.asarray(scales, np.float32), None)
+
+
+@emitter("Upsample", since=9)
+def _upsample_9(n: Node) -> list[Value]:
+    """Upsample-9: scales as an input, as Resize-10."""
     return _resized(n, "asymmetric", "floor", n.const(1, "scales"), None)
 
 
