@@ -248,7 +248,7 @@ def _reduce_composite(n: Node) -> list[Value]:
         raise n.unsupported(f"an input of {x.dtype}", "f32, f16, bf16")
     keep = bool(n.attr("keepdims", 1))
     axes = _reduce_axes(n, x)
-    if axes is None:
+    if not axes:  # noop_with_empty_axes, or a scalar: each element alone
         return [{"ReduceL1": n.g.abs, "ReduceLogSum": n.g.log}.get(n.op_type, lambda t: t)(x)]
     if x.ndim and any(x.shape[a] == 0 for a in axes):  # over no elements: sum 0
         shape = [1 if i in axes else d for i, d in enumerate(x.shape) if keep or i not in axes]
