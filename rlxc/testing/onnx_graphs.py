@@ -24,7 +24,8 @@ from hypothesis import strategies as st
 
 OPSET = 17
 
-UNARY = ["Relu", "Tanh", "Sigmoid", "Neg", "Abs", "Erf", "Sin", "Cos", "Floor", "Ceil"]
+UNARY = ["Relu", "Tanh", "Sigmoid", "Neg", "Abs", "Erf", "Sin", "Cos", "Floor", "Ceil",
+         "Softsign", "Selu", "Celu", "ThresholdedRelu", "Shrink"]
 POSITIVE = ["Log", "Sqrt", "Reciprocal"]
 BINARY = ["Add", "Sub", "Mul", "Max", "Min"]
 KINDS = ["unary", "positive", "exp", "binary", "div", "matmul", "softmax", "reshape", "transpose"]
