@@ -392,3 +392,64 @@ def test_upsample_matches_onnxruntime(opset, mode, scales):
     module, params = from_onnx(model)
     (got,) = rlxc.interpret(module, {"x": x}, params)
     np.testing.assert_allclose(got, _ort_run(model, {"x": x})[0], rtol=1e-5, atol=1e-6)
+
+
+def _one_node(op, ins, outs, opset=18, inits=(), **attrs):
+    """A one-node model: `ins` and `outs` are (name, ONNX type, shape)."""
+    g = helper.make_graph(
+        [helper.make_node(op, [i[0] for i in ins] + [t.name for t in inits], [o[0] for o in outs], **attrs)], "g",
+        [helper.make_tensor_value_info(*i) for i in ins], [helper.make_tensor_value_info(*o) for o in outs],
+        list(inits),
+    )  # fmt: skip
+    return helper.make_model(g, opset_imports=[helper.make_opsetid("", opset)])
+
+
+def test_composite_ops_edge_cases_match_onnxruntime():
+    """Edge cases a review found: OneHot's float indices are truncated to
+    int64; LpNormalization in f16 does not overflow; Shrink of integers
+    computes in float and truncates; ReduceLogSumExp of +inf is +inf."""
+    F, H, I = TensorProto.FLOAT, TensorProto.FLOAT16, TensorProto.INT32
+    depth = numpy_helper.from_array(np.array(4, np.int64), "depth")
+    onoff = numpy_helper.from_array(np.array([-1.0, 2.0], np.float32), "onoff")
+    # (a scalar depth of int64 and float indices: ONNX Runtime has no OneHot kernel for them)
+    # OneHot of float indices: ONNX Runtime has no kernel; by the spec, truncated to 0, 1, -1 (3), 3, -4 (0)
+    model = _one_node("OneHot", [("t", F, [5])], [("y", F, [5, 4])], inits=[depth, onoff])
+    module, params = from_onnx(model)
+    (got,) = rlxc.interpret(module, {"t": np.array([0.0, 1.7, -1.5, 3.9, -4.2], np.float32)}, params)
+    want = np.full((5, 4), -1.0)
+    want[np.arange(5), [0, 1, 3, 3, 0]] = 2.0
+    np.testing.assert_array_equal(got, want)
+    cases = [
+        (_one_node("LpNormalization", [("x", H, [2, 2])], [("y", H, [2, 2])], p=2),
+         {"x": np.array([[300, 400], [0, 0]], np.float16)}),
+        (_one_node("LpNormalization", [("x", H, [1, 2])], [("y", H, [1, 2])], p=1),
+         {"x": np.array([[40000, 40000]], np.float16)}),
+        (_one_node("Shrink", [("x", I, [11])], [("y", I, [11])], lambd=1.5, bias=1.5),
+         {"x": np.arange(-5, 6, dtype=np.int32)}),
+        (_one_node("ReduceLogSumExp", [("x", F, [3, 2])], [("y", F, [3])], keepdims=0,
+                   inits=[numpy_helper.from_array(np.array([1], np.int64), "axes")]),
+         {"x": np.array([[np.inf, 1], [np.inf, np.inf], [-np.inf, -np.inf]], np.float32)}),
+    ]  # fmt: skip
+    for model, feeds in cases:
+        module, params = from_onnx(model)
+        (got,) = rlxc.interpret(module, feeds, params)
+        (want,) = _ort_run(model, feeds)
+        np.testing.assert_allclose(np.asarray(got, np.float64), np.asarray(want, np.float64), rtol=1e-3, atol=1e-3,
+                                   err_msg=model.graph.node[0].op_type)
+
+
+@pytest.mark.parametrize("model, match", [
+    (lambda: _one_node("PRelu", [("x", TensorProto.FLOAT, [1, 3, 2, 2]), ("s", TensorProto.FLOAT, [3])],
+                       [("y", TensorProto.FLOAT, [1, 3, 2, 2])], opset=6), r"PRelu .*not supported"),
+    (lambda: _one_node("LRN", [("x", TensorProto.FLOAT, [1, 3, 2, 2])], [("y", TensorProto.FLOAT, [1, 3, 2, 2])]),
+     r"LRN needs its size attribute"),
+    (lambda: _one_node("Upsample", [("x", TensorProto.FLOAT, [1, 3, 2, 2])], [("y", TensorProto.FLOAT, [1, 3, 4, 4])],
+                       opset=7, scales=[2.0, 2.0]), r"2 scales for an input of rank 4"),
+    (lambda: _one_node("OneHot", [("t", TensorProto.INT64, [3])], [("y", TensorProto.FLOAT, [3, 4])], axis=3,
+                       inits=[numpy_helper.from_array(np.array(4, np.int64), "depth"),
+                              numpy_helper.from_array(np.array([0.0, 1.0], np.float32), "onoff")]),
+     r"axis 3 is out of range for indices of rank 1"),
+])  # fmt: skip
+def test_composite_ops_refuse_what_they_cannot_take(model, match):
+    with pytest.raises(OnnxImportError, match=match):
+        from_onnx(model())

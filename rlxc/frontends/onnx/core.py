@@ -150,6 +150,10 @@ def emitter_for(op_type: str, opset: int) -> Emitter | None:
 #: Inputs an emitter reads as import-time values (shapes, axes, ...), by op
 #: type: they must be constants (initializers, Constant nodes, or shape
 #: arithmetic the importer folds), since rlx shapes are static.
+#: The largest finite value of each float type (IsInf and ReduceLogSumExp
+#: tell infinities from it without an infinite constant).
+LARGEST_FINITE = {"f32": float(np.finfo(np.float32).max), "f16": 65504.0, "bf16": 3.3895313892515355e38}
+
 IMPORT_TIME_INPUTS: dict[str, tuple[int, ...]] = {
     "Reshape": (1,), "Expand": (1,), "Squeeze": (1,), "Unsqueeze": (1,), "Slice": (1, 2, 3, 4),
     "Split": (1,), "ReduceSum": (1,), "ReduceMean": (1,), "ReduceMax": (1,), "ReduceMin": (1,),

@@ -7,6 +7,7 @@ import numpy as np
 
 from rlxc.frontends.builder import Tensor
 from rlxc.frontends.onnx.core import (
+    LARGEST_FINITE,
     Const,
     Node,
     Value,
@@ -186,9 +187,10 @@ def _in_f32(n: Node, x: Tensor, fn) -> Tensor:
     return n.g.cast(fn(n.g.cast(x, "f32")), x.dtype)
 
 
-@emitter("PRelu")
+@emitter("PRelu", since=7)
 def _prelu(n: Node) -> list[Value]:
-    """x where x >= 0, slope * x below (the slope broadcast to x)."""
+    """x where x >= 0, slope * x below (the slope broadcast to x, numpy-style:
+    PRelu-7 on; earlier forms broadcast per channel and are not taken)."""
     x, slope = n.tensor(0), n.tensor(1)
     if slope.dtype != x.dtype:
         slope = n.g.cast(slope, x.dtype)
@@ -241,16 +243,19 @@ def _softsign(n: Node) -> list[Value]:
 
 @emitter("Shrink")
 def _shrink(n: Node) -> list[Value]:
-    """x + bias below -lambd, x - bias above lambd, 0 between."""
+    """x + bias below -lambd, x - bias above lambd, 0 between; integer
+    inputs computed in f32 (lambd and bias are floats) and cast back,
+    truncating, as ONNX's reference does."""
     x = n.tensor(0)
     lambd, bias = n.attr("lambd", 0.5), n.attr("bias", 0.0)
-    s = lambda v: n.imp.scalar(v, x.dtype)  # noqa: E731
-    above = n.g.select(n.g.gt(x, s(lambd)), n.g.sub(x, s(bias)), s(0))
-    return [n.g.select(n.g.lt(x, s(-lambd)), n.g.add(x, s(bias)), above)]
 
-
-#: The largest finite value of each float type.
-_LARGEST = {"f32": float(np.finfo(np.float32).max), "f16": 65504.0, "bf16": 3.3895313892515355e38}
+    def shrink(x: Tensor) -> Tensor:
+        s = lambda v: n.imp.scalar(v, x.dtype)  # noqa: E731
+        above = n.g.select(n.g.gt(x, s(lambd)), n.g.sub(x, s(bias)), s(0))
+        return n.g.select(n.g.lt(x, s(-lambd)), n.g.add(x, s(bias)), above)
+    if x.dtype in ("i32", "i64"):
+        return [n.g.cast(shrink(n.g.cast(x, "f32")), x.dtype)]
+    return [shrink(x)]
 
 
 @emitter("IsNaN")
@@ -267,7 +272,7 @@ def _isinf(n: Node) -> list[Value]:
     x = n.tensor(0)
     if x.dtype not in ("f32", "f16", "bf16"):
         raise n.unsupported(f"an input of {x.dtype}", "f32, f16, bf16")
-    big = _LARGEST[x.dtype]
+    big = LARGEST_FINITE[x.dtype]
     pos, neg = n.attr("detect_positive", 1), n.attr("detect_negative", 1)
     if pos and neg:
         return [n.g.gt(n.g.abs(x), n.imp.scalar(big, x.dtype))]

@@ -10,6 +10,7 @@ import numpy as np
 from rlxc.dialects.types import dtype
 from rlxc.frontends.builder import Tensor
 from rlxc.frontends.onnx.core import (
+    LARGEST_FINITE,
     Const,
     Node,
     Value,
@@ -259,8 +260,10 @@ def _reduce_composite(n: Node) -> list[Value]:
     if n.op_type == "ReduceLogSum":
         return [n.g.log(n.g.reduce_sum(x, axes, keep))]
     m = n.g.reduce_max(x, axes, True)
-    # a slice of only -inf has max -inf: shifted by 0 there (its sum is 0, its log -inf)
-    finite = n.g.select(n.g.eq(m, n.imp.scalar(-np.inf, x.dtype)), n.imp.scalar(0, x.dtype), m)
+    # shifted by 0 where the max is not finite: a slice of only -inf (sum 0, log -inf), one
+    # holding +inf (the sum +inf, not inf - inf), or NaN (NaN either way)
+    big = n.imp.scalar(LARGEST_FINITE[x.dtype], x.dtype)
+    finite = n.g.select(n.g.le(n.g.abs(m), big), m, n.imp.scalar(0, x.dtype))
     s = n.g.log(n.g.reduce_sum(n.g.exp(n.g.sub(x, finite)), axes, keep))
     return [n.g.add(s, finite if keep else n.g.reshape(finite, list(s.shape)))]
 
@@ -297,10 +300,13 @@ def _lp_normalization(n: Node) -> list[Value]:
     axis, p = n.attr("axis", -1) % max(x.ndim, 1), n.attr("p", 2)
     if p not in (1, 2):
         raise n.unsupported(f"p={p}", "1, 2")
-    norm = (n.g.reduce_sum(n.g.abs(x), [axis], True) if p == 1
-            else n.g.sqrt(n.g.reduce_sum(n.g.mul(x, x), [axis], True)))
-    zero = n.imp.scalar(0, x.dtype)
-    return [n.g.select(n.g.eq(norm, zero), zero, n.g.div(x, norm))]
+    d = x.dtype
+    xf = n.g.cast(x, "f32") if d in ("f16", "bf16") else x  # f16 squares and sums overflow
+    norm = (n.g.reduce_sum(n.g.abs(xf), [axis], True) if p == 1
+            else n.g.sqrt(n.g.reduce_sum(n.g.mul(xf, xf), [axis], True)))
+    zero = n.imp.scalar(0, xf.dtype)
+    y = n.g.select(n.g.eq(norm, zero), zero, n.g.div(xf, norm))
+    return [n.g.cast(y, d) if d != xf.dtype else y]
 
 
 @emitter("LRN")
@@ -310,6 +316,8 @@ def _lrn(n: Node) -> list[Value]:
     edges): an average pool of x² over the channel axis seen as a [N, 1, C,
     rest] image, zero padding counted, times size. In f32 for f16/bf16."""
     x = n.tensor(0)
+    if n.attr("size") is None:
+        raise n.error("LRN needs its size attribute")
     size = int(n.attr("size"))
     alpha, beta, bias = n.attr("alpha", 1e-4), n.attr("beta", 0.75), n.attr("bias", 1.0)
     if x.ndim < 2:

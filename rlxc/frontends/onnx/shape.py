@@ -250,16 +250,18 @@ def _eye_like(n: Node) -> list[Value]:
 
 @emitter("OneHot")
 def _one_hot(n: Node) -> list[Value]:
-    """values[1] where an index (negative: from the end) equals the position
-    on the new axis, values[0] elsewhere (indices outside [-depth, depth)
-    match none)."""
+    """values[1] where an index (negative: from the end; float indices cast to
+    int64 first, truncated) equals the position on the new axis, values[0]
+    elsewhere (indices outside [-depth, depth) match none)."""
     idx = n.tensor(0)
     depth = int(np.ravel(n.const(1, "the depth"))[0])
     values = n.tensor(2)
     axis = n.attr("axis", -1)
+    if not -idx.ndim - 1 <= axis <= idx.ndim:
+        raise n.error(f"axis {axis} is out of range for indices of rank {idx.ndim} (the output has rank {idx.ndim + 1})")
     axis = axis + idx.ndim + 1 if axis < 0 else axis
-    if idx.dtype == "i1":
-        idx = n.g.cast(idx, "i32")
+    if idx.dtype not in ("i32", "i64"):  # float indices are cast to int64 (truncated), as ONNX says
+        idx = n.g.cast(idx, "i64")
     wrapped = n.g.select(n.g.lt(idx, n.imp.scalar(0, idx.dtype)), n.g.add(idx, n.imp.scalar(depth, idx.dtype)), idx)
     shape = list(idx.shape)
     at = n.g.reshape(wrapped, shape[:axis] + [1] + shape[axis:])

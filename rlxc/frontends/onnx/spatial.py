@@ -150,13 +150,22 @@ def _upsample_7(n: Node) -> list[Value]:
     scales = n.attr("scales")
     if scales is None:
         raise n.error("Upsample-7 needs its scales attribute")
-    return _resized(n, "asymmetric", "floor", np.asarray(scales, np.float32), None)
+    return _resized(n, "asymmetric", "floor", _upsample_scales(n, scales), None)
 
 
 @emitter("Upsample", since=9)
 def _upsample_9(n: Node) -> list[Value]:
     """Upsample-9: scales as an input, as Resize-10."""
-    return _resized(n, "asymmetric", "floor", n.const(1, "scales"), None)
+    return _resized(n, "asymmetric", "floor", _upsample_scales(n, n.const(1, "scales")), None)
+
+
+def _upsample_scales(n: Node, scales) -> np.ndarray:
+    """Upsample's scales, one per axis of the input."""
+    scales = np.ravel(np.asarray(scales, np.float32))
+    rank = len(n.tensor(0).shape)
+    if scales.size != rank:
+        raise n.error(f"{scales.size} scales for an input of rank {rank}: Upsample needs one per axis")
+    return scales
 
 
 @emitter("Resize", since=11)
