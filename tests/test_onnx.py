@@ -453,3 +453,14 @@ def test_composite_ops_edge_cases_match_onnxruntime():
 def test_composite_ops_refuse_what_they_cannot_take(model, match):
     with pytest.raises(OnnxImportError, match=match):
         from_onnx(model())
+
+
+@pytest.mark.parametrize("elem, np_t", [(TensorProto.INT32, np.int32), (TensorProto.INT64, np.int64)])
+@pytest.mark.parametrize("keep", [0, 1])
+def test_integer_reduce_l1_matches_onnxruntime(elem, np_t, keep):
+    axes = numpy_helper.from_array(np.array([0, 2], np.int64), "axes")
+    model = _one_node("ReduceL1", [("x", elem, [3, 4, 5])], [("y", elem, None)], inits=[axes], keepdims=keep)
+    x = np.random.default_rng().integers(-100, 100, (3, 4, 5)).astype(np_t)
+    module, params = from_onnx(model)
+    (got,) = rlxc.interpret(module, {"x": x}, params)
+    np.testing.assert_array_equal(got, _ort_run(model, {"x": x})[0])

@@ -245,8 +245,8 @@ def _reduce_composite(n: Node) -> list[Value]:
     """sum |x|, log(sum x), and log(sum e^(x - max)) + max (the max kept
     where the sum is taken, so large inputs do not overflow)."""
     x = n.tensor(0)
-    if x.dtype not in ("f32", "f16", "bf16"):
-        raise n.unsupported(f"an input of {x.dtype}", "f32, f16, bf16")
+    if x.dtype not in ("f32", "f16", "bf16") and not (n.op_type == "ReduceL1" and x.dtype in ("i32", "i64")):
+        raise n.unsupported(f"an input of {x.dtype}", "f32, f16, bf16 (ReduceL1: i32, i64 too)")
     keep = bool(n.attr("keepdims", 1))
     axes = _reduce_axes(n, x)
     if not axes:  # noop_with_empty_axes, or a scalar: each element alone
