@@ -47,7 +47,7 @@ Greater GreaterOrEqual And Or Not Xor Cast CastLike Constant ConstantOfShape Sha
 Identity Dropout Conv ConvTranspose MaxPool AveragePool GlobalAveragePool GlobalMaxPool Resize
 Trilu Einsum CumSum TopK
 PRelu Mish Selu Celu ThresholdedRelu Softsign Shrink IsNaN IsInf DepthToSpace SpaceToDepth
-EyeLike OneHot ReduceL1 ReduceLogSum ReduceLogSumExp Hardmax LpNormalization LRN Mod Upsample
+EyeLike OneHot ReduceL1 ReduceLogSum ReduceLogSumExp Hardmax LpNormalization LRN Mod Upsample LpPool
 """.split())
 
 #: Cases of claimed ops that cannot pass, and why (a regex on the case name
@@ -55,7 +55,7 @@ EyeLike OneHot ReduceL1 ReduceLogSum ReduceLogSumExp Hardmax LpNormalization LRN
 #: error naming it, never a wrong answer. Cases in element types rlx does
 #: not have are found from the model itself (`expected_failure`).
 KNOWN: dict[str, str] = {
-    r"test_(max|average)pool_3d_.*": "3-D (volumetric) pooling: rlx pools are 2-D (1-D pools import as 2-D of height 1)",
+    r"test_(max|average|lp)pool_3d_.*": "3-D (volumetric) pooling: rlx pools are 2-D (1-D pools import as 2-D of height 1)",
     r"test_convtranspose_3d": "a 3-D transposed convolution: rlx has 2-D (1-D imports as 2-D of height 1)",
     r"test_resize_.*_antialias": "antialias=1: rlx.resize samples without an antialiasing filter",
     r"test_resize_.*cubic.*": "mode cubic: rlx.resize is nearest and linear",

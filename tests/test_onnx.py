@@ -464,3 +464,15 @@ def test_integer_reduce_l1_matches_onnxruntime(elem, np_t, keep):
     module, params = from_onnx(model)
     (got,) = rlxc.interpret(module, {"x": x}, params)
     np.testing.assert_array_equal(got, _ort_run(model, {"x": x})[0])
+
+
+@pytest.mark.parametrize("p", [1, 2, 3])
+def test_lp_pool_matches_onnxruntime(p):
+    """LpPool (an average pool of |x|^p counting the padding, times the
+    window's size, to the 1/p) with pads and strides, against ONNX Runtime."""
+    model = _one_node("LpPool", [("x", TensorProto.FLOAT, [2, 3, 7, 6])], [("y", TensorProto.FLOAT, None)], opset=18,
+                      kernel_shape=[3, 2], pads=[1, 0, 1, 1], strides=[2, 1], p=p)
+    x = np.random.default_rng().standard_normal((2, 3, 7, 6)).astype(np.float32)
+    module, params = from_onnx(model)
+    (got,) = rlxc.interpret(module, {"x": x}, params)
+    np.testing.assert_allclose(got, _ort_run(model, {"x": x})[0], rtol=1e-5, atol=1e-6)

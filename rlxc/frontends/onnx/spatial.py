@@ -58,10 +58,18 @@ def _conv(n: Node) -> list[Value]:
     return [n.g.reshape(y, [*y.shape[:2], y.shape[3]]) if nd == 1 else y]
 
 
-@emitter("MaxPool", "AveragePool")
+@emitter("MaxPool", "AveragePool", "LpPool")
 def _pool(n: Node) -> list[Value]:
-    """2-D pools as they are; 1-D pools as 2-D with a height of 1 (views)."""
+    """2-D pools as they are; 1-D pools as 2-D with a height of 1 (views).
+    LpPool is (Σ |x|^p)^(1/p) over each window: an average pool of |x|^p
+    counting the padding, times the window's size (in f32 for 16-bit)."""
     x = n.tensor(0)
+    d = x.dtype
+    if n.op_type == "LpPool":
+        p = float(n.attr("p", 2))
+        if d in ("f16", "bf16"):
+            x = n.g.cast(x, "f32")
+        x = n.g.pow(n.g.abs(x), n.imp.scalar(p, x.dtype)) if p != 2 else n.g.mul(x, x)
     nd = x.ndim - 2
     if nd not in (1, 2):
         raise n.unsupported(f"a {nd}-D pool", "1-D (NCW) and 2-D (NCHW)")
@@ -79,6 +87,13 @@ def _pool(n: Node) -> list[Value]:
     ceil = bool(n.attr("ceil_mode", 0))
     if n.op_type == "MaxPool":
         y = n.g.max_pool2d(x, kernel, strides, pads, dilation=dil, ceil_mode=ceil)
+    elif n.op_type == "LpPool":
+        if ceil:  # windows past the padding would average over fewer than the kernel's elements
+            raise n.unsupported("ceil_mode=1", "ceil_mode=0")
+        mean = n.g.avg_pool2d(x, kernel, strides, pads, True, dilation=dil)
+        total = n.g.mul(mean, n.imp.scalar(float(np.prod(kernel)), x.dtype))
+        y = n.g.sqrt(total) if p == 2 else n.g.pow(total, n.imp.scalar(1.0 / p, x.dtype))
+        y = n.g.cast(y, d) if y.dtype != d else y
     else:
         y = n.g.avg_pool2d(x, kernel, strides, pads, bool(n.attr("count_include_pad", 0)), dilation=dil, ceil_mode=ceil)
     return [n.g.reshape(y, [*y.shape[:2], y.shape[3]]) if nd == 1 else y]
