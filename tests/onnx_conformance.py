@@ -47,7 +47,7 @@ Greater GreaterOrEqual And Or Not Xor Cast CastLike Constant ConstantOfShape Sha
 Identity Dropout Conv ConvTranspose MaxPool AveragePool GlobalAveragePool GlobalMaxPool Resize
 Trilu Einsum CumSum TopK
 PRelu Mish Selu Celu ThresholdedRelu Softsign Shrink IsNaN IsInf DepthToSpace SpaceToDepth
-EyeLike OneHot ReduceL1 ReduceLogSum ReduceLogSumExp Hardmax LpNormalization LRN Mod Upsample LpPool
+EyeLike OneHot ReduceL1 ReduceLogSum ReduceLogSumExp Hardmax LpNormalization LRN Mod Upsample LpPool GlobalLpPool
 """.split())
 
 #: Cases of claimed ops that cannot pass, and why (a regex on the case name

@@ -476,3 +476,13 @@ def test_lp_pool_matches_onnxruntime(p):
     module, params = from_onnx(model)
     (got,) = rlxc.interpret(module, {"x": x}, params)
     np.testing.assert_allclose(got, _ort_run(model, {"x": x})[0], rtol=1e-5, atol=1e-6)
+
+
+@pytest.mark.parametrize("p", [1, 2, 3])
+def test_global_lp_pool_matches_onnxruntime(p):
+    model = _one_node("GlobalLpPool", [("x", TensorProto.FLOAT, [2, 3, 5, 4])], [("y", TensorProto.FLOAT, None)],
+                      opset=18, p=p)
+    x = np.random.default_rng().standard_normal((2, 3, 5, 4)).astype(np.float32)
+    module, params = from_onnx(model)
+    (got,) = rlxc.interpret(module, {"x": x}, params)
+    np.testing.assert_allclose(got, _ort_run(model, {"x": x})[0], rtol=1e-5, atol=1e-6)

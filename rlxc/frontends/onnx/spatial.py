@@ -99,6 +99,18 @@ def _pool(n: Node) -> list[Value]:
     return [n.g.reshape(y, [*y.shape[:2], y.shape[3]]) if nd == 1 else y]
 
 
+@emitter("GlobalLpPool")
+def _global_lp_pool(n: Node) -> list[Value]:
+    """(Σ |x|^p)^(1/p) over the spatial axes, kept as extents of 1 (in f32 for 16-bit)."""
+    x = n.tensor(0)
+    d, p = x.dtype, float(n.attr("p", 2))
+    xf = n.g.cast(x, "f32") if d in ("f16", "bf16") else x
+    powered = n.g.mul(xf, xf) if p == 2 else n.g.pow(n.g.abs(xf), n.imp.scalar(p, xf.dtype))
+    total = n.g.reduce_sum(powered, list(range(2, x.ndim)), True)
+    y = n.g.sqrt(total) if p == 2 else n.g.pow(total, n.imp.scalar(1.0 / p, xf.dtype))
+    return [n.g.cast(y, d) if y.dtype != d else y]
+
+
 @emitter("GlobalAveragePool", "GlobalMaxPool")
 def _global_pool(n: Node) -> list[Value]:
     x = n.tensor(0)
