@@ -153,10 +153,10 @@ def _row_loop(body: list[str], rows: Rows, one_row: bool = False) -> list[str]:
 
 
 def _warp_loop(body: list[str], rows: Rows, warps: int, group: int = 32, batch: CachedRow | None = None,
-               one_row: bool = False, per_group: int = 2) -> list[str]:
+               one_row: bool = False, per_group: int = 1) -> list[str]:
     """`body` once per row, a group of `group` lanes (a power of two up to a
     warp) per row (`lane` its thread's index in the group), `warps` × 32 /
-    `group` rows per block (twice that with a batch). A group leaves the loop on its own: its
+    `group` rows per block (`per_group` times that with a batch). A group leaves the loop on its own: its
     reductions shuffle among its lanes only (`rlx_group_reduce`). With
     `batch` (a row of `per_group` rows a group: `warp_batch`), a group takes
     `per_group` rows, whose accesses it loads into `nx` before the body takes
@@ -210,7 +210,8 @@ def _warp_loop(body: list[str], rows: Rows, warps: int, group: int = 32, batch: 
 def _stages(s: RowSpec, row: CachedRow, block_rows: int) -> bool:
     """Whether the warp form's rows of `s` are staged through shared memory
     (WARP_STAGED): f16/bf16 elements one per access, rows over
-    WARP_SHORT_ROW_BYTES, no prologue, the row read from
+    WARP_SHORT_ROW_BYTES or of a thread each from WARP_STAGED_TINY_MIN
+    elements (WARP_STAGED_TINY), no prologue, the row read from
     `x` and written to `y` alone (the other buffers are per-column params),
     a block's span of `block_rows` rows a whole number of 16-byte accesses
     (so every block's span starts on a boundary) and under 48 KB (static)."""
