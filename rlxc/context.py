@@ -12,7 +12,7 @@ from xdsl.parser import Parser
 
 from rlxc.dialects.rlx import Rlx
 from rlxc.dialects.rlx_cuda import RlxCuda
-from rlxc.dialects.scalar import ErfcOp
+from rlxc.dialects.scalar import ErfcOp, RemFOp
 
 
 def make_context() -> Context:
@@ -21,6 +21,7 @@ def make_context() -> Context:
     for d in (Builtin, Func, Arith, Math, Rlx, RlxCuda):
         ctx.load_dialect(d)
     ctx.load_op(ErfcOp)  # upstream MLIR's math.erfc, missing from xDSL's math
+    ctx.load_op(RemFOp)  # upstream MLIR's arith.remf, missing from xDSL's arith
     return ctx
 
 

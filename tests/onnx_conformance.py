@@ -66,7 +66,6 @@ KNOWN: dict[str, str] = {
     r"test_identity_sequence": "a sequence value: rlx values are tensors",
     r"test_pow_types_int.*": "Pow with an integer base: rlx.pow is defined on floats",
     r"test_range_.*_expanded": "the expanded form is a Loop, control flow rlx does not have (Range itself folds at import)",
-    r"test_mod_.*float.*": "Mod of floats: rlx has no exact remainder op (through a rounded quotient, 7 mod 0.1 gives 0 where fmod gives 0.0999999); integer Mod is exact",
 }  # fmt: skip
 
 #: Element types rlx has (ONNX names).

@@ -83,14 +83,15 @@ def _cases():
     c = {f"unary_{n}": _unary(n) for n in UNARY}
     c.update({f"unary_{n}_f16": _unary(n, "f16") for n in ("exp", "gelu", "tanh", "neg")})
     c.update({f"unary_{n}_bf16": _unary(n, "bf16") for n in ("exp", "silu", "abs")})
-    for n in ("add", "sub", "mul", "div", "maximum", "minimum", "pow"):
+    for n in ("add", "sub", "mul", "div", "rem", "maximum", "minimum", "pow"):
         c[f"binary_{n}"] = lambda g, n=n: [getattr(g, n)(g.add(g.abs(g.input("a", [4, 1, 8])), g.constant(np.float32(0.5))), g.input("b", [3, 8]))]
     for n in ("eq", "ne", "lt", "le", "gt", "ge"):
         c[f"compare_{n}"] = lambda g, n=n: [getattr(g, n)(g.round(g.input("a", [4, 8])), g.round(g.input("b", [8])))]
     c["select"] = lambda g: [g.select(g.lt(g.input("a", [4, 8]), g.input("b", [4, 1])), g.input("c", [8]), g.input("d", [4, 8]))]
     c["cast_chain"] = lambda g: [g.cast(g.input("a", [5, 7]), "f16"), g.cast(g.input("b", [5, 7]), "bf16"),
                                  g.cast(g.mul(g.input("c", [64]), g.constant(np.float32(4.0))), "i32"), g.cast(g.input("d", [9]), "i1")]
-    c["int_ops"] = lambda g: [g.div(g.input("a", [4, 8], "i32"), g.input("b", [8], "i32")), g.maximum(g.input("c", [6], "i64"), g.input("d", [6], "i64"))]
+    c["int_ops"] = lambda g: [g.div(g.input("a", [4, 8], "i32"), g.input("b", [8], "i32")), g.maximum(g.input("c", [6], "i64"), g.input("d", [6], "i64")),
+                              g.rem(g.input("e", [4, 8], "i32"), g.input("f", [8], "i32"))]
     for n in ("reduce_sum", "reduce_mean", "reduce_max", "reduce_min", "reduce_prod"):
         c[n] = lambda g, n=n: [getattr(g, n)(g.input("x", [3, 5, 40]), axes=[2]), getattr(g, n)(g.input("y", [6, 3, 5]), axes=[0, 2], keepdims=True),
                                getattr(g, n)(g.input("z", [5, 9000]), axes=[0]),  # the column kernel: outputs enough, innermost kept

@@ -214,7 +214,7 @@ def test_sigmoid_silu_extreme_arguments():
 
 # =========================================================================== binary
 
-BINARY_OPS = ["add", "sub", "mul", "div", "pow", "maximum", "minimum"]
+BINARY_OPS = ["add", "sub", "mul", "div", "rem", "pow", "maximum", "minimum"]
 BCAST_SHAPES = [
     ((3, 4), (3, 4)),
     ((2, 3, 4), (4,)),
@@ -233,6 +233,10 @@ def binary_ref(op, a, b):
         return a * b
     if op == "div":
         return a / b if a.dtype.kind == "f" else R.int_div(a, b)
+    if op == "rem":  # C's fmod and %: the dividend's sign, exact
+        a, b = np.broadcast_arrays(a, b)
+        one = (lambda x, y: math.fmod(x, y)) if a.dtype.kind == "f" else (lambda x, y: int(math.fmod(x, y)))
+        return np.array([one(x, y) for x, y in zip(a.ravel(), b.ravel())]).reshape(a.shape)
     if op == "pow":
         a, b = np.broadcast_arrays(a, b)
         return np.array([math.pow(x, y) for x, y in zip(a.ravel(), b.ravel())]).reshape(a.shape)
@@ -246,14 +250,14 @@ def binary_ref(op, a, b):
 def binary_inputs(rng, op, sa, sb, dtype):
     if dtype in INTS:
         a = R.random_array(rng, sa, dtype, -50, 50)
-        if op == "div":
+        if op in ("div", "rem"):
             b = R.random_array(rng, sb, dtype, 1, 9) * np.where(rng.random(sb) < 0.5, -1, 1).astype(R.CARRIER[dtype])
         elif op == "mul":
             b = R.random_array(rng, sb, dtype, -20, 20)
         else:
             b = R.random_array(rng, sb, dtype, -50, 50)
         return a, b
-    if op == "div":
+    if op in ("div", "rem"):
         return R.random_array(rng, sa, dtype), nonzero(rng, sb, dtype, 0.25, 3.0)
     if op == "pow":
         return R.random_array(rng, sa, dtype, 0.25, 3.0), R.random_array(rng, sb, dtype, -2, 2)
@@ -278,7 +282,7 @@ def test_binary(op, dtype, sa, sb, rng):
     a, b = binary_inputs(rng, op, sa, sb, dtype)
     out = run1(lambda g, t: getattr(g, op)(t["a"], t["b"]), {"a": (a, dtype), "b": (b, dtype)})
     ref = binary_ref(op, R.wide(a), R.wide(b))
-    if dtype in INTS or op in ("maximum", "minimum"):
+    if dtype in INTS or op in ("maximum", "minimum", "rem"):  # fmod's result is exact in the operands' type
         R.assert_exact(out, ref, dtype, what=f"{op} {dtype}")
     else:
         R.assert_close(out, ref, dtype, what=f"{op} {dtype}")

@@ -344,14 +344,20 @@ def test_lrn_matches_the_definition_and_onnxruntime(size):
 
 
 @pytest.mark.parametrize("fmod", [0, 1])
-@pytest.mark.parametrize("elem", [TensorProto.INT32, TensorProto.INT64])
-def test_integer_mod_matches_numpy(fmod, elem):
-    """Mod of integers of both signs, broadcast: the divisor's sign (fmod=0,
-    numpy's mod) or the dividend's (fmod=1, numpy's fmod); floats are refused."""
+@pytest.mark.parametrize("elem, np_t", [(TensorProto.INT32, np.int32), (TensorProto.INT64, np.int64),
+                                        (TensorProto.FLOAT, np.float32), (TensorProto.FLOAT16, np.float16)])
+def test_mod_matches_numpy(fmod, elem, np_t):
+    """Mod of both signs, broadcast: the divisor's sign (fmod=0, numpy's mod)
+    or the dividend's (fmod=1, numpy's fmod), exactly (rlx.rem: 7 mod 0.1
+    is 0.0999999 in f32, not the 0 a rounded quotient gives)."""
     rng = np.random.default_rng()
-    np_t = np.int32 if elem == TensorProto.INT32 else np.int64
-    a = rng.integers(-1000, 1000, (6, 50)).astype(np_t)
-    b = rng.choice(np.r_[-17:0, 1:23], (1, 50)).astype(np_t)
+    if np_t in (np.int32, np.int64):
+        a = rng.integers(-1000, 1000, (6, 50)).astype(np_t)
+        b = rng.choice(np.r_[-17:0, 1:23], (1, 50)).astype(np_t)
+    else:
+        a = (rng.standard_normal((6, 50)) * 20).astype(np_t)
+        b = (rng.uniform(0.1, 3, (1, 50)) * rng.choice([-1, 1], (1, 50))).astype(np_t)
+        a[0, :3], b[0, :3] = [7, 3, -7], [0.1, 0.3, 0.1]  # quotients that round onto integers
     g = helper.make_graph(
         [helper.make_node("Mod", ["a", "b"], ["y"], fmod=fmod)], "g",
         [helper.make_tensor_value_info("a", elem, [6, 50]), helper.make_tensor_value_info("b", elem, [1, 50])],
@@ -360,13 +366,6 @@ def test_integer_mod_matches_numpy(fmod, elem):
     module, params = from_onnx(helper.make_model(g, opset_imports=[helper.make_opsetid("", 13)]))
     (got,) = rlxc.interpret(module, {"a": a, "b": b}, params)
     np.testing.assert_array_equal(got, (np.fmod if fmod else np.mod)(a, b))
-    gf = helper.make_graph(
-        [helper.make_node("Mod", ["a", "b"], ["y"], fmod=1)], "g",
-        [helper.make_tensor_value_info("a", TensorProto.FLOAT, [3]), helper.make_tensor_value_info("b", TensorProto.FLOAT, [3])],
-        [helper.make_tensor_value_info("y", TensorProto.FLOAT, [3])],
-    )  # fmt: skip
-    with pytest.raises(OnnxImportError, match=r"Mod node .*inputs of f32 is not supported"):
-        from_onnx(helper.make_model(gf, opset_imports=[helper.make_opsetid("", 13)]))
 
 
 @pytest.mark.parametrize("opset", [7, 9])

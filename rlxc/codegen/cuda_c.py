@@ -30,7 +30,7 @@ from xdsl.dialects.utils.fast_math import FastMathFlag
 from xdsl.ir import Attribute, Block, Operation, SSAValue
 from xdsl.traits import IsTerminator
 
-from rlxc.dialects.scalar import ErfcOp
+from rlxc.dialects.scalar import ErfcOp, RemFOp
 from rlxc.dialects.types import dtype, dtype_name, is_float
 
 def storage_type(t: Attribute) -> str:
@@ -195,6 +195,7 @@ SCALAR_OPS: dict[type[Operation], Render] = {
     arith.MuliOp: lambda op, a: f"({a[0]} * {a[1]})",
     arith.DivSIOp: lambda op, a: f"rlx_div({a[0]}, {a[1]})",
     arith.RemSIOp: lambda op, a: f"rlx_rem({a[0]}, {a[1]})",
+    RemFOp: lambda op, a: f"fmodf({a[0]}, {a[1]})",
     arith.MaxSIOp: lambda op, a: f"rlx_max({a[0]}, {a[1]})",
     arith.MinSIOp: lambda op, a: f"rlx_min({a[0]}, {a[1]})",
     arith.AndIOp: lambda op, a: f"({a[0]} & {a[1]})",

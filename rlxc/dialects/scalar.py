@@ -46,6 +46,18 @@ class ErfcOp(math.FloatingPointLikeUnaryMathOperation):
     traits = traits_def(Pure(), SameOperandsAndResultType())
 
 
+@irdl_op_definition
+class RemFOp(arith.FloatingPointLikeBinaryOperation):
+    """`arith.remf`, upstream MLIR's float remainder: a - trunc(a / b) * b
+    computed exactly, with a's sign (C's fmod; NaN for b = 0 or an infinite
+    a). xDSL 0.74's arith lacks it; `make_context` loads it beside xDSL's
+    `arith` ops. rlx.rem needs it (ONNX Mod of floats)."""
+
+    name = "arith.remf"
+
+    traits = traits_def(Pure())
+
+
 class ScalarEmitter:
     """Creates scalar ops in order; `ops` lists them for insertion into a block."""
 
@@ -75,6 +87,10 @@ class ScalarEmitter:
 
     def div(self, a: SSAValue, b: SSAValue) -> SSAValue:
         return self._add(arith.DivfOp(a, b) if _is_float(a.type) else arith.DivSIOp(a, b))
+
+    def rem(self, a: SSAValue, b: SSAValue) -> SSAValue:
+        """The remainder with the dividend's sign: arith.remf (C's fmod) or remsi (C's %)."""
+        return self._add(RemFOp(a, b) if _is_float(a.type) else arith.RemSIOp(a, b))
 
     def neg(self, a: SSAValue) -> SSAValue:
         if _is_float(a.type):

@@ -272,6 +272,7 @@ class GraphBuilder:
     sub = _binary(rlx.SubOp)
     mul = _binary(rlx.MulOp)
     div = _binary(rlx.DivOp)
+    rem = _binary(rlx.RemOp)
     pow = _binary(rlx.PowOp)
     maximum = _binary(rlx.MaximumOp)
     minimum = _binary(rlx.MinimumOp)

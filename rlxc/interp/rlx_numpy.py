@@ -64,12 +64,18 @@ def _div(a: np.ndarray, b: np.ndarray) -> np.ndarray:
     return a / b if a.dtype.kind == "f" else math_ref.int_div(a, b)
 
 
+def _rem(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """C's fmod on floats (exact), % on integers (x % 0 is 0)."""
+    return np.fmod(a, b) if a.dtype.kind == "f" else math_ref.int_rem(a, b)
+
+
 #: Binary broadcasting ops on float64 / int64 operands.
 BINARY: dict[type[Operation], Callable[[np.ndarray, np.ndarray], np.ndarray]] = {
     rlx.AddOp: np.add,
     rlx.SubOp: np.subtract,
     rlx.MulOp: np.multiply,
     rlx.DivOp: _div,
+    rlx.RemOp: _rem,
     rlx.PowOp: np.power,
     rlx.MaximumOp: np.maximum,
     rlx.MinimumOp: np.minimum,

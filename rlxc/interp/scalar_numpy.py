@@ -25,7 +25,7 @@ from xdsl.interpreter import (
 from xdsl.ir import Operation, Region
 
 from rlxc.dialects import rlx
-from rlxc.dialects.scalar import ErfcOp
+from rlxc.dialects.scalar import ErfcOp, RemFOp
 from rlxc.interp import math_ref
 from rlxc.values import compute_dtype, to_element_type
 
@@ -86,6 +86,7 @@ SCALAR_OPS: dict[type[Operation], _Fn] = {
     arith.MuliOp: np.multiply,
     arith.DivSIOp: math_ref.int_div,
     arith.RemSIOp: math_ref.int_rem,
+    RemFOp: np.fmod,
     arith.MaxSIOp: np.maximum,
     arith.MinSIOp: np.minimum,
     arith.AndIOp: np.bitwise_and,

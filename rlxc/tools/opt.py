@@ -39,7 +39,7 @@ from xdsl.xdsl_opt_main import xDSLOptMain
 
 from rlxc.dialects.rlx import Rlx
 from rlxc.dialects.rlx_cuda import RlxCuda
-from rlxc.dialects.scalar import ErfcOp
+from rlxc.dialects.scalar import ErfcOp, RemFOp
 from rlxc.passes import get_all_passes
 from rlxc.runtime.nvrtc import NvrtcError
 from rlxc.tools.pass_runner import (
@@ -84,6 +84,8 @@ class RlxcOptMain(xDSLOptMain):
             self.ctx.register_dialect("rlx_cuda", lambda: RlxCuda)
         if self.ctx.get_optional_op("math.erfc") is None:  # upstream MLIR's, not in xDSL's math
             self.ctx.load_op(ErfcOp)
+        if self.ctx.get_optional_op("arith.remf") is None:  # upstream MLIR's, not in xDSL's arith
+            self.ctx.load_op(RemFOp)
 
     def register_all_passes(self):
         super().register_all_passes()

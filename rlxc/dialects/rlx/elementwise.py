@@ -402,6 +402,16 @@ class PowOp(BinaryBroadcastOp):
 
 
 @irdl_op_definition
+class RemOp(BinaryBroadcastOp):
+    """a - trunc(a / b) * b, exactly: the remainder with a's sign (C's fmod
+    on floats, % on integers); a rem 0 is NaN on floats (as fmod), 0 on
+    integers (as rlx.div's a / 0)."""
+
+    name = "rlx.rem"
+    EMITTER: ClassVar = "rem"
+
+
+@irdl_op_definition
 class MaximumOp(BinaryBroadcastOp):
     """Elementwise maximum; NaN in either operand gives NaN."""
 
@@ -549,6 +559,6 @@ UNARY_OPS: tuple[type[UnaryElementwiseOp], ...] = (
     SignOp, SoftplusOp,
 )  # fmt: skip
 BINARY_OPS: tuple[type[BinaryBroadcastOp], ...] = (
-    AddOp, SubOp, MulOp, DivOp, PowOp, MaximumOp, MinimumOp,
+    AddOp, SubOp, MulOp, DivOp, RemOp, PowOp, MaximumOp, MinimumOp,
 )  # fmt: skip
 COMPARE_OPS: tuple[type[CompareOp], ...] = (EqOp, NeOp, LtOp, LeOp, GtOp, GeOp)

@@ -285,17 +285,15 @@ def _isinf(n: Node) -> list[Value]:
 
 @emitter("Mod")
 def _mod(n: Node) -> list[Value]:
-    """Integer remainders: a - (a / b) b with the quotient truncated toward
-    zero (fmod=1: the dividend's sign, C's %), moved by b where it is not 0
-    and its sign differs from b's (fmod=0: the divisor's sign, Python's %).
-    Float inputs are refused: the remainder through a rounded quotient and
-    product is off by b where a / b rounds onto an integer (7 mod 0.1 gives
-    0 where fmod gives 0.0999999), and rlx has no exact remainder op."""
+    """rlx.rem, the exact remainder with the dividend's sign (fmod=1: C's
+    fmod and %), moved by b where it is not 0 and its sign differs from b's
+    (fmod=0: the divisor's sign, Python's and numpy's mod; a finite a over
+    an infinite b of the other sign gives that infinity, as numpy's does)."""
     a, b = n.tensor(0), n.tensor(1)
-    if a.dtype not in ("i32", "i64"):
-        raise n.unsupported(f"inputs of {a.dtype}", "i32, i64")
+    if a.dtype == "i1":
+        raise n.unsupported("bool inputs", "integers and floats")
     g, zero = n.g, n.imp.scalar(0, a.dtype)
-    r = g.sub(a, g.mul(g.div(a, b), b))  # rlx's integer division truncates toward zero
+    r = g.rem(a, b)
     if n.attr("fmod", 0):
         return [r]
     wrong_sign = g.select(g.ne(r, zero), g.ne(g.lt(r, zero), g.lt(b, zero)), n.imp.scalar(False, "i1"))
