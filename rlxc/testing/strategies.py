@@ -121,9 +121,9 @@ def graphs(
             if kind == "binary":
                 name = draw(st.sampled_from(BINARY))
                 out = getattr(g, name)(x, y)
-            elif kind == "div":
-                name = "div"
-                out = g.div(x, _positive(g, y))
+            elif kind == "div":  # a divisor away from 0: div, or rem (the remainder)
+                name = draw(st.sampled_from(["div", "rem"]))
+                out = getattr(g, name)(x, _positive(g, y))
             else:
                 name = "pow"
                 out = g.pow(_positive(g, x), g.tanh(y))
