@@ -113,6 +113,16 @@ def _ort_run(model, feeds):
     return sess.run(None, feeds)
 
 
+def _one_node(op, ins, outs, opset=18, inits=(), **attrs):
+    """A one-node model: `ins` and `outs` are (name, ONNX type, shape)."""
+    g = helper.make_graph(
+        [helper.make_node(op, [i[0] for i in ins] + [t.name for t in inits], [o[0] for o in outs], **attrs)], "g",
+        [helper.make_tensor_value_info(*i) for i in ins], [helper.make_tensor_value_info(*o) for o in outs],
+        list(inits),
+    )  # fmt: skip
+    return helper.make_model(g, opset_imports=[helper.make_opsetid("", opset)])
+
+
 def test_load_compiles_once_per_shape_signature(tmp_path):
     model, path = _saved_model(tmp_path)
     m = rlxc.load(path, target="numpy")
@@ -326,12 +336,8 @@ def test_lrn_matches_the_definition_and_onnxruntime(size):
     """LRN over channel windows of odd and even sizes (the window clipped at
     the first and last channels) against the operator's definition in
     float64, and against ONNX Runtime for odd sizes (its only ones)."""
-    g = helper.make_graph(
-        [helper.make_node("LRN", ["x"], ["y"], size=size, alpha=3e-2, beta=0.6, bias=1.5)], "g",
-        [helper.make_tensor_value_info("x", TensorProto.FLOAT, [2, 7, 5, 3])],
-        [helper.make_tensor_value_info("y", TensorProto.FLOAT, [2, 7, 5, 3])],
-    )  # fmt: skip
-    model = helper.make_model(g, opset_imports=[helper.make_opsetid("", 13)])
+    model = _one_node("LRN", [("x", TensorProto.FLOAT, [2, 7, 5, 3])], [("y", TensorProto.FLOAT, [2, 7, 5, 3])],
+                      opset=13, size=size, alpha=3e-2, beta=0.6, bias=1.5)
     x = (np.random.default_rng().standard_normal((2, 7, 5, 3)) * 3).astype(np.float32)
     module, params = from_onnx(model)
     (got,) = rlxc.interpret(module, {"x": x}, params)
@@ -358,12 +364,8 @@ def test_mod_matches_numpy(fmod, elem, np_t):
         a = (rng.standard_normal((6, 50)) * 20).astype(np_t)
         b = (rng.uniform(0.1, 3, (1, 50)) * rng.choice([-1, 1], (1, 50))).astype(np_t)
         a[0, :3], b[0, :3] = [7, 3, -7], [0.1, 0.3, 0.1]  # quotients that round onto integers
-    g = helper.make_graph(
-        [helper.make_node("Mod", ["a", "b"], ["y"], fmod=fmod)], "g",
-        [helper.make_tensor_value_info("a", elem, [6, 50]), helper.make_tensor_value_info("b", elem, [1, 50])],
-        [helper.make_tensor_value_info("y", elem, [6, 50])],
-    )  # fmt: skip
-    module, params = from_onnx(helper.make_model(g, opset_imports=[helper.make_opsetid("", 13)]))
+    model = _one_node("Mod", [("a", elem, [6, 50]), ("b", elem, [1, 50])], [("y", elem, [6, 50])], opset=13, fmod=fmod)
+    module, params = from_onnx(model)
     (got,) = rlxc.interpret(module, {"a": a, "b": b}, params)
     np.testing.assert_array_equal(got, (np.fmod if fmod else np.mod)(a, b))
 
@@ -375,32 +377,17 @@ def test_upsample_matches_onnxruntime(opset, mode, scales):
     and input (9) forms, nearest and linear, against ONNX Runtime."""
     x = np.random.default_rng().standard_normal((1, 2, 4, 5)).astype(np.float32)
     out = [int(s * d) for s, d in zip(scales, x.shape)]
-    sc = np.array(scales, np.float32)
-    inits, ins, attrs = [], ["x"], {"mode": mode}
+    inits, attrs = [], {"mode": mode}
     if opset == 7:
         attrs["scales"] = [float(s) for s in scales]
     else:
-        inits, ins = [numpy_helper.from_array(sc, "scales")], ["x", "scales"]
-    g = helper.make_graph(
-        [helper.make_node("Upsample", ins, ["y"], **attrs)], "g",
-        [helper.make_tensor_value_info("x", TensorProto.FLOAT, list(x.shape))],
-        [helper.make_tensor_value_info("y", TensorProto.FLOAT, out)], inits,
-    )  # fmt: skip
-    model = helper.make_model(g, opset_imports=[helper.make_opsetid("", opset)])
+        inits = [numpy_helper.from_array(np.array(scales, np.float32), "scales")]
+    model = _one_node("Upsample", [("x", TensorProto.FLOAT, list(x.shape))], [("y", TensorProto.FLOAT, out)],
+                      opset=opset, inits=inits, **attrs)
     model.ir_version = 8
     module, params = from_onnx(model)
     (got,) = rlxc.interpret(module, {"x": x}, params)
     np.testing.assert_allclose(got, _ort_run(model, {"x": x})[0], rtol=1e-5, atol=1e-6)
-
-
-def _one_node(op, ins, outs, opset=18, inits=(), **attrs):
-    """A one-node model: `ins` and `outs` are (name, ONNX type, shape)."""
-    g = helper.make_graph(
-        [helper.make_node(op, [i[0] for i in ins] + [t.name for t in inits], [o[0] for o in outs], **attrs)], "g",
-        [helper.make_tensor_value_info(*i) for i in ins], [helper.make_tensor_value_info(*o) for o in outs],
-        list(inits),
-    )  # fmt: skip
-    return helper.make_model(g, opset_imports=[helper.make_opsetid("", opset)])
 
 
 def test_composite_ops_edge_cases_match_onnxruntime():

@@ -147,13 +147,33 @@ def emitter_for(op_type: str, opset: int) -> Emitter | None:
     return None if since is None else forms[since]
 
 
-#: Inputs an emitter reads as import-time values (shapes, axes, ...), by op
-#: type: they must be constants (initializers, Constant nodes, or shape
-#: arithmetic the importer folds), since rlx shapes are static.
+# --------------------------------------------------------------------------- helpers of composite emitters
+
 #: The largest finite value of each float type (IsInf and ReduceLogSumExp
 #: tell infinities from it without an infinite constant).
 LARGEST_FINITE = {"f32": float(np.finfo(np.float32).max), "f16": 65504.0, "bf16": 3.3895313892515355e38}
 
+
+def in_f32(n: Node, x: Tensor, fn: Callable[[Tensor], Tensor]) -> Tensor:
+    """fn(x) computed in f32 for f16/bf16 inputs, rounded once at the end (a
+    composite's every step rounded to 16 bits drifts by an ulp or more, and
+    16-bit squares and sums overflow); fn(x) itself for other types."""
+    if x.dtype not in ("f16", "bf16"):
+        return fn(x)
+    return n.g.cast(fn(n.g.cast(x, "f32")), x.dtype)
+
+
+def positions(n: Node, extent: int, axis: int, ndim: int, d: str) -> Tensor:
+    """The constant 0 .. extent - 1 along `axis` of rank `ndim` (extents of 1
+    elsewhere) in type `d`: compared with indices kept on that axis, a one-hot."""
+    shape = [1] * ndim
+    shape[axis] = extent
+    return n.imp.constant(np.arange(extent).reshape(shape), d)
+
+
+#: Inputs an emitter reads as import-time values (shapes, axes, ...), by op
+#: type: they must be constants (initializers, Constant nodes, or shape
+#: arithmetic the importer folds), since rlx shapes are static.
 IMPORT_TIME_INPUTS: dict[str, tuple[int, ...]] = {
     "Reshape": (1,), "Expand": (1,), "Squeeze": (1,), "Unsqueeze": (1,), "Slice": (1, 2, 3, 4),
     "Split": (1,), "ReduceSum": (1,), "ReduceMean": (1,), "ReduceMax": (1,), "ReduceMin": (1,),

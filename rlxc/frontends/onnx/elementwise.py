@@ -13,6 +13,7 @@ from rlxc.frontends.onnx.core import (
     Value,
     _dtype_of,
     emitter,
+    in_f32,
 )
 
 _UNARY = {
@@ -179,14 +180,6 @@ def _identity(n: Node) -> list[Value]:
     return [v]
 
 
-def _in_f32(n: Node, x: Tensor, fn) -> Tensor:
-    """fn(x) computed in f32 for f16/bf16 inputs, rounded once at the end (a
-    composite's every step rounded to 16 bits drifts by an ulp or more)."""
-    if x.dtype not in ("f16", "bf16"):
-        return fn(x)
-    return n.g.cast(fn(n.g.cast(x, "f32")), x.dtype)
-
-
 @emitter("PRelu", since=7)
 def _prelu(n: Node) -> list[Value]:
     """x where x >= 0, slope * x below (the slope broadcast to x, numpy-style:
@@ -200,7 +193,7 @@ def _prelu(n: Node) -> list[Value]:
 @emitter("Mish")
 def _mish(n: Node) -> list[Value]:
     """x tanh(softplus(x))."""
-    return [_in_f32(n, n.tensor(0), lambda x: n.g.mul(x, n.g.tanh(n.g.softplus(x))))]
+    return [in_f32(n, n.tensor(0), lambda x: n.g.mul(x, n.g.tanh(n.g.softplus(x))))]
 
 
 @emitter("Selu")
@@ -212,7 +205,7 @@ def _selu(n: Node) -> list[Value]:
         s = lambda v: n.imp.scalar(v, x.dtype)  # noqa: E731
         neg = n.g.mul(s(gamma * alpha), n.g.sub(n.g.exp(x), s(1)))
         return n.g.select(n.g.gt(x, s(0)), n.g.mul(x, s(gamma)), neg)
-    return [_in_f32(n, n.tensor(0), selu)]
+    return [in_f32(n, n.tensor(0), selu)]
 
 
 @emitter("Celu")
@@ -224,7 +217,7 @@ def _celu(n: Node) -> list[Value]:
         s = lambda v: n.imp.scalar(v, x.dtype)  # noqa: E731
         neg = n.g.mul(s(alpha), n.g.sub(n.g.exp(n.g.div(x, s(alpha))), s(1)))
         return n.g.add(n.g.maximum(x, s(0)), n.g.minimum(neg, s(0)))
-    return [_in_f32(n, n.tensor(0), celu)]
+    return [in_f32(n, n.tensor(0), celu)]
 
 
 @emitter("ThresholdedRelu")
@@ -238,7 +231,7 @@ def _thresholded_relu(n: Node) -> list[Value]:
 @emitter("Softsign")
 def _softsign(n: Node) -> list[Value]:
     """x / (1 + |x|)."""
-    return [_in_f32(n, n.tensor(0), lambda x: n.g.div(x, n.g.add(n.g.abs(x), n.imp.scalar(1, x.dtype))))]
+    return [in_f32(n, n.tensor(0), lambda x: n.g.div(x, n.g.add(n.g.abs(x), n.imp.scalar(1, x.dtype))))]
 
 
 @emitter("Shrink")

@@ -15,6 +15,8 @@ from rlxc.frontends.onnx.core import (
     Node,
     Value,
     emitter,
+    in_f32,
+    positions,
 )
 
 
@@ -47,29 +49,47 @@ _REDUCE = {
 #: A reduction's value over no elements (ONNX's identities).
 _EMPTY_REDUCE = {
     "ReduceSum": 0.0, "ReduceMean": np.nan, "ReduceMax": -np.inf, "ReduceMin": np.inf,
-    "ReduceProd": 1.0, "ReduceL2": 0.0, "ReduceSumSquare": 0.0,
+    "ReduceProd": 1.0, "ReduceL2": 0.0, "ReduceSumSquare": 0.0, "ReduceL1": 0.0,
+    "ReduceLogSum": -np.inf, "ReduceLogSumExp": -np.inf,
 }  # fmt: skip
+
+
+def _reduce_axes(n: Node, x: Tensor) -> list[int] | None:
+    """A Reduce* node's axes, sorted and non-negative (all where none are
+    given); None where noop_with_empty_axes makes the node the identity."""
+    axes = n.ints(1, "axes", "axes")
+    if not axes:
+        if n.attr("noop_with_empty_axes", 0):
+            return None
+        axes = list(range(x.ndim))
+    return sorted({a % x.ndim for a in axes}) if x.ndim else []
+
+
+def _over_nothing(n: Node, x: Tensor, axes: list[int], keep: bool) -> Const | None:
+    """A reduction of `x` over `axes` where one has extent 0: the op's value
+    over no elements (`_EMPTY_REDUCE`, infinities as the integer type's
+    extremes) in the output's shape; None where there are elements."""
+    if not (x.ndim and any(x.shape[a] == 0 for a in axes)):
+        return None
+    shape = [1 if i in axes else d for i, d in enumerate(x.shape) if keep or i not in axes]
+    fill = _EMPTY_REDUCE[n.op_type]
+    if x.dtype in ("i32", "i64", "i1"):
+        info = np.iinfo(np.int64 if x.dtype == "i64" else np.int32)
+        fill = {-np.inf: info.min, np.inf: info.max}.get(fill, fill)
+        if x.dtype == "i1":
+            fill = {info.min: False, info.max: True}.get(fill, bool(fill))
+    return Const(np.full(shape, fill, dtype=dtype(x.dtype).carrier), x.dtype)
 
 
 @emitter(*_REDUCE)
 def _reduce(n: Node) -> list[Value]:
     x = n.tensor(0)
-    axes = n.ints(1, "axes", "axes")
     keep = bool(n.attr("keepdims", 1))
-    if not axes:
-        if n.attr("noop_with_empty_axes", 0):
-            return [x]
-        axes = list(range(x.ndim))
-    axes = sorted({a % x.ndim for a in axes}) if x.ndim else []
-    if x.ndim and any(x.shape[a] == 0 for a in axes):  # over no elements: the identity
-        shape = [1 if i in axes else d for i, d in enumerate(x.shape) if keep or i not in axes]
-        fill = _EMPTY_REDUCE[n.op_type]
-        if x.dtype in ("i32", "i64", "i1"):
-            info = np.iinfo(np.int64 if x.dtype == "i64" else np.int32)
-            fill = {-np.inf: info.min, np.inf: info.max}.get(fill, fill)
-            if x.dtype == "i1":
-                fill = {info.min: False, info.max: True}.get(fill, bool(fill))
-        return [Const(np.full(shape, fill, dtype=dtype(x.dtype).carrier), x.dtype)]
+    axes = _reduce_axes(n, x)
+    if axes is None:
+        return [x]
+    if (empty := _over_nothing(n, x, axes, keep)) is not None:  # over no elements: the identity
+        return [empty]
     boolean = x.dtype == "i1"
     if boolean:  # max/min of booleans: any/all, on 0/1 integers
         if n.op_type not in ("ReduceMax", "ReduceMin"):
@@ -229,17 +249,6 @@ def _topk_of(n: Node, k: int) -> list[Value]:
     return [values, indices]
 
 
-def _reduce_axes(n: Node, x: Tensor) -> list[int] | None:
-    """A Reduce* node's axes, sorted and non-negative (all where none are
-    given); None where noop_with_empty_axes makes the node the identity."""
-    axes = n.ints(1, "axes", "axes")
-    if not axes:
-        if n.attr("noop_with_empty_axes", 0):
-            return None
-        axes = list(range(x.ndim))
-    return sorted({a % x.ndim for a in axes}) if x.ndim else []
-
-
 @emitter("ReduceL1", "ReduceLogSum", "ReduceLogSumExp")
 def _reduce_composite(n: Node) -> list[Value]:
     """sum |x|, log(sum x), and log(sum e^(x - max)) + max (the max kept
@@ -251,10 +260,8 @@ def _reduce_composite(n: Node) -> list[Value]:
     axes = _reduce_axes(n, x)
     if not axes:  # noop_with_empty_axes, or a scalar: each element alone
         return [{"ReduceL1": n.g.abs, "ReduceLogSum": n.g.log}.get(n.op_type, lambda t: t)(x)]
-    if x.ndim and any(x.shape[a] == 0 for a in axes):  # over no elements: sum 0
-        shape = [1 if i in axes else d for i, d in enumerate(x.shape) if keep or i not in axes]
-        fill = 0.0 if n.op_type == "ReduceL1" else -np.inf
-        return [Const(np.full(shape, fill, dtype=dtype(x.dtype).carrier), x.dtype)]
+    if (empty := _over_nothing(n, x, axes, keep)) is not None:  # over no elements: sum 0 (log: -inf)
+        return [empty]
     if n.op_type == "ReduceL1":
         return [n.g.reduce_sum(n.g.abs(x), axes, keep)]
     if n.op_type == "ReduceLogSum":
@@ -287,10 +294,8 @@ def _hardmax_flat(n: Node) -> list[Value]:
 
 def _one_at_argmax(n: Node, x: Tensor, axis: int) -> Tensor:
     at = n.g.argmax(x, axis, True)
-    pos = [1] * x.ndim
-    pos[axis] = x.shape[axis]
-    positions = n.imp.constant(np.arange(x.shape[axis]).reshape(pos), at.dtype)
-    return n.g.select(n.g.eq(at, positions), n.imp.scalar(1, x.dtype), n.imp.scalar(0, x.dtype))
+    one = n.g.eq(at, positions(n, x.shape[axis], axis, x.ndim, at.dtype))
+    return n.g.select(one, n.imp.scalar(1, x.dtype), n.imp.scalar(0, x.dtype))
 
 
 @emitter("LpNormalization")
@@ -300,13 +305,13 @@ def _lp_normalization(n: Node) -> list[Value]:
     axis, p = n.attr("axis", -1) % max(x.ndim, 1), n.attr("p", 2)
     if p not in (1, 2):
         raise n.unsupported(f"p={p}", "1, 2")
-    d = x.dtype
-    xf = n.g.cast(x, "f32") if d in ("f16", "bf16") else x  # f16 squares and sums overflow
-    norm = (n.g.reduce_sum(n.g.abs(xf), [axis], True) if p == 1
-            else n.g.sqrt(n.g.reduce_sum(n.g.mul(xf, xf), [axis], True)))
-    zero = n.imp.scalar(0, xf.dtype)
-    y = n.g.select(n.g.eq(norm, zero), zero, n.g.div(xf, norm))
-    return [n.g.cast(y, d) if d != xf.dtype else y]
+
+    def normalized(x: Tensor) -> Tensor:
+        norm = (n.g.reduce_sum(n.g.abs(x), [axis], True) if p == 1
+                else n.g.sqrt(n.g.reduce_sum(n.g.mul(x, x), [axis], True)))
+        zero = n.imp.scalar(0, x.dtype)
+        return n.g.select(n.g.eq(norm, zero), zero, n.g.div(x, norm))
+    return [in_f32(n, x, normalized)]
 
 
 @emitter("LRN")
@@ -322,14 +327,14 @@ def _lrn(n: Node) -> list[Value]:
     alpha, beta, bias = n.attr("alpha", 1e-4), n.attr("beta", 0.75), n.attr("bias", 1.0)
     if x.ndim < 2:
         raise n.error(f"input of shape {list(x.shape)}: LRN needs [N, C, ...]")
-    d = x.dtype
-    xf = n.g.cast(x, "f32") if d in ("f16", "bf16") else x
     N, C = x.shape[0], x.shape[1]
     rest = int(np.prod(x.shape[2:]))
-    sq = n.g.reshape(n.g.mul(xf, xf), [N, 1, C, rest])
     before = (size - 1) // 2
-    window = n.g.avg_pool2d(sq, [size, 1], [1, 1], [before, 0, size - 1 - before, 0], count_include_pad=True)
-    s = lambda v: n.imp.scalar(v, "f32")  # noqa: E731
-    scale = n.g.add(s(bias), n.g.mul(n.g.reshape(window, list(x.shape)), s(alpha)))  # mean x alpha = alpha/size x sum
-    y = n.g.mul(xf, n.g.pow(scale, s(-beta)))
-    return [n.g.cast(y, d) if y.dtype != d else y]
+
+    def lrn(x: Tensor) -> Tensor:
+        sq = n.g.reshape(n.g.mul(x, x), [N, 1, C, rest])
+        window = n.g.avg_pool2d(sq, [size, 1], [1, 1], [before, 0, size - 1 - before, 0], count_include_pad=True)
+        s = lambda v: n.imp.scalar(v, x.dtype)  # noqa: E731
+        scale = n.g.add(s(bias), n.g.mul(n.g.reshape(window, list(x.shape)), s(alpha)))  # mean x alpha = alpha/size x sum
+        return n.g.mul(x, n.g.pow(scale, s(-beta)))
+    return [in_f32(n, x, lrn)]

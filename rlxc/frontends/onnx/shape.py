@@ -14,6 +14,7 @@ from rlxc.frontends.onnx.core import (
     Value,
     _dtype_of,
     emitter,
+    positions,
 )
 
 
@@ -265,8 +266,5 @@ def _one_hot(n: Node) -> list[Value]:
     wrapped = n.g.select(n.g.lt(idx, n.imp.scalar(0, idx.dtype)), n.g.add(idx, n.imp.scalar(depth, idx.dtype)), idx)
     shape = list(idx.shape)
     at = n.g.reshape(wrapped, shape[:axis] + [1] + shape[axis:])
-    pos = [1] * (idx.ndim + 1)
-    pos[axis] = depth
-    positions = n.imp.constant(np.arange(depth).reshape(pos), idx.dtype)
     off, on = n.g.slice(values, [0], [1]), n.g.slice(values, [1], [2])
-    return [n.g.select(n.g.eq(at, positions), on, off)]
+    return [n.g.select(n.g.eq(at, positions(n, depth, axis, idx.ndim + 1, idx.dtype)), on, off)]

@@ -7,10 +7,12 @@ from collections.abc import Sequence
 
 import numpy as np
 
+from rlxc.frontends.builder import Tensor
 from rlxc.frontends.onnx.core import (
     Node,
     Value,
     emitter,
+    in_f32,
 )
 
 
@@ -64,12 +66,6 @@ def _pool(n: Node) -> list[Value]:
     LpPool is (Σ |x|^p)^(1/p) over each window: an average pool of |x|^p
     counting the padding, times the window's size (in f32 for 16-bit)."""
     x = n.tensor(0)
-    d = x.dtype
-    if n.op_type == "LpPool":
-        p = float(n.attr("p", 2))
-        if d in ("f16", "bf16"):
-            x = n.g.cast(x, "f32")
-        x = n.g.pow(n.g.abs(x), n.imp.scalar(p, x.dtype)) if p != 2 else n.g.mul(x, x)
     nd = x.ndim - 2
     if nd not in (1, 2):
         raise n.unsupported(f"a {nd}-D pool", "1-D (NCW) and 2-D (NCHW)")
@@ -90,25 +86,33 @@ def _pool(n: Node) -> list[Value]:
     elif n.op_type == "LpPool":
         if ceil:  # windows past the padding would average over fewer than the kernel's elements
             raise n.unsupported("ceil_mode=1", "ceil_mode=0")
-        mean = n.g.avg_pool2d(x, kernel, strides, pads, True, dilation=dil)
-        total = n.g.mul(mean, n.imp.scalar(float(np.prod(kernel)), x.dtype))
-        y = n.g.sqrt(total) if p == 2 else n.g.pow(total, n.imp.scalar(1.0 / p, x.dtype))
-        y = n.g.cast(y, d) if y.dtype != d else y
+        p = float(n.attr("p", 2))
+
+        def lp(x: Tensor) -> Tensor:
+            mean = n.g.avg_pool2d(_lp_power(n, x, p), kernel, strides, pads, True, dilation=dil)
+            return _lp_root(n, n.g.mul(mean, n.imp.scalar(float(np.prod(kernel)), x.dtype)), p)
+        y = in_f32(n, x, lp)
     else:
         y = n.g.avg_pool2d(x, kernel, strides, pads, bool(n.attr("count_include_pad", 0)), dilation=dil, ceil_mode=ceil)
     return [n.g.reshape(y, [*y.shape[:2], y.shape[3]]) if nd == 1 else y]
+
+
+def _lp_power(n: Node, x: Tensor, p: float) -> Tensor:
+    """|x|^p (x² for p = 2), the summands of an Lp norm."""
+    return n.g.mul(x, x) if p == 2 else n.g.pow(n.g.abs(x), n.imp.scalar(p, x.dtype))
+
+
+def _lp_root(n: Node, total: Tensor, p: float) -> Tensor:
+    """total^(1/p) (the square root for p = 2): an Lp norm from its sum."""
+    return n.g.sqrt(total) if p == 2 else n.g.pow(total, n.imp.scalar(1.0 / p, total.dtype))
 
 
 @emitter("GlobalLpPool")
 def _global_lp_pool(n: Node) -> list[Value]:
     """(Σ |x|^p)^(1/p) over the spatial axes, kept as extents of 1 (in f32 for 16-bit)."""
     x = n.tensor(0)
-    d, p = x.dtype, float(n.attr("p", 2))
-    xf = n.g.cast(x, "f32") if d in ("f16", "bf16") else x
-    powered = n.g.mul(xf, xf) if p == 2 else n.g.pow(n.g.abs(xf), n.imp.scalar(p, xf.dtype))
-    total = n.g.reduce_sum(powered, list(range(2, x.ndim)), True)
-    y = n.g.sqrt(total) if p == 2 else n.g.pow(total, n.imp.scalar(1.0 / p, xf.dtype))
-    return [n.g.cast(y, d) if y.dtype != d else y]
+    p = float(n.attr("p", 2))
+    return [in_f32(n, x, lambda x: _lp_root(n, n.g.reduce_sum(_lp_power(n, x, p), list(range(2, x.ndim)), True), p))]
 
 
 @emitter("GlobalAveragePool", "GlobalMaxPool")
