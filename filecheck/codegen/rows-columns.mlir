@@ -18,8 +18,9 @@
 // 8 slices do not divide 21: only a slice's last element is guarded.
 // CHECK: for (int j = 0; j < 2; ++j) { const long long k = threadIdx.y + j * 8; { const long long o = base + (k * 4096LL); v[j] = rlx_ld_f16(x[o]); } }
 // CHECK-NEXT: { const int j = 2; const long long k = threadIdx.y + j * 8; if (k < 21LL) { const long long o = base + (k * 4096LL); v[j] = rlx_ld_f16(x[o]); } }
-// CHECK: for (int j = 0; j < 2; ++j) { v[j] = expf(v[j] - mz); s += v[j]; }
-// CHECK-NEXT: { const int j = 2; const long long k = threadIdx.y + j * 8; if (k < 21LL) { v[j] = expf(v[j] - mz); s += v[j]; } }
+// f16 results: the exponentials as approximate 2^x (rows.CACHED_APPROX).
+// CHECK: for (int j = 0; j < 2; ++j) { v[j] = rlx_ex2f((v[j] - mz) * 1.44269504f); s += v[j]; }
+// CHECK-NEXT: { const int j = 2; const long long k = threadIdx.y + j * 8; if (k < 21LL) { v[j] = rlx_ex2f((v[j] - mz) * 1.44269504f); s += v[j]; } }
 // CHECK-NEXT: const RlxMS st = rlx_column_reduce<8>(RlxMS{m, s}, RlxMSMerge(), col_slots0);
 // CHECK: y[o] = rlx_st_f16(v[j] * inv);
 // An axis of 4 elements: 4 slices of one, 64 rows per block; no guard (4 divides 4).

@@ -83,7 +83,7 @@
 // SM90-NEXT: rlx_cluster_arrive();
 // SM90: m = rlx_maxf(m, v[j]);
 // SM90: const float mz = m == -RLX_INF ? 0.0f : m;
-// SM90: v[j] = expf(v[j] - mz); s += v[j];
+// SM90: v[j] = rlx_ex2f((v[j] - mz) * 1.44269504f); s += v[j];
 // SM90: const RlxMS st = rlx_cluster_reduce<2, true>(RlxMS{m, s}, RlxMSMerge(), RlxMS{-RLX_INF, 0.0f}, ms_smem, cl_slots0);
 // SM90-NEXT: const float inv = expf(m - st.m) / st.s, ls = logf(st.s) + (st.m - mz);
 // SM90: pk.w[i] = rlx_st2_f16(v[j] * inv, v[j + 1] * inv);

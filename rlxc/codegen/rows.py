@@ -1779,6 +1779,12 @@ STREAM_EDGES = False
 #: takes two, and with expf the form was compute-bound on the H200 (rows of
 #: 32768 f16 365 µs at 512 MiB, against 292).
 STREAM_APPROX = True
+#: Softmax's and log_softmax's exponentials in the cached forms (rows held
+#: in registers or shared memory) as approximate 2^x of (x - max) * log2(e)
+#: (`rlx_ex2f`: three instructions where expf takes about eight) where the
+#: results are f16/bf16: the error (a few f32 ulp, relative to |x - max|
+#: times 2^-24) is far below their rounding; f32 results keep expf.
+CACHED_APPROX = True
 
 
 def window_setup(cols: int, width: int) -> list[str]:
@@ -3977,11 +3983,14 @@ def softmax_kernel(op: rlx.SoftmaxOp | rlx.LogSoftmaxOp, sm_count: int, fused: F
     x, y = op.input, op.result
     rows = Rows.of(shape(x), [int_of(op.axis)])
     log = isinstance(op, rlx.LogSoftmaxOp)
+    # exp of an element less the max (CACHED_APPROX: 2^x approximate, for 16-bit results)
+    ex = ((lambda a: f"rlx_ex2f(({a}) * 1.44269504f)")
+          if CACHED_APPROX and dtype_name(eltype(y)) in ("f16", "bf16") else (lambda a: f"expf({a})"))
     cached = (
         each_stat("float m = -RLX_INF;", lambda v: f"m = rlx_maxf(m, {v});",
                   lambda red: f"m = {red('m', 'RlxMax', '-RLX_INF', 'smem')};"),
         each_stat("float s = 0.0f;",
-                  (lambda v: f"{v} = {v} - m; s += expf({v});") if log else (lambda v: f"{v} = expf({v} - m); s += {v};"),
+                  (lambda v: f"{v} = {v} - m; s += {ex(v)};") if log else (lambda v: f"{v} = {ex(f'{v} - m')}; s += {v};"),
                   lambda red: f"s = {red('s', 'RlxSum', '0.0f', 'smem')};",
                   lambda red: "const float ls = logf(s), inv = 1.0f / s;"),
     )  # fmt: skip
@@ -3990,7 +3999,7 @@ def softmax_kernel(op: rlx.SoftmaxOp | rlx.LogSoftmaxOp, sm_count: int, fused: F
         each_stat("float m = -RLX_INF;", lambda v: f"m = rlx_maxf(m, {v});",
                   lambda red: "const float mz = m == -RLX_INF ? 0.0f : m;"),
         Stat(("__shared__ RlxMS ms_smem[32];", "float s = 0.0f;"),
-             lambda vs: " ".join((f"{v} = {v} - mz; s += expf({v});" if log else f"{v} = expf({v} - mz); s += {v};")
+             lambda vs: " ".join((f"{v} = {v} - mz; s += {ex(v)};" if log else f"{v} = {ex(f'{v} - mz')}; s += {v};")
                                  for v in vs),
              lambda red: (f"const RlxMS st = {red('RlxMS{m, s}', 'RlxMSMerge', 'RlxMS{-RLX_INF, 0.0f}', 'ms_smem')};",
                           "const float inv = expf(m - st.m) / st.s, ls = logf(st.s) + (st.m - mz);")),
