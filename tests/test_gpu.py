@@ -647,28 +647,29 @@ def test_row_kernels_in_batches_of_rows(rows, cols, dtype):
 
 @pytest.mark.parametrize("dtype", ["f32", "f16", "bf16"])
 @pytest.mark.parametrize("rows,cols", [(1001, 65), (37, 197), (3, 33), (999, 66), (5, 196), (1, 129), (25, 7), (8191, 65),
-                                       (3001, 3), (2999, 5), (4099, 7)])
+                                       (3001, 3), (2999, 5), (4099, 7), (2999, 15), (1001, 13), (577, 31), (9, 25), (1001, 11),
+                                       (33, 21)])
 def test_row_kernels_in_batches_of_narrow_rows(rows, cols, dtype):
     """Warp-form rows whose accesses are narrower than 16 bytes (odd lengths,
     16-bit lengths 8 does not divide) take up to 4 rows a group
     (rows.WARP_BATCH_NARROW_BYTES), their accesses past the row's end left
     out of the group's loads, with row counts the blocks' rows do not divide;
     every row op, rms_norm and the fused residual norm (a prologue: one row a
-    group) beside them. 16-bit rows of 5 and 7 elements are staged through
-    shared memory instead (rows.WARP_STAGED_TINY), with a last block of
-    fewer rows."""
+    group) beside them. 16-bit rows of 5 and 7 elements, and of 11-31 over 2
+    or 4 lanes of 6 elements or more, are staged through shared memory
+    instead (rows.WARP_STAGED_TINY), with a last block of fewer rows."""
     from rlxc.codegen import rows as rows_mod
 
     g = rlxc.GraphBuilder()
     x = g.input("x", [rows, cols], dtype)
     lowered = rlxc.run_pipeline(g.build([g.softmax(x)]), "rlx-cuda{arch=sm_90 sm_count=132}")
-    # softmax batched in every case here but f32 rows of 196 (16-byte accesses) and of 129/197
-    # (a lane's accesses past WARP_BATCH_NARROW_HELD_MAX), and 16-bit rows of 5 and 7, staged
-    # (rows.WARP_STAGED_TINY)
-    staged = dtype != "f32" and cols in (5, 7)
+    # softmax batched in every case here but f32 rows of 196 (16-byte accesses) and of 33/65
+    # (WARP_NARROW_ITEMS: 5 a lane)/129/197 (a lane's accesses past WARP_BATCH_NARROW_HELD_MAX),
+    # and 16-bit rows staged (rows.WARP_STAGED_TINY)
+    staged = dtype != "f32" and cols in (5, 7, 11, 13, 15, 21, 25, 31)
     if staged and rows_mod.WARP_STAGED_TINY:
         assert "staged: the block's" in str(lowered)
-    elif rows_mod.WARP_BATCH_NARROW_MAX > 1 and not (dtype == "f32" and cols in (129, 196, 197)):
+    elif rows_mod.WARP_BATCH_NARROW_MAX > 1 and not (dtype == "f32" and cols in (33, 65, 129, 196, 197)):
         assert " rows per group" in str(lowered)
     _row_kernels(cols, dtype, rows)
 

@@ -59,7 +59,7 @@
 // An odd length (10001 f32) takes the windowed form: 16-byte accesses from
 // the boundary before each row's start, 64 bytes per thread (4 blocks of
 // 160), registers capped at 48 (8 blocks per SM):
-// SM90: // row form: cluster (4 blocks of 160 threads per row, 640 threads per row, 4 elements per access, 16 per thread)
+// SM90: // row form: cluster (4 blocks of 160 threads per row, 640 threads per row, 4 elements per access over the row's 16-byte-aligned window, 16 per thread)
 // SM90-NEXT: extern "C" __global__ void __cluster_dims__(4, 1, 1) __launch_bounds__(160, 8)
 // SM90: const int h = (int)(base & 3);
 // 50000 f32 = 1563 threads: 8 blocks of 224; 4 divides the row, 1792 x 4

@@ -27,10 +27,29 @@
 // CHECK: // row form: warp (a thread per row, one element per access, 7 per thread, 32 rows per warp, staged: the block's 1152 rows through shared memory, 16-byte copies)
 // CHECK: __shared__ __align__(16) unsigned short stage[8064];
 // CHECK: for (int u = threadIdx.x / 1; u < 1152; u += 128) {  // the group's rows
-func.func @main(%x: tensor<1000x197xf16>, %g: tensor<197xf16>, %b: tensor<197xf16>, %t: tensor<5000x7xf16>) -> (tensor<1000x197xf16>, tensor<1000x197xf16>, tensor<1000x197xf16>, tensor<5000x7xf16>) {
+
+// So are rows over 2-4 lanes holding 6 elements a lane or more
+// (WARP_STAGED_TINY_LANES, _ITEMS): rows of 15, 2 lanes of 8; a group's
+// rows one after another in the stage, lane 1 of each holding 7.
+// CHECK: // row form: warp (2 threads per row, one element per access, 8 per thread, 16 rows per warp, staged: the block's 512 rows through shared memory, 16-byte copies)
+// CHECK: for (int u = threadIdx.x / 2; u < 512; u += 64) {  // the group's rows
+// Rows of 9 (5 a lane) stay in registers, 4 rows a group.
+// CHECK: // row form: warp (2 threads per row, one element per access, 5 per thread, 16 rows per warp, 4 rows per group)
+
+// f32 rows of one element an access from 32 elements take as few lanes as
+// hold 8 each (WARP_NARROW_ITEMS): rows of 33 over 8 lanes, not 16.
+// CHECK: // row form: warp (8 threads per row, one element per access, 5 per thread, 4 rows per warp)
+func.func @main(%x: tensor<1000x197xf16>, %g: tensor<197xf16>, %b: tensor<197xf16>, %t: tensor<5000x7xf16>,
+                %u: tensor<3000x15xf16>, %w: tensor<3000x9xf16>, %f: tensor<999x33xf32>)
+    -> (tensor<1000x197xf16>, tensor<1000x197xf16>, tensor<1000x197xf16>, tensor<5000x7xf16>, tensor<3000x15xf16>,
+        tensor<3000x9xf16>, tensor<999x33xf32>) {
   %s = rlx.softmax %x axis = -1 : tensor<1000x197xf16>
   %n = rlx.layer_norm %x, %g, %b eps = 1.0e-05 : tensor<1000x197xf16>, tensor<197xf16>
   %r = rlx.rms_norm %x, %g eps = 1.0e-05 : tensor<1000x197xf16>, tensor<197xf16>
   %y = rlx.softmax %t axis = -1 : tensor<5000x7xf16>
-  func.return %s, %n, %r, %y : tensor<1000x197xf16>, tensor<1000x197xf16>, tensor<1000x197xf16>, tensor<5000x7xf16>
+  %v = rlx.softmax %u axis = -1 : tensor<3000x15xf16>
+  %z = rlx.softmax %w axis = -1 : tensor<3000x9xf16>
+  %e = rlx.softmax %f axis = -1 : tensor<999x33xf32>
+  func.return %s, %n, %r, %y, %v, %z, %e : tensor<1000x197xf16>, tensor<1000x197xf16>, tensor<1000x197xf16>, tensor<5000x7xf16>,
+                                         tensor<3000x15xf16>, tensor<3000x9xf16>, tensor<999x33xf32>
 }

@@ -7,7 +7,7 @@
 // An odd length (70001, past the stream form's 64K elements): softmax's f32
 // row, 8 blocks of 288 threads (16-bit rows 8 does not divide of 8193-65536
 // take the stream form: rows-stream.mlir).
-// CHECK: // row form: cluster (8 blocks of 288 threads per row, 2304 threads per row, 8 elements per access, 32 per thread)
+// CHECK: // row form: cluster (8 blocks of 288 threads per row, 2304 threads per row, 8 elements per access over the row's 16-byte-aligned window, 32 per thread)
 // CHECK: const int h = (int)(base & 7);
 // CHECK-NEXT: const int nb = (h + 70001 + 7) / 8;
 // Accesses c = 0 .. 2 lie in the window for every h and lane (K = 70001 / 8 /
@@ -34,7 +34,7 @@
 // reads realigned to the row's start (rlx_ld_window: two aligned vectors
 // and a funnel shift by h elements); at the window's edges an element at a
 // time:
-// CHECK: // row form: cluster (2 blocks of 256 threads per row, 512 threads per row, 8 elements per access, 64 per thread)
+// CHECK: // row form: cluster (2 blocks of 256 threads per row, 512 threads per row, 8 elements per access over the row's 16-byte-aligned window, 64 per thread)
 // CHECK: unsigned int v[32] = {};
 // CHECK: const int nb = (h + 30522 + 7) / 8;
 // CHECK: for (int i = 0; i < 4; ++i) v[c * 4 + i] = pk.w[i];

@@ -11,8 +11,9 @@ element type and layout (`ROW_FORMS`, the one table of thresholds):
   one 16-byte access each (64 halves: 8 lanes, 4 rows a warp); short
   f16/bf16 rows reduced twice, WARP_BATCH rows a group, loaded together,
   and rows of accesses under 16 bytes up to 4 (`warp_batch`); odd f16/bf16
-  rows over 512 bytes or of 5-7 elements staged through shared memory
-  (WARP_STAGED);
+  rows over 512 bytes, of 5-7 elements, or of 11-31 over 2-4 lanes holding
+  6 or more each staged through shared memory (WARP_STAGED); odd f32 rows
+  from 32 elements over as few lanes as hold 8 each (WARP_NARROW_ITEMS);
 * block: a block per row, the row in registers;
 * stream (softmax, log_softmax: f16/bf16 rows of 30000-65536 elements, no
   prologue; rows 8 does not divide through their 16-byte-aligned windows,
@@ -63,7 +64,9 @@ element type and layout (`ROW_FORMS`, the one table of thresholds):
 The cached forms move 16 bytes per access where the row's length allows (4
 f32, 8 f16/bf16 elements per lane; for rows in registers the width need
 only divide the row, a thread's accesses past its end skipped whole, one
-test per access), compute in f32 and round once on the store, f16/bf16 elements
+test per access), compute in f32 and round once on the store (softmax's
+exponentials, where the results are f16/bf16, as approximate 2^x:
+CACHED_APPROX, STREAM_APPROX), f16/bf16 elements
 converted two per instruction (`CachedRow._paired`); the form and the
 vector width are named in the kernel's source. Rows 16 bytes do not divide
 (odd f32 lengths, 16-bit lengths 8 does not divide) are windowed in the
@@ -215,9 +218,12 @@ def _stages(s: RowSpec, row: CachedRow, block_rows: int) -> bool:
     `x` and written to `y` alone (the other buffers are per-column params),
     a block's span of `block_rows` rows a whole number of 16-byte accesses
     (so every block's span starts on a boundary) and under 48 KB (static)."""
-    tiny = WARP_STAGED_TINY and row.lanes == 1 and s.rows.cols >= WARP_STAGED_TINY_MIN  # a row a thread
-    if (not WARP_STAGED or s.prologue is not None or row.width > 1 or dtype(s.t).bytes != 2
-            or (s.rows.cols * 2 <= WARP_SHORT_ROW_BYTES and not tiny)):
+    tiny = (WARP_STAGED_TINY and s.rows.cols >= WARP_STAGED_TINY_MIN
+            and (row.lanes == 1 or row.lanes <= WARP_STAGED_TINY_LANES and row.items >= WARP_STAGED_TINY_ITEMS))
+    size = dtype(s.t).bytes
+    if (not WARP_STAGED or s.prologue is not None or row.width > 1
+            or not (size == 2 or size == 4 and tiny and WARP_STAGED_TINY_F32)
+            or (s.rows.cols * size <= WARP_SHORT_ROW_BYTES and not tiny)):
         return False
     n = s.rows.rows * s.rows.cols
     shaped = sorted((name, w) for name, v, w in s.bufs if numel(shape(v)) == n)
@@ -2200,6 +2206,32 @@ WARP_STAGE_BYTES = 16384
 #: (WARP_BATCH_NARROW_BYTES), so they stay unstaged.
 WARP_STAGED_TINY = True
 WARP_STAGED_TINY_MIN = 5
+#: ... and rows of up to WARP_STAGED_TINY_LANES lanes a row holding
+#: WARP_STAGED_TINY_ITEMS elements a lane or more (16-bit rows of 11-15
+#: over 2 lanes, 21-31 over 4). Unstaged, a warp's loads of rows of 15
+#: span 16 rows 30 bytes apart, two bytes a lane. H200 (session 29,
+#: `variant.py WARP_STAGED_TINY_LANES=1,2,4,8,16 -- --ops
+#: softmax,layer_norm,rms_norm --rows 9,15,17,31,33,65,127 --dtypes
+#: f16,bf16 --sizes 64`; `sweeps/variant-warp-staged-tiny-lanes-…`), µs at
+#: 64 MiB, staged against not: softmax f16 of 15 122.1 -> 36.2 (0.85x eager
+#: -> 2.9x), of 31 87.5 -> 44.1; layer_norm of 15 82.7 -> 55.7, of 31 79.2
+#: -> 58.9; rms_norm of 15 93.6 -> 43.1, of 31 76.0 -> 49.1 (bf16 alike).
+#: Rows of 5 elements a lane lost: layer_norm and rms_norm of 9 (2 lanes)
+#: 3-17%, of 17 (4 lanes) 8-18%, of 33 (8 lanes) 12-19%; softmax of 9
+#: and 17 gained 8-16%; rows of 65 (16 lanes) lost 8-22%. Then
+#: (`variant.py WARP_STAGED_TINY_ITEMS=99,6,7 -- ... --rows
+#: 11,13,21,25,27,29`; `sweeps/variant-warp-staged-tiny-items-…`): rows of
+#: 13-29 (7-8 a lane) gained 9-153% (softmax f16 of 29 89.0 -> 36.0 µs, 91%
+#: of copy); at 6 a lane, softmax of 11 +36-72% and of 21 +30-31%, the
+#: norms of 11 -3% to +5%, of 21 -6% to -1%: 6.
+WARP_STAGED_TINY_LANES = 4
+WARP_STAGED_TINY_ITEMS = 6
+#: ... and f32 rows alike. Off: H200 (session 29, `variant.py
+#: WARP_STAGED_TINY_LANES=8 WARP_STAGED_TINY_F32=False,True -- --ops
+#: softmax,layer_norm,rms_norm --rows 5,7,9,15,17,31 --dtypes f32 --sizes
+#: 64`; `sweeps/variant-warp-staged-tiny-f32-…`): 4-27% slower but for 3
+#: of 18 cases (rms_norm of 15 +10%).
+WARP_STAGED_TINY_F32 = False
 #: Rows per group of the warp form, their 16-byte accesses all loaded
 #: before the first is reduced (`CachedRow.loaded`): f16/bf16 rows reduced
 #: twice or more (softmax's max and sum, layer_norm's mean and variance: a
@@ -2229,6 +2261,65 @@ WARP_BATCH_NARROW_BYTES = 64
 WARP_BATCH_NARROW_PARAM_BYTES = 32
 WARP_BATCH_NARROW_MAX = 4
 WARP_BATCH_NARROW_HELD_MAX = 16
+
+
+#: The warp form's rows of one element per access (odd lengths) from
+#: WARP_NARROW_MIN_COLS elements: lanes per row as few as hold at most
+#: WARP_NARROW_ITEMS elements each (0: off, a warp per row past 16 bytes'
+#: worth of lanes: `row_group`). Fewer lanes per row waste fewer lanes on
+#: the row's last access (rows of 129 f16: 160 slots over 32 lanes, 144
+#: over 16) and take fewer shuffles a row (a warp's shuffle serves 32 /
+#: lanes rows). H200 (session 29, `variant.py WARP_NARROW_ITEMS=0,8,16 --
+#: --ops softmax,layer_norm,rms_norm --rows 33,65,129,197,255 --dtypes
+#: f32,f16,bf16 --sizes 64`; `sweeps/variant-warp-narrow-items-…`): 8
+#: changes only f32 rows (`row_group` already gives 16-bit rows 8 or fewer
+#: a lane): softmax of 33 38.3 -> 35.5 µs, of 65 +5.5%, layer_norm of 65
+#: +8.4%, rms_norm of 65 +3.7%, the rest within ±1.6%; 16 lost up to 56%
+#: (16-bit rows of 33: a warp's two-byte loads then span 8 rows, 264 bytes,
+#: touching 9 sectors for 64 bytes, per load).
+WARP_NARROW_ITEMS = 8
+WARP_NARROW_MIN_COLS = 32
+
+
+def narrow_group(cols: int, width: int) -> int:
+    """Lanes per row for the warp form's rows of one element per access
+    (WARP_NARROW_ITEMS); 32 where it does not apply."""
+    if not WARP_NARROW_ITEMS or width != 1 or cols < WARP_NARROW_MIN_COLS:
+        return 32
+    g = 1
+    while g < 32 and -(-cols // g) > WARP_NARROW_ITEMS:
+        g *= 2
+    return g
+
+
+#: The warp form's f16/bf16 rows of odd lengths from WARP_WINDOW_MIN
+#: elements windowed (see `windowed`; 0: off): each row's 16-byte-aligned
+#: window read and written in 16-byte accesses, a lane an access (the
+#: lanes a power of two, up to a warp, covering the window's accesses at
+#: any start), the window's first and last accesses element by element;
+#: rows up to WARP_SHORT_ROW_BYTES (longer odd rows are staged:
+#: WARP_STAGED). Unwindowed, a lane moves two bytes an access. Off: H200
+#: (session 29, `variant.py WARP_WINDOW_MIN=0,9 -- --ops
+#: softmax,layer_norm,rms_norm --rows 9,15,17,33,65,129,197,255 --dtypes
+#: f16,bf16 --sizes 64`; `sweeps/variant-warp-window-…`), correct but
+#: 1.6-3.1x slower everywhere but rows of 15 (+6%): a row a group at a
+#: time (no batch), up to half its lanes idle, and the window's edges
+#: written an element at a time by one lane while the rest wait.
+WARP_WINDOW_MIN = 0
+
+
+def warp_window_lanes(s: RowSpec) -> int:
+    """Lanes per row of the warp form's windowed rows (WARP_WINDOW_MIN); 0
+    where the row is not windowed."""
+    cols = s.rows.cols
+    if (not WARP_WINDOW_MIN or cols < WARP_WINDOW_MIN or cols % 2 == 0 or dtype(s.t).bytes != 2
+            or cols * 2 > WARP_SHORT_ROW_BYTES or s.elem_bytes != 2 or s.prologue is not None or s.rows.row_base != f"r * {cols}LL"):
+        return 0
+    accesses = (cols + 7 + 7) // 8  # the window's accesses at the worst start (7 elements before the row)
+    g = 1
+    while g < min(accesses, 32):
+        g *= 2
+    return g
 
 
 def warp_batch(s: RowSpec, row: CachedRow, per_block: int) -> int:
@@ -2864,6 +2955,8 @@ class CachedRow:
         per = f"{self.width} elements per access" if self.width > 1 else "one element per access"
         if self.peel:
             per += " between the row's 16-byte boundaries, the rest one each"
+        if self.window:
+            per += " over the row's 16-byte-aligned window"
         who = "a thread per row" if self.lanes == 1 else f"{self.lanes} threads per row"
         return f"{who}, {per}, {self.slots} per thread"
 
@@ -3477,6 +3570,10 @@ def row_kernel(s: RowSpec, sm_count: int) -> KernelSpec:
     if form == "warp":
         group = row_group(rows.cols, s.elem_bytes)
         row = CachedRow.for_spec(s, group, "lane")
+        if (narrow := narrow_group(rows.cols, row.width)) < group:
+            group, row = narrow, CachedRow.for_spec(s, narrow, "lane")
+        if lanes := warp_window_lanes(s):
+            group, row = lanes, CachedRow.for_spec(s, lanes, "lane", window=True)
         threads = WARP_SHORT_THREADS if rows.cols * s.elem_bytes <= WARP_SHORT_ROW_BYTES else WARP_THREADS
         per_block = threads // group
         block_rows = per_block * stage_rows(rows.cols * dtype(s.t).bytes, per_block)  # if staged
