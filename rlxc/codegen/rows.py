@@ -2274,7 +2274,7 @@ WARP_BATCH_NARROW_HELD_MAX = 16
 #: f32,f16,bf16 --sizes 64`; `sweeps/variant-warp-narrow-items-…`): 8
 #: changes only f32 rows (`row_group` already gives 16-bit rows 8 or fewer
 #: a lane): softmax of 33 38.3 -> 35.5 µs, of 65 +5.5%, layer_norm of 65
-#: +8.4%, rms_norm of 65 +3.7%, the rest within ±1.6%; 16 lost up to 56%
+#: +8.4%, rms_norm of 65 +3.7%, the rest within ±1.6%; 16 lost up to 54%
 #: (16-bit rows of 33: a warp's two-byte loads then span 8 rows, 264 bytes,
 #: touching 9 sectors for 64 bytes, per load).
 WARP_NARROW_ITEMS = 8
@@ -2302,7 +2302,7 @@ def narrow_group(cols: int, width: int) -> int:
 #: (session 29, `variant.py WARP_WINDOW_MIN=0,9 -- --ops
 #: softmax,layer_norm,rms_norm --rows 9,15,17,33,65,129,197,255 --dtypes
 #: f16,bf16 --sizes 64`; `sweeps/variant-warp-window-…`), correct but
-#: 1.6-3.1x slower everywhere but rows of 15 (+6%): a row a group at a
+#: 1.6-3.1x slower but over rows of 15 (softmax +6%, rms_norm -7 to -10%): a row a group at a
 #: time (no batch), up to half its lanes idle, and the window's edges
 #: written an element at a time by one lane while the rest wait.
 WARP_WINDOW_MIN = 0
