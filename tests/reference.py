@@ -146,6 +146,15 @@ log = _vec(math.log)
 sqrt = _vec(math.sqrt)
 sin = _vec(math.sin)
 cos = _vec(math.cos)
+tan = _vec(math.tan)
+asin = _vec(math.asin)
+acos = _vec(math.acos)
+atan = _vec(math.atan)
+sinh = _vec(math.sinh)
+cosh = _vec(math.cosh)
+asinh = _vec(math.asinh)
+acosh = _vec(math.acosh)
+atanh = _vec(math.atanh)
 tanh = _vec(math.tanh)
 floor = _vec(lambda v: float(math.floor(v)))
 ceil = _vec(lambda v: float(math.ceil(v)))
@@ -222,6 +231,15 @@ UNARY = {
     "reciprocal": lambda x: 1.0 / np.asarray(x, dtype=np.float64),
     "sin": sin,
     "cos": cos,
+    "tan": tan,
+    "asin": asin,
+    "acos": acos,
+    "atan": atan,
+    "sinh": sinh,
+    "cosh": cosh,
+    "asinh": asinh,
+    "acosh": acosh,
+    "atanh": atanh,
     "tanh": tanh,
     "sigmoid": sigmoid,
     "relu": relu,

@@ -70,19 +70,24 @@ def _unary(name, dtype="f32"):
         x = g.input("x", [3, 37], dtype)
         if name in ("log", "sqrt", "rsqrt"):
             x = g.add(g.abs(x), g.constant(np.float32(0.5), dtype))
+        if name == "acosh":
+            x = g.add(g.abs(x), g.constant(np.float32(1.0), dtype))
+        if name in ("asin", "acos", "atanh", "tan"):  # inside (-1, 1); tan away from its poles
+            x = g.mul(g.tanh(x), g.constant(np.float32(0.95), dtype))
         return [getattr(g, name)(x)]
 
     return build
 
 
-UNARY = ["neg", "abs", "exp", "log", "sqrt", "rsqrt", "reciprocal", "sin", "cos", "tanh", "sigmoid",
+UNARY = ["neg", "abs", "exp", "log", "sqrt", "rsqrt", "reciprocal", "sin", "cos", "tan", "asin", "acos", "atan",
+         "sinh", "cosh", "asinh", "acosh", "atanh", "tanh", "sigmoid",
          "relu", "gelu", "gelu_tanh", "silu", "erf", "floor", "ceil", "round", "sign", "softplus"]  # fmt: skip
 
 
 def _cases():
     c = {f"unary_{n}": _unary(n) for n in UNARY}
-    c.update({f"unary_{n}_f16": _unary(n, "f16") for n in ("exp", "gelu", "tanh", "neg")})
-    c.update({f"unary_{n}_bf16": _unary(n, "bf16") for n in ("exp", "silu", "abs")})
+    c.update({f"unary_{n}_f16": _unary(n, "f16") for n in ("exp", "gelu", "tanh", "neg", "asin", "cosh")})
+    c.update({f"unary_{n}_bf16": _unary(n, "bf16") for n in ("exp", "silu", "abs", "atanh", "sinh")})
     for n in ("add", "sub", "mul", "div", "rem", "maximum", "minimum", "pow"):
         c[f"binary_{n}"] = lambda g, n=n: [getattr(g, n)(g.add(g.abs(g.input("a", [4, 1, 8])), g.constant(np.float32(0.5))), g.input("b", [3, 8]))]
     for n in ("eq", "ne", "lt", "le", "gt", "ge"):

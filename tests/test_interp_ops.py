@@ -73,8 +73,8 @@ def nonzero(rng, shape, dtype, lo, hi):
 # =========================================================================== unary
 
 UNARY_OPS = [
-    "neg", "abs", "exp", "log", "sqrt", "rsqrt", "reciprocal", "sin", "cos", "tanh",
-    "sigmoid", "relu", "gelu", "gelu_tanh", "silu", "erf", "floor", "ceil", "round",
+    "neg", "abs", "exp", "log", "sqrt", "rsqrt", "reciprocal", "sin", "cos", "tan", "asin",
+    "acos", "atan", "sinh", "cosh", "asinh", "acosh", "atanh", "tanh", "sigmoid", "relu", "gelu", "gelu_tanh", "silu", "erf", "floor", "ceil", "round",
     "sign", "softplus",
 ]  # fmt: skip
 INT_UNARY_OPS = ["neg", "abs", "sign", "relu"]
@@ -91,6 +91,14 @@ def unary_input(rng, op, shape, dtype):
         return x
     if op == "reciprocal":
         return nonzero(rng, shape, dtype, 0.2, 4.0)
+    if op in ("asin", "acos", "atanh"):  # inside (-1, 1)
+        return R.random_array(rng, shape, dtype, -0.95, 0.95)
+    if op == "acosh":
+        x = R.random_array(rng, shape, dtype, 1.0, 6.0)
+        x.flat[0] = 1.0
+        return x
+    if op == "tan":  # away from the poles at ±pi/2
+        return R.random_array(rng, shape, dtype, -1.4, 1.4)
     if op in ("floor", "ceil", "round", "sign"):
         x = rng.uniform(-6, 6, size=shape)
         quarters = rng.integers(-24, 25, size=shape) / 4.0  # exact integers and ties
@@ -154,6 +162,23 @@ def test_sin_cos_large_arguments(op):
     R.assert_close(out, ref, "f32", what=op)
     # Element by element too: full-range reduction, not a fast approximation.
     assert np.max(np.abs(out.astype(np.float64) - ref)) < 1e-7
+
+
+@pytest.mark.parametrize("dtype", FLOATS)
+def test_inverse_trig_domains_and_small_arguments(dtype):
+    """Outside their domains asin, acos and acosh are NaN and atanh too;
+    atanh(±1) = ±inf; asin/atan/sinh/asinh/atanh/tan keep their relative
+    precision near 0 (they are ops, not compositions of exp and log)."""
+    x = R.to_dtype(np.array([-2.0, -1.0, 1.0, 1.5, 0.0]), dtype)
+    outs = run(lambda g, t: [g.asin(t["x"]), g.acos(t["x"]), g.atanh(t["x"]), g.acosh(t["x"])], {"x": (x, dtype)})
+    asin, acos, atanh, acosh = (o.astype(np.float64) for o in outs)
+    assert np.isnan(asin[[0, 3]]).all() and np.isnan(acos[[0, 3]]).all() and np.isnan(atanh[[0, 3]]).all()
+    assert atanh[1] == -np.inf and atanh[2] == np.inf and np.isnan(acosh[[0, 1, 4]]).all() and acosh[2] == 0.0
+    assert asin[1] == R.to_dtype(np.array([-np.pi / 2]), dtype).astype(np.float64)[0] and acos[2] == 0.0
+    tiny = R.to_dtype(np.array([1e-4, -3e-5, 2e-3]), dtype)
+    for op in ("asin", "atan", "sinh", "asinh", "atanh", "tan"):
+        out = run1(lambda g, t: getattr(g, op)(t["x"]), {"x": (tiny, dtype)})
+        R.assert_close(out, R.UNARY[op](R.wide(tiny)), dtype, what=f"{op} near 0")
 
 
 def test_gelu_is_the_exact_erf_form():

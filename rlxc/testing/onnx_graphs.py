@@ -25,7 +25,7 @@ from hypothesis import strategies as st
 OPSET = 17
 
 UNARY = ["Relu", "Tanh", "Sigmoid", "Neg", "Abs", "Erf", "Sin", "Cos", "Floor", "Ceil",
-         "Softsign", "Selu", "Celu", "ThresholdedRelu", "Shrink"]
+         "Softsign", "Selu", "Celu", "ThresholdedRelu", "Shrink", "Atan", "Asinh"]
 POSITIVE = ["Log", "Sqrt", "Reciprocal"]
 BINARY = ["Add", "Sub", "Mul", "Max", "Min"]
 KINDS = ["unary", "positive", "exp", "binary", "div", "matmul", "softmax", "reshape", "transpose"]

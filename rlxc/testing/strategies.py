@@ -29,7 +29,7 @@ from rlxc.frontends.builder import GraphBuilder, Tensor
 from rlxc.interp import signature
 
 UNARY_ANY = ["neg", "abs", "sin", "cos", "tanh", "sigmoid", "relu", "gelu", "gelu_tanh",
-             "silu", "erf", "floor", "ceil", "round", "sign", "softplus"]  # fmt: skip
+             "silu", "erf", "floor", "ceil", "round", "sign", "softplus", "atan", "asinh"]  # fmt: skip
 UNARY_POSITIVE = ["log", "sqrt", "rsqrt", "reciprocal"]
 BINARY = ["add", "sub", "mul", "maximum", "minimum"]
 COMPARE = ["eq", "ne", "lt", "le", "gt", "ge"]

@@ -1,7 +1,7 @@
 // RUN: rlxc-opt %s | rlxc-opt | filecheck %s
 // RUN: rlxc-opt %s --print-op-generic | rlxc-opt | filecheck %s
 
-// Round trip of the 20 unary elementwise ops: `%y = rlx.<op> %x : tensor<...>`.
+// Round trip of the 30 unary elementwise ops: `%y = rlx.<op> %x : tensor<...>`.
 // Float-only ops on f32, f16 and bf16; neg, abs, sign and relu also on i32 and i64.
 
 // CHECK-LABEL: func.func @float_unary(
@@ -48,6 +48,24 @@ func.func @float_unary(%f32: tensor<4x16xf32>, %f16: tensor<8xf16>, %bf16: tenso
   %19 = rlx.cos %f16 : tensor<8xf16>
   // CHECK-NEXT: %{{.*}} = rlx.cos %{{.*}} : tensor<2x3x4xbf16>
   %20 = rlx.cos %bf16 : tensor<2x3x4xbf16>
+  // CHECK-NEXT: %{{.*}} = rlx.tan %{{.*}} : tensor<4x16xf32>
+  %t0 = rlx.tan %f32 : tensor<4x16xf32>
+  // CHECK-NEXT: %{{.*}} = rlx.asin %{{.*}} : tensor<8xf16>
+  %t1 = rlx.asin %f16 : tensor<8xf16>
+  // CHECK-NEXT: %{{.*}} = rlx.acos %{{.*}} : tensor<2x3x4xbf16>
+  %t2 = rlx.acos %bf16 : tensor<2x3x4xbf16>
+  // CHECK-NEXT: %{{.*}} = rlx.atan %{{.*}} : tensor<4x16xf32>
+  %t3 = rlx.atan %f32 : tensor<4x16xf32>
+  // CHECK-NEXT: %{{.*}} = rlx.sinh %{{.*}} : tensor<8xf16>
+  %t4 = rlx.sinh %f16 : tensor<8xf16>
+  // CHECK-NEXT: %{{.*}} = rlx.cosh %{{.*}} : tensor<2x3x4xbf16>
+  %t5 = rlx.cosh %bf16 : tensor<2x3x4xbf16>
+  // CHECK-NEXT: %{{.*}} = rlx.asinh %{{.*}} : tensor<4x16xf32>
+  %t6 = rlx.asinh %f32 : tensor<4x16xf32>
+  // CHECK-NEXT: %{{.*}} = rlx.acosh %{{.*}} : tensor<8xf16>
+  %t7 = rlx.acosh %f16 : tensor<8xf16>
+  // CHECK-NEXT: %{{.*}} = rlx.atanh %{{.*}} : tensor<2x3x4xbf16>
+  %t8 = rlx.atanh %bf16 : tensor<2x3x4xbf16>
   // CHECK-NEXT: %{{.*}} = rlx.tanh %{{.*}} : tensor<4x16xf32>
   %21 = rlx.tanh %f32 : tensor<4x16xf32>
   // CHECK-NEXT: %{{.*}} = rlx.tanh %{{.*}} : tensor<8xf16>

@@ -192,6 +192,78 @@ class CosOp(UnaryElementwiseOp):
 
 
 @irdl_op_definition
+class TanOp(UnaryElementwiseOp):
+    """tan(x), x in radians, full range."""
+
+    name = "rlx.tan"
+    MATH_OP: ClassVar = math.TanOp
+
+
+@irdl_op_definition
+class AsinOp(UnaryElementwiseOp):
+    """arcsin(x) in [-pi/2, pi/2]; NaN outside [-1, 1]."""
+
+    name = "rlx.asin"
+    MATH_OP: ClassVar = math.AsinOp
+
+
+@irdl_op_definition
+class AcosOp(UnaryElementwiseOp):
+    """arccos(x) in [0, pi]; NaN outside [-1, 1]."""
+
+    name = "rlx.acos"
+    MATH_OP: ClassVar = math.AcosOp
+
+
+@irdl_op_definition
+class AtanOp(UnaryElementwiseOp):
+    """arctan(x) in (-pi/2, pi/2)."""
+
+    name = "rlx.atan"
+    MATH_OP: ClassVar = math.AtanOp
+
+
+@irdl_op_definition
+class SinhOp(UnaryElementwiseOp):
+    """Hyperbolic sine (to full relative precision near 0)."""
+
+    name = "rlx.sinh"
+    MATH_OP: ClassVar = math.SinhOp
+
+
+@irdl_op_definition
+class CoshOp(UnaryElementwiseOp):
+    """Hyperbolic cosine."""
+
+    name = "rlx.cosh"
+    MATH_OP: ClassVar = math.CoshOp
+
+
+@irdl_op_definition
+class AsinhOp(UnaryElementwiseOp):
+    """Inverse hyperbolic sine."""
+
+    name = "rlx.asinh"
+    MATH_OP: ClassVar = math.AsinhOp
+
+
+@irdl_op_definition
+class AcoshOp(UnaryElementwiseOp):
+    """Inverse hyperbolic cosine, in [0, inf); NaN below 1."""
+
+    name = "rlx.acosh"
+    MATH_OP: ClassVar = math.AcoshOp
+
+
+@irdl_op_definition
+class AtanhOp(UnaryElementwiseOp):
+    """Inverse hyperbolic tangent; -inf and inf at -1 and 1, NaN outside [-1, 1]."""
+
+    name = "rlx.atanh"
+    MATH_OP: ClassVar = math.AtanhOp
+
+
+@irdl_op_definition
 class TanhOp(UnaryElementwiseOp):
     """Hyperbolic tangent."""
 
@@ -554,7 +626,8 @@ class CastOp(RlxOp):
 
 
 UNARY_OPS: tuple[type[UnaryElementwiseOp], ...] = (
-    NegOp, AbsOp, ExpOp, LogOp, SqrtOp, RsqrtOp, ReciprocalOp, SinOp, CosOp, TanhOp,
+    NegOp, AbsOp, ExpOp, LogOp, SqrtOp, RsqrtOp, ReciprocalOp, SinOp, CosOp, TanOp,
+    AsinOp, AcosOp, AtanOp, SinhOp, CoshOp, AsinhOp, AcoshOp, AtanhOp, TanhOp,
     SigmoidOp, ReluOp, GeluOp, GeluTanhOp, SiluOp, ErfOp, FloorOp, CeilOp, RoundOp,
     SignOp, SoftplusOp,
 )  # fmt: skip

@@ -20,7 +20,8 @@ _UNARY = {
     "Sqrt": "sqrt", "Reciprocal": "reciprocal", "Neg": "neg", "Abs": "abs", "Exp": "exp",
     "Log": "log", "Erf": "erf", "Tanh": "tanh", "Sigmoid": "sigmoid", "Relu": "relu",
     "Floor": "floor", "Ceil": "ceil", "Round": "round", "Sign": "sign", "Sin": "sin",
-    "Cos": "cos",
+    "Cos": "cos", "Tan": "tan", "Asin": "asin", "Acos": "acos", "Atan": "atan", "Sinh": "sinh",
+    "Cosh": "cosh", "Asinh": "asinh", "Acosh": "acosh", "Atanh": "atanh",
 }  # fmt: skip
 
 
