@@ -481,3 +481,82 @@ def test_global_lp_pool_matches_onnxruntime(p):
     module, params = from_onnx(model)
     (got,) = rlxc.interpret(module, {"x": x}, params)
     np.testing.assert_allclose(got, _ort_run(model, {"x": x})[0], rtol=1e-5, atol=1e-6)
+
+
+def _attention_model(opset, inputs, outputs, **attrs):
+    """A one-node Attention model: `inputs` are (name or "", ONNX type, shape)
+    in the node's order ("" for an absent optional input), `outputs` (name
+    or "", shape) of Q's type."""
+    t = inputs[0][1]
+    node = helper.make_node("Attention", [i[0] for i in inputs], [o[0] for o in outputs], **attrs)
+    g = helper.make_graph(
+        [node], "g", [helper.make_tensor_value_info(*i) for i in inputs if i[0]],
+        [helper.make_tensor_value_info(o[0], t, o[1]) for o in outputs if o[0]],
+    )  # fmt: skip
+    return helper.make_model(g, opset_imports=[helper.make_opsetid("", opset)])
+
+
+def _attention_cases():
+    """(name, model, feeds, whether rlx.attention takes it): grouped-query 3-D
+    inputs with a KV cache, a bool mask that masks two query rows wholly and
+    the cache-aligned causal frontier; softcap with the softmax scores as an
+    output (the unfused path); nonpad_kv_seqlen per batch with a causal
+    frontier; an opset 25 sliding window."""
+    rng = np.random.default_rng()
+    f = TensorProto.FLOAT
+    r = lambda *s: rng.standard_normal(s).astype(np.float32)  # noqa: E731
+    mask = rng.random((5, 8)) < 0.7
+    mask[[1, 3]] = False  # rows no key may see: zeros
+    yield ("gqa_past_bool_causal", _attention_model(
+        23, [("q", f, [2, 5, 32]), ("k", f, [2, 5, 16]), ("v", f, [2, 5, 12]), ("m", TensorProto.BOOL, [5, 8]),
+             ("pk", f, [2, 2, 3, 8]), ("pv", f, [2, 2, 3, 6])],
+        [("y", [2, 5, 24]), ("presk", [2, 2, 8, 8]), ("presv", [2, 2, 8, 6])],
+        q_num_heads=4, kv_num_heads=2, is_causal=1),
+        {"q": r(2, 5, 32), "k": r(2, 5, 16), "v": r(2, 5, 12), "m": mask, "pk": r(2, 2, 3, 8), "pv": r(2, 2, 3, 6)}, True)
+    yield ("softcap_scores", _attention_model(
+        23, [("q", f, [2, 3, 4, 8]), ("k", f, [2, 3, 6, 8]), ("v", f, [2, 3, 6, 5]), ("m", f, [2, 1, 4, 6])],
+        [("y", [2, 3, 4, 5]), ("", None), ("", None), ("qk", [2, 3, 4, 6])],
+        scale=0.3, softcap=2.0, qk_matmul_output_mode=3),
+        {"q": r(2, 3, 4, 8), "k": r(2, 3, 6, 8), "v": r(2, 3, 6, 5), "m": r(2, 1, 4, 6)}, False)
+    yield ("nonpad_causal", _attention_model(
+        24, [("q", f, [2, 2, 2, 8]), ("k", f, [2, 2, 7, 8]), ("v", f, [2, 2, 7, 8]), ("", None, None), ("", None, None),
+             ("", None, None), ("n", TensorProto.INT64, [2])],
+        [("y", [2, 2, 2, 8])], is_causal=1),
+        {"q": r(2, 2, 2, 8), "k": r(2, 2, 7, 8), "v": r(2, 2, 7, 8), "n": np.array([7, 4], np.int64)}, True)
+    yield ("window", _attention_model(
+        25, [("q", f, [1, 2, 6, 4]), ("k", f, [1, 2, 6, 4]), ("v", f, [1, 2, 6, 4])], [("y", [1, 2, 6, 4])],
+        left_window_size=1, right_window_size=2),
+        {"q": r(1, 2, 6, 4), "k": r(1, 2, 6, 4), "v": r(1, 2, 6, 4)}, True)
+
+
+@pytest.mark.parametrize("name,model,feeds,fused", list(_attention_cases()), ids=lambda v: v if isinstance(v, str) else "")
+def test_attention_matches_the_onnx_reference(name, model, feeds, fused):
+    """ONNX Attention (opsets 23-25) against ONNX's reference evaluator on
+    fresh inputs, every output; rlx.attention (the fused kernel on CUDA)
+    wherever the scores are not an output; fully-masked rows are zeros."""
+    from onnx.reference import ReferenceEvaluator
+
+    module, params = from_onnx(model)
+    assert any(op.name == "rlx.attention" for op in module.walk()) == fused
+    got = rlxc.interpret(module, feeds, params)
+    want = ReferenceEvaluator(model).run(None, feeds)
+    assert len(got) == len(want)
+    for g_, w in zip(got, want):
+        np.testing.assert_allclose(g_, w, rtol=2e-5, atol=2e-6)
+    if name == "gqa_past_bool_causal":
+        assert np.all(got[0][:, [1, 3]] == 0.0)
+
+
+@pytest.mark.gpu
+@pytest.mark.skipif(not rlxc.cuda.is_available(), reason="no NVIDIA GPU and driver")
+@pytest.mark.parametrize("name,model,feeds,fused", list(_attention_cases()), ids=lambda v: v if isinstance(v, str) else "")
+def test_attention_on_cuda_matches_the_onnx_reference(name, model, feeds, fused):
+    """The same models compiled for CUDA (the fused attention kernel where
+    rlx.attention stays), against ONNX's reference."""
+    from onnx.reference import ReferenceEvaluator
+
+    module, params = from_onnx(model)
+    got = rlxc.compile(module, "cuda", params=params).run(feeds)
+    want = ReferenceEvaluator(model).run(None, feeds)
+    for g_, w in zip(got, want):
+        np.testing.assert_allclose(g_, w, rtol=1e-4, atol=1e-5)

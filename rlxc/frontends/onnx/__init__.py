@@ -14,7 +14,7 @@ An ONNX graph becomes a `func.func @main` of rlx ops through `GraphBuilder`.
 * The importer is a table, `EMITTERS`: ONNX op type (and the opset from
   which a form holds) -> a small function that emits rlx ops through the
   builder, one module per family (`elementwise`, `reductions`, `matmul`,
-  `shape`, `spatial`, `constants`); `core` holds what they share and
+  `attention`, `shape`, `spatial`, `constants`); `core` holds what they share and
   `importer` the walk. An op type, attribute value or dtype it
   does not support is an `OnnxImportError` naming the op type, the node and
   what is supported; nothing is approximated.
@@ -23,6 +23,7 @@ An ONNX graph becomes a `func.func @main` of rlx ops through `GraphBuilder`.
 """
 
 from rlxc.frontends.onnx import (  # noqa: F401 - registers the emitters
+    attention,
     constants,
     elementwise,
     matmul,

@@ -160,10 +160,25 @@ def _cast(n: Node) -> list[Value]:
     return [x if x.dtype == to else n.g.cast(x, to)]
 
 
+#: CastLike of an import-time value takes only its target's type from the
+#: other input, so it stays an import-time value (a Pad's fill, say) up to
+#: this many elements (larger ones, weights, stay params cast at run time).
+CAST_LIKE_FOLD_MAX = 4096
+
+
 @emitter("CastLike")
 def _cast_like(n: Node) -> list[Value]:
-    x, like = n.tensor(0), n.input(1)
-    to = like.dtype if like is not None else x.dtype
+    x0, like = n.input(0), n.input(1)
+    to = like.dtype if like is not None else n.tensor(0).dtype
+    if isinstance(x0, Const) and x0.array.size <= CAST_LIKE_FOLD_MAX:
+        if x0.dtype == to:
+            return [x0]
+        from onnx import helper
+
+        from rlxc.dialects.types import DTYPES
+
+        return n.imp._fold(helper.make_node("Cast", ["x"], ["y"], to=DTYPES[to].onnx), [x0])
+    x = n.tensor(0)
     return [x if x.dtype == to else n.g.cast(x, to)]
 
 
