@@ -560,3 +560,34 @@ def test_attention_on_cuda_matches_the_onnx_reference(name, model, feeds, fused)
     want = ReferenceEvaluator(model).run(None, feeds)
     for g_, w in zip(got, want):
         np.testing.assert_allclose(g_, w, rtol=1e-4, atol=1e-5)
+
+
+@pytest.mark.parametrize("interleaved,rot,rank,positions", [(0, 0, 4, True), (1, 0, 4, True), (0, 4, 3, True),
+                                                            (1, 4, 3, False), (0, 0, 3, False)])
+def test_rotary_embedding_matches_the_onnx_reference(interleaved, rot, rank, positions):
+    """ONNX RotaryEmbedding (opset 23) against ONNX's reference evaluator on
+    fresh inputs: both pairings, a partial rotary_embedding_dim, 3-D and 4-D
+    inputs, angles by position_ids or per position; the halves' form is
+    rlx.rope."""
+    from onnx.reference import ReferenceEvaluator
+
+    rng = np.random.default_rng()
+    b, h, s, d = 2, 3, 5, 8
+    half = (rot or d) // 2
+    shape = [b, h, s, d] if rank == 4 else [b, s, h * d]
+    cache = [11, half] if positions else [b, s, half]
+    f = TensorProto.FLOAT
+    ins = [("x", f, shape), ("c", f, cache), ("sn", f, cache)] + ([("p", TensorProto.INT64, [b, s])] if positions else [])
+    attrs = {"interleaved": interleaved, **({"rotary_embedding_dim": rot} if rot else {}),
+             **({"num_heads": h} if rank == 3 else {})}
+    model = _one_node("RotaryEmbedding", ins, [("y", f, shape)], opset=23, **attrs)
+    ang = rng.uniform(-3, 3, cache)
+    feeds = {"x": rng.standard_normal(shape).astype(np.float32), "c": np.cos(ang).astype(np.float32),
+             "sn": np.sin(ang).astype(np.float32)}
+    if positions:
+        feeds["p"] = rng.integers(0, 11, (b, s)).astype(np.int64)
+    module, params = from_onnx(model)
+    assert any(op.name == "rlx.rope" for op in module.walk()) == (not interleaved)
+    (got,) = rlxc.interpret(module, feeds, params)
+    (want,) = ReferenceEvaluator(model).run(None, feeds)
+    np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-6)

@@ -1,5 +1,6 @@
-"""The emitter of ONNX Attention (opset 23 on): scaled dot-product attention
-with its masks, grouped-query heads, a KV cache and the opset 25 windows.
+"""The emitters of ONNX's transformer ops (opset 23 on): Attention (scaled
+dot-product attention with its masks, grouped-query heads, a KV cache and
+the opset 25 windows) and RotaryEmbedding.
 
 Every way ONNX masks a score (`attn_mask`, bool or additive, padded with
 masked keys to the key length; `is_causal`, aligned to the cache's end;
@@ -186,3 +187,51 @@ def _scores_path(n: Node, q: Tensor, k: Tensor, v: Tensor, bias: Tensor | None, 
     if mode == 3:
         qk = p
     return g.matmul(p, v), qk
+
+
+@emitter("RotaryEmbedding", since=23)
+def _rotary_embedding(n: Node) -> list[Value]:
+    """x rotated by its positions' angles, pairs of its first
+    rotary_embedding_dim elements a head (the halves, or with `interleaved`
+    the even and odd elements): [x1 cos - x2 sin, x1 sin + x2 cos]. The
+    halves' form is `rlx.rope` over cos and sin repeated to the full width."""
+    g = n.g
+    x0 = n.tensor(0)
+    cos, sin = n.tensor(1), n.tensor(2)
+    if x0.ndim == 4:  # [b, heads, s, d]
+        x = x0
+        b, _, s, d = x.shape
+        at = [b, 1, s]  # the angles broadcast over the heads
+    elif x0.ndim == 3:  # [b, s, heads * d]
+        heads = int(n.attr("num_heads", 0) or 0)
+        if not heads or x0.shape[2] % heads:
+            raise n.error(f"a 3-D input needs num_heads dividing its last axis ({x0.shape[2]}), got {heads}")
+        b, s = x0.shape[0], x0.shape[1]
+        x = g.reshape(x0, [b, s, heads, x0.shape[2] // heads])
+        d = x.shape[3]
+        at = [b, s, 1]
+    else:
+        raise n.error(f"the input has rank {x0.ndim}; RotaryEmbedding takes rank 3 or 4")
+    rot = int(n.attr("rotary_embedding_dim", 0) or 0) or d
+    if rot % 2 or rot > d:
+        raise n.error(f"rotary_embedding_dim {rot} must be even and at most the head size {d}")
+    if n.input(3) is not None:  # angles by position: the caches' rows
+        pos = n.tensor(3)
+        cos, sin = g.gather(cos, pos, axis=0), g.gather(sin, pos, axis=0)
+    for c, name in ((cos, "cos_cache"), (sin, "sin_cache")):
+        if c.shape[-1] != rot // 2 or c.dtype != x.dtype:
+            raise n.error(f"{name} gives {c.shape[-1]} {c.dtype} angles a position; the input needs {rot // 2} {x.dtype}")
+    cos, sin = g.reshape(cos, [*at, rot // 2]), g.reshape(sin, [*at, rot // 2])
+    xr = x if rot == d else g.slice(x, [0], [rot], axes=[3])
+    if n.attr("interleaved", 0):
+        x1 = g.slice(xr, [0], [rot], axes=[3], steps=[2])
+        x2 = g.slice(xr, [1], [rot], axes=[3], steps=[2])
+        real = g.sub(g.mul(cos, x1), g.mul(sin, x2))
+        imag = g.add(g.mul(sin, x1), g.mul(cos, x2))
+        pairs = [g.reshape(t, [*t.shape, 1]) for t in (real, imag)]
+        y = g.reshape(g.concat(pairs, axis=4), list(xr.shape))
+    else:
+        y = g.rope(xr, g.concat([cos, cos], axis=3), g.concat([sin, sin], axis=3))
+    if rot < d:
+        y = g.concat([y, g.slice(x, [rot], [d], axes=[3])], axis=3)
+    return [y if x0.ndim == 4 else g.reshape(y, list(x0.shape))]
