@@ -199,7 +199,7 @@ def test_non_tensor_input_is_named():
 
 
 def test_docs_onnx_adding_an_op_example_works():
-    """docs/onnx.md's worked example (Swish) registers and imports as written."""
+    """docs/onnx.md's worked example (BitwiseNot) registers and imports as written."""
     import re
     from pathlib import Path
 
@@ -210,25 +210,22 @@ def test_docs_onnx_adding_an_op_example_works():
     saved = {op: dict(forms) for op, forms in imp.EMITTERS.items()}
     try:
         exec(code, vars(imp).copy())
-        assert "Swish" in imp.EMITTERS
-        _check_swish()
+        assert "BitwiseNot" in imp.EMITTERS
+        _check_bitwise_not()
     finally:
         imp.EMITTERS.clear()
         imp.EMITTERS.update(saved)
-    assert "Swish" not in imp.EMITTERS
+    assert "BitwiseNot" not in imp.EMITTERS
 
 
-def _check_swish():
-    g = helper.make_graph(
-        [helper.make_node("Swish", ["x"], ["y"], alpha=1.5)], "g",
-        [helper.make_tensor_value_info("x", TensorProto.FLOAT, [3, 5])],
-        [helper.make_tensor_value_info("y", TensorProto.FLOAT, [3, 5])],
-    )  # fmt: skip
-    module, params = from_onnx(helper.make_model(g, opset_imports=[helper.make_opsetid("", 24)]))
-    x = np.random.default_rng().standard_normal((3, 5)).astype(np.float32)
-    (got,) = rlxc.interpret(module, {"x": x}, params)
-    x64 = x.astype(np.float64)
-    np.testing.assert_allclose(got, x64 / (1.0 + np.exp(-1.5 * x64)), rtol=2e-6)
+def _check_bitwise_not():
+    for t, np_t in ((TensorProto.INT32, np.int32), (TensorProto.INT64, np.int64)):
+        model = _one_node("BitwiseNot", [("x", t, [3, 5])], [("y", t, [3, 5])], opset=18)
+        module, params = from_onnx(model)
+        x = np.random.default_rng().integers(-1000, 1000, (3, 5)).astype(np_t)
+        x[0, :2] = [np.iinfo(np_t).min, np.iinfo(np_t).max]
+        (got,) = rlxc.interpret(module, {"x": x}, params)
+        np.testing.assert_array_equal(got, np.invert(x))
 
 
 @pytest.mark.parametrize(
@@ -591,3 +588,32 @@ def test_rotary_embedding_matches_the_onnx_reference(interleaved, rot, rank, pos
     (got,) = rlxc.interpret(module, feeds, params)
     (want,) = ReferenceEvaluator(model).run(None, feeds)
     np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-6)
+
+
+@pytest.mark.parametrize("op,opset,attrs,dt", [("MeanVarianceNormalization", 13, {}, "f32"),
+                                               ("MeanVarianceNormalization", 13, {"axes": [1, -1]}, "f16"),
+                                               ("Swish", 24, {"alpha": 0.7}, "f32"), ("Swish", 24, {}, "f16"),
+                                               ("SwiGLU", 28, {}, "f32"), ("SwiGLU", 28, {"alpha": 1.7}, "f16")])
+def test_mvn_swish_swiglu_match_the_onnx_reference(op, opset, attrs, dt):
+    """MeanVarianceNormalization (default and given axes; against float64
+    numpy), Swish and SwiGLU (alpha 1: silu; against ONNX's reference
+    evaluator, which computes f16 in f16) on fresh inputs, f32 and f16."""
+    from onnx.reference import ReferenceEvaluator
+
+    rng = np.random.default_rng()
+    t, np_t = (TensorProto.FLOAT, np.float32) if dt == "f32" else (TensorProto.FLOAT16, np.float16)
+    shape = [2, 3, 4, 5]
+    names = ["a", "b"] if op == "SwiGLU" else ["x"]
+    model = _one_node(op, [(nm, t, shape) for nm in names], [("y", t, shape)], opset=opset, **attrs)
+    feeds = {nm: (rng.standard_normal(shape) * 2).astype(np_t) for nm in names}
+    module, params = from_onnx(model)
+    (got,) = rlxc.interpret(module, feeds, params)
+    if op == "MeanVarianceNormalization":  # in float64 (the reference evaluator's body mixes f16 and f32)
+        x = feeds["x"].astype(np.float64)
+        axes = tuple(a % 4 for a in attrs.get("axes", [0, 2, 3]))
+        dev = x - x.mean(axis=axes, keepdims=True)
+        want = dev / (np.sqrt((dev * dev).mean(axis=axes, keepdims=True)) + 1e-9)
+    else:
+        (want,) = ReferenceEvaluator(model).run(None, feeds)
+    tol = 1e-5 if dt == "f32" else 4e-3
+    np.testing.assert_allclose(got.astype(np.float64), want.astype(np.float64), rtol=tol, atol=tol)

@@ -307,3 +307,23 @@ def _mod(n: Node) -> list[Value]:
         return [r]
     wrong_sign = g.select(g.ne(r, zero), g.ne(g.lt(r, zero), g.lt(b, zero)), n.imp.scalar(False, "i1"))
     return [g.select(wrong_sign, g.add(r, b), r)]
+
+
+def _swish(n: Node, a: Tensor) -> Tensor:
+    """a · sigmoid(alpha · a): silu(a) where alpha is 1."""
+    alpha = float(n.attr("alpha", 1.0))
+    return n.g.silu(a) if alpha == 1.0 else n.g.mul(a, n.g.sigmoid(n.g.mul(a, n.imp.scalar(alpha, a.dtype))))
+
+
+@emitter("Swish")
+def _swish_op(n: Node) -> list[Value]:
+    return [_swish(n, n.tensor(0))]
+
+
+@emitter("SwiGLU")
+def _swiglu(n: Node) -> list[Value]:
+    """Swish(A) · B, the gate A and value B of one shape."""
+    a, b = n.tensor(0), n.tensor(1)
+    if a.shape != b.shape:
+        raise n.error(f"A {list(a.shape)} and B {list(b.shape)} must have one shape (SwiGLU does not broadcast)")
+    return [n.g.mul(_swish(n, a), b)]

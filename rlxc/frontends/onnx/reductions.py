@@ -338,3 +338,20 @@ def _lrn(n: Node) -> list[Value]:
         scale = n.g.add(s(bias), n.g.mul(n.g.reshape(window, list(x.shape)), s(alpha)))  # mean x alpha = alpha/size x sum
         return n.g.mul(x, n.g.pow(scale, s(-beta)))
     return [in_f32(n, x, lrn)]
+
+
+@emitter("MeanVarianceNormalization")
+def _mean_variance_normalization(n: Node) -> list[Value]:
+    """(x - mean) / (std + 1e-9) over `axes` (default 0, 2, 3), as ONNX's
+    function body; the variance as the mean of squared deviations (two
+    passes), in f32 for f16/bf16 inputs."""
+    x = n.tensor(0)
+    axes = sorted({a % x.ndim for a in n.attr("axes", [0, 2, 3])}) if x.ndim else []
+
+    def mvn(t: Tensor) -> Tensor:
+        g = n.g
+        dev = g.sub(t, g.reduce_mean(t, axes, True))
+        std = g.sqrt(g.reduce_mean(g.mul(dev, dev), axes, True))
+        return g.div(dev, g.add(std, n.imp.scalar(1e-9, t.dtype)))
+
+    return [in_f32(n, x, mvn) if axes else n.g.mul(x, n.imp.scalar(0.0, x.dtype))]
