@@ -617,3 +617,70 @@ def test_mvn_swish_swiglu_match_the_onnx_reference(op, opset, attrs, dt):
         (want,) = ReferenceEvaluator(model).run(None, feeds)
     tol = 1e-5 if dt == "f32" else 4e-3
     np.testing.assert_allclose(got.astype(np.float64), want.astype(np.float64), rtol=tol, atol=tol)
+
+
+def _decoder_layer_model(s=6, heads=4, kv_heads=2, d=8, ffn=48, seed=0):
+    """A LLaMA-style decoder layer as an opset 28 exporter writes it with
+    ONNX's own ops: RMSNormalization, q/k/v projections, RotaryEmbedding on
+    q and k (3-D, position_ids), grouped-query causal Attention, the output
+    projection and residual, RMSNormalization, gate/up projections, SwiGLU,
+    the down projection and residual."""
+    rng = np.random.default_rng(seed)
+    h = heads * d
+    w = lambda name, *sh: numpy_helper.from_array((rng.standard_normal(sh) / np.sqrt(sh[0])).astype(np.float32), name)  # noqa: E731
+    ang = np.arange(16)[:, None] * (10000.0 ** (-np.arange(d // 2) / (d // 2)))[None, :]
+    inits = [w("wq", h, h), w("wk", h, kv_heads * d), w("wv", h, kv_heads * d), w("wo", h, h), w("wg", h, ffn),
+             w("wu", h, ffn), w("wd", ffn, h), numpy_helper.from_array(np.ones(h, np.float32) * 1.1, "g1"),
+             numpy_helper.from_array(np.ones(h, np.float32) * 0.9, "g2"),
+             numpy_helper.from_array(np.cos(ang).astype(np.float32), "cos"),
+             numpy_helper.from_array(np.sin(ang).astype(np.float32), "sin")]
+    nodes = [
+        helper.make_node("RMSNormalization", ["x", "g1"], ["n1"], axis=-1, epsilon=1e-5),
+        helper.make_node("MatMul", ["n1", "wq"], ["q"]), helper.make_node("MatMul", ["n1", "wk"], ["k"]),
+        helper.make_node("MatMul", ["n1", "wv"], ["v"]),
+        helper.make_node("RotaryEmbedding", ["q", "cos", "sin", "pos"], ["qr"], num_heads=heads),
+        helper.make_node("RotaryEmbedding", ["k", "cos", "sin", "pos"], ["kr"], num_heads=kv_heads),
+        helper.make_node("Attention", ["qr", "kr", "v"], ["att"], q_num_heads=heads, kv_num_heads=kv_heads, is_causal=1),
+        helper.make_node("MatMul", ["att", "wo"], ["o"]), helper.make_node("Add", ["x", "o"], ["r1"]),
+        helper.make_node("RMSNormalization", ["r1", "g2"], ["n2"], axis=-1, epsilon=1e-5),
+        helper.make_node("MatMul", ["n2", "wg"], ["gate"]), helper.make_node("MatMul", ["n2", "wu"], ["up"]),
+        helper.make_node("SwiGLU", ["gate", "up"], ["act"]), helper.make_node("MatMul", ["act", "wd"], ["dn"]),
+        helper.make_node("Add", ["r1", "dn"], ["y"]),
+    ]
+    g = helper.make_graph(
+        nodes, "decoder", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [2, s, h]),
+                           helper.make_tensor_value_info("pos", TensorProto.INT64, [2, s])],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, [2, s, h])], inits,
+    )  # fmt: skip
+    model = helper.make_model(g, opset_imports=[helper.make_opsetid("", 28)])
+    feeds = {"x": rng.standard_normal((2, s, h)).astype(np.float32),
+             "pos": np.stack([np.arange(s), np.arange(3, 3 + s)]).astype(np.int64)}
+    return model, feeds
+
+
+def test_decoder_layer_of_onnx_transformer_ops_matches_the_onnx_reference():
+    """A LLaMA-style layer written with ONNX's Attention, RotaryEmbedding,
+    RMSNormalization and SwiGLU imports as rlx.attention and rlx.rope (the
+    fused forms) and matches ONNX's reference evaluator on fresh inputs."""
+    from onnx.reference import ReferenceEvaluator
+
+    model, feeds = _decoder_layer_model(seed=int(np.random.default_rng().integers(1 << 30)))
+    module, params = from_onnx(model)
+    names = [op.name for op in module.walk()]
+    assert names.count("rlx.attention") == 1 and names.count("rlx.rope") == 2 and names.count("rlx.rms_norm") == 2
+    (got,) = rlxc.interpret(module, feeds, params)
+    (want,) = ReferenceEvaluator(model).run(None, feeds)
+    np.testing.assert_allclose(got, want, rtol=1e-4, atol=1e-5)
+
+
+@pytest.mark.gpu
+@pytest.mark.skipif(not rlxc.cuda.is_available(), reason="no NVIDIA GPU and driver")
+def test_decoder_layer_of_onnx_transformer_ops_on_cuda():
+    """The same layer compiled for CUDA, against ONNX's reference."""
+    from onnx.reference import ReferenceEvaluator
+
+    model, feeds = _decoder_layer_model(seed=int(np.random.default_rng().integers(1 << 30)))
+    module, params = from_onnx(model)
+    (got,) = rlxc.compile(module, "cuda", params=params).run(feeds)
+    (want,) = ReferenceEvaluator(model).run(None, feeds)
+    np.testing.assert_allclose(got, want, rtol=1e-4, atol=1e-4)
