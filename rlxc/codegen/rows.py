@@ -1789,7 +1789,10 @@ STREAM_APPROX = True
 #: in registers or shared memory) as approximate 2^x of (x - max) * log2(e)
 #: (`rlx_ex2f`: three instructions where expf takes about eight) where the
 #: results are f16/bf16: the error (a few f32 ulp, relative to |x - max|
-#: times 2^-24) is far below their rounding; f32 results keep expf.
+#: times 2^-24) is far below their rounding, but for bf16 results under
+#: 2^-126 (x - max between about -92 and -87), which the approximation's
+#: flush to zero makes 0 where bf16 has subnormals (an absolute error under
+#: 1.2e-38, as in the stream form); f32 results keep expf.
 CACHED_APPROX = True
 
 
