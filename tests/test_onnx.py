@@ -684,3 +684,50 @@ def test_decoder_layer_of_onnx_transformer_ops_on_cuda():
     (got,) = rlxc.compile(module, "cuda", params=params).run(feeds)
     (want,) = ReferenceEvaluator(model).run(None, feeds)
     np.testing.assert_allclose(got, want, rtol=1e-4, atol=1e-4)
+
+
+def _if_on_shape_model(n_in: int):
+    """y = If(shape(x)[1] > 4): then x · 2 + c (c a branch initializer),
+    else relu(x) - 1; the condition is shape arithmetic, known at import."""
+    f = TensorProto.FLOAT
+    then_g = helper.make_graph(
+        [helper.make_node("Mul", ["x", "two"], ["t1"]), helper.make_node("Add", ["t1", "c"], ["t_out"])], "then", [],
+        [helper.make_tensor_value_info("t_out", f, [3, n_in])],
+        [numpy_helper.from_array(np.array(2.0, np.float32), "two"),
+         numpy_helper.from_array(np.arange(n_in, dtype=np.float32), "c")],
+    )  # fmt: skip
+    else_g = helper.make_graph(
+        [helper.make_node("Relu", ["x"], ["e1"]), helper.make_node("Sub", ["e1", "one"], ["e_out"])], "else", [],
+        [helper.make_tensor_value_info("e_out", f, [3, n_in])], [numpy_helper.from_array(np.array(1.0, np.float32), "one")],
+    )  # fmt: skip
+    g = helper.make_graph(
+        [helper.make_node("Shape", ["x"], ["s"]), helper.make_node("Gather", ["s", "i1"], ["w"]),
+         helper.make_node("Greater", ["w", "four"], ["cond"]),
+         helper.make_node("If", ["cond"], ["y"], then_branch=then_g, else_branch=else_g)], "g",
+        [helper.make_tensor_value_info("x", f, [3, n_in])], [helper.make_tensor_value_info("y", f, [3, n_in])],
+        [numpy_helper.from_array(np.array(1, np.int64), "i1"), numpy_helper.from_array(np.array(4, np.int64), "four")],
+    )  # fmt: skip
+    return helper.make_model(g, opset_imports=[helper.make_opsetid("", 18)])
+
+
+@pytest.mark.parametrize("n_in", [6, 3])
+def test_if_with_a_condition_known_at_import_takes_its_branch(n_in):
+    """If on shape arithmetic imports the branch the condition picks (its
+    own initializers, the outer scope's values), against ONNX Runtime; a
+    runtime condition is a clear error."""
+    model = _if_on_shape_model(n_in)
+    x = np.random.default_rng().standard_normal((3, n_in)).astype(np.float32)
+    module, params = from_onnx(model)
+    names = {op.name for op in module.walk()}
+    assert "rlx.relu" in names if n_in <= 4 else "rlx.relu" not in names
+    (got,) = rlxc.interpret(module, {"x": x}, params)
+    np.testing.assert_allclose(got, _ort_run(model, {"x": x})[0], rtol=1e-6, atol=1e-6)
+    g = model.graph
+    runtime = helper.make_graph(
+        [helper.make_node("If", ["flag"], ["y"], then_branch=g.node[3].attribute[0].g, else_branch=g.node[3].attribute[1].g)],
+        "g", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [3, n_in]),
+              helper.make_tensor_value_info("flag", TensorProto.BOOL, [])],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, [3, n_in])],
+    )  # fmt: skip
+    with pytest.raises(OnnxImportError, match="must be known at import: rlx has no control flow"):
+        from_onnx(helper.make_model(runtime, opset_imports=[helper.make_opsetid("", 18)]))

@@ -91,6 +91,23 @@ class OnnxImporter:
             outs.append(self.tensor(self.values[o.name]))
         return self.g.build(outs), self.params
 
+    def inline(self, graph, what: str) -> list[Value]:
+        """Imports subgraph `graph`'s initializers and nodes here (the outer
+        scope's values visible to them) and returns its outputs; names it
+        defines do not outlive it."""
+        saved = dict(self.values)
+        try:
+            for init in graph.initializer:
+                self.values[init.name] = _const_from_tensor(init, f"initializer '{init.name}' of {what}")
+            for proto in graph.node:
+                self._node(proto)
+            missing = [o.name for o in graph.output if o.name not in self.values]
+            if missing:
+                raise OnnxImportError(f"{what}: output '{missing[0]}' is produced by no node")
+            return [self.values[o.name] for o in graph.output]
+        finally:
+            self.values = saved
+
     def _input_dtype(self, i) -> str:
         kind = i.type.WhichOneof("value")
         if kind != "tensor_type":

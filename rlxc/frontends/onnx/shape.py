@@ -268,3 +268,25 @@ def _one_hot(n: Node) -> list[Value]:
     at = n.g.reshape(wrapped, shape[:axis] + [1] + shape[axis:])
     off, on = n.g.slice(values, [0], [1]), n.g.slice(values, [1], [2])
     return [n.g.select(n.g.eq(at, positions(n, depth, axis, idx.ndim + 1, idx.dtype)), on, off)]
+
+
+@emitter("If")
+def _if(n: Node) -> list[Value]:
+    """The branch its condition picks, imported in place: the condition must
+    be known at import (shape checks, flags), as rlx has no control flow."""
+    v = n.input(0)
+    if v is None:
+        raise n.error("the condition (input #0) is required")
+    if not isinstance(v, Const):
+        raise n.error("the condition (input #0) must be known at import: rlx has no control flow, "
+                      "so the branch is chosen when the model is imported")
+    if v.array.size != 1:
+        raise n.error(f"the condition has {v.array.size} elements; it must have one")
+    taken = "then_branch" if bool(np.ravel(v.array)[0]) else "else_branch"
+    branch = n.attr(taken)
+    if branch is None:
+        raise n.error(f"the node has no {taken}")
+    outs = n.imp.inline(branch, f"{n.where}'s {taken}")
+    if len(outs) != len(n.proto.output):
+        raise n.error(f"its {taken} has {len(outs)} outputs, the node {len(n.proto.output)}")
+    return outs
