@@ -731,3 +731,22 @@ def test_if_with_a_condition_known_at_import_takes_its_branch(n_in):
     )  # fmt: skip
     with pytest.raises(OnnxImportError, match="must be known at import: rlx has no control flow"):
         from_onnx(helper.make_model(runtime, opset_imports=[helper.make_opsetid("", 18)]))
+
+
+@pytest.mark.parametrize("shape,axes", [([5, 2, 9], None), ([3, 7], [-1, 0]), ([4], [1])])
+def test_center_crop_pad_matches_the_onnx_reference(shape, axes):
+    """CenterCropPad (opset 18) crops and zero-pads about the centre, odd
+    differences included, over all axes or given (negative) ones, against
+    ONNX's reference evaluator on fresh inputs."""
+    from onnx.reference import ReferenceEvaluator
+
+    x = np.random.default_rng().standard_normal((6, 3, 4)).astype(np.float32)
+    n_axes = len(axes) if axes else 3
+    model = _one_node("CenterCropPad", [("x", TensorProto.FLOAT, [6, 3, 4])], [("y", TensorProto.FLOAT, None)], opset=18,
+                      inits=[numpy_helper.from_array(np.array(shape[:n_axes], np.int64), "shape")],
+                      **({"axes": axes} if axes else {}))
+    module, params = from_onnx(model)
+    (got,) = rlxc.interpret(module, {"x": x}, params)
+    (want,) = ReferenceEvaluator(model).run(None, {"x": x})
+    assert got.shape == want.shape
+    np.testing.assert_array_equal(got, want)

@@ -181,19 +181,30 @@ IMPORT_TIME_INPUTS: dict[str, tuple[int, ...]] = {
     "ReduceLogSum": (1,), "ReduceLogSumExp": (1,), "BatchNormalization": (1, 2, 3, 4),
     "ConstantOfShape": (0,), "Range": (0, 1, 2), "Tile": (1,), "Pad": (1, 2, 3), "TopK": (1,),
     "Resize": (1, 2, 3), "Upsample": (1,), "CumSum": (1,), "Trilu": (1,), "Dropout": (1, 2),
-    "OneHot": (1,), "If": (0,),
+    "OneHot": (1,), "If": (0,), "CenterCropPad": (1,),
 }  # fmt: skip
 
 
 def import_time_inputs(graph) -> set[str]:
     """Names of the values that `graph`'s nodes read at import (see
-    `IMPORT_TIME_INPUTS`): a graph input among them must be bound as a
-    constant (an initializer) before import."""
-    names = set()
+    `IMPORT_TIME_INPUTS`), and of the values those are computed from: a
+    graph input among them must be bound as a constant (an initializer)
+    before import. Shape and Size read only their input's shape, so what
+    feeds them is not among them."""
+    producer = {o: node for node in graph.node for o in node.output}
+    names, todo = set(), []
     for node in graph.node:
         for k in IMPORT_TIME_INPUTS.get(node.op_type, ()):
             if k < len(node.input) and node.input[k]:
-                names.add(node.input[k])
+                todo.append(node.input[k])
+    while todo:
+        name = todo.pop()
+        if name in names:
+            continue
+        names.add(name)
+        node = producer.get(name)
+        if node is not None and node.op_type not in ("Shape", "Size"):
+            todo.extend(i for i in node.input if i)
     return names
 
 

@@ -290,3 +290,35 @@ def _if(n: Node) -> list[Value]:
     if len(outs) != len(n.proto.output):
         raise n.error(f"its {taken} has {len(outs)} outputs, the node {len(n.proto.output)}")
     return outs
+
+
+@emitter("CenterCropPad")
+def _center_crop_pad(n: Node) -> list[Value]:
+    """Each of `axes` (default all) cropped or zero-padded about its centre
+    to the length `shape` gives it (the extra element of an odd difference
+    at the end)."""
+    x = n.tensor(0)
+    sizes = n.const(1, "shape")
+    assert sizes is not None
+    sizes = [int(v) for v in np.ravel(sizes)]
+    axes = [a % x.ndim for a in n.attr("axes", list(range(x.ndim)))]
+    if len(axes) != len(sizes) or len(set(axes)) != len(axes):
+        raise n.error(f"shape gives {len(sizes)} lengths for axes {axes}")
+    starts, ends, cut, low, high = [], [], [], [0] * x.ndim, [0] * x.ndim
+    for a, want in zip(axes, sizes):
+        have = x.shape[a]
+        if want < 0:
+            raise n.error(f"a negative length ({want}) for axis {a}")
+        if want < have:
+            first = (have - want) // 2
+            starts.append(first)
+            ends.append(first + want)
+            cut.append(a)
+        elif want > have:
+            low[a] = (want - have) // 2
+            high[a] = want - have - low[a]
+    if cut:
+        x = n.g.slice(x, starts, ends, axes=cut)
+    if any(low) or any(high):
+        x = n.g.pad(x, low, high)
+    return [x]
