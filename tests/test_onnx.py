@@ -750,3 +750,24 @@ def test_center_crop_pad_matches_the_onnx_reference(shape, axes):
     (want,) = ReferenceEvaluator(model).run(None, {"x": x})
     assert got.shape == want.shape
     np.testing.assert_array_equal(got, want)
+
+
+@pytest.mark.parametrize("op", ["HannWindow", "HammingWindow", "BlackmanWindow"])
+@pytest.mark.parametrize("periodic,out_type", [(1, TensorProto.FLOAT), (0, TensorProto.FLOAT), (1, TensorProto.FLOAT16)])
+def test_window_functions_are_import_time_constants(op, periodic, out_type):
+    """HannWindow, HammingWindow and BlackmanWindow (opset 17) fold to
+    constants at import, matching ONNX's reference evaluator, and the
+    symmetric Hann and Blackman windows match numpy's own (independent)."""
+    from onnx.reference import ReferenceEvaluator
+
+    size = 11
+    model = _one_node(op, [], [("y", out_type, [size])], opset=17, periodic=periodic, output_datatype=out_type,
+                      inits=[numpy_helper.from_array(np.array(size, np.int64), "size")])
+    module, params = from_onnx(model)
+    assert {o.name for o in module.walk() if o.name.startswith("rlx.")} == {"rlx.constant"}
+    (got,) = rlxc.interpret(module, {}, params)
+    (want,) = ReferenceEvaluator(model).run(None, {})
+    tol = 1e-6 if out_type == TensorProto.FLOAT else 1e-3
+    np.testing.assert_allclose(got.astype(np.float64), want.astype(np.float64), rtol=tol, atol=tol)
+    if not periodic and op != "HammingWindow":  # numpy's Hamming uses 0.54, ONNX 25/46
+        np.testing.assert_allclose(got, {"HannWindow": np.hanning, "BlackmanWindow": np.blackman}[op](size), atol=1e-6)

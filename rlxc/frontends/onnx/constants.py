@@ -1,5 +1,5 @@
 """Emitters of import-time values: Constant, ConstantOfShape, Shape, Size,
-Range (plain numpy; they never reach the graph)."""
+Range and the window functions (plain numpy; they never reach the graph)."""
 
 from __future__ import annotations
 
@@ -57,3 +57,37 @@ def _range(n: Node) -> list[Value]:
 
 
 #: Ops whose emitters read only shapes or attributes: never run on a scratch graph.
+
+
+def _window(n: Node, terms: list[tuple[float, float]]) -> list[Value]:
+    """sum of c · cos(k · 2π i / N) over `terms` (c, k), i in 0 .. size - 1,
+    N = size (periodic, the default) or size - 1, as output_datatype."""
+    size = int(np.ravel(n.const(0, "the size"))[0])
+    if size < 0:
+        raise n.error(f"a negative size ({size})")
+    big_n = size if n.attr("periodic", 1) else size - 1
+    i = np.arange(size, dtype=np.float64)
+    y = sum(c * np.cos(k * 2.0 * np.pi * i / big_n) for c, k in terms) if big_n else np.ones(size)
+    w = Const(np.asarray(y, np.float32), "f32")
+    code = int(n.attr("output_datatype", 1))
+    if code == 1:
+        return [w]
+    from onnx import helper
+
+    return n.imp._fold(helper.make_node("Cast", ["x"], ["y"], to=code), [w])
+
+
+@emitter("HannWindow")
+def _hann_window(n: Node) -> list[Value]:
+    return _window(n, [(0.5, 0.0), (-0.5, 1.0)])  # sin²(π i / N)
+
+
+@emitter("HammingWindow")
+def _hamming_window(n: Node) -> list[Value]:
+    alpha = 25.0 / 46.0
+    return _window(n, [(alpha, 0.0), (alpha - 1.0, 1.0)])
+
+
+@emitter("BlackmanWindow")
+def _blackman_window(n: Node) -> list[Value]:
+    return _window(n, [(0.42, 0.0), (-0.5, 1.0), (0.08, 2.0)])

@@ -181,7 +181,8 @@ IMPORT_TIME_INPUTS: dict[str, tuple[int, ...]] = {
     "ReduceLogSum": (1,), "ReduceLogSumExp": (1,), "BatchNormalization": (1, 2, 3, 4),
     "ConstantOfShape": (0,), "Range": (0, 1, 2), "Tile": (1,), "Pad": (1, 2, 3), "TopK": (1,),
     "Resize": (1, 2, 3), "Upsample": (1,), "CumSum": (1,), "Trilu": (1,), "Dropout": (1, 2),
-    "OneHot": (1,), "If": (0,), "CenterCropPad": (1,),
+    "OneHot": (1,), "If": (0,), "CenterCropPad": (1,), "HannWindow": (0,), "HammingWindow": (0,),
+    "BlackmanWindow": (0,),
 }  # fmt: skip
 
 
@@ -209,4 +210,5 @@ def import_time_inputs(graph) -> set[str]:
 
 
 
-IMPORT_TIME_OPS = {"Constant", "ConstantOfShape", "Shape", "Size", "Range", "Identity", "Dropout", "If"}
+IMPORT_TIME_OPS = {"Constant", "ConstantOfShape", "Shape", "Size", "Range", "Identity", "Dropout", "If",
+                   "HannWindow", "HammingWindow", "BlackmanWindow"}
