@@ -771,3 +771,26 @@ def test_window_functions_are_import_time_constants(op, periodic, out_type):
     np.testing.assert_allclose(got.astype(np.float64), want.astype(np.float64), rtol=tol, atol=tol)
     if not periodic and op != "HammingWindow":  # numpy's Hamming uses 0.54, ONNX 25/46
         np.testing.assert_allclose(got, {"HannWindow": np.hanning, "BlackmanWindow": np.blackman}[op](size), atol=1e-6)
+
+
+@pytest.mark.parametrize("mode,shape,s,axis", [("linear", [3, 2, 7, 4], 3, -2), ("circular", [3, 2, 7, 4], 5, -2),
+                                               ("linear", [2, 9, 5], 4, 1), ("circular", [2, 9, 5], 9, 1)])
+def test_tensor_scatter_matches_the_onnx_reference(mode, shape, s, axis):
+    """TensorScatter (opset 24), the KV-cache update, against ONNX's
+    reference on fresh inputs: linear writes inside the cache, circular ones
+    wrapping past its end, per-batch write indices, f32 and f16."""
+    from onnx.reference import ReferenceEvaluator
+
+    rng = np.random.default_rng()
+    m = shape[axis]
+    ushape = list(shape)
+    ushape[axis] = s
+    for t, np_t in ((TensorProto.FLOAT, np.float32), (TensorProto.FLOAT16, np.float16)):
+        model = _one_node("TensorScatter", [("c", t, shape), ("u", t, ushape), ("w", TensorProto.INT64, [shape[0]])],
+                          [("y", t, shape)], opset=24, mode=mode, axis=axis)
+        w = rng.integers(0, m - s + 1 if mode == "linear" else 2 * m, shape[0]).astype(np.int64)
+        feeds = {"c": rng.standard_normal(shape).astype(np_t), "u": rng.standard_normal(ushape).astype(np_t), "w": w}
+        module, params = from_onnx(model)
+        (got,) = rlxc.interpret(module, feeds, params)
+        (want,) = ReferenceEvaluator(model).run(None, feeds)
+        np.testing.assert_array_equal(got, want)

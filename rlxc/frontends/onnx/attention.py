@@ -1,6 +1,7 @@
 """The emitters of ONNX's transformer ops (opset 23 on): Attention (scaled
 dot-product attention with its masks, grouped-query heads, a KV cache and
-the opset 25 windows) and RotaryEmbedding.
+the opset 25 windows), RotaryEmbedding and TensorScatter (the KV-cache
+update).
 
 Every way ONNX masks a score (`attn_mask`, bool or additive, padded with
 masked keys to the key length; `is_causal`, aligned to the cache's end;
@@ -235,3 +236,40 @@ def _rotary_embedding(n: Node) -> list[Value]:
     if rot < d:
         y = g.concat([y, g.slice(x, [rot], [d], axes=[3])], axis=3)
     return [y if x0.ndim == 4 else g.reshape(y, list(x0.shape))]
+
+
+@emitter("TensorScatter")
+def _tensor_scatter(n: Node) -> list[Value]:
+    """The KV-cache update (opset 24): `update` written into `past_cache`
+    along `axis` from each batch's write index (modulo the cache's length
+    with mode="circular"). As a gather, not a scatter: each cache position
+    reads update[position - write index] where that lies in the update, and
+    keeps its value elsewhere (writes past a linear cache's end are dropped)."""
+    g = n.g
+    cache, upd = n.tensor(0), n.tensor(1)
+    r = cache.ndim
+    axis = int(n.attr("axis", -2)) % max(r, 1)
+    mode = n.attr("mode", "linear")
+    if mode not in ("linear", "circular"):
+        raise n.unsupported(f"mode='{mode}'", "linear, circular")
+    if upd.ndim != r or r < 2 or axis == 0:
+        raise n.error(f"past_cache {list(cache.shape)} and update {list(upd.shape)} need one rank of 2 or more "
+                      f"and a sequence axis after the batch axis (axis {axis})")
+    if any(a != b for k, (a, b) in enumerate(zip(cache.shape, upd.shape)) if k != axis) or upd.shape[axis] > cache.shape[axis]:
+        raise n.error(f"update {list(upd.shape)} does not fit past_cache {list(cache.shape)} along axis {axis}")
+    big_m, s, b = cache.shape[axis], upd.shape[axis], cache.shape[0]
+    if n.input(2) is not None:
+        w = n.tensor(2)
+        w = w if w.dtype == "i64" else g.cast(w, "i64")
+    else:
+        w = n.imp.constant(np.zeros(b, np.int64), "i64")
+    at = [1] * r
+    at[axis] = big_m
+    j = g.sub(n.imp.constant(np.arange(big_m).reshape(at), "i64"), g.reshape(w, [b] + [1] * (r - 1)))
+    m64 = n.imp.scalar(big_m, "i64")
+    if mode == "circular":  # a remainder in [0, M)
+        j = g.rem(g.add(g.rem(j, m64), m64), m64)
+    zero, last = n.imp.scalar(0, "i64"), n.imp.scalar(s - 1, "i64")
+    inside = g.select(g.ge(j, zero), g.le(j, last), g.ge(j, zero))  # 0 <= j < S
+    idx = g.expand(g.cast(g.maximum(g.minimum(j, last), zero), "i32"), list(cache.shape))
+    return [g.select(inside, g.gather_elements(upd, idx, axis), cache)]
