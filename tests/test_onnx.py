@@ -794,3 +794,27 @@ def test_tensor_scatter_matches_the_onnx_reference(mode, shape, s, axis):
         (got,) = rlxc.interpret(module, feeds, params)
         (want,) = ReferenceEvaluator(model).run(None, feeds)
         np.testing.assert_array_equal(got, want)
+
+
+def test_attention_with_a_value_of_its_own_type():
+    """Attention's V (and past_value) may have another float type than Q and
+    K (the schema's T2): imported with V cast to Q's type, against ONNX's
+    reference; present_value keeps V's type."""
+    from onnx.reference import ReferenceEvaluator
+
+    rng = np.random.default_rng()
+    f, h = TensorProto.FLOAT, TensorProto.FLOAT16
+    model = _attention_model(
+        24, [("q", f, [1, 2, 3, 4]), ("k", f, [1, 2, 3, 4]), ("v", h, [1, 2, 3, 4]), ("", None, None),
+             ("pk", f, [1, 2, 2, 4]), ("pv", h, [1, 2, 2, 4])],
+        [("y", [1, 2, 3, 4]), ("presk", [1, 2, 5, 4]), ("presv", [1, 2, 5, 4])], is_causal=1)
+    model.graph.output[2].type.tensor_type.elem_type = h
+    feeds = {"q": rng.standard_normal((1, 2, 3, 4)).astype(np.float32), "k": rng.standard_normal((1, 2, 3, 4)).astype(np.float32),
+             "v": rng.standard_normal((1, 2, 3, 4)).astype(np.float16), "pk": rng.standard_normal((1, 2, 2, 4)).astype(np.float32),
+             "pv": rng.standard_normal((1, 2, 2, 4)).astype(np.float16)}
+    module, params = from_onnx(model)
+    got = rlxc.interpret(module, feeds, params)
+    want = ReferenceEvaluator(model).run(None, feeds)
+    assert got[0].dtype == np.float32 and got[2].dtype == np.float16
+    for g_, w in zip(got, want):
+        np.testing.assert_allclose(g_.astype(np.float64), w.astype(np.float64), rtol=1e-5, atol=1e-6)

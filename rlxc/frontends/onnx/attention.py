@@ -12,6 +12,9 @@ top-left one. A query row whose every key the bias masks gives zeros (the
 spec's fully-masked rows), not NaN. `softcap` and the optional
 `qk_matmul_output` need the scores themselves: there the matmuls, softcap,
 bias and softmax are emitted one by one, as ONNX's reference computes them.
+The softmax runs in f32 whatever `softmax_precision` names (16-bit inputs
+are reduced in f32 by rlx's softmax and attention kernels), and a V of
+another float type than Q is cast to Q's, the type of Y.
 """
 
 from __future__ import annotations
@@ -77,8 +80,8 @@ def _attention(n: Node) -> list[Value]:
     k = _heads(n, n.tensor(1), n.attr("kv_num_heads"), "K")
     v = _heads(n, n.tensor(2), n.attr("kv_num_heads"), "V")
     d = q.dtype
-    if k.ndim != 4 or v.ndim != 4 or k.dtype != d or v.dtype != d:
-        raise n.error("Q, K and V must have the same rank and element type")
+    if k.ndim != 4 or v.ndim != 4 or k.dtype != d:
+        raise n.error("Q, K and V must have the same rank, and Q and K one element type")
     past_k, past_v = n.input(4), n.input(5)
     if (past_k is None) != (past_v is None):
         raise n.error("past_key and past_value go together")
@@ -88,6 +91,8 @@ def _attention(n: Node) -> list[Value]:
         past = pk.shape[2]
         k, v = g.concat([pk, k], axis=2), g.concat([pv, v], axis=2)
     present_k, present_v = k, v
+    if v.dtype != d:  # V may have a type of its own (T2): the attention runs in Q's, as Y does
+        v = g.cast(v, d)
     nonpad = n.tensor(6) if n.input(6) is not None else None
     if nonpad is not None and past_k is not None:
         raise n.error("nonpad_kv_seqlen cannot be combined with past_key/past_value")
