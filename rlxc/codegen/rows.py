@@ -567,14 +567,18 @@ def group_reduce(group: int) -> Reducer:
     return lambda value, op, identity, smem: f"rlx_group_reduce<{group}>({value}, {op}())"
 
 
-def row_group(cols: int, elem_bytes: int) -> int:
-    """Lanes per row of the warp form: one 16-byte access each where the row
-    is that short (64 f16 elements: 8 lanes, 4 rows a warp), else a warp."""
-    lanes = -(-cols * elem_bytes // 16)
+def _group_of(lanes: int) -> int:
+    """The smallest power of two holding `lanes`, a warp at most."""
     g = 1
     while g < min(lanes, 32):
         g *= 2
     return g
+
+
+def row_group(cols: int, elem_bytes: int) -> int:
+    """Lanes per row of the warp form: one 16-byte access each where the row
+    is that short (64 f16 elements: 8 lanes, 4 rows a warp), else a warp."""
+    return _group_of(-(-cols * elem_bytes // 16))
 
 
 #: How a form reduces a statistic over the threads of a row: (value, op,
@@ -2318,11 +2322,7 @@ def warp_window_lanes(s: RowSpec) -> int:
     if (not WARP_WINDOW_MIN or cols < WARP_WINDOW_MIN or cols % 2 == 0 or dtype(s.t).bytes != 2
             or cols * 2 > WARP_SHORT_ROW_BYTES or s.elem_bytes != 2 or s.prologue is not None or s.rows.row_base != f"r * {cols}LL"):
         return 0
-    accesses = (cols + 7 + 7) // 8  # the window's accesses at the worst start (7 elements before the row)
-    g = 1
-    while g < min(accesses, 32):
-        g *= 2
-    return g
+    return _group_of((cols + 7 + 7) // 8)  # the window's accesses at the worst start (7 elements before the row)
 
 
 def warp_batch(s: RowSpec, row: CachedRow, per_block: int) -> int:
