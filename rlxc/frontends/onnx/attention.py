@@ -274,7 +274,7 @@ def _tensor_scatter(n: Node) -> list[Value]:
     m64 = n.imp.scalar(big_m, "i64")
     if mode == "circular":  # a remainder in [0, M)
         j = g.rem(g.add(g.rem(j, m64), m64), m64)
-    zero, last = n.imp.scalar(0, "i64"), n.imp.scalar(s - 1, "i64")
-    inside = g.select(g.ge(j, zero), g.le(j, last), g.ge(j, zero))  # 0 <= j < S
-    idx = g.expand(g.cast(g.maximum(g.minimum(j, last), zero), "i32"), list(cache.shape))
+    jc = g.maximum(g.minimum(j, n.imp.scalar(s - 1, "i64")), n.imp.scalar(0, "i64"))
+    inside = g.eq(jc, j)  # 0 <= j < S: the clamp left it alone
+    idx = g.expand(g.cast(jc, "i32"), list(cache.shape))
     return [g.select(inside, g.gather_elements(upd, idx, axis), cache)]

@@ -11,6 +11,8 @@ from rlxc.frontends.onnx.core import (
     Node,
     Value,
     _const_from_tensor,
+    _dtype_of,
+    cast_const,
     emitter,
 )
 
@@ -56,9 +58,6 @@ def _range(n: Node) -> list[Value]:
     return [Const(np.arange(start, limit, delta).astype(v.array.dtype), v.dtype)]
 
 
-#: Ops whose emitters read only shapes or attributes: never run on a scratch graph.
-
-
 def _window(n: Node, terms: list[tuple[float, float]]) -> list[Value]:
     """sum of c · cos(k · 2π i / N) over `terms` (c, k), i in 0 .. size - 1,
     N = size (periodic, the default) or size - 1, as output_datatype."""
@@ -68,13 +67,8 @@ def _window(n: Node, terms: list[tuple[float, float]]) -> list[Value]:
     big_n = size if n.attr("periodic", 1) else size - 1
     i = np.arange(size, dtype=np.float64)
     y = sum(c * np.cos(k * 2.0 * np.pi * i / big_n) for c, k in terms) if big_n else np.ones(size)
-    w = Const(np.asarray(y, np.float32), "f32")
-    code = int(n.attr("output_datatype", 1))
-    if code == 1:
-        return [w]
-    from onnx import helper
-
-    return n.imp._fold(helper.make_node("Cast", ["x"], ["y"], to=code), [w])
+    to = _dtype_of(int(n.attr("output_datatype", 1)), f"{n.where}: output_datatype")
+    return [cast_const(n, Const(np.asarray(y, np.float32), "f32"), to)]
 
 
 @emitter("HannWindow")

@@ -163,6 +163,18 @@ def in_f32(n: Node, x: Tensor, fn: Callable[[Tensor], Tensor]) -> Tensor:
     return n.g.cast(fn(n.g.cast(x, "f32")), x.dtype)
 
 
+def cast_const(n: Node, c: Const, to: str) -> Const:
+    """An import-time value converted to type `to` (rlx.cast's rounding, run
+    on the numpy interpreter), still an import-time value."""
+    if c.dtype == to:
+        return c
+    from onnx import helper
+
+    (out,) = n.imp._fold(helper.make_node("Cast", ["x"], ["y"], to=DTYPES[to].onnx), [c])
+    assert isinstance(out, Const)
+    return out
+
+
 def positions(n: Node, extent: int, axis: int, ndim: int, d: str) -> Tensor:
     """The constant 0 .. extent - 1 along `axis` of rank `ndim` (extents of 1
     elsewhere) in type `d`: compared with indices kept on that axis, a one-hot."""
@@ -209,6 +221,6 @@ def import_time_inputs(graph) -> set[str]:
     return names
 
 
-
+#: Ops whose emitters read only shapes or attributes: never run on a scratch graph.
 IMPORT_TIME_OPS = {"Constant", "ConstantOfShape", "Shape", "Size", "Range", "Identity", "Dropout", "If",
                    "HannWindow", "HammingWindow", "BlackmanWindow"}

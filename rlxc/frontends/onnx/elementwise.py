@@ -12,6 +12,7 @@ from rlxc.frontends.onnx.core import (
     Node,
     Value,
     _dtype_of,
+    cast_const,
     emitter,
     in_f32,
 )
@@ -171,13 +172,7 @@ def _cast_like(n: Node) -> list[Value]:
     x0, like = n.input(0), n.input(1)
     to = like.dtype if like is not None else n.tensor(0).dtype
     if isinstance(x0, Const) and x0.array.size <= CAST_LIKE_FOLD_MAX:
-        if x0.dtype == to:
-            return [x0]
-        from onnx import helper
-
-        from rlxc.dialects.types import DTYPES
-
-        return n.imp._fold(helper.make_node("Cast", ["x"], ["y"], to=DTYPES[to].onnx), [x0])
+        return [cast_const(n, x0, to)]
     x = n.tensor(0)
     return [x if x.dtype == to else n.g.cast(x, to)]
 
