@@ -13,6 +13,7 @@ within one process, so they share the card's state.
 
     python benchmarks/host_launch.py [--cases bert-base:32:f32,...] [--variants kernels,memsets,nosplitk] [--out DIR]
     python benchmarks/host_launch.py --spin 100,1000,5000,20000 [--out DIR]
+    python benchmarks/host_launch.py --flag 1000,5000,20000 [--out DIR]
 
 `--spin` measures the wall clock against CUDA events without rlxc's
 runtime: a graph of one kernel (or of 100) spinning T µs on the GPU's
@@ -20,6 +21,16 @@ global timer, launched between two events and waited for by polling
 `cuStreamQuery` or by `cuStreamSynchronize`; per T, wall less event time
 (median, p10, p90 of 50 calls), raw and with the event time in host
 seconds (`CudaExecutable.clock_ratio`'s measure).
+
+`--flag` asks whether that growth is time the host loses or the two clocks
+disagreeing while the GPU is busy: one kernel spinning T µs on the global
+timer writes the timer and a sequence number into mapped host memory at its
+start and at its end; the host, polling that memory, stamps when it sees
+each, then polls `cuStreamQuery` until the stream is done. Per T (median
+over 40 calls): host µs per global-timer µs between the two writes (the
+clocks' ratio under load), the host's start and end delays (launch call to
+the first write seen; last write seen to the stream reported done), and wall
+less event time.
 """
 
 from __future__ import annotations
@@ -142,6 +153,74 @@ def spin(spans_us: list[int]) -> list[dict]:
     return rows
 
 
+FLAG = r"""extern "C" __global__ void spin_flag(unsigned long long ns, volatile unsigned long long* out,
+                                          unsigned long long seq) {
+  unsigned long long t0, t;
+  asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t0));
+  out[0] = t0; __threadfence_system(); out[1] = seq; __threadfence_system();
+  do { asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t)); } while (t - t0 < ns);
+  out[2] = t; __threadfence_system(); out[3] = seq; __threadfence_system();
+}"""
+
+
+def flag(spans_us: list[int], calls: int = 40) -> list[dict]:
+    """The `--flag` measurement (see the module docstring)."""
+    import ctypes
+
+    import numpy as np
+    from cuda.bindings import driver as cu
+
+    from rlxc.runtime.driver_api import check, device_arch
+    from rlxc.runtime.nvrtc import compile_cubin
+
+    g = rlxc.GraphBuilder()
+    exe = rlxc.compile(g.build([g.relu(g.input("x", [4]))]), target="cuda")
+    stream = exe.stream
+    mod = check(cu.cuModuleLoadData(compile_cubin(FLAG, device_arch()[0], "spin_flag.cu")), "cuModuleLoadData")
+    fn = check(cu.cuModuleGetFunction(mod, b"spin_flag"), "cuModuleGetFunction")
+    host = check(cu.cuMemHostAlloc(64, cu.CU_MEMHOSTALLOC_DEVICEMAP), "cuMemHostAlloc")
+    dev = check(cu.cuMemHostGetDevicePointer(host, 0), "cuMemHostGetDevicePointer")
+    out = np.ctypeslib.as_array((ctypes.c_uint64 * 4).from_address(int(host)))
+    out[:] = 0
+    start, stop = check(cu.cuEventCreate(0), "cuEventCreate"), check(cu.cuEventCreate(0), "cuEventCreate")
+    pc, rows, seq = time.perf_counter, [], 0
+    for span in spans_us:
+        ratio, first, last, wall = [], [], [], []
+        for i in range(calls + 5):
+            seq += 1
+            args = [np.array([span * 1000], dtype=np.uint64), np.array([int(dev)], dtype=np.uint64),
+                    np.array([seq], dtype=np.uint64)]
+            ptrs = np.array([a.ctypes.data for a in args], dtype=np.uint64)
+            t0 = pc()
+            cu.cuEventRecord(start, stream)
+            cu.cuLaunchKernel(fn, 1, 1, 1, 1, 1, 1, 0, stream, ptrs.ctypes.data, 0)
+            cu.cuEventRecord(stop, stream)
+            while out[1] != seq:
+                pass
+            h1 = pc()
+            while out[3] != seq:
+                pass
+            h2 = pc()
+            while cu.cuStreamQuery(stream)[0] != cu.CUresult.CUDA_SUCCESS:
+                pass
+            h3 = pc()
+            d = check(cu.cuEventElapsedTime(start, stop), "cuEventElapsedTime") * 1e3
+            if i >= 5:
+                ratio.append((h2 - h1) * 1e9 / float(out[2] - out[0]))
+                first.append((h1 - t0) * 1e6)
+                last.append((h3 - h2) * 1e6)
+                wall.append((h3 - t0) * 1e6 - d)
+        med = lambda v, k=2: round(statistics.median(v), k)  # noqa: E731
+        rows.append({"spin_us": span, "host_per_timer": med(ratio, 6), "start_delay_us": med(first),
+                     "end_delay_us": med(last), "wall_less_events_us": med(wall),
+                     "clock_gap_us": round((med(ratio, 6) - 1) * span, 2)})
+        print(json.dumps(rows[-1]), flush=True)
+    cu.cuMemFreeHost(host)
+    cu.cuModuleUnload(mod)
+    exe.close()
+    return rows
+
+
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--cases", default="bert-base:32:f32,12x384x12x1536:32:f32,bert-base:32:f16,bert-base:1:f32",
@@ -150,11 +229,15 @@ def main(argv=None) -> int:
     ap.add_argument("--rounds", type=int, default=4)
     ap.add_argument("--per", type=int, default=60)
     ap.add_argument("--spin", help="T1,T2,... µs: the bare-graph clock measurement instead")
+    ap.add_argument("--flag", help="T1,T2,... µs: the mapped-memory clock measurement instead")
     ap.add_argument("--out", type=Path)
     args = ap.parse_args(argv)
     rows = []
     if args.spin:
         rows = spin([int(t) for t in args.spin.split(",")])
+        args.cases = ""
+    if args.flag:
+        rows = flag([int(t) for t in args.flag.split(",")])
         args.cases = ""
     for case in filter(None, args.cases.split(",")):
         name, batch, dtype = case.split(":")
@@ -164,7 +247,7 @@ def main(argv=None) -> int:
             rows.append(row)
     if args.out:
         args.out.mkdir(parents=True, exist_ok=True)
-        (args.out / ("host_spin.json" if args.spin else "host_launch.json")).write_text(json.dumps(rows, indent=1))
+        (args.out / ("host_flag.json" if args.flag else "host_spin.json" if args.spin else "host_launch.json")).write_text(json.dumps(rows, indent=1))
     return 0
 
 
