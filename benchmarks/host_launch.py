@@ -26,7 +26,9 @@ seconds (`CudaExecutable.clock_ratio`'s measure).
 disagreeing while the GPU is busy: one kernel spinning T µs on the global
 timer writes the timer and a sequence number into mapped host memory at its
 start and at its end; the host, polling that memory, stamps when it sees
-each, then polls `cuStreamQuery` until the stream is done. Per T (median
+each, then polls `cuStreamQuery` until the stream is done; in its "sleep"
+rows the host sleeps from the first write seen until SLEEP_SPIN_US before
+the kernel's end, then polls. Per T (median
 over 40 calls): host µs per global-timer µs between the two writes (the
 clocks' ratio under load), the host's start and end delays (launch call to
 the first write seen; last write seen to the stream reported done), and wall
@@ -48,8 +50,9 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 import rlxc  # noqa: E402
 from encoders import build_rlxc, make_weights, model_config, rlxc_params  # noqa: E402
 
-#: variant -> (MEMSETS_AS_KERNELS, REDUCTION_SCHEMES)
-VARIANTS = {"kernels": (True, None), "memsets": (False, None), "nosplitk": (True, 0)}
+#: variant -> (MEMSETS_AS_KERNELS, REDUCTION_SCHEMES, executable.SYNC_SLEEP_MARGIN_S)
+VARIANTS = {"kernels": (True, None, 0.0), "memsets": (False, None, 0.0), "nosplitk": (True, 0, 0.0),
+            "sleep": (True, None, 300e-6)}
 
 
 def measure(name: str, batch: int, dtype: str, variant: str, rounds: int, per: int) -> dict:
@@ -58,7 +61,7 @@ def measure(name: str, batch: int, dtype: str, variant: str, rounds: int, per: i
 
     from rlxc.runtime import cublaslt, executable
 
-    executable.MEMSETS_AS_KERNELS, cublaslt.REDUCTION_SCHEMES = VARIANTS[variant]
+    executable.MEMSETS_AS_KERNELS, cublaslt.REDUCTION_SCHEMES, executable.SYNC_SLEEP_MARGIN_S = VARIANTS[variant]
     try:
         cfg = model_config(name)
         tdt = {"f32": torch.float32, "f16": torch.float16, "bf16": torch.bfloat16}[dtype]
@@ -89,7 +92,7 @@ def measure(name: str, batch: int, dtype: str, variant: str, rounds: int, per: i
         exe.close()
         return row
     finally:
-        executable.MEMSETS_AS_KERNELS, cublaslt.REDUCTION_SCHEMES = True, None
+        executable.MEMSETS_AS_KERNELS, cublaslt.REDUCTION_SCHEMES, executable.SYNC_SLEEP_MARGIN_S = True, None, 0.0
 
 
 SPIN = r"""extern "C" __global__ void spin(unsigned long long ns) {
@@ -163,6 +166,11 @@ FLAG = r"""extern "C" __global__ void spin_flag(unsigned long long ns, volatile 
 }"""
 
 
+#: `--flag`'s "sleep" rows: the host sleeps until this many µs before the
+#: kernel's end, then polls (its "spin" rows poll throughout)
+SLEEP_SPIN_US = 300
+
+
 def flag(spans_us: list[int], calls: int = 40) -> list[dict]:
     """The `--flag` measurement (see the module docstring)."""
     import ctypes
@@ -184,7 +192,7 @@ def flag(spans_us: list[int], calls: int = 40) -> list[dict]:
     out[:] = 0
     start, stop = check(cu.cuEventCreate(0), "cuEventCreate"), check(cu.cuEventCreate(0), "cuEventCreate")
     pc, rows, seq = time.perf_counter, [], 0
-    for span in spans_us:
+    for span, wait in [(t, w) for t in spans_us for w in ("spin", "sleep")]:
         ratio, first, last, wall = [], [], [], []
         for i in range(calls + 5):
             seq += 1
@@ -198,6 +206,8 @@ def flag(spans_us: list[int], calls: int = 40) -> list[dict]:
             while out[1] != seq:
                 pass
             h1 = pc()
+            if wait == "sleep" and span > SLEEP_SPIN_US:  # the thread sleeps through most of the kernel
+                time.sleep((span - SLEEP_SPIN_US) * 1e-6)
             while out[3] != seq:
                 pass
             h2 = pc()
@@ -211,7 +221,7 @@ def flag(spans_us: list[int], calls: int = 40) -> list[dict]:
                 last.append((h3 - h2) * 1e6)
                 wall.append((h3 - t0) * 1e6 - d)
         med = lambda v, k=2: round(statistics.median(v), k)  # noqa: E731
-        rows.append({"spin_us": span, "host_per_timer": med(ratio, 6), "start_delay_us": med(first),
+        rows.append({"spin_us": span, "wait": wait, "host_per_timer": med(ratio, 6), "start_delay_us": med(first),
                      "end_delay_us": med(last), "wall_less_events_us": med(wall),
                      "clock_gap_us": round((med(ratio, 6) - 1) * span, 2)})
         print(json.dumps(rows[-1]), flush=True)

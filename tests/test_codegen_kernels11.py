@@ -228,6 +228,25 @@ def test_reductions_over_an_odd_inner_axis():
     assert "items of 8 adjacent outputs per block" in src and "64 reduced elements, 4 loads in flight" in src
 
 
+def test_warp_rows_hold_their_params_in_registers():
+    """rows.WARP_HELD_PARAMS: the warp form's f32 rows of one element an
+    access (and 16-bit rows of a thread each) read gamma and beta once per
+    thread, before their rows, and the output takes them from registers;
+    16-bit rows over several lanes still read them per row."""
+    for d, n in (("f32", 9), ("f32", 13), ("f16", 7), ("bf16", 5)):
+        src = _sources(lambda g: [g.layer_norm(g.input("x", [4000, n], d), g.param("g", [n], d), g.param("b", [n], d))])
+        head, loop = src.split("for (int u = ", 1) if "for (int u = " in src else src.split("for (long long r = ", 1)
+        assert "float ph_g[" in head and "float ph_b[" in head, (d, n)
+        assert "ph_g[j]" in loop and "ph_b[j]" in loop and "g[k]" not in loop and "b[k]" not in loop, (d, n)
+        src = _sources(lambda g: [g.rms_norm(g.input("x", [4000, n], d), g.param("g", [n], d))])
+        assert "float ph_g[" in src and "ph_b" not in src
+    src = _sources(lambda g: [g.layer_norm(g.input("x", [4000, 13], "f16"), g.param("g", [13], "f16"),
+                                           g.param("b", [13], "f16"))])
+    assert "2 threads per row" in src and "ph_g" not in src and "rlx_ld_f16(g[k])" in src
+    src = _sources(lambda g: [g.layer_norm(g.input("x", [64, 768]), g.param("g", [768]), g.param("b", [768]))])
+    assert "ph_g" not in src  # vector accesses read the params as vectors
+
+
 def test_coalesce_and_reduce_layout():
     assert coalesce([2, 512, 12, 64], [0, 2, 1, 3]) == ([2, 512, 12, 64], [0, 2, 1, 3])
     assert coalesce([2, 512, 1, 64], [0, 2, 1, 3]) == ([65536], [0])  # a copy

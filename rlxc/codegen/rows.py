@@ -156,7 +156,7 @@ def _row_loop(body: list[str], rows: Rows, one_row: bool = False) -> list[str]:
 
 
 def _warp_loop(body: list[str], rows: Rows, warps: int, group: int = 32, batch: CachedRow | None = None,
-               one_row: bool = False, per_group: int = 1) -> list[str]:
+               one_row: bool = False, per_group: int = 1, pre: Sequence[str] = ()) -> list[str]:
     """`body` once per row, a group of `group` lanes (a power of two up to a
     warp) per row (`lane` its thread's index in the group), `warps` × 32 /
     `group` rows per block (`per_group` times that with a batch). A group leaves the loop on its own: its
@@ -165,8 +165,10 @@ def _warp_loop(body: list[str], rows: Rows, warps: int, group: int = 32, batch: 
     `per_group` rows, whose accesses it loads into `nx` before the body takes
     them one row after another (accesses past a guarded row's end left out).
     With `one_row` (the grid's groups cover the rows) a group's row only,
-    no loop (see `_row_loop`)."""
+    no loop (see `_row_loop`). `pre`: statements once per thread, before
+    its rows (`lane` defined)."""
     per_block = warps * 32 // group
+    pre = ["  " + p for p in pre]
     if batch is not None:  # per_group rows per group, loaded first
         n, u = batch.items // batch.width, per_group
         inside = f" && ({batch._inside()})" if batch.guarded else ""
@@ -175,6 +177,7 @@ def _warp_loop(body: list[str], rows: Rows, warps: int, group: int = 32, batch: 
                       else (batch.raw, batch._vec("x")))
         return [
             f"  const int lane = threadIdx.x & {group - 1};",
+            *pre,
             f"  const long long r0 = (long long)blockIdx.x * {per_block * u} + (threadIdx.x / {group});",
             f"  {held} nx[{u}][{n}];  // the group's {u} rows' accesses",
             "  #pragma unroll",
@@ -194,6 +197,7 @@ def _warp_loop(body: list[str], rows: Rows, warps: int, group: int = 32, batch: 
     if one_row:
         return [
             f"  const int lane = threadIdx.x & {group - 1};",
+            *pre,
             f"  const long long r = (long long)blockIdx.x * {per_block} + (threadIdx.x / {group});  // the grid covers the rows",
             f"  if (r < {rows.rows}LL) {{",
             f"    const long long base = {rows.row_base};",
@@ -202,6 +206,7 @@ def _warp_loop(body: list[str], rows: Rows, warps: int, group: int = 32, batch: 
         ]
     return [
         f"  const int lane = threadIdx.x & {group - 1};",
+        *pre,
         (f"  for (long long r = (long long)blockIdx.x * {per_block} + (threadIdx.x / {group}); r < {rows.rows}LL; "
          f"r += (long long)gridDim.x * {per_block}) {{"),
         f"    const long long base = {rows.row_base};",
@@ -240,7 +245,8 @@ def stage_rows(row_bytes: int, per_block: int) -> int:
     return max(1, WARP_STAGE_BYTES // (per_block * row_bytes))
 
 
-def _staged_warp(body: list[str], rows: Rows, threads: int, group: int, per_block: int, t: Attribute) -> list[str]:
+def _staged_warp(body: list[str], rows: Rows, threads: int, group: int, per_block: int, t: Attribute,
+                 pre: Sequence[str] = ()) -> list[str]:
     """The warp form's loop for rows staged through shared memory
     (WARP_STAGED): block b's `per_block` rows, from row b times that, are
     one contiguous span starting on a 16-byte boundary; the block copies
@@ -250,7 +256,8 @@ def _staged_warp(body: list[str], rows: Rows, threads: int, group: int, per_bloc
     `y` both point at `stage`, `base` the row's offset in it; a thread
     writes only the elements it read), and the block copies the span to
     `y_` with 16-byte stores. A last block of fewer rows copies the
-    elements past its last whole 16 bytes one at a time."""
+    elements past its last whole 16 bytes one at a time. `pre`: statements
+    once per thread, before its rows (`lane` defined)."""
     groups = threads // group
     c_type = storage_type(t)
     span = per_block * rows.cols
@@ -286,6 +293,7 @@ def _staged_warp(body: list[str], rows: Rows, threads: int, group: int, per_bloc
         f"    const {c_type}* x = stage;",
         f"    {c_type}* y = stage;",
         f"    const int lane = threadIdx.x & {group - 1};",
+        *("    " + p for p in pre),
         f"    for (int u = threadIdx.x / {group}; u < {per_block}; u += {groups}) {{  // the group's rows",
         f"      const long long r = r0 + u;",
         f"      if (r >= {rows.rows}LL) break;",
@@ -522,12 +530,13 @@ def _row_kernel(decl: str, body: list[str], rows: Rows, smem_type: str = "float"
                 threads: int = THREADS, note: str = "", srow_type: str = "float",
                 cluster: ClusterReducer | None = None, group: int = 32, min_blocks: int = 0,
                 grid: GridReducer | None = None, batch: CachedRow | None = None, one_row: bool = False,
-                staged: tuple[int, Attribute] | None = None, per_group: int = 1) -> str:
+                staged: tuple[int, Attribute] | None = None, per_group: int = 1, pre: Sequence[str] = ()) -> str:
     """A kernel looping over the rows, `body` once per row: its blocks walk
     the rows (block, smem, float4 and looping forms), or its warps do (warp
     form, `lane` the thread's lane), or a cluster of blocks takes one row
     (cluster form, `lane` the thread's index in the cluster); with `one_row`
-    the grid is the rows, a block each (`_row_loop`)."""
+    the grid is the rows, a block each (`_row_loop`). `pre`: the warp
+    form's statements once per thread, before its rows."""
     dims = f"__cluster_dims__({cluster.blocks}, 1, 1) " if cluster is not None else ""
     src = [f"// row form: {form}{f' ({note})' if note else ''}"]
     bounds = f"{threads}, {min_blocks}" if min_blocks else f"{threads}"
@@ -536,9 +545,9 @@ def _row_kernel(decl: str, body: list[str], rows: Rows, smem_type: str = "float"
     if form == "smem":
         src.append(f"  extern __shared__ __align__(16) {srow_type} srow[];")
     if form == "warp" and staged is not None:
-        src += _staged_warp(body, rows, threads, group, *staged)
+        src += _staged_warp(body, rows, threads, group, *staged, pre=pre)
     elif form == "warp":
-        src += _warp_loop(body, rows, threads // 32, group, batch, one_row, per_group)
+        src += _warp_loop(body, rows, threads // 32, group, batch, one_row, per_group, pre)
     elif cluster is not None:
         src += _cluster_row(body, rows, cluster)
     elif grid is not None:
@@ -2314,6 +2323,25 @@ def narrow_group(cols: int, width: int) -> int:
 #: written an element at a time by one lane while the rest wait.
 WARP_WINDOW_MIN = 0
 
+#: The warp form's per-column params (gamma, beta) of rows of one element
+#: an access held in registers: a lane's columns are the same in every row
+#: it takes (lane + j * lanes), so each thread reads its params once, into
+#: `ph_<name>[j]`, before its rows, not once a row (a load and, for 16-bit
+#: params, a conversion per element and param). f32 rows, and f16/bf16 rows
+#: over at most WARP_HELD_PARAMS_16_LANES lanes (a thread a row). H200
+#: (session 30, `variant.py WARP_HELD_PARAMS=False,True -- --ops
+#: layer_norm,rms_norm --rows 5,7,9,11,13,15,21,25,29,31,33,65,129,197
+#: --dtypes f32,f16,bf16 --sizes 64`; `sweeps/variant-warp-held-params-…`):
+#: f32 +3% to +13% but layer_norm of 65 (-4.5%); 16-bit rows of 5 and 7
+#: +6% to +19%; 16-bit rows over 2-32 lanes -10% to +11% (rms_norm of 15
+#: -10%, layer_norm bf16 of 33-129 -6% to -8%), so they read per row.
+#: Rows of more than WARP_HELD_PARAMS_ITEMS elements a thread (f32 rows of
+#: 257-1024: up to 32 a thread, 64 more registers for layer_norm; not
+#: measured) read per row too.
+WARP_HELD_PARAMS = True
+WARP_HELD_PARAMS_16_LANES = 1
+WARP_HELD_PARAMS_ITEMS = 8
+
 
 def warp_window_lanes(s: RowSpec) -> int:
     """Lanes per row of the warp form's windowed rows (WARP_WINDOW_MIN); 0
@@ -2466,6 +2494,19 @@ MERGED_STATS_WARP = False
 MERGED_STATS_BLOCK = False
 MERGED_STATS_CLUSTER = True
 MERGED_STATS_SMEM = False
+#: layer_norm's merged statistics (in the forms above that take them): each
+#: thread's count, mean and sum of squared deviations over its own
+#: elements, merged over the row's threads in one reduction
+#: (`RlxWelfordMerge`), the output (x - mean) * inv * gamma + beta; no
+#: element updated, so 16-bit rows kept in registers take them too. Off:
+#: H200 (session 30, `variant.py MERGED_NORM_STATS=False,True -- --ops
+#: layer_norm --rows 4096,8192,16384,30522,32768,50257,65536 --sizes
+#: 64,512`; `sweeps/variant-merged-norm-stats-…`), correct (the GPU
+#: suite's norm cases passed with it on) but slower in 30 of 42 cases: f32
+#: -1% to -10%, f16 cluster rows of 16384-65536 -29% to -32% (bf16 -2% to
+#: -7%), rows of 4096-8192 within 1.5%: the per-thread mean's second pass
+#: costs more than the cluster barrier round it saves.
+MERGED_NORM_STATS = False
 
 
 def merged_stats(form: str) -> bool:
@@ -2787,6 +2828,7 @@ class CachedRow:
     window: bool = False  # f16/bf16 rows whose length 8 does not divide, in the cluster form: see `windowed`
     loaded: str = ""  # the registers holding this row's accesses, loaded with the group's batch (WARP_BATCH), if any
     copies: tuple[str, ...] = ()  # per-column params read from their shifted copies, `<name>_c` (PARAM_COPIES)
+    held: tuple[str, ...] = ()  # per-column params held in registers, `ph_<name>[j]` (WARP_HELD_PARAMS: `hold_params`)
 
     @staticmethod
     def for_spec(s: RowSpec, lanes: int, lane: str, smem: bool = False, stored: bool = False,
@@ -3150,13 +3192,27 @@ class CachedRow:
             f"for (int j = 0; j < {self.slots}; ++j) {{ const long long k = {self.col('j')}; {guard}{{ {body} }} }}",
         ]
 
+    def hold_params(self, columns: Sequence[str]) -> list[str]:
+        """Statements reading the per-column params `columns` of this
+        thread's elements into registers, `ph_<name>[j]` (0 past the row's
+        end), before its rows (`held`: rows of one element an access)."""
+        assert self.width == 1 and not self.window and not self.peel
+        return [line for p in columns for line in (
+            f"float ph_{p}[{self.slots}];  // {p} at this thread's columns, the same in each of its rows",
+            "#pragma unroll",
+            f"for (int j = 0; j < {self.slots}; ++j) {{ const long long k = {self.col('j')}; "
+            f"ph_{p}[j] = k < {self.cols}LL ? {load(f'{p}[k]', self.t)} : 0.0f; }}")]
+
     def store(self, buf: str, out: Out, columns: Sequence[str] = ()) -> list[str]:
         """Writes `out(element, column param -> its value)` of every element
         to buf[base + column]; the per-column params (`columns`, of the row's
-        type, laid out as the row) are read as vectors alongside."""
+        type, laid out as the row) are read as vectors alongside, or taken
+        from registers (`held`)."""
         w = self.width
         if w == 1:
-            return self.each(f"{buf}[base + k] = {store(out(self.elem(), lambda p: load(f'{p}[k]', self.t)), self.t)};")
+            def param(p: str) -> str:
+                return f"ph_{p}[j]" if p in self.held else load(f"{p}[k]", self.t)
+            return self.each(f"{buf}[base + k] = {store(out(self.elem(), param), self.t)};")
         if self.window:  # the window's edges element by element (the params too), written so
             value = store(out(self.elem(), lambda p: load(f"{p}[k]", self.t)), self.t)
             inside = self._in_row()
@@ -3299,6 +3355,10 @@ class RowSpec:
     #: softmax (False) or log_softmax (True): the paired columns form's
     #: statistics (COLUMN_PAIRED_ELEMS); None for other ops
     softmax_log: bool | None = None
+    #: the output after `merged` (None: `cached_out`), and whether `merged`
+    #: updates no element (it then serves a row kept in 16 bits, `stored`)
+    merged_out: Out | None = None
+    merged_pure: bool = False
 
     @property
     def elem_bytes(self) -> int:
@@ -3316,10 +3376,11 @@ def _round(t: Attribute) -> str:
 
 def _cached_form(s: RowSpec, row: CachedRow, red: Reducer, form: str) -> list[str]:
     body = row.compute(s.prologue) if s.prologue is not None else row.load("x")
-    if row.stored:
+    merged = s.merged is not None and merged_stats(form) and row.width > 1
+    if merged and (s.merged_pure or not row.stored):
+        stats, out = s.merged, s.merged_out or s.cached_out
+    elif row.stored:
         stats, out = s.pure, s.pure_out
-    elif s.merged is not None and merged_stats(form) and row.width > 1:
-        stats, out = s.merged, s.cached_out
     else:
         stats, out = s.cached, s.cached_out
     assert stats is not None and out is not None
@@ -3585,6 +3646,12 @@ def row_kernel(s: RowSpec, sm_count: int) -> KernelSpec:
         batched = per_group > 1
         if batched:
             row = replace(row, loaded="nx[u]")
+        pre: list[str] = []
+        if (WARP_HELD_PARAMS and s.columns and row.width == 1 and not row.window and not row.peel
+                and (dtype(s.t).bytes == 4 or row.lanes <= WARP_HELD_PARAMS_16_LANES)
+                and row.slots <= WARP_HELD_PARAMS_ITEMS):
+            row = replace(row, held=tuple(s.columns))
+            pre = row.hold_params(s.columns)
         if staged:
             decl = params_decl([(f"{n}_" if n in ("x", "y") else n, v, w) for n, v, w in s.bufs])
         note = (row.note() + (f", {32 // group} rows per warp" if group < 32 else "")
@@ -3600,7 +3667,7 @@ def row_kernel(s: RowSpec, sm_count: int) -> KernelSpec:
         src = _row_kernel(decl, _cached_form(s, row, group_reduce(group), "warp"), rows, form="warp", note=note, group=group,
                           batch=row if batched else None, per_group=per_group, threads=threads,
                           one_row="warp" in ROW_PER_BLOCK and not batched and grid * per_block >= rows.rows,
-                          staged=(block_rows, s.t) if staged else None)
+                          staged=(block_rows, s.t) if staged else None, pre=pre)
         return KernelSpec(s.family, src, bufs, grid, threads)
     if form == "block":
         row = CachedRow.for_spec(s, BLOCK_THREADS, "threadIdx.x", peel=True)
@@ -4214,9 +4281,23 @@ def norm_kernel(op: rlx.LayerNormOp | rlx.RmsNormOp | rlx.FusedResidualLayerNorm
             each_stat("float q = 0.0f;", lambda v: f"{{ const float d_ = {v} - mean; q += d_ * d_; }}",
                       lambda red: f"const float inv = rsqrtf({red('q', 'RlxSum', '0.0f', 'smem')} / {n} + {eps});"),
         )
+        # MERGED_STATS: each thread's count, mean and squared deviations from that mean over its
+        # own elements, merged over the row's threads in one reduction (Chan et al.'s pairwise
+        # update, RlxWelfordMerge); no element updated
+        merged = (
+            each_stat("float s = 0.0f, cn = 0.0f;", lambda v: f"s += {v}; cn += 1.0f;",
+                      lambda red: "const float lm = cn > 0.0f ? s / cn : 0.0f;"),
+            each_stat("__shared__ RlxWelford w_smem[32]; float q = 0.0f;",
+                      lambda v: f"{{ const float d_ = {v} - lm; q += d_ * d_; }}",
+                      lambda red: "const RlxWelford st = " + red("RlxWelford{cn, lm, q}", "RlxWelfordMerge",
+                                                                   "RlxWelford{0.0f, 0.0f, 0.0f}", "w_smem") + ";",
+                      lambda red: f"const float mean = st.mean, inv = rsqrtf(st.m2 / {n} + {eps});"),
+        )
         spec = RowSpec(
             "norm", rows, t, bufs, cached=cached,
             cached_out=lambda v, p: f"{v} * inv * {p('g')} + {p('b')}",
+            merged=merged if MERGED_NORM_STATS else None, merged_pure=True,
+            merged_out=lambda v, p: f"({v} - mean) * inv * {p('g')} + {p('b')}",
             pure=pure, pure_out=lambda v, p: f"({v} - mean) * inv * {p('g')} + {p('b')}",
             streamed=welford,
             streamed_out=lambda v, p: f"({v} - mean) * inv * {p('g')} + {p('b')}",

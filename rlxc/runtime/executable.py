@@ -103,6 +103,17 @@ _NOT_READY = 600  # CUDA_ERROR_NOT_READY
 #: graph launch and wait measured 25.4 µs over its device time blocking,
 #: 14.8 polling; in f16 (0.8 ms) both 7-8 µs.
 SYNC_SPIN_S = 0.05
+#: With SYNC_SLEEP_MARGIN_S > 0, a wait whose last call's wait took
+#: SYNC_SLEEP_MIN_S or more first sleeps until SYNC_SLEEP_MARGIN_S before
+#: that call's end, then polls: the thread does not spin through
+#: milliseconds of device work. Off: H200 (session 30, `host_launch.py
+#: --variants kernels,sleep,kernels,sleep` at 300 µs), no better in
+#: `host_overhead` beyond the rounds' spread (BERT-base f32 batch 32,
+#: 16.9 ms: 16-66 µs polling, 60-80 sleeping; f16/bf16 batch 32 12-33
+#: against 14-29; MiniLM f32 batch 32 31-38 against 12-34), and a bare
+#: kernel of 5-20 ms (`--flag`) lost 14-19 µs sleeping.
+SYNC_SLEEP_MARGIN_S = 0.0
+SYNC_SLEEP_MIN_S = 0.002
 
 #: Tensor classes seen to be torch's (a set lookup instead of a module-name test per input)
 _TORCH_TYPES: set[type] = set()
@@ -306,6 +317,7 @@ class CudaExecutable:
         self._cu = cu
         self._io_ok = mode == "graph" and not self._debug  # the I/O graph path may be taken
         self._events = None  # (start, stop) recorded around the I/O graph: host_overhead
+        self._last_wait_s = 0.0  # how long the last polled wait took (SYNC_SLEEP_MARGIN_S)
 
     # -- setup helpers
     def _ptr(self, arg: rlx_cuda.ArgAttr) -> int:
@@ -604,11 +616,15 @@ class CudaExecutable:
         stream = self.stream
         if SYNC_SPIN_S > 0:
             query, pc = cu.cuStreamQuery, time.perf_counter
-            end = pc() + SYNC_SPIN_S
+            t0 = pc()
+            end = t0 + SYNC_SPIN_S
+            if SYNC_SLEEP_MARGIN_S > 0 and self._last_wait_s >= SYNC_SLEEP_MIN_S:
+                time.sleep(self._last_wait_s - SYNC_SLEEP_MARGIN_S)
             while True:
                 err = query(stream)
                 code = err[0] if type(err) is tuple else err
                 if code == _SUCCESS:
+                    self._last_wait_s = pc() - t0
                     return
                 if code != _NOT_READY:
                     check(err, "cuStreamQuery (waiting for the launch)")
