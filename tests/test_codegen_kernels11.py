@@ -247,6 +247,33 @@ def test_warp_rows_hold_their_params_in_registers():
     assert "ph_g" not in src  # vector accesses read the params as vectors
 
 
+def test_rope_is_one_kernel_on_cuda(monkeypatch):
+    """rlx.rope stays native on cuda where cos/sin's last axis is the
+    input's: one kernel (compiled for sm_80 and sm_90 in every float
+    type) reading x at d and at the other half; a table of one column, or
+    RopeOp.NATIVE_ON_CUDA off, splits it as other targets do."""
+    from rlxc.dialects import rlx
+
+    for d in DTYPES:
+        g = rlxc.GraphBuilder()
+        module = g.build([g.rope(g.input("x", [2, 8, 17, 64], d), g.param("c", [17, 64], d), g.param("s", [17, 64], d))])
+        for arch in ARCHS:
+            lowered = rlxc.run_pipeline(module.clone(), f"rlx-cuda{{arch={arch}}}")
+            ks = [op for op in lowered.ops if isinstance(op, rlx_cuda.KernelOp)]
+            assert len(ks) == 1 and "rlx.rope" in ks[0].source.data
+            assert "i % 64LL < 32LL ? -" in ks[0].source.data and "x[i + 32LL]" in ks[0].source.data
+            (cubin,) = nvrtc.compile_many([("rope.cu", ks[0].source.data)], arch, headers=HEADERS)
+            assert cubin[:4] == b"\x7fELF"
+    g = rlxc.GraphBuilder()
+    split = g.build([g.rope(g.input("x", [2, 8, 17, 64]), g.input("c", [17, 1]), g.input("s", [17, 1]))])
+    assert "rlx.rope" not in _sources(lambda g2: [g2.rope(g2.input("x", [2, 8, 17, 64]), g2.input("c", [17, 1]),
+                                                          g2.input("s", [17, 1]))])
+    assert len([op for op in rlxc.run_pipeline(split, "rlx-cuda").ops if isinstance(op, rlx_cuda.KernelOp)]) > 1
+    monkeypatch.setattr(rlx.RopeOp, "NATIVE_ON_CUDA", False)
+    assert "rlx_rope_" not in _sources(lambda g2: [g2.rope(g2.input("x", [2, 8, 17, 64]), g2.input("c", [17, 64]),
+                                                            g2.input("s", [17, 64]))])
+
+
 def test_coalesce_and_reduce_layout():
     assert coalesce([2, 512, 12, 64], [0, 2, 1, 3]) == ([2, 512, 12, 64], [0, 2, 1, 3])
     assert coalesce([2, 512, 1, 64], [0, 2, 1, 3]) == ([65536], [0])  # a copy

@@ -185,6 +185,23 @@ def test_example_on_gpu_matches_reference(name):
     check(module, params)
 
 
+@pytest.mark.parametrize("d", ["f32", "f16", "bf16"])
+@pytest.mark.parametrize("xs,cs", [([2, 4, 33, 64], [33, 64]), ([2, 33, 4, 64], [33, 1, 64]), ([3, 7, 10], [1, 10]),
+                                   ([2, 5, 6], [5, 1])])
+def test_rope_on_gpu(xs, cs, d):
+    """rlx.rope: one kernel where cos/sin's last axis is the input's (heads
+    first or second, a table broadcast over batch and heads), else split
+    into slices, a concat and elementwise kernels; against the interpreter."""
+    from rlxc.dialects import rlx_cuda
+
+    g = rlxc.GraphBuilder()
+    module = g.build([g.rope(g.input("x", xs, d), g.input("c", cs, d), g.input("s", cs, d))])
+    lowered = rlxc.run_pipeline(module.clone(), "rlx-cuda")
+    kernels = [op.source.data for op in lowered.walk() if isinstance(op, rlx_cuda.KernelOp)]
+    assert (len(kernels) == 1 and "rlx_rope_" in kernels[0]) == (cs[-1] == xs[-1])
+    check(module)
+
+
 @settings(max_examples=60, deadline=None, suppress_health_check=list(HealthCheck))
 @given(case=graphs())
 def test_random_graphs_on_gpu(case):

@@ -37,18 +37,21 @@ func.func @native(%x: tensor<4x16xf32>, %w: tensor<8x16xf32>, %b: tensor<8xf32>)
 
 // -----
 
-// Swiglu and rope have no cuda kernel: both targets split them. Attention
-// has one (a fused flash-attention kernel): cuda keeps it, none splits it
-// (with the softmax inside split too).
+// Swiglu has no cuda kernel: both targets split it. Rope has one where
+// cos/sin's last axis is the input's (a [seq, head_dim] table): cuda keeps
+// that one and splits a table of one column (slices, a negation, a
+// concat). Attention has one (a fused flash-attention kernel): cuda keeps
+// it, none splits it (with the softmax inside split too).
 // CUDA-LABEL: func.func @split
 // CUDA: %{{.*}} = rlx.attention %q, %k, %v causal : tensor<1x2x8x4xf32>, tensor<1x2x8x4xf32>, tensor<1x2x8x4xf32> -> tensor<1x2x8x4xf32>
 // CUDA: rlx.slice %x starts = [0, 0, 0, 0] ends = [1, 2, 8, 2] steps = [1, 1, 1, 1]
 // CUDA: rlx.slice %x starts = [0, 0, 0, 2] ends = [1, 2, 8, 4] steps = [1, 1, 1, 1]
 // CUDA: rlx.silu
+// CUDA: rlx.rope %x, %c, %c : tensor<1x2x8x4xf32>, tensor<8x4xf32>
 // CUDA: rlx.neg
 // CUDA: rlx.concat {{.*}} axis = -1
 // CUDA-NOT: rlx.swiglu
-// CUDA-NOT: rlx.rope
+// CUDA-NOT: rlx.rope %x, %c1
 // NONE-LABEL: func.func @split
 // NONE: %[[KT:.*]] = rlx.transpose %k perm = [0, 1, 3, 2] : tensor<1x2x8x4xf32> -> tensor<1x2x4x8xf32>
 // NONE: %[[S:.*]] = rlx.matmul %q, %[[KT]] : tensor<1x2x8x4xf32>, tensor<1x2x4x8xf32> -> tensor<1x2x8x8xf32>
@@ -61,11 +64,12 @@ func.func @native(%x: tensor<4x16xf32>, %w: tensor<8x16xf32>, %b: tensor<8xf32>)
 // NONE: rlx.matmul %{{.*}}, %v : tensor<1x2x8x8xf32>, tensor<1x2x8x4xf32> -> tensor<1x2x8x4xf32>
 // NONE-NOT: rlx.softmax
 // NONE-NOT: rlx.attention
-func.func @split(%q: tensor<1x2x8x4xf32>, %k: tensor<1x2x8x4xf32>, %v: tensor<1x2x8x4xf32>, %x: tensor<1x2x8x4xf32>, %c: tensor<8x4xf32>) -> (tensor<1x2x8x4xf32>, tensor<1x2x8x2xf32>, tensor<1x2x8x4xf32>) {
+func.func @split(%q: tensor<1x2x8x4xf32>, %k: tensor<1x2x8x4xf32>, %v: tensor<1x2x8x4xf32>, %x: tensor<1x2x8x4xf32>, %c: tensor<8x4xf32>, %c1: tensor<8x1xf32>) -> (tensor<1x2x8x4xf32>, tensor<1x2x8x2xf32>, tensor<1x2x8x4xf32>, tensor<1x2x8x4xf32>) {
   %a = rlx.attention %q, %k, %v causal : tensor<1x2x8x4xf32>, tensor<1x2x8x4xf32>, tensor<1x2x8x4xf32> -> tensor<1x2x8x4xf32>
   %g = rlx.swiglu %x : tensor<1x2x8x4xf32> -> tensor<1x2x8x2xf32>
   %r = rlx.rope %x, %c, %c : tensor<1x2x8x4xf32>, tensor<8x4xf32>
-  func.return %a, %g, %r : tensor<1x2x8x4xf32>, tensor<1x2x8x2xf32>, tensor<1x2x8x4xf32>
+  %r1 = rlx.rope %x, %c1, %c1 : tensor<1x2x8x4xf32>, tensor<8x1xf32>
+  func.return %a, %g, %r, %r1 : tensor<1x2x8x4xf32>, tensor<1x2x8x2xf32>, tensor<1x2x8x4xf32>, tensor<1x2x8x4xf32>
 }
 
 // -----

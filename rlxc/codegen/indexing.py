@@ -16,13 +16,14 @@ from rlxc.codegen.common import (
     KernelSpec,
     eltype,
     float_of,
+    index_expr,
     int_of,
     ints,
     numel,
     shape,
     strides,
 )
-from rlxc.codegen.cuda_c import literal, store
+from rlxc.codegen.cuda_c import literal, load, store
 from rlxc.codegen.injective import injective
 from rlxc.dialects import rlx
 
@@ -110,3 +111,22 @@ def gather_nd_kernel(op: rlx.GatherNDOp, sm_count: int) -> KernelSpec:
         lines.append(f"src += q{t} * {xst[b + t]}LL;")
     lines.append("y[i] = x[src];")
     return injective("gather_nd", op.result, [("x", op.input), ("ids", op.indices)], lines, sm_count)
+
+
+def rope_kernel(op: rlx.RopeOp, sm_count: int) -> KernelSpec:
+    """Rotary position embedding, rotate-half form, an element a thread: y =
+    x * cos + rotate_half(x) * sin, where rotate_half(x)[d] is -x[d + D/2]
+    for d < D/2 and x[d - D/2] after; cos and sin broadcast to x (their last
+    axis is x's: `RopeOp.native_on`). The math in f32, rounded once, as the
+    interpreter rounds its wide result once."""
+    xs, cs = shape(op.input), shape(op.cos)
+    t = eltype(op.input)
+    d, h = xs[-1], xs[-1] // 2
+    x, xlo, xhi = load("x[i]", t), load(f"x[i - {h}LL]", t), load(f"x[i + {h}LL]", t)
+    c, s = load("c[ci]", t), load("s[ci]", t)
+    lines = [
+        f"const float xr = i % {d}LL < {h}LL ? -{xhi} : {xlo};  // rotate_half(x)",
+        f"const long long ci = {index_expr('i', xs, cs)};",
+        f"y[i] = {store(f'{x} * {c} + xr * {s}', t)};",
+    ]
+    return injective("rope", op.result, [("x", op.input), ("c", op.cos), ("s", op.sin)], lines, sm_count)

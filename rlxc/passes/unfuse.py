@@ -91,8 +91,9 @@ class UnfusePass(ModulePass):
     the op's own `decompose`, not here: for `cuda`, linear (with a bias and
     relu / tanh-GELU epilogue; another activation is split off into an
     elementwise op), layer_norm, rms_norm, softmax, log_softmax, the fused
-    residual norms and attention (a fused flash-attention kernel) stay; swiglu
-    and rope are split. The split is
+    residual norms, attention (a fused flash-attention kernel) and rope with
+    cos/sin tables as wide as the input's last axis stay; swiglu and other
+    ropes are split. The split is
     repeated until nothing splittable is left (a fused residual norm becomes an
     add and a layer_norm, which `target=none` splits again).
 

@@ -399,8 +399,21 @@ class RopeOp(RlxOp):
     cos = operand_def(C)
     sin = operand_def(C)
     result = result_def(T)
-    traits = traits_def(Pure(), INJECTIVE, Composite())
+    traits = traits_def(Pure(), INJECTIVE, Composite(("cuda",)))
     assembly_format = "$input `,` $cos `,` $sin attr-dict `:` type($input) `,` type($cos)"
+
+    #: whether cuda runs rope as one kernel (`codegen.indexing.rope_kernel`)
+    #: instead of its slices, concat and two elementwise kernels
+    NATIVE_ON_CUDA: ClassVar[bool] = True
+
+    def native_on(self, target: str) -> bool:
+        """cuda's rope kernel takes cos/sin whose last axis is the input's
+        (the usual [seq, head_dim] tables, broadcast over the rest); others
+        are split."""
+        if target == "cuda":
+            xs, cs = shape_of(self.input.type), shape_of(self.cos.type)
+            return RopeOp.NATIVE_ON_CUDA and bool(cs) and cs[-1] == xs[-1]
+        return True
 
     def verify_extra(self) -> None:
         x, c = self.input.type, self.cos.type
