@@ -102,21 +102,30 @@ SPIN = r"""extern "C" __global__ void spin(unsigned long long ns) {
 }"""
 
 
-def spin(spans_us: list[int]) -> list[dict]:
-    """The `--spin` measurement (see the module docstring)."""
-    import numpy as np
+def _bare_kernel(source: str, name: str):
+    """An executable (only for its stream and clock_ratio()) and kernel
+    `name` of `source`, loaded on its context: (exe, module, function)."""
     from cuda.bindings import driver as cu
 
     from rlxc.runtime.driver_api import check, device_arch
     from rlxc.runtime.nvrtc import compile_cubin
 
-    # an executable only for its stream and clock_ratio()
     g = rlxc.GraphBuilder()
     exe = rlxc.compile(g.build([g.relu(g.input("x", [4]))]), target="cuda")
+    mod = check(cu.cuModuleLoadData(compile_cubin(source, device_arch()[0], f"{name}.cu")), "cuModuleLoadData")
+    return exe, mod, check(cu.cuModuleGetFunction(mod, name.encode()), "cuModuleGetFunction")
+
+
+def spin(spans_us: list[int]) -> list[dict]:
+    """The `--spin` measurement (see the module docstring)."""
+    import numpy as np
+    from cuda.bindings import driver as cu
+
+    from rlxc.runtime.driver_api import check
+
+    exe, mod, fn = _bare_kernel(SPIN, "spin")
     stream = exe.stream
     ratio = exe.clock_ratio()
-    mod = check(cu.cuModuleLoadData(compile_cubin(SPIN, device_arch()[0], "spin.cu")), "cuModuleLoadData")
-    fn = check(cu.cuModuleGetFunction(mod, b"spin"), "cuModuleGetFunction")
     start, stop = check(cu.cuEventCreate(0), "cuEventCreate"), check(cu.cuEventCreate(0), "cuEventCreate")
     pc, rows = time.perf_counter, []
     for span in spans_us:
@@ -178,14 +187,10 @@ def flag(spans_us: list[int], calls: int = 40) -> list[dict]:
     import numpy as np
     from cuda.bindings import driver as cu
 
-    from rlxc.runtime.driver_api import check, device_arch
-    from rlxc.runtime.nvrtc import compile_cubin
+    from rlxc.runtime.driver_api import check
 
-    g = rlxc.GraphBuilder()
-    exe = rlxc.compile(g.build([g.relu(g.input("x", [4]))]), target="cuda")
+    exe, mod, fn = _bare_kernel(FLAG, "spin_flag")
     stream = exe.stream
-    mod = check(cu.cuModuleLoadData(compile_cubin(FLAG, device_arch()[0], "spin_flag.cu")), "cuModuleLoadData")
-    fn = check(cu.cuModuleGetFunction(mod, b"spin_flag"), "cuModuleGetFunction")
     host = check(cu.cuMemHostAlloc(64, cu.CU_MEMHOSTALLOC_DEVICEMAP), "cuMemHostAlloc")
     dev = check(cu.cuMemHostGetDevicePointer(host, 0), "cuMemHostGetDevicePointer")
     out = np.ctypeslib.as_array((ctypes.c_uint64 * 4).from_address(int(host)))

@@ -2302,10 +2302,7 @@ def narrow_group(cols: int, width: int) -> int:
     (WARP_NARROW_ITEMS); 32 where it does not apply."""
     if not WARP_NARROW_ITEMS or width != 1 or cols < WARP_NARROW_MIN_COLS:
         return 32
-    g = 1
-    while g < 32 and -(-cols // g) > WARP_NARROW_ITEMS:
-        g *= 2
-    return g
+    return _group_of(-(-cols // WARP_NARROW_ITEMS))
 
 
 #: The warp form's f16/bf16 rows of odd lengths from WARP_WINDOW_MIN

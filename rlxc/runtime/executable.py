@@ -618,13 +618,15 @@ class CudaExecutable:
             query, pc = cu.cuStreamQuery, time.perf_counter
             t0 = pc()
             end = t0 + SYNC_SPIN_S
-            if SYNC_SLEEP_MARGIN_S > 0 and self._last_wait_s >= SYNC_SLEEP_MIN_S:
+            sleeps = SYNC_SLEEP_MARGIN_S > 0  # only then is the wait's length kept (off: nothing more per call)
+            if sleeps and self._last_wait_s >= SYNC_SLEEP_MIN_S:
                 time.sleep(self._last_wait_s - SYNC_SLEEP_MARGIN_S)
             while True:
                 err = query(stream)
                 code = err[0] if type(err) is tuple else err
                 if code == _SUCCESS:
-                    self._last_wait_s = pc() - t0
+                    if sleeps:
+                        self._last_wait_s = pc() - t0
                     return
                 if code != _NOT_READY:
                     check(err, "cuStreamQuery (waiting for the launch)")
