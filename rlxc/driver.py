@@ -41,6 +41,12 @@ class NumpyExecutable:
         return interpret(self.module, inputs, self.params)
 
 
+#: The passes `compile` runs before it computes the param-only expressions
+#: they create (a conv's OHWI weight, merged projections' joined weights)
+#: once; the cuda pipeline runs them again, finding nothing left to do.
+WEIGHT_PASSES = "rlx-conv-to-gemm,rlx-merge-projections"
+
+
 def cuda_pipeline(arch: str, sm_count: int, gemm: str) -> str:
     """The `rlx-cuda` pipeline text for a device: `gemm` is "cublaslt"
     (matmuls as `rlx_cuda.gemm`, run on cuBLASLt) or "kernel" (matmuls as
@@ -71,9 +77,10 @@ def compile(module: ModuleOp, target: str = "cuda", params: Mapping[str, np.ndar
         raise CudaError("target='cuda' needs an NVIDIA GPU and driver, and none was found; use target='numpy'")
     arch, sms = device_arch()
     gemm = "cublaslt" if cublaslt.available() else "kernel"
-    # The weights are known here: merge the gemms that share an input and
-    # compute the joined weights once (new params), not on every run.
-    module, params = fold_params(run_pipeline(module, "rlx-merge-projections"), params)
+    # The weights are known here: rewrite convolutions as gemms (their
+    # weights transposed to OHWI) and merge the gemms that share an input,
+    # then compute those weights once (new params), not on every run.
+    module, params = fold_params(run_pipeline(module, WEIGHT_PASSES), params)
     lowered = run_pipeline(module, cuda_pipeline(arch, sms, gemm))
     cubins = compile_module_kernels(lowered, arch, headers=HEADERS)
     exe = CudaExecutable(lowered, params, cubins, mode, allow_tf32, gemm_autotune)

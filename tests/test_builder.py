@@ -96,6 +96,7 @@ def _calls():
         "rlx.conv_transpose2d",
         [(1, 6, 10, 12)],
     )
+    yield "im2col", lambda g: g.im2col(x(g, (2, 7, 6, 3)), (3, 2), (2, 1), (1, 0, 2, 1), (1, 2)), "rlx.im2col", [(2, 4, 5, 18)]
     yield "max_pool2d", lambda g: g.max_pool2d(x(g, (1, 2, 8, 8)), 2), "rlx.max_pool2d", [(1, 2, 4, 4)]
     yield (
         "resize",
@@ -567,6 +568,7 @@ def _graph_conv(g, rng):
     outs = [
         g.conv2d(x, w, b, stride=2, padding=(1, 0, 2, 1), dilation=(1, 2), groups=4),
         g.conv2d(x, w2),
+        g.im2col(x, (3, 2), (2, 1), (1, 0, 2, 1), (1, 2)),
         g.max_pool2d(x, 3, 2, 1), g.avg_pool2d(x, (2, 3), (1, 2), (1, 0, 0, 2)),
         g.avg_pool2d(x, 2, count_include_pad=True),
         g.max_pool2d(x, 2, 2, 1, dilation=2, ceil_mode=True),

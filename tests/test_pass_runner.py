@@ -22,7 +22,8 @@ def test_pass_tree_follows_named_pipelines():
     passes = parse_pipeline("rlx-plan,cse").passes
     tree, paths = pass_tree(passes)
     assert [n.name for n in tree] == ["rlx-plan", "cse"]
-    assert [n.name for n in tree[0].children][:4] == ["rlx-raise-attention", "rlx-merge-projections", "rlx-unfuse", "canonicalize"]
+    assert [n.name for n in tree[0].children][:5] == ["rlx-conv-to-gemm", "rlx-raise-attention", "rlx-merge-projections",
+                                                       "rlx-unfuse", "canonicalize"]
     assert [len(p) for p in paths] == [2] * len(tree[0].children) + [1]
 
 

@@ -1,14 +1,25 @@
 // RUN: rlxc-opt %s -p rlx-cuda -t cuda-source | filecheck %s
 
-// Direct convolution and pools: a thread per output element.
-// CHECK: float acc = bias[oc];
-// CHECK: for (int ci = 0; ci < 3; ++ci)
-// CHECK: const long long iy = oy * 1 - 1 + ky * 1; if (iy < 0 || iy >= 8) continue;
+// A convolution of one group is channels-last patches and a cuBLASLt gemm
+// with the bias as its epilogue (rlx-conv-to-gemm): the im2col kernel writes
+// [n, oh, ow, kh*kw*c], a run of channels of one tap an item, 0 in the
+// padding; the pool reads the result transposed back to NCHW.
+// CHECK: // rlx.im2col
+// CHECK-NEXT: // items of 1 element (4 bytes)
+// CHECK: const unsigned cq = q % 3u, tap = (q / 3u) % 9u, pix = q / 27u;
+// CHECK: yv[q] = (iy >= 0 && iy < 8 && ix >= 0 && ix < 8) ? xv[((b * 8u + (unsigned)iy) * 8u + (unsigned)ix) * 3u + cq] : (unsigned int)0;
+// CHECK: // rlx.max_pool2d
 // CHECK: acc = rlx_maxf(acc, v)
-func.func @main(%x: tensor<1x3x8x8xf32>, %w: tensor<4x3x3x3xf32>, %b: tensor<4xf32>) -> tensor<1x4x4x4xf32> {
+// A grouped convolution keeps the direct kernel: a thread per output element.
+// CHECK: // rlx.conv2d
+// CHECK: float acc = bias[oc];
+// CHECK: for (int ci = 0; ci < 2; ++ci)
+// CHECK: const long long iy = oy * 1 - 1 + ky * 1; if (iy < 0 || iy >= 8) continue;
+func.func @main(%x: tensor<1x3x8x8xf32>, %w: tensor<4x3x3x3xf32>, %b: tensor<4xf32>, %xg: tensor<1x4x8x8xf32>, %wg: tensor<4x2x3x3xf32>) -> (tensor<1x4x4x4xf32>, tensor<1x4x8x8xf32>) {
   %c = rlx.conv2d %x, %w bias %b stride = [1, 1] padding = [1, 1, 1, 1] dilation = [1, 1] groups = 1 : tensor<1x3x8x8xf32>, tensor<4x3x3x3xf32>, tensor<4xf32> -> tensor<1x4x8x8xf32>
   %p = rlx.max_pool2d %c kernel = [2, 2] stride = [2, 2] padding = [0, 0, 0, 0] : tensor<1x4x8x8xf32> -> tensor<1x4x4x4xf32>
-  func.return %p : tensor<1x4x4x4xf32>
+  %g = rlx.conv2d %xg, %wg bias %b stride = [1, 1] padding = [1, 1, 1, 1] dilation = [1, 1] groups = 2 : tensor<1x4x8x8xf32>, tensor<4x2x3x3xf32>, tensor<4xf32> -> tensor<1x4x8x8xf32>
+  func.return %p, %g : tensor<1x4x4x4xf32>, tensor<1x4x8x8xf32>
 }
 
 // Dilated pools step the window by the dilation; with ceil_mode and count_include_pad the

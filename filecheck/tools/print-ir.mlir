@@ -25,7 +25,7 @@
 // FAIL-NEXT: builtin.module {
 // FAIL: rlxc-opt: pass failed
 
-// FILES: {{^}}08-after-rlx-fuse-elementwise.mlir
+// FILES: {{^}}09-after-rlx-fuse-elementwise.mlir
 
 func.func @main(%x: tensor<4x8xf32>, %b: tensor<8xf32>) -> tensor<4x8xf32> {
   %0 = rlx.add %x, %b : tensor<4x8xf32>, tensor<8xf32> -> tensor<4x8xf32>

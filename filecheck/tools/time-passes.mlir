@@ -7,6 +7,7 @@
 // CHECK: Total Execution Time: {{[0-9.]+}} seconds
 // CHECK: ----Wall Time----  ----Name----
 // CHECK-NEXT: {{^ +[0-9.]+ \( *[0-9.]+%\)  rlx-plan$}}
+// CHECK-NEXT: {{^ +[0-9.]+ \( *[0-9.]+%\)    rlx-conv-to-gemm$}}
 // CHECK-NEXT: {{^ +[0-9.]+ \( *[0-9.]+%\)    rlx-raise-attention$}}
 // CHECK-NEXT: {{^ +[0-9.]+ \( *[0-9.]+%\)    rlx-merge-projections$}}
 // CHECK-NEXT: {{^ +[0-9.]+ \( *[0-9.]+%\)    rlx-unfuse$}}

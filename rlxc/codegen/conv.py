@@ -7,9 +7,10 @@ from __future__ import annotations
 
 from xdsl.ir import SSAValue
 
-from rlxc.codegen.common import KernelSpec, eltype, int_of, ints, shape, strides
+from rlxc.codegen.common import THREADS, Buf, KernelSpec, eltype, grid_for, int_of, ints, params_decl, shape, strides
 from rlxc.codegen.cuda_c import float_literal, load, store
-from rlxc.codegen.injective import injective
+from rlxc.codegen.injective import _RAW, injective, vector_elems
+from rlxc.dialects.types import dtype
 from rlxc.dialects import rlx
 
 
@@ -52,6 +53,44 @@ def conv2d_kernel(op: rlx.Conv2dOp, sm_count: int) -> KernelSpec:
         f"y[i] = {store('acc', t)};",
     ]
     return injective("conv2d", op.result, ins, lines, sm_count)
+
+
+def im2col_kernel(op: rlx.Im2colOp, sm_count: int) -> KernelSpec:
+    """A thread per item of the [n, oh, ow, kh*kw*c] result: a run of
+    channels of one tap (16, 8 or 4 bytes where c allows, else one element)
+    copied from its input pixel, or zeros in the padding. Consecutive
+    threads take consecutive items of a patch (coalesced stores, and loads
+    coalesced along the channels), in 32-bit index arithmetic where the
+    tensors' items fit."""
+    n, h, w, c = shape(op.input)
+    _, oh, ow, _ = shape(op.result)
+    kh, kw = ints(op.kernel)
+    sh, sw = ints(op.stride)
+    dh, dw = ints(op.dilation)
+    pt, pl, _, _ = ints(op.padding)
+    size = dtype(eltype(op.input)).bytes
+    vw = vector_elems(size, [c])
+    cv = c // vw
+    items = n * oh * ow * kh * kw * cv
+    ix_t, u = ("unsigned", "u") if items < 2**31 and n * h * w * cv < 2**31 else ("long long", "LL")
+    raw = _RAW[size * vw]
+    zero = {"uint4": "make_uint4(0u, 0u, 0u, 0u)", "uint2": "make_uint2(0u, 0u)"}.get(raw, f"({raw})0")
+    src = [
+        f"// items of {vw} element{'s' if vw > 1 else ''} ({size * vw} bytes)",
+        f'extern "C" __global__ void __launch_bounds__({THREADS}) ENTRY({params_decl([("x", op.input, False), ("y", op.result, True)])}) {{',
+        f"  const {raw}* __restrict__ xv = reinterpret_cast<const {raw}*>(x);",
+        f"  {raw}* __restrict__ yv = reinterpret_cast<{raw}*>(y);",
+        f"  for ({ix_t} q = ({ix_t})blockIdx.x * blockDim.x + threadIdx.x; q < {items}{u}; q += ({ix_t})gridDim.x * blockDim.x) {{",
+        f"    const {ix_t} cq = q % {cv}{u}, tap = (q / {cv}{u}) % {kh * kw}{u}, pix = q / {cv * kh * kw}{u};",
+        f"    const {ix_t} ox = pix % {ow}{u}, oy = (pix / {ow}{u}) % {oh}{u}, b = pix / {ow * oh}{u};",
+        f"    const int iy = (int)(oy * {sh}{u} + (tap / {kw}{u}) * {dh}{u}) - {pt}, "
+        f"ix = (int)(ox * {sw}{u} + (tap % {kw}{u}) * {dw}{u}) - {pl};",
+        f"    yv[q] = (iy >= 0 && iy < {h} && ix >= 0 && ix < {w}) "
+        f"? xv[((b * {h}{u} + ({ix_t})iy) * {w}{u} + ({ix_t})ix) * {cv}{u} + cq] : {zero};",
+        "  }",
+        "}",
+    ]
+    return KernelSpec("im2col", "\n".join(src) + "\n", [Buf(op.input), Buf(op.result, True)], grid_for(items, sm_count))
 
 
 def conv_transpose2d_kernel(op: rlx.ConvTranspose2dOp, sm_count: int) -> KernelSpec:

@@ -46,6 +46,7 @@ KERNELS: dict[type[Operation], KernelFor] = {
     rlx.CumsumOp: scan.cumsum_kernel,  # pyright: ignore[reportAssignmentType]
     rlx.TopKOp: scan.topk_kernel,  # pyright: ignore[reportAssignmentType]
     rlx.Conv2dOp: conv.conv2d_kernel,  # pyright: ignore[reportAssignmentType]
+    rlx.Im2colOp: conv.im2col_kernel,  # pyright: ignore[reportAssignmentType]
     rlx.MaxPool2dOp: conv.pool_kernel,  # pyright: ignore[reportAssignmentType]
     rlx.AvgPool2dOp: conv.pool_kernel,  # pyright: ignore[reportAssignmentType]
     rlx.ConvTranspose2dOp: conv.conv_transpose2d_kernel,  # pyright: ignore[reportAssignmentType]

@@ -541,6 +541,24 @@ class GraphBuilder:
         }
         return self._op(rlx.ConvTranspose2dOp, [x, w, b], props)
 
+    def im2col(
+        self,
+        x: Tensor,
+        kernel: int | Sequence[int],
+        stride: int | Sequence[int] = 1,
+        padding: int | Sequence[int] = 0,
+        dilation: int | Sequence[int] = 1,
+    ) -> Tensor:
+        """A convolution's patches, channels last: [n, h, w, c] -> [n, oh, ow,
+        kh*kw*c] (each patch in the order of an OHWI weight's rows)."""
+        props = {
+            "kernel": i64_array(_pair(kernel, "kernel")),
+            "stride": i64_array(_pair(stride, "stride")),
+            "padding": i64_array(_pads(padding)),
+            "dilation": i64_array(_pair(dilation, "dilation")),
+        }
+        return self._op(rlx.Im2colOp, [x], props)
+
     def _pool(self, op_type, x, kernel, stride, padding, extra=None, dilation=1, ceil_mode=False) -> Tensor:
         k = _pair(kernel, "kernel")
         props = {

@@ -542,6 +542,19 @@ class _RlxFunctionsBase(InterpreterFunctions):
             out = np.maximum(out, v)
         return _out(op, out)
 
+    @impl(rlx.Im2colOp)
+    def run_im2col(self, interpreter: Interpreter, op: rlx.Im2colOp, args: PythonValues):
+        """Tap (ky, kx) of channel ci is element (ky * kw + kx) * c + ci of
+        each output pixel's patch; the zero padding reads as 0."""
+        x = np.moveaxis(_wide(args[0], op.input.type), 3, 1)  # NCHW
+        kh, kw = _ints(op.kernel)
+        n, oh, ow, _ = op.result.type.get_shape()  # pyright: ignore
+        padded = _pad_hw(x, _ints(op.padding), 0.0)
+        out = np.zeros((n, oh, ow, kh, kw, x.shape[1]), dtype=x.dtype)
+        for i, j, v in _windows(padded, kh, kw, *_ints(op.stride), *_ints(op.dilation), oh, ow):
+            out[:, :, :, i, j, :] = np.moveaxis(v, 1, 3)
+        return _out(op, out.reshape(n, oh, ow, -1))
+
     @impl(rlx.AvgPool2dOp)
     def run_avg_pool2d(self, interpreter: Interpreter, op: rlx.AvgPool2dOp, args: PythonValues):
         """The sum over the window's taps inside the input, divided by their

@@ -79,6 +79,12 @@ def _merge_projections():
     return MergeProjectionsPass
 
 
+def _conv_to_gemm():
+    from rlxc.passes.conv_to_gemm import ConvToGemmPass
+
+    return ConvToGemmPass
+
+
 def _verify_plan():
     from rlxc.passes.verify_plan import VerifyPlanPass
 
@@ -112,6 +118,7 @@ def get_all_passes() -> dict[str, Callable[[], type[ModulePass]]]:
         "rlx-cuda": _cuda_pipeline,
         "rlx-pow-to-mul": _pow_to_mul,
         "rlx-merge-projections": _merge_projections,
+        "rlx-conv-to-gemm": _conv_to_gemm,
         "rlx-verify-plan": _verify_plan,
         "test-rlx-miscompile": _miscompile,
         "test-rlx-broken-pattern": _broken_pattern,

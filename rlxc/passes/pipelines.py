@@ -1,7 +1,7 @@
 """The standard pipelines, one level down each (see ARCHITECTURE.md):
 
 * `rlx-optimize{target=cuda}`: graph -> fused level
-  (rlx-merge-projections (cuda only), rlx-unfuse, canonicalize, cse, dce,
+  (rlx-conv-to-gemm, rlx-raise-attention, rlx-merge-projections (cuda only), rlx-unfuse, canonicalize, cse, dce,
   rlx-fold-layout (cuda only), rlx-fuse-elementwise,
   rlx-fuse-reductions (cuda only), canonicalize, cse, dce)
 * `rlx-plan{target=cuda}`: the same, then rlx-plan-memory (planned level)
@@ -37,7 +37,8 @@ def optimize_spec(target: str) -> str:
     # cuda: gemms sharing an input (Q/K/V, gate/up) become one, before
     # rlx-unfuse splits linear's activations off
     # cuda: attention spelled in primitives (ONNX exports) becomes rlx.attention
-    merge = "rlx-raise-attention,rlx-merge-projections," if target == "cuda" else ""
+    # cuda: convolutions of one group become im2col and a cuBLASLt gemm
+    merge = "rlx-conv-to-gemm,rlx-raise-attention,rlx-merge-projections," if target == "cuda" else ""
     # cuda: transposes around attention become its operand layouts
     fold = "rlx-fold-layout," if target == "cuda" else ""
     return (

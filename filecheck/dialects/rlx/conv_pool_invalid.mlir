@@ -267,3 +267,35 @@ func.func @conv_ceil_mode(%x: tensor<1x3x8x8xf32>, %w: tensor<4x3x3x3xf32>) {
   %0 = "rlx.conv2d"(%x, %w) <{stride = array<i64: 1, 1>, padding = array<i64: 0, 0, 0, 0>, dilation = array<i64: 1, 1>, groups = 1 : i64, ceil_mode, operandSegmentSizes = array<i32: 1, 1, 0>}> : (tensor<1x3x8x8xf32>, tensor<4x3x3x3xf32>) -> tensor<1x4x6x6xf32>
   func.return
 }
+
+// -----
+
+func.func @im2col_rank(%x: tensor<3x8x8xf32>) {
+  // expected-error @+1 {{'rlx.im2col' op im2col takes an NHWC input (rank 4), got 3x8x8}}
+  %0 = rlx.im2col %x kernel = [3, 3] stride = [1, 1] padding = [0, 0, 0, 0] dilation = [1, 1] : tensor<3x8x8xf32> -> tensor<3x9x36xf32>
+  func.return
+}
+
+// -----
+
+func.func @im2col_window(%x: tensor<1x2x8x3xf32>) {
+  // expected-error @+1 {{'rlx.im2col' op height: window 3 (dilation 1) does not fit an extent of 2 padded by 0+0}}
+  %0 = rlx.im2col %x kernel = [3, 3] stride = [1, 1] padding = [0, 0, 0, 0] dilation = [1, 1] : tensor<1x2x8x3xf32> -> tensor<1x1x6x27xf32>
+  func.return
+}
+
+// -----
+
+func.func @im2col_stride(%x: tensor<1x8x8x3xf32>) {
+  // expected-error @+1 {{'rlx.im2col' op stride must be two positive integers, got [0, 1]}}
+  %0 = rlx.im2col %x kernel = [3, 3] stride = [0, 1] padding = [0, 0, 0, 0] dilation = [1, 1] : tensor<1x8x8x3xf32> -> tensor<1x6x6x27xf32>
+  func.return
+}
+
+// -----
+
+func.func @im2col_result(%x: tensor<1x8x8x3xf32>) {
+  // expected-error @+1 {{'rlx.im2col' op result #0 has type tensor<1x8x8x27xf32>, but the operands and attributes give tensor<1x6x6x27xf32>}}
+  %0 = rlx.im2col %x kernel = [3, 3] stride = [1, 1] padding = [0, 0, 0, 0] dilation = [1, 1] : tensor<1x8x8x3xf32> -> tensor<1x8x8x27xf32>
+  func.return
+}

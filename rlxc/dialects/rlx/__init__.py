@@ -86,6 +86,7 @@ from rlxc.dialects.rlx.conv import (
     AvgPool2dOp,
     Conv2dOp,
     ConvTranspose2dOp,
+    Im2colOp,
     MaxPool2dOp,
     Pool2dOp,
     ResizeOp,
@@ -191,8 +192,8 @@ Rlx = Dialect(
         *REDUCE_OPS, ArgMaxOp, SoftmaxOp, LogSoftmaxOp, LayerNormOp, RmsNormOp,
         MatMulOp, ReshapeOp, TransposeOp, ExpandOp, ConcatOp, SliceOp, GatherOp,
         PadOp, GatherElementsOp, GatherNDOp, CumsumOp, TopKOp,
-        Conv2dOp, ConvTranspose2dOp, MaxPool2dOp, AvgPool2dOp, ResizeOp, LinearOp, FusedResidualLayerNormOp,
-        FusedResidualRmsNormOp, SwigluOp, AttentionOp, RopeOp, ElementwiseRegionOp,
+        Conv2dOp, ConvTranspose2dOp, MaxPool2dOp, AvgPool2dOp, Im2colOp, ResizeOp, LinearOp,
+        FusedResidualLayerNormOp, FusedResidualRmsNormOp, SwigluOp, AttentionOp, RopeOp, ElementwiseRegionOp,
         FusionOp, YieldOp,
     ],  # fmt: skip
     [],
@@ -221,7 +222,8 @@ __all__ = [
     "SoftmaxOp", "LogSoftmaxOp", "LayerNormOp", "RmsNormOp", "MatMulOp", "LinearOp",
     "ReshapeOp", "TransposeOp", "ExpandOp", "ConcatOp", "SliceOp", "GatherOp",
     "PadOp", "GatherElementsOp", "GatherNDOp", "CumsumOp", "TopKOp", "PAD_MODES",
-    "Conv2dOp", "ConvTranspose2dOp", "MaxPool2dOp", "AvgPool2dOp", "ResizeOp", "FusedResidualLayerNormOp",
+    "Conv2dOp", "ConvTranspose2dOp", "MaxPool2dOp", "AvgPool2dOp", "Im2colOp", "ResizeOp",
+    "FusedResidualLayerNormOp",
     "FusedResidualRmsNormOp", "SwigluOp", "AttentionOp", "RopeOp",
     "ElementwiseRegionOp", "FusionOp", "YieldOp", "TakesPrologue", "takes_prologue",
 ]  # fmt: skip

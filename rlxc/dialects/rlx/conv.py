@@ -1,8 +1,9 @@
 """Windowed and spatial ops on NCHW images: `rlx.conv2d` (cross-correlation
 with groups, dilation and an optional bias), `rlx.conv_transpose2d` (its
 transpose, ONNX ConvTranspose), the pools `rlx.max_pool2d` and
-`rlx.avg_pool2d` (dilation, ceil mode), and `rlx.resize` (ONNX Resize,
-nearest and n-linear, on any rank)."""
+`rlx.avg_pool2d` (dilation, ceil mode), `rlx.im2col` (a convolution's
+patches, channels last, for convolutions as gemms), and `rlx.resize` (ONNX
+Resize, nearest and n-linear, on any rank)."""
 
 from __future__ import annotations
 
@@ -314,6 +315,53 @@ class AvgPool2dOp(Pool2dOp):
         "(`count_include_pad` $count_include_pad^)? attr-dict `:` type($input) `->` "
         "type($result)"
     )
+
+
+@irdl_op_definition
+class Im2colOp(RlxOp):
+    """The patches of a 2-D convolution, channels last: an NHWC input
+    [n, h, w, c] -> [n, oh, ow, kh * kw * c], where element
+    [b, oy, ox, (ky * kw + kx) * c + ci] is input[b, oy * sh - top + ky * dh,
+    ox * sw - left + kx * dw, ci], or 0 where that falls in the padding.
+    Each patch is in the order of an OIHW weight transposed to OHWI and
+    reshaped to [o, kh * kw * c], so the NCHW convolution conv2d(x, w)
+    (groups 1) is linear(im2col(transpose(x, [0, 2, 3, 1])), that weight)
+    transposed back by [0, 3, 1, 2]: what `rlx-conv-to-gemm` rewrites a
+    convolution into on cuda, where the linear runs on cuBLASLt.
+
+    `%y = rlx.im2col %x kernel = [3, 3] stride = [1, 1] padding = [1, 1, 1, 1] dilation = [1, 1] : ...`
+    """
+
+    name = "rlx.im2col"
+    input = operand_def(TensorType)
+    result = result_def(TensorType)
+    kernel = prop_def(DenseArrayBase.constr(i64))
+    stride = prop_def(DenseArrayBase.constr(i64))
+    padding = prop_def(DenseArrayBase.constr(i64))
+    dilation = prop_def(DenseArrayBase.constr(i64))
+    traits = traits_def(Pure(), OPAQUE)
+    assembly_format = (
+        "$input `kernel` `=` $kernel `stride` `=` $stride `padding` `=` $padding "
+        "`dilation` `=` $dilation attr-dict `:` type($input) `->` type($result)"
+    )
+
+    @classmethod
+    def infer_result_types(cls, operands: _Operands, props: Mapping[str, Attribute]):
+        (x,) = operands
+        assert isinstance(x, TensorType)
+        _require_dtype("input", x, FLOAT_TYPES)
+        _check_pairs(props, ("kernel", "stride", "dilation"))
+        xs = shape_of(x)
+        if len(xs) != 4:
+            raise VerifyException(f"im2col takes an NHWC input (rank 4), got {fmt_shape(xs)}")
+        n, h, w, c = xs
+        kh, kw = _ints(props.get("kernel"))
+        sh, sw = _ints(props.get("stride"))
+        dh, dw = _ints(props.get("dilation"))
+        pt, pl, pb, pr = _ints(props.get("padding"))
+        oh = _window_out("height", h, kh, sh, pt, pb, dh)
+        ow = _window_out("width", w, kw, sw, pl, pr, dw)
+        return [_t((n, oh, ow, kh * kw * c), x)]
 
 
 # --------------------------------------------------------------------------- resize

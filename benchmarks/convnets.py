@@ -1,0 +1,243 @@
+"""ResNet-50 end to end: rlxc against PyTorch on the same weights (GPU machine).
+
+    python benchmarks/convnets.py [--batches 1,8,32] [--dtypes f32,f16,bf16] [--image 224]
+                                  [--layers 3,4,6,3] [--quick] [--no-direct] [--out DIR]
+    python benchmarks/convnets.py --dry-run      # CPU: build, lower, interpret a small one
+
+The model is ResNet-50 written in plain torch (bottleneck blocks, as
+torchvision's), random weights with non-trivial BatchNorm statistics, and
+the BatchNorms folded into the convolutions (`fuse_conv_bn_eval`), as an
+exported inference model has them: every system runs convolutions with a
+bias, ReLU, residual adds, a max pool, a global average pool and the
+classifier. rlxc's graph is written with `GraphBuilder` from the folded
+torch modules (the same weights).
+
+Systems, per dtype and batch (224x224 images, device-resident input):
+* `rlxc`: `rlxc.compile(target="cuda")`, convolutions as im2col and
+  cuBLASLt gemms (`rlx-conv-to-gemm`);
+* `rlxc, direct convs` (unless --no-direct): the same with
+  `conv_to_gemm.CONV_AS_GEMM` off, rlx.conv2d's own kernel (the before);
+* torch eager (cuDNN), torch.compile, torch.compile(mode="reduce-overhead")
+  (with --reduce-overhead). TF32 off everywhere.
+
+Each row: device time (CUDA events) and wall time per call with the
+input on the device, and the largest error relative to the output's scale
+against a float64 run of the folded model (PyTorch, on the GPU), as
+benchmarks/encoders.py measures them (its helpers).
+"""
+
+from __future__ import annotations
+
+import argparse
+import copy
+import datetime
+import json
+import platform
+import sys
+import time
+import traceback
+from pathlib import Path
+
+import numpy as np
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path[:0] = [str(ROOT), str(ROOT / "benchmarks")]
+
+import rlxc  # noqa: E402
+from encoders import bench_rlxc_system, bench_torch, rlxc_params  # noqa: E402
+
+
+def folded_resnet(layers, width: int = 64, classes: int = 1000):
+    """The handwritten ResNet of export_models.py (random BatchNorm
+    statistics), in eval mode, with each BatchNorm folded into its conv."""
+    import torch
+    from torch.nn.utils.fusion import fuse_conv_bn_eval
+
+    from export_models import _handwritten_resnet
+
+    torch.manual_seed(0)
+    model = _handwritten_resnet(tuple(layers), width, classes).eval()
+    g = torch.Generator().manual_seed(1)
+    for m in model.modules():
+        if isinstance(m, torch.nn.BatchNorm2d):
+            m.running_mean.copy_(0.1 * torch.randn(m.num_features, generator=g))
+            m.running_var.copy_(torch.rand(m.num_features, generator=g) + 0.5)
+
+    def fold(owner, conv: str, bn: str):
+        setattr(owner, conv, fuse_conv_bn_eval(getattr(owner, conv), getattr(owner, bn)))
+        setattr(owner, bn, torch.nn.Identity())
+
+    fold(model, "conv1", "bn1")
+    for stage in (model.layer1, model.layer2, model.layer3, model.layer4):
+        for block in stage:
+            for i in (1, 2, 3):
+                fold(block, f"conv{i}", f"bn{i}")
+            if block.downsample is not None:
+                block.downsample = torch.nn.Sequential(fuse_conv_bn_eval(block.downsample[0], block.downsample[1]))
+    return model
+
+
+def build_rlxc(model, batch: int, image: int, dtype: str):
+    """The folded model as an rlx graph: (module, float32 weights by name)."""
+    g = rlxc.GraphBuilder()
+    weights: dict[str, np.ndarray] = {}
+
+    def conv(x, m, name):
+        w = m.weight.detach().float().numpy()
+        weights[f"{name}.w"], weights[f"{name}.b"] = w, m.bias.detach().float().numpy()
+        return g.conv2d(x, g.param(f"{name}.w", list(w.shape), dtype), g.param(f"{name}.b", [w.shape[0]], dtype),
+                        stride=tuple(m.stride), padding=tuple(m.padding), dilation=tuple(m.dilation))  # fmt: skip
+
+    x = g.input("x", [batch, 3, image, image], dtype)
+    x = g.max_pool2d(g.relu(conv(x, model.conv1, "stem")), 3, 2, 1)
+    for s, stage in enumerate((model.layer1, model.layer2, model.layer3, model.layer4)):
+        for j, block in enumerate(stage):
+            name = f"l{s}.{j}"
+            idt = x if block.downsample is None else conv(x, block.downsample[0], f"{name}.down")
+            h = g.relu(conv(x, block.conv1, f"{name}.c1"))
+            h = g.relu(conv(h, block.conv2, f"{name}.c2"))
+            x = g.relu(g.add(conv(h, block.conv3, f"{name}.c3"), idt))
+    n, c, hh, ww = x.shape
+    x = g.reshape(g.avg_pool2d(x, (hh, ww)), [n, c])
+    weights["fc.w"], weights["fc.b"] = model.fc.weight.detach().float().numpy(), model.fc.bias.detach().float().numpy()
+    y = g.linear(x, g.param("fc.w", list(weights["fc.w"].shape), dtype), g.param("fc.b", [weights["fc.b"].shape[0]], dtype))
+    return g.build([y]), weights
+
+
+def compile_direct(module, params):
+    """rlxc.compile with rlx-conv-to-gemm off (every conv on its own kernel)."""
+    from rlxc.passes import conv_to_gemm
+
+    conv_to_gemm.CONV_AS_GEMM = False
+    try:
+        return rlxc.compile(module, target="cuda", params=params)
+    finally:
+        conv_to_gemm.CONV_AS_GEMM = True
+
+
+def run_case(model, batch: int, dtype: str, args) -> dict:
+    import torch
+
+    tdt = {"f32": torch.float32, "f16": torch.float16, "bf16": torch.bfloat16}[dtype]
+    case = {"model": "resnet50", "batch": batch, "image": args.image, "dtype": dtype, "systems": {}, "errors": {}}
+    gen = torch.Generator().manual_seed(1000 + batch)
+    x32 = torch.rand(batch, 3, args.image, args.image, generator=gen)
+    x = x32.to(tdt).cuda()
+    with torch.no_grad():
+        ref = copy.deepcopy(model).double().cuda()(x.double())
+    torch.cuda.synchronize()
+    module, weights = build_rlxc(model, batch, args.image, dtype)
+    params = rlxc_params(weights, dtype)
+    systems = [("rlxc", lambda: rlxc.compile(module, target="cuda", params=params))]
+    if not args.no_direct:
+        systems.append(("rlxc, direct convs", lambda: compile_direct(module, params)))
+    for label, make in systems:
+        bench_rlxc_system(case, label, make, {"x": x}, ref, args)
+    peer = copy.deepcopy(model).to(tdt).cuda()
+    modes = [("torch eager", None), ("torch.compile", {})]
+    if args.reduce_overhead:
+        modes.append(("torch.compile reduce-overhead", {"mode": "reduce-overhead"}))
+    with torch.no_grad():
+        for label, kw in modes:
+            try:
+                t0 = time.perf_counter()
+                if kw is None:
+                    fn = peer
+                else:
+                    torch._dynamo.reset()
+                    fn = torch.compile(peer, **kw)
+                    fn(x)
+                    fn(x)
+                    torch.cuda.synchronize()
+                row = bench_torch(fn, x, ref, args)
+                row["compile_s"] = time.perf_counter() - t0
+                case["systems"][label] = row
+            except Exception as e:  # noqa: BLE001 - report and go on
+                case["errors"][label] = f"{type(e).__name__}: {e}"[:400]
+                traceback.print_exc()
+    del x, ref, peer
+    torch.cuda.empty_cache()
+    return case
+
+
+def markdown(report: dict) -> str:
+    lines = [f"ResNet-50 ({report['image']}x{report['image']}), {report['device']}, {report['date']}, "
+             f"torch {report['torch']}. Device ms / wall ms per call (device-resident input); err: max |y - "
+             "y64| / max |y64| against the float64 folded model.", "",
+             "| batch | dtype | system | device ms | wall ms | err |", "| ---: | --- | --- | ---: | ---: | ---: |"]
+    for c in report["cases"]:
+        for s, r in c["systems"].items():
+            lines.append(f"| {c['batch']} | {c['dtype']} | {s} | {r['device_ms']:.3f} | {r['wall_ms']:.3f} | {r['err']:.1e} |")
+        for s, e in c["errors"].items():
+            lines.append(f"| {c['batch']} | {c['dtype']} | {s} | failed: {e[:80]} | | |")
+    return "\n".join(lines) + "\n"
+
+
+def dry_run(args) -> int:
+    """CPU: a small ResNet (one block a stage, width 8, 32x32) built, lowered
+    for cuda (no GPU needed), and its numpy-target run against the float64
+    interpretation and against the folded torch model."""
+    import torch
+
+    from rlxc.driver import cuda_pipeline
+
+    model = folded_resnet((1, 1, 1, 1), 8, 10)
+    module, weights = build_rlxc(model, 2, 32, "f32")
+    lowered = rlxc.run_pipeline(module, cuda_pipeline("sm_90", 132, "cublaslt"))
+    names = [o.name for o in lowered.walk()]
+    print(f"lowered: {names.count('rlx_cuda.gemm')} gemms, {names.count('rlx_cuda.launch')} kernel launches")
+    x = np.random.default_rng(0).random((2, 3, 32, 32), dtype=np.float32)
+    (got,) = rlxc.compile(module, target="numpy", params=weights).run({"x": x})
+    with torch.no_grad():
+        want = model.double()(torch.from_numpy(x).double()).numpy()
+    err = float(np.abs(got - want).max() / np.abs(want).max())
+    print(f"small ResNet, numpy target vs the folded torch model in float64: max rel err {err:.2e}")
+    return 0 if err < 1e-5 else 1
+
+
+def main(argv=None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--batches", default="1,8,32")
+    ap.add_argument("--dtypes", default="f32,f16,bf16")
+    ap.add_argument("--image", type=int, default=224)
+    ap.add_argument("--layers", default="3,4,6,3")
+    ap.add_argument("--quick", action="store_true", help="fewer repetitions")
+    ap.add_argument("--no-direct", action="store_true", help="skip rlxc with the direct conv kernel")
+    ap.add_argument("--reduce-overhead", action="store_true", help="also torch.compile(mode='reduce-overhead')")
+    ap.add_argument("--dry-run", action="store_true", help="CPU only: build, lower and run a small one")
+    ap.add_argument("--out", type=Path)
+    args = ap.parse_args(argv)
+    if args.dry_run:
+        return dry_run(args)
+    args.repeat = 20 if args.quick else 100
+    args.wall_repeat = 30 if args.quick else 200
+
+    import torch
+
+    from rlxc.runtime.driver_api import device_name
+
+    torch.backends.cuda.matmul.allow_tf32 = False
+    torch.backends.cudnn.allow_tf32 = False
+    model = folded_resnet([int(v) for v in args.layers.split(",")])
+    report = {"device": device_name(), "date": datetime.date.today().isoformat(), "image": args.image,
+              "argv": sys.argv[1:], "torch": torch.__version__, "python": platform.python_version(), "cases": []}
+    for batch in [int(b) for b in args.batches.split(",")]:
+        for dtype in args.dtypes.split(","):
+            t0 = time.perf_counter()
+            case = run_case(model, batch, dtype, args)
+            report["cases"].append(case)
+            summary = ", ".join(f"{s} {r['device_ms']:.3f}/{r['wall_ms']:.3f} ms err {r['err']:.1e}"
+                                for s, r in case["systems"].items())
+            print(f"[{time.perf_counter() - t0:.0f} s] b{batch} {dtype}: {summary}", flush=True)
+            if args.out:
+                args.out.mkdir(parents=True, exist_ok=True)
+                (args.out / "convnets.json").write_text(json.dumps(report, indent=1))
+    text = markdown(report)
+    if args.out:
+        (args.out / "convnets.md").write_text(text)
+    print(text)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

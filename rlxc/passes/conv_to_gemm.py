@@ -1,0 +1,174 @@
+"""`rlx-conv-to-gemm`: convolutions -> channels-last patches and one gemm each.
+
+    %y = rlx.conv2d %x, %w bias %b ...       %t = rlx.transpose %x perm = [0, 2, 3, 1]         [n, h, w, c]
+         : [n, c, h, w], [o, c, kh, kw]  ->  %p = rlx.im2col %t kernel = [kh, kw] ...          [n, oh, ow, kh*kw*c]
+                                             %v = rlx.transpose %w perm = [0, 2, 3, 1]         [o, kh, kw, c]
+                                             %m = rlx.reshape %v                              [o, kh*kw*c]
+                                             %l = rlx.linear %p, %m bias %b                   [n, oh, ow, o]
+                                             %y = rlx.transpose %l perm = [0, 3, 1, 2]         [n, o, oh, ow]
+
+The linear is one cuBLASLt gemm of n*oh*ow rows, on tensor cores in f16
+and bf16, with the bias (and a following ReLU) as its epilogue; rlx.conv2d's
+own kernel is a thread per output element looping over c*kh*kw taps. A 1x1
+convolution of stride 1 without padding needs no patches: the transposed
+input is the gemm's operand already.
+
+The transposes then move down through elementwise ops whose operands are
+all transposed alike (a ReLU, a residual add: `relu(T(l))` ->
+`T(relu(l))`), so that one convolution's output transpose meets the next
+one's input transpose, and the pair cancels: a chain of
+convolutions runs channels last, and a transpose is left only where an op
+needs NCHW (a pool, the graph's result). The pass composes the transposes
+it meets (canonicalize's pattern), so the pairs cancel at once. A ReLU that reaches a linear with a
+bias becomes its activation (cuBLASLt's bias + ReLU epilogue).
+
+What is rewritten: convolutions of one group whose patches take at most
+`max_col_bytes` bytes (a temporary of the arena; a convolution over a large
+image would need gigabytes, and keeps the direct kernel). Grouped and
+depthwise convolutions keep the direct kernel, whose loop is short there.
+The weight's transpose and reshape are of a param, which `rlxc.compile`
+computes once. Runs first in `rlx-optimize{target=cuda}`.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from xdsl.context import Context
+from xdsl.dialects.builtin import ModuleOp, StringAttr, TensorType
+from xdsl.ir import Operation, SSAValue
+from xdsl.passes import ModulePass
+from xdsl.pattern_rewriter import (
+    GreedyRewritePatternApplier,
+    PatternRewriter,
+    PatternRewriteWalker,
+    RewritePattern,
+    op_type_rewrite_pattern,
+)
+
+from rlxc.dialects import rlx
+from rlxc.dialects.rlx import FusionKind, _int, _ints, fusion_kind, i64_array
+from rlxc.dialects.types import shape_of, tensor_bytes
+from rlxc.passes.canonicalization import TransposeOfTranspose
+
+#: Whether the pass rewrites anything (off: every conv keeps its direct
+#: kernel; for measuring the two, as benchmarks/convnets.py does).
+CONV_AS_GEMM = True
+
+#: The largest patch tensor a convolution is rewritten with, in bytes (the
+#: pass's default `max_col_bytes`).
+MAX_COL_BYTES = 1 << 30
+
+TO_NHWC = [0, 2, 3, 1]
+TO_NCHW = [0, 3, 1, 2]
+
+
+def _transposed(x: SSAValue, perm: list[int]) -> Operation:
+    return rlx.TransposeOp.make([x], {"perm": i64_array(perm)})
+
+
+class ConvToGemm(RewritePattern):
+    """rlx.conv2d of one group -> transpose, im2col (none for a plain 1x1),
+    linear by the OHWI weight, transpose back."""
+
+    def __init__(self, max_col_bytes: int):
+        super().__init__()
+        self.max_col_bytes = max_col_bytes
+
+    @op_type_rewrite_pattern
+    def match_and_rewrite(self, op: rlx.Conv2dOp, rewriter: PatternRewriter):
+        if _int(op.groups) != 1:
+            return
+        xt, wt, yt = op.input.type, op.weight.type, op.result.type
+        assert isinstance(xt, TensorType) and isinstance(wt, TensorType) and isinstance(yt, TensorType)
+        n, c, _, _ = shape_of(xt)
+        o, _, kh, kw = shape_of(wt)
+        _, _, oh, ow = shape_of(yt)
+        el = xt.get_element_type()
+        plain = (kh, kw) == (1, 1) and _ints(op.stride) == [1, 1] and _ints(op.padding) == [0, 0, 0, 0]
+        patches = TensorType(el, [n, oh, ow, kh * kw * c])
+        if not plain and tensor_bytes(patches) > self.max_col_bytes:
+            return
+        x = _transposed(op.input, TO_NHWC)
+        new = [x]
+        if not plain:
+            props = {"kernel": i64_array([kh, kw]), "stride": op.stride, "padding": op.padding,
+                     "dilation": op.dilation}  # fmt: skip
+            new.append(rlx.Im2colOp.make([x.results[0]], props, [patches]))
+        w = _transposed(op.weight, TO_NHWC)
+        w2 = rlx.ReshapeOp.make([w.results[0]], None, [TensorType(el, [o, kh * kw * c])])
+        lin = rlx.LinearOp.make([new[-1].results[0], w2.results[0], op.bias])
+        y = _transposed(lin.results[0], TO_NCHW)
+        rewriter.replace(op, [*new, w, w2, lin, y], [y.results[0]])
+
+
+class SinkTranspose(RewritePattern):
+    """An elementwise op whose tensor operands are all NHWC -> NCHW
+    transposes, of the result's shape (rank-0 operands aside) -> the op on
+    the channels-last values, transposed once: `relu(T(a))` -> `T(relu(a))`,
+    `add(T(a), T(b))` -> `T(add(a, b))`."""
+
+    def match_and_rewrite(self, op: Operation, rewriter: PatternRewriter, /):
+        if not isinstance(op, rlx.RlxOp) or len(op.results) != 1:
+            return
+        if fusion_kind(op) not in (FusionKind.ELEMENTWISE, FusionKind.BROADCAST):
+            return
+        out = op.results[0].type
+        assert isinstance(out, TensorType)
+        perm = None
+        inner: list[SSAValue] = []
+        for v in op.operands:
+            t = v.type
+            if isinstance(t, TensorType) and not shape_of(t):
+                inner.append(v)
+                continue
+            src = v.owner
+            if not isinstance(src, rlx.TransposeOp) or shape_of(t) != shape_of(out):
+                return
+            if _ints(src.perm) != TO_NCHW:
+                return
+            perm = TO_NCHW
+            inner.append(src.input)
+        if perm is None:
+            return
+        shape = [shape_of(out)[i] for i in TO_NHWC]
+        moved = type(op).make(inner, dict(op.properties), [TensorType(out.get_element_type(), shape)])
+        sources = {v.owner for v in op.operands if isinstance(v.owner, rlx.TransposeOp)}
+        rewriter.replace(op, [moved, _transposed(moved.results[0], TO_NCHW)])
+        for src in sources:  # so that the moved op's operands count their uses right
+            if isinstance(src, Operation) and not any(r.uses for r in src.results):
+                rewriter.erase(src)
+
+
+class ReluIntoLinear(RewritePattern):
+    """relu(linear(x, w, b)) -> linear(x, w, b, activation "relu"), where
+    the linear has a bias, no activation and no other use (on cuda, the
+    bias + ReLU epilogue). The same value: ReLU commutes with the rounding."""
+
+    @op_type_rewrite_pattern
+    def match_and_rewrite(self, op: rlx.ReluOp, rewriter: PatternRewriter, /):
+        lin = op.input.owner
+        if not isinstance(lin, rlx.LinearOp) or lin.bias is None or lin.activation is not None:
+            return
+        if not lin.results[0].has_one_use():
+            return
+        rewriter.replace(op, [rlx.LinearOp.make([lin.input, lin.weight, lin.bias], {"activation": StringAttr("relu")})])
+
+
+@dataclass(frozen=True)
+class ConvToGemmPass(ModulePass):
+    """Rewrites `rlx.conv2d` of one group into channels-last patches and a
+    gemm, and moves the layout transposes through elementwise ops so that
+    chains of convolutions stay channels last (see the module docstring).
+    `max_col_bytes` bounds the patch tensor (0: `MAX_COL_BYTES`)."""
+
+    name = "rlx-conv-to-gemm"
+    max_col_bytes: int = 0
+
+    def apply(self, ctx: Context, op: ModuleOp) -> None:
+        if not CONV_AS_GEMM:
+            return
+        limit = self.max_col_bytes or MAX_COL_BYTES
+        if PatternRewriteWalker(ConvToGemm(limit), apply_recursively=False).rewrite_module(op):
+            patterns = [SinkTranspose(), TransposeOfTranspose(), ReluIntoLinear()]
+            PatternRewriteWalker(GreedyRewritePatternApplier(patterns)).rewrite_module(op)

@@ -1,0 +1,198 @@
+"""`rlx.im2col` and `rlx-conv-to-gemm`: the op against a loop reference, the
+rewrite against a direct convolution in float64 (interpreted, and on the GPU
+as cuBLASLt gemms), what the pass leaves alone, and the im2col kernels
+through NVRTC."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import reference as R
+import rlxc
+from rlxc.driver import WEIGHT_PASSES
+from rlxc.passes import conv_to_gemm
+from rlxc.passes.fold_params import fold_params
+from test_codegen import ARCHS, compile_all, kernels_of
+
+FLOATS = ["f32", "f16", "bf16"]
+
+
+@pytest.fixture
+def rng() -> np.random.Generator:
+    seed = np.random.SeedSequence().entropy
+    print(f"rng seed: {seed}")
+    return np.random.default_rng(seed)
+
+#: (x shape, weight shape, conv2d keyword arguments)
+CASES = [
+    pytest.param((2, 3, 6, 7), (4, 3, 3, 3), {}, id="basic"),
+    pytest.param((2, 3, 9, 8), (4, 3, 3, 3), {"stride": 2, "padding": 1}, id="stride2-pad1"),
+    pytest.param((1, 3, 7, 6), (2, 3, 3, 2), {"padding": (1, 0, 2, 1)}, id="pad-asym"),
+    pytest.param((2, 2, 8, 9), (3, 2, 3, 3), {"dilation": 2, "padding": 2}, id="dilation2"),
+    pytest.param((2, 3, 7, 8), (2, 3, 2, 3), {"stride": (2, 1), "dilation": (1, 2)}, id="rect"),
+    pytest.param((2, 5, 6, 7), (4, 5, 1, 1), {}, id="plain-1x1"),
+    pytest.param((2, 5, 7, 7), (4, 5, 1, 1), {"stride": 2}, id="1x1-stride2"),
+    pytest.param((1, 3, 17, 15), (8, 3, 7, 7), {"stride": 2, "padding": 3}, id="stem-7x7"),
+    pytest.param((3, 6, 1, 20), (5, 6, 1, 5), {"padding": (0, 2, 0, 2)}, id="conv1d"),
+]
+
+
+def _pads(p):
+    return (p,) * 4 if isinstance(p, int) else (tuple(p) * 2 if len(p) == 2 else tuple(p))
+
+
+def _pair(v):
+    return (v, v) if isinstance(v, int) else tuple(v)
+
+
+def im2col_reference(x, kernel, stride, padding, dilation):
+    """NHWC x -> [n, oh, ow, kh*kw*c] by loops over every element, from the definition."""
+    n, h, w, c = x.shape
+    (kh, kw), (sh, sw), (pt, pl, pb, pr), (dh, dw) = kernel, stride, padding, dilation
+    oh = (h + pt + pb - dh * (kh - 1) - 1) // sh + 1
+    ow = (w + pl + pr - dw * (kw - 1) - 1) // sw + 1
+    out = np.zeros((n, oh, ow, kh * kw * c), dtype=x.dtype)
+    for oy in range(oh):
+        for ox in range(ow):
+            for ky in range(kh):
+                for kx in range(kw):
+                    iy, ix = oy * sh - pt + ky * dh, ox * sw - pl + kx * dw
+                    if 0 <= iy < h and 0 <= ix < w:
+                        for ci in range(c):
+                            out[:, oy, ox, (ky * kw + kx) * c + ci] = x[:, iy, ix, ci]
+    return out
+
+
+def _conv_module(xs, ws, kw, dtype, bias=True, relu=False):
+    g = rlxc.GraphBuilder()
+    y = g.conv2d(g.input("x", list(xs), dtype), g.param("w", list(ws), dtype),
+                 g.param("b", [ws[0]], dtype) if bias else None, **kw)  # fmt: skip
+    return g.build([g.relu(y) if relu else y])
+
+
+def _conv_inputs(rng, xs, ws, dtype):
+    x = R.random_array(rng, xs, dtype)
+    params = {"w": R.random_array(rng, ws, dtype, -1, 1), "b": R.random_array(rng, (ws[0],), dtype, -1, 1)}
+    return x, params
+
+
+@pytest.mark.parametrize("xs,ws,kw", CASES)
+@pytest.mark.parametrize("dtype", FLOATS)
+def test_im2col_matches_loops(xs, ws, kw, dtype, rng):
+    xs = (xs[0], xs[2], xs[3], xs[1])  # NHWC
+    x = R.random_array(rng, xs, dtype)
+    g = rlxc.GraphBuilder()
+    g_out = g.im2col(g.input("x", list(xs), dtype), ws[2:], kw.get("stride", 1), kw.get("padding", 0), kw.get("dilation", 1))
+    (got,) = rlxc.interpret(g.build([g_out]), {"x": x})
+    want = im2col_reference(x, ws[2:], _pair(kw.get("stride", 1)), _pads(kw.get("padding", 0)), _pair(kw.get("dilation", 1)))
+    assert got.dtype == x.dtype
+    np.testing.assert_array_equal(got, want)
+
+
+@pytest.mark.parametrize("bias", [False, True], ids=["nobias", "bias"])
+@pytest.mark.parametrize("xs,ws,kw", CASES)
+@pytest.mark.parametrize("dtype", FLOATS)
+def test_rewritten_conv_matches_direct_convolution(xs, ws, kw, dtype, bias, rng):
+    """The rewritten graph (interpreted) against a float64 loop convolution."""
+    m = _conv_module(xs, ws, kw, dtype, bias)
+    rewritten = rlxc.run_pipeline(m, "rlx-conv-to-gemm")
+    ops = [op.name for op in rewritten.walk()]
+    assert "rlx.conv2d" not in ops and "rlx.linear" in ops
+    assert ("rlx.im2col" in ops) != (ws[2:] == (1, 1) and kw.get("stride", 1) == 1)
+    x, params = _conv_inputs(rng, xs, ws, dtype)
+    (got,) = rlxc.interpret(rewritten, {"x": x}, params)
+    want = R.conv2d(R.wide(x), R.wide(params["w"]), R.wide(params["b"]) if bias else None,
+                    stride=_pair(kw.get("stride", 1)), padding=_pads(kw.get("padding", 0)),
+                    dilation=_pair(kw.get("dilation", 1)))  # fmt: skip
+    R.assert_close(got, want, dtype, what="conv2d as a gemm")
+
+
+def test_what_the_pass_leaves_alone(monkeypatch):
+    """Grouped convolutions and patch matrices over the limit keep the direct
+    kernel; target=none never sees the pass; the cuda pipeline runs it."""
+    g = rlxc.GraphBuilder()
+    x = g.input("x", [2, 4, 16, 16])
+    grouped = g.conv2d(x, g.param("wg", [8, 2, 3, 3]), padding=1, groups=2)
+    big = g.conv2d(x, g.param("w", [8, 4, 3, 3]), padding=1)  # patches: 2 * 256 * 36 * 4 bytes
+    m = g.build([grouped, big])
+    assert [op.name for op in rlxc.run_pipeline(m, "rlx-conv-to-gemm{max_col_bytes=73727}").walk()].count("rlx.conv2d") == 2
+    assert [op.name for op in rlxc.run_pipeline(m, "rlx-conv-to-gemm{max_col_bytes=73728}").walk()].count("rlx.conv2d") == 1
+    monkeypatch.setattr(conv_to_gemm, "MAX_COL_BYTES", 73727)
+    assert [op.name for op in rlxc.run_pipeline(m, "rlx-conv-to-gemm").walk()].count("rlx.conv2d") == 2
+    monkeypatch.undo()
+    assert [op.name for op in rlxc.run_pipeline(m, "rlx-optimize{target=none}").walk()].count("rlx.conv2d") == 2
+    fused = [op.name for op in rlxc.run_pipeline(m, "rlx-optimize{target=cuda}").walk()]
+    assert fused.count("rlx.conv2d") == 1 and fused.count("rlx.im2col") == 1 and fused.count("rlx.linear") == 1
+
+
+def test_a_resnet_block_runs_channels_last():
+    """Two convolutions with ReLUs and a residual add, then a pool: the
+    transposes between the convolutions cancel; the ReLUs after a bias are
+    gemm epilogues (bias_relu), the residual add and its ReLU one
+    elementwise kernel, and only the pool's input is transposed back."""
+    g = rlxc.GraphBuilder()
+    x = g.input("x", [4, 8, 10, 10], "f16")
+    y = g.relu(g.conv2d(x, g.param("w", [16, 8, 3, 3], "f16"), g.param("b", [16], "f16"), padding=1))
+    z = g.relu(g.add(g.conv2d(y, g.param("w2", [16, 16, 1, 1], "f16"), g.param("b2", [16], "f16")), y))
+    rng = np.random.default_rng(0)
+    weights = {n: rng.standard_normal(s).astype(np.float16) for n, s in (("w", (16, 8, 3, 3)), ("b", (16,)),
+                                                                         ("w2", (16, 16, 1, 1)), ("b2", (16,)))}
+    # as rlxc.compile does: the OHWI weights computed once
+    module, _ = fold_params(rlxc.run_pipeline(g.build([g.max_pool2d(z, 2)]), WEIGHT_PASSES), weights)
+    lowered = rlxc.run_pipeline(module, "rlx-cuda{arch=sm_90 sm_count=132}")
+    gemms = [op for op in lowered.walk() if op.name == "rlx_cuda.gemm"]
+    assert [(p["m"].value.data, p["n"].value.data, p["k"].value.data, p["epilogue"].data)  # pyright: ignore
+            for p in (op.properties for op in gemms)] == [(400, 16, 72, "bias_relu"), (400, 16, 16, "bias")]
+    names = [k.entry.data.split("_")[1] for k in kernels_of(lowered)]
+    assert sorted(names) == ["ew", "im2col", "maxpool", "transpose", "transpose"], names
+
+
+def test_transposes_move_only_through_elementwise_ops_of_one_layout():
+    """An add of a convolution's output and an NCHW input keeps its transpose
+    (the input is not channels last); sinking never runs without a conv."""
+    g = rlxc.GraphBuilder()
+    x = g.input("x", [2, 4, 6, 6])
+    y = g.add(g.conv2d(x, g.param("w", [4, 4, 3, 3]), padding=1), x)
+    names = [op.name for op in rlxc.run_pipeline(g.build([g.relu(y)]), "rlx-conv-to-gemm,canonicalize").walk()]
+    # the input's, the weight's and the result's
+    assert names.count("rlx.transpose") == 3 and names.index("rlx.add") > names.index("rlx.linear")
+    g = rlxc.GraphBuilder()
+    t = g.transpose(g.input("a", [2, 3, 4, 5]), [0, 3, 1, 2])
+    names = [op.name for op in rlxc.run_pipeline(g.build([g.relu(t)]), "rlx-conv-to-gemm").walk()]
+    assert names.index("rlx.relu") > names.index("rlx.transpose")
+
+
+@pytest.mark.parametrize("arch", ARCHS)
+def test_im2col_kernels_compile(arch):
+    g = rlxc.GraphBuilder()
+    outs = []
+    for dt in FLOATS:
+        x = g.input(f"x{dt}", [2, 9, 8, 3], dt)  # one element an item
+        v = g.input(f"v{dt}", [2, 9, 8, 16], dt)  # 16-byte items
+        outs += [g.im2col(x, 3, 2, 1), g.im2col(x, (3, 2), (2, 1), (1, 0, 2, 1), (1, 2)), g.im2col(v, 3, 1, 1)]
+    outs.append(g.im2col(g.input("h", [1, 5, 5, 6], "f16"), 3))  # 4-byte items
+    outs.append(g.im2col(g.input("big", [2, 8192, 8192, 3]), 3, 1, 1))  # over 2**31 items: 64-bit indices
+    lowered = rlxc.run_pipeline(g.build(outs), f"rlx-cuda{{arch={arch}}}")
+    # f16 and bf16 kernels move the same bytes: one kernel (named by its source) serves both
+    srcs = [k.properties["source"].data for k in kernels_of(lowered)]  # pyright: ignore
+    assert sum("long long q" in s for s in srcs) == 1 and sum("unsigned q" in s for s in srcs) == 7
+    assert sum("const uint4*" in s for s in srcs) == 2 and sum("const unsigned int*" in s for s in srcs) == 4
+    assert compile_all(lowered, arch) == 8
+
+
+@pytest.mark.gpu
+@pytest.mark.skipif(not rlxc.cuda.is_available(), reason="no NVIDIA GPU and driver")
+@pytest.mark.parametrize("xs,ws,kw", CASES + [
+    pytest.param((2, 16, 14, 14), (32, 16, 3, 3), {"padding": 1}, id="resnet-3x3"),
+    pytest.param((2, 32, 14, 14), (64, 32, 1, 1), {"stride": 2}, id="resnet-downsample"),
+])
+@pytest.mark.parametrize("dtype", FLOATS)
+def test_conv_as_gemm_on_gpu(xs, ws, kw, dtype):
+    """conv + bias + relu on the GPU (im2col, cuBLASLt, the fused epilogue
+    kernel) against the interpreter's direct convolution."""
+    from test_gpu import check
+
+    m = _conv_module(xs, ws, kw, dtype, relu=True)
+    assert "rlx.conv2d" not in [op.name for op in rlxc.run_pipeline(m, "rlx-optimize{target=cuda}").walk()]
+    check(m)
