@@ -3,6 +3,7 @@
     python benchmarks/convnets.py [--batches 1,8,32] [--dtypes f32,f16,bf16] [--image 224]
                                   [--layers 3,4,6,3] [--quick] [--no-direct] [--out DIR]
     python benchmarks/convnets.py --dry-run      # CPU: build, lower, interpret a small one
+    python benchmarks/convnets.py --profile 32:f16   # per-kernel device time, rlxc beside torch.compile
 
 The model is ResNet-50 written in plain torch (bottleneck blocks, as
 torchvision's), random weights with non-trivial BatchNorm statistics, and
@@ -195,6 +196,36 @@ def dry_run(args) -> int:
     return 0 if err < 1e-5 else 1
 
 
+def profile(batch: int, dtype: str, args) -> int:
+    """Per-kernel device time of one call: rlxc's launches each between
+    their own events (encoder_profile.rlxc_kernels), torch.compile's
+    (reduce-overhead) kernels from torch.profiler."""
+    import torch
+
+    from encoder_profile import rlxc_kernels, table, torch_kernels
+    from rlxc.dialects import rlx_cuda
+
+    tdt = {"f32": torch.float32, "f16": torch.float16, "bf16": torch.bfloat16}[dtype]
+    model = folded_resnet([int(v) for v in args.layers.split(",")])
+    module, weights = build_rlxc(model, batch, args.image, dtype)
+    x = torch.rand(batch, 3, args.image, args.image).to(tdt).cuda()
+    exe = rlxc.compile(module, target="cuda", params=rlxc_params(weights, dtype), mode="stream")
+    exe.run({"x": x})
+    ours = rlxc_kernels(exe, 10)
+    forms = {}
+    for k in exe.module.walk():
+        if isinstance(k, rlx_cuda.KernelOp):
+            notes = [ln for ln in k.source.data.splitlines() if ln.startswith("// ") and "rlx." not in ln]
+            forms[k.entry.data] = notes[0][3:80] if notes else ""
+    ours = {f"{n} {forms.get(n, '')}".strip(): t for n, t in ours.items()}
+    peer = torch.compile(model.to(tdt).cuda(), mode="reduce-overhead")
+    with torch.no_grad():
+        theirs = torch_kernels(peer, x, 10)
+    print("\n".join([f"## ResNet-50 batch {batch} {dtype}", "", *table("rlxc", ours, 40),
+                     *table("torch.compile reduce-overhead", theirs, 40)]))
+    return 0
+
+
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--batches", default="1,8,32")
@@ -205,10 +236,18 @@ def main(argv=None) -> int:
     ap.add_argument("--no-direct", action="store_true", help="skip rlxc with the direct conv kernel")
     ap.add_argument("--reduce-overhead", action="store_true", help="also torch.compile(mode='reduce-overhead')")
     ap.add_argument("--dry-run", action="store_true", help="CPU only: build, lower and run a small one")
+    ap.add_argument("--profile", metavar="BATCH:DTYPE", help="per-kernel device time of one case instead")
     ap.add_argument("--out", type=Path)
     args = ap.parse_args(argv)
     if args.dry_run:
         return dry_run(args)
+    if args.profile:
+        import torch
+
+        torch.backends.cuda.matmul.allow_tf32 = False
+        torch.backends.cudnn.allow_tf32 = False
+        batch, dtype = args.profile.split(":")
+        return profile(int(batch), dtype, args)
     args.repeat = 20 if args.quick else 100
     args.wall_repeat = 30 if args.quick else 200
 

@@ -10,6 +10,8 @@ import pytest
 
 import reference as R
 import rlxc
+from rlxc.dialects import rlx
+from rlxc.dialects.types import shape_of
 from rlxc.driver import WEIGHT_PASSES
 from rlxc.passes import conv_to_gemm
 from rlxc.passes.fold_params import fold_params
@@ -90,6 +92,23 @@ def test_im2col_matches_loops(xs, ws, kw, dtype, rng):
     np.testing.assert_array_equal(got, want)
 
 
+@pytest.mark.parametrize("xs,ws,kw", CASES[:4] + CASES[7:8])
+@pytest.mark.parametrize("dtype", FLOATS)
+def test_im2col_of_an_nchw_input_with_zero_columns(xs, ws, kw, dtype, rng):
+    """`channels_first` reads NCHW x (the same patches as of x transposed);
+    `columns` appends zero columns to each patch."""
+    x = R.random_array(rng, xs, dtype)
+    k = ws[2] * ws[3] * xs[1]
+    g = rlxc.GraphBuilder()
+    y = g.im2col(g.input("x", list(xs), dtype), ws[2:], kw.get("stride", 1), kw.get("padding", 0),
+                 kw.get("dilation", 1), channels_first=True, columns=k + 5)  # fmt: skip
+    (got,) = rlxc.interpret(g.build([y]), {"x": x})
+    want = im2col_reference(np.moveaxis(x, 1, 3), ws[2:], _pair(kw.get("stride", 1)), _pads(kw.get("padding", 0)),
+                            _pair(kw.get("dilation", 1)))  # fmt: skip
+    np.testing.assert_array_equal(got[..., :k], want)
+    assert got.shape[-1] == k + 5 and not got[..., k:].any()
+
+
 @pytest.mark.parametrize("bias", [False, True], ids=["nobias", "bias"])
 @pytest.mark.parametrize("xs,ws,kw", CASES)
 @pytest.mark.parametrize("dtype", FLOATS)
@@ -163,22 +182,95 @@ def test_transposes_move_only_through_elementwise_ops_of_one_layout():
     assert names.index("rlx.relu") > names.index("rlx.transpose")
 
 
+#: (kernel, stride, padding, dilation, ceil_mode, count_include_pad)
+POOLS = [
+    pytest.param(3, 2, 1, 1, False, False, id="resnet-stem"),
+    pytest.param((2, 3), (1, 2), (1, 0, 0, 2), 1, False, True, id="rect-asym"),
+    pytest.param(3, 2, 1, (2, 1), True, True, id="dilated-ceil"),
+    pytest.param((6, 7), 1, 0, 1, False, False, id="global"),
+]
+
+
+@pytest.mark.parametrize("kernel,stride,padding,dilation,ceil,incl", POOLS)
+@pytest.mark.parametrize("kind", ["max", "avg"])
+@pytest.mark.parametrize("dtype", FLOATS)
+def test_channels_last_pools_match_loops(kind, kernel, stride, padding, dilation, ceil, incl, dtype, rng):
+    """A channels-last pool of x transposed to NHWC is the loop reference's
+    NCHW pool of x, transposed."""
+    x = R.random_array(rng, (2, 3, 6, 7), dtype)
+    g = rlxc.GraphBuilder()
+    xt = g.input("x", [2, 6, 7, 3], dtype)
+    y = (g.max_pool2d(xt, kernel, stride, padding, dilation, ceil, channels_last=True) if kind == "max" else
+         g.avg_pool2d(xt, kernel, stride, padding, incl, dilation, ceil, channels_last=True))  # fmt: skip
+    (got,) = rlxc.interpret(g.build([y]), {"x": np.ascontiguousarray(np.moveaxis(x, 1, 3))})
+    k, s, p, d = _pair(kernel), _pair(stride), _pads(padding), _pair(dilation)
+    want = (R.max_pool2d(R.wide(x), k, s, p, d, ceil) if kind == "max" else
+            R.avg_pool2d(R.wide(x), k, s, p, incl, d, ceil))  # fmt: skip
+    R.assert_close(got, np.moveaxis(want, 1, 3), dtype, what=f"{kind}_pool2d channels last")
+
+
+def _small_resnet(batch, dtype):
+    """ResNet's shape in small: a 7x7 stride-2 stem, ReLU, 3x3 max pool, a
+    bottleneck with a strided 1x1 downsample, global average pool, classifier."""
+    g = rlxc.GraphBuilder()
+    p = lambda name, shape: g.param(name, shape, dtype)  # noqa: E731
+    x = g.input("x", [batch, 3, 32, 32], dtype)
+    x = g.max_pool2d(g.relu(g.conv2d(x, p("stem.w", [16, 3, 7, 7]), p("stem.b", [16]), 2, 3)), 3, 2, 1)
+    idt = g.conv2d(x, p("down.w", [32, 16, 1, 1]), p("down.b", [32]), stride=2)
+    h = g.relu(g.conv2d(x, p("c1.w", [8, 16, 1, 1]), p("c1.b", [8])))
+    h = g.relu(g.conv2d(h, p("c2.w", [8, 8, 3, 3]), p("c2.b", [8]), stride=2, padding=1))
+    x = g.relu(g.add(g.conv2d(h, p("c3.w", [32, 8, 1, 1]), p("c3.b", [32])), idt))
+    x = g.reshape(g.avg_pool2d(x, 4), [batch, 32])
+    return g.build([g.linear(x, p("fc.w", [10, 32]), p("fc.b", [10]))])
+
+
+def test_a_small_resnet_moves_no_layout_but_the_input():
+    """On cuda no activation is transposed: the stem's patches read the
+    NCHW image (three channels) and are widened to whole 16-byte rows, the
+    pools run channels last, and the pooled [n, 1, 1, c] to [n, c, 1, 1] is
+    a view (the weights' transposes are of params, computed once at compile)."""
+    lowered = rlxc.run_pipeline(fold_params(rlxc.run_pipeline(_small_resnet(2, "f32"), WEIGHT_PASSES), {})[0],
+                                "rlx-optimize{target=cuda}")
+    ops = list(lowered.walk())
+    assert not [op for op in ops if isinstance(op, rlx.TransposeOp) and not isinstance(op.input.owner, rlx.ParamOp)]
+    stem = next(op for op in ops if isinstance(op, rlx.Im2colOp))
+    assert stem.channels_first is not None and shape_of(stem.result.type) == (2, 16, 16, 148)  # 7 * 7 * 3 = 147
+    assert sum(isinstance(op, rlx.Pool2dOp) and op.channels_last is not None for op in ops) == 2
+    assert not any(isinstance(op, rlx.Conv2dOp) for op in ops)
+    assert sum(isinstance(op, rlx.LinearOp) for op in ops) == 6
+
+
 @pytest.mark.parametrize("arch", ARCHS)
 def test_im2col_kernels_compile(arch):
+    """Every im2col form in every float type through NVRTC: runs of channels
+    as 16- and 4-byte items, elements gathered one by one (NHWC and NCHW
+    inputs, zero columns), and 64-bit indices past 2**31 items."""
     g = rlxc.GraphBuilder()
     outs = []
     for dt in FLOATS:
-        x = g.input(f"x{dt}", [2, 9, 8, 3], dt)  # one element an item
-        v = g.input(f"v{dt}", [2, 9, 8, 16], dt)  # 16-byte items
+        x = g.input(f"x{dt}", [2, 9, 8, 3], dt)  # a few channels: gathered
+        v = g.input(f"v{dt}", [2, 9, 8, 16], dt)  # 16-byte runs of channels
         outs += [g.im2col(x, 3, 2, 1), g.im2col(x, (3, 2), (2, 1), (1, 0, 2, 1), (1, 2)), g.im2col(v, 3, 1, 1)]
-    outs.append(g.im2col(g.input("h", [1, 5, 5, 6], "f16"), 3))  # 4-byte items
+        outs.append(g.im2col(g.input(f"n{dt}", [2, 3, 9, 8], dt), 7, 2, 3, channels_first=True, columns=152))
+    outs.append(g.im2col(g.input("h", [1, 5, 5, 6], "f16"), 3))  # pairs of channels: 4-byte runs
     outs.append(g.im2col(g.input("big", [2, 8192, 8192, 3]), 3, 1, 1))  # over 2**31 items: 64-bit indices
     lowered = rlxc.run_pipeline(g.build(outs), f"rlx-cuda{{arch={arch}}}")
-    # f16 and bf16 kernels move the same bytes: one kernel (named by its source) serves both
     srcs = [k.properties["source"].data for k in kernels_of(lowered)]  # pyright: ignore
-    assert sum("long long q" in s for s in srcs) == 1 and sum("unsigned q" in s for s in srcs) == 7
-    assert sum("const uint4*" in s for s in srcs) == 2 and sum("const unsigned int*" in s for s in srcs) == 4
-    assert compile_all(lowered, arch) == 8
+    forms = sorted(ln.split("im2col form: ")[1] for src in srcs for ln in src.splitlines() if "im2col form" in ln)
+    assert forms == [
+        "a run of channels of one tap an item (2 elements, 4 bytes)",
+        "a run of channels of one tap an item (4 elements, 16 bytes)",
+        "a run of channels of one tap an item (8 elements, 16 bytes)",  # f16 and bf16: one kernel
+        "each element gathered, 1 an item (2 bytes)",  # rows of 27
+        "each element gathered, 1 an item (4 bytes)",
+        "each element gathered, 1 an item (4 bytes)",  # the big one
+        "each element gathered, 2 an item (4 bytes)",  # rows of 18
+        "each element gathered, 2 an item (8 bytes)",
+        "each element gathered, 4 an item (16 bytes), NCHW input",
+        "each element gathered, 8 an item (16 bytes), NCHW input",
+    ], forms
+    assert sum("long long q" in s for s in srcs) == 1
+    assert compile_all(lowered, arch) == len(srcs) == 10
 
 
 @pytest.mark.gpu
@@ -196,3 +288,31 @@ def test_conv_as_gemm_on_gpu(xs, ws, kw, dtype):
     m = _conv_module(xs, ws, kw, dtype, relu=True)
     assert "rlx.conv2d" not in [op.name for op in rlxc.run_pipeline(m, "rlx-optimize{target=cuda}").walk()]
     check(m)
+
+
+@pytest.mark.gpu
+@pytest.mark.skipif(not rlxc.cuda.is_available(), reason="no NVIDIA GPU and driver")
+@pytest.mark.parametrize("batch", [1, 3])
+@pytest.mark.parametrize("dtype", FLOATS)
+def test_small_resnet_on_gpu(batch, dtype):
+    """Stem, channels-last max pool, bottleneck, global average pool and
+    classifier on the GPU against the interpreter's NCHW direct ops."""
+    from test_gpu import check
+
+    check(_small_resnet(batch, dtype))
+
+
+@pytest.mark.gpu
+@pytest.mark.skipif(not rlxc.cuda.is_available(), reason="no NVIDIA GPU and driver")
+@pytest.mark.parametrize("dtype", FLOATS)
+def test_im2col_forms_on_gpu(dtype):
+    """Each im2col kernel form against the interpreter: runs of channels,
+    NHWC and NCHW gathers, zero columns, odd strides and dilations."""
+    from test_gpu import check
+
+    g = rlxc.GraphBuilder()
+    outs = [g.im2col(g.input("v", [2, 9, 8, 16], dtype), 3, 1, 1),
+            g.im2col(g.input("x", [2, 9, 8, 3], dtype), (3, 2), (2, 1), (1, 0, 2, 1), (1, 2)),
+            g.im2col(g.input("n", [3, 3, 19, 17], dtype), 7, 2, 3, channels_first=True, columns=152),
+            g.im2col(g.input("d", [2, 5, 11, 12], dtype), 3, (1, 2), 2, 2, channels_first=True, columns=48)]  # fmt: skip
+    check(g.build(outs))

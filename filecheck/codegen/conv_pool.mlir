@@ -1,14 +1,20 @@
 // RUN: rlxc-opt %s -p rlx-cuda -t cuda-source | filecheck %s
 
 // A convolution of one group is channels-last patches and a cuBLASLt gemm
-// with the bias as its epilogue (rlx-conv-to-gemm): the im2col kernel writes
-// [n, oh, ow, kh*kw*c], a run of channels of one tap an item, 0 in the
-// padding; the pool reads the result transposed back to NCHW.
+// with the bias as its epilogue (rlx-conv-to-gemm). Over three channels the
+// im2col kernel reads the NCHW input itself, an element at a time, and
+// stores 16-byte items of [n, oh, ow, 28]: 27 taps and a zero column, so
+// the gemm's rows stay aligned. The pool after it runs channels last
+// (consecutive threads, consecutive channels).
 // CHECK: // rlx.im2col
-// CHECK-NEXT: // items of 1 element (4 bytes)
-// CHECK: const unsigned cq = q % 3u, tap = (q / 3u) % 9u, pix = q / 27u;
-// CHECK: yv[q] = (iy >= 0 && iy < 8 && ix >= 0 && ix < 8) ? xv[((b * 8u + (unsigned)iy) * 8u + (unsigned)ix) * 3u + cq] : (unsigned int)0;
+// CHECK-NEXT: // im2col form: each element gathered, 4 an item (16 bytes), NCHW input
+// CHECK: if (kk >= 27u) { item.e[j] = (float)0; continue; }
+// CHECK: const unsigned tap = kk / 3u, ci = kk % 3u;
+// CHECK: item.e[j] = in ? x[((b * 3u + ci) * 8u + (unsigned)iy) * 8u + (unsigned)ix] : (float)0;
+// CHECK: yv[q] = item.raw;
 // CHECK: // rlx.max_pool2d
+// CHECK: const long long ch = i % 4LL, ox = (i / 4LL) % 4LL, oy = (i / 16LL) % 4LL, b = i / 64LL;
+// CHECK: const float v = x[((b * 8LL + iy) * 8LL + ix) * 4LL + ch];
 // CHECK: acc = rlx_maxf(acc, v)
 // A grouped convolution keeps the direct kernel: a thread per output element.
 // CHECK: // rlx.conv2d

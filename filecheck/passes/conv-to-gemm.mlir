@@ -37,11 +37,11 @@ func.func @conv3x3(%x: tensor<2x4x6x6xf32>) -> tensor<2x8x6x6xf32> {
 // one elementwise region, and only the result is transposed back to NCHW.
 // CHECK-LABEL: func.func @block
 // CHECK: rlx.im2col
-// CHECK: %[[A:.*]] = rlx.linear {{.*}} activation "relu" : tensor<1x5x5x36xf16>, tensor<4x36xf16>, tensor<4xf16> -> tensor<1x5x5x4xf16>
-// CHECK: %[[B:.*]] = rlx.linear %[[A]], {{.*}} : tensor<1x5x5x4xf16>, tensor<4x4xf16>, tensor<4xf16> -> tensor<1x5x5x4xf16>
-// CHECK-NEXT: %[[S:.*]] = rlx.add %[[B]], %[[A]] : tensor<1x5x5x4xf16>, tensor<1x5x5x4xf16> -> tensor<1x5x5x4xf16>
-// CHECK-NEXT: %[[R:.*]] = rlx.relu %[[S]] : tensor<1x5x5x4xf16>
-// CHECK-NEXT: %{{.*}} = rlx.transpose %[[R]] perm = [0, 3, 1, 2] : tensor<1x5x5x4xf16> -> tensor<1x4x5x5xf16>
+// CHECK: %[[A:.*]] = rlx.linear {{.*}} activation "relu" : tensor<1x5x5x72xf16>, tensor<8x72xf16>, tensor<8xf16> -> tensor<1x5x5x8xf16>
+// CHECK: %[[B:.*]] = rlx.linear %[[A]], {{.*}} : tensor<1x5x5x8xf16>, tensor<8x8xf16>, tensor<8xf16> -> tensor<1x5x5x8xf16>
+// CHECK-NEXT: %[[S:.*]] = rlx.add %[[B]], %[[A]] : tensor<1x5x5x8xf16>, tensor<1x5x5x8xf16> -> tensor<1x5x5x8xf16>
+// CHECK-NEXT: %[[R:.*]] = rlx.relu %[[S]] : tensor<1x5x5x8xf16>
+// CHECK-NEXT: %{{.*}} = rlx.transpose %[[R]] perm = [0, 3, 1, 2] : tensor<1x5x5x8xf16> -> tensor<1x8x5x5xf16>
 // Under the limit of 1000 bytes only the 1x1 convolution, which needs no patches, is rewritten.
 // SMALL-LABEL: func.func @block
 // SMALL: rlx.conv2d %x
@@ -57,13 +57,55 @@ func.func @conv3x3(%x: tensor<2x4x6x6xf32>) -> tensor<2x8x6x6xf32> {
 // FUSED: arith.maximumf
 // FUSED: rlx.transpose {{.*}} perm = [0, 3, 1, 2]
 // FUSED-NOT: rlx.transpose
-func.func @block(%x: tensor<1x4x5x5xf16>, %w1: tensor<4x4x3x3xf16>, %b1: tensor<4xf16>, %w2: tensor<4x4x1x1xf16>, %b2: tensor<4xf16>) -> tensor<1x4x5x5xf16> {
-  %c1 = rlx.conv2d %x, %w1 bias %b1 stride = [1, 1] padding = [1, 1, 1, 1] dilation = [1, 1] groups = 1 : tensor<1x4x5x5xf16>, tensor<4x4x3x3xf16>, tensor<4xf16> -> tensor<1x4x5x5xf16>
-  %r1 = rlx.relu %c1 : tensor<1x4x5x5xf16>
-  %c2 = rlx.conv2d %r1, %w2 bias %b2 stride = [1, 1] padding = [0, 0, 0, 0] dilation = [1, 1] groups = 1 : tensor<1x4x5x5xf16>, tensor<4x4x1x1xf16>, tensor<4xf16> -> tensor<1x4x5x5xf16>
-  %s = rlx.add %c2, %r1 : tensor<1x4x5x5xf16>, tensor<1x4x5x5xf16> -> tensor<1x4x5x5xf16>
-  %r2 = rlx.relu %s : tensor<1x4x5x5xf16>
-  func.return %r2 : tensor<1x4x5x5xf16>
+func.func @block(%x: tensor<1x8x5x5xf16>, %w1: tensor<8x8x3x3xf16>, %b1: tensor<8xf16>, %w2: tensor<8x8x1x1xf16>, %b2: tensor<8xf16>) -> tensor<1x8x5x5xf16> {
+  %c1 = rlx.conv2d %x, %w1 bias %b1 stride = [1, 1] padding = [1, 1, 1, 1] dilation = [1, 1] groups = 1 : tensor<1x8x5x5xf16>, tensor<8x8x3x3xf16>, tensor<8xf16> -> tensor<1x8x5x5xf16>
+  %r1 = rlx.relu %c1 : tensor<1x8x5x5xf16>
+  %c2 = rlx.conv2d %r1, %w2 bias %b2 stride = [1, 1] padding = [0, 0, 0, 0] dilation = [1, 1] groups = 1 : tensor<1x8x5x5xf16>, tensor<8x8x1x1xf16>, tensor<8xf16> -> tensor<1x8x5x5xf16>
+  %s = rlx.add %c2, %r1 : tensor<1x8x5x5xf16>, tensor<1x8x5x5xf16> -> tensor<1x8x5x5xf16>
+  %r2 = rlx.relu %s : tensor<1x8x5x5xf16>
+  func.return %r2 : tensor<1x8x5x5xf16>
+}
+
+// -----
+
+// An image of three channels: the patches read the NCHW input as it is (no
+// transpose) and are widened with zeros from 7 * 7 * 3 = 147 to 152 columns
+// (whole 16-byte rows of f16), the weight padded to match.
+// CHECK-LABEL: func.func @image
+// CHECK-NOT: rlx.transpose %x
+// CHECK: %[[P:.*]] = rlx.im2col %x kernel = [7, 7] stride = [2, 2] padding = [3, 3, 3, 3] dilation = [1, 1] channels_first columns = 152 : tensor<2x3x16x16xf16> -> tensor<2x8x8x152xf16>
+// CHECK: %[[W:.*]] = rlx.reshape {{.*}} -> tensor<16x147xf16>
+// CHECK-NEXT: %[[WP:.*]] = rlx.pad %[[W]] low = [0, 0] high = [0, 5] mode = "constant" value = 0.000000e+00 : tensor<16x147xf16> -> tensor<16x152xf16>
+// CHECK-NEXT: rlx.linear %[[P]], %[[WP]] bias %b : tensor<2x8x8x152xf16>, tensor<16x152xf16>, tensor<16xf16> -> tensor<2x8x8x16xf16>
+// SMALL-LABEL: func.func @image
+// FUSED-LABEL: func.func @image
+func.func @image(%x: tensor<2x3x16x16xf16>, %w: tensor<16x3x7x7xf16>, %b: tensor<16xf16>) -> tensor<2x16x8x8xf16> {
+  %y = rlx.conv2d %x, %w bias %b stride = [2, 2] padding = [3, 3, 3, 3] dilation = [1, 1] groups = 1 : tensor<2x3x16x16xf16>, tensor<16x3x7x7xf16>, tensor<16xf16> -> tensor<2x16x8x8xf16>
+  func.return %y : tensor<2x16x8x8xf16>
+}
+
+// -----
+
+// A pool between convolutions runs channels last: the stem's transposes
+// cancel around it, and the global average pool's [n, 1, 1, c] result goes
+// back to NCHW by a transpose of unit axes (a view, after canonicalize).
+// CHECK-LABEL: func.func @stem
+// CHECK: %[[S:.*]] = rlx.linear {{.*}} activation "relu" : tensor<1x4x4x36xf32>, tensor<8x36xf32>, tensor<8xf32> -> tensor<1x4x4x8xf32>
+// CHECK-NEXT: %[[P:.*]] = rlx.max_pool2d %[[S]] kernel = [2, 2] stride = [2, 2] padding = [0, 0, 0, 0] channels_last : tensor<1x4x4x8xf32> -> tensor<1x2x2x8xf32>
+// CHECK: %[[L:.*]] = rlx.linear %[[P]], {{.*}} -> tensor<1x2x2x8xf32>
+// CHECK-NEXT: %[[G:.*]] = rlx.avg_pool2d %[[L]] kernel = [2, 2] stride = [2, 2] padding = [0, 0, 0, 0] channels_last : tensor<1x2x2x8xf32> -> tensor<1x1x1x8xf32>
+// CHECK-NEXT: %{{.*}} = rlx.transpose %[[G]] perm = [0, 3, 1, 2] : tensor<1x1x1x8xf32> -> tensor<1x8x1x1xf32>
+// FUSED-LABEL: func.func @stem
+// FUSED: rlx.avg_pool2d {{.*}} channels_last
+// FUSED-NEXT: rlx.reshape {{.*}} : tensor<1x1x1x8xf32> -> tensor<1x8x1x1xf32>
+// FUSED-NOT: rlx.transpose
+func.func @stem(%x: tensor<1x4x4x4xf32>, %w: tensor<8x4x3x3xf32>, %b: tensor<8xf32>, %w2: tensor<8x8x1x1xf32>, %b2: tensor<8xf32>) -> tensor<1x8x1x1xf32> {
+  %c = rlx.conv2d %x, %w bias %b stride = [1, 1] padding = [1, 1, 1, 1] dilation = [1, 1] groups = 1 : tensor<1x4x4x4xf32>, tensor<8x4x3x3xf32>, tensor<8xf32> -> tensor<1x8x4x4xf32>
+  %r = rlx.relu %c : tensor<1x8x4x4xf32>
+  %p = rlx.max_pool2d %r kernel = [2, 2] stride = [2, 2] padding = [0, 0, 0, 0] : tensor<1x8x4x4xf32> -> tensor<1x8x2x2xf32>
+  %c2 = rlx.conv2d %p, %w2 bias %b2 stride = [1, 1] padding = [0, 0, 0, 0] dilation = [1, 1] groups = 1 : tensor<1x8x2x2xf32>, tensor<8x8x1x1xf32>, tensor<8xf32> -> tensor<1x8x2x2xf32>
+  %g = rlx.avg_pool2d %c2 kernel = [2, 2] stride = [2, 2] padding = [0, 0, 0, 0] : tensor<1x8x2x2xf32> -> tensor<1x8x1x1xf32>
+  func.return %g : tensor<1x8x1x1xf32>
 }
 
 // -----

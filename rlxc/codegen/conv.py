@@ -8,7 +8,7 @@ from __future__ import annotations
 from xdsl.ir import SSAValue
 
 from rlxc.codegen.common import THREADS, Buf, KernelSpec, eltype, grid_for, int_of, ints, params_decl, shape, strides
-from rlxc.codegen.cuda_c import float_literal, load, store
+from rlxc.codegen.cuda_c import float_literal, load, storage_type, store
 from rlxc.codegen.injective import _RAW, injective, vector_elems
 from rlxc.dialects.types import dtype
 from rlxc.dialects import rlx
@@ -56,37 +56,69 @@ def conv2d_kernel(op: rlx.Conv2dOp, sm_count: int) -> KernelSpec:
 
 
 def im2col_kernel(op: rlx.Im2colOp, sm_count: int) -> KernelSpec:
-    """A thread per item of the [n, oh, ow, kh*kw*c] result: a run of
-    channels of one tap (16, 8 or 4 bytes where c allows, else one element)
-    copied from its input pixel, or zeros in the padding. Consecutive
-    threads take consecutive items of a patch (coalesced stores, and loads
-    coalesced along the channels), in 32-bit index arithmetic where the
-    tensors' items fit."""
-    n, h, w, c = shape(op.input)
-    _, oh, ow, _ = shape(op.result)
+    """A thread per item of the [n, oh, ow, columns] result (16, 8 or 4
+    bytes where the row allows, else one element). Where the channels divide
+    into items (an NHWC input of 8 f16 channels, say), an item is a run of
+    channels of one tap, copied from its input pixel as one access, or
+    zeros in the padding; otherwise (a few channels, an NCHW input) each
+    element of the item is gathered on its own and the item stored at once.
+    Columns past kh*kw*c are zeros. Consecutive threads take consecutive
+    items of a patch (coalesced stores), in 32-bit index arithmetic where
+    the tensors' items fit."""
+    n, h, w, c = op.input_nhwc()
+    _, oh, ow, cols = shape(op.result)
     kh, kw = ints(op.kernel)
     sh, sw = ints(op.stride)
     dh, dw = ints(op.dilation)
     pt, pl, _, _ = ints(op.padding)
-    size = dtype(eltype(op.input)).bytes
-    vw = vector_elems(size, [c])
-    cv = c // vw
-    items = n * oh * ow * kh * kw * cv
-    ix_t, u = ("unsigned", "u") if items < 2**31 and n * h * w * cv < 2**31 else ("long long", "LL")
+    t = eltype(op.input)
+    size = dtype(t).bytes
+    first = op.channels_first is not None
+    k = kh * kw * c
+    whole = not first and vector_elems(size, [c, cols, cols - k]) > 1  # items of one tap's channels
+    vw = vector_elems(size, [c, cols, cols - k] if whole else [cols])
+    cv = cols // vw
+    items = n * oh * ow * cv
+    ix_t, u = ("unsigned", "u") if items < 2**31 and n * h * w * c < 2**31 else ("long long", "LL")
     raw = _RAW[size * vw]
     zero = {"uint4": "make_uint4(0u, 0u, 0u, 0u)", "uint2": "make_uint2(0u, 0u)"}.get(raw, f"({raw})0")
+
+    def pixel(tap: str) -> list[str]:
+        return [f"const int iy = (int)(oy * {sh}{u} + ({tap} / {kw}{u}) * {dh}{u}) - {pt}, "
+                f"ix = (int)(ox * {sw}{u} + ({tap} % {kw}{u}) * {dw}{u}) - {pl};",
+                f"const bool in = iy >= 0 && iy < {h} && ix >= 0 && ix < {w};"]  # fmt: skip
+
+    body = [f"const {ix_t} kq = q % {cv}{u}, pix = q / {cv}{u};",
+            f"const {ix_t} ox = pix % {ow}{u}, oy = (pix / {ow}{u}) % {oh}{u}, b = pix / {ow * oh}{u};"]  # fmt: skip
+    if whole:
+        form = f"a run of channels of one tap an item ({vw} elements, {size * vw} bytes)"
+        body += [f"if (kq >= {k // vw}{u}) {{ yv[q] = {zero}; continue; }}",
+                 f"const {ix_t} tap = kq / {c // vw}{u}, cq = kq % {c // vw}{u};", *pixel("tap"),
+                 f"yv[q] = in ? xv[((b * {h}{u} + ({ix_t})iy) * {w}{u} + ({ix_t})ix) * {c // vw}{u} + cq] : {zero};"]  # fmt: skip
+        src_types = [f"  const {raw}* __restrict__ xv = reinterpret_cast<const {raw}*>(x);"]
+    else:
+        form = f"each element gathered, {vw} an item ({size * vw} bytes)" + (", NCHW input" if first else "")
+        st = storage_type(t)
+        at = (f"x[((b * {c}{u} + ci) * {h}{u} + ({ix_t})iy) * {w}{u} + ({ix_t})ix]" if first else
+              f"x[((b * {h}{u} + ({ix_t})iy) * {w}{u} + ({ix_t})ix) * {c}{u} + ci]")  # fmt: skip
+        body += [f"union {{ {raw} raw; {st} e[{vw}]; }} item;",
+                 "#pragma unroll",
+                 f"for (int j = 0; j < {vw}; ++j) {{",
+                 f"  const {ix_t} kk = kq * {vw}{u} + j;",
+                 f"  if (kk >= {k}{u}) {{ item.e[j] = ({st})0; continue; }}",
+                 f"  const {ix_t} tap = kk / {c}{u}, ci = kk % {c}{u};",
+                 *("  " + ln for ln in pixel("tap")),
+                 f"  item.e[j] = in ? {at} : ({st})0;",
+                 "}",
+                 "yv[q] = item.raw;"]  # fmt: skip
+        src_types = []
     src = [
-        f"// items of {vw} element{'s' if vw > 1 else ''} ({size * vw} bytes)",
+        f"// im2col form: {form}",
         f'extern "C" __global__ void __launch_bounds__({THREADS}) ENTRY({params_decl([("x", op.input, False), ("y", op.result, True)])}) {{',
-        f"  const {raw}* __restrict__ xv = reinterpret_cast<const {raw}*>(x);",
+        *src_types,
         f"  {raw}* __restrict__ yv = reinterpret_cast<{raw}*>(y);",
         f"  for ({ix_t} q = ({ix_t})blockIdx.x * blockDim.x + threadIdx.x; q < {items}{u}; q += ({ix_t})gridDim.x * blockDim.x) {{",
-        f"    const {ix_t} cq = q % {cv}{u}, tap = (q / {cv}{u}) % {kh * kw}{u}, pix = q / {cv * kh * kw}{u};",
-        f"    const {ix_t} ox = pix % {ow}{u}, oy = (pix / {ow}{u}) % {oh}{u}, b = pix / {ow * oh}{u};",
-        f"    const int iy = (int)(oy * {sh}{u} + (tap / {kw}{u}) * {dh}{u}) - {pt}, "
-        f"ix = (int)(ox * {sw}{u} + (tap % {kw}{u}) * {dw}{u}) - {pl};",
-        f"    yv[q] = (iy >= 0 && iy < {h} && ix >= 0 && ix < {w}) "
-        f"? xv[((b * {h}{u} + ({ix_t})iy) * {w}{u} + ({ix_t})ix) * {cv}{u} + cq] : {zero};",
+        *("    " + ln for ln in body),
         "  }",
         "}",
     ]
@@ -131,9 +163,11 @@ def pool_kernel(op: rlx.MaxPool2dOp | rlx.AvgPool2dOp, sm_count: int) -> KernelS
     """Max pooling (NaN-propagating) or average pooling over the window's
     (dilated) taps inside the input, divided by their count or, with
     `count_include_pad`, by the count of taps inside the padded input (the
-    whole window, except where ceil mode lets it hang past the end padding)."""
-    _, _, h, w = shape(op.input)
-    _, _, oh, ow = shape(op.result)
+    whole window, except where ceil mode lets it hang past the end padding).
+    Channels last, consecutive threads take consecutive channels of a pixel."""
+    last = op.channels_last is not None
+    xs, ys = shape(op.input), shape(op.result)
+    (h, w, c), (oh, ow) = (xs[1:], ys[1:3]) if last else ((xs[2], xs[3], xs[1]), ys[2:])
     kh, kw = ints(op.kernel)
     sh, sw = ints(op.stride)
     dh, dw = ints(op.dilation)
@@ -141,15 +175,22 @@ def pool_kernel(op: rlx.MaxPool2dOp | rlx.AvgPool2dOp, sm_count: int) -> KernelS
     t = eltype(op.input)
     is_max = isinstance(op, rlx.MaxPool2dOp)
     include_pad = not is_max and op.count_include_pad is not None  # pyright: ignore
+    if last:
+        coords = (f"const long long ch = i % {c}LL, ox = (i / {c}LL) % {ow}LL, oy = (i / {c * ow}LL) % {oh}LL, "
+                  f"b = i / {c * ow * oh}LL;")  # fmt: skip
+        at = f"x[((b * {h}LL + iy) * {w}LL + ix) * {c}LL + ch]"
+    else:
+        coords = f"const long long ox = i % {ow}LL, oy = (i / {ow}LL) % {oh}LL, bc = i / {ow * oh}LL;"
+        at = f"x[bc * {h * w}LL + iy * {w}LL + ix]"
     lines = [
-        f"const long long ox = i % {ow}LL, oy = (i / {ow}LL) % {oh}LL, bc = i / {ow * oh}LL;",
+        coords,
         f"const long long y0 = oy * {sh} - {pt}, x0 = ox * {sw} - {pl};",
         "float acc = " + ("-RLX_INF" if is_max else "0.0f") + "; int cnt = 0;",
         f"for (int ky = 0; ky < {kh}; ++ky) {{",
         f"  const long long iy = y0 + ky * {dh}; if (iy < 0 || iy >= {h}) continue;",
         f"  for (int kx = 0; kx < {kw}; ++kx) {{",
         f"    const long long ix = x0 + kx * {dw}; if (ix < 0 || ix >= {w}) continue;",
-        f"    const float v = {load(f'x[bc * {h * w}LL + iy * {w}LL + ix]', t)};",
+        f"    const float v = {load(at, t)};",
         "    acc = " + ("rlx_maxf(acc, v)" if is_max else "acc + v") + "; ++cnt;",
         "  }",
         "}",

@@ -548,18 +548,25 @@ class GraphBuilder:
         stride: int | Sequence[int] = 1,
         padding: int | Sequence[int] = 0,
         dilation: int | Sequence[int] = 1,
+        channels_first: bool = False,
+        columns: int | None = None,
     ) -> Tensor:
         """A convolution's patches, channels last: [n, h, w, c] -> [n, oh, ow,
-        kh*kw*c] (each patch in the order of an OHWI weight's rows)."""
-        props = {
+        kh*kw*c] (each patch in the order of an OHWI weight's rows);
+        `channels_first` reads an NCHW input; `columns` widens each patch with
+        zeros."""
+        props: dict[str, Attribute] = {
             "kernel": i64_array(_pair(kernel, "kernel")),
             "stride": i64_array(_pair(stride, "stride")),
             "padding": i64_array(_pads(padding)),
             "dilation": i64_array(_pair(dilation, "dilation")),
+            **({"channels_first": UnitAttr()} if channels_first else {}),
+            **({"columns": i64_attr(columns)} if columns is not None else {}),
         }
         return self._op(rlx.Im2colOp, [x], props)
 
-    def _pool(self, op_type, x, kernel, stride, padding, extra=None, dilation=1, ceil_mode=False) -> Tensor:
+    def _pool(self, op_type, x, kernel, stride, padding, extra=None, dilation=1, ceil_mode=False,
+              channels_last=False) -> Tensor:
         k = _pair(kernel, "kernel")
         props = {
             "kernel": i64_array(k),
@@ -567,6 +574,7 @@ class GraphBuilder:
             "padding": i64_array(_pads(padding)),
             "dilation": i64_array(_pair(dilation, "dilation")),
             **({"ceil_mode": UnitAttr()} if ceil_mode else {}),
+            **({"channels_last": UnitAttr()} if channels_last else {}),
             **(extra or {}),
         }
         return self._op(op_type, [x], props)
@@ -579,10 +587,11 @@ class GraphBuilder:
         padding: int | Sequence[int] = 0,
         dilation: int | Sequence[int] = 1,
         ceil_mode: bool = False,
+        channels_last: bool = False,
     ) -> Tensor:
         """Max pool; stride defaults to the kernel; `ceil_mode` rounds the
-        output extent up (ONNX MaxPool)."""
-        return self._pool(rlx.MaxPool2dOp, x, kernel, stride, padding, None, dilation, ceil_mode)
+        output extent up (ONNX MaxPool); `channels_last`: NHWC in and out."""
+        return self._pool(rlx.MaxPool2dOp, x, kernel, stride, padding, None, dilation, ceil_mode, channels_last)
 
     def avg_pool2d(
         self,
@@ -593,11 +602,12 @@ class GraphBuilder:
         count_include_pad: bool = False,
         dilation: int | Sequence[int] = 1,
         ceil_mode: bool = False,
+        channels_last: bool = False,
     ) -> Tensor:
         """Average pool; stride defaults to the kernel; `ceil_mode` rounds the
-        output extent up (ONNX AveragePool)."""
+        output extent up (ONNX AveragePool); `channels_last`: NHWC in and out."""
         extra = {"count_include_pad": UnitAttr()} if count_include_pad else None
-        return self._pool(rlx.AvgPool2dOp, x, kernel, stride, padding, extra, dilation, ceil_mode)
+        return self._pool(rlx.AvgPool2dOp, x, kernel, stride, padding, extra, dilation, ceil_mode, channels_last)
 
     def resize(
         self,

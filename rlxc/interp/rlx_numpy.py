@@ -209,10 +209,24 @@ def conv_transpose2d(x, w, b, stride, padding, output_padding, dilation, groups,
     return out
 
 
-def _pool_padded(op: rlx.Pool2dOp, x: np.ndarray, value: float) -> np.ndarray:
-    """`x` padded by the op's padding with `value`, plus (ceil mode) enough
-    more `value` at the end for the last window."""
-    _, _, oh, ow = op.result.type.get_shape()  # pyright: ignore
+def _pool_input(op: rlx.Pool2dOp, arg) -> tuple[np.ndarray, int, int]:
+    """A pool's input as NCHW in its compute dtype (a channels-last one with
+    its channels moved to axis 1), and the result's (oh, ow)."""
+    x = _wide(arg, op.input.type)
+    shape = op.result.type.get_shape()  # pyright: ignore
+    if op.channels_last is not None:
+        return np.moveaxis(x, 3, 1), shape[1], shape[2]
+    return x, shape[2], shape[3]
+
+
+def _pool_output(op: rlx.Pool2dOp, out: np.ndarray) -> PythonValues:
+    """An NCHW pool result in the op's layout."""
+    return _out(op, np.moveaxis(out, 1, 3) if op.channels_last is not None else out)
+
+
+def _pool_padded(op: rlx.Pool2dOp, x: np.ndarray, value: float, oh: int, ow: int) -> np.ndarray:
+    """NCHW `x` padded by the op's padding with `value`, plus (ceil mode)
+    enough more `value` at the end for the last window of (oh, ow)."""
     (kh, kw), (sh, sw), (dh, dw) = _ints(op.kernel), _ints(op.stride), _ints(op.dilation)
     pt, pl, pb, pr = _ints(op.padding)
     h, wd = x.shape[2:]
@@ -533,38 +547,40 @@ class _RlxFunctionsBase(InterpreterFunctions):
 
     @impl(rlx.MaxPool2dOp)
     def run_max_pool2d(self, interpreter: Interpreter, op: rlx.MaxPool2dOp, args: PythonValues):
-        x = _wide(args[0], op.input.type)
-        n, c, oh, ow = op.result.type.get_shape()  # pyright: ignore
+        x, oh, ow = _pool_input(op, args[0])
         kh, kw = _ints(op.kernel)
-        xp = _pool_padded(op, x, -np.inf)
-        out = np.full((n, c, oh, ow), -np.inf)
+        xp = _pool_padded(op, x, -np.inf, oh, ow)
+        out = np.full((*x.shape[:2], oh, ow), -np.inf)
         for _, _, v in _windows(xp, kh, kw, *_ints(op.stride), *_ints(op.dilation), oh, ow):
             out = np.maximum(out, v)
-        return _out(op, out)
+        return _pool_output(op, out)
 
     @impl(rlx.Im2colOp)
     def run_im2col(self, interpreter: Interpreter, op: rlx.Im2colOp, args: PythonValues):
         """Tap (ky, kx) of channel ci is element (ky * kw + kx) * c + ci of
-        each output pixel's patch; the zero padding reads as 0."""
-        x = np.moveaxis(_wide(args[0], op.input.type), 3, 1)  # NCHW
+        each output pixel's patch; the zero padding reads as 0, and the
+        columns past kh * kw * c are 0."""
+        x = _wide(args[0], op.input.type)
+        if op.channels_first is None:
+            x = np.moveaxis(x, 3, 1)  # NCHW
         kh, kw = _ints(op.kernel)
-        n, oh, ow, _ = op.result.type.get_shape()  # pyright: ignore
+        n, oh, ow, cols = op.result.type.get_shape()  # pyright: ignore
         padded = _pad_hw(x, _ints(op.padding), 0.0)
         out = np.zeros((n, oh, ow, kh, kw, x.shape[1]), dtype=x.dtype)
         for i, j, v in _windows(padded, kh, kw, *_ints(op.stride), *_ints(op.dilation), oh, ow):
             out[:, :, :, i, j, :] = np.moveaxis(v, 1, 3)
-        return _out(op, out.reshape(n, oh, ow, -1))
+        patches = out.reshape(n, oh, ow, -1)
+        return _out(op, np.pad(patches, ((0, 0),) * 3 + ((0, cols - patches.shape[3]),)))
 
     @impl(rlx.AvgPool2dOp)
     def run_avg_pool2d(self, interpreter: Interpreter, op: rlx.AvgPool2dOp, args: PythonValues):
         """The sum over the window's taps inside the input, divided by their
         count, or with count_include_pad by the count of taps inside the
         padded input (taps past it, which only ceil mode makes, never count)."""
-        x = _wide(args[0], op.input.type)
-        n, c, oh, ow = op.result.type.get_shape()  # pyright: ignore
+        x, oh, ow = _pool_input(op, args[0])
         kh, kw = _ints(op.kernel)
         stride, dil = _ints(op.stride), _ints(op.dilation)
-        xp = _pool_padded(op, x, 0.0)
+        xp = _pool_padded(op, x, 0.0, oh, ow)
         pt, pl, pb, pr = _ints(op.padding)
         h, wd = x.shape[2:]
         counted = np.zeros((1, 1, *xp.shape[2:]))
@@ -572,14 +588,14 @@ class _RlxFunctionsBase(InterpreterFunctions):
             counted[:, :, : pt + h + pb, : pl + wd + pr] = 1.0
         else:
             counted[:, :, pt : pt + h, pl : pl + wd] = 1.0
-        total = np.zeros((n, c, oh, ow))
+        total = np.zeros((*x.shape[:2], oh, ow))
         count = np.zeros((1, 1, oh, ow))
         for _, _, v in _windows(xp, kh, kw, *stride, *dil, oh, ow):
             total += v
         for _, _, v in _windows(counted, kh, kw, *stride, *dil, oh, ow):
             count += v
         with np.errstate(all="ignore"):
-            return _out(op, total / count)
+            return _pool_output(op, total / count)
 
     @impl(rlx.ResizeOp)
     def run_resize(self, interpreter: Interpreter, op: rlx.ResizeOp, args: PythonValues):

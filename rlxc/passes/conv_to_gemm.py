@@ -11,14 +11,19 @@ The linear is one cuBLASLt gemm of n*oh*ow rows, on tensor cores in f16
 and bf16, with the bias (and a following ReLU) as its epilogue; rlx.conv2d's
 own kernel is a thread per output element looping over c*kh*kw taps. A 1x1
 convolution of stride 1 without padding needs no patches: the transposed
-input is the gemm's operand already.
+input is the gemm's operand already. Patches of a few channels (an RGB
+image) are read from the NCHW input directly (`channels_first`), and rows
+whose length is not a whole number of 16-byte units are widened with zero
+columns (`columns`; the weight gets zero columns to match), so the gemm's
+rows stay aligned.
 
 The transposes then move down through elementwise ops whose operands are
 all transposed alike (a ReLU, a residual add: `relu(T(l))` ->
 `T(relu(l))`), so that one convolution's output transpose meets the next
 one's input transpose, and the pair cancels: a chain of
-convolutions runs channels last, and a transpose is left only where an op
-needs NCHW (a pool, the graph's result). The pass composes the transposes
+convolutions runs channels last. Pools between them run channels last too
+(`channels_last`), and a transpose is left only where an op needs NCHW (a
+graph result, an op with no channels-last form). The pass composes the transposes
 it meets (canonicalize's pattern), so the pairs cancel at once. A ReLU that reaches a linear with a
 bias becomes its activation (cuBLASLt's bias + ReLU epilogue).
 
@@ -35,8 +40,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from xdsl.context import Context
-from xdsl.dialects.builtin import ModuleOp, StringAttr, TensorType
-from xdsl.ir import Operation, SSAValue
+from xdsl.dialects.builtin import ModuleOp, StringAttr, TensorType, UnitAttr
+from xdsl.ir import Attribute, Operation, SSAValue
 from xdsl.passes import ModulePass
 from xdsl.pattern_rewriter import (
     GreedyRewritePatternApplier,
@@ -47,8 +52,8 @@ from xdsl.pattern_rewriter import (
 )
 
 from rlxc.dialects import rlx
-from rlxc.dialects.rlx import FusionKind, _int, _ints, fusion_kind, i64_array
-from rlxc.dialects.types import shape_of, tensor_bytes
+from rlxc.dialects.rlx import FusionKind, _int, _ints, f64_attr, fusion_kind, i64_array, i64_attr
+from rlxc.dialects.types import dtype, shape_of, tensor_bytes
 from rlxc.passes.canonicalization import TransposeOfTranspose
 
 #: Whether the pass rewrites anything (off: every conv keeps its direct
@@ -86,20 +91,33 @@ class ConvToGemm(RewritePattern):
         _, _, oh, ow = shape_of(yt)
         el = xt.get_element_type()
         plain = (kh, kw) == (1, 1) and _ints(op.stride) == [1, 1] and _ints(op.padding) == [0, 0, 0, 0]
-        patches = TensorType(el, [n, oh, ow, kh * kw * c])
+        k = kh * kw * c
+        # rows of whole 16-byte units for the gemm: a 7x7 kernel over 3 channels, 147 -> 152 columns
+        unit = 16 // dtype(el).bytes
+        cols = k if plain or k % unit == 0 else k + unit - k % unit
+        patches = TensorType(el, [n, oh, ow, cols])
         if not plain and tensor_bytes(patches) > self.max_col_bytes:
             return
-        x = _transposed(op.input, TO_NHWC)
-        new = [x]
+        # a few channels, not from a channels-last producer: the patches read the NCHW input as it is
+        first = not plain and c < unit and not isinstance(op.input.owner, rlx.TransposeOp)
+        new: list[Operation] = [] if first else [_transposed(op.input, TO_NHWC)]
         if not plain:
-            props = {"kernel": i64_array([kh, kw]), "stride": op.stride, "padding": op.padding,
-                     "dilation": op.dilation}  # fmt: skip
-            new.append(rlx.Im2colOp.make([x.results[0]], props, [patches]))
+            props: dict[str, Attribute] = {"kernel": i64_array([kh, kw]), "stride": op.stride, "padding": op.padding,
+                                           "dilation": op.dilation}  # fmt: skip
+            if first:
+                props["channels_first"] = UnitAttr()
+            if cols != k:
+                props["columns"] = i64_attr(cols)
+            new.append(rlx.Im2colOp.make([op.input if first else new[0].results[0]], props, [patches]))
         w = _transposed(op.weight, TO_NHWC)
-        w2 = rlx.ReshapeOp.make([w.results[0]], None, [TensorType(el, [o, kh * kw * c])])
-        lin = rlx.LinearOp.make([new[-1].results[0], w2.results[0], op.bias])
+        w2 = rlx.ReshapeOp.make([w.results[0]], None, [TensorType(el, [o, k])])
+        weights: list[Operation] = [w, w2]
+        if cols != k:  # zero columns for the patches' zero columns
+            weights.append(rlx.PadOp.make([w2.results[0]], {"low": i64_array([0, 0]), "high": i64_array([0, cols - k]),
+                                                            "mode": StringAttr("constant"), "value": f64_attr(0.0)}))  # fmt: skip
+        lin = rlx.LinearOp.make([new[-1].results[0], weights[-1].results[0], op.bias])
         y = _transposed(lin.results[0], TO_NCHW)
-        rewriter.replace(op, [*new, w, w2, lin, y], [y.results[0]])
+        rewriter.replace(op, [*new, *weights, lin, y], [y.results[0]])
 
 
 class SinkTranspose(RewritePattern):
@@ -140,6 +158,24 @@ class SinkTranspose(RewritePattern):
                 rewriter.erase(src)
 
 
+class PoolChannelsLast(RewritePattern):
+    """max/avg_pool2d of an NHWC -> NCHW transpose -> the pool channels last,
+    transposed after: `pool(T(a))` -> `T(pool_cl(a))`, so a pool between two
+    convolutions (ResNet's stem) or before the classifier moves no layout."""
+
+    def match_and_rewrite(self, op: Operation, rewriter: PatternRewriter, /):
+        if not isinstance(op, rlx.Pool2dOp) or op.channels_last is not None:
+            return
+        src = op.input.owner
+        if not isinstance(src, rlx.TransposeOp) or _ints(src.perm) != TO_NCHW:
+            return
+        props = {**op.properties, "channels_last": UnitAttr()}
+        pooled = type(op).make([src.input], props)
+        rewriter.replace(op, [pooled, _transposed(pooled.results[0], TO_NCHW)])
+        if not any(r.uses for r in src.results):
+            rewriter.erase(src)
+
+
 class ReluIntoLinear(RewritePattern):
     """relu(linear(x, w, b)) -> linear(x, w, b, activation "relu"), where
     the linear has a bias, no activation and no other use (on cuda, the
@@ -170,5 +206,5 @@ class ConvToGemmPass(ModulePass):
             return
         limit = self.max_col_bytes or MAX_COL_BYTES
         if PatternRewriteWalker(ConvToGemm(limit), apply_recursively=False).rewrite_module(op):
-            patterns = [SinkTranspose(), TransposeOfTranspose(), ReluIntoLinear()]
+            patterns = [SinkTranspose(), PoolChannelsLast(), TransposeOfTranspose(), ReluIntoLinear()]
             PatternRewriteWalker(GreedyRewritePatternApplier(patterns)).rewrite_module(op)

@@ -84,13 +84,27 @@ func.func @pool_dilation_ceil(%x: tensor<1x1x4x4xf32>, %y: tensor<1x2x5x7xf16>, 
 
 // im2col: NHWC [n, h, w, c] -> [n, oh, ow, kh*kw*c], a convolution's patches channels last.
 // CHECK-LABEL: func.func @im2col(
-func.func @im2col(%x: tensor<2x8x8x3xf32>, %h: tensor<1x5x7x2xf16>, %b: tensor<3x1x9x4xbf16>) {
+func.func @im2col(%x: tensor<2x8x8x3xf32>, %h: tensor<1x5x7x2xf16>, %b: tensor<3x1x9x4xbf16>, %n: tensor<2x3x8x8xf16>) {
   // CHECK-NEXT: %{{.*}} = rlx.im2col %{{.*}} kernel = [3, 3] stride = [1, 1] padding = [1, 1, 1, 1] dilation = [1, 1] : tensor<2x8x8x3xf32> -> tensor<2x8x8x27xf32>
   %0 = rlx.im2col %x kernel = [3, 3] stride = [1, 1] padding = [1, 1, 1, 1] dilation = [1, 1] : tensor<2x8x8x3xf32> -> tensor<2x8x8x27xf32>
   // CHECK-NEXT: %{{.*}} = rlx.im2col %{{.*}} kernel = [3, 2] stride = [2, 1] padding = [1, 0, 2, 1] dilation = [1, 2] : tensor<1x5x7x2xf16> -> tensor<1x3x6x12xf16>
   %1 = rlx.im2col %h kernel = [3, 2] stride = [2, 1] padding = [1, 0, 2, 1] dilation = [1, 2] : tensor<1x5x7x2xf16> -> tensor<1x3x6x12xf16>
   // CHECK-NEXT: %{{.*}} = rlx.im2col %{{.*}} kernel = [1, 5] stride = [1, 2] padding = [0, 2, 0, 2] dilation = [1, 1] : tensor<3x1x9x4xbf16> -> tensor<3x1x5x20xbf16>
   %2 = rlx.im2col %b kernel = [1, 5] stride = [1, 2] padding = [0, 2, 0, 2] dilation = [1, 1] : tensor<3x1x9x4xbf16> -> tensor<3x1x5x20xbf16>
+  // An NCHW input, rows widened to 152 columns with zeros.
+  // CHECK-NEXT: %{{.*}} = rlx.im2col %{{.*}} kernel = [7, 7] stride = [2, 2] padding = [3, 3, 3, 3] dilation = [1, 1] channels_first columns = 152 : tensor<2x3x8x8xf16> -> tensor<2x4x4x152xf16>
+  %3 = rlx.im2col %n kernel = [7, 7] stride = [2, 2] padding = [3, 3, 3, 3] dilation = [1, 1] channels_first columns = 152 : tensor<2x3x8x8xf16> -> tensor<2x4x4x152xf16>
+  // CHECK-NEXT: func.return
+  func.return
+}
+
+// Pools channels last: NHWC in and out.
+// CHECK-LABEL: func.func @pools_channels_last(
+func.func @pools_channels_last(%x: tensor<2x8x8x3xf32>, %h: tensor<1x5x7x2xf16>) {
+  // CHECK-NEXT: %{{.*}} = rlx.max_pool2d %{{.*}} kernel = [3, 3] stride = [2, 2] padding = [1, 1, 1, 1] channels_last : tensor<2x8x8x3xf32> -> tensor<2x4x4x3xf32>
+  %0 = rlx.max_pool2d %x kernel = [3, 3] stride = [2, 2] padding = [1, 1, 1, 1] channels_last : tensor<2x8x8x3xf32> -> tensor<2x4x4x3xf32>
+  // CHECK-NEXT: %{{.*}} = rlx.avg_pool2d %{{.*}} kernel = [3, 2] stride = [2, 2] padding = [1, 0, 1, 1] dilation = [1, 2] ceil_mode count_include_pad channels_last : tensor<1x5x7x2xf16> -> tensor<1x3x4x2xf16>
+  %1 = rlx.avg_pool2d %h kernel = [3, 2] stride = [2, 2] padding = [1, 0, 1, 1] dilation = [1, 2] ceil_mode count_include_pad channels_last : tensor<1x5x7x2xf16> -> tensor<1x3x4x2xf16>
   // CHECK-NEXT: func.return
   func.return
 }

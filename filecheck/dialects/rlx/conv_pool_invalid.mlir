@@ -299,3 +299,11 @@ func.func @im2col_result(%x: tensor<1x8x8x3xf32>) {
   %0 = rlx.im2col %x kernel = [3, 3] stride = [1, 1] padding = [0, 0, 0, 0] dilation = [1, 1] : tensor<1x8x8x3xf32> -> tensor<1x8x8x27xf32>
   func.return
 }
+
+// -----
+
+func.func @im2col_columns(%x: tensor<1x3x8x8xf32>) {
+  // expected-error @+1 {{'rlx.im2col' op columns 20 is fewer than the patch's kh * kw * c = 27}}
+  %0 = rlx.im2col %x kernel = [3, 3] stride = [1, 1] padding = [1, 1, 1, 1] dilation = [1, 1] channels_first columns = 20 : tensor<1x3x8x8xf32> -> tensor<1x8x8x20xf32>
+  func.return
+}

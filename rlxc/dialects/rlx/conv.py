@@ -246,7 +246,9 @@ class Pool2dOp(RlxOp, abc.ABC):
     """A 2-D pool over NCHW windows: kernel, stride, padding [top, left,
     bottom, right], dilation (default [1, 1]) and `ceil_mode` (round the output
     extent up, keeping only windows that start inside the input or its begin
-    padding), as ONNX MaxPool/AveragePool."""
+    padding), as ONNX MaxPool/AveragePool. With `channels_last` the input
+    and result are NHWC ([n, h, w, c] -> [n, oh, ow, c]; `rlx-conv-to-gemm`
+    moves pools between channels-last convolutions there)."""
 
     input = operand_def(TensorType)
     result = result_def(TensorType)
@@ -255,6 +257,7 @@ class Pool2dOp(RlxOp, abc.ABC):
     padding = prop_def(DenseArrayBase.constr(i64))
     dilation = prop_def(DenseArrayBase.constr(i64), default_value=_ONE_ONE)
     ceil_mode = opt_prop_def(UnitAttr)
+    channels_last = opt_prop_def(UnitAttr)
     traits = traits_def(Pure(), OPAQUE)
 
     @classmethod
@@ -265,8 +268,11 @@ class Pool2dOp(RlxOp, abc.ABC):
         _require_dtype("input", x, FLOAT_TYPES)
         _check_pairs(props, ("kernel", "stride", "dilation"))
         xs = shape_of(x)
+        last = props.get("channels_last") is not None
         if len(xs) != 4:
-            raise VerifyException(f"pooling takes an NCHW input (rank 4), got {fmt_shape(xs)}")
+            raise VerifyException(f"pooling takes an {'NHWC' if last else 'NCHW'} input (rank 4), got {fmt_shape(xs)}")
+        if last:
+            xs = (xs[0], xs[3], xs[1], xs[2])
         kh, kw = _ints(props.get("kernel"))
         sh, sw = _ints(props.get("stride"))
         dh, dw = _ints(props.get("dilation"))
@@ -278,7 +284,7 @@ class Pool2dOp(RlxOp, abc.ABC):
         ceil = props.get("ceil_mode") is not None
         oh = _window_out("height", xs[2], kh, sh, pt, pb, dh, ceil)
         ow = _window_out("width", xs[3], kw, sw, pl, pr, dw, ceil)
-        return [_t((xs[0], xs[1], oh, ow), x)]
+        return [_t((xs[0], oh, ow, xs[1]) if last else (xs[0], xs[1], oh, ow), x)]
 
 
 @irdl_op_definition
@@ -292,7 +298,7 @@ class MaxPool2dOp(Pool2dOp):
     name = "rlx.max_pool2d"
     assembly_format = (
         "$input `kernel` `=` $kernel `stride` `=` $stride `padding` `=` $padding "
-        "(`dilation` `=` $dilation^)? (`ceil_mode` $ceil_mode^)? "
+        "(`dilation` `=` $dilation^)? (`ceil_mode` $ceil_mode^)? (`channels_last` $channels_last^)? "
         "attr-dict `:` type($input) `->` type($result)"
     )
 
@@ -312,8 +318,8 @@ class AvgPool2dOp(Pool2dOp):
     assembly_format = (
         "$input `kernel` `=` $kernel `stride` `=` $stride `padding` `=` $padding "
         "(`dilation` `=` $dilation^)? (`ceil_mode` $ceil_mode^)? "
-        "(`count_include_pad` $count_include_pad^)? attr-dict `:` type($input) `->` "
-        "type($result)"
+        "(`count_include_pad` $count_include_pad^)? (`channels_last` $channels_last^)? "
+        "attr-dict `:` type($input) `->` type($result)"
     )
 
 
@@ -329,6 +335,12 @@ class Im2colOp(RlxOp):
     transposed back by [0, 3, 1, 2]: what `rlx-conv-to-gemm` rewrites a
     convolution into on cuda, where the linear runs on cuBLASLt.
 
+    `channels_first` reads an NCHW input instead (the same patches, without
+    the transpose; for an image of a few channels). `columns` (at least
+    kh * kw * c) widens each patch with zeros at its end, so that rows of a
+    few channels stay aligned for the gemm (a 7x7 kernel over 3 channels:
+    147 -> 152).
+
     `%y = rlx.im2col %x kernel = [3, 3] stride = [1, 1] padding = [1, 1, 1, 1] dilation = [1, 1] : ...`
     """
 
@@ -339,11 +351,19 @@ class Im2colOp(RlxOp):
     stride = prop_def(DenseArrayBase.constr(i64))
     padding = prop_def(DenseArrayBase.constr(i64))
     dilation = prop_def(DenseArrayBase.constr(i64))
+    channels_first = opt_prop_def(UnitAttr)
+    columns = opt_prop_def(IntegerAttr[I64])
     traits = traits_def(Pure(), OPAQUE)
     assembly_format = (
         "$input `kernel` `=` $kernel `stride` `=` $stride `padding` `=` $padding "
-        "`dilation` `=` $dilation attr-dict `:` type($input) `->` type($result)"
+        "`dilation` `=` $dilation (`channels_first` $channels_first^)? (`columns` `=` $columns^)? "
+        "attr-dict `:` type($input) `->` type($result)"
     )
+
+    def input_nhwc(self) -> tuple[int, int, int, int]:
+        """The input's (n, h, w, c), whichever its layout."""
+        n, a, b, c = shape_of(self.input.type)
+        return (n, b, c, a) if self.channels_first is not None else (n, a, b, c)
 
     @classmethod
     def infer_result_types(cls, operands: _Operands, props: Mapping[str, Attribute]):
@@ -352,16 +372,21 @@ class Im2colOp(RlxOp):
         _require_dtype("input", x, FLOAT_TYPES)
         _check_pairs(props, ("kernel", "stride", "dilation"))
         xs = shape_of(x)
+        first = props.get("channels_first") is not None
         if len(xs) != 4:
-            raise VerifyException(f"im2col takes an NHWC input (rank 4), got {fmt_shape(xs)}")
-        n, h, w, c = xs
+            raise VerifyException(f"im2col takes an {'NCHW' if first else 'NHWC'} input (rank 4), got {fmt_shape(xs)}")
+        n, h, w, c = (xs[0], xs[2], xs[3], xs[1]) if first else xs
         kh, kw = _ints(props.get("kernel"))
         sh, sw = _ints(props.get("stride"))
         dh, dw = _ints(props.get("dilation"))
         pt, pl, pb, pr = _ints(props.get("padding"))
         oh = _window_out("height", h, kh, sh, pt, pb, dh)
         ow = _window_out("width", w, kw, sw, pl, pr, dw)
-        return [_t((n, oh, ow, kh * kw * c), x)]
+        cols = props.get("columns")
+        k = kh * kw * c if cols is None else _int(cols)
+        if k < kh * kw * c:
+            raise VerifyException(f"columns {k} is fewer than the patch's kh * kw * c = {kh * kw * c}")
+        return [_t((n, oh, ow, k), x)]
 
 
 # --------------------------------------------------------------------------- resize
