@@ -148,8 +148,9 @@ def test_what_the_pass_leaves_alone(monkeypatch):
 def test_a_resnet_block_runs_channels_last():
     """Two convolutions with ReLUs and a residual add, then a pool: the
     transposes between the convolutions cancel; the ReLUs after a bias are
-    gemm epilogues (bias_relu), the residual add and its ReLU one
-    elementwise kernel, and only the pool's input is transposed back."""
+    gemm epilogues (bias_relu), the residual add is the second gemm's C
+    matrix (no elementwise kernel is left), the pool runs channels last and
+    only its result is transposed back to NCHW."""
     g = rlxc.GraphBuilder()
     x = g.input("x", [4, 8, 10, 10], "f16")
     y = g.relu(g.conv2d(x, g.param("w", [16, 8, 3, 3], "f16"), g.param("b", [16], "f16"), padding=1))
@@ -162,9 +163,12 @@ def test_a_resnet_block_runs_channels_last():
     lowered = rlxc.run_pipeline(module, "rlx-cuda{arch=sm_90 sm_count=132}")
     gemms = [op for op in lowered.walk() if op.name == "rlx_cuda.gemm"]
     assert [(p["m"].value.data, p["n"].value.data, p["k"].value.data, p["epilogue"].data)  # pyright: ignore
-            for p in (op.properties for op in gemms)] == [(400, 16, 72, "bias_relu"), (400, 16, 16, "bias")]
+            for p in (op.properties for op in gemms)] == [(400, 16, 72, "bias_relu"), (400, 16, 16, "bias_relu")]
+    assert [op.residual is not None for op in gemms] == [False, True]  # pyright: ignore
+    first = gemms[0].results[0]
+    assert gemms[1].operands[0] is first and gemms[1].operands[3] is first  # relu(conv1) is both A and C
     names = [k.entry.data.split("_")[1] for k in kernels_of(lowered)]
-    assert sorted(names) == ["ew", "im2col", "maxpool", "transpose", "transpose"], names
+    assert sorted(names) == ["im2col", "maxpool", "transpose", "transpose"], names
 
 
 def test_transposes_move_only_through_elementwise_ops_of_one_layout():
@@ -316,3 +320,83 @@ def test_im2col_forms_on_gpu(dtype):
             g.im2col(g.input("n", [3, 3, 19, 17], dtype), 7, 2, 3, channels_first=True, columns=152),
             g.im2col(g.input("d", [2, 5, 11, 12], dtype), 3, (1, 2), 2, 2, channels_first=True, columns=48)]  # fmt: skip
     check(g.build(outs))
+
+
+# --------------------------------------------------------------------------- linear with a residual
+
+
+def _residual_linear(dtype, act=None, shape=(3, 5, 16)):
+    g = rlxc.GraphBuilder()
+    x = g.input("x", list(shape), dtype)
+    r = g.input("r", [*shape[:-1], 8], dtype)
+    y = g.linear(x, g.param("w", [8, shape[-1]], dtype), g.param("b", [8], dtype), act, residual=r)
+    return g.build([y])
+
+
+@pytest.mark.parametrize("act", [None, "relu", "gelu"])
+@pytest.mark.parametrize("dtype", FLOATS)
+def test_linear_residual_matches_float64(dtype, act, rng):
+    """act(x · wᵀ + b + r) in float64, rounded once; and `rlx-unfuse{target=none}`'s
+    split (matmul, adds, activation in f32) agrees."""
+    m = _residual_linear(dtype, act)
+    x, r = R.random_array(rng, (3, 5, 16), dtype), R.random_array(rng, (3, 5, 8), dtype)
+    p = {"w": R.random_array(rng, (8, 16), dtype, -1, 1), "b": R.random_array(rng, (8,), dtype, -1, 1)}
+    z = np.einsum("bsk,nk->bsn", R.wide(x), R.wide(p["w"])) + R.wide(p["b"]) + R.wide(r)
+    want = {None: z, "relu": np.maximum(z, 0), "gelu": R.gelu(z)}[act]
+    (got,) = rlxc.interpret(m, {"x": x, "r": r}, p)
+    R.assert_close(got, want, dtype, what="linear + residual")
+    (split,) = rlxc.interpret(rlxc.run_pipeline(m, "rlx-unfuse{target=none}"), {"x": x, "r": r}, p)
+    R.assert_close(split, got.astype(np.float64), dtype, what="linear + residual, split")
+
+
+def test_residual_folds_only_into_a_bare_linear():
+    """add(linear, r) folds when the linear has a bias, no activation and no
+    other use, and r has the result's type; a broadcast addend stays an add."""
+    g = rlxc.GraphBuilder()
+    x = g.input("x", [2, 4, 6, 6])
+    c = g.conv2d(x, g.param("w", [4, 4, 3, 3]), g.param("b", [4]), padding=1)
+    y = g.add(c, g.input("bias_like", [4, 1, 1]))  # broadcast: not a residual
+    names = [op.name for op in rlxc.run_pipeline(g.build([y]), "rlx-conv-to-gemm").walk()]
+    assert "rlx.add" in names
+    g = rlxc.GraphBuilder()
+    x = g.input("x", [2, 4, 6, 6])
+    c = g.conv2d(x, g.param("w", [4, 4, 3, 3]), g.param("b", [4]), padding=1)
+    outs = [g.add(c, x), c]  # the conv's result is used twice: no fold
+    names = [op.name for op in rlxc.run_pipeline(g.build(outs), "rlx-conv-to-gemm").walk()]
+    assert "rlx.add" in names
+
+
+@pytest.mark.parametrize("arch", ARCHS)
+def test_residual_gemm_kernel_compiles(arch):
+    lowered = rlxc.run_pipeline(_residual_linear("f16", "relu"), f"rlx-cuda{{arch={arch} gemm=kernel}}")
+    srcs = [k.properties["source"].data for k in kernels_of(lowered)]  # pyright: ignore
+    assert any("R0[" in s for s in srcs)
+    assert compile_all(lowered, arch) >= 1
+
+
+@pytest.mark.gpu
+@pytest.mark.skipif(not rlxc.cuda.is_available(), reason="no NVIDIA GPU and driver")
+@pytest.mark.parametrize("act", [None, "relu"])
+@pytest.mark.parametrize("dtype", FLOATS)
+def test_linear_residual_on_gpu(dtype, act):
+    """cuBLASLt (the residual as C, beta 1) and the generated fallback gemm
+    against the interpreter."""
+    from test_gpu import check
+
+    m = _residual_linear(dtype, act, (4, 33, 72))
+    check(m)
+    rng = np.random.default_rng()
+    inputs = {"x": R.random_array(rng, (4, 33, 72), dtype), "r": R.random_array(rng, (4, 33, 8), dtype)}
+    params = {"w": R.random_array(rng, (8, 72), dtype, -1, 1), "b": R.random_array(rng, (8,), dtype, -1, 1)}
+    (want,) = rlxc.interpret(m, inputs, params)
+    from rlxc.codegen import HEADERS
+    from rlxc.runtime.driver_api import device_arch
+    from rlxc.runtime.executable import CudaExecutable
+    from rlxc.runtime.nvrtc import compile_module_kernels
+
+    arch = device_arch()[0]
+    lowered = rlxc.run_pipeline(m, f"rlx-cuda{{arch={arch} gemm=kernel}}")
+    exe = CudaExecutable(lowered, params, compile_module_kernels(lowered, arch, headers=HEADERS), "stream")
+    (got,) = exe.run(inputs)
+    exe.close()
+    R.assert_close(np.asarray(got), want.astype(np.float64), dtype, rtol=R.RTOL[dtype] * 2, what="fallback gemm")

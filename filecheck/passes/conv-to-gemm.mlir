@@ -33,15 +33,14 @@ func.func @conv3x3(%x: tensor<2x4x6x6xf32>) -> tensor<2x8x6x6xf32> {
 
 // A residual block: conv, ReLU, a 1x1 conv (no patches: the NHWC input is the
 // gemm's operand), the residual add and a ReLU. The transposes between the
-// convolutions cancel (canonicalize), the add and ReLU run channels last as
-// one elementwise region, and only the result is transposed back to NCHW.
+// convolutions cancel, the residual add becomes the second linear's
+// `residual` (cuBLASLt's C) and the ReLU its activation, and only the result
+// is transposed back to NCHW.
 // CHECK-LABEL: func.func @block
 // CHECK: rlx.im2col
 // CHECK: %[[A:.*]] = rlx.linear {{.*}} activation "relu" : tensor<1x5x5x72xf16>, tensor<8x72xf16>, tensor<8xf16> -> tensor<1x5x5x8xf16>
-// CHECK: %[[B:.*]] = rlx.linear %[[A]], {{.*}} : tensor<1x5x5x8xf16>, tensor<8x8xf16>, tensor<8xf16> -> tensor<1x5x5x8xf16>
-// CHECK-NEXT: %[[S:.*]] = rlx.add %[[B]], %[[A]] : tensor<1x5x5x8xf16>, tensor<1x5x5x8xf16> -> tensor<1x5x5x8xf16>
-// CHECK-NEXT: %[[R:.*]] = rlx.relu %[[S]] : tensor<1x5x5x8xf16>
-// CHECK-NEXT: %{{.*}} = rlx.transpose %[[R]] perm = [0, 3, 1, 2] : tensor<1x5x5x8xf16> -> tensor<1x8x5x5xf16>
+// CHECK: %[[B:.*]] = rlx.linear %[[A]], {{.*}} bias %b2 residual %[[A]] activation "relu" : tensor<1x5x5x8xf16>, tensor<8x8xf16>, tensor<8xf16>, tensor<1x5x5x8xf16> -> tensor<1x5x5x8xf16>
+// CHECK-NEXT: %{{.*}} = rlx.transpose %[[B]] perm = [0, 3, 1, 2] : tensor<1x5x5x8xf16> -> tensor<1x8x5x5xf16>
 // Under the limit of 1000 bytes only the 1x1 convolution, which needs no patches, is rewritten.
 // SMALL-LABEL: func.func @block
 // SMALL: rlx.conv2d %x
@@ -51,12 +50,10 @@ func.func @conv3x3(%x: tensor<2x4x6x6xf32>) -> tensor<2x8x6x6xf32> {
 // FUSED: rlx.transpose %x perm = [0, 2, 3, 1]
 // FUSED-NEXT: rlx.im2col
 // FUSED: rlx.linear {{.*}} activation "relu"
-// FUSED: rlx.linear
-// FUSED-NEXT: rlx.elementwise_region
-// FUSED: arith.addf
-// FUSED: arith.maximumf
-// FUSED: rlx.transpose {{.*}} perm = [0, 3, 1, 2]
+// FUSED: rlx.linear {{.*}} residual {{.*}} activation "relu"
+// FUSED-NEXT: rlx.transpose {{.*}} perm = [0, 3, 1, 2]
 // FUSED-NOT: rlx.transpose
+// FUSED-NOT: rlx.elementwise_region
 func.func @block(%x: tensor<1x8x5x5xf16>, %w1: tensor<8x8x3x3xf16>, %b1: tensor<8xf16>, %w2: tensor<8x8x1x1xf16>, %b2: tensor<8xf16>) -> tensor<1x8x5x5xf16> {
   %c1 = rlx.conv2d %x, %w1 bias %b1 stride = [1, 1] padding = [1, 1, 1, 1] dilation = [1, 1] groups = 1 : tensor<1x8x5x5xf16>, tensor<8x8x3x3xf16>, tensor<8xf16> -> tensor<1x8x5x5xf16>
   %r1 = rlx.relu %c1 : tensor<1x8x5x5xf16>

@@ -57,6 +57,8 @@ class Gemm:
     strides: tuple[int, int, int]
     activation: str | None = None
     trans_a: bool = False
+    #: added to the product before the bias and activation, laid out as C
+    residual: SSAValue | None = None
 
     @property
     def epilogue(self) -> str:
@@ -67,8 +69,9 @@ class Gemm:
 
     @property
     def operands(self) -> list[SSAValue]:
-        """A, B, [bias], C: the kernel's parameters and the gemm's locations, in order."""
-        return [self.a, self.b, *([self.bias] if self.bias is not None else []), self.c]
+        """A, B, [bias], [residual], C: the kernel's parameters and the gemm's locations, in order."""
+        extra = [v for v in (self.bias, self.residual) if v is not None]
+        return [self.a, self.b, *extra, self.c]
 
 
 def gemm_problem(op: rlx.MatMulOp | rlx.LinearOp, where: str) -> Gemm:
@@ -86,7 +89,7 @@ def gemm_problem(op: rlx.MatMulOp | rlx.LinearOp, where: str) -> Gemm:
                 + f" ({where}) has no cuBLASLt epilogue; rlx-unfuse splits it for cuda"
             )
         m = numel(shape(op.input)[:-1])
-        return Gemm(op.input, op.weight, op.bias, op.result, m, n, k, 1, True, (0, 0, 0), act)
+        return Gemm(op.input, op.weight, op.bias, op.result, m, n, k, 1, True, (0, 0, 0), act, residual=op.residual)
     a_s, b_s = rlx.MatMulOp.logical_shapes(op.lhs.type, op.rhs.type, op.properties)  # pyright: ignore
     c_s = shape(op.result)
     m, k, n = a_s[-2], a_s[-1], b_s[-1]
@@ -130,10 +133,12 @@ def gemm_kernel(g: Gemm) -> KernelSpec:
     m, n, k = g.m, g.n, g.k
     sa, sb, sc = g.strides
     has_bias = g.bias is not None
+    has_res = g.residual is not None
     b_at = "B[(long long)col * K + kk]" if g.trans_b else "B[(long long)kk * N + col]"
     a_at = "A[(long long)ka * M + row]" if g.trans_a else "A[(long long)row * K + ka]"
     finish = "\n    ".join(activation_lines(g.activation, "v")) if g.activation is not None else ""
-    bias_param = f", const {c}* __restrict__ bias" if has_bias else ""
+    bias_param = (f", const {c}* __restrict__ bias" if has_bias else "") + (
+        f", const {c}* __restrict__ R0" if has_res else "")
     body = f"""#define M {m}
 #define N {n}
 #define K {k}
@@ -156,7 +161,7 @@ extern "C" __global__ void __launch_bounds__(256) ENTRY(const {c}* __restrict__ 
     __syncthreads();
   }}
   if (row < M && col < N) {{
-    float v = acc{" + " + load("bias[col]", t) if has_bias else ""};
+    float v = acc{" + " + load(f"R0[b * {sc}LL + (long long)row * N + col]", t) if has_res else ""}{" + " + load("bias[col]", t) if has_bias else ""};
     {finish}
     C[(long long)row * N + col] = {store("v", t)};
   }}

@@ -192,12 +192,13 @@ class LaunchOp(IRDLOperation):
 
 @irdl_op_definition
 class GemmOp(IRDLOperation):
-    """C[b] = epilogue(op(A[b]) · op(B[b]) + bias) for b < batch, row-major.
+    """C[b] = epilogue(op(A[b]) · op(B[b]) [+ R[b]] + bias) for b < batch, row-major.
 
     `m, n, k` are the product's sizes; `trans_a`/`trans_b` say A is stored
     [k, m] / B is stored [n, k]; `stride_a/b/c` are batch strides in elements
-    (0 broadcasts an operand over the batch). `a`, `b`, `bias`, `c` are
-    `#rlx_cuda.arg` locations; `epilogue` is none, bias, bias_relu or bias_gelu.
+    (0 broadcasts an operand over the batch). `a`, `b`, `bias`, `residual`
+    (R, laid out as C; only with a bias), `c` are `#rlx_cuda.arg` locations;
+    `epilogue` is none, bias, bias_relu or bias_gelu.
     """
 
     name = "rlx_cuda.gemm"
@@ -214,13 +215,14 @@ class GemmOp(IRDLOperation):
     lhs = operand_def(TensorType)
     rhs = operand_def(TensorType)
     bias = opt_operand_def(TensorType)
+    residual = opt_operand_def(TensorType)
     result = result_def(TensorType)
     irdl_options = (AttrSizedOperandSegments(as_property=True),)
     assembly_format = (
-        "$lhs `,` $rhs (`bias` $bias^)? `m` $m `n` $n `k` $k `batch` $batch "
+        "$lhs `,` $rhs (`bias` $bias^)? (`residual` $residual^)? `m` $m `n` $n `k` $k `batch` $batch "
         "`trans_a` $trans_a `trans_b` $trans_b `strides` $strides `locations` "
         "$locations `epilogue` $epilogue `dtype` $dtype attr-dict `:` type($lhs) `,` "
-        "type($rhs) (`,` type($bias)^)? `->` type($result)"
+        "type($rhs) (`,` type($bias)^)? (`,` type($residual)^)? `->` type($result)"
     )
 
     def verify_(self) -> None:
@@ -230,10 +232,13 @@ class GemmOp(IRDLOperation):
             )
         if len(self.strides.get_values()) != 3:
             raise VerifyException("strides are three batch strides: a, b, c")
-        want = 4 if self.bias is not None else 3
+        if self.residual is not None and self.bias is None:
+            raise VerifyException("a residual goes with a bias")
+        want = 3 + (self.bias is not None) + (self.residual is not None)
         if len(self.locations.data) != want:
             raise VerifyException(
-                f"locations are a, b{', bias' if want == 4 else ''}, c: expected {want}"
+                f"locations are a, b{', bias' if self.bias is not None else ''}"
+                f"{', residual' if self.residual is not None else ''}, c: expected {want}"
             )
         if (self.bias is None) != (self.epilogue.data == "none"):
             raise VerifyException("a bias operand goes with a bias epilogue, and only then")

@@ -364,13 +364,15 @@ class GraphBuilder:
         return self._op(rlx.MatMulOp, [a, b])
 
     def linear(
-        self, x: Tensor, w: Tensor, b: Tensor | None = None, activation: str | None = None
+        self, x: Tensor, w: Tensor, b: Tensor | None = None, activation: str | None = None,
+        residual: Tensor | None = None,
     ) -> Tensor:
-        """x · wᵀ + b with w of shape [out, in], then an optional activation."""
+        """x · wᵀ + b (+ residual, of the result's type; needs b) with w of
+        shape [out, in], then an optional activation."""
         props: dict[str, Attribute] = {}
         if activation is not None:
             props["activation"] = StringAttr(activation)
-        return self._op(rlx.LinearOp, [x, w, b], props)
+        return self._op(rlx.LinearOp, [x, w, b, residual], props)
 
     # ------------------------------------------------------------------ shape
 

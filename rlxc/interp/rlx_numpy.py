@@ -418,8 +418,8 @@ class _RlxFunctionsBase(InterpreterFunctions):
     def run_linear(self, interpreter: Interpreter, op: rlx.LinearOp, args: PythonValues):
         x, w, *rest = (_wide(v, o.type) for v, o in zip(args, op.operands))
         y = np.matmul(x, w.T)
-        if rest:
-            y = y + rest[0]
+        for addend in rest:  # the bias, then the residual
+            y = y + addend
         if op.activation is not None:  # the unary op of that name
             with np.errstate(all="ignore"):
                 y = UNARY[rlx.ACTIVATIONS[op.activation.data]](y)

@@ -25,7 +25,10 @@ convolutions runs channels last. Pools between them run channels last too
 (`channels_last`), and a transpose is left only where an op needs NCHW (a
 graph result, an op with no channels-last form). The pass composes the transposes
 it meets (canonicalize's pattern), so the pairs cancel at once. A ReLU that reaches a linear with a
-bias becomes its activation (cuBLASLt's bias + ReLU epilogue).
+bias becomes its activation (cuBLASLt's bias + ReLU epilogue), and a
+residual add of the linear's result and a value of its type becomes the
+linear's `residual` (cuBLASLt's C, beta 1): ResNet's add + ReLU after its
+last 1x1 convolution leave no kernel of their own.
 
 What is rewritten: convolutions of one group whose patches take at most
 `max_col_bytes` bytes (a temporary of the arena; a convolution over a large
@@ -176,19 +179,42 @@ class PoolChannelsLast(RewritePattern):
             rewriter.erase(src)
 
 
+def _bare_linear(v: SSAValue) -> rlx.LinearOp | None:
+    """The linear defining `v`, where it has a bias, no activation and no
+    other use than the one being folded into it."""
+    lin = v.owner
+    if isinstance(lin, rlx.LinearOp) and lin.bias is not None and lin.activation is None and v.has_one_use():
+        return lin
+    return None
+
+
+class ResidualIntoLinear(RewritePattern):
+    """add(linear(x, w, b), r) -> linear(x, w, b, residual r), r of the
+    result's type (ResNet's residual add: on cuda, cuBLASLt reads r as its C
+    matrix instead of an elementwise kernel reading both and writing the sum)."""
+
+    @op_type_rewrite_pattern
+    def match_and_rewrite(self, op: rlx.AddOp, rewriter: PatternRewriter, /):
+        for mine, other in ((op.lhs, op.rhs), (op.rhs, op.lhs)):
+            lin = _bare_linear(mine)
+            if lin is not None and lin.residual is None and other.type == op.result.type and other is not mine:
+                rewriter.replace(op, [rlx.LinearOp.make([lin.input, lin.weight, lin.bias, other])])
+                return
+
+
 class ReluIntoLinear(RewritePattern):
-    """relu(linear(x, w, b)) -> linear(x, w, b, activation "relu"), where
-    the linear has a bias, no activation and no other use (on cuda, the
-    bias + ReLU epilogue). The same value: ReLU commutes with the rounding."""
+    """relu(linear(x, w, b [, r])) -> linear(x, w, b [, r], activation
+    "relu"), where the linear has a bias, no activation and no other use (on
+    cuda, the bias + ReLU epilogue). The same value: ReLU commutes with the
+    rounding."""
 
     @op_type_rewrite_pattern
     def match_and_rewrite(self, op: rlx.ReluOp, rewriter: PatternRewriter, /):
-        lin = op.input.owner
-        if not isinstance(lin, rlx.LinearOp) or lin.bias is None or lin.activation is not None:
+        lin = _bare_linear(op.input)
+        if lin is None:
             return
-        if not lin.results[0].has_one_use():
-            return
-        rewriter.replace(op, [rlx.LinearOp.make([lin.input, lin.weight, lin.bias], {"activation": StringAttr("relu")})])
+        new = rlx.LinearOp.make([lin.input, lin.weight, lin.bias, lin.residual], {"activation": StringAttr("relu")})
+        rewriter.replace(op, [new])
 
 
 @dataclass(frozen=True)
@@ -206,5 +232,6 @@ class ConvToGemmPass(ModulePass):
             return
         limit = self.max_col_bytes or MAX_COL_BYTES
         if PatternRewriteWalker(ConvToGemm(limit), apply_recursively=False).rewrite_module(op):
-            patterns = [SinkTranspose(), PoolChannelsLast(), TransposeOfTranspose(), ReluIntoLinear()]
+            patterns = [SinkTranspose(), PoolChannelsLast(), TransposeOfTranspose(), ResidualIntoLinear(),
+                        ReluIntoLinear()]
             PatternRewriteWalker(GreedyRewritePatternApplier(patterns)).rewrite_module(op)

@@ -205,7 +205,7 @@ class _ParamBuffer:
 def _gemm_op(g: Gemm, loc: dict[SSAValue, ArgAttr]) -> Operation:
     """`rlx_cuda.gemm` for `g`, on its operands' locations."""
     return rlx_cuda.GemmOp.build(
-        operands=[g.a, g.b, g.bias],
+        operands=[g.a, g.b, g.bias, g.residual],
         result_types=[g.c.type],
         properties={
             "m": _i64(g.m), "n": _i64(g.n), "k": _i64(g.k), "batch": _i64(g.batch),

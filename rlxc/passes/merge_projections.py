@@ -95,7 +95,7 @@ def _key(op: Operation, max_rows: int) -> tuple | None:
     ):  # fmt: skip
         return None
     if isinstance(op, rlx.LinearOp):
-        if not _leaf(op.weight) or (op.bias is not None and not _leaf(op.bias)):
+        if not _leaf(op.weight) or (op.bias is not None and not _leaf(op.bias)) or op.residual is not None:
             return None
         ws = shape_of(op.weight.type)
         act = op.activation.data if op.activation is not None else None

@@ -74,7 +74,9 @@ class LtGemm:
         dt = dtype(op.dtype.data).cuda_data_type
         locs = list(op.locations.data)
         a, b = ptr_of(locs[0]), ptr_of(locs[1])
-        bias = ptr_of(locs[2]) if len(locs) == 4 else None
+        bias = ptr_of(locs[2]) if len(locs) >= 4 else None
+        # a residual is cuBLASLt's C (beta 1, C's layout); D is rlx's result
+        residual = ptr_of(locs[3]) if len(locs) == 5 else None
         c = ptr_of(locs[-1])
         trans_a, trans_b = op.trans_a.value.data, op.trans_b.value.data
         self._keep = []  # host buffers whose addresses cuBLASLt holds
@@ -144,18 +146,18 @@ class LtGemm:
         self.algo = int(self.heuristic.ptr)  # a result starts with its cublasLtMatmulAlgo_t
         #: what makes two gemms the same problem for the tuning cache (pointers aside)
         self.problem = (op.dtype.data, m, n, k, batch, sa, sb, sc, trans_a, trans_b, op.epilogue.data,
-                        bias is not None, compute, REDUCTION_SCHEMES)
+                        bias is not None, residual is not None, compute, REDUCTION_SCHEMES)
         self.alpha = np.array([1.0], dtype=np.float32)
-        self.beta = np.array([0.0], dtype=np.float32)
+        self.beta = np.array([1.0 if residual is not None else 0.0], dtype=np.float32)
         self.handle, self.workspace = handle, workspace
-        self.args = (b, a, c)
+        self.args = (b, a, residual if residual is not None else c, c)
 
     def launch(self, stream: int) -> None:
         x_layout, y_layout, d_layout = self.layouts
-        b, a, c = self.args
+        b, a, c, d = self.args
         self.lt.matmul(
             self.handle, self.desc, self.alpha.ctypes.data, b, x_layout, a, y_layout,
-            self.beta.ctypes.data, c, d_layout, c, d_layout, self.algo,
+            self.beta.ctypes.data, c, d_layout, d, d_layout, self.algo,
             self.workspace, WORKSPACE_BYTES, stream,
         )  # fmt: skip
 

@@ -18,6 +18,9 @@ func.func @linear(%x: tensor<4x16xf32>, %w: tensor<8x16xf32>, %b: tensor<8xf32>,
   %4 = rlx.linear %x3, %w bias %b : tensor<2x5x16xf32>, tensor<8x16xf32>, tensor<8xf32> -> tensor<2x5x8xf32>
   // CHECK-NEXT: %{{.*}} = rlx.linear %{{.*}}, %{{.*}} : tensor<16xf32>, tensor<8x16xf32> -> tensor<8xf32>
   %5 = rlx.linear %v, %w : tensor<16xf32>, tensor<8x16xf32> -> tensor<8xf32>
+  // A residual of the result's type, added before the activation.
+  // CHECK-NEXT: %{{.*}} = rlx.linear %{{.*}}, %{{.*}} bias %{{.*}} residual %{{.*}} activation "relu" : tensor<4x16xf32>, tensor<8x16xf32>, tensor<8xf32>, tensor<4x8xf32> -> tensor<4x8xf32>
+  %6 = rlx.linear %x, %w bias %b residual %1 activation "relu" : tensor<4x16xf32>, tensor<8x16xf32>, tensor<8xf32>, tensor<4x8xf32> -> tensor<4x8xf32>
   // CHECK-NEXT: func.return
   func.return
 }

@@ -18,6 +18,22 @@ func.func @linear_weight_type(%x: tensor<4x16xf32>, %w: tensor<8x16xbf16>) {
 
 // -----
 
+func.func @linear_residual_without_bias(%x: tensor<4x16xf32>, %w: tensor<8x16xf32>, %r: tensor<4x8xf32>) {
+  // expected-error @+1 {{'rlx.linear' op a residual needs a bias}}
+  %0 = "rlx.linear"(%x, %w, %r) <{operandSegmentSizes = array<i32: 1, 1, 0, 1>}> : (tensor<4x16xf32>, tensor<8x16xf32>, tensor<4x8xf32>) -> tensor<4x8xf32>
+  func.return
+}
+
+// -----
+
+func.func @linear_residual_type(%x: tensor<4x16xf32>, %w: tensor<8x16xf32>, %b: tensor<8xf32>, %r: tensor<1x8xf32>) {
+  // expected-error @+1 {{'rlx.linear' op residual has type tensor<1x8xf32>, expected the result's tensor<4x8xf32>}}
+  %0 = rlx.linear %x, %w bias %b residual %r : tensor<4x16xf32>, tensor<8x16xf32>, tensor<8xf32>, tensor<1x8xf32> -> tensor<4x8xf32>
+  func.return
+}
+
+// -----
+
 // The weight is [out, in], as in PyTorch: not transposed.
 func.func @linear_weight_transposed(%x: tensor<4x16xf32>, %w: tensor<16x8xf32>) {
   // expected-error @+1 {{'rlx.linear' op weight has shape 16x8, expected [out, 16] for an input of shape 4x16}}

@@ -111,24 +111,34 @@ EPILOGUE_ACTIVATIONS: dict[str, tuple[str, ...]] = {"cuda": ("relu", "gelu_tanh"
 
 @irdl_op_definition
 class LinearOp(RlxOp):
-    """x · wᵀ + b, then an optional activation (the unary op of that name, see
-    `ACTIVATIONS`); w is [out, in], b is [out].
+    """x · wᵀ + b (+ r), then an optional activation (the unary op of that
+    name, see `ACTIVATIONS`); w is [out, in], b is [out]. The optional
+    `residual` r has the result's type and needs a bias: a residual add
+    folded into the gemm (on cuda, cuBLASLt's C matrix with beta 1, before
+    the bias and activation epilogue; `rlx-conv-to-gemm` folds ResNet's).
 
     `%y = rlx.linear %x, %w bias %b activation "gelu" : tensor<4x16xf32>, tensor<8x16xf32>, tensor<8xf32> -> tensor<4x8xf32>`
+    `%y = rlx.linear %x, %w bias %b residual %r : tensor<4x16xf32>, tensor<8x16xf32>, tensor<8xf32>, tensor<4x8xf32> -> tensor<4x8xf32>`
     """
 
     name = "rlx.linear"
     input = operand_def(TensorType)
     weight = operand_def(TensorType)
     bias = opt_operand_def(TensorType)
+    residual = opt_operand_def(TensorType)
     result = result_def(TensorType)
     activation = opt_prop_def(StringAttr)
     irdl_options = (AttrSizedOperandSegments(as_property=True),)
     traits = traits_def(Pure(), OPAQUE, Composite(("cuda",)))
     assembly_format = (
-        "$input `,` $weight (`bias` $bias^)? (`activation` $activation^)? attr-dict "
-        "`:` type($input) `,` type($weight) (`,` type($bias)^)? `->` type($result)"
+        "$input `,` $weight (`bias` $bias^)? (`residual` $residual^)? (`activation` $activation^)? attr-dict "
+        "`:` type($input) `,` type($weight) (`,` type($bias)^)? (`,` type($residual)^)? `->` type($result)"
     )
+
+    @classmethod
+    def make(cls, operands, properties=None, result_types=None):
+        """As RlxOp.make; the residual may be left out of `operands`."""
+        return super().make([*operands, *[None] * (4 - len(operands))], properties, result_types)
 
     def native_on(self, target: str) -> bool:
         """cuda runs linear as one cuBLASLt matmul whose epilogue adds the bias
@@ -144,12 +154,13 @@ class LinearOp(RlxOp):
         composite = self.get_trait(Composite)
         assert composite is not None
         if self.activation is not None and b.target in composite.native_targets:
-            # Keep the matmul and bias as one native linear; the activation
-            # becomes an elementwise op that fusion puts in a region.
-            y = b(LinearOp, [self.input, self.weight, self.bias])
+            # Keep the matmul, bias and residual as one native linear; the
+            # activation becomes an elementwise op that fusion puts in a region.
+            y = b(LinearOp, [self.input, self.weight, self.bias, self.residual])
             return [b.unary(ACTIVATIONS[self.activation.data], y)]
         # f16/bf16 in f32 (a gemm accumulates and applies its epilogue in f32): one rounding, at the end
         x, w, *bias = b.widened(self.input, self.weight, *([self.bias] if self.bias is not None else []))
+        res = b.widened(self.residual)[0] if self.residual is not None else None
         xs = shape_of(x.type)
         el = x.type.get_element_type()  # pyright: ignore
         if len(xs) == 1:
@@ -160,13 +171,15 @@ class LinearOp(RlxOp):
             y = b(ReshapeOp, [y], types=[TensorType(el, shape_of(self.result.type))])
         if bias:
             y = b(AddOp, [y, bias[0]])
+        if res is not None:
+            y = b(AddOp, [y, res])
         if self.activation is not None:
             y = b.unary(ACTIVATIONS[self.activation.data], y)
         return [b.narrowed(y, self.result.type)]
 
     @classmethod
     def infer_result_types(cls, operands: _Operands, props: Mapping[str, Attribute]):
-        x, w, b = operands
+        x, w, b, r = operands
         assert isinstance(x, TensorType) and isinstance(w, TensorType)
         _require_dtype("input", x, FLOAT_TYPES)
         _require_same_dtype("input and weight", x, w)
@@ -188,4 +201,10 @@ class LinearOp(RlxOp):
                     f"unknown activation '{act.data}', expected one of "
                     f"{', '.join(LINEAR_ACTIVATIONS)}"
                 )
-        return [_t((*xs[:-1], ws[0]), x)]
+        out = _t((*xs[:-1], ws[0]), x)
+        if r is not None:
+            if b is None:
+                raise VerifyException("a residual needs a bias")
+            if r != out:
+                raise VerifyException(f"residual has type {r}, expected the result's {out}")
+        return [out]
