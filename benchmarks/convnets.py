@@ -36,7 +36,6 @@ import json
 import platform
 import sys
 import time
-import traceback
 from pathlib import Path
 
 import numpy as np
@@ -45,7 +44,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path[:0] = [str(ROOT), str(ROOT / "benchmarks")]
 
 import rlxc  # noqa: E402
-from encoders import bench_rlxc_system, bench_torch, rlxc_params  # noqa: E402
+from encoders import bench_rlxc_system, bench_torch_systems, rlxc_params  # noqa: E402
 
 
 def folded_resnet(layers, width: int = 64, classes: int = 1000):
@@ -138,24 +137,7 @@ def run_case(model, batch: int, dtype: str, args) -> dict:
     modes = [("torch eager", None), ("torch.compile", {})]
     if args.reduce_overhead:
         modes.append(("torch.compile reduce-overhead", {"mode": "reduce-overhead"}))
-    with torch.no_grad():
-        for label, kw in modes:
-            try:
-                t0 = time.perf_counter()
-                if kw is None:
-                    fn = peer
-                else:
-                    torch._dynamo.reset()
-                    fn = torch.compile(peer, **kw)
-                    fn(x)
-                    fn(x)
-                    torch.cuda.synchronize()
-                row = bench_torch(fn, x, ref, args)
-                row["compile_s"] = time.perf_counter() - t0
-                case["systems"][label] = row
-            except Exception as e:  # noqa: BLE001 - report and go on
-                case["errors"][label] = f"{type(e).__name__}: {e}"[:400]
-                traceback.print_exc()
+    bench_torch_systems(case, modes, peer, x, ref, args)
     del x, ref, peer
     torch.cuda.empty_cache()
     return case

@@ -350,6 +350,39 @@ def bench_torch(fn, x, ref, args) -> dict:
     return row
 
 
+def bench_torch_systems(case: dict, modes, forward, x, ref, args, extra: tuple = ()) -> None:
+    """`forward(x, *extra)` as each of `modes` ((label, torch.compile keyword
+    arguments, or None for eager); `extra` are arguments of the compiled
+    function, not constants baked into it), benchmarked (`bench_torch`, the
+    compile time included) into case["systems"][label], or the error
+    recorded under case["errors"][label] and the rest run."""
+    import torch
+
+    with torch.no_grad():
+        for label, kw in modes:
+            try:
+                t0 = time.perf_counter()
+                compiled = forward
+                if kw is not None:
+                    torch._dynamo.reset()
+                    compiled = torch.compile(forward, **kw)
+
+                def fn(t, _c=compiled):
+                    return _c(t, *extra)
+
+                if kw is not None:
+                    fn(x)
+                    fn(x)
+                    torch.cuda.synchronize()
+                compile_s = time.perf_counter() - t0
+                row = bench_torch(fn, x, ref, args)
+                row["compile_s"] = compile_s
+                case["systems"][label] = row
+            except Exception as e:  # noqa: BLE001 - report and go on
+                case["errors"][label] = f"{type(e).__name__}: {e}"[:400]
+                traceback.print_exc()
+
+
 # --------------------------------------------------------------------------- the run
 
 
@@ -382,31 +415,8 @@ def run_case(name: str, cfg: Config, batch: int, dtype: str, weights, args) -> d
             continue
         bench_rlxc_system(case, label, make, inputs, ref, args)
 
-    with torch.no_grad():
-        for label, kw in (("torch eager", None), ("torch.compile", {}),
-                          ("torch.compile reduce-overhead", {"mode": "reduce-overhead"})):
-            try:
-                t0 = time.perf_counter()
-                if kw is None:
-                    def fn(t, _w=w):
-                        return forward(t, _w)
-                else:
-                    torch._dynamo.reset()
-                    compiled = torch.compile(forward, **kw)
-
-                    def fn(t, _c=compiled, _w=w):
-                        return _c(t, _w)
-
-                    fn(x)
-                    fn(x)
-                    torch.cuda.synchronize()
-                compile_s = time.perf_counter() - t0
-                row = bench_torch(fn, x, ref, args)
-                row["compile_s"] = compile_s
-                case["systems"][label] = row
-            except Exception as e:  # noqa: BLE001
-                case["errors"][label] = f"{type(e).__name__}: {e}"[:400]
-                traceback.print_exc()
+    modes = [("torch eager", None), ("torch.compile", {}), ("torch.compile reduce-overhead", {"mode": "reduce-overhead"})]
+    bench_torch_systems(case, modes, forward, x, ref, args, extra=(w,))
     del w, x, ref
     torch.cuda.empty_cache()
     return case

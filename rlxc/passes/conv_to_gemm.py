@@ -19,16 +19,15 @@ rows stay aligned.
 
 The transposes then move down through elementwise ops whose operands are
 all transposed alike (a ReLU, a residual add: `relu(T(l))` ->
-`T(relu(l))`), so that one convolution's output transpose meets the next
-one's input transpose, and the pair cancels: a chain of
-convolutions runs channels last. Pools between them run channels last too
-(`channels_last`), and a transpose is left only where an op needs NCHW (a
-graph result, an op with no channels-last form). The pass composes the transposes
-it meets (canonicalize's pattern), so the pairs cancel at once. A ReLU that reaches a linear with a
-bias becomes its activation (cuBLASLt's bias + ReLU epilogue), and a
-residual add of the linear's result and a value of its type becomes the
-linear's `residual` (cuBLASLt's C, beta 1): ResNet's add + ReLU after its
-last 1x1 convolution leave no kernel of their own.
+`T(relu(l))`) and through pools (which run `channels_last`), so that one
+convolution's output transpose meets the next one's input transpose and the
+pass composes the pair away (canonicalize's pattern): a chain of
+convolutions runs channels last, and a transpose is left only where an op
+needs NCHW (a graph result, an op with no channels-last form). A ReLU that
+reaches a linear with a bias becomes its activation (cuBLASLt's bias + ReLU
+epilogue), and a residual add of the linear's result and a value of its
+type becomes the linear's `residual` (cuBLASLt's C, beta 1): ResNet's add +
+ReLU after a block's last 1x1 convolution leave no kernel of their own.
 
 What is rewritten: convolutions of one group whose patches take at most
 `max_col_bytes` bytes (a temporary of the arena; a convolution over a large

@@ -69,6 +69,25 @@ def _window_out(
     return n
 
 
+def _window_extents(props: Mapping[str, Attribute], h: int, w: int, kh: int, kw: int,
+                    ceil: bool = False) -> tuple[int, int]:
+    """(oh, ow): the extents of kh x kw windows over an h x w image with the
+    props' stride, dilation and padding (`_window_out` on each axis)."""
+    sh, sw = _ints(props.get("stride"))
+    dh, dw = _ints(props.get("dilation"))
+    pt, pl, pb, pr = _ints(props.get("padding"))
+    return (_window_out("height", h, kh, sh, pt, pb, dh, ceil), _window_out("width", w, kw, sw, pl, pr, dw, ceil))
+
+
+def _image(what: str, xs: Sequence[int], channels_last: bool) -> tuple[int, int, int, int]:
+    """(n, c, h, w) of a rank-4 image stored NHWC (`channels_last`) or NCHW."""
+    if len(xs) != 4:
+        layout = "NHWC" if channels_last else "NCHW"
+        raise VerifyException(f"{what} takes an {layout} input (rank 4), got {fmt_shape(xs)}")
+    n, a, b, c = xs
+    return (n, c, a, b) if channels_last else (n, a, b, c)
+
+
 def _check_pairs(props: Mapping[str, Attribute], names_2: Sequence[str]) -> None:
     for n in names_2:
         v = _ints(props.get(n))
@@ -173,11 +192,7 @@ class Conv2dOp(_ConvBase):
                 "divisible by groups"
             )
         _check_bias(x, b, o)
-        sh, sw = _ints(props.get("stride"))
-        dh, dw = _ints(props.get("dilation"))
-        pt, pl, pb, pr = _ints(props.get("padding"))
-        oh = _window_out("height", h, kh, sh, pt, pb, dh)
-        ow = _window_out("width", wd, kw, sw, pl, pr, dw)
+        oh, ow = _window_extents(props, h, wd, kh, kw)
         return [_t((n, o, oh, ow), x)]
 
 
@@ -267,23 +282,15 @@ class Pool2dOp(RlxOp, abc.ABC):
         props = _with_defaults(props, cls)
         _require_dtype("input", x, FLOAT_TYPES)
         _check_pairs(props, ("kernel", "stride", "dilation"))
-        xs = shape_of(x)
         last = props.get("channels_last") is not None
-        if len(xs) != 4:
-            raise VerifyException(f"pooling takes an {'NHWC' if last else 'NCHW'} input (rank 4), got {fmt_shape(xs)}")
-        if last:
-            xs = (xs[0], xs[3], xs[1], xs[2])
+        xs = _image("pooling", shape_of(x), last)
         kh, kw = _ints(props.get("kernel"))
-        sh, sw = _ints(props.get("stride"))
-        dh, dw = _ints(props.get("dilation"))
         pt, pl, pb, pr = _ints(props.get("padding"))
         if pt >= kh or pb >= kh or pl >= kw or pr >= kw:
             raise VerifyException(
                 f"padding {[pt, pl, pb, pr]} must be smaller than the kernel {[kh, kw]}"
             )
-        ceil = props.get("ceil_mode") is not None
-        oh = _window_out("height", xs[2], kh, sh, pt, pb, dh, ceil)
-        ow = _window_out("width", xs[3], kw, sw, pl, pr, dw, ceil)
+        oh, ow = _window_extents(props, xs[2], xs[3], kh, kw, props.get("ceil_mode") is not None)
         return [_t((xs[0], oh, ow, xs[1]) if last else (xs[0], xs[1], oh, ow), x)]
 
 
@@ -371,17 +378,9 @@ class Im2colOp(RlxOp):
         assert isinstance(x, TensorType)
         _require_dtype("input", x, FLOAT_TYPES)
         _check_pairs(props, ("kernel", "stride", "dilation"))
-        xs = shape_of(x)
-        first = props.get("channels_first") is not None
-        if len(xs) != 4:
-            raise VerifyException(f"im2col takes an {'NCHW' if first else 'NHWC'} input (rank 4), got {fmt_shape(xs)}")
-        n, h, w, c = (xs[0], xs[2], xs[3], xs[1]) if first else xs
+        n, c, h, w = _image("im2col", shape_of(x), props.get("channels_first") is None)
         kh, kw = _ints(props.get("kernel"))
-        sh, sw = _ints(props.get("stride"))
-        dh, dw = _ints(props.get("dilation"))
-        pt, pl, pb, pr = _ints(props.get("padding"))
-        oh = _window_out("height", h, kh, sh, pt, pb, dh)
-        ow = _window_out("width", w, kw, sw, pl, pr, dw)
+        oh, ow = _window_extents(props, h, w, kh, kw)
         cols = props.get("columns")
         k = kh * kw * c if cols is None else _int(cols)
         if k < kh * kw * c:
