@@ -141,6 +141,10 @@ def test_what_the_pass_leaves_alone(monkeypatch):
     assert [op.name for op in rlxc.run_pipeline(m, "rlx-conv-to-gemm").walk()].count("rlx.conv2d") == 2
     monkeypatch.undo()
     assert [op.name for op in rlxc.run_pipeline(m, "rlx-optimize{target=none}").walk()].count("rlx.conv2d") == 2
+    g = rlxc.GraphBuilder()  # no elements: no gemm of zero rows or zero depth
+    empty = [g.conv2d(g.input("e", [0, 4, 5, 5]), g.param("we", [8, 4, 3, 3])),
+             g.conv2d(g.input("z", [1, 0, 5, 5]), g.param("wz", [8, 0, 3, 3]), g.param("bz", [8]))]
+    assert [op.name for op in rlxc.run_pipeline(g.build(empty), "rlx-conv-to-gemm").walk()].count("rlx.conv2d") == 2
     fused = [op.name for op in rlxc.run_pipeline(m, "rlx-optimize{target=cuda}").walk()]
     assert fused.count("rlx.conv2d") == 1 and fused.count("rlx.im2col") == 1 and fused.count("rlx.linear") == 1
 
