@@ -368,6 +368,12 @@ def test_residual_folds_only_into_a_bare_linear():
     outs = [g.add(c, x), c]  # the conv's result is used twice: no fold
     names = [op.name for op in rlxc.run_pipeline(g.build(outs), "rlx-conv-to-gemm").walk()]
     assert "rlx.add" in names
+    g = rlxc.GraphBuilder()  # a linear's [1, 8] broadcast against [3, 1, 8] (a conv makes the pass run)
+    c = g.conv2d(g.input("x", [1, 4, 6, 6]), g.param("w", [4, 4, 3, 3]), g.param("b", [4]), padding=1)
+    lin = g.linear(g.input("v", [1, 16]), g.param("lw", [8, 16]), g.param("lb", [8]))
+    y = g.add(lin, g.input("many", [3, 1, 8]))
+    names = [op.name for op in rlxc.run_pipeline(g.build([c, y]), "rlx-conv-to-gemm").walk()]
+    assert "rlx.add" in names
 
 
 @pytest.mark.parametrize("arch", ARCHS)

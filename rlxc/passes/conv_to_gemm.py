@@ -198,7 +198,8 @@ class ResidualIntoLinear(RewritePattern):
     def match_and_rewrite(self, op: rlx.AddOp, rewriter: PatternRewriter, /):
         for mine, other in ((op.lhs, op.rhs), (op.rhs, op.lhs)):
             lin = _bare_linear(mine)
-            if lin is not None and lin.residual is None and other.type == op.result.type and other is not mine:
+            if (lin is not None and lin.residual is None and other is not mine
+                    and mine.type == other.type == op.result.type):  # no broadcast on either side
                 rewriter.replace(op, [rlx.LinearOp.make([lin.input, lin.weight, lin.bias, other])])
                 return
 
