@@ -188,6 +188,13 @@ def test_transposes_move_only_through_elementwise_ops_of_one_layout():
     t = g.transpose(g.input("a", [2, 3, 4, 5]), [0, 3, 1, 2])
     names = [op.name for op in rlxc.run_pipeline(g.build([g.relu(t)]), "rlx-conv-to-gemm").walk()]
     assert names.index("rlx.relu") > names.index("rlx.transpose")
+    # on fused IR, a region (an elementwise op with a body) keeps its place
+    g = rlxc.GraphBuilder()
+    x = g.input("x", [2, 4, 6, 6])
+    y = g.exp(g.relu(g.conv2d(x, g.param("w", [4, 4, 3, 3]), padding=1)))
+    fused = rlxc.run_pipeline(g.build([y]), "rlx-optimize{target=none}")
+    names = [op.name for op in rlxc.run_pipeline(fused, "rlx-conv-to-gemm").walk()]
+    assert "rlx.elementwise_region" in names and "rlx.linear" in names
 
 
 #: (kernel, stride, padding, dilation, ceil_mode, count_include_pad)

@@ -131,7 +131,7 @@ class SinkTranspose(RewritePattern):
     `add(T(a), T(b))` -> `T(add(a, b))`."""
 
     def match_and_rewrite(self, op: Operation, rewriter: PatternRewriter, /):
-        if not isinstance(op, rlx.RlxOp) or len(op.results) != 1:
+        if not isinstance(op, rlx.RlxOp) or len(op.results) != 1 or op.regions:  # a fused region keeps its place
             return
         if fusion_kind(op) not in (FusionKind.ELEMENTWISE, FusionKind.BROADCAST):
             return
