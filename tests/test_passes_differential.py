@@ -24,6 +24,7 @@ PIPELINES = [
     "rlx-fuse-elementwise,rlx-fuse-reductions",
     "rlx-raise-attention",
     "rlx-merge-projections",
+    "rlx-conv-to-gemm",
     "rlx-optimize",
     "rlx-optimize{target=none}",
     "rlx-plan",
