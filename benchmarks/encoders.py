@@ -299,24 +299,31 @@ def bench_rlxc(exe, inputs, ref, args) -> dict:
     return row
 
 
-def bench_rlxc_system(case: dict, label: str, make, inputs, ref, args) -> None:
-    """Compiles with `make()` (timed), benchmarks the executable into
-    case["systems"][label] (`bench_rlxc`), or records the error under
-    case["errors"][label] and goes on; closes the executable."""
-    exe = None
+def record_system(case: dict, label: str, measure) -> None:
+    """`measure()`'s row into case["systems"][label], or its error under
+    case["errors"][label] (the traceback printed), so the run goes on."""
     try:
-        t0 = time.perf_counter()
-        exe = make()
-        compile_s = time.perf_counter() - t0
-        row = bench_rlxc(exe, inputs, ref, args)
-        row["compile_s"] = compile_s
-        case["systems"][label] = row
+        case["systems"][label] = measure()
     except Exception as e:  # noqa: BLE001 - report and go on
         case["errors"][label] = f"{type(e).__name__}: {e}"[:400]
         traceback.print_exc()
-    finally:
-        if exe is not None:
+
+
+def bench_rlxc_system(case: dict, label: str, make, inputs, ref, args) -> None:
+    """Compiles with `make()` (timed), benchmarks the executable into
+    case["systems"][label] (`bench_rlxc`), or records the error
+    (`record_system`); closes the executable."""
+
+    def measure() -> dict:
+        t0 = time.perf_counter()
+        exe = make()
+        try:
+            compile_s = time.perf_counter() - t0
+            return {**bench_rlxc(exe, inputs, ref, args), "compile_s": compile_s}
+        finally:
             exe.close()
+
+    record_system(case, label, measure)
 
 
 def _bf16_view(out):
@@ -355,32 +362,29 @@ def bench_torch_systems(case: dict, modes, forward, x, ref, args, extra: tuple =
     arguments, or None for eager); `extra` are arguments of the compiled
     function, not constants baked into it), benchmarked (`bench_torch`, the
     compile time included) into case["systems"][label], or the error
-    recorded under case["errors"][label] and the rest run."""
+    recorded (`record_system`) and the rest run."""
     import torch
+
+    def measure(kw) -> dict:
+        t0 = time.perf_counter()
+        compiled = forward
+        if kw is not None:
+            torch._dynamo.reset()
+            compiled = torch.compile(forward, **kw)
+
+        def fn(t):
+            return compiled(t, *extra)
+
+        if kw is not None:
+            fn(x)
+            fn(x)
+            torch.cuda.synchronize()
+        compile_s = time.perf_counter() - t0
+        return {**bench_torch(fn, x, ref, args), "compile_s": compile_s}
 
     with torch.no_grad():
         for label, kw in modes:
-            try:
-                t0 = time.perf_counter()
-                compiled = forward
-                if kw is not None:
-                    torch._dynamo.reset()
-                    compiled = torch.compile(forward, **kw)
-
-                def fn(t, _c=compiled):
-                    return _c(t, *extra)
-
-                if kw is not None:
-                    fn(x)
-                    fn(x)
-                    torch.cuda.synchronize()
-                compile_s = time.perf_counter() - t0
-                row = bench_torch(fn, x, ref, args)
-                row["compile_s"] = compile_s
-                case["systems"][label] = row
-            except Exception as e:  # noqa: BLE001 - report and go on
-                case["errors"][label] = f"{type(e).__name__}: {e}"[:400]
-                traceback.print_exc()
+            record_system(case, label, lambda kw=kw: measure(kw))
 
 
 # --------------------------------------------------------------------------- the run

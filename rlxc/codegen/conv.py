@@ -75,8 +75,9 @@ def im2col_kernel(op: rlx.Im2colOp, sm_count: int) -> KernelSpec:
     size = dtype(t).bytes
     first = op.channels_first is not None
     k = kh * kw * c
-    whole = not first and vector_elems(size, [c, cols, cols - k]) > 1  # items of one tap's channels
-    vw = vector_elems(size, [c, cols, cols - k] if whole else [cols])
+    run_vw = vector_elems(size, [c, cols, cols - k])  # items of one tap's channels, where they fit
+    whole = not first and run_vw > 1
+    vw = run_vw if whole else vector_elems(size, [cols])
     cv = cols // vw
     items = n * oh * ow * cv
     ix_t, u = ("unsigned", "u") if items < 2**31 and n * h * w * c < 2**31 else ("long long", "LL")

@@ -137,12 +137,12 @@ def gemm_kernel(g: Gemm) -> KernelSpec:
     b_at = "B[(long long)col * K + kk]" if g.trans_b else "B[(long long)kk * N + col]"
     a_at = "A[(long long)ka * M + row]" if g.trans_a else "A[(long long)row * K + ka]"
     finish = "\n    ".join(activation_lines(g.activation, "v")) if g.activation is not None else ""
-    bias_param = (f", const {c}* __restrict__ bias" if has_bias else "") + (
+    extra_params = (f", const {c}* __restrict__ bias" if has_bias else "") + (
         f", const {c}* __restrict__ R0" if has_res else "")
     body = f"""#define M {m}
 #define N {n}
 #define K {k}
-extern "C" __global__ void __launch_bounds__(256) ENTRY(const {c}* __restrict__ A0, const {c}* __restrict__ B0{bias_param}, {c}* __restrict__ C0) {{
+extern "C" __global__ void __launch_bounds__(256) ENTRY(const {c}* __restrict__ A0, const {c}* __restrict__ B0{extra_params}, {c}* __restrict__ C0) {{
   __shared__ float As[16][17];
   __shared__ float Bs[16][17];
   const long long b = blockIdx.z;

@@ -124,6 +124,23 @@ class ConvToGemm(RewritePattern):
         rewriter.replace(op, [*new, *weights, lin, y], [y.results[0]])
 
 
+def _to_nchw(v: SSAValue) -> rlx.TransposeOp | None:
+    """The NHWC -> NCHW transpose defining `v`, if one does."""
+    src = v.owner
+    return src if isinstance(src, rlx.TransposeOp) and _ints(src.perm) == TO_NCHW else None
+
+
+def _move_below_transpose(rewriter: PatternRewriter, op: Operation, moved: Operation,
+                          sources: list[rlx.TransposeOp]) -> None:
+    """Replaces `op` by `moved` (its channels-last form) transposed to NCHW,
+    and erases the `sources` transposes it read that nothing else reads, so
+    the values they transposed count their uses right (`_bare_linear`)."""
+    rewriter.replace(op, [moved, _transposed(moved.results[0], TO_NCHW)])
+    for src in set(sources):
+        if not any(r.uses for r in src.results):
+            rewriter.erase(src)
+
+
 class SinkTranspose(RewritePattern):
     """An elementwise op whose tensor operands are all NHWC -> NCHW
     transposes, of the result's shape (rank-0 operands aside) -> the op on
@@ -137,29 +154,23 @@ class SinkTranspose(RewritePattern):
             return
         out = op.results[0].type
         assert isinstance(out, TensorType)
-        perm = None
         inner: list[SSAValue] = []
+        sources: list[rlx.TransposeOp] = []
         for v in op.operands:
             t = v.type
             if isinstance(t, TensorType) and not shape_of(t):
                 inner.append(v)
                 continue
-            src = v.owner
-            if not isinstance(src, rlx.TransposeOp) or shape_of(t) != shape_of(out):
+            src = _to_nchw(v)
+            if src is None or shape_of(t) != shape_of(out):
                 return
-            if _ints(src.perm) != TO_NCHW:
-                return
-            perm = TO_NCHW
+            sources.append(src)
             inner.append(src.input)
-        if perm is None:
+        if not sources:
             return
         shape = [shape_of(out)[i] for i in TO_NHWC]
         moved = type(op).make(inner, dict(op.properties), [TensorType(out.get_element_type(), shape)])
-        sources = {v.owner for v in op.operands if isinstance(v.owner, rlx.TransposeOp)}
-        rewriter.replace(op, [moved, _transposed(moved.results[0], TO_NCHW)])
-        for src in sources:  # so that the moved op's operands count their uses right
-            if isinstance(src, Operation) and not any(r.uses for r in src.results):
-                rewriter.erase(src)
+        _move_below_transpose(rewriter, op, moved, sources)
 
 
 class PoolChannelsLast(RewritePattern):
@@ -170,14 +181,11 @@ class PoolChannelsLast(RewritePattern):
     def match_and_rewrite(self, op: Operation, rewriter: PatternRewriter, /):
         if not isinstance(op, rlx.Pool2dOp) or op.channels_last is not None:
             return
-        src = op.input.owner
-        if not isinstance(src, rlx.TransposeOp) or _ints(src.perm) != TO_NCHW:
+        src = _to_nchw(op.input)
+        if src is None:
             return
-        props = {**op.properties, "channels_last": UnitAttr()}
-        pooled = type(op).make([src.input], props)
-        rewriter.replace(op, [pooled, _transposed(pooled.results[0], TO_NCHW)])
-        if not any(r.uses for r in src.results):
-            rewriter.erase(src)
+        pooled = type(op).make([src.input], {**op.properties, "channels_last": UnitAttr()})
+        _move_below_transpose(rewriter, op, pooled, [src])
 
 
 def _bare_linear(v: SSAValue) -> rlx.LinearOp | None:

@@ -241,8 +241,10 @@ class RlxOp(IRDLOperation, abc.ABC):
         result_types: Sequence[Attribute] | None = None,
     ):
         """Creates the op (not inserted), inferring result types where the op
-        can; operands in definition order as for `infer_result_types`."""
+        can; operands in definition order as for `infer_result_types`
+        (trailing optional ones may be left out: None)."""
         props = dict(properties or {})
+        operands = [*operands, *[None] * (len(cls.get_irdl_definition().operands) - len(operands))]
         if result_types is None:
             types = [
                 None if o is None

@@ -135,11 +135,6 @@ class LinearOp(RlxOp):
         "`:` type($input) `,` type($weight) (`,` type($bias)^)? (`,` type($residual)^)? `->` type($result)"
     )
 
-    @classmethod
-    def make(cls, operands, properties=None, result_types=None):
-        """As RlxOp.make; the residual may be left out of `operands`."""
-        return super().make([*operands, *[None] * (4 - len(operands))], properties, result_types)
-
     def native_on(self, target: str) -> bool:
         """cuda runs linear as one cuBLASLt matmul whose epilogue adds the bias
         and applies relu or the tanh GELU; other activations are split off."""
