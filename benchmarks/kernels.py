@@ -26,6 +26,10 @@ Shapes, for E = size / itemsize elements of x:
   `softmax_mid` and `argmax_mid` (not in the default list): softmax and
   argmax over that middle axis (channels of [n, c, h, w], or axis -2 of
   attention scores; a segmentation model's last op).
+* rope (not in the default list): rotary embedding, rotate-half form, of x
+  [E / (N * 512), 512, N] (heads folded into the first axis, N the head
+  dimension) with cos/sin [512, N] params; PyTorch's is the usual
+  `x * cos + cat(-x2, x1) * sin`.
 * transpose_heads: d = 64, h = N / 64, s = 512 and b = E / (N * 512)
   (b = 1 and s = E / N where that is under 512); x [b, s, h, 64] ->
   [b, h, s, 64]. At N = 64 (h = 1) the layout does not change: torch's
@@ -91,7 +95,7 @@ import rlxc
 OPS = ["softmax", "layer_norm", "rms_norm", "reduce_sum_last", "reduce_sum_mid",
        "gelu", "bias_gelu", "transpose_heads"]
 #: Ops outside the issue's sweep, timed when named in --ops.
-EXTRA_OPS = ["argmax_last", "softmax_mid", "argmax_mid"]
+EXTRA_OPS = ["argmax_last", "softmax_mid", "argmax_mid", "rope"]
 DTYPES = ["f32", "f16", "bf16"]
 ROWS = [64, 128, 512, 768, 4096, 32768]
 SIZES_MB = [64, 512]
@@ -132,6 +136,9 @@ def case_shape(op: str, dtype: str, n: int, mb: float) -> list[int]:
     elems = int(mb * 2**20) // ITEMSIZE[dtype]
     if op in ("reduce_sum_mid", "softmax_mid", "argmax_mid"):
         return [max(1, elems // (n * MID_INNER)), n, MID_INNER]
+    if op == "rope":
+        rows = max(1, elems // n)
+        return [max(1, rows // SEQ), min(rows, SEQ), n]
     if op == "transpose_heads":
         rows = max(1, elems // n)
         b, s = (rows // SEQ, SEQ) if rows >= SEQ else (1, rows)
@@ -154,7 +161,7 @@ def cases(ops, dtypes, rows, sizes) -> list[Case]:
 def param_shapes(case: Case) -> dict[str, list[int]]:
     n = case.shape[-1]
     return {"layer_norm": {"gamma": [n], "beta": [n]}, "rms_norm": {"gamma": [n]},
-            "bias_gelu": {"bias": [n]}}.get(case.op, {})
+            "bias_gelu": {"bias": [n]}, "rope": {"cos": case.shape[-2:], "sin": case.shape[-2:]}}.get(case.op, {})
 
 
 def build_module(case: Case):
@@ -185,6 +192,8 @@ def build_module(case: Case):
         y = g.transpose(x, [0, 2, 1, 3])
     elif op == "argmax_last":
         y = g.argmax(x, axis=-1)
+    elif op == "rope":
+        y = g.rope(x, p["cos"], p["sin"])
     else:
         raise ValueError(f"unknown op {op}")
     return g.build([y])
@@ -245,6 +254,8 @@ def torch_fn(case: Case):
         return lambda x: x.transpose(1, 2).contiguous()
     if op == "argmax_last":
         return lambda x: torch.argmax(x, -1)
+    if op == "rope":
+        return lambda x, c, s: x * c + torch.cat((-x[..., n // 2:], x[..., : n // 2]), -1) * s
     raise ValueError(op)
 
 

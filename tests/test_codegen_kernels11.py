@@ -250,7 +250,9 @@ def test_warp_rows_hold_their_params_in_registers():
 def test_rope_is_one_kernel_on_cuda(monkeypatch):
     """rlx.rope stays native on cuda where cos/sin's last axis is the
     input's: one kernel (compiled for sm_80 and sm_90 in every float
-    type) reading x at d and at the other half; a table of one column, or
+    type) reading a 16-byte item of each half of a row per thread, narrower
+    items or an element a thread where half a row is not a whole number of
+    16-byte ones; a table of one column, or
     RopeOp.NATIVE_ON_CUDA off, splits it as other targets do."""
     from rlxc.dialects import rlx
 
@@ -261,9 +263,24 @@ def test_rope_is_one_kernel_on_cuda(monkeypatch):
             lowered = rlxc.run_pipeline(module.clone(), f"rlx-cuda{{arch={arch}}}")
             ks = [op for op in lowered.ops if isinstance(op, rlx_cuda.KernelOp)]
             assert len(ks) == 1 and "rlx.rope" in ks[0].source.data
-            assert "i % 64LL < 32LL ? -" in ks[0].source.data and "x[i + 32LL]" in ks[0].source.data
+            vw = 4 if d == "f32" else 8
+            assert f"a pair of {vw}-element items a thread (16-byte accesses)" in ks[0].source.data
+            assert f"hi = lo + {32 // vw}u" in ks[0].source.data  # half a row of 64: 32 elements in items of vw
             (cubin,) = nvrtc.compile_many([("rope.cu", ks[0].source.data)], arch, headers=HEADERS)
             assert cubin[:4] == b"\x7fELF"
+    # narrower items where half a row is not a whole number of 16-byte ones; an element a thread
+    # where it is no whole number of any (the element form reads x at d and at the other half)
+    for xs, d, form in [([2, 3, 4, 12], "f32", "a pair of 2-element items a thread (8-byte"),
+                        ([2, 3, 4, 12], "f16", "a pair of 2-element items a thread (4-byte"),
+                        ([2, 3, 4, 20], "bf16", "a pair of 2-element items a thread (4-byte"),
+                        ([3, 7, 10], "f16", "an element a thread"), ([3, 7, 10], "f32", "an element a thread")]:
+        src = _sources(lambda g: [g.rope(g.input("x", xs, d), g.input("c", xs[-2:], d), g.input("s", xs[-2:], d))])
+        assert f"rope form: {form}" in src, (xs, d)
+        if form == "an element a thread":
+            h = xs[-1] // 2
+            assert f"i % {xs[-1]}LL < {h}LL ? -" in src and f"x[i + {h}LL]" in src
+        (cubin,) = nvrtc.compile_many([("rope.cu", src)], "sm_90", headers=HEADERS)
+        assert cubin[:4] == b"\x7fELF"
     split = _sources(lambda g: [g.rope(g.input("x", [2, 8, 17, 64]), g.input("c", [17, 1]), g.input("s", [17, 1]))])
     assert "rlx.rope" not in split and split.count('extern "C"') > 1
     monkeypatch.setattr(rlx.RopeOp, "NATIVE_ON_CUDA", False)

@@ -187,10 +187,12 @@ def test_example_on_gpu_matches_reference(name):
 
 @pytest.mark.parametrize("d", ["f32", "f16", "bf16"])
 @pytest.mark.parametrize("xs,cs", [([2, 4, 33, 64], [33, 64]), ([2, 33, 4, 64], [33, 1, 64]), ([3, 7, 10], [1, 10]),
-                                   ([2, 5, 6], [5, 1])])
+                                   ([2, 5, 6], [5, 1]), ([2, 3, 4, 12], [4, 12]), ([1, 5, 3, 20], [5, 1, 20]),
+                                   ([3, 2, 129, 128], [129, 128])])
 def test_rope_on_gpu(xs, cs, d):
     """rlx.rope: one kernel where cos/sin's last axis is the input's (heads
-    first or second, a table broadcast over batch and heads), else split
+    first or second, a table broadcast over batch and heads; items of 16,
+    8 or 4 bytes, or an element a thread where half a row is odd), else split
     into slices, a concat and elementwise kernels; against the interpreter."""
     from rlxc.dialects import rlx_cuda
 

@@ -13,6 +13,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from rlxc.codegen.common import (
+    Buf,
     KernelSpec,
     eltype,
     float_of,
@@ -20,12 +21,14 @@ from rlxc.codegen.common import (
     int_of,
     ints,
     numel,
+    params_decl,
     shape,
     strides,
 )
 from rlxc.codegen.cuda_c import literal, load, store
-from rlxc.codegen.injective import injective
+from rlxc.codegen.injective import _RAW, BLOCK_THREADS, index_kind, injective, vector_elems, vshape
 from rlxc.dialects import rlx
+from rlxc.dialects.types import dtype
 
 
 def _coord(i: str, k: int, s: Sequence[int]) -> str:
@@ -113,20 +116,96 @@ def gather_nd_kernel(op: rlx.GatherNDOp, sm_count: int) -> KernelSpec:
     return injective("gather_nd", op.result, [("x", op.input), ("ids", op.indices)], lines, sm_count)
 
 
+#: rope in pairs of vector items where half a row allows (`_rope_pairs`); off: an element a thread
+ROPE_PAIRS = True
+
+
 def rope_kernel(op: rlx.RopeOp, sm_count: int) -> KernelSpec:
-    """Rotary position embedding, rotate-half form, an element a thread: y =
-    x * cos + rotate_half(x) * sin, where rotate_half(x)[d] is -x[d + D/2]
-    for d < D/2 and x[d - D/2] after; cos and sin broadcast to x (their last
-    axis is x's: `RopeOp.native_on`). The math in f32, rounded once, as the
-    interpreter rounds its wide result once."""
+    """Rotary position embedding, rotate-half form: y = x * cos +
+    rotate_half(x) * sin, where rotate_half(x)[d] is -x[d + D/2] for d < D/2
+    and x[d - D/2] after; cos and sin broadcast to x (their last axis is
+    x's: `RopeOp.native_on`). The math in f32, rounded once, as the
+    interpreter rounds its wide result once.
+
+    Where D/2 splits into vectors of 16, 8 or 4 bytes (f32 and 16-bit
+    types), each thread takes one vector of each half of a row and writes
+    both (`_rope_pairs`: each x element read once, f16/bf16 converted in
+    pairs); otherwise an element a thread, reading x at d and at the other
+    half."""
     xs, cs = shape(op.input), shape(op.cos)
     t = eltype(op.input)
     d, h = xs[-1], xs[-1] // 2
+    nb = dtype(t).bytes
+    vw = vector_elems(nb, [h]) if nb in (2, 4) and ROPE_PAIRS else 1
+    if vw > 1:
+        return _rope_pairs(op, xs, cs, vw)
     x, xlo, xhi = load("x[i]", t), load(f"x[i - {h}LL]", t), load(f"x[i + {h}LL]", t)
     c, s = load("c[ci]", t), load("s[ci]", t)
     lines = [
+        "// rope form: an element a thread",
         f"const float xr = i % {d}LL < {h}LL ? -{xhi} : {xlo};  // rotate_half(x)",
         f"const long long ci = {index_expr('i', xs, cs)};",
         f"y[i] = {store(f'{x} * {c} + xr * {s}', t)};",
     ]
     return injective("rope", op.result, [("x", op.input), ("c", op.cos), ("s", op.sin)], lines, sm_count)
+
+
+def _rope_pairs(op: rlx.RopeOp, xs: list[int], cs: list[int], vw: int) -> KernelSpec:
+    """rope over pairs of `vw`-element items: item k of a row's first half
+    and item k of its second, whose outputs read exactly those two
+    (y_lo = x_lo * c_lo - x_hi * s_lo, y_hi = x_hi * c_hi + x_lo * s_hi);
+    cos/sin read as items at the broadcast index (their last axis is x's,
+    so an item's elements are adjacent there too). The same f32 expression
+    per element as the element form, so both round alike."""
+    t = eltype(op.input)
+    nb = dtype(t).bytes
+    item = _RAW[vw * nb]
+    words = vw * nb // 4
+    comps = [f".{c}" for c in "xyzw"[:words]] if words > 1 else [""]
+    hv = xs[-1] // 2 // vw  # items per half row
+    pairs = numel(xs) // (2 * vw)
+    idx_t, sfx = index_kind([op.input])
+    vx, vc = vshape(xs, vw), vshape(cs, vw)
+
+    def unpack(var: str) -> list[str]:
+        out = [f"float f{var}[{vw}];"]
+        for w, comp in enumerate(comps):
+            if nb == 4:
+                out.append(f"f{var}[{w}] = __uint_as_float({var}{comp});")
+            else:
+                out.append(f"{{ const float2 q = rlx_ld2_{dtype(t).name}({var}{comp}); f{var}[{2 * w}] = q.x; f{var}[{2 * w + 1}] = q.y; }}")
+        return out
+
+    def pack(var: str) -> str:
+        if nb == 4:
+            ws = [f"__float_as_uint({var}[{w}])" for w in range(words)]
+        else:
+            ws = [f"rlx_st2_{dtype(t).name}({var}[{2 * w}], {var}[{2 * w + 1}])" for w in range(words)]
+        return ws[0] if words == 1 else f"make_uint{words}({', '.join(ws)})"
+
+    decl = params_decl([("x_", op.input, False), ("c_", op.cos, False), ("s_", op.sin, False), ("y_", op.result, True)])
+    src = [f"// rope form: a pair of {vw}-element items a thread ({vw * nb}-byte accesses), "
+           f"item k of each half of a row of {xs[-1]}",
+           f'extern "C" __global__ void __launch_bounds__({BLOCK_THREADS}) ENTRY({decl}) {{']
+    for name in "xcs":
+        src.append(f"  const {item}* __restrict__ {name} = reinterpret_cast<const {item}*>({name}_);")
+    src.append(f"  {item}* __restrict__ y = reinterpret_cast<{item}*>(y_);")
+    src.append(f"  const {idx_t} p = ({idx_t})blockIdx.x * {BLOCK_THREADS}{sfx} + threadIdx.x;")
+    src.append(f"  if (p >= {pairs}{sfx}) return;")
+    src.append(f"  const {idx_t} lo = p / {hv}{sfx} * {2 * hv}{sfx} + p % {hv}{sfx}, hi = lo + {hv}{sfx};")
+    src.append(f"  const {idx_t} clo = {index_expr('lo', vx, vc, suffix=sfx)}, chi = {index_expr('hi', vx, vc, suffix=sfx)};")
+    src.append(f"  const {item} xl = x[lo], xh = x[hi], cl = c[clo], ch = c[chi], sl = s[clo], sh = s[chi];")
+    for var in ("xl", "xh", "cl", "ch", "sl", "sh"):
+        src.extend("  " + line for line in unpack(var))
+    src.append(f"  float yl[{vw}], yh[{vw}];")
+    src.append("  #pragma unroll")
+    src.append(f"  for (int e = 0; e < {vw}; ++e) {{")
+    src.append("    const float xr = -fxh[e];  // rotate_half(x) in the first half")
+    src.append("    yl[e] = fxl[e] * fcl[e] + xr * fsl[e];")
+    src.append("    yh[e] = fxh[e] * fch[e] + fxl[e] * fsh[e];")
+    src.append("  }")
+    src.append(f"  y[lo] = {pack('yl')};")
+    src.append(f"  y[hi] = {pack('yh')};")
+    src.append("}")
+    params: list[Buf | int] = [Buf(op.input), Buf(op.cos), Buf(op.sin), Buf(op.result, True)]
+    return KernelSpec("rope", "\n".join(src) + "\n", params, -(-pairs // BLOCK_THREADS), BLOCK_THREADS)
