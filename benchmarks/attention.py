@@ -7,7 +7,15 @@ the median over rounds of 200 back-to-back launches between CUDA events,
 divided by 200, and the same for torch (flash backend for f16/bf16, the
 default dispatch for f32). Outputs are checked against torch first.
 
-    python benchmarks/attention.py [--out DIR]
+    python benchmarks/attention.py [--out DIR] [--quick]
+    python benchmarks/attention.py --gqa [--out DIR]
+
+`--gqa`: grouped-query attention (key and value with fewer heads, causal),
+rlxc reading the key/value heads in place against SDPA with
+`enable_gqa=True` (default dispatch), SDPA after `repeat_interleave` of
+the key/value heads (the copies Hugging Face's `repeat_kv` makes, timed
+with them), and rlxc over key/value already repeated (the kernel alone,
+no copy), in f16 and bf16.
 """
 
 from __future__ import annotations
@@ -34,6 +42,14 @@ CASES = [  # (name, b, h, s, d)
     ("s=1024 d=128 b=4", 4, 16, 1024, 128),
 ]
 N = 200
+#: `--gqa`: grouped-query attention, causal (decoders' prefill): (name, b, query heads, key/value heads, s, d)
+GQA_CASES = [
+    ("llama3-8b s=512 b=1", 1, 32, 8, 512, 128),
+    ("llama3-8b s=2048 b=1", 1, 32, 8, 2048, 128),
+    ("llama3-8b s=512 b=8", 8, 32, 8, 512, 128),
+    ("llama3.2-1b s=1024 b=4", 4, 32, 8, 1024, 64),
+    ("qwen2-0.5b s=1000 b=4", 4, 14, 2, 1000, 64),
+]
 
 
 def build(b, h, s, d, dtype, bshd, causal=False):
@@ -72,6 +88,51 @@ def time_torch(fn) -> float:
     return torch_time(fn, (), 5, inner=N, warmup=10) * 1000
 
 
+def gqa_main(args) -> None:
+    import torch
+    import torch.nn.functional as F
+
+    tdt = {"f16": torch.float16, "bf16": torch.bfloat16}
+    rows = []
+    dev = torch.cuda.get_device_name()
+    print(f"device: {dev}")
+    for name, b, hq, hk, s, d in GQA_CASES:
+        for dtype in ("f16", "bf16"):
+            torch.manual_seed(0)
+            q = torch.randn([b, hq, s, d], dtype=tdt[dtype], device="cuda")
+            k, v = (torch.randn([b, hk, s, d], dtype=tdt[dtype], device="cuda") for _ in range(2))
+            kr, vr = (x.repeat_interleave(hq // hk, dim=1) for x in (k, v))
+            row = dict(case=name, dtype=dtype)
+            want = F.scaled_dot_product_attention(q, kr, vr, is_causal=True).float()
+            for label, kk, vv in (("rlxc_us", k, v), ("rlxc_repeated_us", kr, vr)):
+                g = rlxc.GraphBuilder()
+                ins = [g.input(n, list(x.shape), dtype) for n, x in zip("qkv", (q, kk, vv))]
+                exe = rlxc.compile(g.build([g.attention(*ins, causal=True)]), target="cuda", mode="graph")
+                (got,) = exe.run({"q": q, "k": kk, "v": vv})  # a DeviceArray
+                err = float((torch.from_dlpack(got).float() - want).norm() / want.norm())
+                row[label] = round(time_rlxc(exe), 2)
+                row[label.replace("_us", "_err")] = float(f"{err:.2e}")
+                exe.close()
+            try:
+                row["sdpa_gqa_us"] = round(time_torch(lambda: F.scaled_dot_product_attention(q, k, v, is_causal=True, enable_gqa=True)), 2)
+            except Exception as e:  # an older torch: no enable_gqa
+                row["sdpa_gqa_us"] = None
+                row["sdpa_gqa_error"] = str(e)[:120]
+            row["sdpa_repeat_us"] = round(time_torch(lambda: F.scaled_dot_product_attention(
+                q, k.repeat_interleave(hq // hk, dim=1), v.repeat_interleave(hq // hk, dim=1), is_causal=True)), 2)
+            peers = [t for t in (row["sdpa_gqa_us"], row["sdpa_repeat_us"]) if t]
+            row["speedup"] = round(min(peers) / row["rlxc_us"], 2)
+            rows.append(row)
+            print(json.dumps(row), flush=True)
+    print(f"\n{dev}")
+    print(f"{'case':24} {'dtype':5} {'rlxc us':>8} {'repeated':>9} {'sdpa gqa':>9} {'sdpa rep':>9} {'x':>5} {'err':>8}")
+    for r in rows:
+        print(f"{r['case']:24} {r['dtype']:5} {r['rlxc_us']:8.2f} {r['rlxc_repeated_us']:9.2f} "
+              f"{r['sdpa_gqa_us'] or float('nan'):9.2f} {r['sdpa_repeat_us']:9.2f} {r['speedup']:5.2f} {r['rlxc_err']:8.1e}")
+    if args.out:
+        Path(args.out, "attention-gqa.json").write_text(json.dumps({"device": dev, "rows": rows}, indent=1))
+
+
 def main() -> None:
     import torch
     from torch.nn.attention import SDPBackend, sdpa_kernel
@@ -79,7 +140,10 @@ def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--out", default=None)
     ap.add_argument("--quick", action="store_true")
+    ap.add_argument("--gqa", action="store_true", help="grouped-query attention cases (GQA_CASES)")
     args = ap.parse_args()
+    if args.gqa:
+        return gqa_main(args)
     tdt = {"f32": torch.float32, "f16": torch.float16, "bf16": torch.bfloat16}
     rows = []
     dev = torch.cuda.get_device_name()

@@ -303,6 +303,87 @@ def test_fold_layout_composes_with_existing_layouts():
     np.testing.assert_allclose(gt, w, rtol=1e-9, atol=1e-12)
 
 
+def repeat_kv_graph(g, dtype: str, b: int, s: int, hq: int, hk: int, d: int, in_layout: bool = False):
+    """A LLaMA-style grouped-query attention as a user writes it: q/k/v
+    projections' outputs reshaped to heads and transposed, the key and value
+    heads repeated to the query's (`repeat_kv`: unsqueeze, expand, reshape;
+    with `in_layout` the repeat is done in [b, s, h, d], before the
+    transpose), causal attention, heads merged back."""
+    x = g.input("x", [b, s, hq * d], dtype)
+    kx, vx = g.input("kx", [b, s, hk * d], dtype), g.input("vx", [b, s, hk * d], dtype)
+    q = g.transpose(g.reshape(x, [b, s, hq, d]), [0, 2, 1, 3])
+
+    def rep(t):
+        t = g.reshape(t, [b, s, hk, d])
+        if in_layout:
+            t = g.reshape(g.expand(g.reshape(t, [b, s, hk, 1, d]), [b, s, hk, hq // hk, d]), [b, s, hq, d])
+            return g.transpose(t, [0, 2, 1, 3])
+        t = g.transpose(t, [0, 2, 1, 3])
+        return g.reshape(g.expand(g.reshape(t, [b, hk, 1, s, d]), [b, hk, hq // hk, s, d]), [b, hq, s, d])
+
+    o = g.attention(q, rep(kx), rep(vx), causal=True)
+    return g.reshape(g.transpose(o, [0, 2, 1, 3]), [b, s, hq * d])
+
+
+@pytest.mark.parametrize("in_layout", [False, True])
+def test_repeated_kv_heads_fold_into_grouped_attention(in_layout):
+    """rlx-fold-layout reads repeat_kv's key and value unrepeated: no expand
+    or transpose kernel is left, the attention takes 2 key/value heads for
+    8 query heads, its kernel reads key head h / 4, and the folded graph
+    computes what the original does (float64 interpreter)."""
+    g = rlxc.GraphBuilder()
+    module = g.build([repeat_kv_graph(g, "f32", 2, 9, 8, 2, 16, in_layout)])
+    optimized = rlxc.run_pipeline(module, "rlx-optimize")
+    assert not ops_named(optimized, "rlx.expand") and not ops_named(optimized, "rlx.transpose")
+    (att,) = ops_named(optimized, "rlx.attention")
+    assert [att.key.type.get_shape()[2], att.value.type.get_shape()[2]] == [2, 2]  # [b, s, h, d] layout
+    inputs, _ = random_inputs(module, np.random.default_rng(5))
+    (w,) = rlxc.interpret(module, inputs, float64=True)
+    (gt,) = rlxc.interpret(optimized, inputs, float64=True)
+    np.testing.assert_allclose(gt, w, rtol=1e-9, atol=1e-12)
+    lowered = rlxc.run_pipeline(module, "rlx-cuda")
+    (k,) = [k for k in lowered.ops if isinstance(k, rlx_cuda.KernelOp)]
+    assert "rlx.attention" in k.source.data and "(long long)(h / 4) * KSH" in k.source.data
+
+
+def gqa_projection_graph(g, dtype: str, b: int, s: int, hq: int, hk: int, d: int):
+    """Grouped-query attention from q/k/v projections (params) of one input,
+    repeat_kv on key and value: returns (output, params)."""
+    rng = np.random.default_rng(6)
+    ws = {n: (rng.standard_normal((h * d, hq * d)) / np.sqrt(hq * d)).astype(np.float32)
+          for n, h in (("wq", hq), ("wk", hk), ("wv", hk))}
+    x = g.input("x", [b, s, hq * d], dtype)
+
+    def heads(n, h):
+        return g.transpose(g.reshape(g.linear(x, g.param(n, [h * d, hq * d], dtype)), [b, s, h, d]), [0, 2, 1, 3])
+
+    def rep(t):
+        return g.reshape(g.expand(g.reshape(t, [b, hk, 1, s, d]), [b, hk, hq // hk, s, d]), [b, hq, s, d])
+
+    o = g.attention(heads("wq", hq), rep(heads("wk", hk)), rep(heads("wv", hk)), causal=True)
+    return g.reshape(g.transpose(o, [0, 2, 1, 3]), [b, s, hq * d]), ws
+
+
+def test_grouped_attention_of_merged_projections_reads_the_gemm_in_place():
+    """q/k/v projections of different widths (8 query heads, 2 key/value
+    heads) merge into one gemm; attention reads its three head windows in
+    place, the key and value ones unrepeated: one gemm and one attention,
+    nothing copied; the same values as the graph as written."""
+    g = rlxc.GraphBuilder()
+    out, params = gqa_projection_graph(g, "f32", 2, 9, 8, 2, 16)
+    module = g.build([out])
+    optimized = rlxc.run_pipeline(module, "rlx-optimize")
+    assert [op.name for op in optimized.walk() if op.name not in ("rlx.param", "rlx.reshape", "builtin.module",
+                                                                  "func.func", "func.return")] == [
+        "rlx.concat", "rlx.linear", "rlx.attention"]  # the concat is of params: folded at compile time
+    (att,) = ops_named(optimized, "rlx.attention")
+    assert att.windows() == [(0, 8), (8, 2), (10, 2)]
+    inputs, _ = random_inputs(module, np.random.default_rng(8))
+    (w,) = rlxc.interpret(module, inputs, params, float64=True)
+    (gt,) = rlxc.interpret(optimized, inputs, params, float64=True)
+    np.testing.assert_allclose(gt, w, rtol=1e-9, atol=1e-12)
+
+
 # --------------------------------------------------------------------------- the kernel compiles
 
 
@@ -375,6 +456,20 @@ def test_f32_forms():
     assert form(4, 12, 128, 128) == "tiled" and form(2, 3, 5, 36) == "tiled"
     assert form(32, 12, 128, 256) == "simt" and form(32, 12, 128, 64, dv=30) == "simt"
     assert form(2, 3, 5, 30) == "simt" and form(2, 3, 5, 30, dv=32) == "tiled"
+
+
+@pytest.mark.parametrize("arch", ARCHS)
+@pytest.mark.parametrize("dtype,force", [("f16", None), ("bf16", None), ("f32", None), ("f32", "simt")])
+def test_grouped_attention_kernel_compiles(dtype, force, arch, monkeypatch):
+    """Grouped-query attention in every form: key heads read as h / (query
+    heads per key head), value heads as their own group."""
+    from rlxc.codegen import attention as codegen
+
+    monkeypatch.setattr(codegen, "FORCE_F32_FORM", force)
+    g = rlxc.GraphBuilder()
+    q, k, v = g.input("q", [2, 12, 33, 64], dtype), g.input("k", [2, 3, 70, 64], dtype), g.input("v", [2, 1, 70, 64], dtype)
+    _, src = _compile(g.build([g.attention(q, k, v, causal=True)]), arch)
+    assert "(long long)(h / 4) * KSH" in src and "(long long)(h / 12) * VSH" in src
 
 
 @pytest.mark.parametrize("arch", ARCHS)

@@ -152,6 +152,39 @@ def test_attention_shapes_scales_and_layouts(dtype):
     check(module, rng=np.random.default_rng(7))
 
 
+@pytest.mark.parametrize("force", [None, "simt"])
+@pytest.mark.parametrize("dtype", ["f32", "f16", "bf16"])
+def test_grouped_query_attention(dtype, force, monkeypatch):
+    """Key and value with fewer heads than query (multi-query: 1; grouped: 2
+    or 3 of 12; key and value grouped differently), every form (f32 simt
+    forced too), causal and masked, odd lengths, a [b, s, h, d] value; and
+    repeat_kv written as a user does, folded away by rlx-fold-layout."""
+    from test_attention import gqa_projection_graph, repeat_kv_graph
+
+    if force and dtype != "f32":
+        pytest.skip("the simt form is forced for f32 only")
+    monkeypatch.setattr(attention_codegen, "FORCE_F32_FORM", force)
+
+    def build(g):
+        outs = []
+        for i, (hk, hv, sq, sk, d) in enumerate([(1, 1, 77, 77, 64), (3, 3, 128, 300, 64), (2, 4, 33, 129, 40),
+                                                 (6, 1, 1, 70, 128)]):
+            q = g.input(f"q{i}", [2, 12, sq, d], dtype)
+            k = g.input(f"k{i}", [2, hk, sk, d], dtype)
+            v = g.transpose(g.input(f"v{i}", [2, sk, hv, d], dtype), [0, 2, 1, 3])
+            outs.append(g.attention(q, k, v, causal=True))
+            outs.append(g.attention(q, k, v, g.input(f"m{i}", [2, 1, 1, sk], dtype)))
+        return outs
+
+    check(_module(build), rng=np.random.default_rng(17))
+    for in_layout in (False, True):
+        g = rlxc.GraphBuilder()
+        check(g.build([repeat_kv_graph(g, dtype, 2, 130, 8, 2, 64, in_layout)]), rng=np.random.default_rng(18))
+    g = rlxc.GraphBuilder()
+    out, _ = gqa_projection_graph(g, dtype, 2, 77, 8, 2, 64)  # merged projections: head windows
+    check(g.build([out]), rng=np.random.default_rng(19))  # random params of the graph's dtype
+
+
 @pytest.mark.parametrize("dtype", ["f32", "f16", "bf16"])
 def test_many_blocks_in_flight(dtype):
     """Enough blocks at once (and key tiles per block) that a tile read

@@ -1451,6 +1451,39 @@ def test_attention(dtype, sq, sk, mask_shape, causal, scale, rng):
     R.assert_close(out, ref, dtype, what="attention")
 
 
+@pytest.mark.parametrize("kh,vh", [(2, 2), (1, 1), (3, 6), (6, 1)])
+@pytest.mark.parametrize("dtype", FLOATS)
+def test_grouped_query_attention(dtype, kh, vh, rng):
+    """Key and value with fewer heads than query (each dividing its 6): query
+    head h reads key head h // (6 / kh), as if repeated in place; the same
+    through the op's decomposition (rlx-unfuse, the numpy target)."""
+    b, hq, sq, sk = 2, 6, 5, 7
+    q = R.random_array(rng, (b, hq, sq, 8), dtype, -2, 2)
+    k = R.random_array(rng, (b, kh, sk, 8), dtype, -2, 2)
+    v = R.random_array(rng, (b, vh, sk, 3), dtype, -2, 2)
+    m = R.random_array(rng, (b, 1, 1, sk), dtype, -2, 0)
+    inputs = {"q": (q, dtype), "k": (k, dtype), "v": (v, dtype), "m": (m, dtype)}
+    outs = run(lambda g, t: [g.attention(t["q"], t["k"], t["v"], t["m"]), g.attention(t["q"], t["k"], t["v"], causal=True)],
+               inputs)
+    kr, vr = np.repeat(R.wide(k), hq // kh, axis=1), np.repeat(R.wide(v), hq // vh, axis=1)
+    R.assert_close(outs[0], R.attention(R.wide(q), kr, vr, R.wide(m), False, None), dtype, what="gqa, mask")
+    R.assert_close(outs[1], R.attention(R.wide(q), kr, vr, None, True, None), dtype, what="gqa, causal")
+    g = rlxc.GraphBuilder()
+    t = {n: g.input(n, a.shape, dt) for n, (a, dt) in inputs.items()}
+    module = g.build([g.attention(t["q"], t["k"], t["v"], t["m"])])
+    split = rlxc.run_pipeline(module, "rlx-unfuse{target=none}")
+    assert "rlx.attention" not in str(split) and ("rlx.expand" in str(split)) == (kh < hq or vh < hq)
+    (got,) = rlxc.interpret(split, {n: a for n, (a, _) in inputs.items()})
+    R.assert_close(got, R.attention(R.wide(q), kr, vr, R.wide(m), False, None), dtype, what="gqa decomposed")
+
+
+def test_grouped_query_attention_heads_must_divide():
+    g = rlxc.GraphBuilder()
+    q, k, v = g.input("q", [1, 6, 4, 8]), g.input("k", [1, 4, 4, 8]), g.input("v", [1, 4, 4, 8])
+    with pytest.raises(Exception, match="key's and value's heads must divide the query's"):
+        g.attention(q, k, v)
+
+
 def test_attention_causal_first_row_sees_only_first_key():
     q = np.ones((1, 1, 3, 2), np.float32)
     k = np.ones((1, 1, 3, 2), np.float32)

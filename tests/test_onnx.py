@@ -542,6 +542,10 @@ def test_attention_matches_the_onnx_reference(name, model, feeds, fused):
         np.testing.assert_allclose(g_, w, rtol=2e-5, atol=2e-6)
     if name == "gqa_past_bool_causal":
         assert np.all(got[0][:, [1, 3]] == 0.0)
+        # grouped-query attention reads its 2 key/value heads for 4 query heads: no repeated copy
+        (att,) = [op for op in module.walk() if op.name == "rlx.attention"]
+        assert [att.key.type.get_shape()[1], att.value.type.get_shape()[1]] == [2, 2]
+        assert not any(op.name == "rlx.expand" for op in module.walk())
 
 
 @pytest.mark.gpu

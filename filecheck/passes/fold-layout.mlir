@@ -132,3 +132,68 @@ func.func @matmul_flags(%q: tensor<2x3x9x8xf32>, %k: tensor<2x3x11x8xf32>, %a: t
   %e = rlx.exp %at : tensor<5x8xf32>
   func.return %s, %g, %both, %e : tensor<2x3x9x11xf32>, tensor<5x6xf32>, tensor<6x5xf32>, tensor<5x8xf32>
 }
+
+// -----
+
+// Grouped-query attention as Hugging Face's repeat_kv writes it: the key and
+// value heads (2) unsqueezed, expanded 4 times and merged back to the query's
+// 8. The repeat folds away: attention reads 2 key/value heads (each by 4
+// query heads) and the head transposes become layouts; no expand is left.
+// CHECK-LABEL: func.func @repeat_kv
+// CHECK-NOT: rlx.expand
+// CHECK: %[[A:.*]] = rlx.attention %{{.*}}, %{{.*}}, %{{.*}} causal q_layout = [0, 2, 1, 3] k_layout = [0, 2, 1, 3] v_layout = [0, 2, 1, 3] : tensor<1x5x8x4xf32>, tensor<1x5x2x4xf32>, tensor<1x5x2x4xf32> -> tensor<1x8x5x4xf32>
+// CHECK-NOT: rlx.expand
+// CHECK: func.return %[[A]]
+// OPT-LABEL: func.func @repeat_kv
+// OPT-NOT: rlx.expand
+// OPT-NOT: rlx.transpose
+// OPT: rlx.attention {{.*}} : tensor<1x5x8x4xf32>, tensor<1x5x2x4xf32>, tensor<1x5x2x4xf32> -> tensor<1x8x5x4xf32>
+func.func @repeat_kv(%q: tensor<1x5x8x4xf32>, %k: tensor<1x5x2x4xf32>, %v: tensor<1x5x2x4xf32>) -> tensor<1x8x5x4xf32> {
+  %qt = rlx.transpose %q perm = [0, 2, 1, 3] : tensor<1x5x8x4xf32> -> tensor<1x8x5x4xf32>
+  %kt = rlx.transpose %k perm = [0, 2, 1, 3] : tensor<1x5x2x4xf32> -> tensor<1x2x5x4xf32>
+  %vt = rlx.transpose %v perm = [0, 2, 1, 3] : tensor<1x5x2x4xf32> -> tensor<1x2x5x4xf32>
+  %k5 = rlx.reshape %kt : tensor<1x2x5x4xf32> -> tensor<1x2x1x5x4xf32>
+  %v5 = rlx.reshape %vt : tensor<1x2x5x4xf32> -> tensor<1x2x1x5x4xf32>
+  %ke = rlx.expand %k5 : tensor<1x2x1x5x4xf32> -> tensor<1x2x4x5x4xf32>
+  %ve = rlx.expand %v5 : tensor<1x2x1x5x4xf32> -> tensor<1x2x4x5x4xf32>
+  %kr = rlx.reshape %ke : tensor<1x2x4x5x4xf32> -> tensor<1x8x5x4xf32>
+  %vr = rlx.reshape %ve : tensor<1x2x4x5x4xf32> -> tensor<1x8x5x4xf32>
+  %a = rlx.attention %qt, %kr, %vr causal : tensor<1x8x5x4xf32>, tensor<1x8x5x4xf32>, tensor<1x8x5x4xf32> -> tensor<1x8x5x4xf32>
+  func.return %a : tensor<1x8x5x4xf32>
+}
+
+// -----
+
+// The repeat done in the [b, s, h, d] layout (heads on physical axis 2), before
+// the head transpose: the same fold, through the key's layout (the unsqueeze
+// stays, viewed without its unit axis). The value's expand repeats the
+// sequence, not the heads: it stays.
+// CHECK-LABEL: func.func @repeat_in_layout
+// CHECK: %[[V:.*]] = rlx.expand %v : tensor<1x1x8x4xf32> -> tensor<1x5x8x4xf32>
+// CHECK: %[[K:.*]] = rlx.reshape %k5 : tensor<1x5x2x1x4xf32> -> tensor<1x5x2x4xf32>
+// CHECK: rlx.attention %q, %[[K]], %[[V]] k_layout = [0, 2, 1, 3] v_layout = [0, 2, 1, 3] : tensor<1x8x5x4xf32>, tensor<1x5x2x4xf32>, tensor<1x5x8x4xf32> -> tensor<1x8x5x4xf32>
+func.func @repeat_in_layout(%q: tensor<1x8x5x4xf32>, %k: tensor<1x5x8xf32>, %v: tensor<1x1x8x4xf32>) -> tensor<1x8x5x4xf32> {
+  %k5 = rlx.reshape %k : tensor<1x5x8xf32> -> tensor<1x5x2x1x4xf32>
+  %ke = rlx.expand %k5 : tensor<1x5x2x1x4xf32> -> tensor<1x5x2x4x4xf32>
+  %kr = rlx.reshape %ke : tensor<1x5x2x4x4xf32> -> tensor<1x5x8x4xf32>
+  %kt = rlx.transpose %kr perm = [0, 2, 1, 3] : tensor<1x5x8x4xf32> -> tensor<1x8x5x4xf32>
+  %ve = rlx.expand %v : tensor<1x1x8x4xf32> -> tensor<1x5x8x4xf32>
+  %vt = rlx.transpose %ve perm = [0, 2, 1, 3] : tensor<1x5x8x4xf32> -> tensor<1x8x5x4xf32>
+  %a = rlx.attention %q, %kt, %vt : tensor<1x8x5x4xf32>, tensor<1x8x5x4xf32>, tensor<1x8x5x4xf32> -> tensor<1x8x5x4xf32>
+  func.return %a : tensor<1x8x5x4xf32>
+}
+
+// -----
+
+// A repeat whose copies are not of whole heads (tile order: the expanded axis
+// before the heads, [h0 h1 h0 h1 ...]) is not grouped-query attention: it stays.
+// CHECK-LABEL: func.func @tiled_heads_stay
+// CHECK: rlx.expand
+// CHECK: rlx.attention %q, %{{.*}}, %{{.*}} : tensor<1x4x5x4xf32>, tensor<1x4x5x4xf32>, tensor<1x4x5x4xf32>
+func.func @tiled_heads_stay(%q: tensor<1x4x5x4xf32>, %k: tensor<1x2x5x4xf32>) -> tensor<1x4x5x4xf32> {
+  %k5 = rlx.reshape %k : tensor<1x2x5x4xf32> -> tensor<1x1x2x5x4xf32>
+  %ke = rlx.expand %k5 : tensor<1x1x2x5x4xf32> -> tensor<1x2x2x5x4xf32>
+  %kr = rlx.reshape %ke : tensor<1x2x2x5x4xf32> -> tensor<1x4x5x4xf32>
+  %a = rlx.attention %q, %kr, %kr : tensor<1x4x5x4xf32>, tensor<1x4x5x4xf32>, tensor<1x4x5x4xf32> -> tensor<1x4x5x4xf32>
+  func.return %a : tensor<1x4x5x4xf32>
+}

@@ -110,6 +110,14 @@ class Attention:
     mask_st: tuple[int, int, int, int]
     causal: bool
     scale: float
+    #: query heads per key head and per value head (grouped-query attention; 1: one each)
+    kg: int = 1
+    vg: int = 1
+
+    def head(self, which: str) -> str:
+        """The head of key ("K") or value ("V") that query head `h` reads."""
+        g = self.kg if which == "K" else self.vg
+        return "h" if g == 1 else f"(h / {g})"
 
     @property
     def dtype(self) -> str:
@@ -129,13 +137,12 @@ def _logical_strides(v: SSAValue, perm: list[int]) -> tuple[list[int], list[int]
 def attention_problem(op: rlx.AttentionOp) -> Attention:
     lq, lk, lv, lo = op.layouts()
     (b, h, sq, dk), qst = _logical_strides(op.query, lq)
-    (_, _, sk, _), kst = _logical_strides(op.key, lk)
-    (_, _, _, dv), vst = _logical_strides(op.value, lv)
+    (_, kh, sk, _), kst = _logical_strides(op.key, lk)
+    (_, vh, _, dv), vst = _logical_strides(op.value, lv)
     # a head window starts `offset` heads in; its heads stride is the wide tensor's
     windows = op.windows()
     offsets = tuple(0 if w is None else w[0] * st[1] for w, st in zip(windows, (qst, kst, vst)))
-    if (wq := windows[0]) is not None:
-        h = wq[1]
+    h, kh, vh = (n if w is None else w[1] for n, w in zip((h, kh, vh), windows))
     _, ost = _logical_strides(op.result, lo)
     assert qst[3] == kst[3] == vst[3] == ost[3] == 1
     mst = (0, 0, 0, 0)
@@ -148,7 +155,7 @@ def attention_problem(op: rlx.AttentionOp) -> Attention:
     return Attention(
         op.query, op.key, op.value, op.mask, op.result, b, h, sq, sk, dk, dv,
         tuple(qst[:3]), tuple(kst[:3]), tuple(vst[:3]), tuple(ost[:3]), offsets, mst,  # pyright: ignore  # pyright: ignore
-        op.causal is not None, scale,
+        op.causal is not None, scale, h // kh, h // vh,
     )  # fmt: skip
 
 
@@ -278,8 +285,8 @@ def _bases(a: Attention) -> list[str]:
     each operand (head windows' offsets included) and of the mask."""
     return [
         "  const auto* Qb = Q + QO + (long long)b * QSB + (long long)h * QSH;",
-        "  const auto* Kb = K + KO + (long long)b * KSB + (long long)h * KSH;",
-        "  const auto* Vb = V + VO + (long long)b * VSB + (long long)h * VSH;",
+        f"  const auto* Kb = K + KO + (long long)b * KSB + (long long){a.head('K')} * KSH;",
+        f"  const auto* Vb = V + VO + (long long)b * VSB + (long long){a.head('V')} * VSH;",
         "  auto* Ob = O + (long long)b * OSB + (long long)h * OSH;",
         *(["  const auto* Mb = M + (long long)b * MSB + (long long)h * MSH;"] if a.mask is not None else []),
     ]
@@ -465,8 +472,8 @@ def _mma_kernel(a: Attention, sm_count: int) -> KernelSpec:
         "  const int warp = threadIdx.x >> 5, lane = threadIdx.x & 31, g = lane >> 2, tig = lane & 3;",
         f"  const int m0 = blockIdx.x * {bm}, h = blockIdx.y, b = blockIdx.z;",
         "  const unsigned short* Qb = Q + QO + (long long)b * QSB + (long long)h * QSH + (long long)m0 * QSS;",
-        "  const unsigned short* Kb = K + KO + (long long)b * KSB + (long long)h * KSH;",
-        "  const unsigned short* Vb = V + VO + (long long)b * VSB + (long long)h * VSH;",
+        f"  const unsigned short* Kb = K + KO + (long long)b * KSB + (long long){a.head('K')} * KSH;",
+        f"  const unsigned short* Vb = V + VO + (long long)b * VSB + (long long){a.head('V')} * VSH;",
         "  unsigned short* Ob = O + (long long)b * OSB + (long long)h * OSH;",
         mask_ptr,
         f"  const int n_end = CAUSAL ? min(SK, m0 + {bm}) : SK;",

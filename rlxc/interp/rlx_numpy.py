@@ -619,6 +619,8 @@ class _RlxFunctionsBase(InterpreterFunctions):
         q, k, v = (np.transpose(x, np.argsort(p)) for x, p in ((q, lq), (k, lk), (v, lv)))
         # head windows: the heads [offset, offset + count) of a wider tensor
         q, k, v = (x if w is None else x[:, w[0] : w[0] + w[1]] for x, w in zip((q, k, v), op.windows()))
+        # grouped-query attention: query head h reads key/value head h // (heads / their heads)
+        k, v = (np.repeat(x, q.shape[1] // x.shape[1], axis=1) for x in (k, v))
         out = attention(q, k, v, m[0] if m else None, op.causal is not None, op.scale_value())
         return _out(op, np.transpose(out, lo))
 

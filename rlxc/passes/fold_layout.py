@@ -7,7 +7,9 @@ A BERT layer builds attention as linear -> reshape [b, s, h, d] ->
 transpose [0, 2, 1, 3] -> attention -> transpose [0, 2, 1, 3] -> reshape
 [b, s, h*d]. Reshapes are views; after this pass the transposes are gone
 too: attention reads q, k and v with `q_layout = [0, 2, 1, 3]` (...) and
-writes its result with `out_layout = [0, 2, 1, 3]`.
+writes its result with `out_layout = [0, 2, 1, 3]`. A decoder with
+grouped-query attention repeats its key and value heads (reshape, expand,
+reshape): attention reads them unrepeated instead.
 """
 
 from __future__ import annotations
@@ -81,7 +83,7 @@ def _replace(rewriter: PatternRewriter, op: Operation, new: Operation) -> None:
 def _erase_dead(rewriter: PatternRewriter, ops) -> None:
     for o in ops:
         if (
-            isinstance(o, rlx.TransposeOp | rlx.ReshapeOp | rlx.SliceOp | rlx.AttentionOp)
+            isinstance(o, rlx.TransposeOp | rlx.ReshapeOp | rlx.SliceOp | rlx.ExpandOp | rlx.AttentionOp)
             and o.parent is not None and all(r.first_use is None for r in o.results)
         ):  # fmt: skip
             feeders = [v.owner for v in o.operands]
@@ -171,6 +173,57 @@ class FoldOperandSlices(RewritePattern):
         _replace(rewriter, op, _rebuild(op, [*operands, mask], layouts, op.result.type, windows))
 
 
+class FoldRepeatedHeads(RewritePattern):
+    """attention(reshape(expand(x5))) where x5 has a unit axis after the
+    key's (or value's) heads axis, the expand repeats it n times and the
+    reshape merges the pair back into the heads axis (Hugging Face's
+    `repeat_kv`, PyTorch's `repeat_interleave` over heads, ONNX exports of
+    either) -> attention over x5 without the unit axis: grouped-query
+    attention, each key head read by n query heads in place (the kernel's
+    head h // n), so the repeated copy is never written. In any operand
+    layout; not through a head window."""
+
+    @op_type_rewrite_pattern
+    def match_and_rewrite(self, op: rlx.AttentionOp, rewriter: PatternRewriter, /):
+        layouts, windows = op.layouts(), op.windows()
+        operands = [op.query, op.key, op.value]
+        changed = False
+        for i in (1, 2):
+            x = operands[i]
+            r = x.owner
+            if windows[i] is not None or not isinstance(r, rlx.ReshapeOp) or not isinstance(r.input.owner, rlx.ExpandOp):
+                continue
+            e = r.input.owner
+            phys, es, xs = _shape(x), _shape(e.result), _shape(e.input)
+            ax = layouts[i].index(1)  # the physical axis that holds the heads
+            if len(es) != 5 or len(xs) != 5:
+                continue
+            groups, n = es[ax], es[ax + 1]
+            if (
+                n < 2 or groups * n != phys[ax] or es[:ax] != phys[:ax] or es[ax + 2:] != phys[ax + 1:]
+                or xs != [*es[: ax + 1], 1, *es[ax + 2:]]
+            ):  # fmt: skip
+                continue
+            grouped = [*phys[:ax], groups, *phys[ax + 1:]]
+            src = e.input
+            if isinstance(src.owner, rlx.ReshapeOp) and _shape(src.owner.input) == grouped:
+                src = src.owner.input  # the unsqueeze that made x5: its input is the grouped tensor
+            else:
+                view = rlx.ReshapeOp.build(operands=[src], result_types=[TensorType(x.type.element_type, grouped)])  # pyright: ignore
+                rewriter.insert(view, InsertPoint.before(op))
+                src = view.result
+            operands[i] = src
+            changed = True
+        if not changed:
+            return
+        mask = [op.mask] if op.mask is not None else []
+        _replace(rewriter, op, _rebuild(op, [*operands, mask], layouts, op.result.type))
+
+
+def _shape(v) -> list[int]:
+    return [int(d) for d in v.type.get_shape()]
+
+
 class FoldMatmulTransposes(RewritePattern):
     """matmul(transpose(x, P), ...) where P swaps the last two axes (and
     keeps the rest) -> matmul(x, ...) with that operand's transpose flag
@@ -237,7 +290,9 @@ class FoldLayoutPass(ModulePass):
     the result has other users, stay. A last-axis slice of whole heads that
     reaches query, key or value through a reshape to [B, S, h, d] (a merged
     Q/K/V projection's slices) becomes a head window (`q_heads`, ...) on a
-    reshape of the sliced tensor. A transpose of the last two axes feeding
+    reshape of the sliced tensor. Key or value heads repeated by a reshape,
+    expand, reshape (`repeat_kv`) are read unrepeated (grouped-query
+    attention). A transpose of the last two axes feeding
     `rlx.matmul` becomes its `transpose_lhs` / `transpose_rhs` flag. The cuda optimize pipeline runs it
     after rlx-unfuse and the clean-ups, before fusion."""
 
@@ -245,7 +300,8 @@ class FoldLayoutPass(ModulePass):
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         patterns: list[RewritePattern] = [
-            FoldOperandTransposes(), FoldOperandSlices(), FoldResultTranspose(), FoldMatmulTransposes()
+            FoldRepeatedHeads(), FoldOperandTransposes(), FoldOperandSlices(), FoldResultTranspose(),
+            FoldMatmulTransposes(),
         ]  # fmt: skip
         PatternRewriteWalker(GreedyRewritePatternApplier(patterns)).rewrite_module(op)
 

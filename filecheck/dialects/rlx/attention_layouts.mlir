@@ -18,3 +18,12 @@ func.func @layouts(%q: tensor<2x8x3x4xf32>, %k: tensor<2x8x3x4xf32>, %v: tensor<
   %3 = rlx.attention %t, %t, %t : tensor<2x3x8x4xf32>, tensor<2x3x8x4xf32>, tensor<2x3x8x4xf32> -> tensor<2x3x8x4xf32>
   func.return
 }
+
+// Grouped-query attention round-trips: 6 query heads over 2 key heads and 3
+// value heads (the value in the [b, s, h, d] layout).
+// CHECK-LABEL: func.func @grouped(
+// CHECK-NEXT: %{{.*}} = rlx.attention %q, %k, %v causal v_layout = [0, 2, 1, 3] : tensor<1x6x5x4xf32>, tensor<1x2x7x4xf32>, tensor<1x7x3x8xf32> -> tensor<1x6x5x8xf32>
+func.func @grouped(%q: tensor<1x6x5x4xf32>, %k: tensor<1x2x7x4xf32>, %v: tensor<1x7x3x8xf32>) {
+  %0 = rlx.attention %q, %k, %v causal v_layout = [0, 2, 1, 3] : tensor<1x6x5x4xf32>, tensor<1x2x7x4xf32>, tensor<1x7x3x8xf32> -> tensor<1x6x5x8xf32>
+  func.return
+}

@@ -28,7 +28,7 @@ func.func @wrong_rank(%q: tensor<2x3x8x4xf32>) {
 // -----
 
 func.func @shapes_disagree_through_layout(%q: tensor<2x3x8x4xf32>) {
-  // expected-error @+1 {{'rlx.attention' op query 2x3x8x4, key 2x8x3x4 and value 2x3x8x4 disagree: batch and heads must match, key's head_dim must equal query's, and key and value need the same sequence length (shapes in the logical layout)}}
+  // expected-error @+1 {{'rlx.attention' op query 2x3x8x4, key 2x8x3x4 and value 2x3x8x4 disagree: batch must match, key's and value's heads must divide the query's, key's head_dim must equal query's, and key and value need the same sequence length (shapes in the logical layout)}}
   %0 = rlx.attention %q, %q, %q k_layout = [0, 2, 1, 3] : tensor<2x3x8x4xf32>, tensor<2x3x8x4xf32>, tensor<2x3x8x4xf32> -> tensor<2x3x8x4xf32>
   func.return
 }

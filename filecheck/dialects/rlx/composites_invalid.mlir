@@ -221,15 +221,24 @@ func.func @attention_rank(%q: tensor<2x8x4xf32>) {
 // -----
 
 func.func @attention_heads(%q: tensor<1x2x8x4xf32>, %k: tensor<1x4x8x4xf32>) {
-  // expected-error @+1 {{'rlx.attention' op query 1x2x8x4, key 1x4x8x4 and value 1x4x8x4 disagree: batch and heads must match, key's head_dim must equal query's, and key and value need the same sequence length}}
+  // expected-error @+1 {{'rlx.attention' op query 1x2x8x4, key 1x4x8x4 and value 1x4x8x4 disagree: batch must match, key's and value's heads must divide the query's, key's head_dim must equal query's, and key and value need the same sequence length}}
   %0 = rlx.attention %q, %k, %k : tensor<1x2x8x4xf32>, tensor<1x4x8x4xf32>, tensor<1x4x8x4xf32> -> tensor<1x2x8x4xf32>
   func.return
 }
 
 // -----
 
+// grouped-query attention: key and value heads must divide the query's (3 into 2 does not)
+func.func @attention_heads_do_not_divide(%q: tensor<1x3x8x4xf32>, %k: tensor<1x2x8x4xf32>) {
+  // expected-error @+1 {{'rlx.attention' op query 1x3x8x4, key 1x2x8x4 and value 1x2x8x4 disagree: batch must match, key's and value's heads must divide the query's, key's head_dim must equal query's, and key and value need the same sequence length}}
+  %0 = rlx.attention %q, %k, %k : tensor<1x3x8x4xf32>, tensor<1x2x8x4xf32>, tensor<1x2x8x4xf32> -> tensor<1x3x8x4xf32>
+  func.return
+}
+
+// -----
+
 func.func @attention_head_dim(%q: tensor<1x2x8x4xf32>, %k: tensor<1x2x8x6xf32>) {
-  // expected-error @+1 {{'rlx.attention' op query 1x2x8x4, key 1x2x8x6 and value 1x2x8x4 disagree: batch and heads must match, key's head_dim must equal query's, and key and value need the same sequence length}}
+  // expected-error @+1 {{'rlx.attention' op query 1x2x8x4, key 1x2x8x6 and value 1x2x8x4 disagree: batch must match, key's and value's heads must divide the query's, key's head_dim must equal query's, and key and value need the same sequence length}}
   %0 = rlx.attention %q, %k, %q : tensor<1x2x8x4xf32>, tensor<1x2x8x6xf32>, tensor<1x2x8x4xf32> -> tensor<1x2x8x4xf32>
   func.return
 }
@@ -237,7 +246,7 @@ func.func @attention_head_dim(%q: tensor<1x2x8x4xf32>, %k: tensor<1x2x8x6xf32>) 
 // -----
 
 func.func @attention_kv_seq(%q: tensor<1x2x8x4xf32>, %v: tensor<1x2x5x4xf32>) {
-  // expected-error @+1 {{'rlx.attention' op query 1x2x8x4, key 1x2x8x4 and value 1x2x5x4 disagree: batch and heads must match, key's head_dim must equal query's, and key and value need the same sequence length}}
+  // expected-error @+1 {{'rlx.attention' op query 1x2x8x4, key 1x2x8x4 and value 1x2x5x4 disagree: batch must match, key's and value's heads must divide the query's, key's head_dim must equal query's, and key and value need the same sequence length}}
   %0 = rlx.attention %q, %q, %v : tensor<1x2x8x4xf32>, tensor<1x2x8x4xf32>, tensor<1x2x5x4xf32> -> tensor<1x2x8x4xf32>
   func.return
 }

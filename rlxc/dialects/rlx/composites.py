@@ -52,7 +52,7 @@ from rlxc.dialects.rlx.reductions import (
     SoftmaxOp,
     _check_norm_params,
 )
-from rlxc.dialects.rlx.shape import ConcatOp, SliceOp, TransposeOp
+from rlxc.dialects.rlx.shape import ConcatOp, ExpandOp, ReshapeOp, SliceOp, TransposeOp
 from rlxc.dialects.types import (
     FLOAT_TYPES,
     broadcasts_to,
@@ -194,6 +194,18 @@ def inverse_perm(perm: Sequence[int]) -> list[int]:
     return inv
 
 
+def _repeat_heads(b: DecomposeBuilder, x: SSAValue, heads: int) -> SSAValue:
+    """[B, G, S, D] -> [B, heads, S, D], each head repeated heads / G times in
+    place (grouped-query attention's key and value); x itself where G == heads."""
+    bs, g, s, d = shape_of(x.type)
+    if g == heads:
+        return x
+    et = x.type.get_element_type()  # pyright: ignore[reportAttributeAccessIssue]
+    x5 = b(ReshapeOp, [x], {}, [TensorType(et, [bs, g, 1, s, d])])
+    wide = b(ExpandOp, [x5], {}, [TensorType(et, [bs, g, heads // g, s, d])])
+    return b(ReshapeOp, [wide], {}, [TensorType(et, [bs, heads, s, d])])
+
+
 @irdl_op_definition
 class AttentionOp(RlxOp):
     """softmax(q·kᵀ · scale + mask [+ causal]) · v over [batch, heads, seq, head_dim].
@@ -203,6 +215,12 @@ class AttentionOp(RlxOp):
     with log2(e) into one f32 constant, a rounding more). `causal` masks key j > query i
     (top-left aligned, as PyTorch's `is_causal`). `mask` is additive and
     broadcasts to [batch, heads, q_seq, k_seq].
+
+    Key and value may have fewer heads than query (grouped-query attention):
+    with H query heads and G key (value) heads, G dividing H, query head h
+    reads key (value) head h // (H / G), as if each were repeated H / G
+    times along the heads axis (PyTorch's `repeat_interleave`, Hugging
+    Face's `repeat_kv`), without the copy.
 
     `q_layout`, `k_layout`, `v_layout` and `out_layout` (optional, identity
     by default) give the physical layout of query, key, value and the result
@@ -312,11 +330,14 @@ class AttentionOp(RlxOp):
                 s = (s[0], w[1], s[2], s[3])
             windowed.append(s)
         qs, ks, vs = windowed
-        if qs[:2] != ks[:2] or qs[:2] != vs[:2] or qs[3] != ks[3] or ks[2] != vs[2]:
+        if (
+            qs[0] != ks[0] or qs[0] != vs[0] or qs[1] % ks[1] or qs[1] % vs[1]
+            or qs[3] != ks[3] or ks[2] != vs[2]
+        ):  # fmt: skip
             raise VerifyException(
                 f"query {fmt_shape(qs)}, key {fmt_shape(ks)} and value {fmt_shape(vs)} "
-                "disagree: batch and heads must match, key's head_dim must equal "
-                "query's, and key and value need the same sequence length"
+                "disagree: batch must match, key's and value's heads must divide the query's, "
+                "key's head_dim must equal query's, and key and value need the same sequence length"
                 + ("" if (lq, lk, lv) == ([0, 1, 2, 3],) * 3 else " (shapes in the logical layout)")
             )
         if m is not None:
@@ -364,6 +385,8 @@ class AttentionOp(RlxOp):
             return x
 
         q, k, v = logical(self.query, lq, wq), logical(self.key, lk, wk), logical(self.value, lv, wv)
+        hq = shape_of(q.type)[1]
+        k, v = _repeat_heads(b, k, hq), _repeat_heads(b, v, hq)
         out_type = TensorType(q.type.get_element_type(), [*shape_of(q.type)[:3], shape_of(v.type)[3]])  # pyright: ignore
         # f16/bf16 in f32 (the kernels' scores, softmax and sums are f32): one rounding, at the end
         q, k, v = b.widened(q, k, v)

@@ -100,7 +100,6 @@ def _attention(n: Node) -> list[Value]:
     hk, sk = k.shape[1], k.shape[2]
     if hq % hk or v.shape[1] != hk:
         raise n.error(f"{hq} query heads cannot share {hk} key and {v.shape[1]} value heads")
-    k, v = _repeat_heads(n, k, hq // hk), _repeat_heads(n, v, hq // hk)
     scale = n.attr("scale")
     scale = float(scale) if scale is not None else 1.0 / float(np.sqrt(dq))
     softcap = float(n.attr("softcap", 0.0) or 0.0)
@@ -153,8 +152,8 @@ def _attention(n: Node) -> list[Value]:
         bias = g.reshape(bias, [1] * (4 - bias.ndim) + list(bias.shape))
 
     if softcap > 0.0 or want_qk:
-        y, qk = _scores_path(n, q, k, v, bias, scale, softcap, mode)
-    else:
+        y, qk = _scores_path(n, q, _repeat_heads(n, k, hq // hk), _repeat_heads(n, v, hq // hk), bias, scale, softcap, mode)
+    else:  # grouped-query attention as it is: rlx.attention reads hk key/value heads for hq query heads
         y, qk = g.attention(q, k, v, bias, causal=flag, scale=scale), None
     # A row whose every key is masked gives zeros (ONNX), not the softmax's NaN. Only a
     # runtime term or a constant frontier with an empty row can mask a row wholly (the
