@@ -292,6 +292,26 @@ def _bases(a: Attention) -> list[str]:
     ]
 
 
+#: causal attention: blocks take their query rows heaviest first (`_block_coords`)
+CAUSAL_HEAVY_FIRST = True
+
+
+def _block_coords(a: Attention, rows: str) -> str:
+    """The line that sets this block's first query row `m0`, head `h` and
+    batch `b`. Without a causal mask every block walks every key tile: the
+    grid's (x, y, z) as they are. With one, a block's work grows with its
+    query rows; the blocks run heaviest first (the hardware starts blocks
+    in linear order): the first b·h blocks take the last query rows of
+    every (batch, head), and so on down, so the short blocks fill the tail
+    of the launch instead of long ones starting last (FlashAttention-2's
+    ordering)."""
+    if not (a.causal and CAUSAL_HEAVY_FIRST):
+        return f"  const int m0 = blockIdx.x * {rows}, h = blockIdx.y, b = blockIdx.z;"
+    hb = a.h * a.b
+    return (f"  const int t_ = blockIdx.x + gridDim.x * (blockIdx.y + gridDim.y * blockIdx.z);  // heaviest first\n"
+            f"  const int m0 = (gridDim.x - 1 - t_ / {hb}) * {rows}, h = t_ % {a.h}, b = (t_ / {a.h}) % {a.b};")
+
+
 def _spec(a: Attention, src: list[str], bufs: list[Buf | int], rows: int, threads: int, smem: int) -> KernelSpec:
     """Every form's kernel: the source's non-empty lines, a block per `rows`
     query rows of each (batch, head)."""
@@ -470,7 +490,7 @@ def _mma_kernel(a: Attention, sm_count: int) -> KernelSpec:
            f"  unsigned short* Qs = rlx_att_sm + {bn * qst + bn * vst};  // {bm} x {qst}, read each step"] if q_smem else
           [f"  unsigned short* Vs = rlx_att_sm + {bn * qst};  // {bn} x {vst}; the query tile ({bm} x {qst}) first"]),
         "  const int warp = threadIdx.x >> 5, lane = threadIdx.x & 31, g = lane >> 2, tig = lane & 3;",
-        f"  const int m0 = blockIdx.x * {bm}, h = blockIdx.y, b = blockIdx.z;",
+        _block_coords(a, str(bm)),
         "  const unsigned short* Qb = Q + QO + (long long)b * QSB + (long long)h * QSH + (long long)m0 * QSS;",
         f"  const unsigned short* Kb = K + KO + (long long)b * KSB + (long long){a.head('K')} * KSH;",
         f"  const unsigned short* Vb = V + VO + (long long)b * VSB + (long long){a.head('V')} * VSH;",
@@ -659,7 +679,7 @@ def _simt_kernel(a: Attention) -> KernelSpec:
         "  float* Ks = rlx_att_smf;  // BN x DK",
         "  float* Vs = rlx_att_smf + BN * DK;  // BN x DV",
         "  const int lane = threadIdx.x % T;  // this lane holds elements (e * T + lane) * W + [0, W)",
-        "  const int m0 = blockIdx.x * ROWS, h = blockIdx.y, b = blockIdx.z;",
+        _block_coords(a, "ROWS"),
         "  const int row = m0 + threadIdx.x / T, rowc = min(row, SQ - 1);",
         *_bases(a),
         "  float q[CK * W], o[CV * W];",
@@ -782,7 +802,7 @@ def _tiled_kernel(a: Attention) -> KernelSpec:
         f"  float* Vs = Ks + {ks_floats};  // BN x DV",
         "  float* Ps = Vs + BN * DV;  // BN x LDP: probabilities, transposed",
         "  const int tx = threadIdx.x & 15, ty = threadIdx.x >> 4;  // keys tx + 16 j, rows ty * 4 + i",
-        "  const int m0 = blockIdx.x * BM, h = blockIdx.y, b = blockIdx.z;",
+        _block_coords(a, "BM"),
         *_bases(a),
         f"  for (int i = threadIdx.x; i < BM * DK; i += {TILED_THREADS}) {{",
         "    const int r = i / DK, c = i % DK;",
