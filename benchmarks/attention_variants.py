@@ -23,7 +23,10 @@ import rlxc
 CASES = [("bert-base b=32", 32, 12, 128, 64), ("s=512 d=64 b=8", 8, 12, 512, 64), ("s=384 d=64 b=16", 16, 12, 384, 64),
          ("s=1024 d=128 b=4", 4, 16, 1024, 128), ("s=2048 d=64 b=2", 2, 16, 2048, 64), ("s=1024 d=64 b=4 causal", 4, 16, 1024, 64),
          ("s=512 d=128 b=8", 8, 16, 512, 128), ("s=1024 d=64 b=4", 4, 16, 1024, 64), ("s=1024 d=128 b=4 causal", 4, 16, 1024, 128),
-         ("s=4096 d=64 b=1", 1, 16, 4096, 64), ("s=256 d=128 b=16", 16, 16, 256, 128), ("s=2048 d=128 b=1 causal", 1, 32, 2048, 128)]
+         ("s=4096 d=64 b=1", 1, 16, 4096, 64), ("s=256 d=128 b=16", 16, 16, 256, 128), ("s=2048 d=128 b=1 causal", 1, 32, 2048, 128),
+         ("s=256 d=128 b=16 causal", 16, 16, 256, 128), ("s=512 d=128 b=8 causal", 8, 16, 512, 128),
+         ("s=512 d=64 b=8 causal", 8, 16, 512, 64), ("s=4096 d=64 b=1 causal", 1, 16, 4096, 64),
+         ("s=128 d=64 b=32 causal", 32, 12, 128, 64), ("s=384 d=64 b=16 causal", 16, 12, 384, 64)]
 #: Variants as "keys:m-tiles:q[:warps]" (q: r = query fragments in
 #: registers, s = read from shared memory each step; warps per block, 4 by
 #: default), optionally "+N" for N blocks per SM asked of __launch_bounds__;

@@ -525,10 +525,10 @@ def test_two_m_tiles_compile(arch, monkeypatch):
 
 
 @pytest.mark.parametrize("arch", ARCHS)
-def test_long_sequences_take_two_m_tiles(arch):
+def test_long_sequences_take_two_m_tiles(arch, monkeypatch):
     """Two m-tiles per warp (query fragments from shared memory) where each
-    block walks many key tiles without a causal mask: head_dims over 64
-    from 256 queries and keys (with 64-key tiles), others from 1024; one
+    block walks many key tiles: head_dims over 64 from 256 queries and keys
+    (with 64-key tiles; 512 with a causal mask), others from 1024; one
     elsewhere."""
     from rlxc.codegen import attention as codegen
 
@@ -543,8 +543,16 @@ def test_long_sequences_take_two_m_tiles(arch):
     assert shape_of(4, 16, 1024, 128) == (2, 64, True)
     assert shape_of(16, 16, 256, 128) == (2, 64, True)
     assert shape_of(2, 16, 1024, 64) == (2, 128, True)
+    # causal (blocks heaviest first): two m-tiles of d 128 from 512, of d 64 from 1024; one
+    # m-tile walks 64-key tiles
+    assert shape_of(8, 16, 512, 128, causal=True) == (2, 64, True)
+    assert shape_of(16, 16, 256, 128, causal=True) == (1, 64, False)
+    assert shape_of(2, 16, 2048, 64, causal=True) == (2, 128, True)
+    assert shape_of(8, 16, 512, 64, causal=True) == (1, 64, False)
+    assert shape_of(32, 12, 128, 64, causal=True) == (1, 64, False)
+    monkeypatch.setattr(codegen, "CAUSAL_HEAVY_FIRST", False)  # in grid order: one m-tile, 128 keys, as before
     assert shape_of(8, 16, 512, 128, causal=True) == (1, 128, False)
-    assert shape_of(2, 16, 2048, 64, causal=True) == (1, 128, False)
+    monkeypatch.undo()
     assert shape_of(8, 12, 512, 64) == (1, 128, False)
     assert shape_of(32, 12, 128, 128) == (1, 128, False)
     assert shape_of(32, 12, 128, 64) == (1, 128, False)

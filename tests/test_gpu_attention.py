@@ -193,8 +193,12 @@ def test_many_blocks_in_flight(dtype):
         q, k, v = (g.input(n, [16, 12, 384, 64], dtype) for n in "qkv")
         m = g.input("m", [16, 1, 1, 384], dtype)
         q2, k2, v2 = (g.input(f"{n}2", [16, 12, 300, 40], dtype) for n in "qkv")
+        # long causal rows: two m-tiles a warp, blocks heaviest first
+        q3, k3, v3 = (g.input(f"{n}3", [1, 4, 1100, 128], dtype) for n in "qkv")
+        q4, k4, v4 = (g.input(f"{n}4", [2, 3, 1030, 64], dtype) for n in "qkv")
         return [g.attention(q, k, v), g.attention(q, k, v, causal=True), g.attention(q, k, v, m),
-                g.attention(q2, k2, v2, causal=True)]
+                g.attention(q2, k2, v2, causal=True), g.attention(q3, k3, v3, causal=True),
+                g.attention(q4, k4, v4, causal=True)]
 
     check(_module(build), rng=np.random.default_rng(3))
 

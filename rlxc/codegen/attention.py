@@ -341,12 +341,19 @@ def mma_m_tiles(a: Attention, sm_count: int) -> int:
     274.5 (128-key tiles). One m-tile stayed faster at d 64 s 384-512 (s 512
     b 8: 36.2 against 41.9) and with causal masks (d 64 s 1024: 64.1
     against 70.1; d 128 s 1024: 112.7 against 117.4; d 128 s 2048: 204.3
-    against 212.2)."""
+    against 212.2). Causal blocks taken heaviest first (`CAUSAL_HEAVY_FIRST`)
+    changed that (H200, f16, 2026-11-27, one m-tile -> two): d 128 s 512 b
+    8 57.7 -> 54.3, s 1024 b 4 97.0 -> 84.4, s 2048 b 1 178.9 -> 146.8; d 64
+    s 1024 b 4 54.0 -> 50.0, s 4096 b 1 171.1 -> 151.6; at d 128 s 256 one
+    stayed faster (40.1 against 42.9), so causal head_dims over 64 take two
+    from 512 queries and keys."""
     if FORCE_M_TILES is not None:
         return FORCE_M_TILES
-    if a.causal:
+    if a.causal and not CAUSAL_HEAVY_FIRST:
         return 1
     long = min(a.sq, a.sk)
+    if a.causal and max(a.dk, a.dv) > 64:  # heaviest first (H200, 2026-11-27, session 32)
+        return 2 if long >= 512 else 1
     return 2 if long >= (256 if max(a.dk, a.dv) > 64 else 1024) else 1
 
 
@@ -365,8 +372,14 @@ def mma_bn(a: Attention) -> int:
     spills.)"""
     if FORCE_BN is not None:
         return FORCE_BN
-    if max(a.dk, a.dv) > 64 and mma_m_tiles(a, 0) == 2:
+    m_tiles = mma_m_tiles(a, 0)
+    if max(a.dk, a.dv) > 64 and m_tiles == 2:
         return MMA_BN  # two m-tiles of d 128 with 128-key tiles spill (s 1024 d 128: 162.6 against 134.2 µs)
+    if a.causal and m_tiles == 1 and CAUSAL_HEAVY_FIRST:
+        # the mask ends each block's walk on a tile: 64-key tiles walk less past it (H200,
+        # f16, 2026-11-27: BERT-base-sized b 32 s 128 15.1 -> 13.1 µs, d 64 s 384 b 16 32.2
+        # -> 29.5, d 128 s 256 b 16 47.0 -> 40.1)
+        return MMA_BN
     return 2 * MMA_BN if a.sk > MMA_BN else MMA_BN
 
 
