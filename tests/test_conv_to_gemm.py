@@ -11,6 +11,8 @@ import pytest
 import reference as R
 import rlxc
 from rlxc.dialects import rlx
+from rlxc.dialects.rlx.base import i64_array, i64_attr
+from xdsl.dialects.builtin import UnitAttr
 from rlxc.dialects.types import shape_of
 from rlxc.driver import WEIGHT_PASSES
 from rlxc.passes import conv_to_gemm
@@ -224,6 +226,105 @@ def test_channels_last_pools_match_loops(kind, kernel, stride, padding, dilation
     R.assert_close(got, np.moveaxis(want, 1, 3), dtype, what=f"{kind}_pool2d channels last")
 
 
+def conv_reference_nhwc(x, w, b, stride, padding, dilation, groups):
+    """NHWC x, OIHW w -> NHWC, in float64, by loops over the taps (from the
+    definition: each output channel sums its group's input channels)."""
+    x, w = np.asarray(x, np.float64), np.asarray(w, np.float64)
+    n, h, wd, c = x.shape
+    o, cg, kh, kw = w.shape
+    (sh, sw), (pt, pl, pb, pr), (dh, dw) = _pair(stride), _pads(padding), _pair(dilation)
+    oh = (h + pt + pb - dh * (kh - 1) - 1) // sh + 1
+    ow = (wd + pl + pr - dw * (kw - 1) - 1) // sw + 1
+    og = o // groups
+    out = np.zeros((n, oh, ow, o)) + (0.0 if b is None else np.asarray(b, np.float64))
+    for oy in range(oh):
+        for ox in range(ow):
+            for ky in range(kh):
+                for kx in range(kw):
+                    iy, ix = oy * sh - pt + ky * dh, ox * sw - pl + kx * dw
+                    if 0 <= iy < h and 0 <= ix < wd:
+                        for oc in range(o):
+                            g0 = (oc // og) * cg
+                            out[:, oy, ox, oc] += x[:, iy, ix, g0:g0 + cg] @ w[oc, :, ky, kx]
+    return out
+
+
+#: (NHWC x shape, weight shape, conv2d keyword arguments) of convolutions left direct
+NHWC_CASES = [
+    pytest.param((2, 7, 6, 16), (16, 1, 3, 3), {"padding": 1, "groups": 16}, id="depthwise-16"),
+    pytest.param((1, 9, 8, 32), (32, 1, 3, 3), {"stride": 2, "padding": 1, "groups": 32}, id="depthwise-stride2"),
+    pytest.param((2, 6, 7, 6), (6, 1, 3, 2), {"padding": (1, 0, 2, 1), "dilation": (2, 1), "groups": 6}, id="depthwise-6"),
+    pytest.param((1, 5, 6, 5), (5, 1, 5, 5), {"padding": 2, "groups": 5}, id="depthwise-odd"),
+    pytest.param((2, 5, 5, 4), (8, 1, 3, 3), {"padding": 1, "groups": 4}, id="multiplier-2"),
+    pytest.param((2, 6, 5, 8), (6, 4, 3, 3), {"stride": (2, 1), "padding": 1, "groups": 2}, id="grouped"),
+]
+
+
+@pytest.mark.parametrize("xs,ws,kw", NHWC_CASES)
+@pytest.mark.parametrize("dtype", FLOATS)
+def test_channels_last_convs_match_loops(xs, ws, kw, dtype, rng):
+    """rlx.conv2d channels_last (NHWC in and out, OIHW weight) in the
+    interpreter against loops over the taps in float64."""
+    x = R.random_array(rng, xs, dtype)
+    w, b = R.random_array(rng, ws, dtype, -1, 1), R.random_array(rng, (ws[0],), dtype, -1, 1)
+    g = rlxc.GraphBuilder()
+    y = g._op(rlx.Conv2dOp, [g.input("x", list(xs), dtype), g.param("w", list(ws), dtype), g.param("b", [ws[0]], dtype)], {
+        "stride": i64_array(list(_pair(kw.get("stride", 1)))), "padding": i64_array(list(_pads(kw.get("padding", 0)))),
+        "dilation": i64_array(list(_pair(kw.get("dilation", 1)))), "groups": i64_attr(kw["groups"]),
+        "channels_last": UnitAttr()})  # fmt: skip
+    (got,) = rlxc.interpret(g.build([y]), {"x": x}, {"w": w, "b": b})
+    want = conv_reference_nhwc(R.wide(x), R.wide(w), R.wide(b), kw.get("stride", 1), kw.get("padding", 0),
+                               kw.get("dilation", 1), kw["groups"])  # fmt: skip
+    R.assert_close(got, want, dtype, what="channels-last conv2d")
+
+
+def _mobilenet_block(batch, dtype, c=16, expand=6, stride=2, residual=False):
+    """MobileNetV2's inverted residual in small: a 1x1 expansion, ReLU6, a
+    3x3 depthwise convolution, ReLU6, a 1x1 projection (and the residual
+    add where the shapes allow), between an NCHW input and output."""
+    g = rlxc.GraphBuilder()
+    p = lambda name, shape: g.param(name, shape, dtype)  # noqa: E731
+    x = g.input("x", [batch, c, 12, 11], dtype)
+    e = c * expand
+    six = g.constant(np.float32(6.0), dtype)
+    relu6 = lambda v: g.minimum(g.relu(v), six)  # noqa: E731
+    h = relu6(g.conv2d(x, p("e.w", [e, c, 1, 1]), p("e.b", [e])))
+    h = relu6(g.conv2d(h, p("d.w", [e, 1, 3, 3]), p("d.b", [e]), stride=stride, padding=1, groups=e))
+    y = g.conv2d(h, p("p.w", [c, e, 1, 1]), p("p.b", [c]))
+    return g.build([g.add(y, x) if residual else y])
+
+
+@pytest.mark.parametrize("residual", [False, True])
+def test_a_mobilenet_block_moves_no_layout_but_in_and_out(residual):
+    """On cuda the depthwise convolution between two 1x1 gemms runs channels
+    last: the only activation transposes left are the block's input and
+    output; the rewritten graph computes what the NCHW one does."""
+    module = _mobilenet_block(2, "f32", stride=1 if residual else 2, residual=residual)
+    lowered = rlxc.run_pipeline(module, "rlx-optimize{target=cuda}")
+    ops = list(lowered.walk())
+    (dw,) = [op for op in ops if isinstance(op, rlx.Conv2dOp)]
+    assert dw.channels_last is not None and _int_groups(dw) == 96
+    moved = [op for op in ops if isinstance(op, rlx.TransposeOp) and not isinstance(op.input.owner, rlx.ParamOp)]
+    assert len(moved) == 2  # in and out (the residual add is of the NCHW input and output)
+    rng = np.random.default_rng(5)
+    x = rng.uniform(-1, 1, (2, 16, 12, 11)).astype(np.float32)
+    params = {n: rng.uniform(-0.5, 0.5, shape_of(op.result.type)).astype(np.float32)
+              for op in module.walk() if isinstance(op, rlx.ParamOp) for n in [op.param_name.data]}  # pyright: ignore
+    (want,) = rlxc.interpret(module, {"x": x}, params, float64=True)
+    (got,) = rlxc.interpret(lowered, {"x": x}, params, float64=True)
+    np.testing.assert_allclose(got, want, rtol=1e-9, atol=1e-12)
+    with pytest.MonkeyPatch.context() as mp:  # off: the depthwise conv reads NCHW between transposes
+        mp.setattr(conv_to_gemm, "CONV_CHANNELS_LAST", False)
+        ops = list(rlxc.run_pipeline(module, "rlx-optimize{target=cuda}").walk())
+    (dw,) = [op for op in ops if isinstance(op, rlx.Conv2dOp)]
+    assert dw.channels_last is None
+    assert len([op for op in ops if isinstance(op, rlx.TransposeOp) and not isinstance(op.input.owner, rlx.ParamOp)]) == 4
+
+
+def _int_groups(op) -> int:
+    return op.groups.value.data
+
+
 def _small_resnet(batch, dtype):
     """ResNet's shape in small: a 7x7 stride-2 stem, ReLU, 3x3 max pool, a
     bottleneck with a strided 1x1 downsample, global average pool, classifier."""
@@ -303,6 +404,55 @@ def test_conv_as_gemm_on_gpu(xs, ws, kw, dtype):
     m = _conv_module(xs, ws, kw, dtype, relu=True)
     assert "rlx.conv2d" not in [op.name for op in rlxc.run_pipeline(m, "rlx-optimize{target=cuda}").walk()]
     check(m)
+
+
+@pytest.mark.parametrize("arch", ARCHS)
+def test_channels_last_conv_kernels_compile(arch):
+    """Every channels-last conv2d form through NVRTC: depthwise over 16-,
+    8- and 4-byte items of channels, a channel a thread (odd channels),
+    and a group's input channels per output channel."""
+    g = rlxc.GraphBuilder()
+    outs = []
+    for i, (xs, ws, kw) in enumerate(p.values for p in NHWC_CASES):
+        for dt in FLOATS:
+            outs.append(g._op(rlx.Conv2dOp, [g.input(f"x{i}{dt}", list(xs), dt), g.param(f"w{i}{dt}", list(ws), dt), None], {
+                "stride": i64_array(list(_pair(kw.get("stride", 1)))), "padding": i64_array(list(_pads(kw.get("padding", 0)))),
+                "dilation": i64_array(list(_pair(kw.get("dilation", 1)))), "groups": i64_attr(kw["groups"]),
+                "channels_last": UnitAttr()}))  # fmt: skip
+    lowered = rlxc.run_pipeline(g.build(outs), f"rlx-cuda{{arch={arch}}}")
+    srcs = [k.properties["source"].data for k in kernels_of(lowered)]  # pyright: ignore
+    forms = sorted({ln.split("conv2d form: ")[1] for src in srcs for ln in src.splitlines() if "conv2d form" in ln})
+    assert forms == [
+        "channels last (NHWC), 1 input channels a group, an output channel a thread",  # a multiplier of 2
+        "channels last (NHWC), 4 input channels a group, an output channel a thread",
+        "channels last (NHWC), depthwise, 2 channels a thread as one 4-byte access",  # 6 f16 channels
+        "channels last (NHWC), depthwise, 2 channels a thread as one 8-byte access",  # 6 f32 channels
+        "channels last (NHWC), depthwise, 4 channels a thread as one 16-byte access",
+        "channels last (NHWC), depthwise, 8 channels a thread as one 16-byte access",
+        "channels last (NHWC), depthwise, a channel a thread",  # 5 channels
+    ], forms
+    assert compile_all(lowered, arch) == len(srcs)
+
+
+@pytest.mark.gpu
+@pytest.mark.skipif(not rlxc.cuda.is_available(), reason="no NVIDIA GPU and driver")
+@pytest.mark.parametrize("dtype", FLOATS)
+def test_channels_last_convs_on_gpu(dtype):
+    """Every channels-last conv2d form, and MobileNet blocks (strided, and
+    residual) through the cuda pipeline, against the interpreter."""
+    from test_gpu import check
+
+    g = rlxc.GraphBuilder()
+    outs = []
+    for i, (xs, ws, kw) in enumerate(p.values for p in NHWC_CASES):
+        outs.append(g._op(rlx.Conv2dOp, [g.input(f"x{i}", list(xs), dtype), g.param(f"w{i}", list(ws), dtype),
+                                         g.param(f"b{i}", [ws[0]], dtype)], {
+            "stride": i64_array(list(_pair(kw.get("stride", 1)))), "padding": i64_array(list(_pads(kw.get("padding", 0)))),
+            "dilation": i64_array(list(_pair(kw.get("dilation", 1)))), "groups": i64_attr(kw["groups"]),
+            "channels_last": UnitAttr()}))  # fmt: skip
+    check(g.build(outs))
+    check(_mobilenet_block(3, dtype))
+    check(_mobilenet_block(2, dtype, stride=1, residual=True))
 
 
 @pytest.mark.gpu

@@ -118,3 +118,28 @@ func.func @grouped(%x: tensor<1x4x8x8xbf16>, %w: tensor<4x1x3x3xbf16>) -> tensor
   %y = rlx.conv2d %x, %w stride = [1, 1] padding = [1, 1, 1, 1] dilation = [1, 1] groups = 4 : tensor<1x4x8x8xbf16>, tensor<4x1x3x3xbf16> -> tensor<1x4x8x8xbf16>
   func.return %y : tensor<1x4x8x8xbf16>
 }
+
+// -----
+
+// MobileNet's inverted residual: the depthwise convolution between two 1x1
+// gemms runs channels last; ReLUs move with it; no activation goes back to
+// NCHW before the block's output (the other transposes are the input's and
+// the weights').
+// CHECK-LABEL: func.func @depthwise_chain
+// CHECK: rlx.linear
+// CHECK-NOT: perm = [0, 3, 1, 2]
+// CHECK: rlx.conv2d %{{.*}}, %dw stride = [2, 2] padding = [1, 1, 1, 1] dilation = [1, 1] groups = 32 channels_last : tensor<1x8x8x32xf16>, tensor<32x1x3x3xf16> -> tensor<1x4x4x32xf16>
+// CHECK-NOT: perm = [0, 3, 1, 2]
+// CHECK: rlx.linear
+// CHECK-NEXT: rlx.transpose %{{.*}} perm = [0, 3, 1, 2]
+// SMALL-LABEL: func.func @depthwise_chain
+// FUSED-LABEL: func.func @depthwise_chain
+// FUSED: rlx.conv2d {{.*}} channels_last
+func.func @depthwise_chain(%x: tensor<1x8x8x8xf16>, %ew: tensor<32x8x1x1xf16>, %dw: tensor<32x1x3x3xf16>, %pw: tensor<8x32x1x1xf16>) -> tensor<1x8x4x4xf16> {
+  %e = rlx.conv2d %x, %ew stride = [1, 1] padding = [0, 0, 0, 0] dilation = [1, 1] groups = 1 : tensor<1x8x8x8xf16>, tensor<32x8x1x1xf16> -> tensor<1x32x8x8xf16>
+  %er = rlx.relu %e : tensor<1x32x8x8xf16>
+  %d = rlx.conv2d %er, %dw stride = [2, 2] padding = [1, 1, 1, 1] dilation = [1, 1] groups = 32 : tensor<1x32x8x8xf16>, tensor<32x1x3x3xf16> -> tensor<1x32x4x4xf16>
+  %dr = rlx.relu %d : tensor<1x32x4x4xf16>
+  %p = rlx.conv2d %dr, %pw stride = [1, 1] padding = [0, 0, 0, 0] dilation = [1, 1] groups = 1 : tensor<1x32x4x4xf16>, tensor<8x32x1x1xf16> -> tensor<1x8x4x4xf16>
+  func.return %p : tensor<1x8x4x4xf16>
+}

@@ -27,7 +27,10 @@ def _direct(op: rlx.Conv2dOp | rlx.ConvTranspose2dOp) -> tuple[list[tuple[str, S
 
 
 def conv2d_kernel(op: rlx.Conv2dOp, sm_count: int) -> KernelSpec:
-    """Direct convolution: a thread per output element, f32 accumulation."""
+    """Direct convolution: a thread per output element, f32 accumulation;
+    channels last (NHWC), `_conv2d_nhwc`."""
+    if op.channels_last is not None:
+        return _conv2d_nhwc(op)
     n, c, h, w = shape(op.input)
     o, cg, kh, kw = shape(op.weight)
     sh, sw = ints(op.stride)
@@ -53,6 +56,93 @@ def conv2d_kernel(op: rlx.Conv2dOp, sm_count: int) -> KernelSpec:
         f"y[i] = {store('acc', t)};",
     ]
     return injective("conv2d", op.result, ins, lines, sm_count)
+
+
+#: Threads per block of the channels-last direct convolution.
+NHWC_THREADS = 256
+
+
+def _conv2d_nhwc(op: rlx.Conv2dOp) -> KernelSpec:
+    """Direct convolution over NHWC: a thread per item of `vw` adjacent
+    output channels of one output pixel, so a warp's loads and stores run
+    along the channels (coalesced). Where each output channel reads one
+    input channel of its own (depthwise, `groups` = channels) and the
+    channels divide into 16-, 8- or 4-byte items, a tap's input is one
+    vector load of the item's channels (f16/bf16 converted in pairs);
+    otherwise an element at a time over the group's input channels. The
+    OIHW weight is read per channel and tap (small, cached); f32
+    accumulation, from the bias."""
+    n, h, w, c = shape(op.input)
+    o, cg, kh, kw = shape(op.weight)
+    _, oh, ow, _ = shape(op.result)
+    sh, sw = ints(op.stride)
+    dh, dw = ints(op.dilation)
+    pt, pl, _, _ = ints(op.padding)
+    og = o // int_of(op.groups)
+    t = eltype(op.input)
+    size = dtype(t).bytes
+    depthwise = cg == 1 and og == 1
+    vw = vector_elems(size, [c]) if depthwise and size in (2, 4) else 1
+    items = n * oh * ow * (o // vw)
+    ix_t, u = ("unsigned", "u") if items < 2**31 and n * h * w * c < 2**31 else ("long long", "LL")
+    name = dtype(t).name
+    decl = params_decl([("x_" if vw > 1 else "x", op.input, False), ("wt", op.weight, False)]
+                       + ([("bias", op.bias, False)] if op.bias is not None else []) + [("y_" if vw > 1 else "y", op.result, True)])
+    form = (f"depthwise, {vw} channels a thread as one {vw * size}-byte access" if vw > 1 else
+            "depthwise, a channel a thread" if depthwise else f"{cg} input channels a group, an output channel a thread")
+    src = [f"// conv2d form: channels last (NHWC), {form}",
+           f'extern "C" __global__ void __launch_bounds__({NHWC_THREADS}) ENTRY({decl}) {{']
+    if vw > 1:
+        raw = _RAW[vw * size]
+        src += [f"  const {raw}* __restrict__ x = reinterpret_cast<const {raw}*>(x_);",
+                f"  {raw}* __restrict__ y = reinterpret_cast<{raw}*>(y_);"]
+    cv = o // vw
+    src += [f"  const {ix_t} i = ({ix_t})blockIdx.x * {NHWC_THREADS}{u} + threadIdx.x;",
+            f"  if (i >= {items}{u}) return;",
+            f"  const {ix_t} q = i % {cv}{u}, p = i / {cv}{u};  // the item's channels, the output pixel",
+            f"  const int ox = (int)(p % {ow}{u}), oy = (int)((p / {ow}{u}) % {oh}{u});",
+            f"  const {ix_t} b = p / {ow * oh}{u};",
+            f"  float acc[{vw}];"]
+    for e in range(vw):
+        oc = f"q * {vw}{u} + {e}{u}" if vw > 1 else "q"
+        src.append(f"  acc[{e}] = {load(f'bias[{oc}]', t) if op.bias is not None else '0.0f'};")
+    src += [f"  for (int ky = 0; ky < {kh}; ++ky) {{",
+            f"    const int iy = oy * {sh} - {pt} + ky * {dh}; if (iy < 0 || iy >= {h}) continue;",
+            f"    for (int kx = 0; kx < {kw}; ++kx) {{",
+            f"      const int ix = ox * {sw} - {pl} + kx * {dw}; if (ix < 0 || ix >= {w}) continue;",
+            f"      const {ix_t} px = (b * {h}{u} + ({ix_t})iy) * {w}{u} + ({ix_t})ix;  // the input pixel"]
+    if vw > 1:
+        words = vw * size // 4
+        comps = [f".{k}" for k in "xyzw"[:words]] if words > 1 else [""]
+        src.append(f"      const {_RAW[vw * size]} v = x[px * {c // vw}{u} + q];")
+        src.append(f"      float f[{vw}];")
+        for wd, comp in enumerate(comps):
+            if size == 4:
+                src.append(f"      f[{wd}] = __uint_as_float(v{comp});")
+            else:
+                src.append(f"      {{ const float2 r = rlx_ld2_{name}(v{comp}); f[{2 * wd}] = r.x; f[{2 * wd + 1}] = r.y; }}")
+        src += ["      #pragma unroll",
+                f"      for (int e = 0; e < {vw}; ++e)",
+                f"        acc[e] += f[e] * {load(f'wt[(q * {vw}{u} + e) * {kh * kw} + ky * {kw} + kx]', t)};"]
+    elif depthwise:
+        src.append(f"      acc[0] += {load(f'x[px * {c}{u} + q]', t)} * {load(f'wt[q * {kh * kw} + ky * {kw} + kx]', t)};")
+    else:
+        src += [f"      const {ix_t} xc = px * {c}{u} + (q / {og}{u}) * {cg}{u};  // the group's first input channel",
+                f"      for (int ci = 0; ci < {cg}; ++ci)",
+                f"        acc[0] += {load('x[xc + ci]', t)} * {load(f'wt[(q * {cg} + ci) * {kh * kw} + ky * {kw} + kx]', t)};"]
+    src += ["    }", "  }"]
+    if vw > 1:
+        words = vw * size // 4
+        if size == 4:
+            ws = [f"__float_as_uint(acc[{k}])" for k in range(words)]
+        else:
+            ws = [f"rlx_st2_{name}(acc[{2 * k}], acc[{2 * k + 1}])" for k in range(words)]
+        src.append(f"  y[i] = {ws[0] if words == 1 else f'make_uint{words}(' + ', '.join(ws) + ')'};")
+    else:
+        src.append(f"  y[i] = {store('acc[0]', t)};")
+    src.append("}")
+    params: list[Buf | int] = [Buf(op.input), Buf(op.weight)] + ([Buf(op.bias)] if op.bias is not None else []) + [Buf(op.result, True)]
+    return KernelSpec("conv2d", "\n".join(src) + "\n", params, -(-items // NHWC_THREADS), NHWC_THREADS)
 
 
 def im2col_kernel(op: rlx.Im2colOp, sm_count: int) -> KernelSpec:

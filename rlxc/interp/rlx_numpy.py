@@ -527,11 +527,15 @@ class _RlxFunctionsBase(InterpreterFunctions):
     @impl(rlx.Conv2dOp)
     def run_conv2d(self, interpreter: Interpreter, op: rlx.Conv2dOp, args: PythonValues):
         x, w, *rest = (_wide(v, o.type) for v, o in zip(args, op.operands))
+        shape = tuple(op.result.type.get_shape())  # pyright: ignore
+        last = op.channels_last is not None  # NHWC in and out: the NCHW convolution between transposes
+        if last:
+            x, shape = np.transpose(x, (0, 3, 1, 2)), (shape[0], shape[3], shape[1], shape[2])
         out = conv2d(
             x, w, rest[0] if rest else None, _ints(op.stride), _ints(op.padding),
-            _ints(op.dilation), _int(op.groups), tuple(op.result.type.get_shape()),  # pyright: ignore
+            _ints(op.dilation), _int(op.groups), shape,
         )  # fmt: skip
-        return _out(op, out)
+        return _out(op, np.transpose(out, (0, 2, 3, 1)) if last else out)
 
     @impl(rlx.ConvTranspose2dOp)
     def run_conv_transpose2d(

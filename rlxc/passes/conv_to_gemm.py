@@ -32,7 +32,10 @@ ReLU after a block's last 1x1 convolution leave no kernel of their own.
 What is rewritten: convolutions of one group whose patches take at most
 `max_col_bytes` bytes (a temporary of the arena; a convolution over a large
 image would need gigabytes, and keeps the direct kernel). Grouped and
-depthwise convolutions keep the direct kernel, whose loop is short there.
+depthwise convolutions keep the direct kernel, whose loop is short there;
+inside a channels-last chain they run it channels last (`channels_last`:
+NHWC in and out, a depthwise tap of 8 f16 channels one 16-byte load), so
+MobileNet's blocks move no layout either.
 The weight's transpose and reshape are of a param, which `rlxc.compile`
 computes once. Runs first in `rlx-optimize{target=cuda}`.
 """
@@ -58,6 +61,9 @@ from rlxc.dialects.rlx import FusionKind, _int, _ints, f64_attr, fusion_kind, i6
 from rlxc.dialects.types import dtype, shape_of, tensor_bytes
 from rlxc.passes.canonicalization import TransposeOfTranspose
 
+#: Whether convolutions left direct (grouped, depthwise) move into channels-last chains
+#: (`ConvChannelsLast`); off: they read NCHW between transposes
+CONV_CHANNELS_LAST = True
 #: Whether the pass rewrites anything (off: every conv keeps its direct
 #: kernel; for measuring the two, as benchmarks/convnets.py does).
 CONV_AS_GEMM = True
@@ -188,6 +194,23 @@ class PoolChannelsLast(RewritePattern):
         _move_below_transpose(rewriter, op, pooled, [src])
 
 
+class ConvChannelsLast(RewritePattern):
+    """A conv2d left direct (grouped or depthwise, or patches too big) of an NHWC ->
+    NCHW transpose -> the conv channels last, transposed after:
+    `conv(T(a))` -> `T(conv_cl(a))`, so MobileNet's depthwise convolutions
+    between 1x1 gemms move no layout."""
+
+    @op_type_rewrite_pattern
+    def match_and_rewrite(self, op: rlx.Conv2dOp, rewriter: PatternRewriter, /):
+        if op.channels_last is not None or not CONV_CHANNELS_LAST:
+            return
+        src = _to_nchw(op.input)
+        if src is None:
+            return
+        conv = rlx.Conv2dOp.make([src.input, op.weight, op.bias], {**op.properties, "channels_last": UnitAttr()})
+        _move_below_transpose(rewriter, op, conv, [src])
+
+
 def _bare_linear(v: SSAValue) -> rlx.LinearOp | None:
     """The linear defining `v`, where it has a bias, no activation and no
     other use than the one being folded into it."""
@@ -242,6 +265,6 @@ class ConvToGemmPass(ModulePass):
             return
         limit = self.max_col_bytes or MAX_COL_BYTES
         if PatternRewriteWalker(ConvToGemm(limit), apply_recursively=False).rewrite_module(op):
-            patterns = [SinkTranspose(), PoolChannelsLast(), TransposeOfTranspose(), ResidualIntoLinear(),
-                        ReluIntoLinear()]
+            patterns = [SinkTranspose(), PoolChannelsLast(), ConvChannelsLast(), TransposeOfTranspose(),
+                        ResidualIntoLinear(), ReluIntoLinear()]
             PatternRewriteWalker(GreedyRewritePatternApplier(patterns)).rewrite_module(op)

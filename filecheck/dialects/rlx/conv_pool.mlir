@@ -99,6 +99,15 @@ func.func @im2col(%x: tensor<2x8x8x3xf32>, %h: tensor<1x5x7x2xf16>, %b: tensor<3
 }
 
 // Pools channels last: NHWC in and out.
+// A convolution channels last: NHWC input and result, OIHW weight (depthwise here).
+// CHECK-LABEL: func.func @conv2d_channels_last(
+func.func @conv2d_channels_last(%x: tensor<2x8x8x16xf16>, %w: tensor<16x1x3x3xf16>, %b: tensor<16xf16>) {
+  // CHECK-NEXT: %{{.*}} = rlx.conv2d %{{.*}}, %{{.*}} bias %{{.*}} stride = [2, 2] padding = [1, 1, 1, 1] dilation = [1, 1] groups = 16 channels_last : tensor<2x8x8x16xf16>, tensor<16x1x3x3xf16>, tensor<16xf16> -> tensor<2x4x4x16xf16>
+  %0 = rlx.conv2d %x, %w bias %b stride = [2, 2] padding = [1, 1, 1, 1] dilation = [1, 1] groups = 16 channels_last : tensor<2x8x8x16xf16>, tensor<16x1x3x3xf16>, tensor<16xf16> -> tensor<2x4x4x16xf16>
+  // CHECK-NEXT: func.return
+  func.return
+}
+
 // CHECK-LABEL: func.func @pools_channels_last(
 func.func @pools_channels_last(%x: tensor<2x8x8x3xf32>, %h: tensor<1x5x7x2xf16>) {
   // CHECK-NEXT: %{{.*}} = rlx.max_pool2d %{{.*}} kernel = [3, 3] stride = [2, 2] padding = [1, 1, 1, 1] channels_last : tensor<2x8x8x3xf32> -> tensor<2x4x4x3xf32>

@@ -307,3 +307,21 @@ func.func @im2col_columns(%x: tensor<1x3x8x8xf32>) {
   %0 = rlx.im2col %x kernel = [3, 3] stride = [1, 1] padding = [1, 1, 1, 1] dilation = [1, 1] channels_first columns = 20 : tensor<1x3x8x8xf32> -> tensor<1x8x8x20xf32>
   func.return
 }
+
+// -----
+
+// channels_last: the result is NHWC too (here written NCHW)
+func.func @conv2d_channels_last_result(%x: tensor<1x8x8x4xf32>, %w: tensor<4x1x3x3xf32>) {
+  // expected-error @+1 {{'rlx.conv2d' op result #0 has type tensor<1x4x8x8xf32>, but the operands and attributes give tensor<1x8x8x4xf32>}}
+  %0 = rlx.conv2d %x, %w stride = [1, 1] padding = [1, 1, 1, 1] dilation = [1, 1] groups = 4 channels_last : tensor<1x8x8x4xf32>, tensor<4x1x3x3xf32> -> tensor<1x4x8x8xf32>
+  func.return
+}
+
+// -----
+
+// channels_last: the input's channels are its last axis (8, where the weight wants 4 groups of 1)
+func.func @conv2d_channels_last_channels(%x: tensor<1x4x8x8xf32>, %w: tensor<4x1x3x3xf32>) {
+  // expected-error @+1 {{'rlx.conv2d' op weight 4x1x3x3 with groups=4 does not fit 8 input channels: expected weight.shape[1] * groups == 8 and 4 divisible by groups}}
+  %0 = rlx.conv2d %x, %w stride = [1, 1] padding = [1, 1, 1, 1] dilation = [1, 1] groups = 4 channels_last : tensor<1x4x8x8xf32>, tensor<4x1x3x3xf32> -> tensor<1x4x8x4xf32>
+  func.return
+}

@@ -167,20 +167,28 @@ class _ConvBase(RlxOp):
 class Conv2dOp(_ConvBase):
     """2-D cross-correlation, NCHW input, OIHW weight ([out, in/groups, kh, kw]),
     optional bias [out]; padding is [top, left, bottom, right] of zeros.
+    With `channels_last` the input and result are NHWC ([n, h, w, c] ->
+    [n, oh, ow, out]; the weight stays OIHW): `rlx-conv-to-gemm` moves the
+    convolutions it does not make gemms (grouped and depthwise ones) into a
+    channels-last chain there.
 
     `%y = rlx.conv2d %x, %w bias %b stride = [1, 1] padding = [1, 1, 1, 1] dilation = [1, 1] groups = 1 : ...`
     """
 
     name = "rlx.conv2d"
+    channels_last = opt_prop_def(UnitAttr)
     assembly_format = (
         "$input `,` $weight (`bias` $bias^)? `stride` `=` $stride `padding` `=` "
-        "$padding `dilation` `=` $dilation `groups` `=` $groups attr-dict `:` "
+        "$padding `dilation` `=` $dilation `groups` `=` $groups (`channels_last` $channels_last^)? attr-dict `:` "
         "type($input) `,` type($weight) (`,` type($bias)^)? `->` type($result)"
     )
 
     @classmethod
     def infer_result_types(cls, operands: _Operands, props: Mapping[str, Attribute]):
         x, b, xs, ws, groups = cls._checked(operands, props)
+        last = props.get("channels_last") is not None
+        if last and len(xs) == 4 and len(ws) == 4:
+            xs = _image("conv2d", xs, True)
         _rank4("conv2d", xs, ws, "OIHW")
         n, c, h, wd = xs
         o, cg, kh, kw = ws
@@ -193,7 +201,7 @@ class Conv2dOp(_ConvBase):
             )
         _check_bias(x, b, o)
         oh, ow = _window_extents(props, h, wd, kh, kw)
-        return [_t((n, o, oh, ow), x)]
+        return [_t((n, oh, ow, o) if last else (n, o, oh, ow), x)]
 
 
 @irdl_op_definition
