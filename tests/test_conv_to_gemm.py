@@ -11,7 +11,7 @@ import pytest
 import reference as R
 import rlxc
 from rlxc.dialects import rlx
-from rlxc.dialects.rlx.base import i64_array, i64_attr
+from rlxc.dialects.rlx.base import f64_attr, i64_array, i64_attr
 from xdsl.dialects.builtin import UnitAttr
 from rlxc.dialects.types import shape_of
 from rlxc.driver import WEIGHT_PASSES
@@ -278,6 +278,86 @@ def test_channels_last_convs_match_loops(xs, ws, kw, dtype, rng):
     R.assert_close(got, want, dtype, what="channels-last conv2d")
 
 
+def _conv_op(g, x, w, b, kw, last=True, bounds=None):
+    """rlx.conv2d through the op itself (channels_last and clamp bounds)."""
+    props = {"stride": i64_array(list(_pair(kw.get("stride", 1)))), "padding": i64_array(list(_pads(kw.get("padding", 0)))),
+             "dilation": i64_array(list(_pair(kw.get("dilation", 1)))), "groups": i64_attr(kw.get("groups", 1))}
+    if last:
+        props["channels_last"] = UnitAttr()
+    for name, v in (bounds or {}).items():
+        props[name] = f64_attr(v)
+    return g._op(rlx.Conv2dOp, [x, w, b], props)
+
+
+@pytest.mark.parametrize("last", [False, True], ids=["nchw", "nhwc"])
+@pytest.mark.parametrize("dtype", FLOATS)
+def test_conv_clamps_match_loops(dtype, last, rng):
+    """input_min/input_max clamp each input element before the window reads
+    it (the zero padding is not clamped) and clamp_min/clamp_max the result
+    after the bias: against loops in float64 on the clamped input."""
+    xs, ws, kw = (2, 6, 7, 8), (8, 1, 3, 3), {"padding": 1, "groups": 8, "stride": (2, 1)}
+    x = R.random_array(rng, xs, dtype, -3, 8)
+    w, b = R.random_array(rng, ws, dtype, -1, 1), R.random_array(rng, (8,), dtype, -1, 1)
+    bounds = {"input_min": 0.5, "input_max": 6.0, "clamp_min": -0.25, "clamp_max": 1.5}
+    g = rlxc.GraphBuilder()
+    xin = g.input("x", list(xs) if last else [xs[0], xs[3], xs[1], xs[2]], dtype)
+    y = _conv_op(g, xin, g.param("w", list(ws), dtype), g.param("b", [8], dtype), kw, last, bounds)
+    xfeed = x if last else np.ascontiguousarray(np.transpose(x, (0, 3, 1, 2)))
+    (got,) = rlxc.interpret(g.build([y]), {"x": xfeed}, {"w": w, "b": b})
+    want = np.clip(conv_reference_nhwc(np.clip(R.wide(x), 0.5, 6.0), R.wide(w), R.wide(b), (2, 1), 1, 1, 8), -0.25, 1.5)
+    R.assert_close(got if last else np.transpose(got, (0, 2, 3, 1)), want, dtype, what="clamped conv2d")
+
+
+def test_clamps_fold_only_where_exact():
+    """ReLU, max and min with splat constants fold into a direct conv's
+    bounds; not a min before a max on the result (the bounds are max then
+    min), not a clamp another op also reads, not a broadcasting or
+    per-channel bound, not a NaN bound; a min above an input_min it is
+    smaller than does not fold."""
+    def fold(build):
+        g = rlxc.GraphBuilder()
+        x = g.input("x", [1, 8, 6, 6])
+        out = build(g, x, g.param("w", [8, 1, 3, 3]))
+        m = g.build(out if isinstance(out, list) else [out])
+        return [op for op in rlxc.run_pipeline(m, "rlx-conv-to-gemm").walk() if op.name.startswith("rlx.")
+                and op.name not in ("rlx.param", "rlx.constant")]
+
+    def conv(g, x, w):
+        return g.conv2d(x, w, padding=1, groups=8)
+
+    def c(g, v):
+        return g.constant(np.float32(v), "f32")
+
+    ops = fold(lambda g, x, w: g.minimum(g.relu(conv(g, x, w)), c(g, 6)))
+    assert [o.name for o in ops] == ["rlx.conv2d"] and ops[0].bounds() == (None, None, 0.0, 6.0)
+    ops = fold(lambda g, x, w: g.maximum(g.minimum(conv(g, x, w), c(g, 6)), c(g, 0)))  # min then max: the max stays
+    assert [o.name for o in ops] == ["rlx.conv2d", "rlx.maximum"] and ops[0].bounds() == (None, None, None, 6.0)
+    ops = fold(lambda g, x, w: [g.relu(y := conv(g, x, w)), y])  # the conv's result is read twice
+    assert [o.name for o in ops] == ["rlx.conv2d", "rlx.relu"] and ops[0].bounds() == (None,) * 4
+    ops = fold(lambda g, x, w: g.minimum(conv(g, x, w), g.constant(np.full((1, 8, 1, 1), 6, np.float32), "f32")))
+    assert ops[0].bounds() == (None, None, None, 6.0)  # a splat of ones-shape broadcasts nothing: folds
+    ops = fold(lambda g, x, w: g.minimum(conv(g, x, w), g.constant(np.arange(8, dtype=np.float32).reshape(1, 8, 1, 1), "f32")))
+    assert [o.name for o in ops] == ["rlx.conv2d", "rlx.minimum"]  # per channel: stays
+    ops = fold(lambda g, x, w: g.minimum(conv(g, x, w), c(g, np.nan)))
+    assert [o.name for o in ops] == ["rlx.conv2d", "rlx.minimum"]
+    ops = fold(lambda g, x, w: conv(g, g.minimum(g.relu(x), c(g, 6)), w))  # ReLU6 before: the input's bounds
+    assert [o.name for o in ops] == ["rlx.conv2d"] and ops[0].bounds() == (0.0, 6.0, None, None)
+    ops = fold(lambda g, x, w: [conv(g, r := g.relu(x), w), r])  # the clamp is read twice: stays
+    assert [o.name for o in ops] == ["rlx.relu", "rlx.conv2d"]
+    ops = fold(lambda g, x, w: conv(g, g.maximum(g.minimum(x, c(g, -1)), c(g, 0)), w))  # max(min(x, -1), 0) = 0
+    assert [o.name for o in ops] == ["rlx.minimum", "rlx.conv2d"] and ops[1].bounds() == (0.0, None, None, None)
+    inputs = {"x": np.random.default_rng(2).uniform(-9, 9, (1, 8, 6, 6)).astype(np.float32)}
+    for build in (lambda g, x, w: conv(g, g.maximum(g.minimum(x, c(g, -1)), c(g, 0)), w),
+                  lambda g, x, w: g.maximum(g.minimum(conv(g, x, w), c(g, 2)), c(g, 0)),
+                  lambda g, x, w: g.minimum(g.relu(conv(g, g.minimum(g.relu(x), c(g, 6)), w)), c(g, 6))):
+        g = rlxc.GraphBuilder()
+        m = g.build([build(g, g.input("x", [1, 8, 6, 6]), g.param("w", [8, 1, 3, 3]))])
+        params = {"w": np.random.default_rng(3).uniform(-1, 1, (8, 1, 3, 3)).astype(np.float32)}
+        (want,) = rlxc.interpret(m, inputs, params, float64=True)
+        (got,) = rlxc.interpret(rlxc.run_pipeline(m, "rlx-conv-to-gemm"), inputs, params, float64=True)
+        np.testing.assert_array_equal(got, want)
+
+
 def _mobilenet_block(batch, dtype, c=16, expand=6, stride=2, residual=False):
     """MobileNetV2's inverted residual in small: a 1x1 expansion, ReLU6, a
     3x3 depthwise convolution, ReLU6, a 1x1 projection (and the residual
@@ -304,6 +384,9 @@ def test_a_mobilenet_block_moves_no_layout_but_in_and_out(residual):
     ops = list(lowered.walk())
     (dw,) = [op for op in ops if isinstance(op, rlx.Conv2dOp)]
     assert dw.channels_last is not None and _int_groups(dw) == 96
+    # ReLU6 (min(relu(x), 6)) on both sides: the expansion's ReLU is its gemm's epilogue, its min
+    # the depthwise conv's input bound; the depthwise conv's own ReLU6 its result's bounds
+    assert dw.bounds() == (None, 6.0, 0.0, 6.0) and not [op for op in ops if isinstance(op, rlx.MinimumOp)]
     moved = [op for op in ops if isinstance(op, rlx.TransposeOp) and not isinstance(op.input.owner, rlx.ParamOp)]
     assert len(moved) == 2  # in and out (the residual add is of the NCHW input and output)
     rng = np.random.default_rng(5)
@@ -419,8 +502,16 @@ def test_channels_last_conv_kernels_compile(arch):
                 "stride": i64_array(list(_pair(kw.get("stride", 1)))), "padding": i64_array(list(_pads(kw.get("padding", 0)))),
                 "dilation": i64_array(list(_pair(kw.get("dilation", 1)))), "groups": i64_attr(kw["groups"]),
                 "channels_last": UnitAttr()}))  # fmt: skip
+    for dt in FLOATS:  # clamp bounds, channels last (16-byte items) and NCHW
+        bounds = {"input_min": -0.5, "input_max": 6.0, "clamp_min": 0.0, "clamp_max": 6.0}
+        outs.append(_conv_op(g, g.input(f"xb{dt}", [1, 5, 5, 16], dt), g.param(f"wb{dt}", [16, 1, 3, 3], dt), None,
+                             {"padding": 1, "groups": 16}, True, bounds))
+        outs.append(_conv_op(g, g.input(f"xn{dt}", [1, 16, 5, 5], dt), g.param(f"wn{dt}", [16, 1, 3, 3], dt), None,
+                             {"padding": 1, "groups": 16}, False, bounds))
     lowered = rlxc.run_pipeline(g.build(outs), f"rlx-cuda{{arch={arch}}}")
     srcs = [k.properties["source"].data for k in kernels_of(lowered)]  # pyright: ignore
+    clamped = [src for src in srcs if "rlx_minf(rlx_maxf(" in src]
+    assert len(clamped) == 6 and all("6.0f)" in src and "-0.5f)" in src for src in clamped)
     forms = sorted({ln.split("conv2d form: ")[1] for src in srcs for ln in src.splitlines() if "conv2d form" in ln})
     assert forms == [
         "channels last (NHWC), 1 input channels a group, an output channel a thread",  # a multiplier of 2
@@ -450,6 +541,13 @@ def test_channels_last_convs_on_gpu(dtype):
             "stride": i64_array(list(_pair(kw.get("stride", 1)))), "padding": i64_array(list(_pads(kw.get("padding", 0)))),
             "dilation": i64_array(list(_pair(kw.get("dilation", 1)))), "groups": i64_attr(kw["groups"]),
             "channels_last": UnitAttr()}))  # fmt: skip
+    # clamp bounds on an NHWC form and on the NCHW kernel (a depthwise conv of a graph input, then ReLU6)
+    x = g.input("xc", [2, 6, 7, 16], dtype)
+    outs.append(_conv_op(g, x, g.param("wc", [16, 1, 3, 3], dtype), None, {"padding": 1, "groups": 16}, True,
+                         {"input_min": -0.5, "input_max": 1.0, "clamp_min": 0.0, "clamp_max": 0.75}))
+    six = g.constant(np.float32(6.0), dtype)
+    outs.append(g.minimum(g.relu(g.conv2d(g.input("xn", [2, 8, 9, 7], dtype), g.param("wn", [8, 1, 3, 3], dtype),
+                                          padding=1, groups=8)), six))
     check(g.build(outs))
     check(_mobilenet_block(3, dtype))
     check(_mobilenet_block(2, dtype, stride=1, residual=True))

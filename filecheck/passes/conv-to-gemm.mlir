@@ -122,24 +122,35 @@ func.func @grouped(%x: tensor<1x4x8x8xbf16>, %w: tensor<4x1x3x3xbf16>) -> tensor
 // -----
 
 // MobileNet's inverted residual: the depthwise convolution between two 1x1
-// gemms runs channels last; ReLUs move with it; no activation goes back to
-// NCHW before the block's output (the other transposes are the input's and
-// the weights').
+// gemms runs channels last; no activation goes back to NCHW before the
+// block's output (the other transposes are the input's and the weights').
+// The ReLU6s (ONNX's Clip: max with 0, then min with 6) fold into the
+// depthwise convolution: the expansion's as bounds on what it reads, its
+// own as bounds on its result; no elementwise op is left.
 // CHECK-LABEL: func.func @depthwise_chain
 // CHECK: rlx.linear
 // CHECK-NOT: perm = [0, 3, 1, 2]
-// CHECK: rlx.conv2d %{{.*}}, %dw stride = [2, 2] padding = [1, 1, 1, 1] dilation = [1, 1] groups = 32 channels_last : tensor<1x8x8x32xf16>, tensor<32x1x3x3xf16> -> tensor<1x4x4x32xf16>
+// CHECK: rlx.conv2d %{{.*}}, %dw stride = [2, 2] padding = [1, 1, 1, 1] dilation = [1, 1] groups = 32 channels_last input_min 0.000000e+00 input_max 6.000000e+00 clamp_min 0.000000e+00 clamp_max 6.000000e+00 : tensor<1x8x8x32xf16>, tensor<32x1x3x3xf16> -> tensor<1x4x4x32xf16>
 // CHECK-NOT: perm = [0, 3, 1, 2]
+// CHECK-NOT: rlx.maximum
+// CHECK-NOT: rlx.minimum
 // CHECK: rlx.linear
 // CHECK-NEXT: rlx.transpose %{{.*}} perm = [0, 3, 1, 2]
 // SMALL-LABEL: func.func @depthwise_chain
 // FUSED-LABEL: func.func @depthwise_chain
-// FUSED: rlx.conv2d {{.*}} channels_last
+// FUSED-NOT: rlx.elementwise_region
+// FUSED: rlx.conv2d {{.*}} channels_last input_min
+// FUSED-NOT: rlx.elementwise_region
+// FUSED: func.return
 func.func @depthwise_chain(%x: tensor<1x8x8x8xf16>, %ew: tensor<32x8x1x1xf16>, %dw: tensor<32x1x3x3xf16>, %pw: tensor<8x32x1x1xf16>) -> tensor<1x8x4x4xf16> {
+  %zero = rlx.constant dense<0.0> : tensor<f16>
+  %six = rlx.constant dense<6.0> : tensor<f16>
   %e = rlx.conv2d %x, %ew stride = [1, 1] padding = [0, 0, 0, 0] dilation = [1, 1] groups = 1 : tensor<1x8x8x8xf16>, tensor<32x8x1x1xf16> -> tensor<1x32x8x8xf16>
-  %er = rlx.relu %e : tensor<1x32x8x8xf16>
-  %d = rlx.conv2d %er, %dw stride = [2, 2] padding = [1, 1, 1, 1] dilation = [1, 1] groups = 32 : tensor<1x32x8x8xf16>, tensor<32x1x3x3xf16> -> tensor<1x32x4x4xf16>
-  %dr = rlx.relu %d : tensor<1x32x4x4xf16>
-  %p = rlx.conv2d %dr, %pw stride = [1, 1] padding = [0, 0, 0, 0] dilation = [1, 1] groups = 1 : tensor<1x32x4x4xf16>, tensor<8x32x1x1xf16> -> tensor<1x8x4x4xf16>
+  %e0 = rlx.maximum %e, %zero : tensor<1x32x8x8xf16>, tensor<f16> -> tensor<1x32x8x8xf16>
+  %e6 = rlx.minimum %e0, %six : tensor<1x32x8x8xf16>, tensor<f16> -> tensor<1x32x8x8xf16>
+  %d = rlx.conv2d %e6, %dw stride = [2, 2] padding = [1, 1, 1, 1] dilation = [1, 1] groups = 32 : tensor<1x32x8x8xf16>, tensor<32x1x3x3xf16> -> tensor<1x32x4x4xf16>
+  %d0 = rlx.maximum %d, %zero : tensor<1x32x4x4xf16>, tensor<f16> -> tensor<1x32x4x4xf16>
+  %d6 = rlx.minimum %d0, %six : tensor<1x32x4x4xf16>, tensor<f16> -> tensor<1x32x4x4xf16>
+  %p = rlx.conv2d %d6, %pw stride = [1, 1] padding = [0, 0, 0, 0] dilation = [1, 1] groups = 1 : tensor<1x32x4x4xf16>, tensor<8x32x1x1xf16> -> tensor<1x8x4x4xf16>
   func.return %p : tensor<1x8x4x4xf16>
 }

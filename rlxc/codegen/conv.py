@@ -49,13 +49,26 @@ def conv2d_kernel(op: rlx.Conv2dOp, sm_count: int) -> KernelSpec:
         f"    const long long iy = oy * {sh} - {pt} + ky * {dh}; if (iy < 0 || iy >= {h}) continue;",
         f"    for (int kx = 0; kx < {kw}; ++kx) {{",
         f"      const long long ix = ox * {sw} - {pl} + kx * {dw}; if (ix < 0 || ix >= {w}) continue;",
-        f"      acc += {load('x[xc + iy * %dLL + ix]' % w, t)} * {load(f'wt[((oc * {cg}LL + ci) * {kh} + ky) * {kw} + kx]', t)};",
+        f"      acc += {_clamp(op, load('x[xc + iy * %dLL + ix]' % w, t), 'input')} * {load(f'wt[((oc * {cg}LL + ci) * {kh} + ky) * {kw} + kx]', t)};",
         "    }",
         "  }",
         "}",
-        f"y[i] = {store('acc', t)};",
+        f"y[i] = {store(_clamp(op, 'acc', 'result'), t)};",
     ]
     return injective("conv2d", op.result, ins, lines, sm_count)
+
+
+def _clamp(op: rlx.Conv2dOp, expr: str, side: str) -> str:
+    """`expr` (an f32 value) clamped by the conv's input (`side` "input") or
+    result ("result") bounds, max then min as rlx.maximum/minimum; `expr`
+    itself where none is set."""
+    in_lo, in_hi, lo, hi = op.bounds()
+    lo, hi = (in_lo, in_hi) if side == "input" else (lo, hi)
+    if lo is not None:
+        expr = f"rlx_maxf({expr}, {float_literal(lo)})"
+    if hi is not None:
+        expr = f"rlx_minf({expr}, {float_literal(hi)})"
+    return expr
 
 
 #: Threads per block of the channels-last direct convolution.
@@ -123,14 +136,18 @@ def _conv2d_nhwc(op: rlx.Conv2dOp) -> KernelSpec:
                 src.append(f"      {{ const float2 r = rlx_ld2_{name}(v{comp}); f[{2 * wd}] = r.x; f[{2 * wd + 1}] = r.y; }}")
         src += ["      #pragma unroll",
                 f"      for (int e = 0; e < {vw}; ++e)",
-                f"        acc[e] += f[e] * {load(f'wt[(q * {vw}{u} + e) * {kh * kw} + ky * {kw} + kx]', t)};"]
+                f"        acc[e] += {_clamp(op, 'f[e]', 'input')} * {load(f'wt[(q * {vw}{u} + e) * {kh * kw} + ky * {kw} + kx]', t)};"]
     elif depthwise:
-        src.append(f"      acc[0] += {load(f'x[px * {c}{u} + q]', t)} * {load(f'wt[q * {kh * kw} + ky * {kw} + kx]', t)};")
+        src.append(f"      acc[0] += {_clamp(op, load(f'x[px * {c}{u} + q]', t), 'input')} * "
+                   f"{load(f'wt[q * {kh * kw} + ky * {kw} + kx]', t)};")
     else:
         src += [f"      const {ix_t} xc = px * {c}{u} + (q / {og}{u}) * {cg}{u};  // the group's first input channel",
                 f"      for (int ci = 0; ci < {cg}; ++ci)",
-                f"        acc[0] += {load('x[xc + ci]', t)} * {load(f'wt[(q * {cg} + ci) * {kh * kw} + ky * {kw} + kx]', t)};"]
+                f"        acc[0] += {_clamp(op, load('x[xc + ci]', t), 'input')} * "
+                f"{load(f'wt[(q * {cg} + ci) * {kh * kw} + ky * {kw} + kx]', t)};"]
     src += ["    }", "  }"]
+    if _clamp(op, "v", "result") != "v":
+        src += ["  #pragma unroll", f"  for (int e = 0; e < {vw}; ++e) acc[e] = {_clamp(op, 'acc[e]', 'result')};"]
     if vw > 1:
         words = vw * size // 4
         if size == 4:

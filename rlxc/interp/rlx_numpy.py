@@ -252,6 +252,13 @@ def resize(op: rlx.ResizeOp, x: np.ndarray) -> np.ndarray:
     return out
 
 
+def _clamped(x, lo: float | None, hi: float | None):
+    """max(x, lo) then min(x, hi), where set (NaN stays NaN, as rlx.maximum's)."""
+    if lo is not None:
+        x = np.maximum(x, lo)
+    return x if hi is None else np.minimum(x, hi)
+
+
 def attention(q, k, v, mask, causal: bool, scale: float):
     """softmax(q kᵀ · scale + mask, causal top-left) · v in float64."""
     s = np.matmul(q, np.swapaxes(k, -1, -2)) * scale
@@ -531,10 +538,13 @@ class _RlxFunctionsBase(InterpreterFunctions):
         last = op.channels_last is not None  # NHWC in and out: the NCHW convolution between transposes
         if last:
             x, shape = np.transpose(x, (0, 3, 1, 2)), (shape[0], shape[3], shape[1], shape[2])
+        in_lo, in_hi, lo, hi = op.bounds()
+        x = _clamped(x, in_lo, in_hi)  # before the zero padding, as a clamp op before the conv
         out = conv2d(
             x, w, rest[0] if rest else None, _ints(op.stride), _ints(op.padding),
             _ints(op.dilation), _int(op.groups), shape,
         )  # fmt: skip
+        out = _clamped(out, lo, hi)
         return _out(op, np.transpose(out, (0, 2, 3, 1)) if last else out)
 
     @impl(rlx.ConvTranspose2dOp)

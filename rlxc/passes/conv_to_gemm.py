@@ -59,7 +59,7 @@ from xdsl.pattern_rewriter import (
 from rlxc.dialects import rlx
 from rlxc.dialects.rlx import FusionKind, _int, _ints, f64_attr, fusion_kind, i64_array, i64_attr
 from rlxc.dialects.types import dtype, shape_of, tensor_bytes
-from rlxc.passes.canonicalization import TransposeOfTranspose
+from rlxc.passes.canonicalization import TransposeOfTranspose, _splat_value
 
 #: Whether convolutions left direct (grouped, depthwise) move into channels-last chains
 #: (`ConvChannelsLast`); off: they read NCHW between transposes
@@ -211,6 +211,76 @@ class ConvChannelsLast(RewritePattern):
         _move_below_transpose(rewriter, op, conv, [src])
 
 
+def _clamp_of(op: Operation) -> tuple[SSAValue, str, float] | None:
+    """(x, "min" or "max", c) where `op` is max(x, c) (ReLU: c = 0) or
+    min(x, c) for a splat constant c, of x's type (no broadcast of x)."""
+    if isinstance(op, rlx.ReluOp):
+        return op.input, "max", 0.0
+    if not isinstance(op, rlx.MaximumOp | rlx.MinimumOp):
+        return None
+    side = "max" if isinstance(op, rlx.MaximumOp) else "min"
+    for x, c in ((op.lhs, op.rhs), (op.rhs, op.lhs)):
+        value = _splat_value(c)
+        if value is not None and x.type == op.result.type and value == value:  # a NaN bound is no clamp
+            return x, side, value
+    return None
+
+
+def _with_bound(conv: rlx.Conv2dOp, name: str, value: float, tighter) -> dict[str, Attribute]:
+    props = dict(conv.properties)
+    old = props.get(name)
+    props[name] = f64_attr(value if old is None else tighter(float(old.value.data), value))  # pyright: ignore
+    return props
+
+
+class ClampIntoConv(RewritePattern):
+    """A direct conv2d's result clamped (ReLU, max or min with a constant:
+    ReLU6 is min(relu(x), 6), ONNX's Clip max then min) -> the conv's
+    `clamp_min`/`clamp_max`, applied before its result is rounded (the
+    bounds are of its type, so clamping first rounds alike). A max folds
+    only while no `clamp_max` is set (max then min is the op's order)."""
+
+    def match_and_rewrite(self, op: Operation, rewriter: PatternRewriter, /):
+        clamp = _clamp_of(op)
+        if clamp is None:
+            return
+        x, side, c = clamp
+        conv = x.owner
+        if not isinstance(conv, rlx.Conv2dOp) or not x.has_one_use():
+            return
+        if side == "max" and conv.clamp_max is not None:
+            return
+        props = _with_bound(conv, "clamp_min" if side == "max" else "clamp_max", c, max if side == "max" else min)
+        rewriter.replace(op, [rlx.Conv2dOp.make(list(conv.operands), props, [conv.result.type])])
+        rewriter.erase(conv)
+
+
+class InputClampIntoConv(RewritePattern):
+    """A direct conv2d of a clamped value (ReLU, max or min with a
+    constant), the conv its only reader -> the conv's `input_min` /
+    `input_max` on the unclamped value: MobileNet's ReLU6 after an
+    expansion gemm (whose ReLU is the gemm's epilogue) is then read by the
+    depthwise convolution, not written by a kernel of its own. The clamp
+    runs before the conv's own input bounds; a min folds only where it
+    keeps their max-then-min order (no `input_min` above it)."""
+
+    @op_type_rewrite_pattern
+    def match_and_rewrite(self, op: rlx.Conv2dOp, rewriter: PatternRewriter, /):
+        src = op.input.owner
+        if src is None or not op.input.has_one_use():
+            return
+        clamp = _clamp_of(src)  # pyright: ignore[reportArgumentType]
+        if clamp is None:
+            return
+        x, side, c = clamp
+        in_lo, _, _, _ = op.bounds()
+        if side == "min" and in_lo is not None and in_lo > c:
+            return
+        props = _with_bound(op, "input_min" if side == "max" else "input_max", c, max if side == "max" else min)
+        rewriter.replace(op, [rlx.Conv2dOp.make([x, *op.operands[1:]], props, [op.result.type])])
+        rewriter.erase(src)  # pyright: ignore[reportArgumentType]
+
+
 def _bare_linear(v: SSAValue) -> rlx.LinearOp | None:
     """The linear defining `v`, where it has a bias, no activation and no
     other use than the one being folded into it."""
@@ -264,7 +334,8 @@ class ConvToGemmPass(ModulePass):
         if not CONV_AS_GEMM:
             return
         limit = self.max_col_bytes or MAX_COL_BYTES
-        if PatternRewriteWalker(ConvToGemm(limit), apply_recursively=False).rewrite_module(op):
+        changed = PatternRewriteWalker(ConvToGemm(limit), apply_recursively=False).rewrite_module(op)
+        if changed or any(isinstance(o, rlx.Conv2dOp) for o in op.walk()):  # direct convs take their clamps
             patterns = [SinkTranspose(), PoolChannelsLast(), ConvChannelsLast(), TransposeOfTranspose(),
-                        ResidualIntoLinear(), ReluIntoLinear()]
+                        ResidualIntoLinear(), ReluIntoLinear(), ClampIntoConv(), InputClampIntoConv()]
             PatternRewriteWalker(GreedyRewritePatternApplier(patterns)).rewrite_module(op)

@@ -15,6 +15,8 @@ import numpy as np
 from xdsl.dialects.builtin import (
     I64,
     DenseArrayBase,
+    Float64Type,
+    FloatAttr,
     IntegerAttr,
     StringAttr,
     TensorType,
@@ -172,16 +174,33 @@ class Conv2dOp(_ConvBase):
     convolutions it does not make gemms (grouped and depthwise ones) into a
     channels-last chain there.
 
+    Optional clamps, each max then min as `rlx.maximum`/`rlx.minimum` (NaN
+    stays NaN): `input_min`/`input_max` on each input element before the
+    window reads it (the zero padding is not clamped: the clamped tensor,
+    padded), `clamp_min`/`clamp_max` on the result (after the bias).
+    `rlx-conv-to-gemm` folds ReLU and ReLU6 (ONNX's Clip) on either side of
+    a direct convolution into them.
+
     `%y = rlx.conv2d %x, %w bias %b stride = [1, 1] padding = [1, 1, 1, 1] dilation = [1, 1] groups = 1 : ...`
     """
 
     name = "rlx.conv2d"
     channels_last = opt_prop_def(UnitAttr)
+    input_min = opt_prop_def(FloatAttr[Float64Type])
+    input_max = opt_prop_def(FloatAttr[Float64Type])
+    clamp_min = opt_prop_def(FloatAttr[Float64Type])
+    clamp_max = opt_prop_def(FloatAttr[Float64Type])
     assembly_format = (
         "$input `,` $weight (`bias` $bias^)? `stride` `=` $stride `padding` `=` "
-        "$padding `dilation` `=` $dilation `groups` `=` $groups (`channels_last` $channels_last^)? attr-dict `:` "
-        "type($input) `,` type($weight) (`,` type($bias)^)? `->` type($result)"
+        "$padding `dilation` `=` $dilation `groups` `=` $groups (`channels_last` $channels_last^)? "
+        "(`input_min` $input_min^)? (`input_max` $input_max^)? (`clamp_min` $clamp_min^)? (`clamp_max` $clamp_max^)? "
+        "attr-dict `:` type($input) `,` type($weight) (`,` type($bias)^)? `->` type($result)"
     )
+
+    def bounds(self) -> tuple[float | None, float | None, float | None, float | None]:
+        """(input_min, input_max, clamp_min, clamp_max), None where unset."""
+        return tuple(None if a is None else float(a.value.data)  # pyright: ignore
+                     for a in (self.input_min, self.input_max, self.clamp_min, self.clamp_max))
 
     @classmethod
     def infer_result_types(cls, operands: _Operands, props: Mapping[str, Attribute]):
