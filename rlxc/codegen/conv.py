@@ -9,7 +9,7 @@ from xdsl.ir import SSAValue
 
 from rlxc.codegen.common import THREADS, Buf, KernelSpec, eltype, grid_for, int_of, ints, params_decl, shape, strides
 from rlxc.codegen.cuda_c import float_literal, load, storage_type, store
-from rlxc.codegen.injective import _RAW, injective, vector_elems
+from rlxc.codegen.injective import _RAW, injective, pack_item, unpack_item, vector_elems
 from rlxc.dialects.types import dtype
 from rlxc.dialects import rlx
 
@@ -98,7 +98,6 @@ def _conv2d_nhwc(op: rlx.Conv2dOp) -> KernelSpec:
     vw = vector_elems(size, [c]) if depthwise and size in (2, 4) else 1
     items = n * oh * ow * (o // vw)
     ix_t, u = ("unsigned", "u") if items < 2**31 and n * h * w * c < 2**31 else ("long long", "LL")
-    name = dtype(t).name
     decl = params_decl([("x_" if vw > 1 else "x", op.input, False), ("wt", op.weight, False)]
                        + ([("bias", op.bias, False)] if op.bias is not None else []) + [("y_" if vw > 1 else "y", op.result, True)])
     form = (f"depthwise, {vw} channels a thread as one {vw * size}-byte access" if vw > 1 else
@@ -125,15 +124,9 @@ def _conv2d_nhwc(op: rlx.Conv2dOp) -> KernelSpec:
             f"      const int ix = ox * {sw} - {pl} + kx * {dw}; if (ix < 0 || ix >= {w}) continue;",
             f"      const {ix_t} px = (b * {h}{u} + ({ix_t})iy) * {w}{u} + ({ix_t})ix;  // the input pixel"]
     if vw > 1:
-        words = vw * size // 4
-        comps = [f".{k}" for k in "xyzw"[:words]] if words > 1 else [""]
         src.append(f"      const {_RAW[vw * size]} v = x[px * {c // vw}{u} + q];")
         src.append(f"      float f[{vw}];")
-        for wd, comp in enumerate(comps):
-            if size == 4:
-                src.append(f"      f[{wd}] = __uint_as_float(v{comp});")
-            else:
-                src.append(f"      {{ const float2 r = rlx_ld2_{name}(v{comp}); f[{2 * wd}] = r.x; f[{2 * wd + 1}] = r.y; }}")
+        src += ["      " + line for line in unpack_item("v", "f", vw, t, "r")]
         src += ["      #pragma unroll",
                 f"      for (int e = 0; e < {vw}; ++e)",
                 f"        acc[e] += {_clamp(op, 'f[e]', 'input')} * {load(f'wt[(q * {vw}{u} + e) * {kh * kw} + ky * {kw} + kx]', t)};"]
@@ -149,12 +142,7 @@ def _conv2d_nhwc(op: rlx.Conv2dOp) -> KernelSpec:
     if _clamp(op, "v", "result") != "v":
         src += ["  #pragma unroll", f"  for (int e = 0; e < {vw}; ++e) acc[e] = {_clamp(op, 'acc[e]', 'result')};"]
     if vw > 1:
-        words = vw * size // 4
-        if size == 4:
-            ws = [f"__float_as_uint(acc[{k}])" for k in range(words)]
-        else:
-            ws = [f"rlx_st2_{name}(acc[{2 * k}], acc[{2 * k + 1}])" for k in range(words)]
-        src.append(f"  y[i] = {ws[0] if words == 1 else f'make_uint{words}(' + ', '.join(ws) + ')'};")
+        src.append(f"  y[i] = {pack_item('acc', vw, t)};")
     else:
         src.append(f"  y[i] = {store('acc[0]', t)};")
     src.append("}")

@@ -26,7 +26,16 @@ from rlxc.codegen.common import (
     strides,
 )
 from rlxc.codegen.cuda_c import literal, load, store
-from rlxc.codegen.injective import _RAW, BLOCK_THREADS, index_kind, injective, vector_elems, vshape
+from rlxc.codegen.injective import (
+    _RAW,
+    BLOCK_THREADS,
+    index_kind,
+    injective,
+    pack_item,
+    unpack_item,
+    vector_elems,
+    vshape,
+)
 from rlxc.dialects import rlx
 from rlxc.dialects.types import dtype
 
@@ -160,28 +169,10 @@ def _rope_pairs(op: rlx.RopeOp, xs: list[int], cs: list[int], vw: int) -> Kernel
     t = eltype(op.input)
     nb = dtype(t).bytes
     item = _RAW[vw * nb]
-    words = vw * nb // 4
-    comps = [f".{c}" for c in "xyzw"[:words]] if words > 1 else [""]
     hv = xs[-1] // 2 // vw  # items per half row
     pairs = numel(xs) // (2 * vw)
     idx_t, sfx = index_kind([op.input])
     vx, vc = vshape(xs, vw), vshape(cs, vw)
-
-    def unpack(var: str) -> list[str]:
-        out = [f"float f{var}[{vw}];"]
-        for w, comp in enumerate(comps):
-            if nb == 4:
-                out.append(f"f{var}[{w}] = __uint_as_float({var}{comp});")
-            else:
-                out.append(f"{{ const float2 q = rlx_ld2_{dtype(t).name}({var}{comp}); f{var}[{2 * w}] = q.x; f{var}[{2 * w + 1}] = q.y; }}")
-        return out
-
-    def pack(var: str) -> str:
-        if nb == 4:
-            ws = [f"__float_as_uint({var}[{w}])" for w in range(words)]
-        else:
-            ws = [f"rlx_st2_{dtype(t).name}({var}[{2 * w}], {var}[{2 * w + 1}])" for w in range(words)]
-        return ws[0] if words == 1 else f"make_uint{words}({', '.join(ws)})"
 
     decl = params_decl([("x_", op.input, False), ("c_", op.cos, False), ("s_", op.sin, False), ("y_", op.result, True)])
     src = [f"// rope form: a pair of {vw}-element items a thread ({vw * nb}-byte accesses), "
@@ -196,7 +187,8 @@ def _rope_pairs(op: rlx.RopeOp, xs: list[int], cs: list[int], vw: int) -> Kernel
     src.append(f"  const {idx_t} clo = {index_expr('lo', vx, vc, suffix=sfx)}, chi = {index_expr('hi', vx, vc, suffix=sfx)};")
     src.append(f"  const {item} xl = x[lo], xh = x[hi], cl = c[clo], ch = c[chi], sl = s[clo], sh = s[chi];")
     for var in ("xl", "xh", "cl", "ch", "sl", "sh"):
-        src.extend("  " + line for line in unpack(var))
+        src.append(f"  float f{var}[{vw}];")
+        src.extend("  " + line for line in unpack_item(var, f"f{var}", vw, t))
     src.append(f"  float yl[{vw}], yh[{vw}];")
     src.append("  #pragma unroll")
     src.append(f"  for (int e = 0; e < {vw}; ++e) {{")
@@ -204,8 +196,8 @@ def _rope_pairs(op: rlx.RopeOp, xs: list[int], cs: list[int], vw: int) -> Kernel
     src.append("    yl[e] = fxl[e] * fcl[e] + xr * fsl[e];")
     src.append("    yh[e] = fxh[e] * fch[e] + fxl[e] * fsh[e];")
     src.append("  }")
-    src.append(f"  y[lo] = {pack('yl')};")
-    src.append(f"  y[hi] = {pack('yh')};")
+    src.append(f"  y[lo] = {pack_item('yl', vw, t)};")
+    src.append(f"  y[hi] = {pack_item('yh', vw, t)};")
     src.append("}")
     params: list[Buf | int] = [Buf(op.input), Buf(op.cos), Buf(op.sin), Buf(op.result, True)]
     return KernelSpec("rope", "\n".join(src) + "\n", params, -(-pairs // BLOCK_THREADS), BLOCK_THREADS)

@@ -50,6 +50,33 @@ BLOCK_THREADS = 256
 _RAW = {2: "unsigned short", 4: "unsigned int", 8: "uint2", 16: "uint4"}
 
 
+def unpack_item(item: str, dst: str, vw: int, t, tmp: str = "q") -> list[str]:
+    """Statements setting floats `dst[0 .. vw)` from `item`, an access of
+    `vw` elements of float type `t` (an unsigned int, uint2 or uint4 of f32
+    words, or of f16/bf16 pairs converted two at a time through a float2
+    `tmp`)."""
+    size = dtype(t).bytes
+    words = vw * size // 4
+    comps = [f".{c}" for c in "xyzw"[:words]] if words > 1 else [""]
+    if size == 4:
+        return [f"{dst}[{w}] = __uint_as_float({item}{comp});" for w, comp in enumerate(comps)]
+    name = dtype(t).name
+    return [f"{{ const float2 {tmp} = rlx_ld2_{name}({item}{comp}); {dst}[{2 * w}] = {tmp}.x; {dst}[{2 * w + 1}] = {tmp}.y; }}"
+            for w, comp in enumerate(comps)]
+
+
+def pack_item(src: str, vw: int, t) -> str:
+    """The access (unsigned int, uint2 or uint4) holding floats `src[0 ..
+    vw)` stored as float type `t` (f16/bf16 rounded two at a time)."""
+    size = dtype(t).bytes
+    words = vw * size // 4
+    if size == 4:
+        ws = [f"__float_as_uint({src}[{w}])" for w in range(words)]
+    else:
+        ws = [f"rlx_st2_{dtype(t).name}({src}[{2 * w}], {src}[{2 * w + 1}])" for w in range(words)]
+    return ws[0] if words == 1 else f"make_uint{words}({', '.join(ws)})"
+
+
 def injective(family: str, out: SSAValue, ins: list[tuple[str, SSAValue]], expr_lines: list[str], sm_count: int) -> KernelSpec:
     """A grid-stride loop over the output's linear index `i`: `expr_lines`
     write `y[i]` from the inputs `ins` (name, tensor)."""
