@@ -822,3 +822,56 @@ def test_attention_with_a_value_of_its_own_type():
     assert got[0].dtype == np.float32 and got[2].dtype == np.float16
     for g_, w in zip(got, want):
         np.testing.assert_allclose(g_.astype(np.float64), w.astype(np.float64), rtol=1e-5, atol=1e-6)
+
+
+def _mobilenet_block_model(seed: int, c: int = 8, t: int = 4):
+    """MobileNetV2's inverted residual as exporters write it: 1x1 Conv,
+    Clip(0, 6) with its bounds as initializers, a depthwise 3x3 Conv of
+    stride 2, Clip, a 1x1 Conv."""
+    rng = np.random.default_rng(seed)
+    e = c * t
+    w = lambda name, *sh: numpy_helper.from_array((rng.standard_normal(sh) / np.sqrt(np.prod(sh[1:]))).astype(np.float32), name)  # noqa: E731
+    inits = [w("we", e, c, 1, 1), w("be", e), w("wd", e, 1, 3, 3), w("bd", e), w("wp", c, e, 1, 1), w("bp", c),
+             numpy_helper.from_array(np.array(0.0, np.float32), "lo"), numpy_helper.from_array(np.array(6.0, np.float32), "hi")]
+    nodes = [
+        helper.make_node("Conv", ["x", "we", "be"], ["e"]),
+        helper.make_node("Clip", ["e", "lo", "hi"], ["e6"]),
+        helper.make_node("Conv", ["e6", "wd", "bd"], ["d"], group=e, strides=[2, 2], pads=[1, 1, 1, 1], kernel_shape=[3, 3]),
+        helper.make_node("Clip", ["d", "lo", "hi"], ["d6"]),
+        helper.make_node("Conv", ["d6", "wp", "bp"], ["y"]),
+    ]
+    g = helper.make_graph(nodes, "block", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [2, c, 9, 10])],
+                          [helper.make_tensor_value_info("y", TensorProto.FLOAT, [2, c, 5, 5])], inits)
+    model = helper.make_model(g, opset_imports=[helper.make_opsetid("", 17)])
+    return model, {"x": (3 * rng.standard_normal((2, c, 9, 10))).astype(np.float32)}
+
+
+def test_relu6_of_an_exported_mobilenet_block_folds_into_its_depthwise_conv():
+    """Clip's bounds as initializers import as constants: on cuda the
+    depthwise convolution runs channels last with both ReLU6s as its clamp
+    bounds and no elementwise op is left; the optimized graph matches ONNX's
+    reference evaluator."""
+    from onnx.reference import ReferenceEvaluator
+
+    model, feeds = _mobilenet_block_model(int(np.random.default_rng().integers(1 << 30)))
+    module, params = from_onnx(model)
+    assert "lo" not in params and "hi" not in params
+    optimized = rlxc.run_pipeline(module, "rlx-optimize{target=cuda}")
+    (dw,) = [op for op in optimized.walk() if op.name == "rlx.conv2d"]
+    assert dw.channels_last is not None and dw.bounds() == (0.0, 6.0, 0.0, 6.0)
+    assert not [op for op in optimized.walk() if op.name in ("rlx.elementwise_region", "rlx.minimum", "rlx.maximum")]
+    (want,) = ReferenceEvaluator(model).run(None, feeds)
+    (got,) = rlxc.interpret(optimized, feeds, params)
+    np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-5)
+
+
+@pytest.mark.gpu
+@pytest.mark.skipif(not rlxc.cuda.is_available(), reason="no NVIDIA GPU and driver")
+def test_exported_mobilenet_block_on_cuda():
+    from onnx.reference import ReferenceEvaluator
+
+    model, feeds = _mobilenet_block_model(int(np.random.default_rng().integers(1 << 30)))
+    module, params = from_onnx(model)
+    (got,) = rlxc.compile(module, "cuda", params=params).run(feeds)
+    (want,) = ReferenceEvaluator(model).run(None, feeds)
+    np.testing.assert_allclose(got, want, rtol=1e-4, atol=1e-4)

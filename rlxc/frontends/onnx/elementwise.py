@@ -139,11 +139,19 @@ def _clip_attrs(n: Node) -> list[Value]:
 
 @emitter("Clip", since=11)
 def _clip(n: Node) -> list[Value]:
-    """Clip-11: bounds as optional inputs."""
+    """Clip-11: bounds as optional inputs. A bound known at import (an
+    initializer too: exporters write ReLU6's 0 and 6 as such) is a
+    constant, not a param, so passes see its value (rlx-conv-to-gemm folds
+    ReLU6 into a convolution's clamps)."""
     x = n.tensor(0)
-    lo = n.tensor(1) if n.input(1) is not None else None
-    hi = n.tensor(2) if n.input(2) is not None else None
-    return [_clamp(n, x, lo, hi)]
+
+    def bound(i: int) -> Tensor | None:
+        v = n.input(i)
+        if v is None:
+            return None
+        return n.imp.constant(v.array, v.dtype) if isinstance(v, Const) else n.tensor(i)
+
+    return [_clamp(n, x, bound(1), bound(2))]
 
 
 def _clamp(n: Node, x: Tensor, lo: Tensor | None, hi: Tensor | None) -> Tensor:
