@@ -16,6 +16,7 @@ Models (full / tiny):
 * gpt2    transformers GPT2Model: gpt2 small (768, 12 layers, 12 heads) /
           64, 2 layers, 4 heads, vocabulary 128; inputs input_ids and
           attention_mask [batch, seq]; output last_hidden_state
+* mobilenet  MobileNetV2 (torchvision's if installed, else convnets.py's);
 * resnet  ResNet-50 (torchvision's if installed, else the one written here;
           input [batch, 3, 224, 224]) / a bottleneck ResNet of width 8, one
           block a stage, on [batch, 3, 32, 32]; output logits
@@ -60,7 +61,13 @@ CONFIGS = {
         "full": dict(layers=(3, 4, 6, 3), width=64, image=224),
         "tiny": dict(layers=(1, 1, 1, 1), width=8, image=32, classes=10),
     },
+    "mobilenet": {
+        "full": dict(image=224),
+        "tiny": dict(image=32, classes=10, tiny=True),
+    },
 }
+#: Models that take images (`pixel_values`), not tokens.
+IMAGE_MODELS = ("resnet", "mobilenet")
 
 
 # ------------------------------------------------------------------ models
@@ -200,7 +207,33 @@ def build_resnet(layers, width, image, classes=1000):
     return model
 
 
-BUILDERS = {"bert": build_bert, "gpt2": build_gpt2, "resnet": build_resnet}
+def build_mobilenet(image, classes=1000, tiny=False):
+    """MobileNetV2: torchvision's if installed (BatchNorms unfolded, as an
+    export from training code has them; the importer folds them), else
+    benchmarks/convnets.py's (BatchNorm folded). ReLU6 exports as Clip."""
+    import torch
+
+    model = None
+    if not tiny:
+        try:
+            import torchvision
+
+            model = torchvision.models.mobilenet_v2(weights=None)
+        except Exception as e:
+            print(f"  torchvision unavailable ({type(e).__name__}: {e}); using convnets.py's MobileNetV2")
+    if model is None:
+        from convnets import folded_mobilenet_v2
+
+        model = folded_mobilenet_v2(classes, 8, 64, [(1, 8, 1, 1), (6, 16, 2, 2), (6, 24, 1, 2)]) if tiny else folded_mobilenet_v2(classes)
+    g = torch.Generator().manual_seed(SEED + 1)
+    for m in model.modules():
+        if isinstance(m, torch.nn.BatchNorm2d):
+            m.running_mean.copy_(0.1 * torch.randn(m.num_features, generator=g))
+            m.running_var.copy_(torch.rand(m.num_features, generator=g) + 0.5)
+    return model
+
+
+BUILDERS = {"bert": build_bert, "gpt2": build_gpt2, "resnet": build_resnet, "mobilenet": build_mobilenet}
 
 
 def make_model(name: str, size: str):
@@ -229,7 +262,7 @@ def example_inputs(name: str, size: str, batch: int, seq: int, rng: np.random.Ge
     """Random inputs as numpy arrays: token ids within the vocabulary, a mask
     with a padded tail on all rows but the first, images in [0, 1)."""
     spec = io_spec(name, size)
-    if name == "resnet":
+    if name in IMAGE_MODELS:
         return {"pixel_values": rng.random((batch, 3, spec["image"], spec["image"]), dtype=np.float32)}
     out = {"input_ids": rng.integers(0, spec["vocab"], (batch, seq)).astype(np.int64)}
     if "attention_mask" in spec["inputs"]:

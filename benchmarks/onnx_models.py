@@ -43,7 +43,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path[:0] = [str(ROOT), str(ROOT / "benchmarks")]
 
 import rlxc  # noqa: E402
-from export_models import example_inputs, make_model  # noqa: E402
+from export_models import IMAGE_MODELS, example_inputs, make_model  # noqa: E402
 from gpu import torch_time  # noqa: E402  (CUDA-event timing, as the other GPU benchmarks)
 from rlxc.frontends.onnx import from_onnx  # noqa: E402
 
@@ -118,7 +118,7 @@ class Bench:
     def onnx_file(self, rec: dict, path: Path, model, batch: int, ort_out_cache: dict):
         a = self.args
         seq = a.seq
-        key = dict(model=rec["model"], size=rec["size"], batch=batch, seq=seq if rec["model"] != "resnet" else None)
+        key = dict(model=rec["model"], size=rec["size"], batch=batch, seq=seq if rec["model"] not in IMAGE_MODELS else None)
         feeds = example_inputs(rec["model"], rec["size"], batch, seq, np.random.default_rng(batch))
         # ONNX Runtime (CPU) on the host arrays: the reference and a timing
         sess = self.ort.InferenceSession(str(path), providers=["CPUExecutionProvider"])
@@ -162,7 +162,7 @@ class Bench:
     def torch_peers(self, rec: dict, batch: int, feeds, want):
         a, torch = self.args, self.torch
         seq = a.seq
-        key = dict(model=rec["model"], size=rec["size"], batch=batch, seq=seq if rec["model"] != "resnet" else None)
+        key = dict(model=rec["model"], size=rec["size"], batch=batch, seq=seq if rec["model"] not in IMAGE_MODELS else None)
         m = self.torch_models.get((rec["model"], rec["size"]))
         if m is None:
             m = make_model(rec["model"], rec["size"]).cuda()
@@ -200,7 +200,7 @@ class Bench:
                 loaded.append((rec, path, onnx.load(str(path))))
                 print(f"{rec['file']}: loaded in {time.perf_counter() - t0:.1f} s", flush=True)
             for batch in batches:
-                print(f"== {name} ({size}) batch {batch}" + ("" if name == "resnet" else f", seq {self.args.seq}"), flush=True)
+                print(f"== {name} ({size}) batch {batch}" + ("" if name in IMAGE_MODELS else f", seq {self.args.seq}"), flush=True)
                 cache: dict = {}
                 for rec, path, model in loaded:
                     self.onnx_file(rec, path, model, batch, cache)
@@ -225,7 +225,7 @@ def markdown(report: dict) -> str:
     for r in report["rows"]:
         f = lambda v, p=3: "" if v is None else f"{v:.{p}f}"  # noqa: E731
         err = "" if r.get("max_err") is None else f"{r['max_err']:.1e}"
-        name = {"bert": "BERT-base", "gpt2": "GPT-2 small", "resnet": "ResNet-50"}.get(r["model"], r["model"])
+        name = {"bert": "BERT-base", "gpt2": "GPT-2 small", "resnet": "ResNet-50", "mobilenet": "MobileNetV2"}.get(r["model"], r["model"])
         if r["size"] != "full":
             name += f" ({r['size']})"
         lines.append(f"| {name} | {r['batch']} | {r['seq'] or ''} | {r['impl']} | {f(r.get('device_ms'))} | "
