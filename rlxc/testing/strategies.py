@@ -260,6 +260,18 @@ def graphs(
                 kh, kw = draw(st.integers(1, rows)), draw(st.integers(1, cols))
                 w = g.param(f"conv{pcount}", [2, 1, kh, kw], dtype)
                 y4 = g.conv2d(x4, w, padding=draw(st.integers(0, 1)))
+                if draw(st.booleans()):
+                    # MobileNet's shape: a clamp (ReLU, ReLU6, a min), a depthwise conv of the two
+                    # channels, another clamp (rlx-conv-to-gemm runs it channels last, bounds folded)
+                    def clamp(v):
+                        v = g.relu(v) if draw(st.booleans()) else v
+                        if draw(st.booleans()):
+                            v = g.minimum(v, g.constant(np.full((), draw(st.floats(-1, 2, width=16)), np.float32), dtype=dtype))
+                        return v
+
+                    dh, dw_ = draw(st.integers(1, y4.shape[2])), draw(st.integers(1, y4.shape[3]))
+                    wd = g.param(f"dw{pcount}", [2, 1, dh, dw_], dtype)
+                    y4 = clamp(g.conv2d(clamp(y4), wd, padding=draw(st.integers(0, 1)), groups=2))
                 y4 = (g.max_pool2d if draw(st.booleans()) else g.avg_pool2d)(
                     y4, 1, padding=0
                 )
