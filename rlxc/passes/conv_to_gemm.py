@@ -35,7 +35,10 @@ image would need gigabytes, and keeps the direct kernel). Grouped and
 depthwise convolutions keep the direct kernel, whose loop is short there;
 inside a channels-last chain they run it channels last (`channels_last`:
 NHWC in and out, a depthwise tap of 8 f16 channels one 16-byte load), so
-MobileNet's blocks move no layout either.
+MobileNet's blocks move no layout either, and ReLU, ReLU6 and ONNX's Clip on
+either side of a direct convolution become its clamp bounds (`input_min`...
+`clamp_max`) where that is exact: a MobileNet block is then gemm,
+depthwise conv, gemm, with no elementwise kernel.
 The weight's transpose and reshape are of a param, which `rlxc.compile`
 computes once. Runs first in `rlx-optimize{target=cuda}`.
 """
