@@ -260,30 +260,32 @@ NHWC_CASES = [
 ]
 
 
+@pytest.mark.parametrize("hwio", [False, True], ids=["oihw", "hwio"])
 @pytest.mark.parametrize("xs,ws,kw", NHWC_CASES)
 @pytest.mark.parametrize("dtype", FLOATS)
-def test_channels_last_convs_match_loops(xs, ws, kw, dtype, rng):
-    """rlx.conv2d channels_last (NHWC in and out, OIHW weight) in the
-    interpreter against loops over the taps in float64."""
+def test_channels_last_convs_match_loops(xs, ws, kw, dtype, hwio, rng):
+    """rlx.conv2d channels_last (NHWC in and out, an OIHW or HWIO weight)
+    in the interpreter against loops over the taps in float64."""
     x = R.random_array(rng, xs, dtype)
     w, b = R.random_array(rng, ws, dtype, -1, 1), R.random_array(rng, (ws[0],), dtype, -1, 1)
     g = rlxc.GraphBuilder()
-    y = g._op(rlx.Conv2dOp, [g.input("x", list(xs), dtype), g.param("w", list(ws), dtype), g.param("b", [ws[0]], dtype)], {
-        "stride": i64_array(list(_pair(kw.get("stride", 1)))), "padding": i64_array(list(_pads(kw.get("padding", 0)))),
-        "dilation": i64_array(list(_pair(kw.get("dilation", 1)))), "groups": i64_attr(kw["groups"]),
-        "channels_last": UnitAttr()})  # fmt: skip
-    (got,) = rlxc.interpret(g.build([y]), {"x": x}, {"w": w, "b": b})
+    wt = np.ascontiguousarray(np.transpose(w, (2, 3, 1, 0))) if hwio else w
+    y = _conv_op(g, g.input("x", list(xs), dtype), g.param("w", list(wt.shape), dtype), g.param("b", [ws[0]], dtype), kw,
+                 hwio=hwio)
+    (got,) = rlxc.interpret(g.build([y]), {"x": x}, {"w": wt, "b": b})
     want = conv_reference_nhwc(R.wide(x), R.wide(w), R.wide(b), kw.get("stride", 1), kw.get("padding", 0),
                                kw.get("dilation", 1), kw["groups"])  # fmt: skip
     R.assert_close(got, want, dtype, what="channels-last conv2d")
 
 
-def _conv_op(g, x, w, b, kw, last=True, bounds=None):
-    """rlx.conv2d through the op itself (channels_last and clamp bounds)."""
+def _conv_op(g, x, w, b, kw, last=True, bounds=None, hwio=False):
+    """rlx.conv2d through the op itself (channels_last, an HWIO weight, clamp bounds)."""
     props = {"stride": i64_array(list(_pair(kw.get("stride", 1)))), "padding": i64_array(list(_pads(kw.get("padding", 0)))),
              "dilation": i64_array(list(_pair(kw.get("dilation", 1)))), "groups": i64_attr(kw.get("groups", 1))}
     if last:
         props["channels_last"] = UnitAttr()
+    if hwio:
+        props["weight_hwio"] = UnitAttr()
     for name, v in (bounds or {}).items():
         props[name] = f64_attr(v)
     return g._op(rlx.Conv2dOp, [x, w, b], props)
@@ -387,6 +389,9 @@ def test_a_mobilenet_block_moves_no_layout_but_in_and_out(residual):
     # ReLU6 (min(relu(x), 6)) on both sides: the expansion's ReLU is its gemm's epilogue, its min
     # the depthwise conv's input bound; the depthwise conv's own ReLU6 its result's bounds
     assert dw.bounds() == (None, 6.0, 0.0, 6.0) and not [op for op in ops if isinstance(op, rlx.MinimumOp)]
+    # its weight HWIO: a transpose of the param (computed once at compile time)
+    assert dw.weight_hwio is not None and shape_of(dw.weight.type) == (3, 3, 1, 96)
+    assert isinstance(dw.weight.owner, rlx.TransposeOp) and isinstance(dw.weight.owner.input.owner, rlx.ParamOp)
     moved = [op for op in ops if isinstance(op, rlx.TransposeOp) and not isinstance(op.input.owner, rlx.ParamOp)]
     assert len(moved) == 2  # in and out (the residual add is of the NCHW input and output)
     rng = np.random.default_rng(5)
@@ -508,10 +513,18 @@ def test_channels_last_conv_kernels_compile(arch):
                              {"padding": 1, "groups": 16}, True, bounds))
         outs.append(_conv_op(g, g.input(f"xn{dt}", [1, 16, 5, 5], dt), g.param(f"wn{dt}", [16, 1, 3, 3], dt), None,
                              {"padding": 1, "groups": 16}, False, bounds))
+    for dt in FLOATS:  # HWIO weights: a tap's channels in one access (f32: 4, f16/bf16: 8), or an element a thread
+        outs.append(_conv_op(g, g.input(f"xh{dt}", [1, 5, 5, 16], dt), g.param(f"wh{dt}", [3, 3, 1, 16], dt), None,
+                             {"padding": 1, "groups": 16}, True, hwio=True))
+        outs.append(_conv_op(g, g.input(f"xo{dt}", [1, 5, 5, 5], dt), g.param(f"wo{dt}", [3, 3, 1, 5], dt), None,
+                             {"padding": 1, "groups": 5}, True, hwio=True))
     lowered = rlxc.run_pipeline(g.build(outs), f"rlx-cuda{{arch={arch}}}")
     srcs = [k.properties["source"].data for k in kernels_of(lowered)]  # pyright: ignore
     clamped = [src for src in srcs if "rlx_minf(rlx_maxf(" in src]
     assert len(clamped) == 6 and all("6.0f)" in src and "-0.5f)" in src for src in clamped)
+    hwio = [src for src in srcs if "HWIO weight" in src]
+    assert len(hwio) == 3 and all("reinterpret_cast<const uint4*>(wt)[(ky * 3 + kx) *" in src for src in hwio)
+    assert sum("wt[((ky * 3 + kx) * 1 + 0) * 5 + q]" in src for src in srcs) == 3  # 5 channels, in each dtype
     forms = sorted({ln.split("conv2d form: ")[1] for src in srcs for ln in src.splitlines() if "conv2d form" in ln})
     assert forms == [
         "channels last (NHWC), 1 input channels a group, an output channel a thread",  # a multiplier of 2
@@ -519,7 +532,9 @@ def test_channels_last_conv_kernels_compile(arch):
         "channels last (NHWC), depthwise, 2 channels a thread as one 4-byte access",  # 6 f16 channels
         "channels last (NHWC), depthwise, 2 channels a thread as one 8-byte access",  # 6 f32 channels
         "channels last (NHWC), depthwise, 4 channels a thread as one 16-byte access",
+        "channels last (NHWC), depthwise, 4 channels a thread as one 16-byte access, HWIO weight",
         "channels last (NHWC), depthwise, 8 channels a thread as one 16-byte access",
+        "channels last (NHWC), depthwise, 8 channels a thread as one 16-byte access, HWIO weight",
         "channels last (NHWC), depthwise, a channel a thread",  # 5 channels
     ], forms
     assert compile_all(lowered, arch) == len(srcs)
@@ -545,6 +560,10 @@ def test_channels_last_convs_on_gpu(dtype):
     x = g.input("xc", [2, 6, 7, 16], dtype)
     outs.append(_conv_op(g, x, g.param("wc", [16, 1, 3, 3], dtype), None, {"padding": 1, "groups": 16}, True,
                          {"input_min": -0.5, "input_max": 1.0, "clamp_min": 0.0, "clamp_max": 0.75}))
+    for i, (c, k) in enumerate([(16, 3), (6, 5), (5, 3)]):  # HWIO weights: 16-, 4/8-byte items, an element a thread
+        outs.append(_conv_op(g, g.input(f"xh{i}", [2, 7, 6, c], dtype), g.param(f"wh{i}", [k, k, 1, c], dtype),
+                             g.param(f"bh{i}", [c], dtype), {"padding": k // 2, "groups": c, "stride": 2}, True,
+                             {"clamp_min": 0.0}, hwio=True))
     six = g.constant(np.float32(6.0), dtype)
     outs.append(g.minimum(g.relu(g.conv2d(g.input("xn", [2, 8, 9, 7], dtype), g.param("wn", [8, 1, 3, 3], dtype),
                                           padding=1, groups=8)), six))

@@ -124,13 +124,16 @@ func.func @grouped(%x: tensor<1x4x8x8xbf16>, %w: tensor<4x1x3x3xbf16>) -> tensor
 // MobileNet's inverted residual: the depthwise convolution between two 1x1
 // gemms runs channels last; no activation goes back to NCHW before the
 // block's output (the other transposes are the input's and the weights').
+// Its weight is read HWIO (a transpose of it, of a param at compile time).
 // The ReLU6s (ONNX's Clip: max with 0, then min with 6) fold into the
 // depthwise convolution: the expansion's as bounds on what it reads, its
 // own as bounds on its result; no elementwise op is left.
 // CHECK-LABEL: func.func @depthwise_chain
 // CHECK: rlx.linear
 // CHECK-NOT: perm = [0, 3, 1, 2]
-// CHECK: rlx.conv2d %{{.*}}, %dw stride = [2, 2] padding = [1, 1, 1, 1] dilation = [1, 1] groups = 32 channels_last input_min 0.000000e+00 input_max 6.000000e+00 clamp_min 0.000000e+00 clamp_max 6.000000e+00 : tensor<1x8x8x32xf16>, tensor<32x1x3x3xf16> -> tensor<1x4x4x32xf16>
+// CHECK: %[[W:.*]] = rlx.transpose %dw perm = [2, 3, 1, 0] : tensor<32x1x3x3xf16> -> tensor<3x3x1x32xf16>
+// CHECK-NOT: perm = [0, 3, 1, 2]
+// CHECK: rlx.conv2d %{{.*}}, %[[W]] stride = [2, 2] padding = [1, 1, 1, 1] dilation = [1, 1] groups = 32 channels_last weight_hwio input_min 0.000000e+00 input_max 6.000000e+00 clamp_min 0.000000e+00 clamp_max 6.000000e+00 : tensor<1x8x8x32xf16>, tensor<3x3x1x32xf16> -> tensor<1x4x4x32xf16>
 // CHECK-NOT: perm = [0, 3, 1, 2]
 // CHECK-NOT: rlx.maximum
 // CHECK-NOT: rlx.minimum
@@ -139,7 +142,7 @@ func.func @grouped(%x: tensor<1x4x8x8xbf16>, %w: tensor<4x1x3x3xbf16>) -> tensor
 // SMALL-LABEL: func.func @depthwise_chain
 // FUSED-LABEL: func.func @depthwise_chain
 // FUSED-NOT: rlx.elementwise_region
-// FUSED: rlx.conv2d {{.*}} channels_last input_min
+// FUSED: rlx.conv2d {{.*}} channels_last weight_hwio input_min
 // FUSED-NOT: rlx.elementwise_region
 // FUSED: func.return
 func.func @depthwise_chain(%x: tensor<1x8x8x8xf16>, %ew: tensor<32x8x1x1xf16>, %dw: tensor<32x1x3x3xf16>, %pw: tensor<8x32x1x1xf16>) -> tensor<1x8x4x4xf16> {

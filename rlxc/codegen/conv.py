@@ -82,11 +82,14 @@ def _conv2d_nhwc(op: rlx.Conv2dOp) -> KernelSpec:
     input channel of its own (depthwise, `groups` = channels) and the
     channels divide into 16-, 8- or 4-byte items, a tap's input is one
     vector load of the item's channels (f16/bf16 converted in pairs);
-    otherwise an element at a time over the group's input channels. The
-    OIHW weight is read per channel and tap (small, cached); f32
-    accumulation, from the bias."""
+    otherwise an element at a time over the group's input channels. An
+    OIHW weight is read per channel and tap (small, cached); an HWIO one
+    (`weight_hwio`) holds a tap's channels adjacent, read with the input as
+    one access of the item's channels. f32 accumulation, from the bias."""
     n, h, w, c = shape(op.input)
-    o, cg, kh, kw = shape(op.weight)
+    hwio = op.weight_hwio is not None
+    ws = shape(op.weight)
+    kh, kw, cg, o = ws if hwio else (ws[2], ws[3], ws[1], ws[0])
     _, oh, ow, _ = shape(op.result)
     sh, sw = ints(op.stride)
     dh, dw = ints(op.dilation)
@@ -95,12 +98,20 @@ def _conv2d_nhwc(op: rlx.Conv2dOp) -> KernelSpec:
     t = eltype(op.input)
     size = dtype(t).bytes
     depthwise = cg == 1 and og == 1
+
+    def weight(oc: str, ci: str | None) -> str:
+        """Weight element (output channel oc, group input channel ci) of tap (ky, kx)."""
+        if hwio:
+            return load(f"wt[((ky * {kw} + kx) * {cg} + {ci or 0}) * {o} + {oc}]", t)
+        row = oc if ci is None else f"({oc} * {cg} + {ci})"  # None: depthwise, one input channel
+        return load(f"wt[{row} * {kh * kw} + ky * {kw} + kx]", t)
+
     vw = vector_elems(size, [c]) if depthwise and size in (2, 4) else 1
     items = n * oh * ow * (o // vw)
     ix_t, u = ("unsigned", "u") if items < 2**31 and n * h * w * c < 2**31 else ("long long", "LL")
     decl = params_decl([("x_" if vw > 1 else "x", op.input, False), ("wt", op.weight, False)]
                        + ([("bias", op.bias, False)] if op.bias is not None else []) + [("y_" if vw > 1 else "y", op.result, True)])
-    form = (f"depthwise, {vw} channels a thread as one {vw * size}-byte access" if vw > 1 else
+    form = (f"depthwise, {vw} channels a thread as one {vw * size}-byte access" + (", HWIO weight" if hwio else "") if vw > 1 else
             "depthwise, a channel a thread" if depthwise else f"{cg} input channels a group, an output channel a thread")
     src = [f"// conv2d form: channels last (NHWC), {form}",
            f'extern "C" __global__ void __launch_bounds__({NHWC_THREADS}) ENTRY({decl}) {{']
@@ -124,20 +135,23 @@ def _conv2d_nhwc(op: rlx.Conv2dOp) -> KernelSpec:
             f"      const int ix = ox * {sw} - {pl} + kx * {dw}; if (ix < 0 || ix >= {w}) continue;",
             f"      const {ix_t} px = (b * {h}{u} + ({ix_t})iy) * {w}{u} + ({ix_t})ix;  // the input pixel"]
     if vw > 1:
-        src.append(f"      const {_RAW[vw * size]} v = x[px * {c // vw}{u} + q];")
+        raw = _RAW[vw * size]
+        src.append(f"      const {raw} v = x[px * {c // vw}{u} + q];")
         src.append(f"      float f[{vw}];")
         src += ["      " + line for line in unpack_item("v", "f", vw, t, "r")]
+        if hwio:  # the tap's weights of the item's channels: adjacent, one access
+            src.append(f"      const {raw} wv = reinterpret_cast<const {raw}*>(wt)[(ky * {kw} + kx) * {o // vw} + q];")
+            src.append(f"      float fw[{vw}];")
+            src += ["      " + line for line in unpack_item("wv", "fw", vw, t, "r")]
         src += ["      #pragma unroll",
                 f"      for (int e = 0; e < {vw}; ++e)",
-                f"        acc[e] += {_clamp(op, 'f[e]', 'input')} * {load(f'wt[(q * {vw}{u} + e) * {kh * kw} + ky * {kw} + kx]', t)};"]
+                f"        acc[e] += {_clamp(op, 'f[e]', 'input')} * {'fw[e]' if hwio else weight(f'(q * {vw}{u} + e)', None)};"]
     elif depthwise:
-        src.append(f"      acc[0] += {_clamp(op, load(f'x[px * {c}{u} + q]', t), 'input')} * "
-                   f"{load(f'wt[q * {kh * kw} + ky * {kw} + kx]', t)};")
+        src.append(f"      acc[0] += {_clamp(op, load(f'x[px * {c}{u} + q]', t), 'input')} * {weight('q', None)};")
     else:
         src += [f"      const {ix_t} xc = px * {c}{u} + (q / {og}{u}) * {cg}{u};  // the group's first input channel",
                 f"      for (int ci = 0; ci < {cg}; ++ci)",
-                f"        acc[0] += {_clamp(op, load('x[xc + ci]', t), 'input')} * "
-                f"{load(f'wt[(q * {cg} + ci) * {kh * kw} + ky * {kw} + kx]', t)};"]
+                f"        acc[0] += {_clamp(op, load('x[xc + ci]', t), 'input')} * {weight('q', 'ci')};"]
     src += ["    }", "  }"]
     if _clamp(op, "v", "result") != "v":
         src += ["  #pragma unroll", f"  for (int e = 0; e < {vw}; ++e) acc[e] = {_clamp(op, 'acc[e]', 'result')};"]

@@ -538,6 +538,8 @@ class _RlxFunctionsBase(InterpreterFunctions):
         last = op.channels_last is not None  # NHWC in and out: the NCHW convolution between transposes
         if last:
             x, shape = np.transpose(x, (0, 3, 1, 2)), (shape[0], shape[3], shape[1], shape[2])
+        if op.weight_hwio is not None:  # [kh, kw, in/groups, out] -> OIHW
+            w = np.transpose(w, (3, 2, 0, 1))
         in_lo, in_hi, lo, hi = op.bounds()
         x = _clamped(x, in_lo, in_hi)  # before the zero padding, as a clamp op before the conv
         out = conv2d(

@@ -51,6 +51,7 @@ from xdsl.context import Context
 from xdsl.dialects.builtin import ModuleOp, StringAttr, TensorType, UnitAttr
 from xdsl.ir import Attribute, Operation, SSAValue
 from xdsl.passes import ModulePass
+from xdsl.rewriter import InsertPoint
 from xdsl.pattern_rewriter import (
     GreedyRewritePatternApplier,
     PatternRewriter,
@@ -67,6 +68,9 @@ from rlxc.passes.canonicalization import TransposeOfTranspose, _splat_value
 #: Whether convolutions left direct (grouped, depthwise) move into channels-last chains
 #: (`ConvChannelsLast`); off: they read NCHW between transposes
 CONV_CHANNELS_LAST = True
+#: Whether a channels-last depthwise convolution takes its weight HWIO (`weight_hwio`: a
+#: tap's channels adjacent, read as one access with the input's); off: OIHW
+DEPTHWISE_HWIO = True
 #: Whether the pass rewrites anything (off: every conv keeps its direct
 #: kernel; for measuring the two, as benchmarks/convnets.py does).
 CONV_AS_GEMM = True
@@ -210,7 +214,15 @@ class ConvChannelsLast(RewritePattern):
         src = _to_nchw(op.input)
         if src is None:
             return
-        conv = rlx.Conv2dOp.make([src.input, op.weight, op.bias], {**op.properties, "channels_last": UnitAttr()})
+        props = {**op.properties, "channels_last": UnitAttr()}
+        o, cg, _, _ = shape_of(op.weight.type)
+        weight, new = op.weight, []
+        if DEPTHWISE_HWIO and cg == 1 and o == _int(op.groups):  # depthwise: a tap's channels adjacent
+            new = [_transposed(op.weight, [2, 3, 1, 0])]  # OIHW -> HWIO, of a param: computed once
+            weight, props["weight_hwio"] = new[0].results[0], UnitAttr()
+        conv = rlx.Conv2dOp.make([src.input, weight, op.bias], props)
+        for w in new:
+            rewriter.insert(w, InsertPoint.before(op))
         _move_below_transpose(rewriter, op, conv, [src])
 
 

@@ -101,12 +101,15 @@ func.func @im2col(%x: tensor<2x8x8x3xf32>, %h: tensor<1x5x7x2xf16>, %b: tensor<3
 // Pools channels last: NHWC in and out.
 // A convolution channels last: NHWC input and result, OIHW weight (depthwise here).
 // CHECK-LABEL: func.func @conv2d_channels_last(
-func.func @conv2d_channels_last(%x: tensor<2x8x8x16xf16>, %w: tensor<16x1x3x3xf16>, %b: tensor<16xf16>) {
+func.func @conv2d_channels_last(%x: tensor<2x8x8x16xf16>, %w: tensor<16x1x3x3xf16>, %b: tensor<16xf16>, %wh: tensor<3x3x1x16xf16>) {
   // CHECK-NEXT: %{{.*}} = rlx.conv2d %{{.*}}, %{{.*}} bias %{{.*}} stride = [2, 2] padding = [1, 1, 1, 1] dilation = [1, 1] groups = 16 channels_last : tensor<2x8x8x16xf16>, tensor<16x1x3x3xf16>, tensor<16xf16> -> tensor<2x4x4x16xf16>
   %0 = rlx.conv2d %x, %w bias %b stride = [2, 2] padding = [1, 1, 1, 1] dilation = [1, 1] groups = 16 channels_last : tensor<2x8x8x16xf16>, tensor<16x1x3x3xf16>, tensor<16xf16> -> tensor<2x4x4x16xf16>
   // Clamps of the input (before the window reads it) and of the result (ReLU6's folded form).
   // CHECK-NEXT: %{{.*}} = rlx.conv2d %{{.*}}, %{{.*}} stride = [1, 1] padding = [1, 1, 1, 1] dilation = [1, 1] groups = 16 channels_last input_min -1.000000e+00 input_max 6.000000e+00 clamp_min 0.000000e+00 clamp_max 6.000000e+00 : tensor<2x8x8x16xf16>, tensor<16x1x3x3xf16> -> tensor<2x8x8x16xf16>
   %1 = rlx.conv2d %x, %w stride = [1, 1] padding = [1, 1, 1, 1] dilation = [1, 1] groups = 16 channels_last input_min -1.0 input_max 6.0 clamp_min 0.0 clamp_max 6.0 : tensor<2x8x8x16xf16>, tensor<16x1x3x3xf16> -> tensor<2x8x8x16xf16>
+  // An HWIO weight ([kh, kw, in/groups, out]).
+  // CHECK-NEXT: %{{.*}} = rlx.conv2d %{{.*}}, %{{.*}} stride = [1, 1] padding = [0, 0, 0, 0] dilation = [1, 1] groups = 16 channels_last weight_hwio : tensor<2x8x8x16xf16>, tensor<3x3x1x16xf16> -> tensor<2x6x6x16xf16>
+  %2 = rlx.conv2d %x, %wh stride = [1, 1] padding = [0, 0, 0, 0] dilation = [1, 1] groups = 16 channels_last weight_hwio : tensor<2x8x8x16xf16>, tensor<3x3x1x16xf16> -> tensor<2x6x6x16xf16>
   // CHECK-NEXT: func.return
   func.return
 }

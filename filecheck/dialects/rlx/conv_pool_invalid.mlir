@@ -325,3 +325,12 @@ func.func @conv2d_channels_last_channels(%x: tensor<1x4x8x8xf32>, %w: tensor<4x1
   %0 = rlx.conv2d %x, %w stride = [1, 1] padding = [1, 1, 1, 1] dilation = [1, 1] groups = 4 channels_last : tensor<1x4x8x8xf32>, tensor<4x1x3x3xf32> -> tensor<1x4x8x4xf32>
   func.return
 }
+
+// -----
+
+// weight_hwio reads the weight of a channels-last convolution only
+func.func @conv2d_hwio_nchw(%x: tensor<1x4x8x8xf32>, %w: tensor<3x3x1x4xf32>) {
+  // expected-error @+1 {{'rlx.conv2d' op weight_hwio needs channels_last (an NHWC input)}}
+  %0 = rlx.conv2d %x, %w stride = [1, 1] padding = [1, 1, 1, 1] dilation = [1, 1] groups = 4 weight_hwio : tensor<1x4x8x8xf32>, tensor<3x3x1x4xf32> -> tensor<1x4x8x8xf32>
+  func.return
+}

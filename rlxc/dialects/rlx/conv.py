@@ -172,7 +172,11 @@ class Conv2dOp(_ConvBase):
     With `channels_last` the input and result are NHWC ([n, h, w, c] ->
     [n, oh, ow, out]; the weight stays OIHW): `rlx-conv-to-gemm` moves the
     convolutions it does not make gemms (grouped and depthwise ones) into a
-    channels-last chain there.
+    channels-last chain there. With `weight_hwio` too (channels last only)
+    the weight is [kh, kw, in/groups, out], TensorFlow's HWIO: a tap's
+    output channels are adjacent (the pass gives a depthwise convolution
+    its weight so, transposed once at compile time, and the kernel reads a
+    tap of 8 f16 channels as one 16-byte load).
 
     Optional clamps, each max then min as `rlx.maximum`/`rlx.minimum` (NaN
     stays NaN): `input_min`/`input_max` on each input element before the
@@ -186,13 +190,14 @@ class Conv2dOp(_ConvBase):
 
     name = "rlx.conv2d"
     channels_last = opt_prop_def(UnitAttr)
+    weight_hwio = opt_prop_def(UnitAttr)
     input_min = opt_prop_def(FloatAttr[Float64Type])
     input_max = opt_prop_def(FloatAttr[Float64Type])
     clamp_min = opt_prop_def(FloatAttr[Float64Type])
     clamp_max = opt_prop_def(FloatAttr[Float64Type])
     assembly_format = (
         "$input `,` $weight (`bias` $bias^)? `stride` `=` $stride `padding` `=` "
-        "$padding `dilation` `=` $dilation `groups` `=` $groups (`channels_last` $channels_last^)? "
+        "$padding `dilation` `=` $dilation `groups` `=` $groups (`channels_last` $channels_last^)? (`weight_hwio` $weight_hwio^)? "
         "(`input_min` $input_min^)? (`input_max` $input_max^)? (`clamp_min` $clamp_min^)? (`clamp_max` $clamp_max^)? "
         "attr-dict `:` type($input) `,` type($weight) (`,` type($bias)^)? `->` type($result)"
     )
@@ -206,9 +211,14 @@ class Conv2dOp(_ConvBase):
     def infer_result_types(cls, operands: _Operands, props: Mapping[str, Attribute]):
         x, b, xs, ws, groups = cls._checked(operands, props)
         last = props.get("channels_last") is not None
+        hwio = props.get("weight_hwio") is not None
+        if hwio and not last:
+            raise VerifyException("weight_hwio needs channels_last (an NHWC input)")
         if last and len(xs) == 4 and len(ws) == 4:
             xs = _image("conv2d", xs, True)
-        _rank4("conv2d", xs, ws, "OIHW")
+            if hwio:  # [kh, kw, in/groups, out] -> the OIHW shape the checks below read
+                ws = (ws[3], ws[2], ws[0], ws[1])
+        _rank4("conv2d", xs, ws, "HWIO" if hwio else "OIHW")
         n, c, h, wd = xs
         o, cg, kh, kw = ws
         _check_kernel(ws, o)
