@@ -186,8 +186,6 @@ def _handwritten_resnet(layers, width, classes):
 
 
 def build_resnet(layers, width, image, classes=1000):
-    import torch
-
     model = None
     if tuple(layers) == (3, 4, 6, 3) and width == 64 and classes == 1000:
         try:
@@ -198,7 +196,13 @@ def build_resnet(layers, width, image, classes=1000):
             print(f"  torchvision unavailable ({type(e).__name__}: {e}); using the handwritten ResNet-50")
     if model is None:
         model = _handwritten_resnet(layers, width, classes)
-    # random but non-trivial BatchNorm statistics (fresh ones are 0 and 1)
+    return _random_batchnorm_stats(model)
+
+
+def _random_batchnorm_stats(model):
+    """`model` with random but non-trivial BatchNorm statistics (fresh ones are 0 and 1)."""
+    import torch
+
     g = torch.Generator().manual_seed(SEED + 1)
     for m in model.modules():
         if isinstance(m, torch.nn.BatchNorm2d):
@@ -211,8 +215,6 @@ def build_mobilenet(image, classes=1000, tiny=False):
     """MobileNetV2: torchvision's if installed (BatchNorms unfolded, as an
     export from training code has them; the importer folds them), else
     benchmarks/convnets.py's (BatchNorm folded). ReLU6 exports as Clip."""
-    import torch
-
     model = None
     if not tiny:
         try:
@@ -225,12 +227,7 @@ def build_mobilenet(image, classes=1000, tiny=False):
         from convnets import folded_mobilenet_v2
 
         model = folded_mobilenet_v2(classes, 8, 64, [(1, 8, 1, 1), (6, 16, 2, 2), (6, 24, 1, 2)]) if tiny else folded_mobilenet_v2(classes)
-    g = torch.Generator().manual_seed(SEED + 1)
-    for m in model.modules():
-        if isinstance(m, torch.nn.BatchNorm2d):
-            m.running_mean.copy_(0.1 * torch.randn(m.num_features, generator=g))
-            m.running_var.copy_(torch.rand(m.num_features, generator=g) + 0.5)
-    return model
+    return _random_batchnorm_stats(model)
 
 
 BUILDERS = {"bert": build_bert, "gpt2": build_gpt2, "resnet": build_resnet, "mobilenet": build_mobilenet}
