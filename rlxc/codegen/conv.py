@@ -107,6 +107,7 @@ def _conv2d_nhwc(op: rlx.Conv2dOp) -> KernelSpec:
         return load(f"wt[{row} * {kh * kw} + ky * {kw} + kx]", t)
 
     vw = vector_elems(size, [c]) if depthwise and size in (2, 4) else 1
+    raw = _RAW.get(vw * size, "")  # the type of one access of an item (vw > 1)
     items = n * oh * ow * (o // vw)
     ix_t, u = ("unsigned", "u") if items < 2**31 and n * h * w * c < 2**31 else ("long long", "LL")
     decl = params_decl([("x_" if vw > 1 else "x", op.input, False), ("wt", op.weight, False)]
@@ -116,7 +117,6 @@ def _conv2d_nhwc(op: rlx.Conv2dOp) -> KernelSpec:
     src = [f"// conv2d form: channels last (NHWC), {form}",
            f'extern "C" __global__ void __launch_bounds__({NHWC_THREADS}) ENTRY({decl}) {{']
     if vw > 1:
-        raw = _RAW[vw * size]
         src += [f"  const {raw}* __restrict__ x = reinterpret_cast<const {raw}*>(x_);",
                 f"  {raw}* __restrict__ y = reinterpret_cast<{raw}*>(y_);"]
     cv = o // vw
@@ -135,7 +135,6 @@ def _conv2d_nhwc(op: rlx.Conv2dOp) -> KernelSpec:
             f"      const int ix = ox * {sw} - {pl} + kx * {dw}; if (ix < 0 || ix >= {w}) continue;",
             f"      const {ix_t} px = (b * {h}{u} + ({ix_t})iy) * {w}{u} + ({ix_t})ix;  // the input pixel"]
     if vw > 1:
-        raw = _RAW[vw * size]
         src.append(f"      const {raw} v = x[px * {c // vw}{u} + q];")
         src.append(f"      float f[{vw}];")
         src += ["      " + line for line in unpack_item("v", "f", vw, t, "r")]

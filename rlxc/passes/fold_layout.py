@@ -32,6 +32,7 @@ from xdsl.pattern_rewriter import (
 
 from rlxc.dialects import rlx
 from rlxc.dialects.rlx.base import i64_array
+from rlxc.dialects.types import shape_of
 from rlxc.dialects.rlx.composites import (
     ATTENTION_LAYOUTS,
     ATTENTION_WINDOWS,
@@ -194,19 +195,19 @@ class FoldRepeatedHeads(RewritePattern):
             if windows[i] is not None or not isinstance(r, rlx.ReshapeOp) or not isinstance(r.input.owner, rlx.ExpandOp):
                 continue
             e = r.input.owner
-            phys, es, xs = _shape(x), _shape(e.result), _shape(e.input)
+            phys, es, xs = shape_of(x.type), shape_of(e.result.type), shape_of(e.input.type)
             ax = layouts[i].index(1)  # the physical axis that holds the heads
             if len(es) != 5 or len(xs) != 5:
                 continue
             groups, n = es[ax], es[ax + 1]
             if (
                 n < 2 or groups * n != phys[ax] or es[:ax] != phys[:ax] or es[ax + 2:] != phys[ax + 1:]
-                or xs != [*es[: ax + 1], 1, *es[ax + 2:]]
+                or xs != (*es[: ax + 1], 1, *es[ax + 2:])
             ):  # fmt: skip
                 continue
-            grouped = [*phys[:ax], groups, *phys[ax + 1:]]
+            grouped = (*phys[:ax], groups, *phys[ax + 1:])
             src = e.input
-            if isinstance(src.owner, rlx.ReshapeOp) and _shape(src.owner.input) == grouped:
+            if isinstance(src.owner, rlx.ReshapeOp) and shape_of(src.owner.input.type) == grouped:
                 src = src.owner.input  # the unsqueeze that made x5: its input is the grouped tensor
             else:
                 view = rlx.ReshapeOp.build(operands=[src], result_types=[TensorType(x.type.element_type, grouped)])  # pyright: ignore
@@ -218,10 +219,6 @@ class FoldRepeatedHeads(RewritePattern):
             return
         mask = [op.mask] if op.mask is not None else []
         _replace(rewriter, op, _rebuild(op, [*operands, mask], layouts, op.result.type))
-
-
-def _shape(v) -> list[int]:
-    return [int(d) for d in v.type.get_shape()]
 
 
 class FoldMatmulTransposes(RewritePattern):
