@@ -254,3 +254,47 @@ def test_argmax_over_middle_axes_ties_and_nan(d, columns, loads, monkeypatch):
             x[0, -1, 2] = np.nan  # row 2: the first NaN wins
         inputs[f"x{i}"] = x
     check_argmax_exact(shapes, d, inputs, axis=1)
+
+
+@pytest.mark.parametrize("cols,d", [(16384, "f16"), (32768, "f32"), (32768, "f16"), (32768, "bf16"), (131072, "f32"),
+                                    (311296, "f32"), (32001, "f16")])
+def test_layer_norm_of_rows_split_over_blocks(cols, d):
+    """layer_norm and the fused residual form over rows split over blocks
+    (a cluster's: 16384-131072; the grid form's: 311296 f32, 19 blocks of
+    512 threads; 32001 f16 windowed): rows offset from zero by 3 plus a ramp
+    of ±2 along the row, so that the blocks' parts have different means and
+    the row's variance is much of it between them, and one row of a
+    constant (variance 0: the output is beta). Against float64 numpy from
+    the same (rounded) values, per dtype's relative L2 tolerance (f32 1e-5,
+    f16 2e-3, bf16 1e-2)."""
+    from rlxc.values import round_bf16
+
+    carrier = np.float16 if d == "f16" else np.float32
+    fit = (lambda a: round_bf16(a.astype(np.float32))) if d == "bf16" else (lambda a: a.astype(carrier))
+    rng = np.random.default_rng()
+    n = 3
+    x = fit(3.0 + np.linspace(-2.0, 2.0, cols) + rng.standard_normal((n, cols)))
+    x[1] = fit(np.full(cols, 1.25))
+    res = fit(rng.standard_normal((n, cols)) * 0.5)
+    gamma, beta = fit(1.0 + 0.1 * rng.standard_normal(cols)), fit(0.1 * rng.standard_normal(cols))
+    g = rlxc.GraphBuilder()
+    xi, ri = g.input("x", [n, cols], d), g.input("r", [n, cols], d)
+    gp, bp = g.param("g", [cols], d), g.param("b", [cols], d)
+    s, normed = g.fused_residual_layer_norm(xi, ri, gp, bp)
+    module = g.build([g.layer_norm(xi, gp, bp), s, normed])
+    got = rlxc.compile(module, target="cuda", params={"g": gamma, "b": beta}).run({"x": x, "r": res}, poison=True)
+
+    def norm(a):
+        a = a.astype(np.float64)
+        mean = a.mean(axis=1, keepdims=True)
+        var = ((a - mean) ** 2).mean(axis=1, keepdims=True)
+        return (a - mean) / np.sqrt(var + 1e-5) * gamma.astype(np.float64) + beta.astype(np.float64)
+
+    summed = fit(x.astype(np.float32) + res.astype(np.float32))  # the kernel's x + residual, rounded to d
+    tol = {"f32": 1e-5, "f16": 2e-3, "bf16": 1e-2}[d]
+    for name, want, out in (("layer_norm", norm(x), got[0]), ("x + residual", summed, got[1]),
+                            ("fused layer_norm", norm(summed), got[2])):
+        o, want = out.astype(np.float64), want.astype(np.float64)
+        assert not np.isnan(o).any(), name
+        err = np.linalg.norm(o - want) / np.linalg.norm(want)
+        assert err < tol, f"{name}: relative error {err:.3e}"

@@ -2502,7 +2502,13 @@ MERGED_STATS_SMEM = False
 #: suite's norm cases passed with it on) but slower in 30 of 42 cases: f32
 #: -1% to -10%, f16 cluster rows of 16384-65536 -29% to -32% (bf16 -2% to
 #: -7%), rows of 4096-8192 within 1.5%: the per-thread mean's second pass
-#: costs more than the cluster barrier round it saves.
+#: costs more than the cluster barrier round it saves. Measured and removed
+#: (session 33; RESULTS.md): in the cluster and grid forms, each block's
+#: statistics over its own elements (from its mean, or from each thread's
+#: merged by shuffles with equal counts), merged across the blocks in one
+#: exchange: +0.4% to +5.9% at 64 MiB (f32 of 32768 43.8 -> 42.2 µs), -2% to
+#: -6% at 512 MiB, f32 of 262144 -26%: a round over the block costs about
+#: what the cluster's does.
 MERGED_NORM_STATS = False
 
 
