@@ -49,6 +49,7 @@ Trilu Einsum CumSum TopK
 PRelu Mish Selu Celu ThresholdedRelu Softsign Shrink IsNaN IsInf DepthToSpace SpaceToDepth
 EyeLike OneHot ReduceL1 ReduceLogSum ReduceLogSumExp Hardmax LpNormalization LRN Mod Upsample LpPool GlobalLpPool
 Tan Asin Acos Atan Sinh Cosh Asinh Acosh Atanh Attention RotaryEmbedding MeanVarianceNormalization SwiGLU Swish If CenterCropPad HannWindow HammingWindow BlackmanWindow TensorScatter
+ScatterND ScatterElements Scatter
 """.split())
 
 #: Cases of claimed ops that cannot pass, and why (a regex on the case name

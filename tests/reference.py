@@ -693,6 +693,29 @@ def gather_nd(x, idx, batch_dims=0):
     return out
 
 
+
+def scatter_nd(x, idx, upd, reduction="none"):
+    """ONNX ScatterND by its definition: a copy of x, each index tuple's slice
+    set to (or combined with) its updates in order, one tuple at a time, in
+    float64 (floats) / int64 (ints)."""
+    out = wide(x).copy()
+    idx = np.asarray(idx, dtype=np.int64)
+    u = wide(upd)
+    for t in np.ndindex(*idx.shape[:-1]):
+        at = tuple(int(i) + (out.shape[a] if i < 0 else 0) for a, i in enumerate(idx[t]))
+        if reduction == "none":
+            out[at] = u[t]
+        elif reduction == "add":
+            out[at] = out[at] + u[t]
+        elif reduction == "mul":
+            out[at] = out[at] * u[t]
+        elif reduction == "max":
+            out[at] = np.maximum(out[at], u[t])
+        else:
+            out[at] = np.minimum(out[at], u[t])
+    return out
+
+
 def topk(x, k, axis, largest=True):
     """ONNX TopK per line: indices sorted best first (NaN the largest, equal
     values by index), the first k of them and their values."""

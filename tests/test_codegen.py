@@ -1582,3 +1582,28 @@ def test_param_images_name_what_they_upload():
     assert "param 'scale'" in whats and any(w.startswith("constant at byte ") for w in whats), whats
     with pytest.raises(CudaError, match="param 'scale'"):
         list(param_images(fn, {}))
+
+
+def test_scatter_nd_kernels_compile_in_every_type_and_reduction():
+    """rlx.scatter_nd's kernel for f32/f16/bf16/i32/i64 and each reduction:
+    native atomics where CUDA has them (f32/i32/i64 add, integer max/min),
+    compare-and-swap loops elsewhere (16-bit elements on their 32-bit word);
+    its blocks co-resident (at most 2 per multiprocessor), which the kernel
+    op records; all compile for sm_90."""
+    g = rlxc.GraphBuilder()
+    outs = []
+    for d in ["f32", "f16", "bf16", "i32", "i64"]:
+        x, i, u = g.input(f"x{d}", [4, 5, 3], d), g.input(f"i{d}", [2, 6, 2], "i32"), g.input(f"u{d}", [2, 6, 3], d)
+        outs += [g.scatter_nd(x, i, u, r) for r in ["none", "add", "mul", "max", "min"]]
+    outs.append(g.scatter_nd(g.input("big", [3000, 64]), g.input("bi", [20000, 1], "i64"), g.input("bu", [20000, 64]), "add"))
+    lowered = rlxc.run_pipeline(g.build(outs), "rlx-cuda{arch=sm_90 sm_count=132}")
+    sources = [k.source.data for k in kernels_of(lowered)]
+    assert sum("atomicAdd(y + dst, u[j]);" in s for s in sources) == 3  # f32, i32 and the big f32
+    assert sum("rlx_atomic16<true>(y + dst, rlx_ld_bf16(u[j]), RlxProd());" in s for s in sources) == 1
+    assert sum("atomicMax(y + dst, u[j]);" in s for s in sources) == 2  # i32, i64
+    assert sum("rlx_atomic(y + dst, u[j], RlxMax());" in s for s in sources) == 1  # f32
+    big = next(s for s in sources if "1280000LL" in s)
+    assert "264 co-resident blocks" in big and "rlx_arrive_and_wait<264>" in big
+    co = [k.attributes.get("rlx.co_resident") for k in kernels_of(lowered) if k.source.data == big]
+    assert co and co[0] is not None
+    assert compile_all(lowered, "sm_90") == len(sources)

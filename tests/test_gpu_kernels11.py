@@ -298,3 +298,39 @@ def test_layer_norm_of_rows_split_over_blocks(cols, d):
         assert not np.isnan(o).any(), name
         err = np.linalg.norm(o - want) / np.linalg.norm(want)
         assert err < tol, f"{name}: relative error {err:.3e}"
+
+
+@pytest.mark.parametrize("reduction", ["none", "add", "mul", "max", "min"])
+@pytest.mark.parametrize("d", ["f32", "f16", "bf16", "i32", "i64"])
+def test_scatter_nd_on_gpu(d, reduction):
+    """rlx.scatter_nd in every element type and reduction against the
+    interpreter: slices of 3 and single elements, indices half negative,
+    duplicate tuples where a reduction combines them (distinct with
+    "none"), values small integers (±1 for mul) so that any order of the
+    atomic combines gives the interpreter's exact result; 16-bit elements
+    next to each other in one 32-bit word updated by different threads."""
+    rng = np.random.default_rng()
+    carrier = {"f32": np.float32, "f16": np.float16, "bf16": np.float32, "i32": np.int32, "i64": np.int64}[d]
+    xs, n = (40, 33, 3), 300
+    if reduction == "none":
+        flat = rng.choice(40 * 33, n, replace=False)
+    else:
+        flat = rng.integers(0, 40 * 33, n)
+    idx = np.stack(np.unravel_index(flat, (40, 33)), axis=-1)
+    idx = np.where(rng.random(idx.shape) < 0.5, idx - np.array([40, 33]), idx).astype(np.int64)
+    fidx = rng.integers(-66, 66, (500, 1)).astype(np.int32)  # into [66]: many duplicates, adjacent halves
+    if reduction == "none":
+        fidx = (rng.permutation(66)[:50] - 66 * (rng.random(50) < 0.5)).astype(np.int32)[:, None]
+    vals = (lambda s: rng.choice([-1, 1], s)) if reduction == "mul" else (lambda s: rng.integers(-3, 4, s))
+    inputs = {"x": vals(xs).astype(carrier), "i": idx, "u": vals((n, 3)).astype(carrier),
+              "f": vals((66,)).astype(carrier), "fi": fidx, "fu": vals((fidx.shape[0],)).astype(carrier)}
+    g = rlxc.GraphBuilder()
+    module = g.build([g.scatter_nd(g.input("x", list(xs), d), g.input("i", [n, 2], "i64"), g.input("u", [n, 3], d), reduction),
+                      g.scatter_nd(g.input("f", [66], d), g.input("fi", [fidx.shape[0], 1], "i32"),
+                                   g.input("fu", [fidx.shape[0]], d), reduction)])
+    want = rlxc.interpret(module, inputs)
+    for mode in ("stream", "graph"):
+        exe = rlxc.compile(module, target="cuda", mode=mode)
+        for _ in range(2):
+            for w, o in zip(want, exe.run(inputs, poison=True)):
+                np.testing.assert_array_equal(o, w)

@@ -988,6 +988,46 @@ def test_gather_nd(dtype, xs, ids, b, idx_dtype, rng):
     R.assert_exact(out, R.gather_nd(x, idx, b), dtype)
 
 
+SCATTER_ND_CASES = [  # input shape, index tuples' shape (the last axis: the tuple length)
+    ((6,), (4, 1)),
+    ((4, 5, 3), (2, 6, 2)),  # slices of 3
+    ((4, 5), (7, 1)),  # rows of 5
+    ((3, 4, 2), (5, 3)),  # single elements
+]
+
+
+@pytest.mark.parametrize("reduction", ["none", "add", "mul", "max", "min"])
+@pytest.mark.parametrize("xs,ids", SCATTER_ND_CASES)
+@pytest.mark.parametrize("dtype", ["f32", "bf16", "i32", "i64"])
+def test_scatter_nd(dtype, xs, ids, reduction, rng):
+    """Against ONNX's definition applied tuple by tuple (reference.scatter_nd):
+    negative indices, duplicate tuples where a reduction combines them
+    (with "none", distinct tuples: ONNX leaves duplicates undefined)."""
+    k = ids[-1]
+    tuples = int(np.prod(ids[:-1]))
+    if reduction == "none":  # distinct tuples
+        flat = rng.choice(int(np.prod(xs[:k])), size=min(tuples, int(np.prod(xs[:k]))), replace=False)
+        tuples = flat.size
+        ids = (tuples, k)
+        idx = np.stack(np.unravel_index(flat, xs[:k]), axis=-1)
+    else:
+        idx = np.stack([rng.integers(0, xs[t], size=ids[:-1]) for t in range(k)], axis=-1)
+    idx = np.where(rng.random(idx.shape) < 0.5, idx - np.array(xs[:k]), idx).astype(np.int64)  # half counted from the end
+    x = R.random_array(rng, xs, dtype, -4, 4)
+    u = R.random_array(rng, (*ids[:-1], *xs[k:]), dtype, -4, 4)
+    out = run1(lambda g, t: g.scatter_nd(t["x"], t["i"], t["u"], reduction),
+               {"x": (x, dtype), "i": (idx, "i64"), "u": (u, dtype)})
+    want = R.to_dtype(R.scatter_nd(x, idx, u, reduction), dtype)
+    R.assert_close(out, want, dtype) if dtype in FLOATS else R.assert_exact(out, want, dtype)
+
+
+def test_scatter_nd_out_of_range_raises():
+    x = np.arange(20, dtype=np.float32).reshape(4, 5)
+    with pytest.raises(Exception, match=r"rlx.scatter_nd: index 4 is out of range for axis 0 of extent 4"):
+        run1(lambda g, t: g.scatter_nd(t["x"], t["i"], t["u"]),
+             {"x": (x, "f32"), "i": (np.array([[1], [4]], np.int64), "i64"), "u": (np.ones((2, 5), np.float32), "f32")})
+
+
 @pytest.mark.parametrize("op,idx", [
     ("gather_elements", np.array([[0, 5]])),
     ("gather_elements", np.array([[-6, 0]])),

@@ -12,6 +12,8 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+from xdsl.ir import Attribute
+
 from rlxc.codegen.common import (
     Buf,
     KernelSpec,
@@ -37,7 +39,7 @@ from rlxc.codegen.injective import (
     vshape,
 )
 from rlxc.dialects import rlx
-from rlxc.dialects.types import dtype
+from rlxc.dialects.types import dtype, dtype_name
 
 
 def _coord(i: str, k: int, s: Sequence[int]) -> str:
@@ -123,6 +125,71 @@ def gather_nd_kernel(op: rlx.GatherNDOp, sm_count: int) -> KernelSpec:
         lines.append(f"src += q{t} * {xst[b + t]}LL;")
     lines.append("y[i] = x[src];")
     return injective("gather_nd", op.result, [("x", op.input), ("ids", op.indices)], lines, sm_count)
+
+
+def _scatter_apply(t: Attribute, reduction: str) -> str:
+    """The statement combining update `u[j]` into `y[dst]`."""
+    name = dtype_name(t)
+    if reduction == "none":
+        return "y[dst] = u[j];"
+    op = {"add": "RlxSum", "mul": "RlxProd", "max": "RlxMax", "min": "RlxMin"}[reduction]
+    if name in ("f16", "bf16"):
+        return f"rlx_atomic16<{'true' if name == 'bf16' else 'false'}>(y + dst, {load('u[j]', t)}, {op}());"
+    native = {("f32", "add"): "atomicAdd(y + dst, u[j]);", ("i32", "add"): "atomicAdd(y + dst, u[j]);",
+              ("i32", "max"): "atomicMax(y + dst, u[j]);", ("i32", "min"): "atomicMin(y + dst, u[j]);",
+              ("i64", "add"): "atomicAdd(reinterpret_cast<unsigned long long*>(y + dst), (unsigned long long)u[j]);",
+              ("i64", "max"): "atomicMax(y + dst, u[j]);", ("i64", "min"): "atomicMin(y + dst, u[j]);"}
+    return native.get((name, reduction), f"rlx_atomic(y + dst, u[j], {op}());")
+
+
+#: Blocks per multiprocessor at most in the scatter kernel, whose blocks all
+#: wait for each other between its two phases (so they must be resident
+#: together: the runtime checks the device holds them).
+SCATTER_BLOCKS_PER_SM = 2
+
+
+def scatter_nd_kernel(op: rlx.ScatterNDOp, sm_count: int) -> KernelSpec:
+    """ONNX ScatterND in one launch of G co-resident blocks: the input
+    copied to the output (grid-stride), every block's arrival counted and
+    waited for (`rlx_arrive_and_wait`: the counter only grows, a launch's
+    round is its count / G), then a thread per update element: its slice's
+    index tuple (negative indices counted from the end, then clamped, as the
+    gathers' are) gives the output element, written (reduction "none") or
+    combined atomically (add, mul, max, min: native atomics where CUDA has
+    them, else a compare-and-swap loop; f16/bf16 in f32 on their 32-bit
+    word). Duplicate tuples with "none" leave one of their writes."""
+    xs, ids = shape(op.input), shape(op.indices)
+    t = eltype(op.input)
+    k = ids[-1]
+    xst = strides(xs)
+    inner = numel(xs[k:])
+    n, m = numel(xs), numel(shape(op.updates))
+    blocks = max(1, min(-(-max(n, m) // BLOCK_THREADS), max(1, sm_count) * SCATTER_BLOCKS_PER_SM))
+    decl = params_decl([("x", op.input, False), ("ids", op.indices, False), ("u", op.updates, False),
+                        ("y", op.result, True)])
+    dst = [f"const long long r = j % {inner}LL, tp = j / {inner}LL;", "long long dst = r;"]
+    for a in range(k):
+        dst.append(_index(f"q{a}", xs[a], f"ids[tp * {k}LL + {a}]"))
+        dst.append(f"dst += q{a} * {xst[a]}LL;")
+    src = [
+        f"// scatter_nd: reduction {op.reduction.data}, {blocks} co-resident blocks: copy, wait for all, scatter",
+        "__device__ unsigned long long ENTRY_arrived = 0;  // blocks arrived, over all launches",
+        f'extern "C" __global__ void __launch_bounds__({BLOCK_THREADS}) ENTRY({decl}) {{',
+        "  const long long stride = (long long)gridDim.x * blockDim.x;",
+        "  const long long first = (long long)blockIdx.x * blockDim.x + threadIdx.x;",
+        f"  for (long long i = first; i < {n}LL; i += stride) y[i] = x[i];",
+        "  __threadfence();",
+        "  __syncthreads();",
+        f"  if (threadIdx.x == 0) rlx_arrive_and_wait<{blocks}>(&ENTRY_arrived);",
+        "  __syncthreads();",
+        f"  for (long long j = first; j < {m}LL; j += stride) {{",
+        *("    " + line for line in dst),
+        "    " + _scatter_apply(t, op.reduction.data),
+        "  }",
+        "}",
+    ]
+    params: list[Buf | int] = [Buf(op.input), Buf(op.indices), Buf(op.updates), Buf(op.result, True)]
+    return KernelSpec("scatter_nd", "\n".join(src) + "\n", params, blocks, BLOCK_THREADS, co_resident=blocks)
 
 
 #: rope in pairs of vector items where half a row allows (`_rope_pairs`); off: an element a thread

@@ -297,6 +297,42 @@ __device__ __forceinline__ T rlx_grid_reduce(T v, Op op, T identity, T* smem, T*
   return smem[0];
 }
 
+// Scatter updates (rlx.scatter_nd): *p = op(*p, v) atomically, for the
+// element types without a native atomic of that op: a compare-and-swap loop
+// on the 32- or 64-bit word (a 16-bit element's word is the aligned 32 bits
+// around it; its neighbour is left as it is).
+template <typename Op> __device__ __forceinline__ void rlx_atomic(float* p, float v, Op op) {
+  unsigned int* a = reinterpret_cast<unsigned int*>(p);
+  unsigned int old = *a, seen;
+  do { seen = old; old = atomicCAS(a, seen, __float_as_uint(op(__uint_as_float(seen), v))); } while (old != seen);
+}
+template <typename Op> __device__ __forceinline__ void rlx_atomic(int* p, int v, Op op) {
+  int old = *p, seen;
+  do { seen = old; old = atomicCAS(p, seen, op(seen, v)); } while (old != seen);
+}
+template <typename Op> __device__ __forceinline__ void rlx_atomic(long long* p, long long v, Op op) {
+  unsigned long long* a = reinterpret_cast<unsigned long long*>(p);
+  unsigned long long old = *a, seen;
+  do {
+    seen = old;
+    old = atomicCAS(a, seen, (unsigned long long)op((long long)seen, v));
+  } while (old != seen);
+}
+// A 16-bit float element (f16 or bf16, by Bf16) combined with v in f32 and
+// rounded back.
+template <bool Bf16, typename Op> __device__ __forceinline__ void rlx_atomic16(unsigned short* p, float v, Op op) {
+  unsigned int* a = reinterpret_cast<unsigned int*>(reinterpret_cast<size_t>(p) & ~(size_t)3);
+  const int sh = (reinterpret_cast<size_t>(p) & 2) ? 16 : 0;
+  unsigned int old = *a, seen;
+  do {
+    seen = old;
+    const unsigned short h = (unsigned short)(seen >> sh);
+    const float f = Bf16 ? rlx_ld_bf16(h) : rlx_ld_f16(h);
+    const unsigned short r = Bf16 ? rlx_st_bf16(op(f, v)) : rlx_st_f16(op(f, v));
+    old = atomicCAS(a, seen, (seen & ~(0xffffu << sh)) | ((unsigned int)r << sh));
+  } while (old != seen);
+}
+
 // The columns form over blocks: a group of X rows (threadIdx.x) whose
 // slices are spread over the Y threads (threadIdx.y) of C blocks. Reduces v
 // over the block column (rlx_column_reduce), then block `rank`'s column

@@ -43,6 +43,7 @@ KERNELS: dict[type[Operation], KernelFor] = {
     rlx.GatherElementsOp: indexing.gather_elements_kernel,  # pyright: ignore[reportAssignmentType]
     rlx.GatherNDOp: indexing.gather_nd_kernel,  # pyright: ignore[reportAssignmentType]
     rlx.RopeOp: indexing.rope_kernel,  # pyright: ignore[reportAssignmentType]
+    rlx.ScatterNDOp: indexing.scatter_nd_kernel,  # pyright: ignore[reportAssignmentType]
     rlx.CumsumOp: scan.cumsum_kernel,  # pyright: ignore[reportAssignmentType]
     rlx.TopKOp: scan.topk_kernel,  # pyright: ignore[reportAssignmentType]
     rlx.Conv2dOp: conv.conv2d_kernel,  # pyright: ignore[reportAssignmentType]

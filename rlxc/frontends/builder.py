@@ -469,6 +469,11 @@ class GraphBuilder:
         """ONNX GatherND: indices' last axis indexes x's axes after `batch_dims`."""
         return self._op(rlx.GatherNDOp, [x, indices], {"batch_dims": i64_attr(batch_dims)})
 
+    def scatter_nd(self, x: Tensor, indices: Tensor, updates: Tensor, reduction: str = "none") -> Tensor:
+        """ONNX ScatterND: x with the slices indices' tuples name replaced by
+        (or combined by `reduction` with: add, mul, max, min) updates."""
+        return self._op(rlx.ScatterNDOp, [x, indices, updates], {"reduction": StringAttr(reduction)})
+
     # ------------------------------------------------------------------ scan / select
 
     def cumsum(

@@ -503,6 +503,23 @@ class _RlxFunctionsBase(InterpreterFunctions):
         out = xb[(np.arange(nb)[:, None], *coords)]  # (nb, per_batch, *x.shape[b+m:])
         return _out(op, out)
 
+    @impl(rlx.ScatterNDOp)
+    def run_scatter_nd(self, interpreter: Interpreter, op: rlx.ScatterNDOp, args: PythonValues):
+        # a copy of the input in its compute dtype (float64 / int64), the updates applied tuple
+        # after tuple (numpy's ufunc.at: duplicates combined in order), rounded once to the type
+        out = _wide(args[0], op.input.type).copy()
+        idx = np.asarray(args[1], dtype=np.int64)
+        k = idx.shape[-1]
+        tuples = idx.reshape(-1, k)
+        coords = tuple(_in_range(op, tuples[:, t], out.shape[t], t) for t in range(k))
+        upd = _wide(args[2], op.updates.type).reshape((tuples.shape[0], *out.shape[k:]))
+        red = op.reduction.data
+        if red == "none":
+            out[coords] = upd
+        else:
+            {"add": np.add, "mul": np.multiply, "max": np.maximum, "min": np.minimum}[red].at(out, coords, upd)
+        return _out(op, out)
+
     @impl(rlx.CumsumOp)
     def run_cumsum(self, interpreter: Interpreter, op: rlx.CumsumOp, args: PythonValues):
         x = _wide(args[0], op.input.type)  # float64 sums round once; int64 wraps like the type

@@ -11,7 +11,7 @@ the same wherever an op is defined:
 * `matmul`: matmul, linear (and the activations it may carry);
 * `shape`: reshape, transpose, expand, concat, slice, pad, gather,
   gather_elements, gather_nd;
-* `scan`: cumsum, topk;
+* `scan`: cumsum, topk, scatter_nd;
 * `conv`: conv2d, conv_transpose2d, max_pool2d, avg_pool2d, resize;
 * `composites`: fused residual norms, swiglu, attention, rope;
 * `region`: elementwise_region, yield;
@@ -171,7 +171,7 @@ from rlxc.dialects.rlx.reductions import (
     SoftmaxOp,
 )
 from rlxc.dialects.rlx.region import REGION_BODY_DIALECTS, ElementwiseRegionOp, FusionOp, YieldOp
-from rlxc.dialects.rlx.scan import CumsumOp, TopKOp
+from rlxc.dialects.rlx.scan import SCATTER_REDUCTIONS, CumsumOp, ScatterNDOp, TopKOp
 from rlxc.dialects.rlx.shape import (
     PAD_MODES,
     ConcatOp,
@@ -191,7 +191,7 @@ Rlx = Dialect(
         ParamOp, ConstantOp, *UNARY_OPS, *BINARY_OPS, *COMPARE_OPS, SelectOp, CastOp,
         *REDUCE_OPS, ArgMaxOp, SoftmaxOp, LogSoftmaxOp, LayerNormOp, RmsNormOp,
         MatMulOp, ReshapeOp, TransposeOp, ExpandOp, ConcatOp, SliceOp, GatherOp,
-        PadOp, GatherElementsOp, GatherNDOp, CumsumOp, TopKOp,
+        PadOp, GatherElementsOp, GatherNDOp, CumsumOp, TopKOp, ScatterNDOp,
         Conv2dOp, ConvTranspose2dOp, MaxPool2dOp, AvgPool2dOp, Im2colOp, ResizeOp, LinearOp,
         FusedResidualLayerNormOp, FusedResidualRmsNormOp, SwigluOp, AttentionOp, RopeOp, ElementwiseRegionOp,
         FusionOp, YieldOp,
@@ -221,7 +221,8 @@ __all__ = [
     "ReduceMeanOp", "ReduceMaxOp", "ReduceMinOp", "ReduceProdOp", "ArgMaxOp",
     "SoftmaxOp", "LogSoftmaxOp", "LayerNormOp", "RmsNormOp", "MatMulOp", "LinearOp",
     "ReshapeOp", "TransposeOp", "ExpandOp", "ConcatOp", "SliceOp", "GatherOp",
-    "PadOp", "GatherElementsOp", "GatherNDOp", "CumsumOp", "TopKOp", "PAD_MODES",
+    "PadOp", "GatherElementsOp", "GatherNDOp", "CumsumOp", "TopKOp", "ScatterNDOp", "PAD_MODES",
+    "SCATTER_REDUCTIONS",
     "Conv2dOp", "ConvTranspose2dOp", "MaxPool2dOp", "AvgPool2dOp", "Im2colOp", "ResizeOp",
     "FusedResidualLayerNormOp",
     "FusedResidualRmsNormOp", "SwigluOp", "AttentionOp", "RopeOp",

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from rlxc.dialects import rlx
 from rlxc.dialects.types import dtype
 from rlxc.frontends.builder import Tensor
 from rlxc.frontends.onnx.core import (
@@ -199,6 +200,37 @@ def _gather_elements(n: Node) -> list[Value]:
 @emitter("GatherND")
 def _gather_nd(n: Node) -> list[Value]:
     return [n.g.gather_nd(n.tensor(0), n.tensor(1), n.attr("batch_dims", 0))]
+
+
+def _reduction(n: Node) -> str:
+    red = n.attr("reduction", "none")
+    if red not in rlx.SCATTER_REDUCTIONS:
+        raise n.unsupported(f"reduction '{red}'", ", ".join(rlx.SCATTER_REDUCTIONS))
+    return red
+
+
+@emitter("ScatterND")
+def _scatter_nd(n: Node) -> list[Value]:
+    return [n.g.scatter_nd(n.tensor(0), n.tensor(1), n.tensor(2), _reduction(n))]
+
+
+@emitter("ScatterElements", "Scatter")
+def _scatter_elements(n: Node) -> list[Value]:
+    """ScatterElements (and opset 9-10's Scatter) as rlx.scatter_nd: update p
+    goes to p with its `axis` coordinate replaced by indices[p], so its index
+    tuple is p's coordinates (constants: the shapes are static) with
+    indices[p] on `axis`."""
+    x, idx, upd = n.tensor(0), n.tensor(1), n.tensor(2)
+    axis = n.attr("axis", 0) % max(x.ndim, 1)
+    if idx.ndim != x.ndim or tuple(upd.shape) != tuple(idx.shape):
+        raise n.error(f"indices {list(idx.shape)} and updates {list(upd.shape)} must have one shape, of the "
+                      f"data's rank {x.ndim}")
+    g, shape = n.g, list(idx.shape)
+    coords = np.indices(shape, dtype=np.int64) if shape else np.zeros((0,), np.int64)
+    parts = [g.reshape(g.cast(idx, "i64") if idx.dtype != "i64" else idx, [*shape, 1]) if a == axis
+             else g.constant(coords[a][..., None], "i64") for a in range(x.ndim)]
+    tuples = parts[0] if len(parts) == 1 else g.concat(parts, axis=-1)
+    return [g.scatter_nd(x, tuples, upd, _reduction(n))]
 
 
 @emitter("DepthToSpace")
