@@ -80,6 +80,8 @@ def _calls():
     yield "pad", lambda g: g.pad(x(g), [1, 0], [2, 3], "reflect"), "rlx.pad", [(7, 19)]
     yield "gather_elements", lambda g: g.gather_elements(x(g), x(g, (3, 5), "i32", "i"), 1), "rlx.gather_elements", [(3, 5)]
     yield "gather_nd", lambda g: g.gather_nd(x(g, (2, 3, 4)), x(g, (2, 5, 1), "i64", "i"), 1), "rlx.gather_nd", [(2, 5, 4)]
+    yield "scatter_nd", lambda g: g.scatter_nd(x(g, (6, 4)), x(g, (3, 1), "i64", "i"), x(g, (3, 4), n="u"), "max"), \
+        "rlx.scatter_nd", [(6, 4)]
     yield "cumsum", lambda g: g.cumsum(x(g), 0, exclusive=True, reverse=True), "rlx.cumsum", [(4, 16)]
     yield "topk", lambda g: g.topk(x(g), 5, largest=False, sorted=False), "rlx.topk", [(4, 5), (4, 5)]
     yield (
@@ -554,6 +556,7 @@ def _graph_indexing(g, rng):
         g.gather_nd(x, nd), g.gather_nd(x, g.reshape(nd, [2, 2, 1]), batch_dims=1),
         g.cumsum(x, 2), g.cumsum(x, -3, exclusive=True, reverse=True),
         *g.topk(x, 2, axis=1), *g.topk(x, 4, largest=False, sorted=False),
+        g.scatter_nd(x, nd, g.reduce_sum(g.cast(ie, "f32"), [0]), "add"),  # tuples (1, -1) and (0, 2): rows of 4
     ]  # fmt: skip
     feeds = {"x": R.random_array(rng, (2, 3, 4), "f32"), "b": R.random_array(rng, (2, 3), "i1"),
              "ie": rng.integers(-3, 3, size=(2, 2, 4)).astype(np.int64), "nd": np.array([[1, -1], [0, 2]], np.int32)}  # fmt: skip
