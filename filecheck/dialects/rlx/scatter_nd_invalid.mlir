@@ -33,7 +33,7 @@ func.func @float_indices(%x: tensor<4xf32>, %i: tensor<2x1xf32>, %u: tensor<2xf3
 // -----
 
 func.func @update_type(%x: tensor<4xf32>, %i: tensor<2x1xi64>, %u: tensor<2xf16>) {
-  // expected-error @+1 {{'rlx.scatter_nd' op updates are f16, the input f32: they must match}}
+  // expected-error @+1 {{'rlx.scatter_nd' op updates: element types differ (f16 vs f32); they must be equal}}
   %0 = rlx.scatter_nd %x[%i] = %u reduction = "none" : tensor<4xf32>, tensor<2x1xi64>, tensor<2xf16>
   func.return
 }

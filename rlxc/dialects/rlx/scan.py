@@ -23,8 +23,9 @@ from xdsl.irdl import (
 from xdsl.traits import Pure
 from xdsl.utils.exceptions import VerifyException
 
-from rlxc.dialects.rlx.base import OPAQUE, RlxOp, _int, _Operands, _require_dtype, _t
-from rlxc.dialects.types import NUMERIC_TYPES, dtype_name, fmt_shape, normalize_axis, shape_of
+from rlxc.dialects.rlx.base import OPAQUE, RlxOp, _int, _Operands, _require_dtype, _require_same_dtype, _t
+from rlxc.dialects.rlx.shape import _index_types
+from rlxc.dialects.types import NUMERIC_TYPES, fmt_shape, normalize_axis, shape_of
 
 
 @irdl_op_definition
@@ -139,12 +140,8 @@ class ScatterNDOp(RlxOp):
         x, idx, upd = operands
         assert isinstance(x, TensorType) and isinstance(idx, TensorType) and isinstance(upd, TensorType)
         _require_dtype("input", x, NUMERIC_TYPES)
-        _require_dtype("indices", idx, NUMERIC_TYPES[3:])
-        if upd.get_element_type() != x.get_element_type():
-            raise VerifyException(
-                f"updates are {dtype_name(upd.get_element_type())}, the input "
-                f"{dtype_name(x.get_element_type())}: they must match"
-            )
+        _index_types("indices", idx)
+        _require_same_dtype("updates", upd, x)
         red = props.get("reduction")
         if not isinstance(red, StringAttr) or red.data not in SCATTER_REDUCTIONS:
             got = red.data if isinstance(red, StringAttr) else red

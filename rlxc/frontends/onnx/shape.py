@@ -221,12 +221,12 @@ def _scatter_elements(n: Node) -> list[Value]:
     tuple is p's coordinates (constants: the shapes are static) with
     indices[p] on `axis`."""
     x, idx, upd = n.tensor(0), n.tensor(1), n.tensor(2)
-    axis = n.attr("axis", 0) % max(x.ndim, 1)
-    if idx.ndim != x.ndim or tuple(upd.shape) != tuple(idx.shape):
+    if x.ndim == 0 or idx.ndim != x.ndim or tuple(upd.shape) != tuple(idx.shape):
         raise n.error(f"indices {list(idx.shape)} and updates {list(upd.shape)} must have one shape, of the "
-                      f"data's rank {x.ndim}")
+                      f"data's rank {x.ndim} (at least 1)")
+    axis = n.attr("axis", 0) % x.ndim
     g, shape = n.g, list(idx.shape)
-    coords = np.indices(shape, dtype=np.int64) if shape else np.zeros((0,), np.int64)
+    coords = np.indices(shape, dtype=np.int64)
     parts = [g.reshape(g.cast(idx, "i64") if idx.dtype != "i64" else idx, [*shape, 1]) if a == axis
              else g.constant(coords[a][..., None], "i64") for a in range(x.ndim)]
     tuples = parts[0] if len(parts) == 1 else g.concat(parts, axis=-1)
