@@ -1,7 +1,9 @@
 """What a CUDA graph's launch costs the host, and `exe.run`'s overhead beyond
 the device time (GPU machine), with the captured graph's memset nodes kept
-or replaced by fill kernels (`executable.MEMSETS_AS_KERNELS`), and
-optionally cuBLASLt's split-K schemes limited (`cublaslt.REDUCTION_SCHEMES`).
+or replaced by fill kernels (`executable.MEMSETS_AS_KERNELS`), optionally
+cuBLASLt's split-K schemes limited (`cublaslt.REDUCTION_SCHEMES`), and run()
+waiting for the graph's mapped flag (`executable.SIGNAL_WAIT`: "kernels",
+"flagkernel") or for the stream ("stream", "sleep").
 
 For each encoder (benchmarks/encoders.py's builder, seq 128, device-resident
 torch inputs) and variant, one line of JSON: the I/O graph's nodes by kind,
@@ -50,9 +52,10 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 import rlxc  # noqa: E402
 from encoders import build_rlxc, make_weights, model_config, rlxc_params  # noqa: E402
 
-#: variant -> (MEMSETS_AS_KERNELS, REDUCTION_SCHEMES, executable.SYNC_SLEEP_MARGIN_S)
-VARIANTS = {"kernels": (True, None, 0.0), "memsets": (False, None, 0.0), "nosplitk": (True, 0, 0.0),
-            "sleep": (True, None, 300e-6)}
+#: variant -> (MEMSETS_AS_KERNELS, REDUCTION_SCHEMES, executable.SYNC_SLEEP_MARGIN_S, executable.SIGNAL_WAIT)
+VARIANTS = {"kernels": (True, None, 0.0, "write"), "memsets": (False, None, 0.0, "write"), "nosplitk": (True, 0, 0.0, "write"),
+            "sleep": (True, None, 300e-6, ""), "stream": (True, None, 0.0, ""), "flagkernel": (True, None, 0.0, "kernel")}
+DEFAULTS = (True, None, 0.0, "write")
 
 
 def measure(name: str, batch: int, dtype: str, variant: str, rounds: int, per: int) -> dict:
@@ -61,7 +64,8 @@ def measure(name: str, batch: int, dtype: str, variant: str, rounds: int, per: i
 
     from rlxc.runtime import cublaslt, executable
 
-    executable.MEMSETS_AS_KERNELS, cublaslt.REDUCTION_SCHEMES, executable.SYNC_SLEEP_MARGIN_S = VARIANTS[variant]
+    (executable.MEMSETS_AS_KERNELS, cublaslt.REDUCTION_SCHEMES, executable.SYNC_SLEEP_MARGIN_S,
+     executable.SIGNAL_WAIT) = VARIANTS[variant]
     try:
         cfg = model_config(name)
         tdt = {"f32": torch.float32, "f16": torch.float16, "bf16": torch.bfloat16}[dtype]
@@ -86,13 +90,14 @@ def measure(name: str, batch: int, dtype: str, variant: str, rounds: int, per: i
         cu.cuStreamSynchronize(exe.stream)
         out = torch.as_tensor(y, device="cuda") if dtype != "bf16" else None
         row = {"model": name, "batch": batch, "dtype": dtype, "variant": variant, "nodes": kinds,
-               "memsets_as_kernels": exe.memsets_as_kernels, "device_us": round(device_us, 1),
+               "memsets_as_kernels": exe.memsets_as_kernels, "signal": exe.signal_form, "device_us": round(device_us, 1),
                "host_overhead_us": overhead, "launch_call_us": round(statistics.median(launch), 2),
                "checksum": None if out is None else float(out.float().abs().sum())}
         exe.close()
         return row
     finally:
-        executable.MEMSETS_AS_KERNELS, cublaslt.REDUCTION_SCHEMES, executable.SYNC_SLEEP_MARGIN_S = True, None, 0.0
+        (executable.MEMSETS_AS_KERNELS, cublaslt.REDUCTION_SCHEMES, executable.SYNC_SLEEP_MARGIN_S,
+         executable.SIGNAL_WAIT) = DEFAULTS
 
 
 SPIN = r"""extern "C" __global__ void spin(unsigned long long ns) {

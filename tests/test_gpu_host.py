@@ -212,6 +212,49 @@ def test_host_overhead_per_run():
     assert r["overhead_us"] < 100
 
 
+@pytest.mark.parametrize("form", ["write", "kernel", ""])
+def test_outputs_complete_when_run_returns(form, monkeypatch):
+    """run() on the I/O graph returns once the graph's last node has set
+    the mapped flag (executable.SIGNAL_WAIT: a captured stream write, a
+    one-thread kernel, or "" for the stream's completion), not when the
+    stream is reported done. The outputs must be complete by then: each is
+    read at once by a copy on a stream that does not wait for the
+    executable's (CU_STREAM_NON_BLOCKING), after runs whose inputs change
+    every call, and compared with float64 numpy of the same graph."""
+    from cuda.bindings import driver as cu
+
+    from rlxc.runtime import executable as E
+    from rlxc.runtime.driver_api import check
+
+    monkeypatch.setattr(E, "SIGNAL_WAIT", form)
+    g = rlxc.GraphBuilder()
+    x = g.input("x", [512, 4096])
+    w = g.param("w", [4096])
+    module = g.build(g.tanh(g.add(g.mul(x, w), g.reduce_mean(x, axes=[1], keepdims=True))))
+    rng = np.random.default_rng(7)
+    wv = rng.standard_normal(4096).astype(np.float32)
+    exe = rlxc.compile(module, target="cuda", params={"w": wv})
+    reader = check(cu.cuStreamCreate(cu.CUstream_flags.CU_STREAM_NON_BLOCKING), "cuStreamCreate")
+    got = np.empty((512, 4096), np.float32)
+    try:
+        for k in range(12):
+            xv = rng.standard_normal((512, 4096)).astype(np.float32)
+            (out,) = exe.run({"x": torch.from_numpy(xv).cuda()})
+            check(cu.cuMemcpyDtoHAsync(got.ctypes.data, out.ptr, got.nbytes, reader), "cuMemcpyDtoHAsync")
+            check(cu.cuStreamSynchronize(reader), "cuStreamSynchronize")
+            x64 = xv.astype(np.float64)
+            want = np.tanh(x64 * wv + x64.mean(axis=1, keepdims=True))
+            np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-5, err_msg=f"run {k}")
+        assert exe.io_graph_error is None
+        assert exe.signal_form == ("kernel" if form == "kernel" else form) or (
+            form == "write" and exe.signal_form == "kernel" and exe.signal_error), (exe.signal_form, exe.signal_error)
+        if form == "write":
+            print(f"\nsignal form: {exe.signal_form} ({exe.signal_error or 'captured'})")
+    finally:
+        cu.cuStreamDestroy(reader)
+        exe.close()
+
+
 def test_memset_nodes_become_fill_kernels():
     """executable.MEMSETS_AS_KERNELS: a captured graph's memset nodes (as
     cuBLASLt's split-K gemms leave) become kernel nodes (`rlx_fill16` where

@@ -73,6 +73,57 @@ def test_wait_polls_then_blocks(monkeypatch):
         _waiter(_FakeDriver(busy=2, final=700))._wait()
 
 
+class _FakeFlag:
+    """SIGNAL_WAIT's flag, set after `reads` reads (never: None)."""
+
+    def __init__(self, reads):
+        self.reads, self.n = reads, 0
+
+    @property
+    def value(self):
+        self.n += 1
+        return int(self.reads is not None and self.n > self.reads)
+
+
+def test_wait_for_the_flag(monkeypatch):
+    """run()'s wait on the I/O graph's flag (CudaExecutable._wait_flag):
+    returns once the flag is set without blocking, querying the stream only
+    every SIGNAL_QUERY_EVERY reads; a stream found done ends it; an error
+    from the query is raised naming the wait; past SYNC_SPIN_S it blocks in
+    cuStreamSynchronize, and with SYNC_SPIN_S = 0 at once."""
+    import pytest
+
+    from rlxc.runtime import executable as E
+
+    def waiter(drv, flag):
+        exe = _waiter(drv)
+        exe._flag = flag
+        return exe
+
+    drv = _FakeDriver(busy=10**9)
+    waiter(drv, _FakeFlag(1000))._wait_flag()
+    assert drv.queries == 1000 // E.SIGNAL_QUERY_EVERY and drv.syncs == 0
+    drv = _FakeDriver(busy=0)  # the flag never seen set, the stream done
+    waiter(drv, _FakeFlag(None))._wait_flag()
+    assert drv.queries == 1 and drv.syncs == 0
+    monkeypatch.setattr(E, "SYNC_SPIN_S", 1e-9)
+    drv = _FakeDriver(busy=10**9)
+    waiter(drv, _FakeFlag(None))._wait_flag()
+    assert drv.queries >= 2 and drv.syncs == 1
+    monkeypatch.setattr(E, "SYNC_SPIN_S", 0)
+    drv = _FakeDriver(busy=10**9)
+    waiter(drv, _FakeFlag(None))._wait_flag()
+    assert drv.queries == 0 and drv.syncs == 1
+    monkeypatch.setattr(E, "SYNC_SPIN_S", 0.05)
+
+    def fail(result, call):
+        raise E.CudaError(f"{call} failed: code {result[0]}")
+
+    monkeypatch.setattr(E, "check", fail)
+    with pytest.raises(E.CudaError, match=r"cuStreamQuery \(waiting for the launch\) failed: code 700"):
+        waiter(_FakeDriver(busy=2, final=700), _FakeFlag(None))._wait_flag()
+
+
 def test_fill_launch_for_memset_nodes():
     """executable._fill_launch: a memset node's parameters as the fill
     kernel writing the same bytes: 16-byte items (`rlx_fill16`, the value

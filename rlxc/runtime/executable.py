@@ -9,9 +9,10 @@ The launch list runs kernel by kernel (`mode="stream"`) or as one CUDA graph
 captured on the first run and replayed after (`mode="graph"`, the default).
 
 Host overhead: with device-array inputs and device outputs in graph mode,
-`run` is one CUDA graph launch and a synchronisation. That graph (the "I/O
-graph") holds the input copies into the arena, the launch list and the
-output copies into an output pool that the executable owns; a later call
+`run` is one CUDA graph launch and a wait. That graph (the "I/O graph")
+holds the input copies into the arena, the launch list, the output copies
+into an output pool that the executable owns, and a last node setting a
+flag in mapped host memory that the wait reads (SIGNAL_WAIT); a later call
 with other input (or `out=`) pointers updates the copy nodes in place
 (`cuGraphExecMemcpyNodeSetParams`) instead of capturing again. Nothing is
 allocated per call: the pool's `DeviceArray`s are returned every time and
@@ -76,6 +77,10 @@ class _Launch:
     source_path: str | None
 
 
+class _SignalFailed(Exception):
+    """SIGNAL_WAIT's "write" could not be captured into the I/O graph."""
+
+
 @dataclass
 class _IOGraph:
     """The I/O graph: input copies, the launch list, output copies; the copy
@@ -89,6 +94,7 @@ class _IOGraph:
     out_nodes: list
     out_params: list
     dsts: list[int] = field(default_factory=list)
+    signal: bool = False  # its last node sets the executable's mapped flag (SIGNAL_WAIT)
 
 
 #: CUDA_SUCCESS (CUresult is an int enum): hot paths compare without `check`
@@ -114,6 +120,19 @@ SYNC_SPIN_S = 0.05
 #: kernel of 5-20 ms (`--flag`) lost 14-19 µs sleeping.
 SYNC_SLEEP_MARGIN_S = 0.0
 SYNC_SLEEP_MIN_S = 0.002
+#: How run() learns that its I/O graph is done. "write": the graph ends in
+#: a stream memory write (`cuStreamWriteValue32`, captured as a node) of a
+#: flag in mapped host memory, which the host polls; "kernel": the same
+#: flag set by a one-thread kernel node (where the write cannot be
+#: captured, "write" falls back to it); "": the stream's completion
+#: (`_wait`). The stream is still polled every SIGNAL_QUERY_EVERY reads of
+#: the flag, so a failed launch is raised and the wait still blocks after
+#: SYNC_SPIN_S. The outputs are complete when the flag is set (every node
+#: before it has finished); the stream's own completion is reported
+#: microseconds later (session 30's `host_launch.py --flag`: 7 µs after a
+#: 1 ms kernel, 34-47 µs after 20 ms), which run() no longer waits for.
+SIGNAL_WAIT = "write"
+SIGNAL_QUERY_EVERY = 256
 
 #: Tensor classes seen to be torch's (a set lookup instead of a module-name test per input)
 _TORCH_TYPES: set[type] = set()
@@ -215,7 +234,13 @@ class CudaExecutable:
         self._debug = bool(os.environ.get("RLXC_DEBUG"))
         # What close() frees, none of it made yet: a failure while loading frees what was made.
         self.stream = self.arena = self.params = self.workspace = None
-        self.graph = self._io = self.lt_handle = self._pool = self._fill = None
+        self.graph = self._io = self.lt_handle = self._pool = self._runtime = None
+        self._flag_host = self._flag = self._signal_args = None  # SIGNAL_WAIT's mapped flag, the kernel's argument
+        self._flag_dev = 0
+        #: how run() learns that the I/O graph is done (set when it is built: "write" or "kernel" sets
+        #: SIGNAL_WAIT's flag, "" waits for the stream); why "write" was not taken, where it was not
+        self.signal_form: str | None = None
+        self.signal_error: str | None = None
         #: memset nodes the captured graphs hold as fill kernels (MEMSETS_AS_KERNELS)
         self.memsets_as_kernels = 0
         self.launches: list = []
@@ -478,8 +503,9 @@ class CudaExecutable:
         there instead, and returns `out`.
 
         With every input on the device and device outputs, in graph mode,
-        this is one CUDA graph launch (input copies, kernels, output copies)
-        and a synchronisation: no allocation, no per-input driver call
+        this is one CUDA graph launch (input copies, kernels, output copies,
+        the flag's write) and a wait for that flag, which is set once the
+        outputs are complete: no allocation, no per-input driver call
         unless an input's pointer changed since the last run.
 
         `poison=True` fills the arena with 0xFF bytes first (NaN for floats),
@@ -575,17 +601,43 @@ class CudaExecutable:
         events = self._events
         if events is not None:
             cu.cuEventRecord(events[0], self.stream)
+        if io.signal:
+            self._flag.value = 0  # the graph's last node sets it (the previous run's write was seen)
         err = cu.cuGraphLaunch(io.exec, self.stream)
         if (err[0] if type(err) is tuple else err) != _SUCCESS:
             check(err, "cuGraphLaunch")
         if events is not None:
             cu.cuEventRecord(events[1], self.stream)
         if sync:
-            self._wait()
+            if io.signal:
+                self._wait_flag()
+            else:
+                self._wait()
+
+    def _runtime_kernel(self, name: bytes):
+        """A kernel of the runtime's own module (RUNTIME_SOURCE: the fill
+        kernels, the signal kernel), which is compiled and loaded on first
+        need; None where any step of that failed (its callers then do
+        without it)."""
+        if self._runtime is None:
+            from rlxc.runtime.driver_api import device_arch
+            from rlxc.runtime.nvrtc import compile_cached
+
+            cu = self._cu
+            self._runtime = {}  # tried once
+            try:
+                mod = check(cu.cuModuleLoadData(compile_cached(RUNTIME_SOURCE, device_arch()[0], "rlx_runtime.cu")),
+                            "cuModuleLoadData(rlx_runtime)")
+                self.modules["__rlx_runtime"] = mod  # close() unloads it
+                self._runtime = {n: check(cu.cuModuleGetFunction(mod, n), f"cuModuleGetFunction({n.decode()})")
+                              for n in (b"rlx_fill16", b"rlx_fill", b"rlx_signal")}
+            except Exception:  # out of memory, NVRTC or its cache: the callers do without
+                pass
+        return self._runtime.get(name)
 
     def _fill_memsets(self, graph) -> None:
-        """MEMSETS_AS_KERNELS on a captured graph (the fill kernel compiled
-        and loaded on first need)."""
+        """MEMSETS_AS_KERNELS on a captured graph (the fill kernels loaded
+        on first need; should that fail, the memsets stay)."""
         if not MEMSETS_AS_KERNELS:
             return
         cu = self._cu
@@ -593,21 +645,46 @@ class CudaExecutable:
         memsets = [n for n in _graph_nodes(graph) if check(cu.cuGraphNodeGetType(n), "cuGraphNodeGetType") == memset]
         if not memsets:
             return
-        if self._fill is None:
-            from rlxc.runtime.driver_api import device_arch
-            from rlxc.runtime.nvrtc import compile_cached
+        fill16, fill = self._runtime_kernel(b"rlx_fill16"), self._runtime_kernel(b"rlx_fill")
+        if fill16 is not None and fill is not None:
+            self.memsets_as_kernels += _memsets_as_kernels(graph, memsets, fill16, fill)
 
-            self._fill = ()  # tried once: should any step fail, the graphs keep their memsets
-            try:
-                mod = check(cu.cuModuleLoadData(compile_cached(FILL_SOURCE, device_arch()[0], "rlx_fill.cu")),
-                            "cuModuleLoadData(rlx_fill)")
-                self.modules["__rlx_fill"] = mod  # close() unloads it
-                self._fill = tuple(check(cu.cuModuleGetFunction(mod, name), f"cuModuleGetFunction({name.decode()})")
-                                   for name in (b"rlx_fill16", b"rlx_fill"))
-            except Exception:  # out of memory, NVRTC or its cache: the memsets work as they are
-                pass
-        if self._fill:
-            self.memsets_as_kernels += _memsets_as_kernels(graph, memsets, *self._fill)
+    def _signal_ready(self, form: str) -> bool:
+        """Before the I/O graph's capture: what `form` (SIGNAL_WAIT's) needs,
+        made on first need: the mapped flag and, for "kernel", the signal
+        kernel. False where it cannot be had (off, or the kernel not
+        loaded)."""
+        if not form:
+            return False
+        cu = self._cu
+        if self._flag is None:
+            import ctypes
+
+            host = check(cu.cuMemHostAlloc(64, cu.CU_MEMHOSTALLOC_DEVICEMAP), "cuMemHostAlloc(the run flag)")
+            self._flag_host = host
+            self._flag_dev = int(check(cu.cuMemHostGetDevicePointer(host, 0), "cuMemHostGetDevicePointer(the run flag)"))
+            self._flag = ctypes.c_uint32.from_address(int(host))
+            self._flag.value = 0
+        if form == "kernel" and self._signal_args is None:
+            fn = self._runtime_kernel(b"rlx_signal")
+            if fn is None:
+                return False
+            arg = np.array([self._flag_dev], dtype=np.uint64)
+            self._signal_args = (fn, arg, np.array([arg.ctypes.data], dtype=np.uint64))
+        return True
+
+    def _capture_signal(self, form: str) -> None:
+        """During the I/O graph's capture, after its last node: what sets the
+        mapped flag (`form`, made ready by `_signal_ready`); raises
+        _SignalFailed where the stream write was refused."""
+        cu = self._cu
+        if form == "write":
+            err = cu.cuStreamWriteValue32(self.stream, self._flag_dev, 1, 0)
+            if (err[0] if type(err) is tuple else err) != _SUCCESS:
+                raise _SignalFailed(f"cuStreamWriteValue32: {err[0]!r}")
+            return
+        fn, _, ptrs = self._signal_args
+        check(cu.cuLaunchKernel(fn, 1, 1, 1, 1, 1, 1, 0, self.stream, ptrs.ctypes.data, 0), "cuLaunchKernel(rlx_signal)")
 
     def _wait(self) -> None:
         """Waits for the stream: polls it for up to SYNC_SPIN_S seconds (the
@@ -636,6 +713,39 @@ class CudaExecutable:
         if (err[0] if type(err) is tuple else err) != _SUCCESS:
             check(err, "cuStreamSynchronize")
 
+    def _wait_flag(self) -> None:
+        """Waits for the I/O graph's flag (SIGNAL_WAIT): reads it until it is
+        set, querying the stream every SIGNAL_QUERY_EVERY reads (an error is
+        raised; a stream found done ends the wait), and blocks in
+        cuStreamSynchronize once SYNC_SPIN_S has passed."""
+        flag = self._flag
+        if flag.value:
+            return
+        cu, stream = self._cu, self.stream
+        if SYNC_SPIN_S <= 0:
+            err = cu.cuStreamSynchronize(stream)
+            if (err[0] if type(err) is tuple else err) != _SUCCESS:
+                check(err, "cuStreamSynchronize")
+            return
+        query, pc = cu.cuStreamQuery, time.perf_counter
+        every, end, n = SIGNAL_QUERY_EVERY, 0.0, 0
+        while not flag.value:
+            n += 1
+            if n % every == 0:
+                err = query(stream)
+                code = err[0] if type(err) is tuple else err
+                if code == _SUCCESS:
+                    return
+                if code != _NOT_READY:
+                    check(err, "cuStreamQuery (waiting for the launch)")
+                if not end:
+                    end = pc() + SYNC_SPIN_S
+                elif pc() > end:
+                    err = cu.cuStreamSynchronize(stream)
+                    if (err[0] if type(err) is tuple else err) != _SUCCESS:
+                        check(err, "cuStreamSynchronize")
+                    return
+
     def _rebind(self, io: _IOGraph, nodes: list, params: list, last: list[int], now: list[int], what: str) -> None:
         """Points the I/O graph's `what` ("input" or "output") copy nodes
         whose pointer changed (`last` -> `now`) at their new source or
@@ -656,16 +766,15 @@ class CudaExecutable:
         cu = _driver()
         ins = [(src, dst, n) for src, (_, _, dst, n) in zip(srcs, [i for i in self._inputs if i[3]])]
         outs = [(src, dst, n) for dst, (_, src, n) in zip(dsts, [o for o in self._outputs if o[2]])]
-        check(cu.cuStreamBeginCapture(self.stream, cu.CUstreamCaptureMode.CU_STREAM_CAPTURE_MODE_THREAD_LOCAL),
-              "cuStreamBeginCapture")
+        form = SIGNAL_WAIT
         try:
-            for src, dst, n in ins:
-                check(cu.cuMemcpyDtoDAsync(dst, src, n, self.stream), "cuMemcpyDtoDAsync(input)")
-            self._launch_list()
-            for src, dst, n in outs:
-                check(cu.cuMemcpyDtoDAsync(dst, src, n, self.stream), "cuMemcpyDtoDAsync(output)")
-        finally:
-            graph = check(cu.cuStreamEndCapture(self.stream), "cuStreamEndCapture")
+            graph, signal = self._capture_io(ins, outs, form)
+        except _SignalFailed as e:  # the write cannot be captured here: the kernel sets the flag
+            self.signal_error = str(e)
+            form = "kernel"
+            graph, signal = self._capture_io(ins, outs, form)
+        #: how run() learns that the I/O graph is done ("write", "kernel": SIGNAL_WAIT's flag; "": the stream)
+        self.signal_form = form if signal else ""
         try:
             copies: dict[tuple[int, int], list] = {}
             nodes = _graph_nodes(graph)
@@ -692,7 +801,35 @@ class CudaExecutable:
             cu.cuGraphDestroy(graph)
             raise
         return _IOGraph(graph, exec_, [n for n, _ in in_found], [p for _, p in in_found], list(srcs),
-                        [n for n, _ in out_found], [p for _, p in out_found], list(dsts))
+                        [n for n, _ in out_found], [p for _, p in out_found], list(dsts), signal)
+
+    def _capture_io(self, ins: list, outs: list, form: str) -> tuple[object, bool]:
+        """The I/O graph's capture: input copies, the launch list, output
+        copies and, with `form`, the flag's write (SIGNAL_WAIT). Returns the
+        graph and whether it sets the flag; raises _SignalFailed where the
+        write could not be captured."""
+        cu = self._cu
+        signal, failed = self._signal_ready(form), None
+        check(cu.cuStreamBeginCapture(self.stream, cu.CUstreamCaptureMode.CU_STREAM_CAPTURE_MODE_THREAD_LOCAL),
+              "cuStreamBeginCapture")
+        try:
+            for src, dst, n in ins:
+                check(cu.cuMemcpyDtoDAsync(dst, src, n, self.stream), "cuMemcpyDtoDAsync(input)")
+            self._launch_list()
+            for src, dst, n in outs:
+                check(cu.cuMemcpyDtoDAsync(dst, src, n, self.stream), "cuMemcpyDtoDAsync(output)")
+            if signal:
+                try:
+                    self._capture_signal(form)
+                except _SignalFailed as e:
+                    failed = e
+        finally:
+            err = cu.cuStreamEndCapture(self.stream)
+        if failed is not None or (signal and form == "write" and err[0] != _SUCCESS):
+            if err[0] == _SUCCESS:
+                cu.cuGraphDestroy(err[1])
+            raise failed or _SignalFailed(f"cuStreamEndCapture after cuStreamWriteValue32: {err[0]!r}")
+        return check(err, "cuStreamEndCapture"), signal
 
     # -- the general path
     def _run_general(self, inputs, poison, device_outputs, out) -> list:
@@ -794,6 +931,7 @@ class CudaExecutable:
                 self.run(inputs)
                 t = (pc() - t0) * 1e6
                 self._events = None
+                check(cu.cuEventSynchronize(stop), "cuEventSynchronize")  # run() may return before the stream is done
                 d = check(cu.cuEventElapsedTime(start, stop), "cuEventElapsedTime") * 1e3
                 if i >= warmup:
                     walls.append(t)
@@ -886,6 +1024,10 @@ class CudaExecutable:
                 quietly(cu.cuMemFree, ptr)
         if self.stream is not None:
             quietly(cu.cuStreamDestroy, self.stream)
+        if self._flag_host is not None:
+            self._flag = None
+            quietly(cu.cuMemFreeHost, self._flag_host)
+            self._flag_host = None
         self._pool = None
 
     def __enter__(self) -> CudaExecutable:
@@ -913,7 +1055,7 @@ class CudaExecutable:
 #: over the device time moved less than its rounds vary (f16 24-39 -> 10-26
 #: µs, f32 12-75 -> 12-19).
 MEMSETS_AS_KERNELS = True
-FILL_SOURCE = r"""
+RUNTIME_SOURCE = r"""
 extern "C" __global__ void __launch_bounds__(256) rlx_fill16(uint4* __restrict__ dst, unsigned int word,
     unsigned long long row_items, unsigned long long rows, unsigned long long pitch_items) {
   // a memset node's rows of 16-byte items, each item four copies of `word`
@@ -935,6 +1077,11 @@ extern "C" __global__ void __launch_bounds__(256) rlx_fill(unsigned char* __rest
     else if (size == 2) *reinterpret_cast<unsigned short*>(p) = (unsigned short)word;
     else *p = (unsigned char)word;
   }
+}
+extern "C" __global__ void rlx_signal(volatile unsigned int* flag) {
+  // SIGNAL_WAIT="kernel": the I/O graph's last node sets run()'s flag in mapped host memory
+  __threadfence_system();
+  *flag = 1u;
 }
 """
 
