@@ -1654,6 +1654,20 @@ CLUSTER_STORED_ROW_BYTES = 128
 #: f16/bf16 norms (80 -> 64) and f32 softmax the same within 2%. f16
 #: softmax (an f32 row of 64 registers) would spill 196 bytes.
 CLUSTER_REGS = 64
+#: Measured, not taken (session 34): what holds layer_norm's cluster rows
+#: of 16384-65536 under the copy's bandwidth at 64 MiB is the per-column
+#: params, read in full from L2 by every row. H200, upper bounds with wrong
+#: values: beta left unread sped layer_norm up 3.7-7.2%, gamma and beta both
+#: 6.9-15.1% (f32 of 32768 at 64 MiB: 43.7 -> 40.9 -> 38.4 µs, 74% -> 84%
+#: of copy). Three ways to read them less were slower: clusters taking rows
+#: in turn (as many as fit, or 2 each; each block then reads the same
+#: params): f32 -4% to -24%, 16-bit -33% to -49%; the row's loads evict-first
+#: (`__ldcs`) to leave L1 to the params: 0 to -5%; two rows to a cluster,
+#: 64 bytes of each per thread, both rows' statistics in one float2 cluster
+#: reduction and each param read once for the two (H100): layer_norm -0% to
+#: -22% (f32 of 32768 at 64 MiB 52.3 -> 55.3 µs), rms_norm +1% to -13%; at 64
+#: registers its 16-bit layer_norm spilled 144-268 bytes, at 96 it held no
+#: spill and was still slower.
 
 #: The grid form: past what a cluster holds (sm_90: rows over 8 blocks of
 #: 1024 threads, 262144 f32 elements), or without clusters past
