@@ -648,6 +648,18 @@ SPLIT_BELOW = 1
 #: beat 8 (64 MiB: 78-79% -> 77% of copy bandwidth; 512 MiB: 95% -> 89-90%)
 #: and 2 (70%).
 COLUMN_LOADS = 4
+#: The columns form's threads of a column combine by shuffles within each
+#: warp, then in one round through shared memory (False: pairwise through
+#: shared memory, a round per halving: 5 for 32 threads apart). H200
+#: (session 34, `variant.py COLUMN_COMBINE_SHUFFLE=False,True -- --ops
+#: reduce_sum_mid --rows 64,128,512,768,4096,32768 --sizes 64,512`): the
+#: split [8, 32768, 128] at 64 MiB, whose last block combines twice,
+#: 21.5 -> 20.9 µs in f16, 21.4 -> 20.9 bf16, 20.4 -> 20.0 f32; the other
+#: 33 cases within ±1.7%. An upper bound (the fold left out, wrong values)
+#: put that case at 20.1 µs, and the partials' writes and the atomic too
+#: at 19.1. Writing and reading the partials as float4 measured no better
+#: (-0.2% to -1.4%).
+COLUMN_COMBINE_SHUFFLE = True
 #: ... and items of fewer bytes (outputs that 16 bytes do not divide: an odd
 #: innermost axis) COLUMN_LOAD_BYTES / item bytes loads, up to
 #: COLUMN_MAX_LOADS (0: COLUMN_LOADS whatever the item); threads along the
@@ -819,21 +831,48 @@ def _reduce_columns(x: SSAValue, y: SSAValue, xs: list[int], axes: list[int], re
     src = [f"// reduce form: columns: {cv} items of {vw} adjacent outputs per block, {rk} threads apart along "
            f"the {rows.cols} reduced elements, {loads} loads in flight per thread{how}"]
     lo, hi = ("k_lo + ", "k_hi") if split > 1 else ("", f"{rows.cols}LL")
-    combine = [
-        "  // the threads of a column combine pairwise, halving each step",
-        f"  for (int s = {rk // 2}; s > 0; s >>= 1) {{",
-        "    if (rk >= s && rk < 2 * s) {",
-        "      #pragma unroll",
-        f"      for (int e = 0; e < {vw}; ++e) part[rk - s][c * {vw} + e] = acc[e];",
-        "    }",
-        "    __syncthreads();",
-        "    if (rk < s) {",
-        "      #pragma unroll",
-        f"      for (int e = 0; e < {vw}; ++e) acc[e] = {reducer}()(acc[e], part[rk][c * {vw} + e]);",
-        "    }",
-        "    __syncthreads();",
-        "  }",
-    ]
+    if COLUMN_COMBINE_SHUFFLE and rk > 1:
+        # the rk values a warp holds (cv < 32: lanes rk % (32 / cv) * cv + c) by shuffles, then one round
+        # through shared memory: a slot per warp (or per rk where a warp holds one), folded in order
+        groups = threads // 32 if cv < 32 else rk
+        part_rows = groups
+        combine = [
+            *(["  // the column's threads of a warp combine by shuffles (the same bits in every lane)",
+               "  #pragma unroll",
+               f"  for (int o = {cv}; o < 32; o <<= 1) {{",
+               "    #pragma unroll",
+               f"    for (int e = 0; e < {vw}; ++e) acc[e] = {reducer}()(acc[e], rlx_shfl(acc[e], o));",
+               "  }"] if cv < 32 else []),
+            f"  // then one value per {'warp' if cv < 32 else 'thread'} and column through shared memory, folded in order",
+            f"  if ({'(threadIdx.x & 31) < ' + str(cv) if cv < 32 else 'true'}) {{",
+            "    #pragma unroll",
+            f"    for (int e = 0; e < {vw}; ++e) part[{'threadIdx.x >> 5' if cv < 32 else 'rk'}][c * {vw} + e] = acc[e];",
+            "  }",
+            "  __syncthreads();",
+            "  if (rk == 0) {",
+            "    #pragma unroll",
+            f"    for (int e = 0; e < {vw}; ++e) {{ acc[e] = part[0][c * {vw} + e]; for (int g = 1; g < {groups}; ++g) "
+            f"acc[e] = {reducer}()(acc[e], part[g][c * {vw} + e]); }}",
+            "  }",
+            "  __syncthreads();",
+        ]
+    else:
+        part_rows = rk // 2 if rk > 1 else 1
+        combine = [
+            "  // the threads of a column combine pairwise, halving each step",
+            f"  for (int s = {rk // 2}; s > 0; s >>= 1) {{",
+            "    if (rk >= s && rk < 2 * s) {",
+            "      #pragma unroll",
+            f"      for (int e = 0; e < {vw}; ++e) part[rk - s][c * {vw} + e] = acc[e];",
+            "    }",
+            "    __syncthreads();",
+            "    if (rk < s) {",
+            "      #pragma unroll",
+            f"      for (int e = 0; e < {vw}; ++e) acc[e] = {reducer}()(acc[e], part[rk][c * {vw} + e]);",
+            "    }",
+            "    __syncthreads();",
+            "  }",
+        ]
     store_out = [
         f"  if (rk == 0 && r < {rows.rows}LL) {{",
         *("    " + s for s in _pack_item(ty, vw, lambda e: f"({ct})({finish(f'acc[{e}]')})")),
@@ -845,7 +884,7 @@ def _reduce_columns(x: SSAValue, y: SSAValue, xs: list[int], axes: list[int], re
         f'extern "C" __global__ void __launch_bounds__({threads}) ENTRY({decl}) {{',
         f"  const {item}* __restrict__ x = reinterpret_cast<const {item}*>(x_);",
         f"  {yitem}* __restrict__ y = reinterpret_cast<{yitem}*>(y_);",
-        f"  __shared__ {acc} part[{rk // 2 if rk > 1 else 1}][{cv * vw}];",
+        f"  __shared__ {acc} part[{part_rows}][{cv * vw}];",
         f"  const int c = threadIdx.x % {cv}, rk = threadIdx.x / {cv};",
         f"  const long long r = (long long)blockIdx.x * {cv} + c;",
     ]
