@@ -602,7 +602,8 @@ Reducer = Callable[[str, str, str, str], str]
 #: * columns: the innermost axis is kept: threads own adjacent outputs (an
 #:   item of up to 16 bytes of them each, so every load is coalesced) and
 #:   walk the reduced axes, THREADS / (items per block) threads apart, then
-#:   combine through shared memory; fewer items per block (down to 64
+#:   combine by shuffles within a warp and one round through shared memory
+#:   (COLUMN_COMBINE_SHUFFLE); fewer items per block (down to 64
 #:   bytes of outputs) where the outputs are too few to fill the GPU, and
 #:   blocks of 1024 threads where they are fewer than the multiprocessors;
 #: * group: one trailing reduced run of up to GROUP_ROW_ITEMS items: a
