@@ -48,8 +48,6 @@ def test_wait_polls_then_blocks(monkeypatch):
     busy and returns when it is done, without blocking; past SYNC_SPIN_S it
     blocks in cuStreamSynchronize; with 0 it blocks at once; an error from
     the query is raised naming the wait."""
-    import pytest
-
     from rlxc.runtime import executable as E
 
     drv = _FakeDriver(busy=50)
@@ -64,13 +62,22 @@ def test_wait_polls_then_blocks(monkeypatch):
     _waiter(drv)._wait()
     assert drv.queries == 0 and drv.syncs == 1
     monkeypatch.setattr(E, "SYNC_SPIN_S", 0.05)
+    _raises_named(monkeypatch, lambda: _waiter(_FakeDriver(busy=2, final=700))._wait())
+
+
+def _raises_named(monkeypatch, wait) -> None:
+    """`wait()`, whose stream query fails with code 700, raises an error
+    naming the wait."""
+    import pytest
+
+    from rlxc.runtime import executable as E
 
     def fail(result, call):
         raise E.CudaError(f"{call} failed: code {result[0]}")
 
     monkeypatch.setattr(E, "check", fail)
     with pytest.raises(E.CudaError, match=r"cuStreamQuery \(waiting for the launch\) failed: code 700"):
-        _waiter(_FakeDriver(busy=2, final=700))._wait()
+        wait()
 
 
 class _FakeFlag:
@@ -91,8 +98,6 @@ def test_wait_for_the_flag(monkeypatch):
     every SIGNAL_QUERY_EVERY reads; a stream found done ends it; an error
     from the query is raised naming the wait; past SYNC_SPIN_S it blocks in
     cuStreamSynchronize, and with SYNC_SPIN_S = 0 at once."""
-    import pytest
-
     from rlxc.runtime import executable as E
 
     def waiter(drv, flag):
@@ -115,13 +120,7 @@ def test_wait_for_the_flag(monkeypatch):
     waiter(drv, _FakeFlag(None))._wait_flag()
     assert drv.queries == 0 and drv.syncs == 1
     monkeypatch.setattr(E, "SYNC_SPIN_S", 0.05)
-
-    def fail(result, call):
-        raise E.CudaError(f"{call} failed: code {result[0]}")
-
-    monkeypatch.setattr(E, "check", fail)
-    with pytest.raises(E.CudaError, match=r"cuStreamQuery \(waiting for the launch\) failed: code 700"):
-        waiter(_FakeDriver(busy=2, final=700), _FakeFlag(None))._wait_flag()
+    _raises_named(monkeypatch, lambda: waiter(_FakeDriver(busy=2, final=700), _FakeFlag(None))._wait_flag())
 
 
 def test_fill_launch_for_memset_nodes():
