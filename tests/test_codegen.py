@@ -1186,6 +1186,20 @@ def test_launch_level_round_trips():
     assert str(rlxc.parse_module(text)) == text
 
 
+@pytest.mark.parametrize("arch", ["sm_80", "sm_90"])
+def test_runtime_kernels_compile(arch):
+    """The runtime's own kernels (executable.RUNTIME_SOURCE: the memset
+    fills and SIGNAL_WAIT's "kernel" flag write) compile with NVRTC, each
+    a kernel of its own name, no spill."""
+    from rlxc.runtime.executable import RUNTIME_SOURCE
+
+    assert nvrtc.compile_cubin(RUNTIME_SOURCE, arch, "rlx_runtime.cu")
+    res = nvrtc.resources(RUNTIME_SOURCE, arch, "rlx_runtime.cu")
+    assert res.spill_stores == 0
+    for name in ("rlx_fill16", "rlx_fill", "rlx_signal"):
+        assert f"Compiling entry function '{name}'" in res.log
+
+
 # ------------------------------------------------------------------ the cache
 
 SOURCE = 'extern "C" __global__ void k(float* y) { y[threadIdx.x] = 1.0f; }\n'

@@ -630,7 +630,7 @@ class CudaExecutable:
                             "cuModuleLoadData(rlx_runtime)")
                 self.modules["__rlx_runtime"] = mod  # close() unloads it
                 self._runtime = {n: check(cu.cuModuleGetFunction(mod, n), f"cuModuleGetFunction({n.decode()})")
-                              for n in (b"rlx_fill16", b"rlx_fill", b"rlx_signal")}
+                                 for n in (b"rlx_fill16", b"rlx_fill", b"rlx_signal")}
             except Exception:  # out of memory, NVRTC or its cache: the callers do without
                 pass
         return self._runtime.get(name)
@@ -1137,7 +1137,7 @@ def _fill_launch(fill16, fill, p) -> tuple | None:
 
 def _memsets_as_kernels(graph, memsets: list, fill16, fill) -> int:
     """Replaces each of `graph`'s `memsets` nodes by a kernel node of
-    `fill16` or `fill` (see FILL_SOURCE) with the same dependencies and dependents;
+    `fill16` or `fill` (see RUNTIME_SOURCE) with the same dependencies and dependents;
     returns how many. The graph is valid at every step: the kernel node is
     added and given the memset's dependents before the memset goes (had
     that failed, the two would write the same bytes between the same
