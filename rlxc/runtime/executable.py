@@ -906,11 +906,12 @@ class CudaExecutable:
 
         Each call is timed twice: by the wall clock around `run`, and on the
         device by CUDA events recorded around its graph launch (that run's
-        copies and kernels). Returns the medians `wall_us` and `device_us`,
-        and `overhead_us`, the median over calls of the wall time less the
-        same call's device time: Python, the driver calls, the launch latency
-        and the wake-up from the synchronisation, plus the two event records
-        (under a microsecond). Pairing each call with its own device time
+        copies, kernels and flag write). Returns the medians `wall_us` and
+        `device_us`, and `overhead_us`, the median over calls of the wall
+        time less the same call's device time: Python, the driver calls, the
+        launch latency and the time until the wait sees the graph done (the
+        flag, SIGNAL_WAIT, or the stream), plus the two event records (under
+        a microsecond). Pairing each call with its own device time
         keeps the device's jitter between calls (tens of microseconds at
         milliseconds of work) out of the difference."""
         import time
