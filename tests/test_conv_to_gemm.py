@@ -227,26 +227,11 @@ def test_channels_last_pools_match_loops(kind, kernel, stride, padding, dilation
 
 
 def conv_reference_nhwc(x, w, b, stride, padding, dilation, groups):
-    """NHWC x, OIHW w -> NHWC, in float64, by loops over the taps (from the
-    definition: each output channel sums its group's input channels)."""
-    x, w = np.asarray(x, np.float64), np.asarray(w, np.float64)
-    n, h, wd, c = x.shape
-    o, cg, kh, kw = w.shape
-    (sh, sw), (pt, pl, pb, pr), (dh, dw) = _pair(stride), _pads(padding), _pair(dilation)
-    oh = (h + pt + pb - dh * (kh - 1) - 1) // sh + 1
-    ow = (wd + pl + pr - dw * (kw - 1) - 1) // sw + 1
-    og = o // groups
-    out = np.zeros((n, oh, ow, o)) + (0.0 if b is None else np.asarray(b, np.float64))
-    for oy in range(oh):
-        for ox in range(ow):
-            for ky in range(kh):
-                for kx in range(kw):
-                    iy, ix = oy * sh - pt + ky * dh, ox * sw - pl + kx * dw
-                    if 0 <= iy < h and 0 <= ix < wd:
-                        for oc in range(o):
-                            g0 = (oc // og) * cg
-                            out[:, oy, ox, oc] += x[:, iy, ix, g0:g0 + cg] @ w[oc, :, ky, kx]
-    return out
+    """NHWC x, OIHW w -> NHWC, in float64: reference.conv2d's loops over the
+    taps (from the definition) on the NCHW layout of the same values."""
+    y = R.conv2d(np.moveaxis(np.asarray(x, np.float64), 3, 1), w, b, _pair(stride), _pads(padding), _pair(dilation),
+                 groups)
+    return np.moveaxis(y, 1, 3)
 
 
 #: (NHWC x shape, weight shape, conv2d keyword arguments) of convolutions left direct

@@ -835,8 +835,7 @@ def _reduce_columns(x: SSAValue, y: SSAValue, xs: list[int], axes: list[int], re
     if COLUMN_COMBINE_SHUFFLE and rk > 1:
         # the rk values a warp holds (cv < 32: lanes rk % (32 / cv) * cv + c) by shuffles, then one round
         # through shared memory: a slot per warp (or per rk where a warp holds one), folded in order
-        groups = threads // 32 if cv < 32 else rk
-        part_rows = groups
+        part_rows = threads // 32 if cv < 32 else rk
         combine = [
             *(["  // the column's threads of a warp combine by shuffles (the same bits in every lane)",
                "  #pragma unroll",
@@ -852,7 +851,7 @@ def _reduce_columns(x: SSAValue, y: SSAValue, xs: list[int], axes: list[int], re
             "  __syncthreads();",
             "  if (rk == 0) {",
             "    #pragma unroll",
-            f"    for (int e = 0; e < {vw}; ++e) {{ acc[e] = part[0][c * {vw} + e]; for (int g = 1; g < {groups}; ++g) "
+            f"    for (int e = 0; e < {vw}; ++e) {{ acc[e] = part[0][c * {vw} + e]; for (int g = 1; g < {part_rows}; ++g) "
             f"acc[e] = {reducer}()(acc[e], part[g][c * {vw} + e]); }}",
             "  }",
             "  __syncthreads();",
