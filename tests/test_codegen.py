@@ -232,6 +232,29 @@ def test_stream_form_threads_by_accesses(monkeypatch):
     assert all("row form: stream (a block of 1024 threads per row" in src for src in sources), [s[:200] for s in sources]
 
 
+@pytest.mark.parametrize("loads", [1, 2, 4])
+def test_stream_form_windows_at_any_loads(loads, monkeypatch):
+    """rows.STREAM_LOADS: 16-bit stream rows 8 does not divide are read
+    through their 16-byte windows however many loads a thread keeps in
+    flight (with 1 they were read as 16-byte vectors from the row's own
+    start: a misaligned address on the GPU, session 35); aligned rows read
+    from the row's start. Every kernel compiles."""
+    from rlxc.codegen import rows
+
+    monkeypatch.setattr(rows, "STREAM_LOADS", loads)
+    g = rlxc.GraphBuilder()
+    lengths = (30522, 50257, 32768)
+    outs = [g.softmax(g.input(f"x{n}", [3, n], "bf16")) for n in lengths]
+    lowered = rlxc.run_pipeline(g.build(outs), "rlx-cuda{arch=sm_90}")
+    sources = [k.source.data for k in kernels_of(lowered)]
+    for src, n in zip(sources, lengths, strict=True):
+        assert f"read twice, 8 elements per access, {loads} loads in flight" in src, src[:300]
+        windowed = n % 8 != 0
+        assert ("reinterpret_cast<const uint4*>(x + (base - h))" in src) == windowed, src
+        assert ("reinterpret_cast<const uint4*>(x + base)" in src) == (not windowed), src
+    assert compile_all(lowered, "sm_90") == len(lengths)
+
+
 def test_warp_form_block_by_row_bytes():
     """rows.WARP_SHORT_THREADS: warp-form rows of at most 512 bytes (f32
     rows of 64 and 128, f16 rows of 256) take blocks of 128 threads,
