@@ -232,6 +232,46 @@ def test_stream_form_threads_by_accesses(monkeypatch):
     assert all("row form: stream (a block of 1024 threads per row" in src for src in sources), [s[:200] for s in sources]
 
 
+def test_stream_form_rows_past_64kb_take_a_cluster(monkeypatch):
+    """rows.STREAM_CLUSTER: 16-bit stream rows past 64 KB split over a
+    cluster of 2 blocks (grid = rows x 2), their (max, sum) merged across the
+    cluster, the window's edges taken by the cluster's first two threads,
+    each block sized for whole trips of loads (`stream_cluster_threads`);
+    rows of 64 KB keep a block each, and so does every row with the switch
+    off. Every kernel compiles."""
+    from rlxc.codegen import rows
+
+    lengths = (32768, 40000, 50257, 65536)
+    want = {40000: 640, 50257: 800, 65536: 1024}  # 2500, 3142, 4096 accesses a block: 2 trips of 2 loads
+    assert {n: rows.stream_cluster_threads(n, 2) for n in want} == want
+
+    def lowered():
+        g = rlxc.GraphBuilder()
+        outs = [g.softmax(g.input(f"x{n}{dt}", [3, n], dt)) for n in lengths for dt in ("f16", "bf16")]
+        return rlxc.run_pipeline(g.build(outs), "rlx-cuda{arch=sm_90}")
+
+    low = lowered()
+    sources = [k.source.data for k in kernels_of(low)]
+    grids = [op.grid.get_values()[0] for op in low.walk() if op.name == "rlx_cuda.launch"]
+    for i, (src, grid) in enumerate(zip(sources, grids, strict=True)):
+        n = lengths[i // 2]
+        if n not in want:
+            assert "row form: stream (a block of 1024 threads per row" in src and "__cluster_dims__" not in src
+            assert grid == 3
+            continue
+        t = want[n]
+        assert f"row form: stream (a cluster of 2 blocks of {t} threads per row" in src, src[:300]
+        assert f"__cluster_dims__(2, 1, 1) __launch_bounds__({t}, {2048 // t})" in src
+        assert f"const int lane = (int)rlx_cluster_rank() * {t} + threadIdx.x;" in src
+        assert "rlx_cluster_reduce<2, true>(st, RlxMSMerge()" in src
+        assert f"k0 += 2 * {2 * t}" in src
+        assert ("if (lane < 2) {  // the window's first and last accesses" in src) == (n % 8 != 0)
+        assert grid == 3 * 2
+    assert compile_all(low, "sm_90") == len(sources)
+    monkeypatch.setattr(rows, "STREAM_CLUSTER", 0)
+    assert not any("cluster" in k.source.data for k in kernels_of(lowered()))
+
+
 @pytest.mark.parametrize("loads", [1, 2, 4])
 def test_stream_form_windows_at_any_loads(loads, monkeypatch):
     """rows.STREAM_LOADS: 16-bit stream rows 8 does not divide are read

@@ -1891,6 +1891,55 @@ def stream_threads(cols: int, width: int) -> int:
     return STREAM_THREADS
 
 
+#: 16-bit stream rows of more than STREAM_CLUSTER_ROW_BYTES split over the
+#: STREAM_CLUSTER blocks of a thread-block cluster (0: a block per row),
+#: their (max, sum) merged through distributed shared memory
+#: (`rlx_cluster_reduce`). The stream form's second read must find the row
+#: in L2: a block of 1024 threads per row, two per multiprocessor, keeps
+#: 264 rows in flight on 132 multiprocessors, 17 MB of rows of 32768 but
+#: 26.5 MB of rows of 50257 (100 KB) against the GH100's 50 MB of L2 (two
+#: halves), and the long rows lost bandwidth as their rows in flight grew
+#: (H100, session 35, softmax f16 at 100 MiB: rows of 30522 80.4 µs, 32768
+#: 82.1, 40000 90.6, 50257 96.6). Two blocks a row keep half the rows in
+#: flight with the same loads in flight. H100, session 35 (`variant.py
+#: STREAM_CLUSTER=0,2 STREAM_CLUSTER_ROW_BYTES=16384 -- --ops softmax --rows
+#: 20001,30522,32768,40000,50257,65536 --dtypes f16,bf16 --sizes 64,512`,
+#: blocks of 1024, µs at 64 / 512 MiB, f16; bf16 within 1%): 50257 62.7 ->
+#: 59.7 / 478.6 -> 412.8 (+5% / +16%), 65536 65.3 -> 58.8 / 528.6 -> 440.6
+#: (+11% / +20%), 40000 -4% / +7%; the rows of 64 KB and less lost (32768
+#: -7% / -14%, 20001 -26%): the form begins past 64 KB.
+STREAM_CLUSTER = 2
+STREAM_CLUSTER_ROW_BYTES = 65536
+#: ... in blocks of at most STREAM_CLUSTER_THREADS, as few as give the
+#: fewest trips of STREAM_LOADS loads (whole warps; STREAM_CLUSTER_BALANCE,
+#: else always STREAM_CLUSTER_THREADS): a block's share of a row of 50257
+#: (3142 accesses) took 2 trips of 2 × 1024 loads with the second half
+#: full, in blocks of 800 it takes 2 full ones. H100, session 35
+#: (`variant.py STREAM_CLUSTER_BALANCE=False,True -- --ops softmax --rows
+#: 40000,45001,50257,60000,65536 --dtypes bf16 --sizes 64,512`): 40000 (640
+#: threads) +10.1% / -2.0% at 64 / 512 MiB, 45001 (704) +4.4% / +3.2%,
+#: 50257 (800) +1.2% / +1.3%, 60000 (960) +0.4% / +0.1%, 65536 (1024) the
+#: same.
+STREAM_CLUSTER_THREADS = 1024
+STREAM_CLUSTER_BALANCE = True
+
+
+def stream_cluster(cols: int, size: int) -> int:
+    """Blocks of a cluster per row of the stream form (0: a block per row)."""
+    return STREAM_CLUSTER if STREAM_CLUSTER > 1 and size == 2 and cols * size > STREAM_CLUSTER_ROW_BYTES else 0
+
+
+def stream_cluster_threads(cols: int, c: int) -> int:
+    """Threads per block of the clustered stream form over 16-bit rows of
+    `cols` (c blocks a row): as few trips of STREAM_LOADS loads as
+    STREAM_CLUSTER_THREADS allow, each as full as whole warps make it."""
+    accesses = -(-(-(-cols // 8)) // c)  # a block's share of the row's 16-byte accesses
+    if not STREAM_CLUSTER_BALANCE:
+        return STREAM_CLUSTER_THREADS
+    trips = -(-accesses // (STREAM_CLUSTER_THREADS * STREAM_LOADS))
+    return min(STREAM_CLUSTER_THREADS, -(-accesses // (STREAM_LOADS * trips * 32)) * 32)
+
+
 def stream_split(rows: int, items: int, sm_count: int) -> int:
     """Blocks per row of a streamed form over `rows` rows of `items`
     accesses each on `sm_count` multiprocessors; 0 for a block per row
@@ -3579,11 +3628,11 @@ def _uint4_form(s: RowSpec, red: Reducer = block_reduce, lane: str = "threadIdx.
             # elements outside the row: -inf to the statistics, not written (an
             # element at a time); the accesses between lie in the row
             assert cols > 16, "the window's first and last accesses are two (threads 0 and 1)"
-            first, count, at = "threadIdx.x + 1", "nb - 1", "(base - h)"
+            first, count, at = f"{lane} + 1", "nb - 1", "(base - h)"
             head = window_setup(cols, 8)
             inside = [f"(unsigned)(k8 * 8 + {e} - h) < {cols}u" for e in range(8)]
-            edge = ["if (threadIdx.x < 2) {  // the window's first and last accesses",
-                    "  const int k8 = threadIdx.x == 0 ? 0 : nb - 1;",
+            edge = [f"if ({lane} < 2) {{  // the window's first and last accesses",
+                    f"  const int k8 = {lane} == 0 ? 0 : nb - 1;",
                     *("  " + line for line in _unpack8("f", ty, f"reinterpret_cast<const uint4*>(x + {at})[k8]"))]
             edge_stat = [*edge, "  " + stat.add([f"({inside[e]} ? {_elem8('f', e)} : -RLX_INF)" for e in range(8)]), "}"]
             edge_out = [*edge, *(f"  if ({inside[e]}) y[base - h + k8 * 8 + {e}] = {store(outs[e], s.t)};"
@@ -3776,6 +3825,16 @@ def row_kernel(s: RowSpec, sm_count: int) -> KernelSpec:
         width = 16 // dtype(s.t).bytes
         if width == 8 and STREAM_APPROX and s.streamed_afn is not None:  # results rounded to 16 bits
             s = replace(s, streamed=s.streamed_afn[0], streamed_out=s.streamed_afn[1], streamed4=None)
+        c = stream_cluster(rows.cols, dtype(s.t).bytes)
+        if c and rows.rows * c < 2**31:  # the row split over a cluster's c blocks (the grid's x limit)
+            threads = stream_cluster_threads(rows.cols, c)
+            red = ClusterReducer(c, threads)
+            body = _uint4_form(s, red, "lane", f"{c * threads}", loads=STREAM_LOADS)
+            src = _row_kernel(decl, body, rows, form="stream", threads=threads, cluster=red,
+                              min_blocks=max(1, STREAM_MIN_BLOCKS * 1024 // threads),
+                              note=f"a cluster of {c} blocks of {threads} threads per row, read twice, {width} "
+                                   f"elements per access, {STREAM_LOADS} loads in flight per thread")
+            return KernelSpec(s.family, src, bufs, rows.rows * c, threads)
         body = (_float4_form if width == 4 else _uint4_form)(s, loads=STREAM_LOADS)
         threads = stream_threads(rows.cols, width)
         src = _row_kernel(decl, body, rows, form="stream", threads=threads, one_row="stream" in ROW_PER_BLOCK,
