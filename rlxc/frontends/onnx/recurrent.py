@@ -1,0 +1,329 @@
+"""Emitters of the recurrent ops RNN, GRU and LSTM, unrolled over the
+sequence (its length is static in rlx).
+
+Each direction's input projections for all steps are one gemm (x · Wᵀ + the
+two biases), then each step is a gemm of the hidden state by Rᵀ and the
+gates' elementwise math, which the fusion passes merge into one kernel a
+step. f16/bf16 models run the recurrence in f32 (the states would drift by
+an ulp a step otherwise) and round the outputs once.
+
+Supported as ONNX defines them: the three directions, `layout` 0 and 1, the
+optional B, initial_h, initial_c and P (peepholes) inputs, `activations`
+(Relu, Tanh, Sigmoid, Affine, LeakyRelu, ThresholdedRelu, ScaledTanh,
+HardSigmoid, Elu, Softsign, Softplus; names in any case) with
+`activation_alpha` / `activation_beta` consumed in order, `clip`,
+`input_forget` (LSTM: f = 1 - i) and `linear_before_reset` (GRU). `clip`
+bounds the gates' sums before their activations (not LSTM's cell state
+before h, as in ONNX Runtime).
+`sequence_lens` must be known at import: a batch entry of length L keeps its
+state from step L on, its outputs there are 0, and the reverse direction
+reads its L steps backwards from step L - 1 (as ONNX Runtime does).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from rlxc.frontends.builder import Tensor
+from rlxc.frontends.onnx.core import Node, Value, emitter
+
+#: Activation -> (default alpha, default beta, how many of the two it reads).
+_ACTIVATIONS = {
+    "relu": (0.0, 0.0, 0), "tanh": (0.0, 0.0, 0), "sigmoid": (0.0, 0.0, 0), "softsign": (0.0, 0.0, 0),
+    "softplus": (0.0, 0.0, 0), "affine": (1.0, 0.0, 2), "leakyrelu": (0.01, 0.0, 1),
+    "thresholdedrelu": (1.0, 0.0, 1), "scaledtanh": (1.0, 1.0, 2), "hardsigmoid": (0.2, 0.5, 2),
+    "elu": (1.0, 0.0, 1),
+}  # fmt: skip
+
+
+def _activations(n: Node, defaults: list[str], directions: int) -> list[list[tuple[str, float, float]]]:
+    """Per direction, the op's activation functions as (name, alpha, beta)."""
+    names = [str(a.decode() if isinstance(a, bytes) else a) for a in n.attr("activations", [])] or defaults * directions
+    if len(names) == len(defaults) and directions == 2:
+        names = names * 2  # one list for both directions
+    if len(names) != len(defaults) * directions:
+        raise n.error(f"{len(names)} activations for {directions} direction(s) of {len(defaults)} functions each")
+    alphas, betas = list(n.attr("activation_alpha", [])), list(n.attr("activation_beta", []))
+    out = []
+    for name in names:
+        key = name.lower()
+        if key not in _ACTIVATIONS:
+            raise n.unsupported(f"activation '{name}'", ", ".join(sorted(_ACTIVATIONS)))
+        alpha, beta, reads = _ACTIVATIONS[key]
+        if reads >= 1 and alphas:
+            alpha = float(alphas.pop(0))
+        if reads >= 2 and betas:
+            beta = float(betas.pop(0))
+        out.append((key, alpha, beta))
+    return [out[d * len(defaults):(d + 1) * len(defaults)] for d in range(directions)]
+
+
+def _apply(n: Node, fn: tuple[str, float, float], x: Tensor) -> Tensor:
+    """One activation function of the recurrent ops' table, on an f32 tensor."""
+    g, name = n.g, fn[0]
+    alpha, beta = (n.imp.scalar(v, x.dtype) for v in fn[1:])
+    zero, one = n.imp.scalar(0, x.dtype), n.imp.scalar(1, x.dtype)
+    if name in ("relu", "tanh", "sigmoid", "softplus"):
+        return getattr(g, name)(x)
+    if name == "softsign":
+        return g.div(x, g.add(g.abs(x), one))
+    if name == "affine":
+        return g.add(g.mul(x, alpha), beta)
+    if name == "leakyrelu":
+        return g.select(g.lt(x, zero), g.mul(x, alpha), x)
+    if name == "thresholdedrelu":
+        return g.select(g.gt(x, alpha), x, zero)
+    if name == "scaledtanh":
+        return g.mul(alpha, g.tanh(g.mul(x, beta)))
+    if name == "hardsigmoid":
+        return g.minimum(g.maximum(g.add(g.mul(x, alpha), beta), zero), one)
+    assert name == "elu"
+    return g.select(g.lt(x, zero), g.mul(alpha, g.sub(g.exp(x), one)), x)
+
+
+class _Recurrence:
+    """What the three ops share: the inputs in [steps, batch, ...] layout and
+    f32, the step order and masks of each direction, and the outputs."""
+
+    def __init__(self, n: Node, gates: int, defaults: list[str]):
+        self.n, self.g = n, n.g
+        direction = n.attr("direction", "forward")
+        if direction not in ("forward", "reverse", "bidirectional"):
+            raise n.unsupported(f"direction '{direction}'", "forward, reverse, bidirectional")
+        self.reverse = [False, True] if direction == "bidirectional" else [direction == "reverse"]
+        self.layout = int(n.attr("layout", 0))
+        if self.layout not in (0, 1):
+            raise n.unsupported(f"layout {self.layout}", "0, 1")
+        x, w, r = n.tensor(0), n.tensor(1), n.tensor(2)
+        if x.ndim != 3 or w.ndim != 3 or r.ndim != 3:
+            raise n.error(f"X, W and R must have rank 3 (got {x.shape}, {w.shape}, {r.shape})")
+        self.dtype = x.dtype
+        if self.dtype not in ("f32", "f16", "bf16"):
+            raise n.unsupported(f"element type {self.dtype}", "f32, f16, bf16")
+        self.x = self.f32(self.g.transpose(x, [1, 0, 2]) if self.layout else x)  # [steps, batch, input]
+        self.steps, self.batch, _ = self.x.shape
+        nd = len(self.reverse)
+        self.hidden = r.shape[-1]
+        h = self.hidden
+        hidden_size = n.attr("hidden_size")
+        if hidden_size is not None and int(hidden_size) != h:
+            raise n.error(f"hidden_size {hidden_size} but R has {h} columns")
+        if w.shape[0] != nd or r.shape[0] != nd or w.shape[1] != gates * h or r.shape[1] != gates * h:
+            raise n.error(f"W {w.shape} and R {r.shape} do not fit {nd} direction(s) of {gates} gates of {h}")
+        self.w, self.r = self.f32(w), self.f32(r)
+        self.b = self.f32(n.tensor(3)) if n.input(3) is not None else None
+        self.acts = _activations(n, defaults, nd)
+        clip = n.attr("clip")
+        self.clip = None if clip is None else float(clip)
+        lens = n.const(4, "sequence_lens")
+        self.lens = None
+        if lens is not None:
+            lens = np.asarray(lens, np.int64).reshape(-1)
+            if lens.shape != (self.batch,) or (lens < 0).any() or (lens > self.steps).any():
+                raise n.error(f"sequence_lens {lens.tolist()} for a batch of {self.batch} and {self.steps} steps")
+            self.lens = None if (lens == self.steps).all() else lens
+
+    def f32(self, t: Tensor) -> Tensor:
+        return t if t.dtype == "f32" else self.g.cast(t, "f32")
+
+    def state(self, i: int) -> Tensor | None:
+        """Initial state input `i` (initial_h, initial_c) as [directions, batch, hidden] f32."""
+        if self.n.input(i) is None:
+            return None
+        t = self.n.tensor(i)
+        return self.f32(self.g.transpose(t, [1, 0, 2]) if self.layout else t)
+
+    def pick(self, t: Tensor, d: int) -> Tensor:
+        """Direction d of a [directions, ...] tensor, without its first axis."""
+        s = self.g.slice(t, [d], [d + 1], [0])
+        return self.g.reshape(s, list(t.shape[1:]))
+
+    def cols(self, t: Tensor, k: int) -> Tensor:
+        """Gate k's hidden-wide columns of t's last axis."""
+        h = self.hidden
+        return self.g.slice(t, [k * h], [(k + 1) * h], [t.ndim - 1])
+
+    def clipped(self, t: Tensor) -> Tensor:
+        if self.clip is None:
+            return t
+        c = self.n.imp.scalar(self.clip, "f32")
+        return self.g.minimum(self.g.maximum(t, self.g.neg(c)), c)
+
+    def act(self, d: int, k: int, t: Tensor, clip: bool = True) -> Tensor:
+        """Direction d's activation k of t; `clip`: of t clipped first (the
+        gates' sums; LSTM's h(Ct) is not, as in ONNX Runtime)."""
+        return _apply(self.n, self.acts[d][k], self.clipped(t) if clip else t)
+
+    def order(self, d: int) -> np.ndarray:
+        """[steps, batch]: the time index each step of direction d reads per
+        batch entry (reverse within each entry's length; past it, any)."""
+        s = np.arange(self.steps)[:, None]
+        if not self.reverse[d]:
+            return np.broadcast_to(s, (self.steps, self.batch))
+        lens = np.full(self.batch, self.steps) if self.lens is None else self.lens
+        return np.where(s < lens[None, :], lens[None, :] - 1 - s, s)
+
+    def projections(self, d: int, bias: Tensor | None) -> list[Tensor]:
+        """Per step of direction d, x_t · Wᵀ + bias as [batch, gates × hidden]."""
+        g = self.g
+        flat = g.reshape(self.x, [self.steps * self.batch, self.x.shape[2]])
+        xw = g.linear(flat, self.pick(self.w, d), bias)  # [steps × batch, gates × hidden]
+        order = self.order(d)
+        if (order == np.arange(self.steps)[:, None]).all():
+            return [g.slice(xw, [t * self.batch], [(t + 1) * self.batch], [0]) for t in range(self.steps)]
+        rows = order * self.batch + np.arange(self.batch)[None, :]
+        return [g.gather(xw, self.n.imp.constant(rows[t], "i64"), 0) for t in range(self.steps)]
+
+    def mask(self, t: int) -> Tensor | None:
+        """[batch, 1] bool: the entries still in their sequence at step t (None: all)."""
+        if self.lens is None or (t < self.lens).all():
+            return None
+        return self.n.imp.constant((t < self.lens)[:, None], "i1")
+
+    def keep(self, m: Tensor | None, new: Tensor, old: Tensor) -> Tensor:
+        return new if m is None else self.g.select(m, new, old)
+
+    def sequence(self, d: int, hs: list[Tensor]) -> Tensor:
+        """Direction d's outputs [steps, batch, hidden] in time order (0 past each entry's length)."""
+        g = self.g
+        zero = self.n.imp.scalar(0, "f32")
+        ys = [self.keep(self.mask(s), h, g.expand(zero, list(h.shape))) for s, h in enumerate(hs)]
+        order = self.order(d)
+        if not (order == np.arange(self.steps)[:, None]).all():  # step s of entry b wrote time order[s, b]
+            stacked = g.reshape(g.concat([g.reshape(y, [1, self.batch, self.hidden]) for y in ys], 0),
+                                [self.steps * self.batch, self.hidden])
+            back = np.empty_like(order)
+            for b in range(self.batch):
+                back[order[:, b], b] = np.arange(self.steps)
+            rows = back * self.batch + np.arange(self.batch)[None, :]
+            return g.reshape(g.gather(stacked, self.n.imp.constant(rows.reshape(-1), "i64"), 0),
+                             [self.steps, self.batch, self.hidden])
+        return g.concat([g.reshape(y, [1, self.batch, self.hidden]) for y in ys], 0)
+
+    def outputs(self, ys: list[Tensor], finals: list[list[Tensor]]) -> list[Value]:
+        """Y and the final states (Y_h, Y_c) in the node's layout and type."""
+        g, nd, h = self.g, len(self.reverse), self.hidden
+        y = g.concat([g.reshape(v, [self.steps, 1, self.batch, h]) for v in ys], 1)  # [steps, nd, batch, hidden]
+        states = [g.concat([g.reshape(v, [1, self.batch, h]) for v in per_dir], 0) for per_dir in finals]
+        if self.layout:
+            y = g.transpose(y, [2, 0, 1, 3])
+            states = [g.transpose(s, [1, 0, 2]) for s in states]
+        back = (lambda t: t) if self.dtype == "f32" else (lambda t: g.cast(t, self.dtype))  # noqa: E731
+        return [back(y), *(back(s) for s in states)]
+
+    def initial(self, state: Tensor | None, d: int) -> Tensor:
+        if state is not None:
+            return self.pick(state, d)
+        return self.g.expand(self.n.imp.scalar(0, "f32"), [self.batch, self.hidden])
+
+
+def _biases(rec: _Recurrence, d: int, gates: int) -> tuple[Tensor | None, Tensor | None]:
+    """Direction d's (Wb + Rb for the input projections, Rb alone) [gates × hidden]."""
+    if rec.b is None:
+        return None, None
+    b = rec.pick(rec.b, d)  # [2 × gates × hidden]
+    gh = gates * rec.hidden
+    wb, rb = rec.g.slice(b, [0], [gh], [0]), rec.g.slice(b, [gh], [2 * gh], [0])
+    return rec.g.add(wb, rb), rb
+
+
+@emitter("RNN")
+def _rnn(n: Node) -> list[Value]:
+    """Ht = f(Xt·Wᵀ + Ht-1·Rᵀ + Wb + Rb)."""
+    rec = _Recurrence(n, 1, ["Tanh"])
+    h0 = rec.state(5)
+    ys, finals = [], []
+    for d in range(len(rec.reverse)):
+        bias, _ = _biases(rec, d, 1)
+        r = rec.pick(rec.r, d)
+        h = rec.initial(h0, d)
+        hs = []
+        for t, xw in enumerate(rec.projections(d, bias)):
+            new = rec.act(d, 0, rec.g.add(xw, rec.g.linear(h, r)))
+            h = rec.keep(rec.mask(t), new, h)
+            hs.append(new)
+        ys.append(rec.sequence(d, hs))
+        finals.append(h)
+    return rec.outputs(ys, [finals])
+
+
+@emitter("GRU")
+def _gru(n: Node) -> list[Value]:
+    """z, r, h gates (that order in W, R and B): zt = f(..z), rt = f(..r),
+    ht = g(Xt·Whᵀ + (rt ⊙ Ht-1)·Rhᵀ + Rbh + Wbh), or with
+    linear_before_reset g(Xt·Whᵀ + rt ⊙ (Ht-1·Rhᵀ + Rbh) + Wbh);
+    Ht = (1 - zt) ⊙ ht + zt ⊙ Ht-1."""
+    rec = _Recurrence(n, 3, ["Sigmoid", "Tanh"])
+    g = rec.g
+    before = int(n.attr("linear_before_reset", 0))
+    h0 = rec.state(5)
+    one = n.imp.scalar(1, "f32")
+    ys, finals = [], []
+    for d in range(len(rec.reverse)):
+        both, rb = _biases(rec, d, 3)
+        # the input projections carry Wb + Rb of z and r, Wb of h (+ Rbh too unless it sits inside rt ⊙ (...))
+        bias = both
+        if both is not None and before:
+            bias = g.concat([rec.cols(both, 0), rec.cols(both, 1),
+                             g.sub(rec.cols(both, 2), rec.cols(rb, 2))], 0)
+        r = rec.pick(rec.r, d)
+        r_zr, r_h = g.slice(r, [0], [2 * rec.hidden], [0]), rec.cols(g.transpose(r, [1, 0]), 2)
+        rbh = rec.cols(rb, 2) if rb is not None and before else None
+        h = rec.initial(h0, d)
+        hs = []
+        for t, xw in enumerate(rec.projections(d, bias)):
+            hr = g.linear(h, r_zr)  # [batch, 2 × hidden]
+            z = rec.act(d, 0, g.add(rec.cols(xw, 0), rec.cols(hr, 0)))
+            rt = rec.act(d, 0, g.add(rec.cols(xw, 1), rec.cols(hr, 1)))
+            if before:
+                hh = g.matmul(h, r_h)
+                if rbh is not None:
+                    hh = g.add(hh, rbh)
+                cand = g.add(rec.cols(xw, 2), g.mul(rt, hh))
+            else:
+                cand = g.add(rec.cols(xw, 2), g.matmul(g.mul(rt, h), r_h))
+            ht = rec.act(d, 1, cand)
+            new = g.add(g.mul(g.sub(one, z), ht), g.mul(z, h))
+            h = rec.keep(rec.mask(t), new, h)
+            hs.append(new)
+        ys.append(rec.sequence(d, hs))
+        finals.append(h)
+    return rec.outputs(ys, [finals])
+
+
+@emitter("LSTM")
+def _lstm(n: Node) -> list[Value]:
+    """i, o, f, c gates (that order in W, R and B), peepholes P in i, o, f
+    order: it = f(.. + Pi ⊙ Ct-1), ft = f(.. + Pf ⊙ Ct-1) (1 - it with
+    input_forget), ct = g(..), Ct = ft ⊙ Ct-1 + it ⊙ ct,
+    ot = f(.. + Po ⊙ Ct), Ht = ot ⊙ h(Ct)."""
+    rec = _Recurrence(n, 4, ["Sigmoid", "Tanh", "Tanh"])
+    g = rec.g
+    h0, c0 = rec.state(5), rec.state(6)
+    p = rec.f32(n.tensor(7)) if n.input(7) is not None else None
+    forget = int(n.attr("input_forget", 0))
+    one = n.imp.scalar(1, "f32")
+    ys, fh, fc = [], [], []
+    for d in range(len(rec.reverse)):
+        bias, _ = _biases(rec, d, 4)
+        r = rec.pick(rec.r, d)
+        pd = rec.pick(p, d) if p is not None else None
+        pi, po, pf = (rec.cols(pd, k) for k in range(3)) if pd is not None else (None, None, None)
+        h, c = rec.initial(h0, d), rec.initial(c0, d)
+        hs = []
+        for t, xw in enumerate(rec.projections(d, bias)):
+            gates = g.add(xw, g.linear(h, r))
+            peep = (lambda pre, w, state: pre if w is None else g.add(pre, g.mul(w, state)))  # noqa: E731
+            i = rec.act(d, 0, peep(rec.cols(gates, 0), pi, c))
+            f = g.sub(one, i) if forget else rec.act(d, 0, peep(rec.cols(gates, 2), pf, c))
+            cand = rec.act(d, 1, rec.cols(gates, 3))
+            c_new = g.add(g.mul(f, c), g.mul(i, cand))
+            o = rec.act(d, 0, peep(rec.cols(gates, 1), po, c_new))
+            new = g.mul(o, rec.act(d, 2, c_new, clip=False))
+            m = rec.mask(t)
+            h, c = rec.keep(m, new, h), rec.keep(m, c_new, c)
+            hs.append(new)
+        ys.append(rec.sequence(d, hs))
+        fh.append(h)
+        fc.append(c)
+    return rec.outputs(ys, [fh, fc])
