@@ -203,6 +203,22 @@ def test_recurrent_kernels_compile():
         assert compile_all(lowered, "sm_90") > 0
 
 
+def test_recurrent_kernels_do_not_grow_with_the_sequence():
+    """Each step reads its input projections by a gather of constant rows
+    (a slice would bake its offset into a kernel of its own): the lowered
+    module has the same kernels at 6 steps as at 24, only more launches."""
+    rng = np.random.default_rng()
+    counts = []
+    for steps in (6, 24):
+        model, *_ = _model("LSTM", steps, 3, 5, 8, rng, direction="bidirectional", lens=[steps, 2, 4])
+        lowered = rlxc.run_pipeline(from_onnx(model)[0], "rlx-cuda{arch=sm_90}")
+        kernels = {op.source.data for op in lowered.ops if op.name == "rlx_cuda.kernel"}
+        launches = sum(1 for op in lowered.walk() if op.name in ("rlx_cuda.launch", "rlx_cuda.gemm"))
+        counts.append((len(kernels), launches))
+    assert counts[0][0] == counts[1][0], counts
+    assert counts[1][1] > 3 * counts[0][1], counts
+
+
 @pytest.mark.gpu
 @pytest.mark.skipif(not rlxc.cuda.is_available(), reason="no NVIDIA GPU and driver")
 @pytest.mark.parametrize("op,cfg", [

@@ -168,10 +168,9 @@ class _Recurrence:
         g = self.g
         flat = g.reshape(self.x, [self.steps * self.batch, self.x.shape[2]])
         xw = g.linear(flat, self.pick(self.w, d), bias)  # [steps × batch, gates × hidden]
-        order = self.order(d)
-        if (order == np.arange(self.steps)[:, None]).all():
-            return [g.slice(xw, [t * self.batch], [(t + 1) * self.batch], [0]) for t in range(self.steps)]
-        rows = order * self.batch + np.arange(self.batch)[None, :]
+        # a gather of each step's rows by constant indices, not a slice: the slices' offsets are in
+        # their kernels' source (a kernel per step to compile), the gathers' in their index data
+        rows = self.order(d) * self.batch + np.arange(self.batch)[None, :]
         return [g.gather(xw, self.n.imp.constant(rows[t], "i64"), 0) for t in range(self.steps)]
 
     def mask(self, t: int) -> Tensor | None:
