@@ -58,13 +58,13 @@ def _activations(n: Node, defaults: list[str], directions: int) -> list[list[tup
     return [out[d * len(defaults):(d + 1) * len(defaults)] for d in range(directions)]
 
 
-def _apply(n: Node, fn: tuple[str, float, float], x: Tensor) -> Tensor:
-    """One activation function of the recurrent ops' table, on an f32 tensor."""
+def _apply(n: Node, fn: tuple[str, float, float], x: Tensor, scalar) -> Tensor:
+    """One activation function of the recurrent ops' table, on an f32 tensor
+    (`scalar(v)`: the f32 constant v)."""
     g, name = n.g, fn[0]
-    alpha, beta = (n.imp.scalar(v, x.dtype) for v in fn[1:])
-    zero, one = n.imp.scalar(0, x.dtype), n.imp.scalar(1, x.dtype)
     if name in ("relu", "tanh", "sigmoid", "softplus"):
         return getattr(g, name)(x)
+    alpha, beta, zero, one = scalar(fn[1]), scalar(fn[2]), scalar(0.0), scalar(1.0)
     if name == "softsign":
         return g.div(x, g.add(g.abs(x), one))
     if name == "affine":
@@ -87,6 +87,7 @@ class _Recurrence:
 
     def __init__(self, n: Node, gates: int, defaults: list[str]):
         self.n, self.g = n, n.g
+        self._scalars: dict[float, Tensor] = {}
         direction = n.attr("direction", "forward")
         if direction not in ("forward", "reverse", "bidirectional"):
             raise n.unsupported(f"direction '{direction}'", "forward, reverse, bidirectional")
@@ -146,13 +147,18 @@ class _Recurrence:
     def clipped(self, t: Tensor) -> Tensor:
         if self.clip is None:
             return t
-        c = self.n.imp.scalar(self.clip, "f32")
-        return self.g.minimum(self.g.maximum(t, self.g.neg(c)), c)
+        return self.g.minimum(self.g.maximum(t, self.scalar(-self.clip)), self.scalar(self.clip))
 
     def act(self, d: int, k: int, t: Tensor, clip: bool = True) -> Tensor:
         """Direction d's activation k of t; `clip`: of t clipped first (the
         gates' sums; LSTM's h(Ct) is not, as in ONNX Runtime)."""
-        return _apply(self.n, self.acts[d][k], self.clipped(t) if clip else t)
+        return _apply(self.n, self.acts[d][k], self.clipped(t) if clip else t, self.scalar)
+
+    def scalar(self, v: float) -> Tensor:
+        """The f32 constant v, one per value in the node (not one per step)."""
+        if v not in self._scalars:
+            self._scalars[v] = self.n.imp.scalar(v, "f32")
+        return self._scalars[v]
 
     def order(self, d: int) -> np.ndarray:
         """[steps, batch]: the time index each step of direction d reads per
@@ -185,8 +191,8 @@ class _Recurrence:
     def sequence(self, d: int, hs: list[Tensor]) -> Tensor:
         """Direction d's outputs [steps, batch, hidden] in time order (0 past each entry's length)."""
         g = self.g
-        zero = self.n.imp.scalar(0, "f32")
-        ys = [self.keep(self.mask(s), h, g.expand(zero, list(h.shape))) for s, h in enumerate(hs)]
+        zero = g.expand(self.scalar(0.0), [self.batch, self.hidden])
+        ys = [self.keep(self.mask(s), h, zero) for s, h in enumerate(hs)]
         order = self.order(d)
         if not (order == np.arange(self.steps)[:, None]).all():  # step s of entry b wrote time order[s, b]
             stacked = g.reshape(g.concat([g.reshape(y, [1, self.batch, self.hidden]) for y in ys], 0),
@@ -213,7 +219,7 @@ class _Recurrence:
     def initial(self, state: Tensor | None, d: int) -> Tensor:
         if state is not None:
             return self.pick(state, d)
-        return self.g.expand(self.n.imp.scalar(0, "f32"), [self.batch, self.hidden])
+        return self.g.expand(self.scalar(0.0), [self.batch, self.hidden])
 
 
 def _biases(rec: _Recurrence, d: int, gates: int) -> tuple[Tensor | None, Tensor | None]:
@@ -256,7 +262,7 @@ def _gru(n: Node) -> list[Value]:
     g = rec.g
     before = int(n.attr("linear_before_reset", 0))
     h0 = rec.state(5)
-    one = n.imp.scalar(1, "f32")
+    one = rec.scalar(1.0)
     ys, finals = [], []
     for d in range(len(rec.reverse)):
         both, rb = _biases(rec, d, 3)
@@ -301,7 +307,7 @@ def _lstm(n: Node) -> list[Value]:
     h0, c0 = rec.state(5), rec.state(6)
     p = rec.f32(n.tensor(7)) if n.input(7) is not None else None
     forget = int(n.attr("input_forget", 0))
-    one = n.imp.scalar(1, "f32")
+    one = rec.scalar(1.0)
     ys, fh, fc = [], [], []
     for d in range(len(rec.reverse)):
         bias, _ = _biases(rec, d, 4)
