@@ -194,7 +194,7 @@ IMPORT_TIME_INPUTS: dict[str, tuple[int, ...]] = {
     "ConstantOfShape": (0,), "Range": (0, 1, 2), "Tile": (1,), "Pad": (1, 2, 3), "TopK": (1,),
     "Resize": (1, 2, 3), "Upsample": (1,), "CumSum": (1,), "Trilu": (1,), "Dropout": (1, 2),
     "OneHot": (1,), "If": (0,), "CenterCropPad": (1,), "HannWindow": (0,), "HammingWindow": (0,),
-    "BlackmanWindow": (0,), "RNN": (4,), "GRU": (4,), "LSTM": (4,),
+    "BlackmanWindow": (0,), "RNN": (4,), "GRU": (4,), "LSTM": (4,), "Loop": (0, 1), "ReverseSequence": (1,),
 }  # fmt: skip
 
 
@@ -221,6 +221,7 @@ def import_time_inputs(graph) -> set[str]:
     return names
 
 
-#: Ops whose emitters read only shapes or attributes: never run on a scratch graph.
-IMPORT_TIME_OPS = {"Constant", "ConstantOfShape", "Shape", "Size", "Range", "Identity", "Dropout", "If",
+#: Ops whose emitters read only shapes or attributes, or import subgraphs in place (If, Loop, Scan):
+#: never run on a scratch graph.
+IMPORT_TIME_OPS = {"Constant", "ConstantOfShape", "Shape", "Size", "Range", "Identity", "Dropout", "If", "Loop", "Scan",
                    "HannWindow", "HammingWindow", "BlackmanWindow"}

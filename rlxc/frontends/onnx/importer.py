@@ -91,12 +91,14 @@ class OnnxImporter:
             outs.append(self.tensor(self.values[o.name]))
         return self.g.build(outs), self.params
 
-    def inline(self, graph, what: str) -> list[Value]:
+    def inline(self, graph, what: str, bindings: dict[str, Value] | None = None) -> list[Value]:
         """Imports subgraph `graph`'s initializers and nodes here (the outer
-        scope's values visible to them) and returns its outputs; names it
-        defines do not outlive it."""
+        scope's values visible to them, and `bindings` for its inputs: a
+        loop body's) and returns its outputs; names it defines do not
+        outlive it."""
         saved = dict(self.values)
         try:
+            self.values.update(bindings or {})
             for init in graph.initializer:
                 self.values[init.name] = _const_from_tensor(init, f"initializer '{init.name}' of {what}")
             for proto in graph.node:

@@ -354,3 +354,30 @@ def _center_crop_pad(n: Node) -> list[Value]:
     if any(low) or any(high):
         x = n.g.pad(x, low, high)
     return [x]
+
+
+@emitter("ReverseSequence")
+def _reverse_sequence(n: Node) -> list[Value]:
+    """Each batch entry's first sequence_lens[b] steps along time_axis in
+    reverse, the rest as they are: one gather of rows by indices built at
+    import (sequence_lens must be known there)."""
+    x = n.tensor(0)
+    lens = n.const(1, "sequence_lens")
+    if lens is None:
+        raise n.error("sequence_lens (input #1) is required")
+    t_ax, b_ax = int(n.attr("time_axis", 0)), int(n.attr("batch_axis", 1))
+    if x.ndim < 2 or {t_ax, b_ax} != {0, 1}:
+        raise n.error(f"time_axis {t_ax} and batch_axis {b_ax} of a rank-{x.ndim} input: they must be 0 and 1")
+    steps, batch = x.shape[t_ax], x.shape[b_ax]
+    lens = np.asarray(lens, np.int64).reshape(-1)
+    if lens.shape != (batch,) or (lens < 0).any() or (lens > steps).any():
+        raise n.error(f"sequence_lens {lens.tolist()} for a batch of {batch} and {steps} steps")
+    perm = [t_ax, b_ax, *range(2, x.ndim)]
+    xt = n.g.transpose(x, perm) if t_ax else x  # [steps, batch, ...]
+    rest = list(xt.shape[2:])
+    flat = n.g.reshape(xt, [steps * batch, int(np.prod(rest, dtype=np.int64))])
+    t = np.arange(steps)[:, None]
+    order = np.where(t < lens[None, :], lens[None, :] - 1 - t, t)
+    rows = (order * batch + np.arange(batch)[None, :]).reshape(-1)
+    y = n.g.reshape(n.g.gather(flat, n.imp.constant(rows, "i64"), 0), [steps, batch, *rest])
+    return [n.g.transpose(y, perm) if t_ax else y]
