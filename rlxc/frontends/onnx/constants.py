@@ -52,10 +52,16 @@ def _size(n: Node) -> list[Value]:
 
 @emitter("Range")
 def _range(n: Node) -> list[Value]:
-    start, limit, delta = (n.const(i, name) for i, name in enumerate(("start", "limit", "delta")))
+    """Scalars (or one-element tensors, as ONNX's own function bodies pass them)."""
+    bounds = []
+    for i, name in enumerate(("start", "limit", "delta")):
+        a = np.asarray(n.const(i, name))
+        if a.size != 1:
+            raise n.error(f"{name} (input #{i}) has shape {list(a.shape)}; it must be a scalar")
+        bounds.append(a.reshape(()))
     v = n.input(0)
     assert isinstance(v, Const)
-    return [Const(np.arange(start, limit, delta).astype(v.array.dtype), v.dtype)]
+    return [Const(np.arange(*bounds).astype(v.array.dtype), v.dtype)]
 
 
 def _window(n: Node, terms: list[tuple[float, float]]) -> list[Value]:

@@ -195,6 +195,7 @@ IMPORT_TIME_INPUTS: dict[str, tuple[int, ...]] = {
     "Resize": (1, 2, 3), "Upsample": (1,), "CumSum": (1,), "Trilu": (1,), "Dropout": (1, 2),
     "OneHot": (1,), "If": (0,), "CenterCropPad": (1,), "HannWindow": (0,), "HammingWindow": (0,),
     "BlackmanWindow": (0,), "RNN": (4,), "GRU": (4,), "LSTM": (4,), "Loop": (0, 1), "ReverseSequence": (1,),
+    "AffineGrid": (1,),
 }  # fmt: skip
 
 
@@ -218,7 +219,25 @@ def import_time_inputs(graph) -> set[str]:
         node = producer.get(name)
         if node is not None and node.op_type not in ("Shape", "Size"):
             todo.extend(i for i in node.input if i)
+            todo.extend(_captured(node))
     return names
+
+
+def _captured(node) -> set[str]:
+    """Outer-scope names a node's subgraphs (If's branches, a Loop's or
+    Scan's body) read: what the subgraph's nodes read that it does not
+    define."""
+    from onnx import AttributeProto
+
+    out: set[str] = set()
+    for a in node.attribute:
+        graphs = [a.g] if a.type == AttributeProto.GRAPH else list(a.graphs) if a.type == AttributeProto.GRAPHS else []
+        for g in graphs:
+            defined = {i.name for i in g.input} | {t.name for t in g.initializer}
+            for sub in g.node:
+                out |= {i for i in sub.input if i and i not in defined} | (_captured(sub) - defined)
+                defined |= set(sub.output)
+    return out
 
 
 #: Ops whose emitters read only shapes or attributes, or import subgraphs in place (If, Loop, Scan):
