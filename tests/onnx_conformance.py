@@ -35,8 +35,8 @@ import numpy as np
 ROOT = Path(__file__).resolve().parent.parent
 DOCS = ROOT / "docs"
 
-#: The op types rlxc claims (the ONNX issue's list; RNN, GRU, LSTM, Loop, Scan, ReverseSequence, GridSample
-#: and AffineGrid since session 35).
+#: The op types rlxc claims (the ONNX issue's list; RNN, GRU, LSTM, Loop, Scan, ReverseSequence, GridSample,
+#: AffineGrid, DFT, STFT and MelWeightMatrix since session 35).
 CLAIMED = sorted("""
 Add Sub Mul Div Pow Sqrt Reciprocal Neg Abs Exp Log Erf Tanh Sigmoid Relu LeakyRelu Elu Gelu
 HardSigmoid HardSwish Softplus Clip Floor Ceil Round Sign Sin Cos Max Min Sum Mean Softmax
@@ -51,7 +51,7 @@ PRelu Mish Selu Celu ThresholdedRelu Softsign Shrink IsNaN IsInf DepthToSpace Sp
 EyeLike OneHot ReduceL1 ReduceLogSum ReduceLogSumExp Hardmax LpNormalization LRN Mod Upsample LpPool GlobalLpPool
 Tan Asin Acos Atan Sinh Cosh Asinh Acosh Atanh Attention RotaryEmbedding MeanVarianceNormalization SwiGLU Swish If CenterCropPad HannWindow HammingWindow BlackmanWindow TensorScatter
 ScatterND ScatterElements Scatter
-RNN GRU LSTM Loop Scan ReverseSequence GridSample AffineGrid
+RNN GRU LSTM Loop Scan ReverseSequence GridSample AffineGrid DFT STFT MelWeightMatrix
 """.split())
 
 #: Cases of claimed ops that cannot pass, and why (a regex on the case name

@@ -14,7 +14,8 @@ An ONNX graph becomes a `func.func @main` of rlx ops through `GraphBuilder`.
 * The importer is a table, `EMITTERS`: ONNX op type (and the opset from
   which a form holds) -> a small function that emits rlx ops through the
   builder, one module per family (`elementwise`, `reductions`, `matmul`,
-  `attention`, `recurrent`, `loops`, `sampling`, `shape`, `spatial`, `constants`); `core` holds what they share and
+  `attention`, `recurrent`, `loops`, `sampling`, `spectral`, `shape`, `spatial`,
+  `constants`); `core` holds what they share and
   `importer` the walk. An op type, attribute value or dtype it
   does not support is an `OnnxImportError` naming the op type, the node and
   what is supported; nothing is approximated.
@@ -33,6 +34,7 @@ from rlxc.frontends.onnx import (  # noqa: F401 - registers the emitters
     sampling,
     shape,
     spatial,
+    spectral,
 )
 from rlxc.frontends.onnx.core import (
     EMITTERS,

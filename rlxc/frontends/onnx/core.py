@@ -195,7 +195,7 @@ IMPORT_TIME_INPUTS: dict[str, tuple[int, ...]] = {
     "Resize": (1, 2, 3), "Upsample": (1,), "CumSum": (1,), "Trilu": (1,), "Dropout": (1, 2),
     "OneHot": (1,), "If": (0,), "CenterCropPad": (1,), "HannWindow": (0,), "HammingWindow": (0,),
     "BlackmanWindow": (0,), "RNN": (4,), "GRU": (4,), "LSTM": (4,), "Loop": (0, 1), "ReverseSequence": (1,),
-    "AffineGrid": (1,),
+    "AffineGrid": (1,), "DFT": (1, 2), "STFT": (1, 3), "MelWeightMatrix": (0, 1, 2, 3, 4),
 }  # fmt: skip
 
 
@@ -243,4 +243,4 @@ def _captured(node) -> set[str]:
 #: Ops whose emitters read only shapes or attributes, or import subgraphs in place (If, Loop, Scan):
 #: never run on a scratch graph.
 IMPORT_TIME_OPS = {"Constant", "ConstantOfShape", "Shape", "Size", "Range", "Identity", "Dropout", "If", "Loop", "Scan",
-                   "HannWindow", "HammingWindow", "BlackmanWindow"}
+                   "HannWindow", "HammingWindow", "BlackmanWindow", "MelWeightMatrix"}
