@@ -221,6 +221,27 @@ class _Recurrence:
             return self.pick(state, d)
         return self.g.expand(self.scalar(0.0), [self.batch, self.hidden])
 
+    def unroll(self, initials: list[Tensor | None], direction) -> list[Value]:
+        """The op over every direction and step: `direction(d)` gives the
+        bias of d's input projections and its step, `step(xw_t, states) ->
+        new states` (the hidden state first); entries past their length keep
+        their states. `initials`: the initial-state inputs (None: zeros)."""
+        ys: list[Tensor] = []
+        finals: list[list[Tensor]] = [[] for _ in initials]
+        for d in range(len(self.reverse)):
+            bias, step = direction(d)
+            states = [self.initial(s, d) for s in initials]
+            hs = []
+            for t, xw in enumerate(self.projections(d, bias)):
+                new = step(xw, states)
+                m = self.mask(t)
+                states = [self.keep(m, a, b) for a, b in zip(new, states)]
+                hs.append(new[0])
+            ys.append(self.sequence(d, hs))
+            for k, v in enumerate(states):
+                finals[k].append(v)
+        return self.outputs(ys, finals)
+
 
 def _biases(rec: _Recurrence, d: int, gates: int) -> tuple[Tensor | None, Tensor | None]:
     """Direction d's (Wb + Rb for the input projections, Rb alone) [gates × hidden]."""
@@ -236,20 +257,13 @@ def _biases(rec: _Recurrence, d: int, gates: int) -> tuple[Tensor | None, Tensor
 def _rnn(n: Node) -> list[Value]:
     """Ht = f(Xt·Wᵀ + Ht-1·Rᵀ + Wb + Rb)."""
     rec = _Recurrence(n, 1, ["Tanh"])
-    h0 = rec.state(5)
-    ys, finals = [], []
-    for d in range(len(rec.reverse)):
+
+    def direction(d: int):
         bias, _ = _biases(rec, d, 1)
         r = rec.pick(rec.r, d)
-        h = rec.initial(h0, d)
-        hs = []
-        for t, xw in enumerate(rec.projections(d, bias)):
-            new = rec.act(d, 0, rec.g.add(xw, rec.g.linear(h, r)))
-            h = rec.keep(rec.mask(t), new, h)
-            hs.append(new)
-        ys.append(rec.sequence(d, hs))
-        finals.append(h)
-    return rec.outputs(ys, [finals])
+        return bias, lambda xw, s: [rec.act(d, 0, rec.g.add(xw, rec.g.linear(s[0], r)))]
+
+    return rec.unroll([rec.state(5)], direction)
 
 
 @emitter("GRU")
@@ -261,22 +275,20 @@ def _gru(n: Node) -> list[Value]:
     rec = _Recurrence(n, 3, ["Sigmoid", "Tanh"])
     g = rec.g
     before = int(n.attr("linear_before_reset", 0))
-    h0 = rec.state(5)
     one = rec.scalar(1.0)
-    ys, finals = [], []
-    for d in range(len(rec.reverse)):
+
+    def direction(d: int):
         both, rb = _biases(rec, d, 3)
         # the input projections carry Wb + Rb of z and r, Wb of h (+ Rbh too unless it sits inside rt ⊙ (...))
         bias = both
         if both is not None and before:
-            bias = g.concat([rec.cols(both, 0), rec.cols(both, 1),
-                             g.sub(rec.cols(both, 2), rec.cols(rb, 2))], 0)
+            bias = g.concat([rec.cols(both, 0), rec.cols(both, 1), g.sub(rec.cols(both, 2), rec.cols(rb, 2))], 0)
         r = rec.pick(rec.r, d)
         r_zr, r_h = g.slice(r, [0], [2 * rec.hidden], [0]), rec.cols(g.transpose(r, [1, 0]), 2)
         rbh = rec.cols(rb, 2) if rb is not None and before else None
-        h = rec.initial(h0, d)
-        hs = []
-        for t, xw in enumerate(rec.projections(d, bias)):
+
+        def step(xw: Tensor, s: list[Tensor]) -> list[Tensor]:
+            h = s[0]
             hr = g.linear(h, r_zr)  # [batch, 2 × hidden]
             z = rec.act(d, 0, g.add(rec.cols(xw, 0), rec.cols(hr, 0)))
             rt = rec.act(d, 0, g.add(rec.cols(xw, 1), rec.cols(hr, 1)))
@@ -287,13 +299,11 @@ def _gru(n: Node) -> list[Value]:
                 cand = g.add(rec.cols(xw, 2), g.mul(rt, hh))
             else:
                 cand = g.add(rec.cols(xw, 2), g.matmul(g.mul(rt, h), r_h))
-            ht = rec.act(d, 1, cand)
-            new = g.add(g.mul(g.sub(one, z), ht), g.mul(z, h))
-            h = rec.keep(rec.mask(t), new, h)
-            hs.append(new)
-        ys.append(rec.sequence(d, hs))
-        finals.append(h)
-    return rec.outputs(ys, [finals])
+            return [g.add(g.mul(g.sub(one, z), rec.act(d, 1, cand)), g.mul(z, h))]
+
+        return bias, step
+
+    return rec.unroll([rec.state(5)], direction)
 
 
 @emitter("LSTM")
@@ -304,31 +314,28 @@ def _lstm(n: Node) -> list[Value]:
     ot = f(.. + Po ⊙ Ct), Ht = ot ⊙ h(Ct)."""
     rec = _Recurrence(n, 4, ["Sigmoid", "Tanh", "Tanh"])
     g = rec.g
-    h0, c0 = rec.state(5), rec.state(6)
     p = rec.f32(n.tensor(7)) if n.input(7) is not None else None
     forget = int(n.attr("input_forget", 0))
     one = rec.scalar(1.0)
-    ys, fh, fc = [], [], []
-    for d in range(len(rec.reverse)):
+
+    def peep(pre: Tensor, w: Tensor | None, state: Tensor) -> Tensor:
+        return pre if w is None else g.add(pre, g.mul(w, state))
+
+    def direction(d: int):
         bias, _ = _biases(rec, d, 4)
         r = rec.pick(rec.r, d)
         pd = rec.pick(p, d) if p is not None else None
         pi, po, pf = (rec.cols(pd, k) for k in range(3)) if pd is not None else (None, None, None)
-        h, c = rec.initial(h0, d), rec.initial(c0, d)
-        hs = []
-        for t, xw in enumerate(rec.projections(d, bias)):
+
+        def step(xw: Tensor, s: list[Tensor]) -> list[Tensor]:
+            h, c = s
             gates = g.add(xw, g.linear(h, r))
-            peep = (lambda pre, w, state: pre if w is None else g.add(pre, g.mul(w, state)))  # noqa: E731
             i = rec.act(d, 0, peep(rec.cols(gates, 0), pi, c))
             f = g.sub(one, i) if forget else rec.act(d, 0, peep(rec.cols(gates, 2), pf, c))
-            cand = rec.act(d, 1, rec.cols(gates, 3))
-            c_new = g.add(g.mul(f, c), g.mul(i, cand))
+            c_new = g.add(g.mul(f, c), g.mul(i, rec.act(d, 1, rec.cols(gates, 3))))
             o = rec.act(d, 0, peep(rec.cols(gates, 1), po, c_new))
-            new = g.mul(o, rec.act(d, 2, c_new, clip=False))
-            m = rec.mask(t)
-            h, c = rec.keep(m, new, h), rec.keep(m, c_new, c)
-            hs.append(new)
-        ys.append(rec.sequence(d, hs))
-        fh.append(h)
-        fc.append(c)
-    return rec.outputs(ys, [fh, fc])
+            return [g.mul(o, rec.act(d, 2, c_new, clip=False)), c_new]
+
+        return bias, step
+
+    return rec.unroll([rec.state(5), rec.state(6)], direction)
