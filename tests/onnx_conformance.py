@@ -36,7 +36,7 @@ ROOT = Path(__file__).resolve().parent.parent
 DOCS = ROOT / "docs"
 
 #: The op types rlxc claims (the ONNX issue's list; RNN, GRU, LSTM, Loop, Scan, ReverseSequence, GridSample,
-#: AffineGrid, DFT, STFT and MelWeightMatrix since session 35).
+#: AffineGrid, DFT, STFT, MelWeightMatrix, Col2Im and Compress since session 35).
 CLAIMED = sorted("""
 Add Sub Mul Div Pow Sqrt Reciprocal Neg Abs Exp Log Erf Tanh Sigmoid Relu LeakyRelu Elu Gelu
 HardSigmoid HardSwish Softplus Clip Floor Ceil Round Sign Sin Cos Max Min Sum Mean Softmax
@@ -52,6 +52,7 @@ EyeLike OneHot ReduceL1 ReduceLogSum ReduceLogSumExp Hardmax LpNormalization LRN
 Tan Asin Acos Atan Sinh Cosh Asinh Acosh Atanh Attention RotaryEmbedding MeanVarianceNormalization SwiGLU Swish If CenterCropPad HannWindow HammingWindow BlackmanWindow TensorScatter
 ScatterND ScatterElements Scatter
 RNN GRU LSTM Loop Scan ReverseSequence GridSample AffineGrid DFT STFT MelWeightMatrix
+Col2Im Compress
 """.split())
 
 #: Cases of claimed ops that cannot pass, and why (a regex on the case name
@@ -62,6 +63,7 @@ KNOWN: dict[str, str] = {
     r"test_if_(seq|opt)": "the branches yield a sequence or an optional value: rlx values are tensors",
     r"test_(max|average|lp)pool_3d_.*": "3-D (volumetric) pooling: rlx pools are 2-D (1-D pools import as 2-D of height 1)",
     r"test_convtranspose_3d": "a 3-D transposed convolution: rlx has 2-D (1-D imports as 2-D of height 1)",
+    r"test_col2im_5d": "a 3-D block: Col2Im imports as rlx's 2-D transposed convolution",
     r"test_resize_.*_antialias": "antialias=1: rlx.resize samples without an antialiasing filter",
     r"test_resize_.*cubic.*": "mode cubic: rlx.resize is nearest and linear",
     r"test_resize_tf_crop_and_resize.*": "tf_crop_and_resize (a region of interest and an extrapolation value): rlx.resize covers the whole input",

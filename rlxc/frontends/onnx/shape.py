@@ -381,3 +381,22 @@ def _reverse_sequence(n: Node) -> list[Value]:
     rows = (order * batch + np.arange(batch)[None, :]).reshape(-1)
     y = n.g.reshape(n.g.gather(flat, n.imp.constant(rows, "i64"), 0), [steps, batch, *rest])
     return [n.g.transpose(y, perm) if t_ax else y]
+
+
+@emitter("Compress")
+def _compress(n: Node) -> list[Value]:
+    """The slices along `axis` (of the flattened input without one) where
+    the condition, known at import, is true (its first extent entries; a
+    shorter condition selects from the first ones): one gather."""
+    x = n.tensor(0)
+    cond = n.const(1, "condition")
+    if cond is None:
+        raise n.error("condition (input #1) is required")
+    axis = n.attr("axis")
+    if axis is None:
+        x, axis = n.g.reshape(x, [int(np.prod(x.shape, dtype=np.int64))]), 0
+    axis = int(axis) % x.ndim
+    picked = np.nonzero(np.ravel(cond).astype(bool)[: x.shape[axis]])[0]
+    if picked.size == 0:
+        raise n.error("the condition selects nothing: rlx has no empty tensors")
+    return [n.g.gather(x, n.imp.constant(picked.astype(np.int64), "i64"), axis)]

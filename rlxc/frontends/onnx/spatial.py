@@ -249,3 +249,40 @@ def _resized(n: Node, coord: str, nearest: str, scales_in, sizes_in) -> list[Val
     if out == list(x.shape) and all(s == 1.0 for s in scales):
         return [x]
     return [n.g.resize(x, out, scales, mode, coord, nearest)]
+
+
+@emitter("Col2Im")
+def _col2im(n: Node) -> list[Value]:
+    """[N, C·kh·kw, L] columns summed back into [N, C, H, W] images: a
+    transposed convolution of the columns (as [N, C·kh·kw, oh, ow]) by a
+    constant one-hot weight, C groups of kh·kw channels each, with the
+    node's strides, dilations and pads (output padding where the strides
+    leave the last rows short). 2-D blocks."""
+    x = n.tensor(0)
+    image, block = n.const(1, "image_shape"), n.const(2, "block_shape")
+    if image is None or block is None:
+        raise n.error("image_shape (input #1) and block_shape (input #2) are required")
+    image, block = [int(v) for v in np.ravel(image)], [int(v) for v in np.ravel(block)]
+    if len(image) != 2 or len(block) != 2:
+        raise n.unsupported(f"a {len(block)}-D block", "2-D blocks (rlx's transposed convolution is 2-D)")
+    (kh, kw), k = block, block[0] * block[1]
+    strides = list(n.attr("strides", [1, 1]))
+    dil = list(n.attr("dilations", [1, 1]))
+    pads = list(n.attr("pads", [0, 0, 0, 0]))
+    if x.ndim != 3 or x.shape[1] % k:
+        raise n.error(f"input {x.shape}: it must be [N, C·{kh}·{kw}, L]")
+    c = x.shape[1] // k
+    out = [(image[a] + pads[a] + pads[a + 2] - dil[a] * (block[a] - 1) - 1) // strides[a] + 1 for a in range(2)]
+    if min(out) < 1 or out[0] * out[1] != x.shape[2]:
+        raise n.error(f"{x.shape[2]} blocks, but image {image} with block {block} holds {out[0]} x {out[1]}")
+    short = [image[a] - ((out[a] - 1) * strides[a] - pads[a] - pads[a + 2] + dil[a] * (block[a] - 1) + 1)
+             for a in range(2)]
+    w = np.zeros((c * k, 1, kh, kw), np.float32)
+    for ch in range(c):
+        for i in range(kh):
+            for j in range(kw):
+                w[ch * k + i * kw + j, 0, i, j] = 1.0
+    g = n.g
+    cols = g.reshape(x, [x.shape[0], c * k, *out])
+    weight = n.imp.constant(w, "f32") if x.dtype == "f32" else g.cast(n.imp.constant(w, "f32"), x.dtype)
+    return [g.conv_transpose2d(cols, weight, None, strides, [pads[0], pads[1], pads[2], pads[3]], dil, short, groups=c)]
