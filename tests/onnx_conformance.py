@@ -36,7 +36,7 @@ ROOT = Path(__file__).resolve().parent.parent
 DOCS = ROOT / "docs"
 
 #: The op types rlxc claims (the ONNX issue's list; RNN, GRU, LSTM, Loop, Scan, ReverseSequence, GridSample,
-#: AffineGrid, DFT, STFT, MelWeightMatrix, Col2Im and Compress since session 35).
+#: AffineGrid, DFT, STFT, MelWeightMatrix, Col2Im, Compress and the two losses since session 35).
 CLAIMED = sorted("""
 Add Sub Mul Div Pow Sqrt Reciprocal Neg Abs Exp Log Erf Tanh Sigmoid Relu LeakyRelu Elu Gelu
 HardSigmoid HardSwish Softplus Clip Floor Ceil Round Sign Sin Cos Max Min Sum Mean Softmax
@@ -52,7 +52,7 @@ EyeLike OneHot ReduceL1 ReduceLogSum ReduceLogSumExp Hardmax LpNormalization LRN
 Tan Asin Acos Atan Sinh Cosh Asinh Acosh Atanh Attention RotaryEmbedding MeanVarianceNormalization SwiGLU Swish If CenterCropPad HannWindow HammingWindow BlackmanWindow TensorScatter
 ScatterND ScatterElements Scatter
 RNN GRU LSTM Loop Scan ReverseSequence GridSample AffineGrid DFT STFT MelWeightMatrix
-Col2Im Compress
+Col2Im Compress NegativeLogLikelihoodLoss SoftmaxCrossEntropyLoss
 """.split())
 
 #: Cases of claimed ops that cannot pass, and why (a regex on the case name
@@ -87,7 +87,7 @@ ALIASES = {
     "Trilu": ["tril", "triu"], "Pad": ["constant_pad", "edge_pad", "reflect_pad", "wrap_pad"],
     "LessOrEqual": ["less_equal"], "GreaterOrEqual": ["greater_equal"],
     "MeanVarianceNormalization": ["mvn"], "RNN": ["simple_rnn"], "Loop": ["loop11", "loop13", "loop16"],
-    "Scan": ["scan9"],
+    "Scan": ["scan9"], "NegativeLogLikelihoodLoss": ["nllloss"], "SoftmaxCrossEntropyLoss": ["sce"],
 }  # fmt: skip
 
 

@@ -355,3 +355,60 @@ def _mean_variance_normalization(n: Node) -> list[Value]:
         return g.div(dev, g.add(std, n.imp.scalar(1e-9, t.dtype)))
 
     return [in_f32(n, x, mvn) if axes else n.g.mul(x, n.imp.scalar(0.0, x.dtype))]
+
+
+def _nll(n: Node, logp: Tensor, target: Tensor, weight: Tensor | None, reduction: str) -> Tensor:
+    """ONNX's negative log-likelihood of f32 log-probabilities [N, C, ...] at
+    integer targets [N, ...]: -logp[n, target, ...] times the target's class
+    weight, 0 where the target is ignore_index; reduced by `reduction`
+    (mean: over the weights' sum where there are weights or an ignored
+    index, else over the elements)."""
+    g = n.g
+    if reduction not in ("none", "sum", "mean"):
+        raise n.unsupported(f"reduction '{reduction}'", "none, sum, mean")
+    if target.dtype not in ("i32", "i64") or logp.ndim < 2 or target.shape != (logp.shape[0], *logp.shape[2:]):
+        raise n.error(f"input {logp.shape} and target {target.shape} ({target.dtype}): the target must be "
+                      "[N, d1, ...] of integers for an input [N, C, d1, ...]")
+    t = target if target.dtype == "i64" else g.cast(target, "i64")
+    ignore = n.attr("ignore_index")
+    keep = g.ne(t, n.imp.scalar(int(ignore), "i64")) if ignore is not None else None
+    c = logp.shape[1]
+    idx = g.minimum(g.maximum(t, n.imp.scalar(0, "i64")), n.imp.scalar(c - 1, "i64"))  # ignored ones: any class
+    picked = g.gather_elements(logp, g.reshape(idx, [t.shape[0], 1, *t.shape[1:]]), 1)
+    loss = g.neg(g.reshape(picked, list(t.shape)))
+    w = None
+    if weight is not None:
+        w = g.gather(weight if weight.dtype == "f32" else g.cast(weight, "f32"), idx, 0)
+    if keep is not None:
+        w = g.select(keep, w if w is not None else n.imp.scalar(1.0, "f32"), n.imp.scalar(0.0, "f32"))
+    if w is not None:
+        loss = g.mul(loss, w)
+    if reduction == "none":
+        return loss
+    total = g.reduce_sum(loss)
+    if reduction == "sum":
+        return total
+    return g.div(total, g.reduce_sum(w)) if w is not None else g.reduce_mean(loss)
+
+
+@emitter("NegativeLogLikelihoodLoss")
+def _nll_loss(n: Node) -> list[Value]:
+    """input [N, C, d1, ...] (log-probabilities), target [N, d1, ...], an
+    optional weight per class; computed in f32."""
+    x = n.tensor(0)
+    xf = x if x.dtype == "f32" else n.g.cast(x, "f32")
+    w = n.tensor(2) if n.input(2) is not None else None
+    y = _nll(n, xf, n.tensor(1), w, n.attr("reduction", "mean"))
+    return [y if x.dtype == "f32" else n.g.cast(y, x.dtype)]
+
+
+@emitter("SoftmaxCrossEntropyLoss")
+def _softmax_cross_entropy(n: Node) -> list[Value]:
+    """log_softmax of the scores over axis 1, then NegativeLogLikelihoodLoss;
+    the optional second output is the log-probabilities."""
+    x = n.tensor(0)
+    logp = n.g.log_softmax(x if x.dtype == "f32" else n.g.cast(x, "f32"), axis=1)
+    w = n.tensor(2) if n.input(2) is not None else None
+    y = _nll(n, logp, n.tensor(1), w, n.attr("reduction", "mean"))
+    back = (lambda t: t) if x.dtype == "f32" else (lambda t: n.g.cast(t, x.dtype))  # noqa: E731
+    return [back(y), back(logp)]
