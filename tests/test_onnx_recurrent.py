@@ -1,6 +1,7 @@
 """ONNX RNN, GRU and LSTM (rlxc/frontends/onnx/recurrent.py: unrolled over
 the static sequence) against ONNX Runtime on fresh random weights and
-inputs: every direction and layout, the optional inputs, sequence_lens,
+inputs: every direction and layout, the optional inputs, sequence_lens
+(known at import, or a runtime input),
 clip, the activation table with its alphas and betas, GRU's
 linear_before_reset, LSTM's peepholes and input_forget; f16/bf16 models;
 the import errors; the lowered kernels compiled by NVRTC; and a CUDA twin
@@ -80,6 +81,8 @@ def _model(op, steps, batch, inputs, hidden, rng, direction="forward", layout=0,
 
     ref_feeds = {k: np.ascontiguousarray(np.swapaxes(v, 0, 1)) if layout else v for k, v in feeds.items()}
     typed = {k: v.astype(np.float16) if dtype == "f16" else v for k, v in feeds.items()}  # bf16: f32 carriers
+    if lens_input:  # the lengths a runtime input
+        ref_feeds["L"] = typed["L"] = np.array(lens, np.int32)
     return build(dtype, layout, feeds), typed, build("f32", 0, feeds), ref_feeds
 
 
@@ -104,6 +107,8 @@ CONFIGS = [
     {"bias": False, "h0": False, "c0": False},
     *({"direction": d, "lens": [5, 3, 1, 4]} for d in ("forward", "reverse", "bidirectional")),
     {"direction": "bidirectional", "layout": 1, "lens": [2, 5, 5, 3]},
+    *({"direction": d, "lens": [4, 5, 1, 3], "lens_input": True} for d in ("forward", "reverse", "bidirectional")),
+    {"direction": "bidirectional", "layout": 1, "lens": [5, 5, 5, 5], "lens_input": True},
     {"clip": 0.6},
     {"direction": "bidirectional", "clip": 0.4, "lens": [4, 5, 2, 5]},
     {"outputs": ("", "Y_h", "Y_c")},
@@ -176,9 +181,6 @@ def test_recurrent_16_bit_models(op, dtype):
 
 def test_recurrent_import_errors():
     rng = np.random.default_rng()
-    model, *_ = _model("LSTM", 5, 4, 3, 6, rng, lens=[5, 3, 1, 4], lens_input=True)
-    with pytest.raises(OnnxImportError, match="LSTM node .*sequence_lens .*must be a constant at import"):
-        from_onnx(model)
     model, *_ = _model("RNN", 5, 4, 3, 6, rng, activations=["Gelu"])
     with pytest.raises(OnnxImportError, match="RNN node .*activation 'Gelu' is not supported"):
         from_onnx(model)
@@ -225,6 +227,7 @@ def test_recurrent_kernels_do_not_grow_with_the_sequence():
     ("RNN", {"direction": "bidirectional", "lens": [5, 3, 1, 4]}),
     ("GRU", {"direction": "reverse", "layout": 1, "linear_before_reset": 1}),
     ("LSTM", {"direction": "bidirectional", "peep": True, "lens": [2, 5, 5, 3], "clip": 0.5}),
+    ("GRU", {"direction": "bidirectional", "lens": [4, 5, 1, 3], "lens_input": True}),
     ("LSTM", {"dtype": "f16", "steps": 16, "batch": 8, "inputs": 64, "hidden": 128}),
     ("GRU", {"dtype": "bf16", "steps": 16, "batch": 8, "inputs": 64, "hidden": 128}),
 ])

@@ -194,7 +194,7 @@ IMPORT_TIME_INPUTS: dict[str, tuple[int, ...]] = {
     "ConstantOfShape": (0,), "Range": (0, 1, 2), "Tile": (1,), "Pad": (1, 2, 3), "TopK": (1,),
     "Resize": (1, 2, 3), "Upsample": (1,), "CumSum": (1,), "Trilu": (1,), "Dropout": (1, 2),
     "OneHot": (1,), "If": (0,), "CenterCropPad": (1,), "HannWindow": (0,), "HammingWindow": (0,),
-    "BlackmanWindow": (0,), "RNN": (4,), "GRU": (4,), "LSTM": (4,), "Loop": (0, 1), "ReverseSequence": (1,),
+    "BlackmanWindow": (0,), "Loop": (0, 1), "ReverseSequence": (1,),
     "AffineGrid": (1,), "DFT": (1, 2), "STFT": (1, 3), "MelWeightMatrix": (0, 1, 2, 3, 4),
     "Col2Im": (1, 2), "Compress": (1,),
 }  # fmt: skip

@@ -15,9 +15,11 @@ HardSigmoid, Elu, Softsign, Softplus; names in any case) with
 `input_forget` (LSTM: f = 1 - i) and `linear_before_reset` (GRU). `clip`
 bounds the gates' sums before their activations (not LSTM's cell state
 before h, as in ONNX Runtime).
-`sequence_lens` must be known at import: a batch entry of length L keeps its
-state from step L on, its outputs there are 0, and the reverse direction
-reads its L steps backwards from step L - 1 (as ONNX Runtime does).
+`sequence_lens` (known at import, or a runtime input): a batch entry of
+length L keeps its state from step L on, its outputs there are 0, and the
+reverse direction reads its L steps backwards from step L - 1 (as ONNX
+Runtime does); with runtime lengths the masks and the reverse direction's
+row indices are computed on the device.
 """
 
 from __future__ import annotations
@@ -25,7 +27,7 @@ from __future__ import annotations
 import numpy as np
 
 from rlxc.frontends.builder import Tensor
-from rlxc.frontends.onnx.core import Node, Value, emitter
+from rlxc.frontends.onnx.core import Const, Node, Value, emitter
 
 #: Activation -> (default alpha, default beta, how many of the two it reads).
 _ACTIVATIONS = {
@@ -116,13 +118,20 @@ class _Recurrence:
         self.acts = _activations(n, defaults, nd)
         clip = n.attr("clip")
         self.clip = None if clip is None else float(clip)
-        lens = n.const(4, "sequence_lens")
-        self.lens = None
-        if lens is not None:
-            lens = np.asarray(lens, np.int64).reshape(-1)
+        #: the entries' lengths: None (all full), an array known at import, or an i64 [batch] tensor
+        self.lens: np.ndarray | Tensor | None = None
+        v = n.input(4)
+        if isinstance(v, Const):
+            lens = np.asarray(v.array, np.int64).reshape(-1)
             if lens.shape != (self.batch,) or (lens < 0).any() or (lens > self.steps).any():
                 raise n.error(f"sequence_lens {lens.tolist()} for a batch of {self.batch} and {self.steps} steps")
             self.lens = None if (lens == self.steps).all() else lens
+        elif v is not None:
+            t = n.tensor(4)
+            if t.shape != (self.batch,) or t.dtype not in ("i32", "i64"):
+                raise n.error(f"sequence_lens {t.shape} ({t.dtype}) for a batch of {self.batch}: it must be "
+                              f"[{self.batch}] integers")
+            self.lens = t if t.dtype == "i64" else self.g.cast(t, "i64")
 
     def f32(self, t: Tensor) -> Tensor:
         return t if t.dtype == "f32" else self.g.cast(t, "f32")
@@ -160,14 +169,33 @@ class _Recurrence:
             self._scalars[v] = self.n.imp.scalar(v, "f32")
         return self._scalars[v]
 
-    def order(self, d: int) -> np.ndarray:
+    def order(self, d: int) -> np.ndarray | None:
         """[steps, batch]: the time index each step of direction d reads per
-        batch entry (reverse within each entry's length; past it, any)."""
+        batch entry (reverse within each entry's length; past it, the step's
+        own), known at import; None where it is the identity or depends on
+        runtime lengths (see `rows`). The map is its own inverse: step s
+        wrote time order[s, b], and time t is written by step order[t, b]."""
         s = np.arange(self.steps)[:, None]
-        if not self.reverse[d]:
-            return np.broadcast_to(s, (self.steps, self.batch))
+        if not self.reverse[d] or isinstance(self.lens, Tensor):
+            return None
         lens = np.full(self.batch, self.steps) if self.lens is None else self.lens
         return np.where(s < lens[None, :], lens[None, :] - 1 - s, s)
+
+    def reordered(self, d: int) -> bool:
+        """Whether direction d's steps read times other than their own."""
+        return self.reverse[d] and (isinstance(self.lens, Tensor) or not (self.order(d) == np.arange(self.steps)[:, None]).all())
+
+    def rows(self, d: int, t: int) -> Tensor:
+        """The rows of a [steps × batch, ...] stack that step t of direction d
+        reads (an i64 [batch]): constant indices, or computed from runtime
+        lengths L (L - 1 - t where t < L, else t) for the reverse direction."""
+        b = np.arange(self.batch)
+        if self.reverse[d] and isinstance(self.lens, Tensor):
+            g, i64 = self.g, (lambda v: self.n.imp.scalar(v, "i64"))  # noqa: E731
+            k = g.select(g.lt(i64(t), self.lens), g.sub(g.sub(self.lens, i64(1)), i64(t)), i64(t))
+            return g.add(g.mul(k, i64(self.batch)), self.n.imp.constant(b, "i64"))
+        order = self.order(d)
+        return self.n.imp.constant((t if order is None else order[t]) * self.batch + b, "i64")
 
     def projections(self, d: int, bias: Tensor | None) -> list[Tensor]:
         """Per step of direction d, x_t · Wᵀ + bias as [batch, gates × hidden]."""
@@ -176,11 +204,12 @@ class _Recurrence:
         xw = g.linear(flat, self.pick(self.w, d), bias)  # [steps × batch, gates × hidden]
         # a gather of each step's rows by constant indices, not a slice: the slices' offsets are in
         # their kernels' source (a kernel per step to compile), the gathers' in their index data
-        rows = self.order(d) * self.batch + np.arange(self.batch)[None, :]
-        return [g.gather(xw, self.n.imp.constant(rows[t], "i64"), 0) for t in range(self.steps)]
+        return [g.gather(xw, self.rows(d, t), 0) for t in range(self.steps)]
 
     def mask(self, t: int) -> Tensor | None:
         """[batch, 1] bool: the entries still in their sequence at step t (None: all)."""
+        if isinstance(self.lens, Tensor):
+            return self.g.reshape(self.g.lt(self.n.imp.scalar(t, "i64"), self.lens), [self.batch, 1])
         if self.lens is None or (t < self.lens).all():
             return None
         return self.n.imp.constant((t < self.lens)[:, None], "i1")
@@ -193,17 +222,13 @@ class _Recurrence:
         g = self.g
         zero = g.expand(self.scalar(0.0), [self.batch, self.hidden])
         ys = [self.keep(self.mask(s), h, zero) for s, h in enumerate(hs)]
-        order = self.order(d)
-        if not (order == np.arange(self.steps)[:, None]).all():  # step s of entry b wrote time order[s, b]
-            stacked = g.reshape(g.concat([g.reshape(y, [1, self.batch, self.hidden]) for y in ys], 0),
-                                [self.steps * self.batch, self.hidden])
-            back = np.empty_like(order)
-            for b in range(self.batch):
-                back[order[:, b], b] = np.arange(self.steps)
-            rows = back * self.batch + np.arange(self.batch)[None, :]
-            return g.reshape(g.gather(stacked, self.n.imp.constant(rows.reshape(-1), "i64"), 0),
-                             [self.steps, self.batch, self.hidden])
-        return g.concat([g.reshape(y, [1, self.batch, self.hidden]) for y in ys], 0)
+        stacked = g.concat([g.reshape(y, [1, self.batch, self.hidden]) for y in ys], 0)
+        if not self.reordered(d):
+            return stacked
+        # time t of entry b was written by step order[t, b] (the map is its own inverse)
+        rows = g.concat([self.rows(d, t) for t in range(self.steps)], 0)
+        flat = g.reshape(stacked, [self.steps * self.batch, self.hidden])
+        return g.reshape(g.gather(flat, rows, 0), [self.steps, self.batch, self.hidden])
 
     def outputs(self, ys: list[Tensor], finals: list[list[Tensor]]) -> list[Value]:
         """Y and the final states (Y_h, Y_c) in the node's layout and type."""
