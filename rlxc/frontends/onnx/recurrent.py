@@ -197,14 +197,15 @@ class _Recurrence:
         order = self.order(d)
         return self.n.imp.constant((t if order is None else order[t]) * self.batch + b, "i64")
 
-    def projections(self, d: int, bias: Tensor | None) -> list[Tensor]:
-        """Per step of direction d, x_t · Wᵀ + bias as [batch, gates × hidden]."""
+    def projections(self, d: int, bias: Tensor | None, rows: list[Tensor]) -> list[Tensor]:
+        """Per step of direction d, x_t · Wᵀ + bias as [batch, gates × hidden]
+        (`rows`: each step's rows, `rows(d, t)`)."""
         g = self.g
         flat = g.reshape(self.x, [self.steps * self.batch, self.x.shape[2]])
         xw = g.linear(flat, self.pick(self.w, d), bias)  # [steps × batch, gates × hidden]
         # a gather of each step's rows by constant indices, not a slice: the slices' offsets are in
         # their kernels' source (a kernel per step to compile), the gathers' in their index data
-        return [g.gather(xw, self.rows(d, t), 0) for t in range(self.steps)]
+        return [g.gather(xw, r, 0) for r in rows]
 
     def mask(self, t: int) -> Tensor | None:
         """[batch, 1] bool: the entries still in their sequence at step t (None: all)."""
@@ -217,18 +218,21 @@ class _Recurrence:
     def keep(self, m: Tensor | None, new: Tensor, old: Tensor) -> Tensor:
         return new if m is None else self.g.select(m, new, old)
 
-    def sequence(self, d: int, hs: list[Tensor]) -> Tensor:
-        """Direction d's outputs [steps, batch, hidden] in time order (0 past each entry's length)."""
+    def sequence(self, d: int, hs: list[Tensor], masks: list[Tensor | None], rows: list[Tensor]) -> Tensor:
+        """Direction d's outputs [steps, batch, hidden] in time order (0 past
+        each entry's length; `masks` and `rows`: each step's `mask` and `rows`)."""
         g = self.g
         zero = g.expand(self.scalar(0.0), [self.batch, self.hidden])
-        ys = [self.keep(self.mask(s), h, zero) for s, h in enumerate(hs)]
+        ys = [self.keep(m, h, zero) for m, h in zip(masks, hs)]
         stacked = g.concat([g.reshape(y, [1, self.batch, self.hidden]) for y in ys], 0)
         if not self.reordered(d):
             return stacked
         # time t of entry b was written by step order[t, b] (the map is its own inverse)
-        rows = g.concat([self.rows(d, t) for t in range(self.steps)], 0)
+        order = self.order(d)  # known at import: one constant index, else the steps' computed rows
+        idx = (g.concat(rows, 0) if order is None
+               else self.n.imp.constant((order * self.batch + np.arange(self.batch)).reshape(-1), "i64"))
         flat = g.reshape(stacked, [self.steps * self.batch, self.hidden])
-        return g.reshape(g.gather(flat, rows, 0), [self.steps, self.batch, self.hidden])
+        return g.reshape(g.gather(flat, idx, 0), [self.steps, self.batch, self.hidden])
 
     def outputs(self, ys: list[Tensor], finals: list[list[Tensor]]) -> list[Value]:
         """Y and the final states (Y_h, Y_c) in the node's layout and type."""
@@ -253,16 +257,17 @@ class _Recurrence:
         their states. `initials`: the initial-state inputs (None: zeros)."""
         ys: list[Tensor] = []
         finals: list[list[Tensor]] = [[] for _ in initials]
+        masks = [self.mask(t) for t in range(self.steps)]  # the same in both directions
         for d in range(len(self.reverse)):
             bias, step = direction(d)
+            rows = [self.rows(d, t) for t in range(self.steps)]  # read by the projections and the outputs
             states = [self.initial(s, d) for s in initials]
             hs = []
-            for t, xw in enumerate(self.projections(d, bias)):
+            for xw, m in zip(self.projections(d, bias, rows), masks):
                 new = step(xw, states)
-                m = self.mask(t)
                 states = [self.keep(m, a, b) for a, b in zip(new, states)]
                 hs.append(new[0])
-            ys.append(self.sequence(d, hs))
+            ys.append(self.sequence(d, hs, masks, rows))
             for k, v in enumerate(states):
                 finals[k].append(v)
         return self.outputs(ys, finals)
