@@ -4,7 +4,6 @@ against ONNX Runtime, the errors, the entry points (rlxc.load, `rlxc run`,
 claimed op (tests/onnx_conformance.py), on the numpy backend here and on
 CUDA on the GPU machine."""
 
-import copy
 
 import numpy as np
 import pytest
@@ -13,6 +12,7 @@ onnx = pytest.importorskip("onnx")
 from onnx import TensorProto, helper, numpy_helper  # noqa: E402
 
 import onnx_conformance as conformance  # noqa: E402
+from onnx_helpers import ort_run as _ort_run  # noqa: E402
 
 import rlxc  # noqa: E402
 from rlxc.frontends.onnx import OnnxImportError, from_onnx  # noqa: E402
@@ -107,19 +107,6 @@ def _saved_model(tmp_path, batch_dim="batch"):
     path = tmp_path / "m.onnx"
     onnx.save(model, str(path))
     return model, path
-
-
-def _ort_run(model, feeds):
-    """ONNX Runtime's CPU outputs. The model is given the lowest IR version
-    its opsets allow: `make_model` stamps the installed onnx's newest, which
-    an older onnxruntime refuses (the GPU machine's: IR 14 built, 13 read)."""
-    ort = pytest.importorskip("onnxruntime")
-    lowest = helper.find_min_ir_version_for(list(model.opset_import), ignore_unknown=True)
-    if model.ir_version > lowest:
-        model = copy.deepcopy(model)
-        model.ir_version = lowest
-    sess = ort.InferenceSession(model.SerializeToString(), providers=["CPUExecutionProvider"])
-    return sess.run(None, feeds)
 
 
 def _one_node(op, ins, outs, opset=18, inits=(), **attrs):

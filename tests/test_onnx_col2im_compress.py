@@ -4,12 +4,16 @@ inputs: strides, dilations and pads, strides that leave the last rows
 short; Compress along each axis, flattened, with a short condition; the
 import errors; a CUDA twin on the GPU machine."""
 
+from functools import partial
+
 import numpy as np
 import pytest
 
 onnx = pytest.importorskip("onnx")
-ort = pytest.importorskip("onnxruntime")
+pytest.importorskip("onnxruntime")
 from onnx import TensorProto, helper, numpy_helper  # noqa: E402
+
+from onnx_helpers import make_model, ort_run  # noqa: E402
 
 import rlxc  # noqa: E402
 from rlxc.frontends.onnx import OnnxImportError, from_onnx  # noqa: E402
@@ -17,15 +21,8 @@ from rlxc.frontends.onnx import OnnxImportError, from_onnx  # noqa: E402
 F = TensorProto.FLOAT
 
 
-def _model(nodes, ins, outs, inits=(), opset=18):
-    m = helper.make_model(helper.make_graph(nodes, "g", ins, outs, list(inits)),
-                          opset_imports=[helper.make_opsetid("", opset)])
-    m.ir_version = 8
-    return m
+_model = partial(make_model, opset=18)  # this file's models' opset
 
-
-def _ort(model, feeds):
-    return ort.InferenceSession(model.SerializeToString(), providers=["CPUExecutionProvider"]).run(None, feeds)
 
 
 def _col2im(n, c, image, block, strides, dil, pads):
@@ -45,7 +42,7 @@ COL2IM = [((2, 3), [7, 9], [3, 3], [1, 1], [1, 1], [0, 0, 0, 0]), ((1, 4), [10, 
 @pytest.mark.parametrize("nc,image,block,strides,dil,pads", COL2IM)
 def test_col2im_matches_onnxruntime(nc, image, block, strides, dil, pads):
     model, feeds = _col2im(*nc, image, block, strides, dil, pads)
-    (want,) = _ort(model, feeds)
+    (want,) = ort_run(model, feeds)
     module, params = from_onnx(model)
     (got,) = rlxc.interpret(module, feeds, params)
     np.testing.assert_allclose(got, want, rtol=1e-6, atol=1e-6)
@@ -58,7 +55,7 @@ def test_compress_matches_onnxruntime(axis, cond):
     model = _model([node], [helper.make_tensor_value_info("x", F, [3, 5, 4])], [helper.make_tensor_value_info("y", F, None)],
                    [numpy_helper.from_array(np.array(cond, bool), "c")], opset=11)
     feeds = {"x": np.random.default_rng().standard_normal((3, 5, 4)).astype(np.float32)}
-    (want,) = _ort(model, feeds)
+    (want,) = ort_run(model, feeds)
     module, params = from_onnx(model)
     (got,) = rlxc.interpret(module, feeds, params)
     np.testing.assert_array_equal(got, want)
@@ -83,7 +80,7 @@ def test_col2im_and_compress_import_errors():
 @pytest.mark.parametrize("nc,image,block,strides,dil,pads", COL2IM[:3])
 def test_col2im_on_cuda_matches_onnxruntime(nc, image, block, strides, dil, pads):
     model, feeds = _col2im(*nc, image, block, strides, dil, pads)
-    (want,) = _ort(model, feeds)
+    (want,) = ort_run(model, feeds)
     module, params = from_onnx(model)
     (got,) = rlxc.compile(module, "cuda", params=params).run(feeds)
     np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-5)

@@ -5,12 +5,16 @@ other axes, ReverseSequence on either axis order; the import errors; the
 kernels of a scan the same at any length; and a CUDA twin on the GPU
 machine."""
 
+from functools import partial
+
 import numpy as np
 import pytest
 
 onnx = pytest.importorskip("onnx")
-ort = pytest.importorskip("onnxruntime")
+pytest.importorskip("onnxruntime")
 from onnx import TensorProto, helper, numpy_helper  # noqa: E402
+
+from onnx_helpers import make_model, ort_run  # noqa: E402
 
 import rlxc  # noqa: E402
 from rlxc.frontends.onnx import OnnxImportError, from_onnx  # noqa: E402
@@ -18,15 +22,8 @@ from rlxc.frontends.onnx import OnnxImportError, from_onnx  # noqa: E402
 F = TensorProto.FLOAT
 
 
-def _ort(model, feeds):
-    return ort.InferenceSession(model.SerializeToString(), providers=["CPUExecutionProvider"]).run(None, feeds)
 
-
-def _model(nodes, ins, outs, inits=(), opset=17):
-    g = helper.make_graph(nodes, "g", ins, outs, list(inits))
-    m = helper.make_model(g, opset_imports=[helper.make_opsetid("", opset)])
-    m.ir_version = 8
-    return m
+_model = partial(make_model, opset=17)  # this file's models' opset
 
 
 def _close(got, want, rtol=1e-5):
@@ -79,7 +76,7 @@ def test_loop_matches_onnxruntime(trip, stop):
     """The trip count ends it, or the body's condition first (9 iterations
     asked, 4 run): the final value and the stacked scan output."""
     model, feeds = _layer_loop(trip, stop)
-    want = _ort(model, feeds)
+    want = ort_run(model, feeds)
     assert want[1].shape[0] == min(trip, stop)
     module, params = from_onnx(model)
     _close(rlxc.interpret(module, feeds, params), want)
@@ -111,7 +108,7 @@ def _scan_model(steps: int, in_axis: int, in_rev: int, out_axis: int, out_rev: i
 @pytest.mark.parametrize("in_axis,in_rev,out_axis,out_rev", [(0, 0, 0, 0), (1, 1, 1, 0), (1, 0, -1, 1), (0, 1, 2, 1)])
 def test_scan_matches_onnxruntime(in_axis, in_rev, out_axis, out_rev):
     model, feeds = _scan_model(7, in_axis, in_rev, out_axis, out_rev)
-    want = _ort(model, feeds)
+    want = ort_run(model, feeds)
     module, params = from_onnx(model)
     _close(rlxc.interpret(module, feeds, params), want)
 
@@ -126,7 +123,7 @@ def test_reverse_sequence_matches_onnxruntime(time_axis, batch_axis, shape):
     model = _model([node], [helper.make_tensor_value_info("x", F, list(shape))], [helper.make_tensor_value_info("y", F, None)],
                    [numpy_helper.from_array(lens, "L")])
     feeds = {"x": rng.standard_normal(shape).astype(np.float32)}
-    want = _ort(model, feeds)
+    want = ort_run(model, feeds)
     module, params = from_onnx(model)
     (got,) = rlxc.interpret(module, feeds, params)
     np.testing.assert_array_equal(got, want[0])
@@ -163,6 +160,6 @@ def test_scan_kernels_do_not_grow_with_its_steps():
 @pytest.mark.skipif(not rlxc.cuda.is_available(), reason="no NVIDIA GPU and driver")
 def test_loop_and_scan_on_cuda_match_onnxruntime():
     for model, feeds in (_layer_loop(9, 6, d=64), _scan_model(12, 1, 1, -1, 1)):
-        want = _ort(model, feeds)
+        want = ort_run(model, feeds)
         module, params = from_onnx(model)
         _close(rlxc.compile(module, "cuda", params=params).run(feeds), want, rtol=1e-4)

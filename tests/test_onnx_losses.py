@@ -8,8 +8,10 @@ import numpy as np
 import pytest
 
 onnx = pytest.importorskip("onnx")
-ort = pytest.importorskip("onnxruntime")
+pytest.importorskip("onnxruntime")
 from onnx import TensorProto, helper, numpy_helper  # noqa: E402
+
+from onnx_helpers import make_model, ort_run  # noqa: E402
 
 import rlxc  # noqa: E402
 from rlxc.frontends.onnx import OnnxImportError, from_onnx  # noqa: E402
@@ -32,10 +34,8 @@ def _case(op, shape, reduction, weight, ignore, ttype=TensorProto.INT64, dtype=T
     attrs = {"reduction": reduction, **({"ignore_index": ignore} if ignore is not None else {})}
     outs = ["y", "lp"] if op == "SoftmaxCrossEntropyLoss" else ["y"]
     node = helper.make_node(op, names, outs, **attrs)
-    model = helper.make_model(helper.make_graph(
-        [node], "g", [helper.make_tensor_value_info("x", dtype, shape), helper.make_tensor_value_info("t", ttype, tshape)],
-        [helper.make_tensor_value_info(o, dtype, None) for o in outs], inits), opset_imports=[helper.make_opsetid("", 13)])
-    model.ir_version = 7
+    model = make_model([node], [helper.make_tensor_value_info("x", dtype, shape), helper.make_tensor_value_info("t", ttype, tshape)],
+                       [helper.make_tensor_value_info(o, dtype, None) for o in outs], inits, opset=13)
     return model, feeds
 
 
@@ -46,7 +46,7 @@ def _case(op, shape, reduction, weight, ignore, ttype=TensorProto.INT64, dtype=T
 ])
 def test_losses_match_onnxruntime(op, shape, reduction, weight, ignore):
     model, feeds = _case(op, shape, reduction, weight, ignore)
-    want = ort.InferenceSession(model.SerializeToString(), providers=["CPUExecutionProvider"]).run(None, feeds)
+    want = ort_run(model, feeds)
     module, params = from_onnx(model)
     got = rlxc.interpret(module, feeds, params)
     for g_, w in zip(got, want):
@@ -58,8 +58,7 @@ def test_losses_int32_targets_and_f16():
     ref, _ = _case("SoftmaxCrossEntropyLoss", [4, 10, 3], "mean", True, 0, TensorProto.INT32)
     ref.graph.initializer[0].CopyFrom(numpy_helper.from_array(
         numpy_helper.to_array(model.graph.initializer[0]).astype(np.float32), "w"))
-    want = ort.InferenceSession(ref.SerializeToString(), providers=["CPUExecutionProvider"]).run(
-        None, {"x": feeds["x"].astype(np.float32), "t": feeds["t"]})
+    want = ort_run(ref, {"x": feeds["x"].astype(np.float32), "t": feeds["t"]})
     module, params = from_onnx(model)
     got = rlxc.interpret(module, feeds, params)
     for g_, w in zip(got, want):

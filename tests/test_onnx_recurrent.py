@@ -14,8 +14,10 @@ import numpy as np
 import pytest
 
 onnx = pytest.importorskip("onnx")
-ort = pytest.importorskip("onnxruntime")
+pytest.importorskip("onnxruntime")
 from onnx import TensorProto, helper, numpy_helper  # noqa: E402
+
+from onnx_helpers import make_model, ort_run  # noqa: E402
 
 import rlxc  # noqa: E402
 from rlxc.frontends.onnx import OnnxImportError, from_onnx  # noqa: E402
@@ -75,9 +77,7 @@ def _model(op, steps, batch, inputs, hidden, rng, direction="forward", layout=0,
                 inits.append(numpy_helper.from_array(np.array(lens, np.int32), "L"))
         node = helper.make_node(op, names, outs, hidden_size=hidden, direction=direction, layout=lay, **attrs)
         go = [helper.make_tensor_value_info(o, t, None) for o in outs if o]
-        m = helper.make_model(helper.make_graph([node], "g", ins, go, inits), opset_imports=[helper.make_opsetid("", 14)])
-        m.ir_version = 8
-        return m
+        return make_model([node], ins, go, inits, opset=14)
 
     ref_feeds = {k: np.ascontiguousarray(np.swapaxes(v, 0, 1)) if layout else v for k, v in feeds.items()}
     typed = {k: v.astype(np.float16) if dtype == "f16" else v for k, v in feeds.items()}  # bf16: f32 carriers
@@ -88,7 +88,7 @@ def _model(op, steps, batch, inputs, hidden, rng, direction="forward", layout=0,
 
 def _reference(op, ref_model, ref_feeds, layout, outputs):
     """ONNX Runtime's outputs of the layout-0 f32 twin, in the model's layout."""
-    want = ort.InferenceSession(ref_model.SerializeToString(), providers=["CPUExecutionProvider"]).run(None, ref_feeds)
+    want = ort_run(ref_model, ref_feeds)
     names = [o for o in outputs if o and (op == "LSTM" or o != "Y_c")]
     if layout:
         want = [np.transpose(w, (2, 0, 1, 3)) if n == "Y" else np.swapaxes(w, 0, 1) for w, n in zip(want, names)]

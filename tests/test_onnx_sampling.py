@@ -7,22 +7,22 @@ Runtime, then fed to GridSample (a spatial transformer); f16 inputs; the
 import errors; a CUDA twin on the GPU machine. Cubic sampling with border
 padding is checked against ONNX's reference evaluator (see `_oracle`)."""
 
+from functools import partial
+
 import numpy as np
 import pytest
 
 onnx = pytest.importorskip("onnx")
-ort = pytest.importorskip("onnxruntime")
+pytest.importorskip("onnxruntime")
 from onnx import TensorProto, helper, numpy_helper  # noqa: E402
+
+from onnx_helpers import make_model, ort_run  # noqa: E402
 
 import rlxc  # noqa: E402
 from rlxc.frontends.onnx import OnnxImportError, from_onnx  # noqa: E402
 
 
-def _model(nodes, ins, outs, inits=(), opset=20):
-    m = helper.make_model(helper.make_graph(nodes, "g", ins, outs, list(inits)),
-                          opset_imports=[helper.make_opsetid("", opset)])
-    m.ir_version = 9
-    return m
+_model = partial(make_model, opset=20)  # this file's models' opset
 
 
 def _grid_sample(x_shape, out, mode, pad, align, dtype=TensorProto.FLOAT, opset=20):
@@ -50,7 +50,7 @@ def _oracle(model, feeds, cubic_border=False):
         from onnx.reference import ReferenceEvaluator
 
         return ReferenceEvaluator(model).run(None, feeds)
-    return ort.InferenceSession(model.SerializeToString(), providers=["CPUExecutionProvider"]).run(None, feeds)
+    return ort_run(model, feeds)
 
 
 def _rel(got, want):
@@ -115,7 +115,7 @@ def test_affine_grid_then_grid_sample_match_onnxruntime(size, align):
                    [numpy_helper.from_array(np.array(size, np.int64), "size")])
     feeds = {"theta": theta, "x": rng.standard_normal(size).astype(np.float32)}
     if d == 2:
-        want = ort.InferenceSession(model.SerializeToString(), providers=["CPUExecutionProvider"]).run(None, feeds)
+        want = ort_run(model, feeds)
     else:
         from onnx.reference import ReferenceEvaluator
 

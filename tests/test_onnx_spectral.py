@@ -6,11 +6,15 @@ STFT with and without a window; the mel filter bank against ONNX's
 reference evaluator; a log-mel spectrogram end to end; f16; the import
 errors; the kernels compiled by NVRTC; a CUDA twin on the GPU machine."""
 
+from functools import partial
+
 import numpy as np
 import pytest
 
 onnx = pytest.importorskip("onnx")
 from onnx import TensorProto, helper, numpy_helper  # noqa: E402
+
+from onnx_helpers import make_model  # noqa: E402
 
 import rlxc  # noqa: E402
 from rlxc.frontends.onnx import OnnxImportError, from_onnx  # noqa: E402
@@ -18,11 +22,7 @@ from rlxc.frontends.onnx import OnnxImportError, from_onnx  # noqa: E402
 F = TensorProto.FLOAT
 
 
-def _model(nodes, ins, outs, inits=(), opset=20):
-    m = helper.make_model(helper.make_graph(nodes, "g", ins, outs, list(inits)),
-                          opset_imports=[helper.make_opsetid("", opset)])
-    m.ir_version = 9
-    return m
+_model = partial(make_model, opset=20)  # this file's models' opset
 
 
 def _ints(name, v):
@@ -166,9 +166,8 @@ def test_log_mel_spectrogram_matches_float64():
     rng = np.random.default_rng()
     x = (0.1 * rng.standard_normal((1, 16000, 1))).astype(np.float32)  # a second of audio
     model = _log_mel_model(16000)
-    mel = ReferenceEvaluator(helper.make_model(helper.make_graph(
-        [model.graph.node[3]], "m", [], [helper.make_tensor_value_info("mel", F, None)], list(model.graph.initializer)),
-        opset_imports=[helper.make_opsetid("", 17)])).run(None, {})[0].astype(np.float64)
+    mel = ReferenceEvaluator(make_model([model.graph.node[3]], [], [helper.make_tensor_value_info("mel", F, None)],
+                                        model.graph.initializer)).run(None, {})[0].astype(np.float64)
     hann = 0.5 - 0.5 * np.cos(2 * np.pi * np.arange(400) / 400)
     power = (np.abs(_complex(_stft_reference(x, 160, 400, hann, 1))) ** 2)
     want = np.log10(np.maximum(power @ mel, 1e-10))

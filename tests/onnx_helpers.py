@@ -1,0 +1,31 @@
+"""What the ONNX tests share: a model of nodes at the lowest IR version its
+opsets allow, and ONNX Runtime's CPU outputs of a model."""
+
+import copy
+
+import pytest
+from onnx import helper
+
+
+def make_model(nodes, ins, outs, inits=(), opset=17):
+    """A model of graph `nodes` (inputs `ins`, outputs `outs`, initializers
+    `inits`) importing the default domain at `opset`, at the lowest IR
+    version that opset allows (`make_model` stamps the installed onnx's
+    newest, which an older onnxruntime refuses)."""
+    m = helper.make_model(helper.make_graph(nodes, "g", ins, outs, list(inits)),
+                          opset_imports=[helper.make_opsetid("", opset)])
+    m.ir_version = helper.find_min_ir_version_for(list(m.opset_import), ignore_unknown=True)
+    return m
+
+
+def ort_run(model, feeds):
+    """ONNX Runtime's CPU outputs. The model is given the lowest IR version
+    its opsets allow, as `make_model` does (the GPU machine's onnxruntime:
+    IR 14 built, 13 read)."""
+    ort = pytest.importorskip("onnxruntime")
+    lowest = helper.find_min_ir_version_for(list(model.opset_import), ignore_unknown=True)
+    if model.ir_version > lowest:
+        model = copy.deepcopy(model)
+        model.ir_version = lowest
+    sess = ort.InferenceSession(model.SerializeToString(), providers=["CPUExecutionProvider"])
+    return sess.run(None, feeds)
