@@ -175,6 +175,26 @@ def cast_const(n: Node, c: Const, to: str) -> Const:
     return out
 
 
+def import_time_flag(n: Node, v: Value, what: str, decided: str) -> bool:
+    """The one-element boolean `v` (If's condition, a Loop's condition or its
+    body's), which must be known at import: rlx has no control flow, so
+    `decided` ("the branch is chosen") when the model is imported."""
+    if not isinstance(v, Const):
+        raise n.error(f"{what} must be known at import: rlx has no control flow, so {decided} "
+                      "when the model is imported")
+    if v.array.size != 1:
+        raise n.error(f"{what} has {v.array.size} elements; it must have one")
+    return bool(np.ravel(v.array)[0])
+
+
+def reversed_within(steps: int, lens: np.ndarray) -> np.ndarray:
+    """[steps, batch]: for step t of batch entry b, the time L - 1 - t it
+    reads where t < L = lens[b], else t (ReverseSequence, and the recurrent
+    ops' reverse direction). The map is its own inverse."""
+    t = np.arange(steps)[:, None]
+    return np.where(t < lens[None, :], lens[None, :] - 1 - t, t)
+
+
 def positions(n: Node, extent: int, axis: int, ndim: int, d: str) -> Tensor:
     """The constant 0 .. extent - 1 along `axis` of rank `ndim` (extents of 1
     elsewhere) in type `d`: compared with indices kept on that axis, a one-hot."""

@@ -14,20 +14,14 @@ from __future__ import annotations
 import numpy as np
 
 from rlxc.dialects.types import dtype
-from rlxc.frontends.builder import Tensor
-from rlxc.frontends.onnx.core import Const, Node, Value, emitter
+from rlxc.frontends.onnx.core import Const, Node, Value, emitter, import_time_flag
 
 #: Iterations a Loop or Scan may unroll into at most (each copies its body into the graph).
 MAX_ITERATIONS = 4096
 
 
 def _flag(v: Value, what: str, n: Node) -> bool:
-    if not isinstance(v, Const):
-        raise n.error(f"{what} must be known at import: rlx has no control flow, so the loop is "
-                      "unrolled when the model is imported")
-    if v.array.size != 1:
-        raise n.error(f"{what} has {v.array.size} elements; it must have one")
-    return bool(np.ravel(v.array)[0])
+    return import_time_flag(n, v, what, "the loop is unrolled")
 
 
 def _stack(n: Node, values: list[Value], axis: int, what: str) -> Value:

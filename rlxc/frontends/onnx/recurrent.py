@@ -27,7 +27,7 @@ from __future__ import annotations
 import numpy as np
 
 from rlxc.frontends.builder import Tensor
-from rlxc.frontends.onnx.core import Const, Node, Value, emitter
+from rlxc.frontends.onnx.core import Const, Node, Value, emitter, reversed_within
 
 #: Activation -> (default alpha, default beta, how many of the two it reads).
 _ACTIVATIONS = {
@@ -175,11 +175,9 @@ class _Recurrence:
         own), known at import; None where it is the identity or depends on
         runtime lengths (see `rows`). The map is its own inverse: step s
         wrote time order[s, b], and time t is written by step order[t, b]."""
-        s = np.arange(self.steps)[:, None]
         if not self.reverse[d] or isinstance(self.lens, Tensor):
             return None
-        lens = np.full(self.batch, self.steps) if self.lens is None else self.lens
-        return np.where(s < lens[None, :], lens[None, :] - 1 - s, s)
+        return reversed_within(self.steps, np.full(self.batch, self.steps) if self.lens is None else self.lens)
 
     def reordered(self, d: int) -> bool:
         """Whether direction d's steps read times other than their own."""

@@ -15,7 +15,9 @@ from rlxc.frontends.onnx.core import (
     Value,
     _dtype_of,
     emitter,
+    import_time_flag,
     positions,
+    reversed_within,
 )
 
 
@@ -309,12 +311,7 @@ def _if(n: Node) -> list[Value]:
     v = n.input(0)
     if v is None:
         raise n.error("the condition (input #0) is required")
-    if not isinstance(v, Const):
-        raise n.error("the condition (input #0) must be known at import: rlx has no control flow, "
-                      "so the branch is chosen when the model is imported")
-    if v.array.size != 1:
-        raise n.error(f"the condition has {v.array.size} elements; it must have one")
-    taken = "then_branch" if bool(np.ravel(v.array)[0]) else "else_branch"
+    taken = "then_branch" if import_time_flag(n, v, "the condition (input #0)", "the branch is chosen") else "else_branch"
     branch = n.attr(taken)
     if branch is None:
         raise n.error(f"the node has no {taken}")
@@ -376,9 +373,7 @@ def _reverse_sequence(n: Node) -> list[Value]:
     xt = n.g.transpose(x, perm) if t_ax else x  # [steps, batch, ...]
     rest = list(xt.shape[2:])
     flat = n.g.reshape(xt, [steps * batch, int(np.prod(rest, dtype=np.int64))])
-    t = np.arange(steps)[:, None]
-    order = np.where(t < lens[None, :], lens[None, :] - 1 - t, t)
-    rows = (order * batch + np.arange(batch)[None, :]).reshape(-1)
+    rows = (reversed_within(steps, lens) * batch + np.arange(batch)[None, :]).reshape(-1)
     y = n.g.reshape(n.g.gather(flat, n.imp.constant(rows, "i64"), 0), [steps, batch, *rest])
     return [n.g.transpose(y, perm) if t_ax else y]
 
