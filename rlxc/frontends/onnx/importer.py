@@ -46,10 +46,16 @@ class OnnxImporter:
         self.params: dict[str, np.ndarray] = {}
         self.values: dict[str, Value] = {}
         self._param_tensors: dict[str, Tensor] = {}
+        self._scalars: dict[tuple[str, str], Tensor] = {}
 
     # -- values
     def scalar(self, v: float | int | bool, d: str) -> Tensor:
-        return self.constant(np.asarray(v), d)
+        """The constant v of type d, one per value and type in the graph (an
+        unrolled loop asks for the same few in every step)."""
+        key = (d, repr(v))  # repr: -0.0 is not 0.0
+        if key not in self._scalars:
+            self._scalars[key] = self.constant(np.asarray(v), d)
+        return self._scalars[key]
 
     def constant(self, a: np.ndarray, d: str) -> Tensor:
         return self.g.constant(np.asarray(a, dtype=dtype(d).carrier), d)
@@ -184,7 +190,7 @@ class OnnxImporter:
         sub = OnnxImporter.__new__(OnnxImporter)
         sub.__dict__.update(self.__dict__)
         sub.g = GraphBuilder()
-        sub.params, sub._param_tensors = {}, {}
+        sub.params, sub._param_tensors, sub._scalars = {}, {}, {}
         feeds, args = {}, []
         for k, v in enumerate(inputs):
             if v is None or k in IMPORT_TIME_INPUTS.get(proto.op_type, ()):

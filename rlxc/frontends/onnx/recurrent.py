@@ -89,7 +89,6 @@ class _Recurrence:
 
     def __init__(self, n: Node, gates: int, defaults: list[str]):
         self.n, self.g = n, n.g
-        self._scalars: dict[float, Tensor] = {}
         direction = n.attr("direction", "forward")
         if direction not in ("forward", "reverse", "bidirectional"):
             raise n.unsupported(f"direction '{direction}'", "forward, reverse, bidirectional")
@@ -164,10 +163,8 @@ class _Recurrence:
         return _apply(self.n, self.acts[d][k], self.clipped(t) if clip else t, self.scalar)
 
     def scalar(self, v: float) -> Tensor:
-        """The f32 constant v, one per value in the node (not one per step)."""
-        if v not in self._scalars:
-            self._scalars[v] = self.n.imp.scalar(v, "f32")
-        return self._scalars[v]
+        """The f32 constant v (the importer makes one per value, not one per step)."""
+        return self.n.imp.scalar(v, "f32")
 
     def order(self, d: int) -> np.ndarray | None:
         """[steps, batch]: the time index each step of direction d reads per

@@ -23,12 +23,10 @@ class _Coords:
 
     def __init__(self, n: Node):
         self.n, self.g = n, n.g
-        self._scalars: dict[float, Tensor] = {}
 
     def c(self, v: float) -> Tensor:
-        if v not in self._scalars:
-            self._scalars[v] = self.n.imp.scalar(v, "f32")
-        return self._scalars[v]
+        """The f32 constant v."""
+        return self.n.imp.scalar(v, "f32")
 
     def clamp(self, v: Tensor, lo: float, hi: float) -> Tensor:
         return self.g.minimum(self.g.maximum(v, self.c(lo)), self.c(hi))
