@@ -1933,9 +1933,9 @@ def stream_cluster_threads(cols: int, c: int) -> int:
     """Threads per block of the clustered stream form over 16-bit rows of
     `cols` (c blocks a row): as few trips of STREAM_LOADS loads as
     STREAM_CLUSTER_THREADS allow, each as full as whole warps make it."""
-    accesses = -(-(-(-cols // 8)) // c)  # a block's share of the row's 16-byte accesses
     if not STREAM_CLUSTER_BALANCE:
         return STREAM_CLUSTER_THREADS
+    accesses = -(-cols // (8 * c))  # a block's share of the row's 16-byte accesses
     trips = -(-accesses // (STREAM_CLUSTER_THREADS * STREAM_LOADS))
     return min(STREAM_CLUSTER_THREADS, -(-accesses // (STREAM_LOADS * trips * 32)) * 32)
 
