@@ -395,11 +395,8 @@ def _nll(n: Node, logp: Tensor, target: Tensor, weight: Tensor | None, reduction
 def _nll_loss(n: Node) -> list[Value]:
     """input [N, C, d1, ...] (log-probabilities), target [N, d1, ...], an
     optional weight per class; computed in f32."""
-    x = n.tensor(0)
-    xf = x if x.dtype == "f32" else n.g.cast(x, "f32")
     w = n.tensor(2) if n.input(2) is not None else None
-    y = _nll(n, xf, n.tensor(1), w, n.attr("reduction", "mean"))
-    return [y if x.dtype == "f32" else n.g.cast(y, x.dtype)]
+    return [in_f32(n, n.tensor(0), lambda xf: _nll(n, xf, n.tensor(1), w, n.attr("reduction", "mean")))]
 
 
 @emitter("SoftmaxCrossEntropyLoss")

@@ -13,7 +13,7 @@ import itertools
 import numpy as np
 
 from rlxc.frontends.builder import Tensor
-from rlxc.frontends.onnx.core import Node, Value, emitter
+from rlxc.frontends.onnx.core import Node, Value, emitter, in_f32
 
 _MODES = {"bilinear": "linear", "linear": "linear", "nearest": "nearest", "bicubic": "cubic", "cubic": "cubic"}
 
@@ -160,7 +160,9 @@ def _affine_grid(n: Node) -> list[Value]:
     mesh = np.meshgrid(*axes, indexing="ij")
     base = np.stack([*(m.reshape(-1) for m in reversed(mesh)), np.ones(mesh[0].size)], 1)  # [P, D + 1]: x first
     g = n.g
-    t = theta if theta.dtype == "f32" else g.cast(theta, "f32")
-    grid = g.matmul(t, n.imp.constant(base.T.astype(np.float32), "f32"))  # [N, D, P]
-    grid = g.reshape(g.transpose(grid, [0, 2, 1]), [size[0], *sizes, d])
-    return [grid if theta.dtype == "f32" else g.cast(grid, theta.dtype)]
+
+    def affine(t: Tensor) -> Tensor:
+        grid = g.matmul(t, n.imp.constant(base.T.astype(np.float32), "f32"))  # [N, D, P]
+        return g.reshape(g.transpose(grid, [0, 2, 1]), [size[0], *sizes, d])
+
+    return [in_f32(n, theta, affine)]

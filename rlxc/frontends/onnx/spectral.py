@@ -11,7 +11,7 @@ from __future__ import annotations
 import numpy as np
 
 from rlxc.frontends.builder import Tensor
-from rlxc.frontends.onnx.core import Const, Node, Value, _dtype_of, cast_const, emitter
+from rlxc.frontends.onnx.core import Const, Node, Value, _dtype_of, cast_const, emitter, in_f32
 
 
 def _const(n: Node, a: np.ndarray) -> Tensor:
@@ -98,20 +98,22 @@ def _dft(n: Node, axis: int) -> list[Value]:
     if length < 1:
         raise n.error(f"dft_length {length}")
     g = n.g
-    xf = x if x.dtype == "f32" else g.cast(x, "f32")
-    re, im = _parts(n, xf)
-    last = re.ndim - 1
-    perm = [a for a in range(re.ndim) if a != axis] + [axis]
-    back = np.argsort(perm).tolist()
-    if axis != last:
-        re = g.transpose(re, perm)
-        im = g.transpose(im, perm) if im is not None else None
-    yr, yi = _transform(n, re, im, length, inverse, onesided)
-    if axis != last:
-        yr = g.transpose(yr, back)
-        yi = g.transpose(yi, back) if yi is not None else None
-    y = _complex(n, yr, yi)
-    return [y if x.dtype == "f32" else g.cast(y, x.dtype)]
+
+    def dft(xf: Tensor) -> Tensor:
+        re, im = _parts(n, xf)
+        last = re.ndim - 1
+        perm = [a for a in range(re.ndim) if a != axis] + [axis]
+        back = np.argsort(perm).tolist()
+        if axis != last:
+            re = g.transpose(re, perm)
+            im = g.transpose(im, perm) if im is not None else None
+        yr, yi = _transform(n, re, im, length, inverse, onesided)
+        if axis != last:
+            yr = g.transpose(yr, back)
+            yi = g.transpose(yi, back) if yi is not None else None
+        return _complex(n, yr, yi)
+
+    return [in_f32(n, x, dft)]
 
 
 @emitter("DFT", since=17)
@@ -149,18 +151,19 @@ def _stft(n: Node) -> list[Value]:
         raise n.error(f"frames of {fl} every {step} over a signal of {x.shape[1]}")
     frames = 1 + (x.shape[1] - fl) // step
     g = n.g
-    xf = x if x.dtype == "f32" else g.cast(x, "f32")
-    re, im = _parts(n, xf)  # [batch, length]
     idx = n.imp.constant((np.arange(frames)[:, None] * step + np.arange(fl)[None, :]).astype(np.int64), "i64")
-    re = g.gather(re, idx, 1)  # [batch, frames, frame_length]
-    im = g.gather(im, idx, 1) if im is not None else None
-    if window is not None:
-        w = window if window.dtype == "f32" else g.cast(window, "f32")
-        re = g.mul(re, w)
-        im = g.mul(im, w) if im is not None else None
-    yr, yi = _transform(n, re, im, fl, False, bool(n.attr("onesided", 1)))
-    y = _complex(n, yr, yi)
-    return [y if x.dtype == "f32" else g.cast(y, x.dtype)]
+
+    def stft(xf: Tensor) -> Tensor:
+        re, im = _parts(n, xf)  # [batch, length]
+        re = g.gather(re, idx, 1)  # [batch, frames, frame_length]
+        im = g.gather(im, idx, 1) if im is not None else None
+        if window is not None:
+            w = window if window.dtype == "f32" else g.cast(window, "f32")
+            re = g.mul(re, w)
+            im = g.mul(im, w) if im is not None else None
+        return _complex(n, *_transform(n, re, im, fl, False, bool(n.attr("onesided", 1))))
+
+    return [in_f32(n, x, stft)]
 
 
 @emitter("MelWeightMatrix")
