@@ -30,6 +30,17 @@ Shapes, for E = size / itemsize elements of x:
   [E / (N * 512), 512, N] (heads folded into the first axis, N the head
   dimension) with cos/sin [512, N] params; PyTorch's is the usual
   `x * cos + cat(-x2, x1) * sin`.
+* the other row and injective kernels the issue names (not in the default
+  list): `log_softmax`; `residual_layer_norm` / `residual_rms_norm` (h = x + r
+  and norm(h), both outputs, as a transformer's residual stream keeps h);
+  `concat` of x [M, N/2] and r [M, N - N/2] along the last axis; `slice`,
+  the middle half of each row (columns N/4 to N/4 + N/2, as q/k/v splits
+  take a window of a row; only that half counts as read); `gather`, an embedding lookup of M random row ids
+  (int64, a permutation: each row read once, so the bytes moved are exact;
+  repeated ids would be L2 hits counted as bandwidth) from a table x
+  [M, N]; `expand` of one row [1, N] to [M, N] (a
+  position embedding broadcast over the batch; it only writes); and
+  `transpose_merge`, the heads' merge [b, h, s, d] -> [b, s, h, d].
 * transpose_heads: d = 64, h = N / 64, s = 512 and b = E / (N * 512)
   (b = 1 and s = E / N where that is under 512); x [b, s, h, 64] ->
   [b, h, s, 64]. At N = 64 (h = 1) the layout does not change: torch's
@@ -95,7 +106,8 @@ import rlxc
 OPS = ["softmax", "layer_norm", "rms_norm", "reduce_sum_last", "reduce_sum_mid",
        "gelu", "bias_gelu", "transpose_heads"]
 #: Ops outside the issue's sweep, timed when named in --ops.
-EXTRA_OPS = ["argmax_last", "softmax_mid", "argmax_mid", "rope"]
+EXTRA_OPS = ["argmax_last", "softmax_mid", "argmax_mid", "rope", "log_softmax", "residual_layer_norm",
+             "residual_rms_norm", "concat", "slice", "gather", "expand", "transpose_merge"]
 DTYPES = ["f32", "f16", "bf16"]
 ROWS = [64, 128, 512, 768, 4096, 32768]
 SIZES_MB = [64, 512]
@@ -107,11 +119,11 @@ MODEL_ROWS = [384, 1000, 1001, 4097, 30522, 32000, 50257]
 #: and a vocabulary near its edge (Qwen's 151936), few rows each.
 LONG_ROWS = [151936, 300001, 524288, 1048576, 2000000]
 QUICK_SIZES_MB = [64]
-ITEMSIZE = {"f32": 4, "f16": 2, "bf16": 2}
+ITEMSIZE = {"f32": 4, "f16": 2, "bf16": 2, "i64": 8}
 #: max |rlxc - torch| / max |torch| allowed, per dtype.
 TOLERANCE = {"f32": 1e-4, "f16": 2e-3, "bf16": 2e-2}
 #: `__cuda_array_interface__` typestr rlxc accepts for each dtype (bf16: raw 16-bit words).
-TYPESTR = {"f32": "<f4", "f16": "<f2", "bf16": "<u2"}
+TYPESTR = {"f32": "<f4", "f16": "<f2", "bf16": "<u2", "i64": "<i8"}
 MID_INNER = 128  # reduce_sum_mid: the contiguous axis after the reduced one
 HEAD_DIM = 64  # transpose_heads: d
 SEQ = 512  # transpose_heads: s (when the size allows)
@@ -139,10 +151,10 @@ def case_shape(op: str, dtype: str, n: int, mb: float) -> list[int]:
     if op == "rope":
         rows = max(1, elems // n)
         return [max(1, rows // SEQ), min(rows, SEQ), n]
-    if op == "transpose_heads":
+    if op in ("transpose_heads", "transpose_merge"):
         rows = max(1, elems // n)
         b, s = (rows // SEQ, SEQ) if rows >= SEQ else (1, rows)
-        return [b, s, n // HEAD_DIM, HEAD_DIM]
+        return [b, s, n // HEAD_DIM, HEAD_DIM] if op == "transpose_heads" else [b, n // HEAD_DIM, s, HEAD_DIM]
     return [max(1, elems // n), n]
 
 
@@ -151,7 +163,7 @@ def cases(ops, dtypes, rows, sizes) -> list[Case]:
     for op in ops:
         for dt in dtypes:
             for n in rows:
-                if op == "transpose_heads" and n % HEAD_DIM:
+                if op in ("transpose_heads", "transpose_merge") and n % HEAD_DIM:
                     continue
                 for mb in sizes:
                     out.append(Case(op, dt, n, mb, case_shape(op, dt, n, mb)))
@@ -161,15 +173,34 @@ def cases(ops, dtypes, rows, sizes) -> list[Case]:
 def param_shapes(case: Case) -> dict[str, list[int]]:
     n = case.shape[-1]
     return {"layer_norm": {"gamma": [n], "beta": [n]}, "rms_norm": {"gamma": [n]},
+            "residual_layer_norm": {"gamma": [n], "beta": [n]}, "residual_rms_norm": {"gamma": [n]},
             "bias_gelu": {"bias": [n]}, "rope": {"cos": case.shape[-2:], "sin": case.shape[-2:]}}.get(case.op, {})
 
 
+def input_shapes(case: Case) -> dict[str, tuple[list[int], str]]:
+    """The runtime inputs of a case, name -> (shape, dtype): `x` of the case's
+    shape, and a second input for the two-input ops."""
+    s, dt = case.shape, case.dtype
+    m, n = s[0], s[-1]
+    if case.op in ("residual_layer_norm", "residual_rms_norm"):
+        return {"x": (s, dt), "r": (s, dt)}
+    if case.op == "concat":
+        return {"x": ([m, n // 2], dt), "r": ([m, n - n // 2], dt)}
+    if case.op == "gather":
+        return {"x": (s, dt), "ids": ([m], "i64")}
+    if case.op == "expand":
+        return {"x": ([1, n], dt)}
+    return {"x": (s, dt)}
+
+
 def build_module(case: Case):
-    """The rlxc graph of one case: input `x`, params per `param_shapes`."""
+    """The rlxc graph of one case: inputs per `input_shapes`, params per `param_shapes`."""
     g = rlxc.GraphBuilder()
-    x = g.input("x", case.shape, case.dtype)
+    ins = {k: g.input(k, s, dt) for k, (s, dt) in input_shapes(case).items()}
+    x = ins["x"]
     p = {k: g.param(k, s, case.dtype) for k, s in param_shapes(case).items()}
     op = case.op
+    n = case.shape[-1]
     if op == "softmax":
         y = g.softmax(x, axis=-1)
     elif op == "layer_norm":
@@ -194,28 +225,51 @@ def build_module(case: Case):
         y = g.argmax(x, axis=-1)
     elif op == "rope":
         y = g.rope(x, p["cos"], p["sin"])
+    elif op == "log_softmax":
+        y = g.log_softmax(x, axis=-1)
+    elif op == "residual_layer_norm":
+        return g.build(list(g.fused_residual_layer_norm(x, ins["r"], p["gamma"], p["beta"], LN_EPS)))
+    elif op == "residual_rms_norm":
+        return g.build(list(g.fused_residual_rms_norm(x, ins["r"], p["gamma"], RMS_EPS)))
+    elif op == "concat":
+        y = g.concat([x, ins["r"]], axis=1)
+    elif op == "slice":
+        y = g.slice(x, [n // 4], [n // 4 + n // 2], axes=[1])
+    elif op == "gather":
+        y = g.gather(x, ins["ids"], axis=0)
+    elif op == "expand":
+        y = g.expand(x, case.shape)
+    elif op == "transpose_merge":
+        y = g.transpose(x, [0, 2, 1, 3])
     else:
         raise ValueError(f"unknown op {op}")
     return g.build([y])
 
 
-def output_shape(case: Case) -> list[int]:
+def output_shapes(case: Case) -> list[list[int]]:
     s = case.shape
     if case.op in ("reduce_sum_last", "argmax_last"):
-        return s[:-1]
+        return [s[:-1]]
     if case.op in ("reduce_sum_mid", "argmax_mid"):
-        return [s[0], s[2]]
-    if case.op == "transpose_heads":
-        return [s[0], s[2], s[1], s[3]]
-    return list(s)
+        return [[s[0], s[2]]]
+    if case.op in ("transpose_heads", "transpose_merge"):
+        return [[s[0], s[2], s[1], s[3]]]
+    if case.op in ("residual_layer_norm", "residual_rms_norm"):
+        return [list(s), list(s)]
+    if case.op == "slice":
+        return [[s[0], s[1] // 2]]
+    return [list(s)]
 
 
 def bytes_moved(case: Case) -> int:
-    """Inputs (params included) read once + the output written once."""
+    """Inputs (params included) read once + the outputs written once."""
     it = ITEMSIZE[case.dtype]
-    n_in = math.prod(case.shape) + sum(math.prod(s) for s in param_shapes(case).values())
+    n_in = sum(ITEMSIZE[dt] * math.prod(s) for s, dt in input_shapes(case).values())
+    if case.op == "slice":  # only the slice is read
+        n_in = it * sum(math.prod(s) for s in output_shapes(case))
+    n_in += it * sum(math.prod(s) for s in param_shapes(case).values())
     out_it = 8 if case.op in ("argmax_last", "argmax_mid") else it  # int64 indices
-    return it * n_in + out_it * math.prod(output_shape(case))
+    return n_in + out_it * sum(math.prod(s) for s in output_shapes(case))
 
 
 def torch_fn(case: Case):
@@ -256,6 +310,32 @@ def torch_fn(case: Case):
         return lambda x: torch.argmax(x, -1)
     if op == "rope":
         return lambda x, c, s: x * c + torch.cat((-x[..., n // 2:], x[..., : n // 2]), -1) * s
+    if op == "log_softmax":
+        return lambda x: torch.log_softmax(x, -1)
+    if op == "residual_layer_norm":
+        def res_ln(x, r, g, b):
+            h = x + r
+            return h, F.layer_norm(h, (n,), g, b, LN_EPS)
+
+        return res_ln
+    if op == "residual_rms_norm":
+        rms = torch_fn(Case("rms_norm", case.dtype, case.n, case.mb, case.shape))
+
+        def res_rms(x, r, g):
+            h = x + r
+            return h, rms(h, g)
+
+        return res_rms
+    if op == "concat":
+        return lambda x, r: torch.cat((x, r), 1)
+    if op == "slice":
+        return lambda x: x[:, n // 4: n // 4 + n // 2].contiguous()
+    if op == "gather":
+        return lambda x, ids: x[ids]
+    if op == "expand":
+        return lambda x: x.expand(case.shape).contiguous()
+    if op == "transpose_merge":
+        return lambda x: x.transpose(1, 2).contiguous()
     raise ValueError(op)
 
 
@@ -385,9 +465,12 @@ def run_case(case: Case, args, compile_peer: bool) -> dict:
     row = dict(asdict(case), bytes=bytes_moved(case), rlxc_ms=None, eager_ms=None, compile_ms=None,
                errors={}, rel_err=None)
     gen = torch.Generator(device="cuda").manual_seed(zlib.crc32(case.name.encode()))
-    x = torch.randn(case.shape, dtype=tdt, device="cuda", generator=gen)
+    rows_in = case.shape[0]
+    inputs = {k: (torch.randperm(rows_in, dtype=torch.int64, device="cuda", generator=gen) if dt == "i64"
+                  else torch.randn(s, dtype=tdt, device="cuda", generator=gen))
+              for k, (s, dt) in input_shapes(case).items()}
     params = {k: torch.randn(s, dtype=tdt, device="cuda", generator=gen) for k, s in param_shapes(case).items()}
-    targs = (x, *params.values())
+    targs = (*inputs.values(), *params.values())
     fn = torch_fn(case)
     y_r = y_e = None
 
@@ -400,8 +483,9 @@ def run_case(case: Case, args, compile_peer: bool) -> dict:
         row["rlxc_compile_s"] = time.perf_counter() - t0
         row["rlxc_kernels"] = len(getattr(exe, "launches", []))
         torch.cuda.synchronize()
-        outs = exe.run({"x": _DeviceView(x, case.dtype)}, device_outputs=True)
-        y_r = to_torch(outs[0], torch.int64 if case.op.startswith("argmax") else tdt)
+        dts = {k: dt for k, (_, dt) in input_shapes(case).items()}
+        outs = exe.run({k: _DeviceView(t, dts[k]) for k, t in inputs.items()}, device_outputs=True)
+        y_r = [to_torch(o, torch.int64 if case.op.startswith("argmax") else tdt) for o in outs]
         del outs
         row["rlxc_ms"] = time_rlxc(exe, case, args)
     except Exception as e:  # noqa: BLE001 - report and go on
@@ -417,15 +501,18 @@ def run_case(case: Case, args, compile_peer: bool) -> dict:
     try:
         with torch.no_grad():
             y_e = fn(*targs)
+            y_e = list(y_e) if isinstance(y_e, tuple) else [y_e]
             row["eager_ms"] = time_torch(fn, targs, case, args)
     except Exception as e:  # noqa: BLE001
         row["errors"]["eager"] = _short(e)
     if y_r is not None and y_e is not None:
         try:
-            row["rel_err"] = rel_err(y_r, y_e)
+            if len(y_r) != len(y_e):
+                raise ValueError(f"{len(y_r)} outputs from rlxc, {len(y_e)} from torch")
+            row["rel_err"] = max(rel_err(a, b) for a, b in zip(y_r, y_e))
             row["ok"] = row["rel_err"] <= TOLERANCE[case.dtype]
             if case.op.startswith("argmax"):  # indices: exactly the same (ties go to the first in both)
-                row["ok"] = bool(torch.equal(y_r, y_e))
+                row["ok"] = all(torch.equal(a, b) for a, b in zip(y_r, y_e))
         except Exception as e:  # noqa: BLE001
             row["errors"]["check"] = _short(e)
     del y_r, y_e
@@ -445,7 +532,7 @@ def run_case(case: Case, args, compile_peer: bool) -> dict:
             del cfn
         except Exception as e:  # noqa: BLE001
             row["errors"]["torch.compile"] = _short(e)
-    del x, params, targs
+    del inputs, params, targs
     gc.collect()
     torch.cuda.empty_cache()
     return row

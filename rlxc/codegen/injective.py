@@ -3,7 +3,8 @@
 output index to its source index with baked-in strides.
 
 They share the elementwise kernels' one-trip shape (`moves`): each thread
-moves UNROLL items of the output, all loads issued before any store. An
+moves UNROLL items of the output (more where they are narrow:
+`unroll_for`), all loads issued before any store. An
 item is a vector of up to 16 bytes (8 f16, 4 f32) wherever the innermost
 axis keeps its run in both tensors and the run's length allows (the head
 transpose [b, s, h, d] -> [b, h, s, d] moves each d-run as 16-byte
@@ -43,6 +44,15 @@ from rlxc.dialects.types import dtype
 
 #: Items (vectors or elements) each thread of a one-trip kernel moves.
 UNROLL = 4
+#: ... or more where the items are narrow: enough that a thread has at least
+#: MIN_THREAD_BYTES in flight (f16/bf16 moved an element at a time, rows
+#: whose length no vector divides: 8 items; 0: UNROLL always).
+MIN_THREAD_BYTES = 16
+
+
+def unroll_for(item_bytes: int) -> int:
+    """Items per thread of a one-trip kernel moving items of `item_bytes`."""
+    return max(UNROLL, MIN_THREAD_BYTES // item_bytes) if MIN_THREAD_BYTES else UNROLL
 #: Threads per block of a one-trip kernel.
 BLOCK_THREADS = 256
 
@@ -116,7 +126,7 @@ Index = tuple[str, str]
 
 
 def index_kind(values: Sequence[SSAValue], signed: bool = False) -> Index:
-    big = max(numel(shape(v)) for v in values) + 8 * BLOCK_THREADS * UNROLL >= 2**31
+    big = max(numel(shape(v)) for v in values) + 8 * BLOCK_THREADS * max(UNROLL, MIN_THREAD_BYTES) >= 2**31
     return ("long long", "LL") if big or signed else ("unsigned", "u")
 
 
@@ -129,32 +139,33 @@ def moves(family: str, out: SSAValue, ins: list[tuple[str, SSAValue]], lines: Ca
     n = numel(shape(out)) // vw
     t = eltype(out)
     item = storage_type(t) if vw == 1 else _RAW[vw * dtype(t).bytes]
+    unroll = unroll_for(vw * dtype(t).bytes)
     vec = [name for name, _ in ins if name in vector_ins] + ["y"] if vw > 1 else []
     decl = params_decl([(f"{name}_" if name in vec else name, v, False) for name, v in ins]
                        + [("y_" if vec else "y", out, True)])
     src = [f"// injective form: {form}" + (f", {vw} elements per {vw * dtype(t).bytes}-byte item" if vw > 1 else ", one element per item")
-           + f", {UNROLL} items per thread"]
+           + f", {unroll} items per thread"]
     src.append(f'extern "C" __global__ void __launch_bounds__({BLOCK_THREADS}) ENTRY({decl}) {{')
     for name in vec:
         const = "" if name == "y" else "const "
         src.append(f"  {const}{item}* __restrict__ {name} = reinterpret_cast<{const}{item}*>({name}_);")
-    src.append(f"  const {idx_t} i0 = ({idx_t})blockIdx.x * {BLOCK_THREADS * UNROLL}{sfx} + threadIdx.x;")
-    src.append(f"  {item} v[{UNROLL}];")
+    src.append(f"  const {idx_t} i0 = ({idx_t})blockIdx.x * {BLOCK_THREADS * unroll}{sfx} + threadIdx.x;")
+    src.append(f"  {item} v[{unroll}];")
     src.append("  #pragma unroll")
-    src.append(f"  for (int u = 0; u < {UNROLL}; ++u) {{")
+    src.append(f"  for (int u = 0; u < {unroll}; ++u) {{")
     src.append(f"    const {idx_t} i = i0 + u * {BLOCK_THREADS}{sfx};")
     src.append(f"    if (i < {n}{sfx}) {{")
     src.extend("      " + line for line in lines(idx))
     src.append("    }")
     src.append("  }")
     src.append("  #pragma unroll")
-    src.append(f"  for (int u = 0; u < {UNROLL}; ++u) {{")
+    src.append(f"  for (int u = 0; u < {unroll}; ++u) {{")
     src.append(f"    const {idx_t} i = i0 + u * {BLOCK_THREADS}{sfx};")
     src.append(f"    if (i < {n}{sfx}) y[i] = v[u];")
     src.append("  }")
     src.append("}")
     params: list[Buf | int] = [Buf(v) for _, v in ins] + [Buf(out, True)]
-    return KernelSpec(family, "\n".join(src) + "\n", params, -(-n // (BLOCK_THREADS * UNROLL)), BLOCK_THREADS)
+    return KernelSpec(family, "\n".join(src) + "\n", params, -(-n // (BLOCK_THREADS * unroll)), BLOCK_THREADS)
 
 
 # --------------------------------------------------------------------------- transpose

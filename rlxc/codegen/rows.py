@@ -1694,6 +1694,12 @@ CLUSTER_THREADS = 256
 #: thread took 100-148 registers.
 CLUSTER_STORED = True
 CLUSTER_STORED_ROW_BYTES = 128
+#: ... and of the 16-bit rows a prologue computes (the fused residual norms'
+#: x + residual, an `rlx.fusion`'s elementwise ops): a row loaded as it is
+#: can be read again rather than held (NVRTC -v: f16 layer_norm of 32768 at
+#: 64 registers spills 8 bytes), a computed one cannot (its residual form
+#: spilled 340 bytes at 128 bytes a thread, none at 64).
+CLUSTER_PROLOGUE_ROW_BYTES = 64
 #: The cluster form's registers per thread at most where the thread's row
 #: takes at most half of them (0: as the compiler likes), asked through
 #: `__launch_bounds__`' blocks per multiprocessor (65536 / (CLUSTER_REGS ×
@@ -2735,6 +2741,12 @@ GUARDED_ACCESS_GUARDS = True
 #: 32768 the same within 1%. It also let 128 bytes per thread fit
 #: (WINDOW_STORED_ROW_BYTES: 113 -> 72 registers).
 PACKED_ROWS = True
+#: Packed rows computed by a prologue (an `rlx.fusion`'s elementwise ops, the
+#: fused residual norms' x + residual) build each 32-bit word of the row from
+#: its two elements at once (`rlx_st2_*`), not element by element through
+#: `rlx_with_half` (a mask and an or per element, which took the f16
+#: residual layer_norm of 32768 to 340 bytes of spills at 64 registers).
+PAIRED_PROLOGUE = True
 
 #: Off: f16/bf16 elements of vector accesses converted one at a time (see
 #: `CachedRow._paired`).
@@ -2753,14 +2765,17 @@ SOFTMAX_STORED_ROWS = False
 CACHED_ROW_MAX = BLOCK_ROW_MAX
 
 
-def _row_bytes(stored: bool, window: bool) -> int:
+def _row_bytes(stored: bool, window: bool, prologue: bool = False) -> int:
     """Bytes of the row each thread holds in the cluster and grid forms."""
     if window:
         return WINDOW_STORED_ROW_BYTES if stored else WINDOW_ROW_BYTES
+    if stored and prologue:
+        return CLUSTER_PROLOGUE_ROW_BYTES
     return CLUSTER_STORED_ROW_BYTES if stored else CLUSTER_ROW_BYTES
 
 
-def cluster_shape(cols: int, t: Attribute, stored: bool = False, window: bool = False) -> tuple[int, int] | None:
+def cluster_shape(cols: int, t: Attribute, stored: bool = False, window: bool = False,
+                  prologue: bool = False) -> tuple[int, int] | None:
     """(blocks per cluster, threads per block) of the cluster form for rows
     of `cols` elements of `t`, or None where a cluster cannot hold them.
     f16/bf16 rows past 262144 elements (blocks over 512 threads, 64 f32
@@ -2768,7 +2783,7 @@ def cluster_shape(cols: int, t: Attribute, stored: bool = False, window: bool = 
     400000-524288); counting them as f32 would not fit a cluster, and a
     few spills were judged cheaper than the streamed form's second read
     (not measured)."""
-    per = _row_bytes(stored, window)
+    per = _row_bytes(stored, window, prologue)
     lanes = -(-cols * dtype(t).bytes // per)
     c = 2  # at least two: a row past BLOCK_ROW_MAX that one block would hold is split anyway
     while c < CLUSTER_MAX and lanes > c * CLUSTER_THREADS:
@@ -2781,11 +2796,11 @@ def cluster_shape(cols: int, t: Attribute, stored: bool = False, window: bool = 
 
 
 def grid_shape(cols: int, t: Attribute, sm_count: int, stored: bool = False,
-               window: bool = False) -> tuple[int, int] | None:
+               window: bool = False, prologue: bool = False) -> tuple[int, int] | None:
     """(blocks per row, threads per block) of the grid form for rows of
     `cols` elements of `t` on `sm_count` multiprocessors, or None where
     its bound on the blocks (GRID_SHARE) cannot hold them."""
-    lanes = -(-cols * dtype(t).bytes // _row_bytes(stored, window))
+    lanes = -(-cols * dtype(t).bytes // _row_bytes(stored, window, prologue))
     most = max(2, sm_count // GRID_SHARE)
     for threads in (GRID_THREADS, 1024):
         c = max(2, -(-lanes // threads))
@@ -2795,12 +2810,13 @@ def grid_shape(cols: int, t: Attribute, sm_count: int, stored: bool = False,
 
 
 def row_form(rows: Rows, t: Attribute, smem_elem_bytes: int = 4, stored: bool = False, window: bool = False,
-             sm_count: int = 0, online: bool = False) -> str:
+             sm_count: int = 0, online: bool = False, prologue: bool = False) -> str:
     """The form (see the module docstring) of a row kernel over `rows`, whose
     shared-memory row would take `smem_elem_bytes` per element, on
     `sm_count` multiprocessors (0: unknown, no grid form); `online`: the
     op's statistics take one read (softmax's online max and sum) and it has
-    no prologue (the stream form)."""
+    no prologue (the stream form); `prologue`: the row is computed by one
+    (CLUSTER_PROLOGUE_ROW_BYTES)."""
     if rows.col_off != "k":  # not contiguous: one element at a time
         size = dtype(t).bytes
         whole = _inner_slices(rows, _held_elems(size), size)
@@ -2816,11 +2832,11 @@ def row_form(rows: Rows, t: Attribute, smem_elem_bytes: int = 4, stored: bool = 
             and dtype_name(t) in STREAM_DTYPES and rows.rows < 2**31
             and (aligned or STREAM_WINDOW and dtype(t).bytes == 2)):
         return "stream"
-    grid = GRID_ROWS and sm_count > 0 and (g := grid_shape(rows.cols, t, sm_count, stored, window)) is not None \
+    grid = GRID_ROWS and sm_count > 0 and (g := grid_shape(rows.cols, t, sm_count, stored, window, prologue)) is not None \
         and rows.rows * g[0] < 2**31  # (no rows: row_kernel's empty kernel before any form)
     if grid and GRID_FIRST:
         return "grid"
-    if USE_CLUSTERS and has_clusters() and (shape_ := cluster_shape(rows.cols, t, stored, window)) is not None \
+    if USE_CLUSTERS and has_clusters() and (shape_ := cluster_shape(rows.cols, t, stored, window, prologue)) is not None \
             and rows.rows * shape_[0] < 2**31:  # a cluster per row: the grid's x limit
         return "cluster"
     if rows.cols * smem_elem_bytes <= SMEM_ROW_BYTES:
@@ -3177,9 +3193,17 @@ class CachedRow:
         stores = [f"po{m}.e[i] = {store(e, eltype(v))};" for m, (_, v, e) in enumerate(p.outputs)]
         writes = [f"reinterpret_cast<{self.raw_of(eltype(v))}*>({n} + {self._at('base')})[c * {self.lanes} + {self.lane}] = po{m}.raw;"
                   for m, (n, v, _) in enumerate(p.outputs)]
-        element = " ".join([*p.lines(args), self.set("j", p.value), *stores])
-        lines = [*reads, *outs, "#pragma unroll", f"for (int i = 0; i < {w}; ++i) {{ const int j = c * {w} + i; {element} }}",
-                 *writes]
+        if self.packed and PAIRED_PROLOGUE:  # a pair of elements, then their word of v at once
+            element = " ".join([*p.lines(args), f"e2_[u] = {p.value};", *stores])
+            loop = [f"for (int i2 = 0; i2 < {w // 2}; ++i2) {{ float e2_[2];",
+                    "  #pragma unroll",
+                    f"  for (int u = 0; u < 2; ++u) {{ const int i = 2 * i2 + u; const int j = c * {w} + i; {element} }}",
+                    f"  v[c * {w // 2} + i2] = rlx_st2_{dtype_name(self.t)}(e2_[0], e2_[1]);",
+                    "}"]
+        else:
+            element = " ".join([*p.lines(args), self.set("j", p.value), *stores])
+            loop = [f"for (int i = 0; i < {w}; ++i) {{ const int j = c * {w} + i; {element} }}"]
+        lines = [*reads, *outs, "#pragma unroll", *loop, *writes]
         body = [*decl, *p.row_setup(), *self._chunks(self._guard(lines, None if self.smem else "v"))]
         if self.peel:  # the head/tail element, one at a time
             scalar = p.element(self.slot(str(self.items)), [p.arg(j) for j in range(len(p.inputs))])
@@ -3736,7 +3760,7 @@ def row_kernel(s: RowSpec, sm_count: int) -> KernelSpec:
     regs16 = CLUSTER_STORED and stored
     window = WINDOW_ROWS and s.prologue is None and windowed(s.rows.cols, s.t, regs16)
     form = row_form(s.rows, s.t, 2 if stored else 4, regs16, window, sm_count,
-                    online=s.streamed_at is not None and s.prologue is None)
+                    online=s.streamed_at is not None and s.prologue is None, prologue=s.prologue is not None)
     if form == "smem" and stored and not s.pure_in_smem:  # the shared row as f32 after all
         stored = regs16 = window = False
         form = row_form(s.rows, s.t, 4, sm_count=sm_count)
@@ -3791,8 +3815,9 @@ def row_kernel(s: RowSpec, sm_count: int) -> KernelSpec:
                           threads=BLOCK_THREADS, one_row="block" in ROW_PER_BLOCK and grid == rows.rows)
         return KernelSpec(s.family, src, bufs, grid, BLOCK_THREADS)
     if form in ("cluster", "grid"):
-        shape_ = (cluster_shape(rows.cols, s.t, regs16, window) if form == "cluster"
-                  else grid_shape(rows.cols, s.t, sm_count, regs16, window))
+        computed = s.prologue is not None
+        shape_ = (cluster_shape(rows.cols, s.t, regs16, window, computed) if form == "cluster"
+                  else grid_shape(rows.cols, s.t, sm_count, regs16, window, computed))
         assert shape_ is not None
         blocks, threads = shape_
         red = ClusterReducer(blocks, threads) if form == "cluster" else GridReducer(rows.rows, blocks, threads)
