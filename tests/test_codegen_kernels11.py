@@ -69,6 +69,11 @@ def slices_concats_gathers(g, d):
              g.gather(g.input("u", [4, 7, 3], d), g.constant(np.array([6, 0, -7], np.int32)), axis=1),
              g.gather(g.input("v", [50, 64], d), g.constant(np.array([49, 0, 7, -3, 12], np.int64)), axis=0),
              g.gather(g.input("w", [3, 10, 24], d), g.constant(np.array([[9, 1], [-1, 4]], np.int64)), axis=1)]
+    # the row form of 16-bit rows an element at a time (rows of 256 items or more; f32 rows
+    # keep the one-trip form): a partly filled last chunk, an outer axis, rows of 2 chunks
+    outs += [g.gather(g.input("r", [40, 1001], d), g.constant(np.array([39, -40, 7, 0, -1, 7], np.int64)), axis=0),
+             g.gather(g.input("q", [2, 6, 2057], d), g.constant(np.array([[5, -1], [0, 2]], np.int32)), axis=1),
+             g.gather(g.input("o", [5, 4099], d), g.constant(np.array([4, -5, 2], np.int64)), axis=0)]
     return outs
 
 
@@ -146,7 +151,8 @@ def rows_narrow(g, d):
 CASES = {
     "elementwise": (elementwise, DTYPES, ["elementwise form: vector", "a tail of", "elementwise form: scalar"]),
     "transpose": (transposes, DTYPES, ["batched copy of runs", "16-byte item", "tiled transpose"]),
-    "slice_concat_gather": (slices_concats_gathers, DTYPES, ["strided slice", "concat along axis 1", "gather along axis 0"]),
+    "slice_concat_gather": (slices_concats_gathers, DTYPES, ["strided slice", "concat along axis 1", "gather along axis 0",
+                                                                       "gather along axis 1"]),
     "reduce_last": (reductions_last, DTYPES, ["reduce form: group", "reduce form: block", "peeled"]),
     "reduce_other": (reductions_other, DTYPES, ["reduce form: columns", "reduce form: strided"]),
     "reduce_split": (reductions_split, [*DTYPES, "i32"], ["the reduced axis split", "each row split"]),
@@ -312,3 +318,16 @@ def test_unit_axis_transpose_is_a_view_and_its_copy_form_compiles(d):
     assert len(ks) == 1 and "copy (the layout does not change)" in ks[0].source.data
     cubins = nvrtc.compile_many([(f"{k.sym_name.data}.cu", k.source.data) for k in ks], "sm_90", headers=HEADERS)
     assert cubins[0][:4] == b"\x7fELF"
+
+
+def test_gather_row_form_for_narrow_items():
+    """injective.GATHER_ROW_MIN_ITEMS: 16-bit rows moved an element at a time
+    (odd lengths) take the row form, over any axis; f32 elements and rows of
+    vectors keep the one-trip form."""
+    for d in ("f16", "bf16"):
+        src = _sources(lambda g: [g.gather(g.input("x", [40, 1001], d), g.constant(np.array([3, -1], np.int64)), axis=0),
+                                  g.gather(g.input("y", [2, 6, 2057], d), g.constant(np.array([5, 0], np.int32)), axis=1)])
+        assert "gather rows along axis 0" in src and "gather rows along axis 1" in src
+    for d, n in (("f32", 1001), ("f16", 1000)):
+        src = _sources(lambda g: [g.gather(g.input("x", [40, n], d), g.constant(np.array([3, -1], np.int64)), axis=0)])
+        assert "gather rows" not in src and "gather along axis 0" in src
