@@ -11,8 +11,10 @@ transpose [b, s, h, d] -> [b, h, s, d] moves each d-run as 16-byte
 vectors); the index arithmetic is then done in vectors, as if the
 innermost axis were that many times shorter. A transpose that changes the
 innermost axis goes through a padded 32x32 shared-memory tile, so reads
-and writes are both coalesced (`transpose_tiled`). The form is named in a
-comment line of the source.
+and writes are both coalesced (`transpose_tiled`). A gather of 16-bit rows
+moved an element at a time takes a row form instead (`_gather_rows`: a
+block per output row and chunk, the row's index read once). The form is
+named in a comment line of the source.
 
 `injective` (a grid-stride loop writing `y[i]`) remains for the indexing
 kernels (rlxc/codegen/indexing.py).
