@@ -2502,6 +2502,16 @@ USE_CLUSTERS = True
 
 #: Off: f16/bf16 rows of odd lengths move an element at a time (see `CachedRow.peels`).
 PEEL_ROWS = True
+#: ... and f32 rows of odd lengths too (4 elements per 16-byte access, at most 6
+#: peeled). H100 (session 36, `variant.py PEEL_F32=False,True -- --ops
+#: layer_norm,rms_norm,softmax,residual_layer_norm,residual_rms_norm --dtypes
+#: f32 --rows 1025,2049,4097,5001,8191 --sizes 64,512`), µs at 64 / 512 MiB:
+#: residual_layer_norm of 4097 122.3 -> 95.7 / 891.0 -> 726.6 (74% -> 94% of
+#: copy; 1.09x -> 1.37x torch.compile), of 8191 164.8 -> 100.0 (0.71x ->
+#: 1.14x); residual_rms_norm of 4097 112.8 -> 96.0 (0.96x -> 1.10x); softmax
+#: of 8191 68.6 -> 48.6; rms_norm of 8191 56.4 -> 50.7; 45 of 50 cases
+#: faster, layer_norm of 8191 1.8-1.9% slower, rows of 1025 within 1.2%.
+PEEL_F32 = True
 #: Off: the cluster form's f16/bf16 rows of lengths 8 does not divide move
 #: fewer elements per access (see `windowed`).
 WINDOW_ROWS = True
@@ -2975,8 +2985,8 @@ class CachedRow:
 
     @property
     def peels(self) -> bool:
-        """Whether this row (f16/bf16 in registers, no access of 2 elements
-        or more dividing its length) takes the peeled form: each row's
+        """Whether this row (f16/bf16 in registers, or f32 with PEEL_F32; no
+        access of 2 elements or more dividing its length) takes the peeled form: each row's
         elements before its first 16-byte boundary (`h`, per row) and after
         its last (`tl`) are held one each by the first h + tl threads, in
         one more register; the `nb` whole vectors between move 16 bytes per
@@ -2988,8 +2998,9 @@ class CachedRow:
         cluster form's rows of 50257 far worse (softmax 53% -> 35%: 65
         registers of row per thread and the per-row column arithmetic)."""
         size = self.elem_bytes or dtype(self.t).bytes
-        return (GUARDED_VECTORS and PEEL_ROWS and not self.smem and self.vector and size == 2
-                and dtype(self.t).bytes == 2 and self.cols % 2 != 0 and self.cols >= 16
+        f32 = PEEL_F32 and size == 4 and dtype(self.t).bytes == 4
+        return (GUARDED_VECTORS and PEEL_ROWS and not self.smem and self.vector
+                and (size == 2 and dtype(self.t).bytes == 2 or f32) and self.cols % 2 != 0 and self.cols >= 16
                 and self.lanes >= 16)  # head + tail: 15 elements at most, one per thread
 
     @property
