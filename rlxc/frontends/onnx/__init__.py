@@ -29,6 +29,7 @@ from rlxc.frontends.onnx import (  # noqa: F401 - registers the emitters
     elementwise,
     loops,
     matmul,
+    quantize,
     recurrent,
     reductions,
     sampling,

@@ -29,6 +29,10 @@ class Const:
     array: np.ndarray
     dtype: str
     initializer: str | None = None  # the ONNX initializer it came from
+    #: An initializer of a quantized integer type rlx does not have (INT8,
+    #: UINT8, ...: `QUANT_RANGES`), held as i32 values: its ONNX type name.
+    #: Only DequantizeLinear (and QuantizeLinear's zero point) may read it.
+    narrow: str | None = None
 
     @property
     def shape(self) -> tuple[int, ...]:
@@ -50,9 +54,19 @@ def _dtype_of(code: int, what: str) -> str:
     return ONNX_DTYPES[code]
 
 
-def _const_from_tensor(t, what: str, initializer: str | None = None) -> Const:
-    from onnx import numpy_helper
+#: The quantized integer types (QuantizeLinear's outputs, DequantizeLinear's
+#: inputs) rlx has no type for -> their (lowest, highest) value.
+QUANT_RANGES = {"INT8": (-128, 127), "UINT8": (0, 255), "INT16": (-32768, 32767), "UINT16": (0, 65535),
+                "INT4": (-8, 7), "UINT4": (0, 15), "INT2": (-2, 1), "UINT2": (0, 3)}
 
+
+def _const_from_tensor(t, what: str, initializer: str | None = None) -> Const:
+    from onnx import TensorProto, numpy_helper
+
+    name = TensorProto.DataType.Name(t.data_type) if t.data_type in TensorProto.DataType.values() else ""
+    if name in QUANT_RANGES:  # exact as i32; only the quantization ops read it
+        a = np.asarray(numpy_helper.to_array(t)).astype(np.int32)
+        return Const(a.copy(order="C"), "i32", initializer, narrow=name)
     d = _dtype_of(t.data_type, what)
     a = numpy_helper.to_array(t)
     if d == "bf16":  # numpy_helper gives float32 (or ml_dtypes) values
@@ -216,7 +230,7 @@ IMPORT_TIME_INPUTS: dict[str, tuple[int, ...]] = {
     "OneHot": (1,), "If": (0,), "CenterCropPad": (1,), "HannWindow": (0,), "HammingWindow": (0,),
     "BlackmanWindow": (0,), "Loop": (0, 1), "ReverseSequence": (1,),
     "AffineGrid": (1,), "DFT": (1, 2), "STFT": (1, 3), "MelWeightMatrix": (0, 1, 2, 3, 4),
-    "Col2Im": (1, 2), "Compress": (1,),
+    "Col2Im": (1, 2), "Compress": (1,), "QuantizeLinear": (1, 2), "DequantizeLinear": (1, 2),
 }  # fmt: skip
 
 

@@ -25,6 +25,11 @@ from rlxc.frontends.onnx.core import (
 
 _NAME = re.compile(r"[^A-Za-z0-9_]")
 
+#: Ops whose import-time result from an initializer stays a param (named
+#: after the result) rather than an inline constant: the weights a
+#: DequantizeLinear turns into floats.
+PARAM_FOLDS = ("DequantizeLinear",)
+
 
 def _ssa_name(onnx_name: str) -> str:
     """An ONNX value name as an SSA name hint (`%` + letters, digits, `_`)."""
@@ -47,6 +52,9 @@ class OnnxImporter:
         self.values: dict[str, Value] = {}
         self._param_tensors: dict[str, Tensor] = {}
         self._scalars: dict[tuple[str, str], Tensor] = {}
+        #: QuantizeLinear outputs (value name -> their ONNX integer type), held
+        #: as f32 tensors of the integer values: only a DequantizeLinear reads them.
+        self.carried: dict[str, str] = {}
 
     # -- values
     def scalar(self, v: float | int | bool, d: str) -> Tensor:
@@ -94,6 +102,10 @@ class OnnxImporter:
         for o in self.graph.output:
             if o.name not in self.values:
                 raise OnnxImportError(f"graph output '{o.name}' is produced by no node")
+            if (q := self.quantized(o.name)) is not None:
+                raise OnnxImportError(
+                    f"graph output '{o.name}' has ONNX type {q}; rlx has no {q} type: a quantized value "
+                    "imports only as it flows into a DequantizeLinear")
             outs.append(self.tensor(self.values[o.name]))
         return self.g.build(outs), self.params
 
@@ -115,6 +127,13 @@ class OnnxImporter:
             return [self.values[o.name] for o in graph.output]
         finally:
             self.values = saved
+
+    def quantized(self, name: str) -> str | None:
+        """The ONNX integer type of value `name` where rlx holds it in
+        another type (a QuantizeLinear's output, an INT8/UINT8/...
+        initializer), else None."""
+        v = self.values.get(name)
+        return self.carried.get(name) or (v.narrow if isinstance(v, Const) else None)
 
     def _input_dtype(self, i) -> str:
         kind = i.type.WhichOneof("value")
@@ -160,12 +179,18 @@ class OnnxImporter:
                 f"type is not supported; supported ops: {', '.join(sorted(EMITTERS))}"
             )
         inputs = []
-        for i in proto.input:
+        for k, i in enumerate(proto.input):
             if not i:
                 inputs.append(None)
             elif i not in self.values:
                 raise OnnxImportError(f"{proto.op_type} node '{name}' reads '{i}', which is not defined before it")
             else:
+                q = self.quantized(i)
+                if q is not None and not (proto.op_type == "DequantizeLinear" and k in (0, 2)
+                                          or proto.op_type == "QuantizeLinear" and k == 2):
+                    raise OnnxImportError(
+                        f"{proto.op_type} node '{name}' reads '{i}' of ONNX type {q}; rlx has no {q} type: "
+                        "a quantized value imports only as DequantizeLinear's input (and QuantizeLinear's zero point)")
                 inputs.append(self.values[i])
         node = Node(self, proto, inputs)
         try:
@@ -173,6 +198,10 @@ class OnnxImporter:
                 isinstance(v, Const) for v in inputs if v is not None
             ):
                 outs = self._fold(proto, inputs)
+                if proto.op_type in PARAM_FOLDS and isinstance(inputs[0], Const) and inputs[0].initializer:
+                    # a weight stored quantized: its float values are a param named after them
+                    outs = [Const(o.array, o.dtype, out) if isinstance(o, Const) else o
+                            for o, out in zip(outs, proto.output)]
             else:
                 outs = fn(node)
         except GraphError as e:

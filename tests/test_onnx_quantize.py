@@ -1,0 +1,252 @@
+"""QuantizeLinear / DequantizeLinear (the QDQ form of quantized models)
+against ONNX's reference evaluator and ONNX Runtime, on fresh random inputs:
+activations quantized and dequantized (per tensor, per axis, per block; every
+integer type; f32, f16 and bf16), weights and biases stored as integers and
+dequantized at import, and the errors for what rlx cannot hold."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+onnx = pytest.importorskip("onnx")
+from onnx import TensorProto, helper, numpy_helper  # noqa: E402
+from onnx.reference import ReferenceEvaluator  # noqa: E402
+from onnx_helpers import make_model, ort_run  # noqa: E402
+
+import rlxc  # noqa: E402
+from rlxc.frontends.onnx import OnnxImportError  # noqa: E402
+
+NP = {"INT8": np.int8, "UINT8": np.uint8, "INT16": np.int16, "UINT16": np.uint16}
+RANGES = {"INT8": (-128, 127), "UINT8": (0, 255), "INT16": (-32768, 32767), "UINT16": (0, 65535)}
+
+
+def _run(model, feeds, backend="numpy"):
+    module, params = rlxc.from_onnx(model)
+    return rlxc.compile(module, backend, params=params).run(feeds)
+
+
+def _init(name, a, code=None):
+    t = numpy_helper.from_array(np.asarray(a), name)
+    if code is not None:  # int4 and the like: numpy_helper's packing
+        t = helper.make_tensor(name, code, list(np.shape(a)), np.ravel(a).tolist())
+    return t
+
+
+def _qdq_model(shape, qtype, scale, zp, axis=1, block=0, opset=21, x_type=TensorProto.FLOAT):
+    """x -> QuantizeLinear -> DequantizeLinear -> y, scale and zero point initializers."""
+    attrs = {"axis": axis} | ({"block_size": block} if block else {})
+    code = getattr(TensorProto, qtype)
+    inits = [_init("s", scale)] + ([_init("z", zp, code)] if zp is not None else [])
+    zn = ["z"] if zp is not None else []
+    nodes = [helper.make_node("QuantizeLinear", ["x", "s", *zn], ["q"], **attrs,
+                              **({} if zp is not None else {"output_dtype": code})),
+             helper.make_node("DequantizeLinear", ["q", "s", *zn], ["y"], **attrs)]
+    return make_model(nodes, [helper.make_tensor_value_info("x", x_type, list(shape))],
+                      [helper.make_tensor_value_info("y", x_type, list(shape))], inits, opset=opset)
+
+
+def _spread(rng, shape, scale, lo, hi, zp=0):
+    """Values over the type's range and past it, with exact ties (k + 0.5) * scale."""
+    s = np.broadcast_to(scale, shape).astype(np.float64)
+    q = rng.uniform(lo - zp - 8, hi - zp + 8, size=shape)
+    q[..., ::3] = np.round(q[..., ::3]) + 0.5  # ties: rint rounds half to even
+    return (q * s).astype(np.float32)
+
+
+@pytest.mark.parametrize("qtype", list(NP))
+def test_qdq_per_tensor_every_type(qtype):
+    rng = np.random.default_rng()
+    lo, hi = RANGES[qtype]
+    scale = np.float32(rng.uniform(0.01, 0.2))
+    zp = np.asarray(rng.integers(lo, hi // 2 + 1), NP[qtype])
+    x = _spread(rng, (7, 33), scale, lo, hi, int(zp))
+    model = _qdq_model(x.shape, qtype, scale, zp)
+    want = ReferenceEvaluator(model).run(None, {"x": x})[0]
+    got = _run(model, {"x": x})[0]
+    np.testing.assert_array_equal(got, want)
+    # the integers themselves: the reference's quantized values
+    q = np.clip(np.rint(x / scale).astype(np.int64) + int(zp), lo, hi)
+    np.testing.assert_array_equal(got, ((q - int(zp)) * np.float64(scale)).astype(np.float32))
+
+
+def test_qdq_without_zero_point_is_uint8_and_saturates():
+    rng = np.random.default_rng()
+    x = rng.normal(0, 40, size=(5, 64)).astype(np.float32)
+    x[0, :4] = [np.inf, -np.inf, 1e30, -1e30]
+    model = _qdq_model(x.shape, "UINT8", np.float32(0.5), None)
+    got = _run(model, {"x": x})[0]
+    want = np.clip(np.rint(x.astype(np.float64) / 0.5), 0, 255) * 0.5
+    np.testing.assert_array_equal(got, want.astype(np.float32))
+
+
+@pytest.mark.parametrize("axis", [0, 1, -1])
+def test_qdq_per_axis(axis):
+    rng = np.random.default_rng()
+    shape = (6, 5, 9)
+    n = shape[axis]
+    scale = rng.uniform(0.02, 0.3, size=n).astype(np.float32)
+    zp = rng.integers(-20, 20, size=n).astype(np.int8)
+    dims = [1, 1, 1]
+    dims[axis] = n
+    x = _spread(rng, shape, scale.reshape(dims), -128, 127)
+    model = _qdq_model(shape, "INT8", scale, zp, axis=axis, opset=19)
+    want = ReferenceEvaluator(model).run(None, {"x": x})[0]
+    np.testing.assert_array_equal(_run(model, {"x": x})[0], want)
+    np.testing.assert_allclose(_run(model, {"x": x})[0], ort_run(model, {"x": x})[0], rtol=0, atol=0)
+
+
+@pytest.mark.parametrize("block", [4, 3])
+def test_qdq_per_block(block):
+    """opset 21's blocked quantization, a block size that divides the axis
+    and one that leaves a shorter last block."""
+    rng = np.random.default_rng()
+    shape = (8, 12)
+    nb = -(-shape[1] // block)
+    scale = rng.uniform(0.02, 0.3, size=(8, nb)).astype(np.float32)
+    zp = rng.integers(0, 30, size=(8, nb)).astype(np.uint8)
+    x = _spread(rng, shape, np.repeat(scale, block, axis=1)[:, :12], 0, 255)
+    model = _qdq_model(shape, "UINT8", scale, zp, axis=1, block=block)
+    want = ReferenceEvaluator(model).run(None, {"x": x})[0]
+    np.testing.assert_array_equal(_run(model, {"x": x})[0], want)
+
+
+@pytest.mark.parametrize("ftype", ["FLOAT16", "BFLOAT16"])
+def test_qdq_16_bit_floats(ftype):
+    """The division in the input's type (as the reference), the dequantized
+    product rounded once to the scale's type."""
+    rng = np.random.default_rng()
+    code = getattr(TensorProto, ftype)
+    x32 = _spread(rng, (4, 40), 0.125, -128, 127)
+    scale = np.float32(0.125)  # exact in both types
+    nodes = [helper.make_node("QuantizeLinear", ["x", "s", "z"], ["q"]),
+             helper.make_node("DequantizeLinear", ["q", "s", "z"], ["y"])]
+    s = helper.make_tensor("s", code, [], [float(scale)])
+    z = numpy_helper.from_array(np.asarray(3, np.int8), "z")
+    model = make_model(nodes, [helper.make_tensor_value_info("x", code, [4, 40])],
+                       [helper.make_tensor_value_info("y", code, [4, 40])], [s, z], opset=19)
+    if ftype == "FLOAT16":
+        x32 = x32.astype(np.float16).astype(np.float32)
+    else:  # bf16: the carrier's values rounded to bf16 (nearest even)
+        u = x32.view(np.uint32).astype(np.uint64)
+        x32 = (((u + 0x7FFF + ((u >> 16) & 1)) >> 16) << 16).astype(np.uint32).view(np.float32)
+    got = _run(model, {"x": x32.astype(np.float16) if ftype == "FLOAT16" else x32})[0]
+    # x / 0.125 is exact, so the division's rounding to the input type changes nothing
+    want = (np.clip(np.rint(x32.astype(np.float64) / 0.125) + 3, -128, 127) - 3) * 0.125
+    np.testing.assert_array_equal(np.asarray(got, np.float64), want)
+
+
+def _qdq_matmul_model(rng, k=48, n=24, m=10):
+    """A QDQ MatMul as quantization tools write it: the activation quantized
+    to UINT8 per tensor, the weight stored INT8 per output channel (axis 1
+    of [K, N]), the bias INT32 at scale_x * scale_w, all dequantized."""
+    w = rng.normal(0, 0.5, size=(k, n)).astype(np.float32)
+    sw = (np.abs(w).max(axis=0) / 127).astype(np.float32)
+    wq = np.clip(np.rint(w / sw), -127, 127).astype(np.int8)
+    sx, zx = np.float32(0.02), np.uint8(128)
+    b = rng.normal(0, 0.5, size=n).astype(np.float32)
+    bq = np.rint(b / (sx * sw)).astype(np.int32)
+    inits = [_init("wq", wq), _init("sw", sw), _init("zw", np.zeros(n, np.int8)), _init("sx", sx), _init("zx", zx),
+             _init("bq", bq), _init("sb", (sx * sw).astype(np.float32))]
+    nodes = [helper.make_node("QuantizeLinear", ["x", "sx", "zx"], ["xq"]),
+             helper.make_node("DequantizeLinear", ["xq", "sx", "zx"], ["xd"]),
+             helper.make_node("DequantizeLinear", ["wq", "sw", "zw"], ["wd"], axis=1),
+             helper.make_node("DequantizeLinear", ["bq", "sb"], ["bd"], axis=0),
+             helper.make_node("MatMul", ["xd", "wd"], ["mm"]),
+             helper.make_node("Add", ["mm", "bd"], ["y"])]
+    return make_model(nodes, [helper.make_tensor_value_info("x", TensorProto.FLOAT, [m, k])],
+                      [helper.make_tensor_value_info("y", TensorProto.FLOAT, [m, n])], inits, opset=19)
+
+
+def test_qdq_matmul_weights_fold_to_float_params():
+    rng = np.random.default_rng()
+    model = _qdq_matmul_model(rng)
+    x = rng.normal(0, 1, size=(10, 48)).astype(np.float32)
+    module, params = rlxc.from_onnx(model)
+    text = str(module)
+    # the integer weight and bias are dequantized at import into float params named after them
+    assert sorted(params) == ["bd", "wd"] and all(a.dtype == np.float32 for a in params.values())
+    assert "rlx.param" in text and "i32" not in text and "dense<\"0x" not in text
+    got = rlxc.compile(module, "numpy", params=params).run({"x": x})[0]
+    ref = ReferenceEvaluator(model).run(None, {"x": x})[0]
+    np.testing.assert_allclose(got, ref, rtol=1e-5, atol=1e-5)
+    np.testing.assert_allclose(got, ort_run(model, {"x": x})[0], rtol=1e-5, atol=1e-5)
+
+
+def test_qdq_conv_per_channel_weights():
+    """A QDQ Conv as ORT's quantizer writes it (INT8 weights per output
+    channel, axis 0), against ONNX Runtime."""
+    rng = np.random.default_rng()
+    w = rng.normal(0, 0.3, size=(8, 3, 3, 3)).astype(np.float32)
+    sw = (np.abs(w).reshape(8, -1).max(axis=1) / 127).astype(np.float32)
+    wq = np.clip(np.rint(w / sw[:, None, None, None]), -127, 127).astype(np.int8)
+    inits = [_init("wq", wq), _init("sw", sw), _init("zw", np.zeros(8, np.int8)), _init("sx", np.float32(0.03)),
+             _init("zx", np.int8(-3))]
+    nodes = [helper.make_node("QuantizeLinear", ["x", "sx", "zx"], ["xq"]),
+             helper.make_node("DequantizeLinear", ["xq", "sx", "zx"], ["xd"]),
+             helper.make_node("DequantizeLinear", ["wq", "sw", "zw"], ["wd"], axis=0),
+             helper.make_node("Conv", ["xd", "wd"], ["y"], pads=[1, 1, 1, 1])]
+    model = make_model(nodes, [helper.make_tensor_value_info("x", TensorProto.FLOAT, [2, 3, 9, 9])],
+                       [helper.make_tensor_value_info("y", TensorProto.FLOAT, [2, 8, 9, 9])], inits, opset=19)
+    x = rng.normal(0, 1, size=(2, 3, 9, 9)).astype(np.float32)
+    np.testing.assert_allclose(_run(model, {"x": x})[0], ort_run(model, {"x": x})[0], rtol=1e-5, atol=1e-5)
+
+
+def test_int4_weights_per_block():
+    """INT4 weights (opset 21, blocked along the input axis), dequantized at import."""
+    rng = np.random.default_rng()
+    k, n, block = 16, 6, 8
+    wq = rng.integers(-8, 8, size=(k, n))
+    sw = rng.uniform(0.01, 0.1, size=(k // block, n)).astype(np.float32)
+    inits = [_init("wq", wq, TensorProto.INT4), _init("sw", sw)]
+    nodes = [helper.make_node("DequantizeLinear", ["wq", "sw"], ["wd"], axis=0, block_size=block),
+             helper.make_node("MatMul", ["x", "wd"], ["y"])]
+    model = make_model(nodes, [helper.make_tensor_value_info("x", TensorProto.FLOAT, [3, k])],
+                       [helper.make_tensor_value_info("y", TensorProto.FLOAT, [3, n])], inits, opset=21)
+    x = rng.normal(0, 1, size=(3, k)).astype(np.float32)
+    want = x.astype(np.float64) @ (wq * np.repeat(sw, block, axis=0))
+    np.testing.assert_allclose(_run(model, {"x": x})[0], want, rtol=1e-5, atol=1e-5)
+
+
+def test_quantized_values_only_flow_into_dequantize():
+    x = helper.make_tensor_value_info("x", TensorProto.FLOAT, [4])
+    s, z = _init("s", np.float32(0.1)), _init("z", np.int8(0))
+    # a QuantizeLinear's output as a graph output
+    m = make_model([helper.make_node("QuantizeLinear", ["x", "s", "z"], ["q"])], [x],
+                   [helper.make_tensor_value_info("q", TensorProto.INT8, [4])], [s, z])
+    with pytest.raises(OnnxImportError, match="graph output 'q' has ONNX type INT8"):
+        rlxc.from_onnx(m)
+    # read by another op
+    m = make_model([helper.make_node("QuantizeLinear", ["x", "s", "z"], ["q"]), helper.make_node("Abs", ["q"], ["y"])],
+                   [x], [helper.make_tensor_value_info("y", TensorProto.INT8, [4])], [s, z])
+    with pytest.raises(OnnxImportError, match="Abs node 'y' reads 'q' of ONNX type INT8"):
+        rlxc.from_onnx(m)
+    # an INT8 initializer read by another op
+    m = make_model([helper.make_node("Cast", ["w"], ["y"], to=TensorProto.FLOAT)], [],
+                   [helper.make_tensor_value_info("y", TensorProto.FLOAT, [2])], [_init("w", np.int8([1, 2]))])
+    with pytest.raises(OnnxImportError, match="reads 'w' of ONNX type INT8"):
+        rlxc.from_onnx(m)
+    # a scale that is not known at import
+    m = make_model([helper.make_node("QuantizeLinear", ["x", "sv", "z"], ["q"]),
+                    helper.make_node("DequantizeLinear", ["q", "sv", "z"], ["y"])],
+                   [x, helper.make_tensor_value_info("sv", TensorProto.FLOAT, [])],
+                   [helper.make_tensor_value_info("y", TensorProto.FLOAT, [4])], [z])
+    with pytest.raises(OnnxImportError, match="must be a constant at import|must be known at import"):
+        rlxc.from_onnx(m)
+    # float8
+    m = make_model([helper.make_node("QuantizeLinear", ["x", "s"], ["q"], output_dtype=TensorProto.FLOAT8E4M3FN),
+                    helper.make_node("DequantizeLinear", ["q", "s"], ["y"])], [x],
+                   [helper.make_tensor_value_info("y", TensorProto.FLOAT, [4])], [s], opset=21)
+    with pytest.raises(OnnxImportError, match="quantizing to FLOAT8E4M3FN is not supported"):
+        rlxc.from_onnx(m)
+
+
+@pytest.mark.gpu
+@pytest.mark.skipif(not rlxc.cuda.is_available(), reason="no NVIDIA GPU and driver")
+def test_qdq_matmul_on_cuda():
+    rng = np.random.default_rng()
+    model = _qdq_matmul_model(rng, k=256, n=128, m=64)
+    x = rng.normal(0, 1, size=(64, 256)).astype(np.float32)
+    got = _run(model, {"x": x}, "cuda")[0]
+    want = ReferenceEvaluator(model).run(None, {"x": x})[0]
+    np.testing.assert_allclose(got, want, rtol=1e-4, atol=1e-4)
