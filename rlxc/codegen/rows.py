@@ -945,6 +945,12 @@ def _reduce_columns(x: SSAValue, y: SSAValue, xs: list[int], axes: list[int], re
 #: (H100, 64 MiB f16 rows of 1001 and 4097: 2-byte accesses read at 62% and
 #: 77% of copy). 0 turns it off.
 PEEL_REDUCE_MIN = 4
+#: On: the block reduce form's peeled head and tail elements are read before
+#: the row's vectors (their loads in flight with the vectors'), not after
+#: them (a second round trip per row). Not measured yet: session 36's H200
+#: sweep found f32 reduce_sum_last of 2049 (peeled, 2 vectors a thread) at
+#: 23.5 µs where rows of 1536 and 6000 took 18.1-18.9 (0.91x eager).
+PEEL_EDGES_FIRST = False
 
 
 def _reduce_peel(t: Attribute, n: int) -> int:
@@ -1055,9 +1061,11 @@ def _reduce_rows(x: SSAValue, y: SSAValue, nrows: int, n: int, reducer: str, ide
         if split > 1:
             edges = [f"if (blockIdx.y == 0) {edges[0]}"]
     row_lines = _peel_lines(n, vw, "r") if peel else []  # before the split's bounds, which use them
+    first = edges if PEEL_EDGES_FIRST else []
     body = [
         f"const {item}* __restrict__ xr = x + {'va' if peel else f'r * {m}LL'};",
         f"{acc} acc = {ident};",
+        *first,
         f"for ({ix} i0 = {lo}threadIdx.x; i0 < {hi}; i0 += {4 * THREADS}) {{",
         f"  {item} p[4];",
         "  #pragma unroll",
@@ -1065,7 +1073,7 @@ def _reduce_rows(x: SSAValue, y: SSAValue, nrows: int, n: int, reducer: str, ide
         "  #pragma unroll",
         f"  for (int j = 0; j < 4; ++j) {{ const {ix} it = i0 + j * {THREADS}; if (it < {hi}) {fold} }}",
         "}",
-        *edges,
+        *([] if first else edges),
         f"acc = rlx_block_reduce(acc, {reducer}(), ({acc}){ident}, smem);",
     ]
     if split == 1:
