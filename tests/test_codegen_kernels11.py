@@ -331,3 +331,54 @@ def test_gather_row_form_for_narrow_items():
     for d, n in (("f32", 1001), ("f16", 1000)):
         src = _sources(lambda g: [g.gather(g.input("x", [40, n], d), g.constant(np.array([3, -1], np.int64)), axis=0)])
         assert "gather rows" not in src and "gather along axis 0" in src
+
+
+def _kernels(build_fn) -> list[str]:
+    g = rlxc.GraphBuilder()
+    lowered = rlxc.run_pipeline(g.build(build_fn(g)), "rlx-cuda{arch=sm_90 sm_count=132}")
+    return [op.source.data for op in lowered.ops if isinstance(op, rlx_cuda.KernelOp)]
+
+
+@pytest.mark.parametrize("d", ["f16", "bf16"])
+def test_computed_16_bit_cluster_rows_hold_64_bytes_a_thread(d):
+    """rows.CLUSTER_PROLOGUE_ROW_BYTES and PAIRED_PROLOGUE: the fused residual
+    norms over 16-bit rows of 32768 (x + residual computed, not loaded) take
+    4 blocks of 256 threads, 32 elements a thread, each word of the packed
+    row built from two elements at once, and fit 64 registers spilling 8
+    bytes at most, as the plain norms do (at 128 bytes a thread the f16
+    residual layer_norm spilled 340)."""
+    def build(g):
+        x, r = g.input("x", [4, 32768], d), g.input("r", [4, 32768], d)
+        return [*g.fused_residual_layer_norm(x, r, g.param("g", [32768], d), g.param("b", [32768], d)),
+                *g.fused_residual_rms_norm(x, r, g.param("w", [32768], d))]
+
+    srcs = _kernels(build)
+    assert len(srcs) == 2
+    for src in srcs:
+        assert "cluster (4 blocks of 256 threads per row" in src and "32 per thread" in src
+        assert f"rlx_st2_{d}(e2_[0], e2_[1])" in src and "rlx_with_half" not in src
+        res = nvrtc.resources(src, "sm_90", headers=HEADERS)
+        assert res.spill_stores <= 8 and res.registers <= 64, res
+
+
+def test_odd_f32_block_rows_are_peeled():
+    """rows.PEEL_F32: f32 rows of odd length in the block form move float4s
+    between their 16-byte boundaries, the few elements around them one each
+    (the fused residual norms too)."""
+    def build(g):
+        x, r = g.input("x", [6, 4097]), g.input("r", [6, 4097])
+        return [g.layer_norm(x, g.param("g", [4097]), g.param("b", [4097])), g.softmax(x),
+                *g.fused_residual_rms_norm(x, r, g.param("w", [4097]))]
+
+    for src in _kernels(build):
+        assert "row form: block" in src and "4 elements per access between the row's 16-byte boundaries" in src
+
+
+@pytest.mark.parametrize("d", ["f16", "bf16"])
+def test_narrow_injective_items_take_16_bytes_a_thread(d):
+    """injective.MIN_THREAD_BYTES: 16-bit elements moved one at a time (rows
+    no vector divides) go 8 to a thread; 16-byte items stay 4."""
+    srcs = _kernels(lambda g: [g.concat([g.input("a", [5, 2048], d), g.input("b", [5, 2049], d)], axis=1),
+                               g.concat([g.input("c", [5, 2048], d), g.input("e", [5, 2048], d)], axis=1)])
+    assert any("one element per item, 8 items per thread" in s for s in srcs)
+    assert any("8 elements per 16-byte item, 4 items per thread" in s for s in srcs)
