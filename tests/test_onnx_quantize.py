@@ -208,6 +208,35 @@ def test_int4_weights_per_block():
     np.testing.assert_allclose(_run(model, {"x": x})[0], want, rtol=1e-5, atol=1e-5)
 
 
+def test_quantized_values_move_through_layout_ops():
+    """Exporters put Transpose/Reshape/Identity between a quantized weight or
+    activation and its DequantizeLinear; the values stay quantized through
+    them (and only a DequantizeLinear, or another such op, may read them)."""
+    rng = np.random.default_rng()
+    wq = rng.integers(-127, 128, size=(6, 8)).astype(np.int8)  # stored [N, K]: transposed before use
+    inits = [_init("wq", wq), _init("sw", np.float32(0.05)), _init("zw", np.int8(1)), _init("sx", np.float32(0.1)),
+             _init("zx", np.uint8(100)), _init("shape", np.array([4, 8], np.int64))]
+    nodes = [helper.make_node("Transpose", ["wq"], ["wt"], perm=[1, 0]),
+             helper.make_node("Identity", ["wt"], ["wi"]),
+             helper.make_node("DequantizeLinear", ["wi", "sw", "zw"], ["wd"]),
+             helper.make_node("QuantizeLinear", ["x", "sx", "zx"], ["xq"]),
+             helper.make_node("Reshape", ["xq", "shape"], ["xr"]),
+             helper.make_node("DequantizeLinear", ["xr", "sx", "zx"], ["xd"]),
+             helper.make_node("MatMul", ["xd", "wd"], ["y"])]
+    model = make_model(nodes, [helper.make_tensor_value_info("x", TensorProto.FLOAT, [2, 2, 8])],
+                       [helper.make_tensor_value_info("y", TensorProto.FLOAT, [4, 6])], inits, opset=19)
+    x = rng.normal(0, 3, size=(2, 2, 8)).astype(np.float32)
+    module, params = rlxc.from_onnx(model)
+    assert list(params) == ["wd"]  # the transposed weight dequantized at import, a param
+    got = rlxc.compile(module, "numpy", params=params).run({"x": x})[0]
+    np.testing.assert_allclose(got, ReferenceEvaluator(model).run(None, {"x": x})[0], rtol=1e-6, atol=1e-6)
+    bad = make_model([*nodes[3:5], helper.make_node("Relu", ["xr"], ["y"])],
+                     [helper.make_tensor_value_info("x", TensorProto.FLOAT, [2, 2, 8])],
+                     [helper.make_tensor_value_info("y", TensorProto.UINT8, [4, 8])], inits, opset=19)
+    with pytest.raises(OnnxImportError, match="Relu node 'y' reads 'xr' of ONNX type UINT8"):
+        rlxc.from_onnx(bad)
+
+
 def test_quantized_values_only_flow_into_dequantize():
     x = helper.make_tensor_value_info("x", TensorProto.FLOAT, [4])
     s, z = _init("s", np.float32(0.1)), _init("z", np.int8(0))

@@ -30,6 +30,11 @@ _NAME = re.compile(r"[^A-Za-z0-9_]")
 #: DequantizeLinear turns into floats.
 PARAM_FOLDS = ("DequantizeLinear",)
 
+#: Ops that only move or relabel elements: a quantized value (see
+#: `OnnxImporter.quantized`) may pass through them (as input #0) on its way
+#: to a DequantizeLinear, and their output is quantized as it is.
+QUANT_MOVES = ("Identity", "Reshape", "Transpose", "Flatten", "Squeeze", "Unsqueeze")
+
 
 def _ssa_name(onnx_name: str) -> str:
     """An ONNX value name as an SSA name hint (`%` + letters, digits, `_`)."""
@@ -187,7 +192,8 @@ class OnnxImporter:
             else:
                 q = self.quantized(i)
                 if q is not None and not (proto.op_type == "DequantizeLinear" and k in (0, 2)
-                                          or proto.op_type == "QuantizeLinear" and k == 2):
+                                          or proto.op_type == "QuantizeLinear" and k == 2
+                                          or proto.op_type in QUANT_MOVES and k == 0):
                     raise OnnxImportError(
                         f"{proto.op_type} node '{name}' reads '{i}' of ONNX type {q}; rlx has no {q} type: "
                         "a quantized value imports only as DequantizeLinear's input (and QuantizeLinear's zero point)")
@@ -198,7 +204,8 @@ class OnnxImporter:
                 isinstance(v, Const) for v in inputs if v is not None
             ):
                 outs = self._fold(proto, inputs)
-                if proto.op_type in PARAM_FOLDS and isinstance(inputs[0], Const) and inputs[0].initializer:
+                if proto.op_type in PARAM_FOLDS and isinstance(inputs[0], Const) and (
+                        inputs[0].initializer or inputs[0].narrow):
                     # a weight stored quantized: its float values are a param named after them
                     outs = [Const(o.array, o.dtype, out) if isinstance(o, Const) else o
                             for o, out in zip(outs, proto.output)]
@@ -206,7 +213,13 @@ class OnnxImporter:
                 outs = fn(node)
         except GraphError as e:
             raise OnnxImportError(f"{node.where}: {e}") from None
+        moved = self.quantized(proto.input[0]) if proto.op_type in QUANT_MOVES and proto.input else None
         for out_name, v in zip(proto.output, outs):
+            if out_name and moved is not None:  # a quantized value moved: still quantized
+                if isinstance(v, Const):
+                    v = Const(v.array, v.dtype, v.initializer, narrow=moved)
+                else:
+                    self.carried[out_name] = moved
             if out_name:
                 if isinstance(v, Tensor) and v.value.name_hint is None:
                     v.value.name_hint = _ssa_name(out_name)
