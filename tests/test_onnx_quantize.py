@@ -279,3 +279,74 @@ def test_qdq_matmul_on_cuda():
     got = _run(model, {"x": x}, "cuda")[0]
     want = ReferenceEvaluator(model).run(None, {"x": x})[0]
     np.testing.assert_allclose(got, want, rtol=1e-4, atol=1e-4)
+
+
+def _vi(name, code, shape):
+    return helper.make_tensor_value_info(name, code, shape)
+
+
+@pytest.mark.filterwarnings("ignore:invalid value encountered in cast")  # the reference's NaN to int32
+def test_quantize_nan_and_negative_zero():
+    """NaN (and 0 / 0) quantize to the type's lowest value, as the reference's
+    integer cast gives; rint(-0.3) is 0, not -0, so 1 / dequantized is +inf."""
+    x = np.array([np.nan, -0.01, -0.0, 0.01, 3.0], np.float32)
+    nodes = [helper.make_node("QuantizeLinear", ["x", "s"], ["q"], output_dtype=TensorProto.INT8),
+             helper.make_node("DequantizeLinear", ["q", "s"], ["d"]),
+             helper.make_node("Reciprocal", ["d"], ["y"])]
+    model = make_model(nodes, [_vi("x", TensorProto.FLOAT, [5])], [_vi("y", TensorProto.FLOAT, [5])],
+                       [_init("s", np.float32(0.5))], opset=21)
+    got = _run(model, {"x": x})[0]
+    np.testing.assert_array_equal(got, np.array([1 / -64.0, np.inf, np.inf, np.inf, 1 / 3.0], np.float32))
+    np.testing.assert_array_equal(got, ReferenceEvaluator(model).run(None, {"x": x})[0])
+
+
+def test_quantized_values_through_control_flow():
+    """A QuantizeLinear's output returned by an If branch stays quantized (an
+    error where something else reads it); sibling branches may reuse a name
+    for a value that is not quantized; a Loop's DequantizeLinear with a
+    per-iteration scale folds a fresh param each iteration (against ONNX
+    Runtime: ONNX's reference evaluator gets this loop wrong)."""
+    x, s, z = _vi("x", TensorProto.FLOAT, [4]), _init("s", np.float32(0.1)), _init("z", np.int8(0))
+    c = numpy_helper.from_array(np.array(True), "c")
+    then = helper.make_graph([helper.make_node("QuantizeLinear", ["x", "s", "z"], ["t"])], "then", [],
+                             [_vi("t", TensorProto.INT8, [4])])
+    other = helper.make_graph([helper.make_node("QuantizeLinear", ["x", "s", "z"], ["u"])], "else", [],
+                              [_vi("u", TensorProto.INT8, [4])])
+    m = make_model([helper.make_node("If", ["c"], ["q"], then_branch=then, else_branch=other),
+                    helper.make_node("Relu", ["q"], ["y"])], [x], [_vi("y", TensorProto.INT8, [4])], [s, z, c], opset=19)
+    with pytest.raises(OnnxImportError, match="Relu node 'y' reads 'q' of ONNX type INT8"):
+        rlxc.from_onnx(m)
+    relu = helper.make_graph([helper.make_node("Relu", ["x"], ["t"]), helper.make_node("Abs", ["t"], ["a"])], "b2", [],
+                             [_vi("a", TensorProto.FLOAT, [4])])
+    m = make_model([helper.make_node("If", ["c"], ["q"], then_branch=then, else_branch=other),
+                    helper.make_node("DequantizeLinear", ["q", "s", "z"], ["d"]),
+                    helper.make_node("If", ["c"], ["r"], then_branch=relu, else_branch=relu),
+                    helper.make_node("Add", ["d", "r"], ["y"])],
+                   [x], [_vi("y", TensorProto.FLOAT, [4])], [s, z, c], opset=19)
+    xv = np.array([0.14, -3.0, 100.0, 0.25], np.float32)
+    np.testing.assert_allclose(_run(m, {"x": xv})[0], [0.1 + 0.14, -3.0 + 0.0, 12.7 + 100.0, 0.2 + 0.25], rtol=1e-6)
+    body = helper.make_graph(
+        [helper.make_node("Identity", ["cin"], ["cout"]), helper.make_node("Cast", ["i"], ["fi"], to=TensorProto.FLOAT),
+         helper.make_node("Add", ["fi", "one"], ["sc"]), helper.make_node("DequantizeLinear", ["wq", "sc"], ["wd"]),
+         helper.make_node("Add", ["acc", "wd"], ["acc2"])], "body",
+        [_vi("i", TensorProto.INT64, []), _vi("cin", TensorProto.BOOL, []), _vi("acc", TensorProto.FLOAT, [4])],
+        [_vi("cout", TensorProto.BOOL, []), _vi("acc2", TensorProto.FLOAT, [4])], [_init("one", np.float32(1.0))])
+    m = make_model([helper.make_node("Loop", ["n", "", "x"], ["y"], body=body)], [x], [_vi("y", TensorProto.FLOAT, [4])],
+                   [_init("wq", np.array([1, -2, 3, -4], np.int8)), _init("n", np.array(3, np.int64))], opset=19)
+    got = _run(m, {"x": xv})[0]
+    np.testing.assert_allclose(got, xv + 6.0 * np.array([1, -2, 3, -4], np.float32), rtol=1e-6)
+    np.testing.assert_allclose(got, ort_run(m, {"x": xv})[0], rtol=1e-6)
+
+
+def test_quantization_parameter_errors_name_the_node():
+    x = _vi("x", TensorProto.FLOAT, [4, 6])
+    for scale, block in ((np.full(3, 0.1, np.float32), 2), (np.full((4, 2), 0.1, np.float32), 2)):
+        m = make_model([helper.make_node("QuantizeLinear", ["x", "s"], ["q"], axis=1, block_size=block),
+                        helper.make_node("DequantizeLinear", ["q", "s"], ["y"], axis=1, block_size=block)],
+                       [x], [_vi("y", TensorProto.FLOAT, [4, 6])], [_init("s", scale)], opset=21)
+        with pytest.raises(OnnxImportError, match="QuantizeLinear node 'q': the scale of shape"):
+            rlxc.from_onnx(m)
+    # Shape of a quantized value reads only its shape
+    m = make_model([helper.make_node("QuantizeLinear", ["x", "s"], ["q"]), helper.make_node("Shape", ["q"], ["y"])],
+                   [x], [_vi("y", TensorProto.INT64, [2])], [_init("s", np.float32(0.1))], opset=19)
+    np.testing.assert_array_equal(_run(m, {"x": np.zeros((4, 6), np.float32)})[0], [4, 6])

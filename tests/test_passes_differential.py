@@ -173,7 +173,7 @@ def test_fusion_bounds_inputs_and_ops():
 def test_canonicalize_folds_the_documented_identities():
     text = """
     func.func @main(%x: tensor<4x8xf32>) -> (tensor<8x4xf32>, tensor<4x8xf32>, tensor<2xf32>) {
-      %z = rlx.constant dense<0.0> : tensor<4x8xf32>
+      %z = rlx.constant dense<-0.0> : tensor<4x8xf32>
       %o = rlx.constant dense<1.0> : tensor<f32>
       %a = rlx.add %x, %z : tensor<4x8xf32>, tensor<4x8xf32> -> tensor<4x8xf32>
       %m = rlx.mul %a, %o : tensor<4x8xf32>, tensor<f32> -> tensor<4x8xf32>
@@ -197,6 +197,26 @@ def test_canonicalize_folds_the_documented_identities():
     np.testing.assert_array_equal(t3, x.T)
     np.testing.assert_array_equal(e, x)
     np.testing.assert_array_equal(k2, np.array([1.0, 2.0], np.float32))
+
+
+def test_canonicalize_keeps_signed_zeros():
+    """x + (+0) and x - (-0) are +0 where x is -0 (IEEE 754), so they stay;
+    the pipeline's result equals the unoptimized module's bit for bit."""
+    text = """
+    func.func @main(%x: tensor<6xf32>) -> (tensor<6xf32>, tensor<6xf32>) {
+      %z = rlx.constant dense<0.0> : tensor<f32>
+      %n = rlx.constant dense<-0.0> : tensor<f32>
+      %a = rlx.add %z, %x : tensor<f32>, tensor<6xf32> -> tensor<6xf32>
+      %s = rlx.sub %x, %n : tensor<6xf32>, tensor<f32> -> tensor<6xf32>
+      func.return %a, %s : tensor<6xf32>, tensor<6xf32>
+    }"""
+    x = np.array([-0.0, 0.0, -1.5, 2.0, -0.0, np.inf], np.float32)
+    before = rlxc.interpret(rlxc.parse_module(text), {"x": x})
+    after = rlxc.interpret(rlxc.run_pipeline(rlxc.parse_module(text), "canonicalize,cse,dce"), {"x": x})
+    for b, a in zip(before, after):
+        np.testing.assert_array_equal(np.signbit(a), np.signbit(b))
+        np.testing.assert_array_equal(a, b)
+    assert not np.signbit(after[0][0]) and not np.signbit(after[1][0])
 
 
 def test_cse_merges_duplicate_rlx_ops():

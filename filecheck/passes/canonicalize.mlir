@@ -1,10 +1,10 @@
 // RUN: rlxc-opt %s --split-input-file -p 'canonicalize,cse,dce' | filecheck %s
 
-// x + 0, x * 1 and x / 1 are x; so are casts and expands to x's own type.
+// x + (-0), x * 1 and x / 1 are x; so are casts and expands to x's own type.
 // CHECK-LABEL: func.func @identities
 // CHECK-NEXT: func.return %x, %x, %x, %x : tensor<4x8xf32>, tensor<4x8xf32>, tensor<4x8xf32>, tensor<4x8xf32>
 func.func @identities(%x: tensor<4x8xf32>) -> (tensor<4x8xf32>, tensor<4x8xf32>, tensor<4x8xf32>, tensor<4x8xf32>) {
-  %z = rlx.constant dense<0.0> : tensor<4x8xf32>
+  %z = rlx.constant dense<-0.0> : tensor<4x8xf32>
   %o = rlx.constant dense<1.0> : tensor<f32>
   %a = rlx.add %z, %x : tensor<4x8xf32>, tensor<4x8xf32> -> tensor<4x8xf32>
   %m = rlx.mul %x, %o : tensor<4x8xf32>, tensor<f32> -> tensor<4x8xf32>
@@ -12,6 +12,27 @@ func.func @identities(%x: tensor<4x8xf32>) -> (tensor<4x8xf32>, tensor<4x8xf32>,
   %c = rlx.cast %a : tensor<4x8xf32> -> tensor<4x8xf32>
   %e = rlx.expand %c : tensor<4x8xf32> -> tensor<4x8xf32>
   func.return %a, %d, %c, %e : tensor<4x8xf32>, tensor<4x8xf32>, tensor<4x8xf32>, tensor<4x8xf32>
+}
+
+// -----
+
+// Float x + (+0) is not x (it is +0 where x is -0), nor is x - (-0); x - (+0)
+// is, and on integers x + 0 is.
+// CHECK-LABEL: func.func @signed_zeros
+// CHECK-NEXT: %[[Z:.*]] = rlx.constant dense<0.000000e+00> : tensor<f32>
+// CHECK-NEXT: %[[N:.*]] = rlx.constant dense<-0.000000e+00> : tensor<f32>
+// CHECK-NEXT: %[[A:.*]] = rlx.add %x, %[[Z]]
+// CHECK-NEXT: %[[S:.*]] = rlx.sub %x, %[[N]]
+// CHECK-NEXT: func.return %[[A]], %[[S]], %x, %i
+func.func @signed_zeros(%x: tensor<4xf32>, %i: tensor<4xi32>) -> (tensor<4xf32>, tensor<4xf32>, tensor<4xf32>, tensor<4xi32>) {
+  %z = rlx.constant dense<0.0> : tensor<f32>
+  %n = rlx.constant dense<-0.0> : tensor<f32>
+  %zi = rlx.constant dense<0> : tensor<i32>
+  %a = rlx.add %x, %z : tensor<4xf32>, tensor<f32> -> tensor<4xf32>
+  %s = rlx.sub %x, %n : tensor<4xf32>, tensor<f32> -> tensor<4xf32>
+  %t = rlx.sub %x, %z : tensor<4xf32>, tensor<f32> -> tensor<4xf32>
+  %b = rlx.add %i, %zi : tensor<4xi32>, tensor<i32> -> tensor<4xi32>
+  func.return %a, %s, %t, %b : tensor<4xf32>, tensor<4xf32>, tensor<4xf32>, tensor<4xi32>
 }
 
 // -----

@@ -9,6 +9,7 @@ would have computed.
 
 from __future__ import annotations
 
+import math
 from functools import cache
 
 import numpy as np
@@ -23,6 +24,7 @@ from xdsl.pattern_rewriter import (
 
 from rlxc.dialects import rlx
 from rlxc.dialects.rlx import _ints, i64_array
+from rlxc.dialects.types import is_float
 
 #: Ops whose results have at most this many elements (each) may be folded.
 FOLD_MAX_ELEMENTS = 1024
@@ -45,26 +47,32 @@ def _forward(rewriter: PatternRewriter, op: Operation, value: SSAValue) -> bool:
 
 
 class IdentityOperand(RewritePattern):
-    """x + 0, 0 + x, x - 0, x * 1, 1 * x, x / 1 -> x (when the type is x's)."""
+    """x + (-0), (-0) + x, x - (+0), x * 1, 1 * x, x / 1 -> x (when the type
+    is x's). On floats the zero's sign matters, as in IEEE 754 (and MLIR's
+    arith folds): x + (+0) is +0 where x is -0, so it is not x; on integers
+    every zero is the identity."""
 
-    #: op type -> (operand positions that may be the identity, its value)
+    #: op type -> (operand positions that may be the identity, its value, the
+    #: sign a float zero must have: True for -0)
     IDENTITIES = {
-        rlx.AddOp: ((0, 1), 0.0),
-        rlx.SubOp: ((1,), 0.0),
-        rlx.MulOp: ((0, 1), 1.0),
-        rlx.DivOp: ((1,), 1.0),
+        rlx.AddOp: ((0, 1), 0.0, True),
+        rlx.SubOp: ((1,), 0.0, False),
+        rlx.MulOp: ((0, 1), 1.0, None),
+        rlx.DivOp: ((1,), 1.0, None),
     }
 
     def match_and_rewrite(self, op: Operation, rewriter: PatternRewriter, /):
         spec = self.IDENTITIES.get(type(op))
         if spec is None:
             return
-        positions, identity = spec
+        positions, identity, negative = spec
+        floating = is_float(op.results[0].type)
         for i in positions:
-            if _splat_value(op.operands[i]) == identity:
-                other = op.operands[1 - i]
-                if _forward(rewriter, op, other):
-                    return
+            v = _splat_value(op.operands[i])
+            if v != identity or negative is not None and floating and (math.copysign(1.0, v) < 0) != negative:
+                continue
+            if _forward(rewriter, op, op.operands[1 - i]):
+                return
 
 
 class TransposeOfTranspose(RewritePattern):

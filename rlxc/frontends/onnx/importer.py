@@ -7,6 +7,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 
 import numpy as np
+from xdsl.ir import SSAValue
 
 from rlxc.dialects.types import dtype
 from rlxc.frontends.builder import GraphBuilder, GraphError, Tensor
@@ -30,10 +31,10 @@ _NAME = re.compile(r"[^A-Za-z0-9_]")
 #: DequantizeLinear turns into floats.
 PARAM_FOLDS = ("DequantizeLinear",)
 
-#: Ops that only move or relabel elements: a quantized value (see
+#: Ops that only move, pick or relabel elements: a quantized value (see
 #: `OnnxImporter.quantized`) may pass through them (as input #0) on its way
 #: to a DequantizeLinear, and their output is quantized as it is.
-QUANT_MOVES = ("Identity", "Reshape", "Transpose", "Flatten", "Squeeze", "Unsqueeze")
+QUANT_MOVES = ("Identity", "Reshape", "Transpose", "Flatten", "Squeeze", "Unsqueeze", "Slice", "Gather", "Expand")
 
 
 def _ssa_name(onnx_name: str) -> str:
@@ -57,9 +58,15 @@ class OnnxImporter:
         self.values: dict[str, Value] = {}
         self._param_tensors: dict[str, Tensor] = {}
         self._scalars: dict[tuple[str, str], Tensor] = {}
-        #: QuantizeLinear outputs (value name -> their ONNX integer type), held
-        #: as f32 tensors of the integer values: only a DequantizeLinear reads them.
-        self.carried: dict[str, str] = {}
+        #: QuantizeLinear outputs (their SSA value -> their ONNX integer type),
+        #: held as f32 tensors of the integer values: only a DequantizeLinear
+        #: reads them. Keyed by value, not name: a branch's value returned by
+        #: an If stays quantized, and sibling subgraphs may reuse names.
+        self.carried: dict[SSAValue, str] = {}
+        #: Names of the params DequantizeLinear folds give (PARAM_FOLDS), kept
+        #: apart from the initializers' and from each other (an unrolled
+        #: loop's body folds one per iteration under one ONNX name).
+        self._fold_names: set[str] = {t.name for t in self.graph.initializer}
 
     # -- values
     def scalar(self, v: float | int | bool, d: str) -> Tensor:
@@ -84,8 +91,12 @@ class OnnxImporter:
                 t = self.g.param(v.initializer, v.shape, v.dtype)
                 t.value.name_hint = _ssa_name(v.initializer)
                 self._param_tensors[v.initializer] = t
-            return self._param_tensors[v.initializer]
-        return self.constant(v.array, v.dtype)
+            t = self._param_tensors[v.initializer]
+        else:
+            t = self.constant(v.array, v.dtype)
+        if v.narrow is not None:  # still quantized as a tensor
+            self.carried[t.value] = v.narrow
+        return t
 
     # -- the walk
     def run(self):
@@ -138,7 +149,7 @@ class OnnxImporter:
         another type (a QuantizeLinear's output, an INT8/UINT8/...
         initializer), else None."""
         v = self.values.get(name)
-        return self.carried.get(name) or (v.narrow if isinstance(v, Const) else None)
+        return self.carried.get(v.value) if isinstance(v, Tensor) else v.narrow if isinstance(v, Const) else None
 
     def _input_dtype(self, i) -> str:
         kind = i.type.WhichOneof("value")
@@ -193,7 +204,8 @@ class OnnxImporter:
                 q = self.quantized(i)
                 if q is not None and not (proto.op_type == "DequantizeLinear" and k in (0, 2)
                                           or proto.op_type == "QuantizeLinear" and k == 2
-                                          or proto.op_type in QUANT_MOVES and k == 0):
+                                          or proto.op_type in QUANT_MOVES and k == 0
+                                          or proto.op_type in ("Shape", "Size")):
                     raise OnnxImportError(
                         f"{proto.op_type} node '{name}' reads '{i}' of ONNX type {q}; rlx has no {q} type: "
                         "a quantized value imports only as DequantizeLinear's input (and QuantizeLinear's zero point)")
@@ -207,7 +219,7 @@ class OnnxImporter:
                 if proto.op_type in PARAM_FOLDS and isinstance(inputs[0], Const) and (
                         inputs[0].initializer or inputs[0].narrow):
                     # a weight stored quantized: its float values are a param named after them
-                    outs = [Const(o.array, o.dtype, out) if isinstance(o, Const) else o
+                    outs = [Const(o.array, o.dtype, self._fold_name(out)) if isinstance(o, Const) else o
                             for o, out in zip(outs, proto.output)]
             else:
                 outs = fn(node)
@@ -219,7 +231,7 @@ class OnnxImporter:
                 if isinstance(v, Const):
                     v = Const(v.array, v.dtype, v.initializer, narrow=moved)
                 else:
-                    self.carried[out_name] = moved
+                    self.carried[v.value] = moved
             if out_name:
                 if isinstance(v, Tensor) and v.value.name_hint is None:
                     v.value.name_hint = _ssa_name(out_name)
@@ -244,7 +256,16 @@ class OnnxImporter:
         outs = emitter_for(proto.op_type, self.opset)(Node(sub, proto, args))  # pyright: ignore
         tensors = [sub.tensor(o) for o in outs]
         results = interpret(sub.g.build(tensors), feeds, sub.params)
-        return [Const(np.asarray(r), t.dtype) for r, t in zip(results, tensors)]
+        # a QuantizeLinear of constants: its integers stay quantized (`carried` is shared)
+        return [Const(np.asarray(r), t.dtype, narrow=self.carried.get(t.value)) for r, t in zip(results, tensors)]
+
+    def _fold_name(self, name: str) -> str:
+        """`name`, or `name_1`, `name_2`, ... where a param already has it."""
+        fresh, k = name, 1
+        while fresh in self._fold_names:
+            fresh, k = f"{name}_{k}", k + 1
+        self._fold_names.add(fresh)
+        return fresh
 
 
 

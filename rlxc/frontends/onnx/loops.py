@@ -32,10 +32,19 @@ def _stack(n: Node, values: list[Value], axis: int, what: str) -> Value:
         raise n.error(f"{what} has shapes {sorted(shapes)} in different iterations; rlx shapes are static")
     (shape,) = shapes
     axis = axis % (len(shape) + 1)
+    # quantized values (a QuantizeLinear's in the body) stack into quantized values
+    kinds = {v.narrow if isinstance(v, Const) else n.imp.carried.get(v.value) for v in values}
+    if len(kinds) != 1:
+        raise n.error(f"{what} is quantized ({', '.join(sorted(k or 'not quantized' for k in kinds))}) "
+                      "differently in different iterations")
+    (kind,) = kinds
     if all(isinstance(v, Const) for v in values):
-        return Const(np.stack([v.array for v in values], axis), values[0].dtype)
+        return Const(np.stack([v.array for v in values], axis), values[0].dtype, narrow=kind)
     one = [*shape[:axis], 1, *shape[axis:]]
-    return n.g.concat([n.g.reshape(n.imp.tensor(v), one) for v in values], axis)
+    out = n.g.concat([n.g.reshape(n.imp.tensor(v), one) for v in values], axis)
+    if kind is not None:
+        n.imp.carried[out.value] = kind
+    return out
 
 
 def _take(n: Node, x: Value, index: int, axis: int) -> Value:

@@ -28,7 +28,7 @@ from __future__ import annotations
 import numpy as np
 
 from rlxc.frontends.builder import Tensor
-from rlxc.frontends.onnx.core import QUANT_RANGES, Const, Node, Value, emitter
+from rlxc.frontends.onnx.core import QUANT_RANGES, Const, Node, OnnxImportError, Value, emitter
 
 _FLOATS = ("f32", "f16", "bf16")
 
@@ -55,6 +55,16 @@ def _broadcast(n: Node, a: np.ndarray, shape: tuple[int, ...], axis: int, block:
     per axis a vector along `axis`, per block repeated along it."""
     if a.ndim == 0 or a.size == 1:
         return a.reshape(())
+    try:
+        return _shaped(n, a, shape, axis, block, what)
+    except OnnxImportError:
+        raise
+    except (ValueError, IndexError) as e:  # numpy's AxisError is both
+        raise n.error(f"{what} of shape {list(a.shape)} does not fit x {list(shape)} (axis {axis}, "
+                      f"block_size {block}): {e}") from None
+
+
+def _shaped(n: Node, a: np.ndarray, shape: tuple[int, ...], axis: int, block: int, what: str) -> np.ndarray:
     if not block:
         if a.ndim != 1 or a.size != shape[axis]:
             raise n.error(f"{what} of shape {list(a.shape)} does not match axis {axis} of x {list(shape)}")
@@ -118,10 +128,14 @@ def quantize_linear(n: Node) -> list[Value]:
     s = n.imp.constant(_broadcast(n, scale.array, x.shape, axis, block, "the scale"), d)
     q = g.round(g.div(x if d == x.dtype else g.cast(x, d), s))  # in x's type (or precision's), as the reference
     q = g.cast(q, "f32") if d != "f32" else q
-    if zp is not None:
-        q = g.add(q, _const_f32(n, _broadcast(n, zp.array, x.shape, axis, block, "the zero point")))
-    q = g.minimum(g.maximum(q, n.imp.scalar(float(lo), "f32")), n.imp.scalar(float(hi), "f32"))
-    n.imp.carried[n.proto.output[0]] = out
+    # + the zero point (+0 without one: an integer has no -0, rint(-0.3) has)
+    z = _const_f32(n, _broadcast(n, zp.array, x.shape, axis, block, "the zero point")) if zp is not None \
+        else n.imp.scalar(0.0, "f32")
+    q = g.add(q, z)
+    lo_, hi_ = n.imp.scalar(float(lo), "f32"), n.imp.scalar(float(hi), "f32")
+    q = g.minimum(g.maximum(q, lo_), hi_)
+    q = g.select(g.ne(q, q), lo_, q)  # NaN (x NaN, or 0 / 0): the lowest value, as the reference's int cast gives
+    n.imp.carried[q.value] = out
     return [q]
 
 
