@@ -62,6 +62,12 @@ BLOCK_THREADS = 256
 _RAW = {2: "unsigned short", 4: "unsigned int", 8: "uint2", 16: "uint4"}
 
 
+def _item_type(t, vw: int) -> str:
+    """The C type of one item of `vw` elements of `t`: the element's storage
+    type, or the unsigned vector of that many bytes."""
+    return storage_type(t) if vw == 1 else _RAW[vw * dtype(t).bytes]
+
+
 def unpack_item(item: str, dst: str, vw: int, t, tmp: str = "q") -> list[str]:
     """Statements setting floats `dst[0 .. vw)` from `item`, an access of
     `vw` elements of float type `t` (an unsigned int, uint2 or uint4 of f32
@@ -140,7 +146,7 @@ def moves(family: str, out: SSAValue, ins: list[tuple[str, SSAValue]], lines: Ca
     idx_t, sfx = idx
     n = numel(shape(out)) // vw
     t = eltype(out)
-    item = storage_type(t) if vw == 1 else _RAW[vw * dtype(t).bytes]
+    item = _item_type(t, vw)
     unroll = unroll_for(vw * dtype(t).bytes)
     vec = [name for name, _ in ins if name in vector_ins] + ["y"] if vw > 1 else []
     decl = params_decl([(f"{name}_" if name in vec else name, v, False) for name, v in ins]
@@ -398,7 +404,7 @@ def _gather_rows(op: rlx.GatherOp, vw: int, inner: int, nid: int, d: int) -> Ker
     its chunks (blockIdx.y) are split evenly over the blocks, at most
     GATHER_ROW_UNROLL items a thread."""
     t = eltype(op.input)
-    item = storage_type(t) if vw == 1 else _RAW[vw * dtype(t).bytes]
+    item = _item_type(t, vw)
     threads = BLOCK_THREADS
     chunks = -(-inner // (threads * GATHER_ROW_UNROLL))
     unroll = -(-inner // (threads * chunks))

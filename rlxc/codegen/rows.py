@@ -1061,11 +1061,11 @@ def _reduce_rows(x: SSAValue, y: SSAValue, nrows: int, n: int, reducer: str, ide
         if split > 1:
             edges = [f"if (blockIdx.y == 0) {edges[0]}"]
     row_lines = _peel_lines(n, vw, "r") if peel else []  # before the split's bounds, which use them
-    first = edges if PEEL_EDGES_FIRST else []
+    before, after = (edges, []) if PEEL_EDGES_FIRST else ([], edges)
     body = [
         f"const {item}* __restrict__ xr = x + {'va' if peel else f'r * {m}LL'};",
         f"{acc} acc = {ident};",
-        *first,
+        *before,
         f"for ({ix} i0 = {lo}threadIdx.x; i0 < {hi}; i0 += {4 * THREADS}) {{",
         f"  {item} p[4];",
         "  #pragma unroll",
@@ -1073,7 +1073,7 @@ def _reduce_rows(x: SSAValue, y: SSAValue, nrows: int, n: int, reducer: str, ide
         "  #pragma unroll",
         f"  for (int j = 0; j < 4; ++j) {{ const {ix} it = i0 + j * {THREADS}; if (it < {hi}) {fold} }}",
         "}",
-        *([] if first else edges),
+        *after,
         f"acc = rlx_block_reduce(acc, {reducer}(), ({acc}){ident}, smem);",
     ]
     if split == 1:
@@ -3006,9 +3006,9 @@ class CachedRow:
         cluster form's rows of 50257 far worse (softmax 53% -> 35%: 65
         registers of row per thread and the per-row column arithmetic)."""
         size = self.elem_bytes or dtype(self.t).bytes
-        f32 = PEEL_F32 and size == 4 and dtype(self.t).bytes == 4
         return (GUARDED_VECTORS and PEEL_ROWS and not self.smem and self.vector
-                and (size == 2 and dtype(self.t).bytes == 2 or f32) and self.cols % 2 != 0 and self.cols >= 16
+                and size == dtype(self.t).bytes and (size == 2 or PEEL_F32 and size == 4)
+                and self.cols % 2 != 0 and self.cols >= 16
                 and self.lanes >= 16)  # head + tail: 15 elements at most, one per thread
 
     @property
@@ -3777,16 +3777,17 @@ def row_kernel(s: RowSpec, sm_count: int) -> KernelSpec:
         return KernelSpec(s.family, src, [Buf(v, w) for _, v, w in s.bufs], 1)
     stored = _stored_row(s)
     regs16 = CLUSTER_STORED and stored
-    window = WINDOW_ROWS and s.prologue is None and windowed(s.rows.cols, s.t, regs16)
+    computed = s.prologue is not None  # the row is computed, not loaded
+    window = WINDOW_ROWS and not computed and windowed(s.rows.cols, s.t, regs16)
     form = row_form(s.rows, s.t, 2 if stored else 4, regs16, window, sm_count,
-                    online=s.streamed_at is not None and s.prologue is None, prologue=s.prologue is not None)
+                    online=s.streamed_at is not None and not computed, prologue=computed)
     if form == "smem" and stored and not s.pure_in_smem:  # the shared row as f32 after all
         stored = regs16 = window = False
         form = row_form(s.rows, s.t, 4, sm_count=sm_count)
     bufs = [Buf(v, w) for _, v, w in s.bufs]
     decl = params_decl(s.bufs)
     rows = s.rows
-    if s.prologue is not None and form in ("float4", "uint4"):
+    if computed and form in ("float4", "uint4"):
         form = "looping"  # the prologue's inputs are read one element at a time there
     if form == "warp":
         group = row_group(rows.cols, s.elem_bytes)
@@ -3834,7 +3835,6 @@ def row_kernel(s: RowSpec, sm_count: int) -> KernelSpec:
                           threads=BLOCK_THREADS, one_row="block" in ROW_PER_BLOCK and grid == rows.rows)
         return KernelSpec(s.family, src, bufs, grid, BLOCK_THREADS)
     if form in ("cluster", "grid"):
-        computed = s.prologue is not None
         shape_ = (cluster_shape(rows.cols, s.t, regs16, window, computed) if form == "cluster"
                   else grid_shape(rows.cols, s.t, sm_count, regs16, window, computed))
         assert shape_ is not None

@@ -42,14 +42,18 @@ class Const:
 Value = Tensor | Const
 
 
+def onnx_type_name(code: int) -> str:
+    """ONNX's name of TensorProto data type `code` (the number where it has none)."""
+    from onnx import TensorProto
+
+    return TensorProto.DataType.Name(code) if code in TensorProto.DataType.values() else str(code)
+
+
 def _dtype_of(code: int, what: str) -> str:
     if code not in ONNX_DTYPES:
-        import onnx
-
-        name = onnx.TensorProto.DataType.Name(code) if code in onnx.TensorProto.DataType.values() else str(code)
         raise OnnxImportError(
-            f"{what} has ONNX type {name}; rlx supports "
-            + ", ".join(f"{onnx.TensorProto.DataType.Name(c)} ({n})" for c, n in ONNX_DTYPES.items())
+            f"{what} has ONNX type {onnx_type_name(code)}; rlx supports "
+            + ", ".join(f"{onnx_type_name(c)} ({n})" for c, n in ONNX_DTYPES.items())
         )
     return ONNX_DTYPES[code]
 
@@ -61,9 +65,9 @@ QUANT_RANGES = {"INT8": (-128, 127), "UINT8": (0, 255), "INT16": (-32768, 32767)
 
 
 def _const_from_tensor(t, what: str, initializer: str | None = None) -> Const:
-    from onnx import TensorProto, numpy_helper
+    from onnx import numpy_helper
 
-    name = TensorProto.DataType.Name(t.data_type) if t.data_type in TensorProto.DataType.values() else ""
+    name = onnx_type_name(t.data_type)
     if name in QUANT_RANGES:  # exact as i32; only the quantization ops read it
         a = np.asarray(numpy_helper.to_array(t)).astype(np.int32)
         return Const(a.copy(order="C"), "i32", initializer, narrow=name)

@@ -149,7 +149,11 @@ class OnnxImporter:
         another type (a QuantizeLinear's output, an INT8/UINT8/...
         initializer), else None."""
         v = self.values.get(name)
-        return self.carried.get(v.value) if isinstance(v, Tensor) else v.narrow if isinstance(v, Const) else None
+        return None if v is None else self.quantized_value(v)
+
+    def quantized_value(self, v: Value) -> str | None:
+        """`quantized` of a value itself."""
+        return v.narrow if isinstance(v, Const) else self.carried.get(v.value)
 
     def _input_dtype(self, i) -> str:
         kind = i.type.WhichOneof("value")
@@ -227,15 +231,16 @@ class OnnxImporter:
             raise OnnxImportError(f"{node.where}: {e}") from None
         moved = self.quantized(proto.input[0]) if proto.op_type in QUANT_MOVES and proto.input else None
         for out_name, v in zip(proto.output, outs):
-            if out_name and moved is not None:  # a quantized value moved: still quantized
+            if not out_name:
+                continue
+            if moved is not None:  # a quantized value moved: still quantized
                 if isinstance(v, Const):
                     v = Const(v.array, v.dtype, v.initializer, narrow=moved)
                 else:
                     self.carried[v.value] = moved
-            if out_name:
-                if isinstance(v, Tensor) and v.value.name_hint is None:
-                    v.value.name_hint = _ssa_name(out_name)
-                self.values[out_name] = v
+            if isinstance(v, Tensor) and v.value.name_hint is None:
+                v.value.name_hint = _ssa_name(out_name)
+            self.values[out_name] = v
 
     def _fold(self, proto, inputs: list[Value | None]) -> list[Value]:
         """Runs a node whose inputs are all known on the numpy interpreter."""

@@ -33,7 +33,7 @@ def _stack(n: Node, values: list[Value], axis: int, what: str) -> Value:
     (shape,) = shapes
     axis = axis % (len(shape) + 1)
     # quantized values (a QuantizeLinear's in the body) stack into quantized values
-    kinds = {v.narrow if isinstance(v, Const) else n.imp.carried.get(v.value) for v in values}
+    kinds = {n.imp.quantized_value(v) for v in values}
     if len(kinds) != 1:
         raise n.error(f"{what} is quantized ({', '.join(sorted(k or 'not quantized' for k in kinds))}) "
                       "differently in different iterations")

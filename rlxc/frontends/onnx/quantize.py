@@ -27,25 +27,25 @@ from __future__ import annotations
 
 import numpy as np
 
-from rlxc.frontends.builder import Tensor
-from rlxc.frontends.onnx.core import QUANT_RANGES, Const, Node, OnnxImportError, Value, emitter
+from rlxc.frontends.onnx.core import (
+    ONNX_DTYPES,
+    QUANT_RANGES,
+    Const,
+    Node,
+    OnnxImportError,
+    Value,
+    emitter,
+    onnx_type_name,
+)
 
 _FLOATS = ("f32", "f16", "bf16")
 
 
-def _onnx_type_name(code: int) -> str:
-    from onnx import TensorProto
-
-    return TensorProto.DataType.Name(code) if code in TensorProto.DataType.values() else str(code)
-
-
 def _rlx_float(n: Node, code: int, what: str) -> str:
     """The rlx float type of ONNX type `code` (an output_dtype or precision attribute)."""
-    from rlxc.frontends.onnx.core import ONNX_DTYPES
-
     d = ONNX_DTYPES.get(code)
     if d not in _FLOATS:
-        raise n.unsupported(f"{what}={_onnx_type_name(code)}", "FLOAT, FLOAT16, BFLOAT16")
+        raise n.unsupported(f"{what}={onnx_type_name(code)}", "FLOAT, FLOAT16, BFLOAT16")
     return d
 
 
@@ -80,7 +80,8 @@ def _shaped(n: Node, a: np.ndarray, shape: tuple[int, ...], axis: int, block: in
 
 
 def _params(n: Node, shape: tuple[int, ...]) -> tuple[Const, Const | None, int, int]:
-    """(scale, zero point or None, axis, block_size) of a quantization node."""
+    """(scale, zero point or None, axis, block_size) of a quantization node;
+    the scale of a float type."""
     scale = n.input(1)
     zp = n.input(2)
     for v, what in ((scale, "the scale"), (zp, "the zero point")):
@@ -88,16 +89,14 @@ def _params(n: Node, shape: tuple[int, ...]) -> tuple[Const, Const | None, int, 
             raise n.error(f"{what} must be known at import")
     if scale is None:
         raise n.error("input #1 (the scale) is required")
+    if scale.dtype not in _FLOATS:
+        raise n.unsupported(f"a scale of type {scale.dtype}", "FLOAT, FLOAT16, BFLOAT16 scales")
     axis = int(n.attr("axis", 1))
     if any(v is not None and v.array.size > 1 for v in (scale, zp)):  # per axis or per block
         if not -len(shape) <= axis < len(shape):
             raise n.error(f"axis {axis} is out of range for rank {len(shape)}")
         axis %= len(shape)
     return scale, zp, axis, int(n.attr("block_size", 0))  # pyright: ignore[reportReturnType]
-
-
-def _const_f32(n: Node, a: np.ndarray) -> Tensor:
-    return n.imp.constant(np.asarray(a, dtype=np.float32), "f32")
 
 
 @emitter("QuantizeLinear", since=10)
@@ -111,17 +110,15 @@ def quantize_linear(n: Node) -> list[Value]:
         out = zp.narrow
         if out is None:
             raise n.unsupported(f"a zero point of type {zp.dtype}", ", ".join(QUANT_RANGES))
-        if out_code and _onnx_type_name(out_code) != out:
-            raise n.error(f"output_dtype {_onnx_type_name(out_code)} differs from the zero point's type {out}")
+        if out_code and onnx_type_name(out_code) != out:
+            raise n.error(f"output_dtype {onnx_type_name(out_code)} differs from the zero point's type {out}")
     else:
-        out = _onnx_type_name(out_code) if out_code else "UINT8"
+        out = onnx_type_name(out_code) if out_code else "UINT8"
     if out not in QUANT_RANGES:
         raise n.unsupported(f"quantizing to {out}", ", ".join(QUANT_RANGES))
     lo, hi = QUANT_RANGES[out]
     precision = n.attr("precision", 0)
     d = _rlx_float(n, precision, "precision") if precision else x.dtype
-    if scale.dtype not in _FLOATS:
-        raise n.unsupported(f"a scale of type {scale.dtype}", "FLOAT, FLOAT16, BFLOAT16 scales")
     if not precision and scale.dtype != x.dtype:
         raise n.error(f"the scale's type {scale.dtype} differs from x's {x.dtype}")
     g = n.g
@@ -129,7 +126,7 @@ def quantize_linear(n: Node) -> list[Value]:
     q = g.round(g.div(x if d == x.dtype else g.cast(x, d), s))  # in x's type (or precision's), as the reference
     q = g.cast(q, "f32") if d != "f32" else q
     # + the zero point (+0 without one: an integer has no -0, rint(-0.3) has)
-    z = _const_f32(n, _broadcast(n, zp.array, x.shape, axis, block, "the zero point")) if zp is not None \
+    z = n.imp.constant(_broadcast(n, zp.array, x.shape, axis, block, "the zero point"), "f32") if zp is not None \
         else n.imp.scalar(0.0, "f32")
     q = g.add(q, z)
     lo_, hi_ = n.imp.scalar(float(lo), "f32"), n.imp.scalar(float(hi), "f32")
@@ -141,19 +138,13 @@ def quantize_linear(n: Node) -> list[Value]:
 
 @emitter("DequantizeLinear", since=10)
 def dequantize_linear(n: Node) -> list[Value]:
-    name = n.proto.input[0]
-    x_in = n.input(0)
-    if x_in is None:
-        raise n.error("input #0 is required")
-    q = n.imp.quantized(name)
     x = n.tensor(0)
+    q = n.imp.quantized(n.proto.input[0])
     if q is None:
         if x.dtype != "i32":  # float8 and the like: rlx has no such types; a float input is not quantized
             raise n.unsupported(f"an input of type {x.dtype}", ", ".join([*QUANT_RANGES, "INT32"]))
         q = "INT32"
     scale, zp, axis, block = _params(n, x.shape)
-    if scale.dtype not in _FLOATS:
-        raise n.unsupported(f"a scale of type {scale.dtype}", "FLOAT, FLOAT16, BFLOAT16 scales")
     out_code = n.attr("output_dtype", 0)
     out = _rlx_float(n, out_code, "output_dtype") if out_code else scale.dtype
     g = n.g
@@ -162,6 +153,6 @@ def dequantize_linear(n: Node) -> list[Value]:
         zq = zp.narrow or ("INT32" if zp.dtype == "i32" else zp.dtype)
         if zq != q:
             raise n.error(f"the zero point's type {zq} differs from x's {q}")
-        y = g.sub(y, _const_f32(n, _broadcast(n, zp.array, x.shape, axis, block, "the zero point")))
-    y = g.mul(y, _const_f32(n, _broadcast(n, scale.array, x.shape, axis, block, "the scale")))
+        y = g.sub(y, n.imp.constant(_broadcast(n, zp.array, x.shape, axis, block, "the zero point"), "f32"))
+    y = g.mul(y, n.imp.constant(_broadcast(n, scale.array, x.shape, axis, block, "the scale"), "f32"))
     return [g.cast(y, out) if out != "f32" else y]
