@@ -149,7 +149,7 @@ def rows_narrow(g, d):
 
 #: name -> (builder(g, dtype), dtypes, the forms its kernels must name)
 CASES = {
-    "elementwise": (elementwise, DTYPES, ["elementwise form: vector", "a tail of", "elementwise form: scalar"]),
+    "elementwise": (elementwise, DTYPES, ["elementwise form: vector", "a tail of", "elementwise form: scalar", "cyclic:"]),
     "transpose": (transposes, DTYPES, ["batched copy of runs", "16-byte item", "tiled transpose"]),
     "slice_concat_gather": (slices_concats_gathers, DTYPES, ["strided slice", "concat along axis 1", "gather along axis 0",
                                                                        "gather along axis 1"]),

@@ -68,11 +68,17 @@ def test_reductions_with_nan_and_infinities():
     block, columns, peeled rows' edges), as numpy does."""
     g = rlxc.GraphBuilder()
     a, b, c, e = g.input("a", [40, 64]), g.input("b", [3, 9000]), g.input("c", [8, 300, 32]), g.input("e", [6, 1001])
+    h = g.input("h", [6, 4097])  # the block form, peeled: its edge elements preloaded (rows.PEEL_EDGE_PRELOAD)
     module = g.build([g.reduce_max(a, axes=[1]), g.reduce_min(b, axes=[1]), g.reduce_max(c, axes=[1]), g.reduce_sum(c, axes=[1]),
-                      g.reduce_max(e, axes=[1]), g.reduce_min(e, axes=[1])])
+                      g.reduce_max(e, axes=[1]), g.reduce_min(e, axes=[1]), g.reduce_max(h, axes=[1]), g.reduce_min(h, axes=[1]),
+                      g.reduce_sum(h, axes=[1])])
     rng = np.random.default_rng(1)
     inputs = {"a": rng.standard_normal((40, 64)).astype(np.float32), "b": rng.standard_normal((3, 9000)).astype(np.float32),
-              "c": rng.standard_normal((8, 300, 32)).astype(np.float32), "e": rng.standard_normal((6, 1001)).astype(np.float32)}
+              "c": rng.standard_normal((8, 300, 32)).astype(np.float32), "e": rng.standard_normal((6, 1001)).astype(np.float32),
+              "h": rng.standard_normal((6, 4097)).astype(np.float32)}
+    inputs["h"][1, 2] = np.nan  # row 1 starts at element 4097: its head is elements 4097..4099
+    inputs["h"][2, 4096] = np.inf  # row 2 ends at element 12290: its tail is 12288..12290
+    inputs["h"][3, 0] = -np.inf  # row 3's head
     inputs["e"][1, 1] = np.nan  # row 1's head (elements 1001..1003 precede its first aligned float4)
     inputs["e"][2, 1000] = -np.inf  # row 2's tail (elements 3000..3002 follow its last one)
     inputs["a"][3, 17] = np.nan

@@ -48,6 +48,19 @@ UNROLL = 2
 BROADCAST16_THREADS = 256
 BROADCAST16_UNROLL = 4
 
+#: Inputs broadcast over leading axes only (a bias row whose length W does
+#: not divide: rows of 2049) but not read as vectors are read cyclically:
+#: each thread loads its W elements of them with its vectors, before any
+#: use (column c = (w * W) % K, then c + 1, wrapping), not one element at a
+#: time with `i % K` inside the math. H200, 16-bit bias+gelu over rows of
+#: 2049, 8191 and 24577 at 64 MiB took 45.6-48.0 µs (session 36) where rows
+#: 8 divides took 39. Session 37 (`variant.py elementwise.CYCLIC_PRELOAD=
+#: False,True -- --ops bias_gelu --rows 1001,2049,8191,24577 --sizes
+#: 64,512`): 16-bit 2-11% faster (f16 of 8191 47.3 -> 44.0 µs at 64 MiB,
+#: 358.6 -> 323.4 at 512), f32 within -2% .. +4%. Still 73-75% of copy at
+#: 64 MiB: 8 two-byte loads a vector against one 16-byte load of x.
+CYCLIC_PRELOAD = True
+
 #: Element types moved as 8 elements per uint4, converted in pairs
 #: (`rlx_ld8_*` / `rlx_st8_*` of rlx_kernels.cuh).
 _HALVES = ("f16", "bf16")
@@ -130,6 +143,16 @@ def elementwise_kernel(op: rlx.ElementwiseRegionOp, sm_count: int) -> KernelSpec
         held.sort()
     else:
         held = list(full)  # the scalar form holds single elements
+    # inputs read cyclically (see CYCLIC_PRELOAD): broadcast over leading axes only, K elements
+    cyclic: dict[int, int] = {}
+    if vec and CYCLIC_PRELOAD:
+        for j, x in enumerate(ins):
+            xs = list(shape(x))
+            while xs and xs[0] == 1:
+                xs.pop(0)
+            if (j not in held and j not in windows and xs and 1 < numel(xs) < n
+                    and tuple(xs) == tuple(out_shape[len(out_shape) - len(xs):])):
+                cyclic[j] = numel(xs)
     # values stored only (into f16/bf16 outputs) skip their last rounding: the store rounds
     uses: dict[SSAValue, int] = {}
     for v in block.ops:
@@ -162,6 +185,8 @@ def elementwise_kernel(op: rlx.ElementwiseRegionOp, sm_count: int) -> KernelSpec
         for j, x in enumerate(ins):
             if mode == "vector" and j in held:
                 args.append(f"q{j}[l]")
+            elif mode == "vector" and j in cyclic:
+                args.append(load(f"b{j}[u][l]", eltype(x)))
             elif mode == "scalar" and j in held:
                 args.append(load(f"p{j}[u]", eltype(x)))
             else:
@@ -202,7 +227,9 @@ def elementwise_kernel(op: rlx.ElementwiseRegionOp, sm_count: int) -> KernelSpec
             src.append(f"  {dtype(t).c_vector} p{j}[{unroll}];")
         else:
             src.append(f"  {dtype(t).c_vector} p{j}[{unroll}][{chunks(t)}];")
-    if held:
+    for j in cyclic:
+        src.append(f"  {storage_type(eltype(ins[j]))} b{j}[{unroll}][{W}];  // input {j}, cyclic: {cyclic[j]} elements")
+    if held or cyclic:
         src.append("  #pragma unroll")
         src.append(f"  for (int u = 0; u < {unroll}; ++u) {{")
         src.append(f"    const {idx_t} w = w0 + u * {threads}{sfx};")
@@ -218,6 +245,12 @@ def elementwise_kernel(op: rlx.ElementwiseRegionOp, sm_count: int) -> KernelSpec
             else:
                 for k in range(c):
                     src.append(f"      p{j}[u][{k}] = reinterpret_cast<const {cv}*>(in{j})[{vec_index(j)} * {c}{sfx} + {k}];")
+        for j, k in cyclic.items():
+            src += [
+                f"      {idx_t} c{j} = (w * {W}{sfx}) % {k}{sfx};",
+                "      #pragma unroll",
+                f"      for (int l = 0; l < {W}; ++l) {{ b{j}[u][l] = in{j}[c{j}]; c{j} = c{j} + 1{sfx} == {k}{sfx} ? 0{sfx} : c{j} + 1{sfx}; }}",
+            ]
         src.append("    }")
         src.append("  }")
     src.append("  #pragma unroll")
@@ -257,7 +290,7 @@ def elementwise_kernel(op: rlx.ElementwiseRegionOp, sm_count: int) -> KernelSpec
             src.append(f"    {'float' if _halves(eltype(r)) else storage_type(eltype(r))} r{j}[{W}];")
         src.append("    #pragma unroll")
         src.append(f"    for (int l = 0; l < {W}; ++l) {{")
-        if any(j not in held for j in range(len(ins))):
+        if any(j not in held and j not in cyclic for j in range(len(ins))):
             src.append(f"      const {idx_t} i = w * {W}{sfx} + l;")
         src.extend("      " + line for line in body_lines("vector"))
         src.append("    }")

@@ -945,12 +945,19 @@ def _reduce_columns(x: SSAValue, y: SSAValue, xs: list[int], axes: list[int], re
 #: (H100, 64 MiB f16 rows of 1001 and 4097: 2-byte accesses read at 62% and
 #: 77% of copy). 0 turns it off.
 PEEL_REDUCE_MIN = 4
-#: On: the block reduce form's peeled head and tail elements are read before
-#: the row's vectors (their loads in flight with the vectors'), not after
-#: them (a second round trip per row). Not measured yet: session 36's H200
-#: sweep found f32 reduce_sum_last of 2049 (peeled, 2 vectors a thread) at
-#: 23.5 µs where rows of 1536 and 6000 took 18.1-18.9 (0.91x eager).
-PEEL_EDGES_FIRST = False
+#: On: the block reduce form loads its thread's peeled head or tail element
+#: (a row has fewer than 2 x 16 bytes of them, so one per thread at most)
+#: before the row's vectors, into a register folded after them: one round
+#: trip per row. Off: a loop after the vectors reads them (a second round
+#: trip per row). H200, f32 reduce_sum_last of 2049 (peeled, 2 vectors a
+#: thread) at 64 MiB took 23.4 µs where unpeeled rows of 1536 took 18.1;
+#: a loop over the edges placed before the vectors took 28.3 µs (the
+#: vectors' loads waited for it). H200 (session 37, `variant.py
+#: PEEL_EDGE_PRELOAD=False,True -- --ops reduce_sum_last --dtypes f32,f16
+#: --rows 1025,2049,4097,8191 --sizes 64,512`): f32 rows of 2049 23.5 ->
+#: 19.1 µs at 64 MiB (0.91x -> 1.15x eager) and 169.2 -> 127.2 at 512 MiB,
+#: of 4097 +4-5%; the rest within ±2% but f16 of 8191 at 64 MiB (18.6 -> 19.7).
+PEEL_EDGE_PRELOAD = True
 
 
 def _reduce_peel(t: Attribute, n: int) -> int:
@@ -1055,13 +1062,18 @@ def _reduce_rows(x: SSAValue, y: SSAValue, nrows: int, n: int, reducer: str, ide
         f"  __shared__ {acc} smem[32];",
     ]
     ix = "int" if m < 2**31 - 4 * THREADS else "long long"
-    edges = []
-    if peel:
-        edges = [_peel_fold(t, n, vw, acc, reducer, "(int)threadIdx.x", str(THREADS))]
+    before: list[str] = []
+    after: list[str] = []
+    if peel and PEEL_EDGE_PRELOAD:  # ht < 2 * vw <= THREADS: one edge element a thread at most
+        who = "blockIdx.y == 0 && (int)threadIdx.x < ht" if split > 1 else "(int)threadIdx.x < ht"
+        at = f"threadIdx.x < hc ? rs + threadIdx.x : vb * {vw}ULL + (threadIdx.x - hc)"
+        before = [f"const {acc} edge = {who} ? ({acc}){load(f'x_[{at}]', t)} : ({acc}){ident};  // folded after the vectors"]
+        after = [f"acc = {reducer}()(acc, edge);"]
+    elif peel:
+        after = [_peel_fold(t, n, vw, acc, reducer, "(int)threadIdx.x", str(THREADS))]
         if split > 1:
-            edges = [f"if (blockIdx.y == 0) {edges[0]}"]
+            after = [f"if (blockIdx.y == 0) {after[0]}"]
     row_lines = _peel_lines(n, vw, "r") if peel else []  # before the split's bounds, which use them
-    before, after = (edges, []) if PEEL_EDGES_FIRST else ([], edges)
     body = [
         f"const {item}* __restrict__ xr = x + {'va' if peel else f'r * {m}LL'};",
         f"{acc} acc = {ident};",
@@ -2502,8 +2514,31 @@ def warp_batch(s: RowSpec, row: CachedRow, per_block: int) -> int:
 #: -> 57.6 µs). As in the warp form, a new block's loads are in flight
 #: while a finished row's reductions would have held up its block's next.
 BLOCK_BLOCKS_PER_SM = 0
-#: The block form's threads per block (one row each).
+#: The block form's threads per block (one row each) ...
 BLOCK_THREADS = THREADS
+#: ... or fewer (a multiple of 32) where a row has under BLOCK_THREADS x
+#: BLOCK_MIN_ITEMS 16-byte items, so each thread has this many loads in
+#: flight and more blocks fit a multiprocessor; 0: always BLOCK_THREADS.
+#: H200 (session 36), 64 MiB: 16-bit softmax and layer_norm over rows of
+#: 1536 and 2049 (192-257 items: one load a thread, 8 blocks of 256 a
+#: multiprocessor, 24-32 KB in flight) took 43-46 µs where rows of 6000
+#: took 35 and f32 rows of 1536 (two loads a thread) 35-36. H200 (session
+#: 37, `variant.py BLOCK_MIN_ITEMS=0,2 -- --ops softmax,layer_norm,rms_norm
+#: --rows 1025,1536,2049,3072,4097 --sizes 64,512`, f32/f16/bf16), µs at 64
+#: MiB: 16-bit softmax of 1025 64.1 -> 37.3, of 1536 43.4 -> 35.2, of 2049
+#: 42.5 -> 35.8; 16-bit layer_norm of 1025 68.1 -> 44.0, of 1536 45.8 ->
+#: 35.4, of 3072 40.6 -> 36.5; f32 rows of 1025 8-19% faster; 60 cases, the
+#: worst -2.4% (rms_norm f16 of 3072 at 64 MiB), none worse at 512 MiB than -1.4%.
+BLOCK_MIN_ITEMS = 2
+
+
+def block_threads(cols: int, elem_bytes: int) -> int:
+    """The block form's threads for rows of `cols` elements of `elem_bytes` (see BLOCK_MIN_ITEMS)."""
+    if BLOCK_MIN_ITEMS <= 0:
+        return BLOCK_THREADS
+    items = -(-cols * elem_bytes // 16)
+    return min(BLOCK_THREADS, max(64, 32 * -(-items // (32 * BLOCK_MIN_ITEMS))))
+
 
 #: Off: the cluster form is never picked (tests and benchmarks of the forms it replaces).
 USE_CLUSTERS = True
@@ -3828,12 +3863,13 @@ def row_kernel(s: RowSpec, sm_count: int) -> KernelSpec:
                           staged=(block_rows, s.t) if staged else None, pre=pre)
         return KernelSpec(s.family, src, bufs, grid, threads)
     if form == "block":
-        row = CachedRow.for_spec(s, BLOCK_THREADS, "threadIdx.x", peel=True)
+        threads = block_threads(rows.cols, s.elem_bytes)
+        row = CachedRow.for_spec(s, threads, "threadIdx.x", peel=True)
         row, bufs, decl = _with_copies(s, row, bufs, decl)
         grid = min(rows.rows, sm_count * BLOCK_BLOCKS_PER_SM) if BLOCK_BLOCKS_PER_SM else min(rows.rows, 2**31 - 1)
         src = _row_kernel(decl, _cached_form(s, row, block_reduce, "block"), rows, form="block", note=row.note(),
-                          threads=BLOCK_THREADS, one_row="block" in ROW_PER_BLOCK and grid == rows.rows)
-        return KernelSpec(s.family, src, bufs, grid, BLOCK_THREADS)
+                          threads=threads, one_row="block" in ROW_PER_BLOCK and grid == rows.rows)
+        return KernelSpec(s.family, src, bufs, grid, threads)
     if form in ("cluster", "grid"):
         shape_ = (cluster_shape(rows.cols, s.t, regs16, window, computed) if form == "cluster"
                   else grid_shape(rows.cols, s.t, sm_count, regs16, window, computed))
