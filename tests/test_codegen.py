@@ -127,6 +127,7 @@ def test_long_row_kernels_compile(arch, grid, monkeypatch):
 
     monkeypatch.setattr(rows, "USE_CLUSTERS", False)
     monkeypatch.setattr(rows, "GRID_ROWS", grid)
+    monkeypatch.setattr(rows, "BLOCK_ROW_MAX", 8192)  # the forms past the block form at these lengths (by default up to 16384)
     lowered = rlxc.run_pipeline(_long_rows(), f"rlx-cuda{{arch={arch}}}")
     sources = [k.source.data for k in kernels_of(lowered)]
     smem = [s for s in sources if "// row form: smem" in s]
@@ -160,6 +161,7 @@ def test_long_rows_on_sm90_split_over_clusters(monkeypatch):
     from rlxc.codegen import rows
 
     monkeypatch.setattr(rows, "STREAM_ROWS", False)
+    monkeypatch.setattr(rows, "BLOCK_ROW_MAX", 8192)  # the forms past the block form at these lengths (by default up to 16384)
     lowered = rlxc.run_pipeline(_long_rows(), "rlx-cuda{arch=sm_90}")
     sources = [k.source.data for k in kernels_of(lowered)]
     assert all("// row form: cluster (" in s for s in sources), [s.splitlines()[2] for s in sources]
@@ -179,13 +181,14 @@ def test_long_rows_on_sm90_split_over_clusters(monkeypatch):
     assert not any("row form: cluster" in k.source.data for k in kernels_of(old))
 
 
-def test_stream_form_rows():
+def test_stream_form_rows(monkeypatch):
     """rows.STREAM_ROWS on sm_90: softmax/log_softmax over f16/bf16 rows of
     30000-65536 elements and those 8 does not divide from 8193 (through
     their windows) take the stream form; rows of 16384, 8191 or 131072, f32 rows, a prologue, layer_norm,
     sm_80 and USE_CLUSTERS off keep the forms they had. Every kernel compiles."""
     from rlxc.codegen import rows
 
+    monkeypatch.setattr(rows, "BLOCK_ROW_MAX", 8192)  # the forms past the block form at these lengths (by default up to 16384)
     g = rlxc.GraphBuilder()
     xs = [g.input(f"x{n}", [3, n], "f16") for n in (16384, 8191, 10001, 16385, 30522, 32000, 50257, 65536, 131072)]
     b, f = g.input("b", [3, 32768], "bf16"), g.input("f", [3, 32768])
@@ -213,6 +216,7 @@ def test_stream_form_threads_by_accesses(monkeypatch):
     Every kernel compiles."""
     from rlxc.codegen import rows
 
+    monkeypatch.setattr(rows, "BLOCK_ROW_MAX", 8192)  # the forms past the block form at these lengths (by default up to 16384)
     g = rlxc.GraphBuilder()
     lengths = (8193, 10001, 16385, 24001, 28002, 32768)  # accesses (windowed: + 1) 1026, 1252, 2050, 3002, 3502, 4096
     outs = [g.softmax(g.input(f"x{n}", [3, n], "f16")) for n in lengths]
@@ -356,6 +360,7 @@ def test_window_whole_chunks(monkeypatch):
     from rlxc.codegen import rows
 
     monkeypatch.setattr(rows, "STREAM_ROWS", False)
+    monkeypatch.setattr(rows, "BLOCK_ROW_MAX", 8192)  # the forms past the block form at these lengths (by default up to 16384)
 
     def lower():
         g = rlxc.GraphBuilder()

@@ -382,3 +382,30 @@ def test_narrow_injective_items_take_16_bytes_a_thread(d):
                                g.concat([g.input("c", [5, 2048], d), g.input("e", [5, 2048], d)], axis=1)])
     assert any("one element per item, 8 items per thread" in s for s in srcs)
     assert any("8 elements per 16-byte item, 4 items per thread" in s for s in srcs)
+
+
+def test_block_form_threads_by_row_length():
+    """rows.BLOCK_MIN_ITEMS and BLOCK_ROW_ELEMS: the block form gives each
+    thread two 16-byte items at least (16-bit rows of 1536: 96 threads; f32
+    rows of 2049: 256) and past 8192 elements 32 elements a thread, up to
+    rows of BLOCK_ROW_MAX = 16384 (512 threads); longer rows take the
+    cluster form. Every kernel fits 64 registers and spills 8 bytes at most."""
+    cases = [(1536, "f16", 96), (2049, "bf16", 160), (2049, "f32", 256), (8192, "f32", 256), (10001, "f16", 320),
+             (12000, "bf16", 384), (16384, "f32", 512), (16385, "f32", 0)]
+
+    def build(g):
+        outs = []
+        for k, (n, d, _) in enumerate(cases):
+            x = g.input(f"x{k}", [3, n], d)
+            outs.append(g.layer_norm(x, g.param(f"g{k}", [n], d), g.param(f"b{k}", [n], d)))
+        return outs
+
+    for src, (n, d, threads) in zip(_kernels(build), cases):
+        form = src.splitlines()[2]
+        if threads:
+            assert f"row form: block ({threads} threads per row" in form, (n, d, form)
+            assert f"__launch_bounds__({threads})" in src
+        else:
+            assert "row form: cluster" in form, (n, d, form)
+        res = nvrtc.resources(src, "sm_90", headers=HEADERS)
+        assert res.spill_stores <= 8 and res.registers <= 64, (n, d, res)

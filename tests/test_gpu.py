@@ -741,6 +741,7 @@ def test_stream_form_softmax(rows, cols, dtype, monkeypatch):
     from rlxc.values import round_bf16
 
     monkeypatch.setattr(rows_mod, "STREAM_DTYPES", ("f32", "f16", "bf16"))
+    monkeypatch.setattr(rows_mod, "BLOCK_ROW_MAX", 8192)  # rows of 8193-16384 take the block form by default
     monkeypatch.setattr(rows_mod, "STREAM_ROW_MIN", 16384)
     monkeypatch.setattr(rows_mod, "STREAM_ROW_MAX_BYTES", 2**20)
     g = rlxc.GraphBuilder()
@@ -1163,15 +1164,16 @@ WINDOW_SETTINGS = {
 
 
 @pytest.mark.parametrize("dtype", ["f32", "f16", "bf16"])
-@pytest.mark.parametrize("cols", [4097, 10001, 30522, 50257])
+@pytest.mark.parametrize("cols", [4097, 10001, 12289, 30522, 50257])
 @pytest.mark.parametrize("window", list(WINDOW_SETTINGS))
 def test_cluster_rows_every_start_alignment(cols, dtype, window, monkeypatch):
     """Rows whose length 8 (f32: 4) does not divide, in the cluster form,
     windowed (16-byte accesses from the boundary before each row's start;
     gamma and beta realigned from 16-byte reads, read from their shifted
     copies, or read an element at a time) or not, and in the block form
-    (4097: 16-bit rows peeled, params an element at a time or from the
-    copies): 9 rows,
+    (4097 and 12289, in blocks of 256 and 416 threads: 16-bit rows peeled,
+    params an element at a time or from the copies; 10001 is held to the
+    cluster form, which it took before rows.BLOCK_ROW_MAX went to 16384): 9 rows,
     so the rows start at several offsets from a
     16-byte boundary (h = 0..7), with values in the neighbouring rows far
     from the row's (a window element leaking into a statistic or a write
@@ -1182,6 +1184,8 @@ def test_cluster_rows_every_start_alignment(cols, dtype, window, monkeypatch):
 
     for name, value in WINDOW_SETTINGS[window].items():
         monkeypatch.setattr(rows, name, value)
+    if cols == 10001:
+        monkeypatch.setattr(rows, "BLOCK_ROW_MAX", 8192)
     g = rlxc.GraphBuilder()
     x, res = g.input("x", [9, cols], dtype), g.input("res", [9, cols], dtype)
     gamma, beta = g.param("g", [cols], dtype), g.param("b", [cols], dtype)

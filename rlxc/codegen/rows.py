@@ -14,7 +14,9 @@ element type and layout (`ROW_FORMS`, the one table of thresholds):
   rows over 512 bytes, of 5-7 elements, or of 11-31 over 2-4 lanes holding
   6 or more each staged through shared memory (WARP_STAGED); odd f32 rows
   from 32 elements over as few lanes as hold 8 each (WARP_NARROW_ITEMS);
-* block: a block per row, the row in registers;
+* block: a block per row, the row in registers (BLOCK_THREADS threads, fewer
+  for rows of under 512 16-byte items: BLOCK_MIN_ITEMS; up to 512 of
+  BLOCK_ROW_ELEMS elements each past 8192);
 * stream (softmax, log_softmax: f16/bf16 rows of 30000-65536 elements, no
   prologue; rows 8 does not divide through their 16-byte-aligned windows,
   from 8193 elements):
@@ -1666,7 +1668,23 @@ def _argmax_column_vectors(x: SSAValue, y: SSAValue, rows: Rows, sm_count: int) 
 #: (COLUMN_FORM) or the looping one. `row_form` reads this table and
 #: nothing else.
 WARP_ROW_MAX = 1024
-BLOCK_ROW_MAX = 8192
+#: H200 (session 37, `variant.py BLOCK_ROW_MAX=8192,16384,32768 -- --ops
+#: layer_norm,rms_norm,softmax --dtypes f32,bf16 --rows
+#: 10000,16384,20000,32768 --sizes 64,512`): rows of 8193-16384 in a block
+#: of up to 512 threads (BLOCK_ROW_ELEMS each) beat the cluster form of 2
+#: blocks: layer_norm bf16 of 10000 50.1 -> 37.9 µs at 64 MiB (65% -> 86%
+#: of copy), f32 45.5 -> 43.2; layer_norm of 16384 +7% (f32 40.7 -> 38.1,
+#: 85%); softmax bf16 of 16384 +5.5% / +11%; none of the 24 cases worse
+#: than -1.0%. Past 16384 the block takes 640-1024 threads of 64
+#: registers, one block a multiprocessor, whose read and write phases do
+#: not overlap: bf16 layer_norm and softmax of 32768 lost 8-11%, f32
+#: layer_norm of 20000 5-11% (others of 20000 gained 4-19%). Odd rows
+#: (`--ops softmax,layer_norm,residual_layer_norm --rows
+#: 8193,12289,16383,12000`): the fused residual layer_norm over bf16 rows
+#: of 8193-16383 173-357 -> 81-93 µs at 64 MiB (2.1-4.2x: the cluster
+#: form's guarded computed rows), f32 softmax of 8193 46.5 -> 36.3, layer_norm
+#: +6-30%; worst the f32 residual layer_norm of 12289 (-1.3% / -4.8%).
+BLOCK_ROW_MAX = 16384
 SMEM_ROW_BYTES = 160 * 1024
 SMEM_THREADS = 1024
 
@@ -2532,8 +2550,17 @@ BLOCK_THREADS = THREADS
 BLOCK_MIN_ITEMS = 2
 
 
+#: Rows past BLOCK_THREADS x BLOCK_ROW_ELEMS elements (up to BLOCK_ROW_MAX)
+#: take more threads, BLOCK_ROW_ELEMS elements a thread (registers of row:
+#: the cluster form's f32 share), up to 1024.
+BLOCK_ROW_ELEMS = 32
+
+
 def block_threads(cols: int, elem_bytes: int) -> int:
-    """The block form's threads for rows of `cols` elements of `elem_bytes` (see BLOCK_MIN_ITEMS)."""
+    """The block form's threads for rows of `cols` elements of `elem_bytes`
+    (see BLOCK_MIN_ITEMS and BLOCK_ROW_ELEMS)."""
+    if cols > BLOCK_THREADS * BLOCK_ROW_ELEMS:
+        return min(1024, 32 * -(-cols // (32 * BLOCK_ROW_ELEMS)))
     if BLOCK_MIN_ITEMS <= 0:
         return BLOCK_THREADS
     items = -(-cols * elem_bytes // 16)
