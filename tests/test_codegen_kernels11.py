@@ -409,3 +409,25 @@ def test_block_form_threads_by_row_length():
             assert "row form: cluster" in form, (n, d, form)
         res = nvrtc.resources(src, "sm_90", headers=HEADERS)
         assert res.spill_stores <= 8 and res.registers <= 64, (n, d, res)
+
+
+def test_group_edge_preload_compiles(monkeypatch):
+    """rows.GROUP_EDGE_PRELOAD (off by default): the group reduce form's
+    peeled rows load their edge elements with their vectors (ceil(14 / 4) =
+    4 a lane over 4 lanes, 1 over 32) and compile with NVRTC; off, the edges
+    are read after the vectors."""
+    from rlxc.codegen import rows
+
+    def build(g):
+        return [g.reduce_sum(g.input("a", [9, 35], "f16"), axes=[1]), g.reduce_max(g.input("b", [9, 257], "bf16"), axes=[1]),
+                g.reduce_min(g.input("c", [9, 101]), axes=[1])]
+
+    off = _kernels(build)
+    assert all("loaded with their vectors" not in src and "e < ht; e +=" in src for src in off)
+    monkeypatch.setattr(rows, "GROUP_EDGE_PRELOAD", True)
+    on = _kernels(build)
+    assert "for (int d = 0; d < 4; ++d)" in on[0] and "for (int d = 0; d < 1; ++d)" in on[1]
+    for src in on:
+        assert "loaded with their vectors" in src and "e < ht; e +=" not in src
+        res = nvrtc.resources(src, "sm_90", headers=HEADERS)
+        assert res.spill_stores == 0, res

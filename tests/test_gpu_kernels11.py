@@ -95,6 +95,40 @@ def test_reductions_with_nan_and_infinities():
         np.testing.assert_allclose(o[fin], w[fin], rtol=1e-5, atol=1e-4)
 
 
+@pytest.mark.parametrize("d", ["f32", "f16", "bf16"])
+def test_group_reductions_with_edges_preloaded(d, monkeypatch):
+    """rows.GROUP_EDGE_PRELOAD (off by default, not yet measured): the group
+    reduce form's peeled edge elements loaded with the rows' vectors; the
+    last-axis reductions of every row length (peeled where 16 bytes do not
+    divide it) against the interpreter, then rows holding NaN and -inf in
+    their heads and tails (max propagates NaN; min and the sum reach -inf)."""
+    from rlxc.codegen import rows
+
+    monkeypatch.setattr(rows, "GROUP_EDGE_PRELOAD", True)
+    check(build("reduce_last", d))
+    g = rlxc.GraphBuilder()
+    x = g.input("x", [9, 257], d)
+    module = g.build([g.reduce_max(x, axes=[1]), g.reduce_min(x, axes=[1]), g.reduce_sum(x, axes=[1])])
+    assert "peeled" in str(rlxc.run_pipeline(module, "rlx-cuda{arch=sm_90 sm_count=132}"))
+    rng = np.random.default_rng(2)
+    xs = rng.standard_normal((9, 257)).astype(np.float16 if d == "f16" else np.float32)
+    xs[1, 0] = np.nan  # each row starts 257 elements on: its head and tail shift by one a row
+    xs[2, 256] = -np.inf
+    xs[4, 1] = np.nan
+    xs[7, 255] = -np.inf
+    if d == "bf16":
+        from rlxc.values import round_bf16
+
+        xs = round_bf16(xs)
+    want = rlxc.interpret(module, {"x": xs})
+    got = rlxc.compile(module, target="cuda").run({"x": xs}, poison=True)
+    for w, o in zip(want, got):
+        np.testing.assert_array_equal(np.isnan(o), np.isnan(w))
+        np.testing.assert_array_equal(np.isinf(o), np.isinf(w))
+        fin = np.isfinite(w)
+        np.testing.assert_allclose(o[fin].astype(np.float64), w[fin].astype(np.float64), rtol=2e-2 if d != "f32" else 1e-5, atol=1e-2 if d != "f32" else 1e-4)
+
+
 def test_forms_cover_cases():
     assert {n for n, _ in PARAMS} == set(CASES)
 

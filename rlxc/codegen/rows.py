@@ -960,6 +960,14 @@ PEEL_REDUCE_MIN = 4
 #: 19.1 µs at 64 MiB (0.91x -> 1.15x eager) and 169.2 -> 127.2 at 512 MiB,
 #: of 4097 +4-5%; the rest within ±2% but f16 of 8191 at 64 MiB (18.6 -> 19.7).
 PEEL_EDGE_PRELOAD = True
+#: ... and the group form its rows' edge elements, ceil((2 x 16 bytes - 2
+#: elements) / lanes) a lane and row, in the loop loading the rows'
+#: vectors. Off: each row's edges are read after its vectors are folded
+#: (a second round trip a row). Not measured yet: the H200 scan of session
+#: 37 found 16-bit reduce_sum over rows of 257 (peeled, 32 lanes, 4 rows a
+#: group) at 23.2 µs where rows of 200 and 1025 took 18.5-18.8 (75% of the
+#: 64 MiB copy).
+GROUP_EDGE_PRELOAD = False
 
 
 def _reduce_peel(t: Attribute, n: int) -> int:
@@ -1016,33 +1024,48 @@ def _reduce_rows(x: SSAValue, y: SSAValue, nrows: int, n: int, reducer: str, ide
         src = [f"// reduce form: group: {g} lanes per row of {n} elements, {vw} elements per item, "
                f"{per} items per lane, {u} rows per group{peeled}"]
         first, count = ("va + it", "(int)(vb - va)") if peel else (f"r * {m}LL + it", f"{m}")
+        pre = peel and GROUP_EDGE_PRELOAD
+        ne = -(-(2 * vw - 2) // g) if pre else 0  # edge elements a lane and row (ht <= 2 vw - 2)
+        at = f"e < hc ? rs + e : vb * {vw}ULL + (e - hc)"
+        preload = [
+            "    #pragma unroll",
+            f"    for (int d = 0; d < {ne}; ++d) {{",
+            f"      const int e = lane + d * {g};",
+            f"      q[s * {ne} + d] = r < {nrows}LL && e < ht ? ({acc}){load(f'x_[{at}]', t)} : ({acc}){ident};",
+            "    }",
+        ] if pre else []
+        fold_edges = ([f"    #pragma unroll", f"    for (int d = 0; d < {ne}; ++d) acc = {reducer}()(acc, q[s * {ne} + d]);"]
+                      if pre else
+                      [f"    if (r < {nrows}LL) {_peel_fold(t, n, vw, acc, reducer, 'lane', str(g))}"] if peel else [])
         src += [
             f'extern "C" __global__ void __launch_bounds__({THREADS}) ENTRY({decl}) {{',
             *head,
             f"  const int lane = threadIdx.x & {g - 1};",
             f"  const long long r0 = (long long)blockIdx.x * {groups * u} + threadIdx.x / {g};  // row s: r0 + s * {groups}",
             f"  {item} p[{u * per}];",
+            *([f"  {acc} q[{u * ne}];  // the rows' peeled edge elements, loaded with their vectors"] if pre else []),
             "  #pragma unroll",
             f"  for (int s = 0; s < {u}; ++s) {{",
             f"    const long long r = r0 + s * {groups};",
-            *(f"    {line}" for line in (_peel_lines(n, vw, "r", edges=False) if peel else [])),
+            *(f"    {line}" for line in (_peel_lines(n, vw, "r", edges=pre) if peel else [])),
             "    #pragma unroll",
             f"    for (int c = 0; c < {per}; ++c) {{",
             f"      const int it = lane + c * {g};",
             f"      if (r < {nrows}LL && it < {count}) p[s * {per} + c] = x[{first}];",
             "    }",
+            *preload,
             "  }",
             "  #pragma unroll",
             f"  for (int s = 0; s < {u}; ++s) {{",
             f"    const long long r = r0 + s * {groups};",
-            *(f"    {line}" for line in (_peel_lines(n, vw, "r") if peel else [])),
+            *(f"    {line}" for line in (_peel_lines(n, vw, "r", edges=not pre) if peel else [])),
             f"    {acc} acc = {ident};",
             "    #pragma unroll",
             f"    for (int c = 0; c < {per}; ++c) {{",
             f"      const int j = s * {per} + c;",
             f"      if (r < {nrows}LL && lane + c * {g} < {count}) {fold}",
             "    }",
-            *([f"    if (r < {nrows}LL) {_peel_fold(t, n, vw, acc, reducer, 'lane', str(g))}"] if peel else []),
+            *fold_edges,
             f"    for (int o = {g // 2}; o > 0; o >>= 1) acc = {reducer}()(acc, rlx_shfl(acc, o));",
             f"    if (lane == 0 && r < {nrows}LL) y[r] = {result};",
             "  }",
