@@ -431,3 +431,23 @@ def test_group_edge_preload_compiles(monkeypatch):
         assert "loaded with their vectors" in src and "e < ht; e +=" not in src
         res = nvrtc.resources(src, "sm_90", headers=HEADERS)
         assert res.spill_stores == 0, res
+
+
+def test_warp_even_lanes(monkeypatch):
+    """rows.WARP_EVEN_LANES (off by default): warp-form rows of 24 and 12
+    16-byte accesses take 8 and 4 lanes of 3 each; 20 (5 a lane at 4 lanes)
+    and powers of two keep a lane an access. NVRTC compiles each; off, the
+    sources name 32 and 16 lanes."""
+    from rlxc.codegen import rows
+
+    def build(g):
+        return [g.softmax(g.input(f"x{n}", [37, n])) for n in (96, 48, 80, 64)] + [g.log_softmax(g.input("h", [9, 192], "bf16"))]
+
+    lanes_off = [32, 16, 32, 16, 32]
+    for src, lanes in zip(_kernels(build), lanes_off):
+        assert f"row form: warp ({lanes} threads per row" in src.splitlines()[2]
+    monkeypatch.setattr(rows, "WARP_EVEN_LANES", True)
+    for src, lanes in zip(_kernels(build), [8, 4, 32, 16, 8]):
+        assert f"row form: warp ({lanes} threads per row" in src.splitlines()[2]
+        res = nvrtc.resources(src, "sm_90", headers=HEADERS)
+        assert res.spill_stores == 0, res

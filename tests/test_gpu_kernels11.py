@@ -129,6 +129,27 @@ def test_group_reductions_with_edges_preloaded(d, monkeypatch):
         np.testing.assert_allclose(o[fin].astype(np.float64), w[fin].astype(np.float64), rtol=2e-2 if d != "f32" else 1e-5, atol=1e-2 if d != "f32" else 1e-4)
 
 
+@pytest.mark.parametrize("d", ["f32", "f16", "bf16"])
+def test_warp_rows_over_even_lanes(d, monkeypatch):
+    """rows.WARP_EVEN_LANES (off by default, not yet measured): warp-form rows
+    of 12 or 24 16-byte accesses over 4 or 8 lanes of 3 each (several rows a
+    warp), softmax, log_softmax and the norms against the interpreter."""
+    from rlxc.codegen import rows
+
+    monkeypatch.setattr(rows, "WARP_EVEN_LANES", True)
+    w = 16 // {"f32": 4, "f16": 2, "bf16": 2}[d]
+    g = rlxc.GraphBuilder()
+    outs = []
+    for k, n in enumerate((12 * w, 24 * w)):
+        x = g.input(f"x{k}", [37, n], d)
+        outs += [g.softmax(x), g.log_softmax(x), g.layer_norm(x, g.param(f"g{k}", [n], d), g.param(f"b{k}", [n], d)),
+                 g.rms_norm(x, g.param(f"w{k}", [n], d))]
+    module = g.build(outs)
+    text = str(rlxc.run_pipeline(module, "rlx-cuda{arch=sm_90 sm_count=132}"))
+    assert "(4 threads per row" in text and "(8 threads per row" in text
+    check(module)
+
+
 def test_forms_cover_cases():
     assert {n for n, _ in PARAMS} == set(CASES)
 

@@ -586,10 +586,28 @@ def _group_of(lanes: int) -> int:
     return g
 
 
+#: On: warp-form rows of at most 32 16-byte accesses whose count is not a
+#: power of two take the lanes of its largest power-of-two factor, up to
+#: WARP_EVEN_LANES_ITEMS accesses a lane (rows of 24 accesses: 8 lanes of
+#: 3, not 32 lanes of which 8 idle). Off: one access a lane. Not measured
+#: yet: the H200 scan of session 37 found f32 softmax and log_softmax over
+#: rows of 96 (24 accesses) at 38.0-39.3 µs where rows of 64 and 128 took
+#: 34.4-34.8 (log_softmax 0.95x eager).
+WARP_EVEN_LANES = False
+WARP_EVEN_LANES_ITEMS = 4
+
+
 def row_group(cols: int, elem_bytes: int) -> int:
     """Lanes per row of the warp form: one 16-byte access each where the row
-    is that short (64 f16 elements: 8 lanes, 4 rows a warp), else a warp."""
-    return _group_of(-(-cols * elem_bytes // 16))
+    is that short (64 f16 elements: 8 lanes, 4 rows a warp), else a warp
+    (see WARP_EVEN_LANES)."""
+    items = -(-cols * elem_bytes // 16)
+    g = _group_of(items)
+    if WARP_EVEN_LANES and items < g and cols * elem_bytes % 16 == 0:
+        even = items & -items  # the largest power of two dividing the accesses
+        if items // even <= WARP_EVEN_LANES_ITEMS:
+            return even
+    return g
 
 
 #: How a form reduces a statistic over the threads of a row: (value, op,
