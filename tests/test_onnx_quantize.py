@@ -356,3 +356,122 @@ def test_quantization_parameter_errors_name_the_node():
     m = make_model([helper.make_node("QuantizeLinear", ["x", "s"], ["q"]), helper.make_node("Shape", ["q"], ["y"])],
                    [x], [_vi("y", TensorProto.INT64, [2])], [_init("s", np.float32(0.1))], opset=19)
     np.testing.assert_array_equal(_run(m, {"x": np.zeros((4, 6), np.float32)})[0], [4, 6])
+
+
+# --------------------------------------------------------------------------- dynamic quantization
+
+
+def _float_mlp(rng, k=1000, hidden=32, out=16):
+    w = rng.normal(0, 0.2, (k, hidden)).astype(np.float32)
+    b = rng.normal(0, 0.1, (hidden,)).astype(np.float32)
+    w2 = rng.normal(0, 0.2, (hidden, out)).astype(np.float32)
+    nodes = [helper.make_node("MatMul", ["x", "W"], ["h"]), helper.make_node("Add", ["h", "B"], ["h2"]),
+             helper.make_node("Relu", ["h2"], ["h3"]), helper.make_node("MatMul", ["h3", "W2"], ["y"])]
+    return make_model(nodes, [helper.make_tensor_value_info("x", TensorProto.FLOAT, [2, 3, k])],
+                      [helper.make_tensor_value_info("y", TensorProto.FLOAT, [2, 3, out])],
+                      [_init("W", w), _init("B", b), _init("W2", w2)])
+
+
+def _dynamic_quantized(rng, tmp_path, k=1000):
+    """The MLP as ONNX Runtime's `quantize_dynamic` writes it: DynamicQuantizeLinear
+    of each activation, MatMulInteger by INT8 weights, Cast, Mul by the scales."""
+    pytest.importorskip("onnxruntime")
+    from onnxruntime.quantization import QuantType, quantize_dynamic
+
+    onnx.save(_float_mlp(rng, k), tmp_path / "f.onnx")
+    quantize_dynamic(tmp_path / "f.onnx", tmp_path / "q.onnx", weight_type=QuantType.QInt8)
+    model = onnx.load(tmp_path / "q.onnx")
+    assert {"DynamicQuantizeLinear", "MatMulInteger"} <= {nd.op_type for nd in model.graph.node}
+    return model
+
+
+def test_dynamic_quantized_mlp_matches_onnxruntime(tmp_path):
+    """A dynamically quantized MLP (reduced axis 1000: the f32 products are
+    summed in 2 chunks of up to 518, each exact) gives ONNX's reference
+    evaluator's outputs exactly and ONNX Runtime's; the weights minus their
+    zero points are f32 params."""
+    rng = np.random.default_rng()
+    model = _dynamic_quantized(rng, tmp_path)
+    module, params = rlxc.from_onnx(model)
+    assert all(a.dtype == np.float32 for a in params.values()) and "W_quantized_f32" in params
+    assert str(module).count("rlx.matmul") == 3  # 1000 = 518 + 482, then 32
+    x = rng.normal(0, 1, (2, 3, 1000)).astype(np.float32)
+    got = rlxc.compile(module, "numpy", params=params).run({"x": x})[0]
+    np.testing.assert_array_equal(got, ReferenceEvaluator(model).run(None, {"x": x})[0])
+    want = ort_run(model, {"x": x})[0]
+    np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-5 * np.abs(want).max())
+
+
+@pytest.mark.gpu
+@pytest.mark.skipif(not rlxc.cuda.is_available(), reason="no NVIDIA GPU and driver")
+def test_dynamic_quantized_mlp_on_cuda(tmp_path):
+    rng = np.random.default_rng()
+    model = _dynamic_quantized(rng, tmp_path, k=3000)
+    x = rng.normal(0, 1, (2, 3, 3000)).astype(np.float32)
+    got = _run(model, {"x": x}, "cuda")[0]
+    want = ReferenceEvaluator(model).run(None, {"x": x})[0]
+    np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-5 * np.abs(want).max())
+
+
+def test_matmul_integer_is_exact_past_f32s_integers():
+    """Worst-case MatMulInteger: uint8 activations of 200-255 (zero point 0)
+    times int8 weights of -128 with a per-column zero point of 127 (|b - z|
+    = 255) over 4096: sums near 2.7e8, past f32's exact integers (2**24),
+    exact as int32 (chunks of 258, each summed exactly in f32)."""
+    rng = np.random.default_rng()
+    m, k, nn = 3, 4096, 5
+    a = rng.integers(200, 256, (m, k))
+    b = rng.integers(-128, -120, (k, nn)).astype(np.int8)
+    bz = np.full(nn, 127, np.int8)
+    inits = [_init("s", np.float32(1)), _init("az", np.uint8(0)), _init("b", b), _init("bz", bz)]
+    nodes = [helper.make_node("QuantizeLinear", ["x", "s", "az"], ["aq"]),
+             helper.make_node("MatMulInteger", ["aq", "b", "az", "bz"], ["y"])]
+    model = make_model(nodes, [helper.make_tensor_value_info("x", TensorProto.FLOAT, [m, k])],
+                       [helper.make_tensor_value_info("y", TensorProto.INT32, [m, nn])], inits, opset=13)
+    module, params = rlxc.from_onnx(model)
+    assert str(module).count("rlx.matmul") == 16  # 4096 / 258
+    got = rlxc.compile(module, "numpy", params=params).run({"x": a.astype(np.float32)})[0]
+    want = a.astype(np.int64) @ (b.astype(np.int64) - bz)
+    assert np.abs(want).max() > 2**24
+    assert got.dtype == np.int32
+    np.testing.assert_array_equal(got, want)
+
+
+def test_dynamic_quantize_linear_matches_the_reference():
+    """DynamicQuantizeLinear's scale, zero point and values (read back as y -
+    z through MatMulInteger by an int8 identity) equal ONNX's reference, for
+    a mixed-sign, an all-positive, an all-negative and an all-zero input."""
+    k = 24
+    nodes = [helper.make_node("DynamicQuantizeLinear", ["x"], ["y", "s", "z"]),
+             helper.make_node("MatMulInteger", ["y", "eye", "z"], ["d"])]
+    model = make_model(nodes, [helper.make_tensor_value_info("x", TensorProto.FLOAT, [3, k])],
+                       [helper.make_tensor_value_info("d", TensorProto.INT32, [3, k]),
+                        helper.make_tensor_value_info("s", TensorProto.FLOAT, [])],
+                       [_init("eye", np.eye(k, dtype=np.int8))], opset=13)
+    rng = np.random.default_rng()
+    module, params = rlxc.from_onnx(model)
+    compiled = rlxc.compile(module, "numpy", params=params)
+    ref = ReferenceEvaluator(helper.make_model(helper.make_graph(
+        nodes[:1], "g", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [3, k])],
+        [helper.make_tensor_value_info(v, c, None) for v, c in (("y", TensorProto.UINT8), ("s", TensorProto.FLOAT),
+                                                                ("z", TensorProto.UINT8))]),
+        opset_imports=[helper.make_opsetid("", 13)]))
+    for x in (rng.normal(0, 3, (3, k)), rng.uniform(0.5, 4, (3, k)), -rng.uniform(0.5, 4, (3, k)), np.zeros((3, k))):
+        x = x.astype(np.float32)
+        d, s = compiled.run({"x": x})
+        y, rs, rz = ref.run(None, {"x": x})
+        assert np.float32(s) == rs
+        np.testing.assert_array_equal(d, y.astype(np.int32) - np.int32(rz))
+
+
+def test_matmul_integer_errors_name_the_node():
+    """A float operand, or a zero point of another type, is an error naming the node."""
+    inits = [_init("b", np.ones((4, 2), np.int8)), _init("bz", np.uint8(3))]
+    for nodes, what in (([helper.make_node("MatMulInteger", ["x", "b"], ["y"], name="mmi")], "A of type f32"),
+                        ([helper.make_node("DynamicQuantizeLinear", ["x"], ["q", "s", "z"]),
+                          helper.make_node("MatMulInteger", ["q", "b", "z", "bz"], ["y"], name="mmi")],
+                         "zero point of type UINT8 differs from B's INT8")):
+        model = make_model(nodes, [helper.make_tensor_value_info("x", TensorProto.FLOAT, [3, 4])],
+                           [helper.make_tensor_value_info("y", TensorProto.INT32, [3, 2])], inits, opset=13)
+        with pytest.raises(OnnxImportError, match=f"MatMulInteger node 'mmi'.*{what}"):
+            rlxc.from_onnx(model)

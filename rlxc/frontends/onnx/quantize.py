@@ -1,11 +1,13 @@
-"""QuantizeLinear and DequantizeLinear: the QDQ form of quantized models.
+"""QuantizeLinear and DequantizeLinear (the QDQ form of quantized models),
+DynamicQuantizeLinear and MatMulInteger (dynamic quantization, as ONNX
+Runtime's `quantize_dynamic` writes it).
 
 rlx has no 8-bit (or 16-, 4-, 2-bit) integer type, so a quantized value is
 held as another type carrying the same integers exactly: an INT8/UINT8/...
 initializer as i32 (`Const.narrow`), a QuantizeLinear's output as f32
 (`OnnxImporter.carried`: integers of at most 16 bits are exact in f32).
-Only a DequantizeLinear may read such a value (and a QuantizeLinear its zero
-point); anything else reading one, or a graph output of one, is an error
+Only a DequantizeLinear or a MatMulInteger may read such a value (and a
+QuantizeLinear its zero point); anything else reading one, or a graph output of one, is an error
 naming the type. So a QDQ model imports as what it computes in floating
 point: a weight's DequantizeLinear of an initializer folds at import into a
 float param, and an activation's QuantizeLinear -> DequantizeLinear pair is
@@ -27,6 +29,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from rlxc.frontends.builder import Tensor
 from rlxc.frontends.onnx.core import (
     ONNX_DTYPES,
     QUANT_RANGES,
@@ -156,3 +159,99 @@ def dequantize_linear(n: Node) -> list[Value]:
         y = g.sub(y, n.imp.constant(_broadcast(n, zp.array, x.shape, axis, block, "the zero point"), "f32"))
     y = g.mul(y, n.imp.constant(_broadcast(n, scale.array, x.shape, axis, block, "the scale"), "f32"))
     return [g.cast(y, out) if out != "f32" else y]
+
+
+@emitter("DynamicQuantizeLinear", since=11)
+def dynamic_quantize_linear(n: Node) -> list[Value]:
+    """UINT8 quantization with a scale and zero point computed from x's range
+    at run time (ONNX's reference, op_dynamic_quantize_linear.py): the range
+    [min(0, min x), max(0, max x)] over 255 steps (1/255 when it is empty),
+    the zero point rint(clamp(-min / scale, 0, 255)), then QuantizeLinear's
+    rounding and clamping. y and the zero point are carried as f32 integers
+    (`carried`, UINT8), the scale is an f32 scalar."""
+    x = n.tensor(0)
+    if x.dtype != "f32":
+        raise n.unsupported(f"an input of type {x.dtype}", "FLOAT inputs")
+    g, s = n.g, n.imp.scalar
+    zero, one = s(0.0, "f32"), s(1.0, "f32")
+    hi = s(255.0, "f32")
+    mx = g.maximum(g.reduce_max(x), zero)
+    mn = g.minimum(g.reduce_min(x), zero)
+    scale = g.div(g.select(g.eq(mx, mn), one, g.sub(mx, mn)), hi)
+    zp = g.round(g.minimum(g.maximum(g.sub(zero, g.div(mn, scale)), zero), hi))
+    q = g.minimum(g.maximum(g.add(g.round(g.div(x, scale)), zp), zero), hi)
+    q = g.select(g.ne(q, q), zero, q)  # NaN: the lowest value, as the reference's uint8 cast gives
+    n.imp.carried[q.value] = "UINT8"
+    n.imp.carried[zp.value] = "UINT8"
+    return [q, scale, zp]
+
+
+#: f32 sums of integers are exact below 2**24: MatMulInteger's products are
+#: summed in f32 over chunks of the reduced axis short enough for that.
+_EXACT_F32 = 2**24
+
+
+def _integer_operand(n: Node, k: int, zk: int, what: str) -> tuple[Tensor, int]:
+    """Operand k of MatMulInteger minus its zero point (input zk) as f32
+    integers, and the largest magnitude those can have. A constant operand
+    (a weight) with a constant zero point is subtracted at import into an f32
+    param named after the operand."""
+    v, zp = n.input(k), n.input(zk)
+    q = n.imp.quantized(n.proto.input[k])
+    if v is None or q not in ("INT8", "UINT8"):
+        raise n.unsupported(f"{what} of type {q or (v.dtype if v is not None else 'none')}",
+                            "INT8 and UINT8 (quantized) operands")
+    if zp is not None and n.imp.quantized(n.proto.input[zk]) != q:
+        raise n.error(f"{what}'s zero point of type {n.imp.quantized(n.proto.input[zk]) or zp.dtype} differs from {what}'s {q}")
+    shape = v.shape
+    if len(shape) < 2:
+        raise n.error(f"{what} of rank {len(shape)}: MatMulInteger of a 1-D operand is not imported")
+    zs = zp.shape if zp is not None else ()
+    per = zs[0] if len(zs) == 1 else 1
+    if len(zs) > 1 or per > 1 and per != (shape[-2] if k == 0 else shape[-1]):
+        raise n.error(f"{what}'s zero point of shape {list(zs)} is neither a scalar nor one per "
+                      f"{'row' if k == 0 else 'column'} of {what} {list(shape)}")
+    z_shape = [per, 1] if k == 0 and per > 1 else [per] if per > 1 else []
+    if isinstance(v, Const) and (zp is None or isinstance(zp, Const)):
+        z = zp.array.reshape(z_shape).astype(np.int64) if zp is not None else np.int64(0)
+        d = v.array.astype(np.int64) - z
+        name = n.imp._fold_name(f"{n.proto.input[k]}_f32")  # pyright: ignore[reportPrivateUsage]
+        return n.imp.tensor(Const(d.astype(np.float32), "f32", name)), int(np.abs(d).max(initial=0))
+    lo, hi = QUANT_RANGES[q]
+    g = n.g
+    t = n.imp.tensor(v)
+    y = g.cast(t, "f32") if t.dtype != "f32" else t
+    if zp is None:
+        return y, max(hi, -lo)
+    z = n.imp.tensor(zp)
+    z = g.cast(z, "f32") if z.dtype != "f32" else z
+    y = g.sub(y, g.reshape(z, z_shape) if list(zp.shape) != z_shape else z)
+    if isinstance(zp, Const):
+        return y, int(max(hi - zp.array.min(), zp.array.max() - lo))
+    return y, hi - lo  # a zero point known only at run time
+
+
+@emitter("MatMulInteger", since=10)
+def matmul_integer(n: Node) -> list[Value]:
+    """(A - a_zero_point) @ (B - b_zero_point) in int32, exactly: the
+    operands as f32 integers, multiplied in f32 over chunks of the reduced
+    axis whose sums stay below 2**24 (bounded by the types' ranges, or by the
+    values of a constant operand), each chunk's result cast to i32 and the
+    chunks added in i32. 8-bit operands whose zero point is known only at
+    run time take chunks of 258; a constant int8 weight with |w - z| <= 127
+    and a uint8 activation, of 518."""
+    a, amax = _integer_operand(n, 0, 2, "A")
+    b, bmax = _integer_operand(n, 1, 3, "B")
+    g = n.g
+    ka = a.shape[-1]
+    chunk = max(1, _EXACT_F32 // max(1, amax * bmax))
+    out = None
+    for k0 in range(0, ka, chunk):
+        k1 = min(ka, k0 + chunk)
+        whole = k1 - k0 == ka
+        part = g.matmul(a if whole else g.slice(a, [k0], [k1], [len(a.shape) - 1]),
+                        b if whole else g.slice(b, [k0], [k1], [len(b.shape) - 2]))
+        part = g.cast(part, "i32")
+        out = part if out is None else g.add(out, part)
+    assert out is not None
+    return [out]
