@@ -10,18 +10,21 @@
 // CHECK: const int hc = (int)(va * 8ULL - rs), ht = hc + (int)(rs + 1001ULL - vb * 8ULL);
 // CHECK: if (r < 64LL) for (int e = lane; e < ht; e += 32) acc = RlxSum()(acc, (float)rlx_ld_f16(x_[e < hc ? rs + e : vb * 8ULL + (e - hc)]));
 
-// f32 rows of 4097 in the block form: float4 items; the edges are folded
-// once per row, before the block's reduction.
+// f32 rows of 4097 in the block form: float4 items; a thread's edge element
+// (fewer than 2 x 4 a row: one a thread at most) is loaded before the
+// vectors (rows.PEEL_EDGE_PRELOAD) and folded once per row, before the
+// block's reduction.
 // CHECK: // reduce form: block: a block per row of 4097 elements, 4 elements per item, 4 loads in flight per thread, peeled
 // CHECK: const uint4* __restrict__ xr = x + va;
-// CHECK: for (int i0 = threadIdx.x; i0 < (int)(vb - va); i0 += 1024) {
-// CHECK: for (int e = (int)threadIdx.x; e < ht; e += 256) acc = RlxMax()(acc, (float)x_[e < hc ? rs + e : vb * 4ULL + (e - hc)]);
+// CHECK: const float edge = (int)threadIdx.x < ht ? (float)x_[threadIdx.x < hc ? rs + threadIdx.x : vb * 4ULL + (threadIdx.x - hc)] : (float)-RLX_INF;
+// CHECK-NEXT: for (int i0 = threadIdx.x; i0 < (int)(vb - va); i0 += 1024) {
+// CHECK: acc = RlxMax()(acc, edge);
 // CHECK-NEXT: acc = rlx_block_reduce(acc, RlxMax(), (float)-RLX_INF, smem);
 
 // Split rows fold their edges in chunk 0 only.
 // CHECK: // reduce form: block: a block per row of 99999 elements, 8 elements per item, 4 loads in flight per thread, each row split in 3 chunks of 4167 items (grid.y), peeled
 // CHECK: hi = lo + 4167 < (int)(vb - va) ? lo + 4167 : (int)(vb - va);
-// CHECK: if (blockIdx.y == 0) for (int e = (int)threadIdx.x; e < ht; e += 256)
+// CHECK: const float edge = blockIdx.y == 0 && (int)threadIdx.x < ht ?
 
 // Lengths the full width divides, and rows under 4 vectors, are not peeled.
 // CHECK: // reduce form: group: 32 lanes per row of 1000 elements, 8 elements per item, 4 items per lane, 1 rows per group

@@ -2,22 +2,23 @@
 // RUN: rlxc-opt %s -p rlx-cuda -t cuda-source | filecheck %s --check-prefix=SM90
 
 // The row form follows the row's length (rlxc/codegen/rows.py, ROW_FORMS):
-// a block per row up to 8192 elements, the row in registers, 16 bytes per
-// access where the length allows (4096 = 256 threads x 4 x 4):
+// a block per row up to 16384 elements (past 8192 in up to 512 threads of
+// 32 elements), the row in registers, 16 bytes per access where the length
+// allows (4096 = 256 threads x 4 x 4):
 // CHECK: // row form: block (256 threads per row, 4 elements per access, 16 per thread)
 // CHECK: union { uint4 raw; float e[4]; } pk; pk.raw = reinterpret_cast<const uint4*>(x + base)[c * 256 + threadIdx.x];
 // Longer rows up to 160 KB, on parts without thread-block clusters (sm_80):
 // a block of 1024 threads, the row cached in dynamic shared memory (one
 // read from global memory):
-// (10000 is no multiple of 1024 x 2: one element per access, guarded, never
+// (20000 is no multiple of 1024 x 2: one element per access, guarded, never
 // past the row):
 // The shared row is thread-major (element j of thread l at j * 1024 + l):
 // consecutive threads, consecutive banks.
-// CHECK: // row form: smem (40000 bytes of shared memory as f32, 1024 threads per row, one element per access, 10 per thread)
+// CHECK: // row form: smem (80000 bytes of shared memory as f32, 1024 threads per row, one element per access, 20 per thread)
 // CHECK: extern __shared__ __align__(16) float srow[];
-// CHECK: if (k < 10000LL) srow[(j) * 1024 + threadIdx.x] = x[base + k];
+// CHECK: if (k < 20000LL) srow[(j) * 1024 + threadIdx.x] = x[base + k];
 // CHECK: m = rlx_maxf(m, srow[(j) * 1024 + threadIdx.x]);
-// CHECK: // row form: smem (40004 bytes of shared memory as f32, 1024 threads per row, one element per access, 10 per thread)
+// CHECK: // row form: smem (80004 bytes of shared memory as f32, 1024 threads per row, one element per access, 20 per thread)
 // Longer still (50000 f32 = 1563 threads of 128 bytes): the grid form, the
 // row over 4 blocks that meet through global memory; each block takes its
 // (row, part) from a ticket, its block's (max, sum) goes to a slot per part,
@@ -33,34 +34,34 @@
 // CHECK-NEXT: const long long r = g_at / 4;
 // CHECK: const RlxMS st = rlx_grid_reduce<4>(RlxMS{m, s}, RlxMSMerge(), RlxMS{-RLX_INF, 0.0f}, ms_smem, [[K]]_part0 + r * 4, [[K]]_arrived + r * 16, rank);
 // A non-trailing axis: the looping form, element by element.
-// On sm_90, past 8192 elements, a row is split over the 2-8 blocks of a
+// On sm_90, past 16384 elements, a row is split over the 2-8 blocks of a
 // thread-block cluster (64 bytes of it per thread, in registers); the first
 // reduction waits on the opening arrive (every block of the cluster has
 // started), each then pushes its block's value into every block's slot row
 // and folds the slots in order after one cluster barrier:
 // SM90: // row form: block (256 threads per row, 4 elements per access, 16 per thread)
-// (10000 f32 = 313 threads of 128 bytes: 2 blocks of 160; 16 bytes per
+// (20000 f32 = 625 threads of 128 bytes: 4 blocks of 160; 16 bytes per
 // access, a thread's accesses past the row's end skipped whole, one test
 // per access in each pass)
-// SM90: // row form: cluster (2 blocks of 160 threads per row, 320 threads per row, 4 elements per access, 32 per thread)
+// SM90: // row form: cluster (4 blocks of 160 threads per row, 640 threads per row, 4 elements per access, 32 per thread)
 // (guarded: no register cap, which spilled there)
-// SM90: extern "C" __global__ void __cluster_dims__(2, 1, 1) __launch_bounds__(160)
-// SM90: __shared__ RlxMS cl_slots0[2];
+// SM90: extern "C" __global__ void __cluster_dims__(4, 1, 1) __launch_bounds__(160)
+// SM90: __shared__ RlxMS cl_slots0[4];
 // SM90-NEXT: rlx_cluster_arrive();
 // SM90-NEXT: const int lane = (int)rlx_cluster_rank() * 160 + threadIdx.x;
-// SM90-NEXT: const long long r = blockIdx.x / 2;
+// SM90-NEXT: const long long r = blockIdx.x / 4;
 // SM90: float m = -RLX_INF;
-// SM90: if ((long long)(c * 320 + lane) * 4 < 10000LL) {
+// SM90: if ((long long)(c * 640 + lane) * 4 < 20000LL) {
 // SM90-NEXT: #pragma unroll
 // SM90-NEXT: for (int i = 0; i < 4; ++i) { const int j = c * 4 + i; {{.*}} { m = rlx_maxf(m, v[j]); } }
 // (each thread's max and the sum of its exponentials from it, merged over the
 // cluster in one reduction: rows.MERGED_STATS_CLUSTER)
-// SM90: const RlxMS st = rlx_cluster_reduce<2, true>(RlxMS{m, s}, RlxMSMerge(), RlxMS{-RLX_INF, 0.0f}, ms_smem, cl_slots0);
-// An odd length (10001 f32) takes the windowed form: 16-byte accesses from
-// the boundary before each row's start, 64 bytes per thread (4 blocks of
+// SM90: const RlxMS st = rlx_cluster_reduce<4, true>(RlxMS{m, s}, RlxMSMerge(), RlxMS{-RLX_INF, 0.0f}, ms_smem, cl_slots0);
+// An odd length (20001 f32) takes the windowed form: 16-byte accesses from
+// the boundary before each row's start, 64 bytes per thread (8 blocks of
 // 160), registers capped at 48 (8 blocks per SM):
-// SM90: // row form: cluster (4 blocks of 160 threads per row, 640 threads per row, 4 elements per access over the row's 16-byte-aligned window, 16 per thread)
-// SM90-NEXT: extern "C" __global__ void __cluster_dims__(4, 1, 1) __launch_bounds__(160, 8)
+// SM90: // row form: cluster (8 blocks of 160 threads per row, 1280 threads per row, 4 elements per access over the row's 16-byte-aligned window, 16 per thread)
+// SM90-NEXT: extern "C" __global__ void __cluster_dims__(8, 1, 1) __launch_bounds__(160, 8)
 // SM90: const int h = (int)(base & 3);
 // 50000 f32 = 1563 threads: 8 blocks of 224; 4 divides the row, 1792 x 4
 // does not: 16 bytes per access, the last ones past the row skipped whole:
@@ -75,10 +76,10 @@
 // CHECK: m = rlx_group_reduce<4>(m, RlxMax());
 // CHECK: const int cb = (p4 * 4 / 12) * 3, r = p4 * 4 % 3;  // an item lies in one outer index
 // CHECK: reinterpret_cast<float4*>(y + base)[p4] = make_float4(r0, r1, r2, r3);
-// Rows moved 16 bytes per access (16384 f16: 2 blocks of 128; rows of 32768 take the stream form): each thread's
+// Rows moved 16 bytes per access (20000 f16: 2 blocks of 160; rows of 32768 take the stream form): each thread's
 // max and sum of exponentials from it, merged over the cluster in one
 // reduction of (max, sum) pairs, then each thread's exponentials rescaled:
-// SM90: // row form: cluster (2 blocks of 128 threads per row, 256 threads per row, 8 elements per access, 64 per thread)
+// SM90: // row form: cluster (2 blocks of 160 threads per row, 320 threads per row, 8 elements per access, 64 per thread)
 // SM90: __shared__ RlxMS cl_slots0[2];
 // SM90-NEXT: rlx_cluster_arrive();
 // SM90: m = rlx_maxf(m, v[j]);
@@ -104,13 +105,13 @@
 // CHECK: reinterpret_cast<float4*>(y + base)[k4] = make_float4(expf(q.x - m) * inv, expf(q.y - m) * inv, expf(q.z - m) * inv, expf(q.w - m) * inv);
 // On sm_90 (132 / 2 blocks) the same row takes the grid form:
 // SM90: // row form: grid (62 blocks of 1024 threads per row, 63488 threads per row, 4 elements per access, 32 per thread)
-func.func @main(%x: tensor<8x4096xf32>, %y: tensor<2x10000xf32>, %w: tensor<2x10001xf32>, %v: tensor<2x50000xf32>, %z: tensor<2x4x3xf32>, %h: tensor<2x16384xf16>, %u: tensor<2x2000000xf32>) -> (tensor<8x4096xf32>, tensor<2x10000xf32>, tensor<2x10001xf32>, tensor<2x50000xf32>, tensor<2x4x3xf32>, tensor<2x16384xf16>, tensor<2x2000000xf32>) {
+func.func @main(%x: tensor<8x4096xf32>, %y: tensor<2x20000xf32>, %w: tensor<2x20001xf32>, %v: tensor<2x50000xf32>, %z: tensor<2x4x3xf32>, %h: tensor<2x20000xf16>, %u: tensor<2x2000000xf32>) -> (tensor<8x4096xf32>, tensor<2x20000xf32>, tensor<2x20001xf32>, tensor<2x50000xf32>, tensor<2x4x3xf32>, tensor<2x20000xf16>, tensor<2x2000000xf32>) {
   %a = rlx.softmax %x axis = -1 : tensor<8x4096xf32>
-  %b = rlx.softmax %y axis = -1 : tensor<2x10000xf32>
-  %d = rlx.softmax %w axis = -1 : tensor<2x10001xf32>
+  %b = rlx.softmax %y axis = -1 : tensor<2x20000xf32>
+  %d = rlx.softmax %w axis = -1 : tensor<2x20001xf32>
   %e = rlx.softmax %v axis = -1 : tensor<2x50000xf32>
   %c = rlx.softmax %z axis = 1 : tensor<2x4x3xf32>
-  %f = rlx.softmax %h axis = -1 : tensor<2x16384xf16>
+  %f = rlx.softmax %h axis = -1 : tensor<2x20000xf16>
   %g = rlx.softmax %u axis = -1 : tensor<2x2000000xf32>
-  func.return %a, %b, %d, %e, %c, %f, %g : tensor<8x4096xf32>, tensor<2x10000xf32>, tensor<2x10001xf32>, tensor<2x50000xf32>, tensor<2x4x3xf32>, tensor<2x16384xf16>, tensor<2x2000000xf32>
+  func.return %a, %b, %d, %e, %c, %f, %g : tensor<8x4096xf32>, tensor<2x20000xf32>, tensor<2x20001xf32>, tensor<2x50000xf32>, tensor<2x4x3xf32>, tensor<2x20000xf16>, tensor<2x2000000xf32>
 }

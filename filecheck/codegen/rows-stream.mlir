@@ -15,8 +15,9 @@
 // log_softmax: the same reads, the output (x - m) - log(s):
 // CHECK: // row form: stream
 // CHECK: rlx_st2_bf16((f0.x - m) - ls
-// Rows of 16384 (under STREAM_ROW_MIN) keep the cluster form:
-// CHECK: // row form: cluster
+// Rows of 16384 (under STREAM_ROW_MIN) take the block form (rows.BLOCK_ROW_MAX:
+// 512 threads of 32 elements):
+// CHECK: // row form: block (512 threads per row
 // Rows of 32001 (8 does not divide) go through their 16-byte-aligned
 // windows: the window's first and last accesses (threads 0 and 1) masked
 // and written an element at a time, the accesses between as above:
