@@ -413,7 +413,12 @@ def test_dynamic_quantized_mlp_on_cuda(tmp_path):
     np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-5 * np.abs(want).max())
 
 
-def test_matmul_integer_is_exact_past_f32s_integers():
+BACKENDS = ["numpy", pytest.param("cuda", marks=[pytest.mark.gpu, pytest.mark.skipif(not rlxc.cuda.is_available(),
+                                                                                     reason="no NVIDIA GPU and driver")])]
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_matmul_integer_is_exact_past_f32s_integers(backend):
     """Worst-case MatMulInteger: uint8 activations of 200-255 (zero point 0)
     times int8 weights of -128 with a per-column zero point of 127 (|b - z|
     = 255) over 4096: sums near 2.7e8, past f32's exact integers (2**24),
@@ -430,7 +435,7 @@ def test_matmul_integer_is_exact_past_f32s_integers():
                        [helper.make_tensor_value_info("y", TensorProto.INT32, [m, nn])], inits, opset=13)
     module, params = rlxc.from_onnx(model)
     assert str(module).count("rlx.matmul") == 16  # 4096 / 258
-    got = rlxc.compile(module, "numpy", params=params).run({"x": a.astype(np.float32)})[0]
+    got = rlxc.compile(module, backend, params=params).run({"x": a.astype(np.float32)})[0]
     want = a.astype(np.int64) @ (b.astype(np.int64) - bz)
     assert np.abs(want).max() > 2**24
     assert got.dtype == np.int32
@@ -475,3 +480,65 @@ def test_matmul_integer_errors_name_the_node():
                            [helper.make_tensor_value_info("y", TensorProto.INT32, [3, 2])], inits, opset=13)
         with pytest.raises(OnnxImportError, match=f"MatMulInteger node 'mmi'.*{what}"):
             rlxc.from_onnx(model)
+
+
+def test_dynamic_quantized_cnn_matches_onnxruntime(tmp_path):
+    """`quantize_dynamic` of a two-conv CNN (UINT8 weights): ConvInteger by
+    weights minus their zero points, the second over 64 input channels of
+    3 x 3 taps in 2 chunks (an activation's zero point known only at run
+    time), equal to ONNX's reference and ONNX Runtime."""
+    pytest.importorskip("onnxruntime")
+    from onnxruntime.quantization import QuantType, quantize_dynamic
+
+    rng = np.random.default_rng()
+    w1 = rng.normal(0, 0.3, (64, 3, 3, 3)).astype(np.float32)
+    w2 = rng.normal(0, 0.1, (8, 64, 3, 3)).astype(np.float32)
+    nodes = [helper.make_node("Conv", ["x", "W1"], ["h"], pads=[1, 1, 1, 1]), helper.make_node("Relu", ["h"], ["h2"]),
+             helper.make_node("Conv", ["h2", "W2"], ["y"], pads=[1, 1, 1, 1], strides=[2, 2])]
+    onnx.save(make_model(nodes, [helper.make_tensor_value_info("x", TensorProto.FLOAT, [2, 3, 12, 12])],
+                         [helper.make_tensor_value_info("y", TensorProto.FLOAT, [2, 8, 6, 6])],
+                         [_init("W1", w1), _init("W2", w2)]), tmp_path / "f.onnx")
+    quantize_dynamic(tmp_path / "f.onnx", tmp_path / "q.onnx", weight_type=QuantType.QUInt8, op_types_to_quantize=["Conv"])
+    model = onnx.load(tmp_path / "q.onnx")
+    assert [nd.op_type for nd in model.graph.node].count("ConvInteger") == 2
+    module, params = rlxc.from_onnx(model)
+    assert str(module).count("rlx.conv2d") == 3
+    x = rng.normal(0, 1, (2, 3, 12, 12)).astype(np.float32)
+    got = rlxc.compile(module, "numpy", params=params).run({"x": x})[0]
+    np.testing.assert_array_equal(got, ReferenceEvaluator(model).run(None, {"x": x})[0])
+    want = ort_run(model, {"x": x})[0]
+    np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-5 * np.abs(want).max())
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_conv_integer_is_exact_past_f32s_integers(backend):
+    """Worst-case ConvInteger: uint8 inputs of 200-255 by int8 weights of
+    -128 with a per-output-channel zero point of 127, 120 input channels of
+    3 x 3 taps (sums near 7e7, past 2**24): 5 chunks of 28 channels, exact
+    against numpy in int64; a grouped convolution that would need chunks is
+    an error naming the node."""
+    rng = np.random.default_rng()
+    c, m = 120, 4
+    a = rng.integers(200, 256, (1, c, 5, 5))
+    w = rng.integers(-128, -120, (m, c, 3, 3)).astype(np.int8)
+    inits = [_init("s", np.float32(1)), _init("az", np.uint8(0)), _init("w", w), _init("wz", np.full(m, 127, np.int8))]
+
+    def model(group, wz="wz"):
+        nodes = [helper.make_node("QuantizeLinear", ["x", "s", "az"], ["aq"]),
+                 helper.make_node("ConvInteger", ["aq", "w", "az", wz], ["y"], pads=[1, 1, 1, 1], group=group, name="ci")]
+        return make_model(nodes, [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, c * group, 5, 5])],
+                          [helper.make_tensor_value_info("y", TensorProto.INT32, [1, m, 5, 5])], inits, opset=13)
+
+    module, params = rlxc.from_onnx(model(1))
+    assert str(module).count("rlx.conv2d") == 5
+    got = rlxc.compile(module, backend, params=params).run({"x": a.astype(np.float32)})[0]
+    ap = np.pad(a, ((0, 0), (0, 0), (1, 1), (1, 1))).astype(np.int64)  # zeros after the zero point's subtraction (0)
+    wd = w.astype(np.int64) - 127
+    want = np.zeros((1, m, 5, 5), np.int64)
+    for i in range(3):
+        for j in range(3):
+            want += np.einsum("nchw,oc->nohw", ap[:, :, i:i + 5, j:j + 5], wd[:, :, i, j])
+    assert np.abs(want).max() > 2**24
+    np.testing.assert_array_equal(got, want)
+    with pytest.raises(OnnxImportError, match="ConvInteger node 'ci'.*grouped ConvInteger of 120 input channels"):
+        rlxc.from_onnx(model(2))

@@ -1,13 +1,13 @@
 """QuantizeLinear and DequantizeLinear (the QDQ form of quantized models),
-DynamicQuantizeLinear and MatMulInteger (dynamic quantization, as ONNX
-Runtime's `quantize_dynamic` writes it).
+DynamicQuantizeLinear, MatMulInteger and ConvInteger (dynamic quantization,
+as ONNX Runtime's `quantize_dynamic` writes it).
 
 rlx has no 8-bit (or 16-, 4-, 2-bit) integer type, so a quantized value is
 held as another type carrying the same integers exactly: an INT8/UINT8/...
 initializer as i32 (`Const.narrow`), a QuantizeLinear's output as f32
 (`OnnxImporter.carried`: integers of at most 16 bits are exact in f32).
-Only a DequantizeLinear or a MatMulInteger may read such a value (and a
-QuantizeLinear its zero point); anything else reading one, or a graph output of one, is an error
+Only a DequantizeLinear, MatMulInteger or ConvInteger may read such a
+value (and a QuantizeLinear its zero point); anything else reading one, or a graph output of one, is an error
 naming the type. So a QDQ model imports as what it computes in floating
 point: a weight's DequantizeLinear of an initializer folds at import into a
 float param, and an activation's QuantizeLinear -> DequantizeLinear pair is
@@ -191,11 +191,12 @@ def dynamic_quantize_linear(n: Node) -> list[Value]:
 _EXACT_F32 = 2**24
 
 
-def _integer_operand(n: Node, k: int, zk: int, what: str) -> tuple[Tensor, int]:
-    """Operand k of MatMulInteger minus its zero point (input zk) as f32
-    integers, and the largest magnitude those can have. A constant operand
-    (a weight) with a constant zero point is subtracted at import into an f32
-    param named after the operand."""
+def _integer_operand(n: Node, k: int, zk: int, what: str, along: int | None) -> tuple[Tensor, int]:
+    """Operand k of MatMulInteger or ConvInteger minus its zero point (input
+    zk: a scalar, or where `along` is an axis one value per index of that
+    axis) as f32 integers, and the largest magnitude those can have. A
+    constant operand (a weight) with a constant zero point is subtracted at
+    import into an f32 param named after the operand."""
     v, zp = n.input(k), n.input(zk)
     q = n.imp.quantized(n.proto.input[k])
     if v is None or q not in ("INT8", "UINT8"):
@@ -205,13 +206,14 @@ def _integer_operand(n: Node, k: int, zk: int, what: str) -> tuple[Tensor, int]:
         raise n.error(f"{what}'s zero point of type {n.imp.quantized(n.proto.input[zk]) or zp.dtype} differs from {what}'s {q}")
     shape = v.shape
     if len(shape) < 2:
-        raise n.error(f"{what} of rank {len(shape)}: MatMulInteger of a 1-D operand is not imported")
+        raise n.error(f"{what} of rank {len(shape)}: a 1-D operand is not imported")
     zs = zp.shape if zp is not None else ()
     per = zs[0] if len(zs) == 1 else 1
-    if len(zs) > 1 or per > 1 and per != (shape[-2] if k == 0 else shape[-1]):
-        raise n.error(f"{what}'s zero point of shape {list(zs)} is neither a scalar nor one per "
-                      f"{'row' if k == 0 else 'column'} of {what} {list(shape)}")
-    z_shape = [per, 1] if k == 0 and per > 1 else [per] if per > 1 else []
+    axis = None if along is None else along % len(shape)
+    if len(zs) > 1 or per > 1 and (axis is None or per != shape[axis]):
+        raise n.error(f"{what}'s zero point of shape {list(zs)} is neither a scalar"
+                      + ("" if axis is None else f" nor one per index of axis {axis} of {what} {list(shape)}"))
+    z_shape = [per] + [1] * (len(shape) - 1 - axis) if per > 1 and axis is not None else []
     if isinstance(v, Const) and (zp is None or isinstance(zp, Const)):
         z = zp.array.reshape(z_shape).astype(np.int64) if zp is not None else np.int64(0)
         d = v.array.astype(np.int64) - z
@@ -240,8 +242,8 @@ def matmul_integer(n: Node) -> list[Value]:
     chunks added in i32. 8-bit operands whose zero point is known only at
     run time take chunks of 258; a constant int8 weight with |w - z| <= 127
     and a uint8 activation, of 518."""
-    a, amax = _integer_operand(n, 0, 2, "A")
-    b, bmax = _integer_operand(n, 1, 3, "B")
+    a, amax = _integer_operand(n, 0, 2, "A", -2)  # a zero point per row of A
+    b, bmax = _integer_operand(n, 1, 3, "B", -1)  # ... per column of B
     g = n.g
     ka = a.shape[-1]
     chunk = max(1, _EXACT_F32 // max(1, amax * bmax))
@@ -252,6 +254,36 @@ def matmul_integer(n: Node) -> list[Value]:
         part = g.matmul(a if whole else g.slice(a, [k0], [k1], [len(a.shape) - 1]),
                         b if whole else g.slice(b, [k0], [k1], [len(b.shape) - 2]))
         part = g.cast(part, "i32")
+        out = part if out is None else g.add(out, part)
+    assert out is not None
+    return [out]
+
+
+@emitter("ConvInteger", since=10)
+def conv_integer(n: Node) -> list[Value]:
+    """Conv of (X - x_zero_point) by (W - w_zero_point, one per output
+    channel or one) in int32, exactly, as MatMulInteger: f32 integers
+    convolved over chunks of the input channels whose f32 sums (channels x
+    taps terms) stay below 2**24, each chunk's result cast to i32 and the
+    chunks added in i32. A grouped convolution whose groups need chunks is
+    not imported (a depthwise one never does)."""
+    from rlxc.frontends.onnx.spatial import conv
+
+    x, xmax = _integer_operand(n, 0, 2, "X", None)
+    w, wmax = _integer_operand(n, 1, 3, "W", 0)  # a zero point per output channel
+    g = n.g
+    cin = w.shape[1]  # input channels per group
+    taps = int(np.prod(w.shape[2:]))
+    chunk = max(1, _EXACT_F32 // max(1, xmax * wmax * taps))
+    if cin <= chunk:
+        return [g.cast(conv(n, x, w, None), "i32")]
+    if n.attr("group", 1) != 1:
+        raise n.unsupported(f"a grouped ConvInteger of {cin} input channels a group (exact int32 needs chunks of {chunk})",
+                            "group 1, or groups of few enough channels")
+    out = None
+    for c0 in range(0, cin, chunk):
+        c1 = min(cin, c0 + chunk)
+        part = g.cast(conv(n, g.slice(x, [c0], [c1], [1]), g.slice(w, [c0], [c1], [1]), None), "i32")
         out = part if out is None else g.add(out, part)
     assert out is not None
     return [out]

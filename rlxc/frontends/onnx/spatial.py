@@ -43,8 +43,12 @@ def _spatial_pads(n: Node, x_shape: Sequence[int], kernel: Sequence[int], stride
 @emitter("Conv")
 def _conv(n: Node) -> list[Value]:
     """2-D convolutions as they are; 1-D ones as 2-D with a height of 1 (views)."""
-    x, w = n.tensor(0), n.tensor(1)
-    b = n.tensor(2) if n.input(2) is not None else None
+    return [conv(n, n.tensor(0), n.tensor(1), n.tensor(2) if n.input(2) is not None else None)]
+
+
+def conv(n: Node, x: Tensor, w: Tensor, b: Tensor | None) -> Tensor:
+    """`n`'s convolution (its attributes) of x by w (+ b): 2-D as it is, 1-D
+    as 2-D with a height of 1 (views)."""
     nd = x.ndim - 2
     if nd not in (1, 2):
         raise n.unsupported(f"a {nd}-D convolution", "1-D and 2-D")
@@ -57,7 +61,7 @@ def _conv(n: Node) -> list[Value]:
         w = n.g.reshape(w, [*w.shape[:2], 1, w.shape[2]])
         strides, dil, pads = [1, *strides], [1, *dil], [0, pads[0], 0, pads[1]]
     y = n.g.conv2d(x, w, b, strides, pads, dil, n.attr("group", 1))
-    return [n.g.reshape(y, [*y.shape[:2], y.shape[3]]) if nd == 1 else y]
+    return n.g.reshape(y, [*y.shape[:2], y.shape[3]]) if nd == 1 else y
 
 
 @emitter("MaxPool", "AveragePool", "LpPool")
