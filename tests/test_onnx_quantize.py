@@ -410,7 +410,10 @@ def test_dynamic_quantized_mlp_on_cuda(tmp_path):
     x = rng.normal(0, 1, (2, 3, 3000)).astype(np.float32)
     got = _run(model, {"x": x}, "cuda")[0]
     want = ReferenceEvaluator(model).run(None, {"x": x})[0]
-    np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-5 * np.abs(want).max())
+    # the hidden layer's f32 math may round differently on the device (fused,
+    # contracted), and an activation then quantize a step apart: a step of
+    # the hidden scale times a weight, far below a wrong scale or zero point
+    np.testing.assert_allclose(got, want, rtol=1e-3, atol=1e-3 * np.abs(want).max())
 
 
 BACKENDS = ["numpy", pytest.param("cuda", marks=[pytest.mark.gpu, pytest.mark.skipif(not rlxc.cuda.is_available(),
