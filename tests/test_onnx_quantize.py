@@ -545,3 +545,38 @@ def test_conv_integer_is_exact_past_f32s_integers(backend):
     np.testing.assert_array_equal(got, want)
     with pytest.raises(OnnxImportError, match="ConvInteger node 'ci'.*grouped ConvInteger of 120 input channels"):
         rlxc.from_onnx(model(2))
+
+
+def test_qlinear_matmul_matches_onnxruntime():
+    """QLinearMatMul (the QOperator form) between a QuantizeLinear and a
+    DequantizeLinear: uint8 activations, int8 weights with a scale per
+    column, over 1200 (two exact chunks: |x - 120| <= 135, |w| <= 127: 978
+    a chunk). Against ONNX Runtime and ONNX's
+    reference: the product's requantization is in f32 here and in ORT, in
+    float64 in the reference, so an output within f32's rounding of a half
+    step may land one step apart; no more than one, and rarely."""
+    rng = np.random.default_rng()
+    m, k, nn = 16, 1200, 24
+    sw = rng.uniform(0.001, 0.007, (nn,)).astype(np.float32)
+    inits = [_init("sx", np.float32(0.05)), _init("zx", np.uint8(120)),
+             _init("w", rng.integers(-127, 128, (k, nn)).astype(np.int8)), _init("sw", sw),
+             _init("zw", np.zeros(nn, np.int8)), _init("sy", np.float32(0.2)), _init("zy", np.uint8(128))]
+    nodes = [helper.make_node("QuantizeLinear", ["x", "sx", "zx"], ["xq"]),
+             helper.make_node("QLinearMatMul", ["xq", "sx", "zx", "w", "sw", "zw", "sy", "zy"], ["yq"]),
+             helper.make_node("DequantizeLinear", ["yq", "sy", "zy"], ["y"])]
+    model = make_model(nodes, [helper.make_tensor_value_info("x", TensorProto.FLOAT, [m, k])],
+                       [helper.make_tensor_value_info("y", TensorProto.FLOAT, [m, nn])], inits, opset=21)
+    module, params = rlxc.from_onnx(model)
+    assert str(module).count("rlx.matmul") == 2
+    x = rng.normal(0, 2, (m, k)).astype(np.float32)
+    got = rlxc.compile(module, "numpy", params=params).run({"x": x})[0]
+    for want in (ort_run(model, {"x": x})[0], ReferenceEvaluator(model).run(None, {"x": x})[0]):
+        steps = np.abs(got.astype(np.float64) - want) / 0.2
+        assert steps.max() <= 1 + 1e-6 and (steps > 0.5).mean() < 0.01
+        assert np.abs(want).max() > 10  # not all saturated or zero
+    bad = make_model([nodes[0], helper.make_node("QLinearMatMul", ["xq", "sx", "zx", "w", "sw", "zw", "x", "zy"], ["yq"],
+                                                 name="qmm"), nodes[2]],
+                     [helper.make_tensor_value_info("x", TensorProto.FLOAT, [m, k])],
+                     [helper.make_tensor_value_info("y", TensorProto.FLOAT, [m, nn])], inits, opset=21)
+    with pytest.raises(OnnxImportError, match="QLinearMatMul node 'qmm'.*y_scale .* must be known at import"):
+        rlxc.from_onnx(bad)

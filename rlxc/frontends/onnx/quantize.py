@@ -1,13 +1,13 @@
 """QuantizeLinear and DequantizeLinear (the QDQ form of quantized models),
 DynamicQuantizeLinear, MatMulInteger and ConvInteger (dynamic quantization,
-as ONNX Runtime's `quantize_dynamic` writes it).
+as ONNX Runtime's `quantize_dynamic` writes it), QLinearMatMul.
 
 rlx has no 8-bit (or 16-, 4-, 2-bit) integer type, so a quantized value is
 held as another type carrying the same integers exactly: an INT8/UINT8/...
 initializer as i32 (`Const.narrow`), a QuantizeLinear's output as f32
 (`OnnxImporter.carried`: integers of at most 16 bits are exact in f32).
-Only a DequantizeLinear, MatMulInteger or ConvInteger may read such a
-value (and a QuantizeLinear its zero point); anything else reading one, or a graph output of one, is an error
+Only a DequantizeLinear, MatMulInteger, ConvInteger or QLinearMatMul may
+read such a value (and a QuantizeLinear its zero point); anything else reading one, or a graph output of one, is an error
 naming the type. So a QDQ model imports as what it computes in floating
 point: a weight's DequantizeLinear of an initializer folds at import into a
 float param, and an activation's QuantizeLinear -> DequantizeLinear pair is
@@ -244,6 +244,12 @@ def matmul_integer(n: Node) -> list[Value]:
     and a uint8 activation, of 518."""
     a, amax = _integer_operand(n, 0, 2, "A", -2)  # a zero point per row of A
     b, bmax = _integer_operand(n, 1, 3, "B", -1)  # ... per column of B
+    return [_exact_matmul(n, a, amax, b, bmax)]
+
+
+def _exact_matmul(n: Node, a: Tensor, amax: int, b: Tensor, bmax: int) -> Tensor:
+    """a @ b of f32 integers of magnitudes at most amax and bmax, as i32,
+    exactly (see MatMulInteger)."""
     g = n.g
     ka = a.shape[-1]
     chunk = max(1, _EXACT_F32 // max(1, amax * bmax))
@@ -256,7 +262,46 @@ def matmul_integer(n: Node) -> list[Value]:
         part = g.cast(part, "i32")
         out = part if out is None else g.add(out, part)
     assert out is not None
-    return [out]
+    return out
+
+
+@emitter("QLinearMatMul", since=10)
+def qlinear_matmul(n: Node) -> list[Value]:
+    """The QOperator form's quantized matmul: the exact int32 product of
+    (a - a_zero_point) and (b - b_zero_point) (as MatMulInteger), times
+    a_scale b_scale / y_scale (per tensor, per row of a, per column of b;
+    computed at import in f32, as ONNX Runtime does), rounded half to even,
+    plus y_zero_point, saturated to its type. The product is converted to
+    f32 before the multiply (ONNX's reference multiplies in float64: a
+    result within f32's rounding of a half step may round the other way).
+    The scales and y's zero point must be known at import; the result is a
+    quantized value (for a DequantizeLinear or another quantized op)."""
+    a, amax = _integer_operand(n, 0, 2, "A", -2)
+    b, bmax = _integer_operand(n, 3, 5, "B", -1)
+    c = _exact_matmul(n, a, amax, b, bmax)
+    scales = []
+    for k, what, z_shape in ((1, "a_scale", [-1, 1]), (4, "b_scale", [-1]), (6, "y_scale", [])):
+        v = n.input(k)
+        if not isinstance(v, Const):
+            raise n.error(f"{what} (input #{k}) must be known at import")
+        if v.dtype not in _FLOATS:
+            raise n.unsupported(f"a {what} of type {v.dtype}", "FLOAT, FLOAT16, BFLOAT16 scales")
+        arr = v.array.astype(np.float32)
+        if arr.size > 1 and not z_shape:
+            raise n.error(f"{what} of shape {list(arr.shape)} must be a scalar")
+        scales.append(arr.reshape(z_shape) if arr.size > 1 else arr.reshape(()))
+    zy = n.input(7)
+    out = zy.narrow if isinstance(zy, Const) else None
+    if out not in QUANT_RANGES or zy is None or zy.array.size != 1:
+        raise n.error("y_zero_point (input #7) must be a scalar INT8 or UINT8 known at import")
+    mult = scales[0] * scales[1] / scales[2]  # f32, in the reference's order
+    lo, hi = QUANT_RANGES[out]
+    g, s = n.g, n.imp.scalar
+    y = g.mul(g.cast(c, "f32"), n.imp.constant(mult, "f32") if mult.ndim else s(float(mult), "f32"))
+    y = g.add(g.round(y), s(float(zy.array.reshape(())), "f32"))
+    y = g.minimum(g.maximum(y, s(float(lo), "f32")), s(float(hi), "f32"))
+    n.imp.carried[y.value] = out
+    return [y]
 
 
 @emitter("ConvInteger", since=10)
