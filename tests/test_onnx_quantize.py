@@ -580,3 +580,34 @@ def test_qlinear_matmul_matches_onnxruntime():
                      [helper.make_tensor_value_info("y", TensorProto.FLOAT, [m, nn])], inits, opset=21)
     with pytest.raises(OnnxImportError, match="QLinearMatMul node 'qmm'.*y_scale .* must be known at import"):
         rlxc.from_onnx(bad)
+
+
+def test_qlinear_conv_matches_onnxruntime():
+    """QLinearConv (the QOperator form) with an int32 bias, int8 weights with
+    a scale per output channel, 120 input channels of 3 x 3 taps (two exact
+    chunks: 108 channels a chunk), padded; against ONNX Runtime and ONNX's
+    reference, one step apart at most and rarely (as QLinearMatMul)."""
+    rng = np.random.default_rng()
+    cin, m = 120, 8
+    inits = [_init("sx", np.float32(0.05)), _init("zx", np.uint8(120)),
+             _init("w", rng.integers(-127, 128, (m, cin, 3, 3)).astype(np.int8)),
+             _init("sw", rng.uniform(0.0005, 0.002, (m,)).astype(np.float32)), _init("zw", np.zeros(m, np.int8)),
+             _init("sy", np.float32(0.1)), _init("zy", np.uint8(128)), _init("b", rng.integers(-2000, 2000, (m,)).astype(np.int32))]
+    nodes = [helper.make_node("QuantizeLinear", ["x", "sx", "zx"], ["xq"]),
+             helper.make_node("QLinearConv", ["xq", "sx", "zx", "w", "sw", "zw", "sy", "zy", "b"], ["yq"], pads=[1, 1, 1, 1]),
+             helper.make_node("DequantizeLinear", ["yq", "sy", "zy"], ["y"])]
+    model = make_model(nodes, [helper.make_tensor_value_info("x", TensorProto.FLOAT, [2, cin, 7, 7])],
+                       [helper.make_tensor_value_info("y", TensorProto.FLOAT, [2, m, 7, 7])], inits, opset=21)
+    module, params = rlxc.from_onnx(model)
+    assert str(module).count("rlx.conv2d") == 2
+    x = rng.normal(0, 2, (2, cin, 7, 7)).astype(np.float32)
+    got = rlxc.compile(module, "numpy", params=params).run({"x": x})[0]
+    for want in (ort_run(model, {"x": x})[0], ReferenceEvaluator(model).run(None, {"x": x})[0]):
+        steps = np.abs(got.astype(np.float64) - want) / 0.1
+        assert steps.max() <= 1 + 1e-6 and (steps > 0.5).mean() < 0.01
+        assert (np.abs(want) < 12.7).mean() > 0.5  # mostly not saturated
+    inits[-1] = _init("b", np.zeros(m, np.int64))
+    bad = make_model(nodes, [helper.make_tensor_value_info("x", TensorProto.FLOAT, [2, cin, 7, 7])],
+                     [helper.make_tensor_value_info("y", TensorProto.FLOAT, [2, m, 7, 7])], inits, opset=21)
+    with pytest.raises(OnnxImportError, match="QLinearConv node .*the bias must be INT32"):
+        rlxc.from_onnx(bad)

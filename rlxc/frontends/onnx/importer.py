@@ -208,12 +208,13 @@ class OnnxImporter:
                 q = self.quantized(i)
                 if q is not None and not (proto.op_type == "DequantizeLinear" and k in (0, 2)
                                           or proto.op_type == "QuantizeLinear" and k == 2
-                                          or proto.op_type in ("MatMulInteger", "ConvInteger", "QLinearMatMul")
+                                          or proto.op_type in ("MatMulInteger", "ConvInteger", "QLinearMatMul", "QLinearConv")
                                           or proto.op_type in QUANT_MOVES and k == 0
                                           or proto.op_type in ("Shape", "Size")):
                     raise OnnxImportError(
                         f"{proto.op_type} node '{name}' reads '{i}' of ONNX type {q}; rlx has no {q} type: "
-                        "a quantized value imports only as the input of DequantizeLinear, MatMulInteger, ConvInteger or QLinearMatMul "
+                        "a quantized value imports only as the input of DequantizeLinear, MatMulInteger, ConvInteger, QLinearMatMul "
+                        "or QLinearConv "
                         "(and QuantizeLinear's zero point)")
                 inputs.append(self.values[i])
         node = Node(self, proto, inputs)

@@ -1,13 +1,14 @@
 """QuantizeLinear and DequantizeLinear (the QDQ form of quantized models),
 DynamicQuantizeLinear, MatMulInteger and ConvInteger (dynamic quantization,
-as ONNX Runtime's `quantize_dynamic` writes it), QLinearMatMul.
+as ONNX Runtime's `quantize_dynamic` writes it), QLinearMatMul and
+QLinearConv (the QOperator form).
 
 rlx has no 8-bit (or 16-, 4-, 2-bit) integer type, so a quantized value is
 held as another type carrying the same integers exactly: an INT8/UINT8/...
 initializer as i32 (`Const.narrow`), a QuantizeLinear's output as f32
 (`OnnxImporter.carried`: integers of at most 16 bits are exact in f32).
-Only a DequantizeLinear, MatMulInteger, ConvInteger or QLinearMatMul may
-read such a value (and a QuantizeLinear its zero point); anything else reading one, or a graph output of one, is an error
+Only a DequantizeLinear, MatMulInteger, ConvInteger, QLinearMatMul or
+QLinearConv may read such a value (and a QuantizeLinear its zero point); anything else reading one, or a graph output of one, is an error
 naming the type. So a QDQ model imports as what it computes in floating
 point: a weight's DequantizeLinear of an initializer folds at import into a
 float param, and an activation's QuantizeLinear -> DequantizeLinear pair is
@@ -278,9 +279,16 @@ def qlinear_matmul(n: Node) -> list[Value]:
     quantized value (for a DequantizeLinear or another quantized op)."""
     a, amax = _integer_operand(n, 0, 2, "A", -2)
     b, bmax = _integer_operand(n, 3, 5, "B", -1)
-    c = _exact_matmul(n, a, amax, b, bmax)
+    return [_requantize(n, _exact_matmul(n, a, amax, b, bmax), ((1, "a_scale", [-1, 1]), (4, "b_scale", [-1])))]
+
+
+def _requantize(n: Node, c: Tensor, scales_at: tuple[tuple[int, str, list[int]], ...]) -> Tensor:
+    """The QOperator ops' output: int32 `c` times the product of the scales
+    at `scales_at` (input, name, shape of a per-index scale) over y_scale
+    (input 6), in f32, rounded half to even, plus y_zero_point (input 7),
+    saturated to its type; a quantized value."""
     scales = []
-    for k, what, z_shape in ((1, "a_scale", [-1, 1]), (4, "b_scale", [-1]), (6, "y_scale", [])):
+    for k, what, z_shape in (*scales_at, (6, "y_scale", [])):
         v = n.input(k)
         if not isinstance(v, Const):
             raise n.error(f"{what} (input #{k}) must be known at import")
@@ -295,13 +303,36 @@ def qlinear_matmul(n: Node) -> list[Value]:
     if out not in QUANT_RANGES or zy is None or zy.array.size != 1:
         raise n.error("y_zero_point (input #7) must be a scalar INT8 or UINT8 known at import")
     mult = scales[0] * scales[1] / scales[2]  # f32, in the reference's order
+    try:
+        fits = np.broadcast_shapes(mult.shape, tuple(c.shape)) == tuple(c.shape)
+    except ValueError:
+        fits = False
+    if not fits:
+        raise n.error(f"the scales of shapes {[list(v.shape) for v in scales]} do not fit the result {list(c.shape)}")
     lo, hi = QUANT_RANGES[out]
     g, s = n.g, n.imp.scalar
     y = g.mul(g.cast(c, "f32"), n.imp.constant(mult, "f32") if mult.ndim else s(float(mult), "f32"))
     y = g.add(g.round(y), s(float(zy.array.reshape(())), "f32"))
     y = g.minimum(g.maximum(y, s(float(lo), "f32")), s(float(hi), "f32"))
     n.imp.carried[y.value] = out
-    return [y]
+    return y
+
+
+@emitter("QLinearConv", since=10)
+def qlinear_conv(n: Node) -> list[Value]:
+    """The QOperator form's convolution: ConvInteger's exact int32 result,
+    plus the int32 bias B (input 8, scale x_scale w_scale), requantized as
+    QLinearMatMul's (w_scale per tensor or output channel)."""
+    x, xmax = _integer_operand(n, 0, 2, "x", None)
+    w, wmax = _integer_operand(n, 3, 5, "w", 0)
+    c = _exact_conv(n, x, xmax, w, wmax)
+    per_channel = [-1] + [1] * (len(c.shape) - 2)
+    if n.input(8) is not None:
+        b = n.tensor(8)
+        if b.dtype != "i32" or list(b.shape) != [c.shape[1]]:
+            raise n.error(f"the bias must be INT32 of shape [{c.shape[1]}] (one per output channel)")
+        c = n.g.add(c, n.g.reshape(b, [c.shape[1], *per_channel[1:]]))
+    return [_requantize(n, c, ((1, "x_scale", []), (4, "w_scale", per_channel)))]
 
 
 @emitter("ConvInteger", since=10)
@@ -312,18 +343,24 @@ def conv_integer(n: Node) -> list[Value]:
     taps terms) stay below 2**24, each chunk's result cast to i32 and the
     chunks added in i32. A grouped convolution whose groups need chunks is
     not imported (a depthwise one never does)."""
-    from rlxc.frontends.onnx.spatial import conv
-
     x, xmax = _integer_operand(n, 0, 2, "X", None)
     w, wmax = _integer_operand(n, 1, 3, "W", 0)  # a zero point per output channel
+    return [_exact_conv(n, x, xmax, w, wmax)]
+
+
+def _exact_conv(n: Node, x: Tensor, xmax: int, w: Tensor, wmax: int) -> Tensor:
+    """n's convolution of f32 integers of magnitudes at most xmax and wmax,
+    as i32, exactly (see ConvInteger)."""
+    from rlxc.frontends.onnx.spatial import conv
+
     g = n.g
     cin = w.shape[1]  # input channels per group
     taps = int(np.prod(w.shape[2:]))
     chunk = max(1, _EXACT_F32 // max(1, xmax * wmax * taps))
     if cin <= chunk:
-        return [g.cast(conv(n, x, w, None), "i32")]
+        return g.cast(conv(n, x, w, None), "i32")
     if n.attr("group", 1) != 1:
-        raise n.unsupported(f"a grouped ConvInteger of {cin} input channels a group (exact int32 needs chunks of {chunk})",
+        raise n.unsupported(f"a grouped {n.proto.op_type} of {cin} input channels a group (exact int32 needs chunks of {chunk})",
                             "group 1, or groups of few enough channels")
     out = None
     for c0 in range(0, cin, chunk):
@@ -331,4 +368,4 @@ def conv_integer(n: Node) -> list[Value]:
         part = g.cast(conv(n, g.slice(x, [c0], [c1], [1]), g.slice(w, [c0], [c1], [1]), None), "i32")
         out = part if out is None else g.add(out, part)
     assert out is not None
-    return [out]
+    return out
