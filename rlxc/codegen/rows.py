@@ -1009,11 +1009,16 @@ def _peel_lines(n: int, vw: int, r: str, edges: bool = True) -> list[str]:
     return lines
 
 
+def _peel_edge(t: Attribute, vw: int, acc: str, e: str) -> str:
+    """The row's edge element `e` (of `ht`: `hc` before the middle, the rest
+    after it), loaded as `acc`."""
+    return f"({acc}){load(f'x_[{e} < hc ? rs + {e} : vb * {vw}ULL + ({e} - hc)]', t)}"
+
+
 def _peel_fold(t: Attribute, n: int, vw: int, acc: str, reducer: str, who: str, step: str) -> str:
-    """The loop folding the row's head and tail elements (`hc` before the
-    middle, the rest after it), thread `who` taking every `step`-th."""
-    at = f"e < hc ? rs + e : vb * {vw}ULL + (e - hc)"
-    return f"for (int e = {who}; e < ht; e += {step}) acc = {reducer}()(acc, ({acc}){load(f'x_[{at}]', t)});"
+    """The loop folding the row's head and tail elements, thread `who`
+    taking every `step`-th."""
+    return f"for (int e = {who}; e < ht; e += {step}) acc = {reducer}()(acc, {_peel_edge(t, vw, acc, 'e')});"
 
 
 def _reduce_rows(x: SSAValue, y: SSAValue, nrows: int, n: int, reducer: str, ident: str, acc: str,
@@ -1044,12 +1049,11 @@ def _reduce_rows(x: SSAValue, y: SSAValue, nrows: int, n: int, reducer: str, ide
         first, count = ("va + it", "(int)(vb - va)") if peel else (f"r * {m}LL + it", f"{m}")
         pre = peel and GROUP_EDGE_PRELOAD
         ne = -(-(2 * vw - 2) // g) if pre else 0  # edge elements a lane and row (ht <= 2 vw - 2)
-        at = f"e < hc ? rs + e : vb * {vw}ULL + (e - hc)"
         preload = [
             "    #pragma unroll",
             f"    for (int d = 0; d < {ne}; ++d) {{",
             f"      const int e = lane + d * {g};",
-            f"      q[s * {ne} + d] = r < {nrows}LL && e < ht ? ({acc}){load(f'x_[{at}]', t)} : ({acc}){ident};",
+            f"      q[s * {ne} + d] = r < {nrows}LL && e < ht ? {_peel_edge(t, vw, acc, 'e')} : ({acc}){ident};",
             "    }",
         ] if pre else []
         fold_edges = ([f"    #pragma unroll", f"    for (int d = 0; d < {ne}; ++d) acc = {reducer}()(acc, q[s * {ne} + d]);"]
@@ -1109,8 +1113,7 @@ def _reduce_rows(x: SSAValue, y: SSAValue, nrows: int, n: int, reducer: str, ide
     after: list[str] = []
     if peel and PEEL_EDGE_PRELOAD:  # ht < 2 * vw <= THREADS: one edge element a thread at most
         who = "blockIdx.y == 0 && (int)threadIdx.x < ht" if split > 1 else "(int)threadIdx.x < ht"
-        at = f"threadIdx.x < hc ? rs + threadIdx.x : vb * {vw}ULL + (threadIdx.x - hc)"
-        before = [f"const {acc} edge = {who} ? ({acc}){load(f'x_[{at}]', t)} : ({acc}){ident};  // folded after the vectors"]
+        before = [f"const {acc} edge = {who} ? {_peel_edge(t, vw, acc, 'threadIdx.x')} : ({acc}){ident};  // folded after the vectors"]
         after = [f"acc = {reducer}()(acc, edge);"]
     elif peel:
         after = [_peel_fold(t, n, vw, acc, reducer, "(int)threadIdx.x", str(THREADS))]

@@ -35,6 +35,8 @@ PARAM_FOLDS = ("DequantizeLinear",)
 #: `OnnxImporter.quantized`) may pass through them (as input #0) on its way
 #: to a DequantizeLinear, and their output is quantized as it is.
 QUANT_MOVES = ("Identity", "Reshape", "Transpose", "Flatten", "Squeeze", "Unsqueeze", "Slice", "Gather", "Expand")
+#: Ops that compute on quantized values (any input), in rlxc/frontends/onnx/quantize.py.
+QUANT_READERS = ("MatMulInteger", "ConvInteger", "QLinearMatMul", "QLinearConv")
 
 
 def _ssa_name(onnx_name: str) -> str:
@@ -208,14 +210,13 @@ class OnnxImporter:
                 q = self.quantized(i)
                 if q is not None and not (proto.op_type == "DequantizeLinear" and k in (0, 2)
                                           or proto.op_type == "QuantizeLinear" and k == 2
-                                          or proto.op_type in ("MatMulInteger", "ConvInteger", "QLinearMatMul", "QLinearConv")
+                                          or proto.op_type in QUANT_READERS
                                           or proto.op_type in QUANT_MOVES and k == 0
                                           or proto.op_type in ("Shape", "Size")):
                     raise OnnxImportError(
                         f"{proto.op_type} node '{name}' reads '{i}' of ONNX type {q}; rlx has no {q} type: "
-                        "a quantized value imports only as the input of DequantizeLinear, MatMulInteger, ConvInteger, QLinearMatMul "
-                        "or QLinearConv "
-                        "(and QuantizeLinear's zero point)")
+                        f"a quantized value imports only as the input of DequantizeLinear, {', '.join(QUANT_READERS[:-1])} "
+                        f"or {QUANT_READERS[-1]} (and QuantizeLinear's zero point)")
                 inputs.append(self.values[i])
         node = Node(self, proto, inputs)
         try:

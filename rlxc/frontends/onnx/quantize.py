@@ -28,6 +28,8 @@ quantization is not imported (rlx has no such types).
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 import numpy as np
 
 from rlxc.frontends.builder import Tensor
@@ -203,8 +205,9 @@ def _integer_operand(n: Node, k: int, zk: int, what: str, along: int | None) -> 
     if v is None or q not in ("INT8", "UINT8"):
         raise n.unsupported(f"{what} of type {q or (v.dtype if v is not None else 'none')}",
                             "INT8 and UINT8 (quantized) operands")
-    if zp is not None and n.imp.quantized(n.proto.input[zk]) != q:
-        raise n.error(f"{what}'s zero point of type {n.imp.quantized(n.proto.input[zk]) or zp.dtype} differs from {what}'s {q}")
+    zq = n.imp.quantized(n.proto.input[zk]) if zp is not None else q
+    if zq != q:
+        raise n.error(f"{what}'s zero point of type {zq or zp.dtype} differs from {what}'s {q}")  # pyright: ignore[reportOptionalMemberAccess]
     shape = v.shape
     if len(shape) < 2:
         raise n.error(f"{what} of rank {len(shape)}: a 1-D operand is not imported")
@@ -248,22 +251,32 @@ def matmul_integer(n: Node) -> list[Value]:
     return [_exact_matmul(n, a, amax, b, bmax)]
 
 
+def _exact_sum(n: Node, extent: int, term: int, part: Callable[[int, int], Tensor]) -> Tensor:
+    """The sum over `extent` (a reduced axis) of terms of magnitude at most
+    `term`, as i32, exactly: part(k0, k1) (the f32 sum over [k0, k1)) over
+    chunks short enough that it stays below 2**24, each cast to i32, the
+    chunks added in i32."""
+    g = n.g
+    chunk = max(1, _EXACT_F32 // max(1, term))
+    out = None
+    for k0 in range(0, extent, chunk):
+        p = g.cast(part(k0, min(extent, k0 + chunk)), "i32")
+        out = p if out is None else g.add(out, p)
+    assert out is not None
+    return out
+
+
 def _exact_matmul(n: Node, a: Tensor, amax: int, b: Tensor, bmax: int) -> Tensor:
     """a @ b of f32 integers of magnitudes at most amax and bmax, as i32,
     exactly (see MatMulInteger)."""
-    g = n.g
-    ka = a.shape[-1]
-    chunk = max(1, _EXACT_F32 // max(1, amax * bmax))
-    out = None
-    for k0 in range(0, ka, chunk):
-        k1 = min(ka, k0 + chunk)
-        whole = k1 - k0 == ka
-        part = g.matmul(a if whole else g.slice(a, [k0], [k1], [len(a.shape) - 1]),
-                        b if whole else g.slice(b, [k0], [k1], [len(b.shape) - 2]))
-        part = g.cast(part, "i32")
-        out = part if out is None else g.add(out, part)
-    assert out is not None
-    return out
+    g, ka = n.g, a.shape[-1]
+
+    def part(k0: int, k1: int) -> Tensor:
+        if k1 - k0 == ka:
+            return g.matmul(a, b)
+        return g.matmul(g.slice(a, [k0], [k1], [len(a.shape) - 1]), g.slice(b, [k0], [k1], [len(b.shape) - 2]))
+
+    return _exact_sum(n, ka, amax * bmax, part)
 
 
 @emitter("QLinearMatMul", since=10)
@@ -355,17 +368,15 @@ def _exact_conv(n: Node, x: Tensor, xmax: int, w: Tensor, wmax: int) -> Tensor:
 
     g = n.g
     cin = w.shape[1]  # input channels per group
-    taps = int(np.prod(w.shape[2:]))
-    chunk = max(1, _EXACT_F32 // max(1, xmax * wmax * taps))
-    if cin <= chunk:
-        return g.cast(conv(n, x, w, None), "i32")
-    if n.attr("group", 1) != 1:
+    term = xmax * wmax * int(np.prod(w.shape[2:]))  # a channel's taps
+    chunk = max(1, _EXACT_F32 // max(1, term))
+    if cin > chunk and n.attr("group", 1) != 1:
         raise n.unsupported(f"a grouped {n.proto.op_type} of {cin} input channels a group (exact int32 needs chunks of {chunk})",
                             "group 1, or groups of few enough channels")
-    out = None
-    for c0 in range(0, cin, chunk):
-        c1 = min(cin, c0 + chunk)
-        part = g.cast(conv(n, g.slice(x, [c0], [c1], [1]), g.slice(w, [c0], [c1], [1]), None), "i32")
-        out = part if out is None else g.add(out, part)
-    assert out is not None
-    return out
+
+    def part(c0: int, c1: int) -> Tensor:
+        if c1 - c0 == cin:
+            return conv(n, x, w, None)
+        return conv(n, g.slice(x, [c0], [c1], [1]), g.slice(w, [c0], [c1], [1]), None)
+
+    return _exact_sum(n, cin, term, part)
