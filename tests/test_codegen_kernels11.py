@@ -6,6 +6,8 @@ interpreter on a GPU in tests/test_gpu_kernels11.py (CASES is shared)."""
 
 from __future__ import annotations
 
+import re
+
 import numpy as np
 import pytest
 
@@ -411,43 +413,26 @@ def test_block_form_threads_by_row_length():
         assert res.spill_stores <= 8 and res.registers <= 64, (n, d, res)
 
 
-def test_group_edge_preload_compiles(monkeypatch):
-    """rows.GROUP_EDGE_PRELOAD (off by default): the group reduce form's
-    peeled rows load their edge elements with their vectors (ceil(14 / 4) =
-    4 a lane over 4 lanes, 1 over 32) and compile with NVRTC; off, the edges
-    are read after the vectors."""
-    from rlxc.codegen import rows
-
-    def build(g):
-        return [g.reduce_sum(g.input("a", [9, 35], "f16"), axes=[1]), g.reduce_max(g.input("b", [9, 257], "bf16"), axes=[1]),
-                g.reduce_min(g.input("c", [9, 101]), axes=[1])]
-
-    off = _kernels(build)
-    assert all("loaded with their vectors" not in src and "e < ht; e +=" in src for src in off)
-    monkeypatch.setattr(rows, "GROUP_EDGE_PRELOAD", True)
-    on = _kernels(build)
-    assert "for (int d = 0; d < 4; ++d)" in on[0] and "for (int d = 0; d < 1; ++d)" in on[1]
-    for src in on:
-        assert "loaded with their vectors" in src and "e < ht; e +=" not in src
-        res = nvrtc.resources(src, "sm_90", headers=HEADERS)
-        assert res.spill_stores == 0, res
-
-
 def test_warp_even_lanes(monkeypatch):
-    """rows.WARP_EVEN_LANES (off by default): warp-form rows of 24 and 12
-    16-byte accesses take 8 and 4 lanes of 3 each; 20 (5 a lane at 4 lanes)
-    and powers of two keep a lane an access. NVRTC compiles each; off, the
-    sources name 32 and 16 lanes."""
+    """rows.WARP_EVEN_LANES (on): warp-form rows of 24, 12, 20 and 6 16-byte
+    accesses take 8, 4, 4 and 2 lanes (3 or 5 a lane); 3 (one lane), 10 (5
+    on 2 lanes: 16-bit rows only) and powers of two keep a lane an access. NVRTC compiles
+    each without spills; off, every row takes a lane an access. The fused
+    residual norms' computed rows keep a lane an access."""
     from rlxc.codegen import rows
 
     def build(g):
-        return [g.softmax(g.input(f"x{n}", [37, n])) for n in (96, 48, 80, 64)] + [g.log_softmax(g.input("h", [9, 192], "bf16"))]
+        return ([g.softmax(g.input(f"x{n}", [37, n])) for n in (96, 48, 80, 24, 12, 40, 64)]
+                + [g.log_softmax(g.input("h", [9, 192], "bf16")), g.rms_norm(g.input("k", [9, 48], "f16"), g.param("w", [48], "f16")), g.softmax(g.input("e", [9, 80], "bf16"))]
+                + [g.fused_residual_rms_norm(g.input("a", [9, 96]), g.input("r", [9, 96]), g.param("v", [96]))[1]])
 
-    lanes_off = [32, 16, 32, 16, 32]
-    for src, lanes in zip(_kernels(build), lanes_off):
-        assert f"row form: warp ({lanes} threads per row" in src.splitlines()[2]
-    monkeypatch.setattr(rows, "WARP_EVEN_LANES", True)
-    for src, lanes in zip(_kernels(build), [8, 4, 32, 16, 8]):
-        assert f"row form: warp ({lanes} threads per row" in src.splitlines()[2]
+    def lanes(src):
+        return int(re.search(r"row form: warp \((\d+) threads per row", src.splitlines()[2]).group(1))
+
+    on = _kernels(build)
+    assert [lanes(src) for src in on] == [8, 4, 4, 2, 4, 16, 16, 8, 2, 2, 32]
+    for src in on:
         res = nvrtc.resources(src, "sm_90", headers=HEADERS)
         assert res.spill_stores == 0, res
+    monkeypatch.setattr(rows, "WARP_EVEN_LANES", False)
+    assert [lanes(src) for src in _kernels(build)] == [32, 16, 32, 8, 4, 16, 16, 32, 8, 16, 32]

@@ -96,57 +96,24 @@ def test_reductions_with_nan_and_infinities():
 
 
 @pytest.mark.parametrize("d", ["f32", "f16", "bf16"])
-def test_group_reductions_with_edges_preloaded(d, monkeypatch):
-    """rows.GROUP_EDGE_PRELOAD (off by default, not yet measured): the group
-    reduce form's peeled edge elements loaded with the rows' vectors; the
-    last-axis reductions of every row length (peeled where 16 bytes do not
-    divide it) against the interpreter, then rows holding NaN and -inf in
-    their heads and tails (max propagates NaN; min and the sum reach -inf)."""
-    from rlxc.codegen import rows
-
-    monkeypatch.setattr(rows, "GROUP_EDGE_PRELOAD", True)
-    check(build("reduce_last", d))
-    g = rlxc.GraphBuilder()
-    x = g.input("x", [9, 257], d)
-    module = g.build([g.reduce_max(x, axes=[1]), g.reduce_min(x, axes=[1]), g.reduce_sum(x, axes=[1])])
-    assert "peeled" in str(rlxc.run_pipeline(module, "rlx-cuda{arch=sm_90 sm_count=132}"))
-    rng = np.random.default_rng(2)
-    xs = rng.standard_normal((9, 257)).astype(np.float16 if d == "f16" else np.float32)
-    xs[1, 0] = np.nan  # each row starts 257 elements on: its head and tail shift by one a row
-    xs[2, 256] = -np.inf
-    xs[4, 1] = np.nan
-    xs[7, 255] = -np.inf
-    if d == "bf16":
-        from rlxc.values import round_bf16
-
-        xs = round_bf16(xs)
-    want = rlxc.interpret(module, {"x": xs})
-    got = rlxc.compile(module, target="cuda").run({"x": xs}, poison=True)
-    for w, o in zip(want, got):
-        np.testing.assert_array_equal(np.isnan(o), np.isnan(w))
-        np.testing.assert_array_equal(np.isinf(o), np.isinf(w))
-        fin = np.isfinite(w)
-        np.testing.assert_allclose(o[fin].astype(np.float64), w[fin].astype(np.float64), rtol=2e-2 if d != "f32" else 1e-5, atol=1e-2 if d != "f32" else 1e-4)
-
-
-@pytest.mark.parametrize("d", ["f32", "f16", "bf16"])
-def test_warp_rows_over_even_lanes(d, monkeypatch):
-    """rows.WARP_EVEN_LANES (off by default, not yet measured): warp-form rows
-    of 12 or 24 16-byte accesses over 4 or 8 lanes of 3 each (several rows a
-    warp), softmax, log_softmax and the norms against the interpreter."""
-    from rlxc.codegen import rows
-
-    monkeypatch.setattr(rows, "WARP_EVEN_LANES", True)
+def test_warp_rows_over_even_lanes(d):
+    """rows.WARP_EVEN_LANES (on): warp-form rows of 6, 10, 12, 20, 24 and 28
+    16-byte accesses over 2, 4 or 8 lanes of 3, 5 or 7 each (10: 16-bit only) (several rows a
+    warp); softmax, log_softmax and the norms against the interpreter, and the
+    residual norms (their sum an output too), which keep a lane an access."""
     w = 16 // {"f32": 4, "f16": 2, "bf16": 2}[d]
     g = rlxc.GraphBuilder()
     outs = []
-    for k, n in enumerate((12 * w, 24 * w)):
+    for k, n in enumerate((6 * w, 10 * w, 12 * w, 20 * w, 24 * w, 28 * w)):
         x = g.input(f"x{k}", [37, n], d)
+        s = g.add(x, g.input(f"r{k}", [37, n], d))
         outs += [g.softmax(x), g.log_softmax(x), g.layer_norm(x, g.param(f"g{k}", [n], d), g.param(f"b{k}", [n], d)),
-                 g.rms_norm(x, g.param(f"w{k}", [n], d))]
+                 g.rms_norm(x, g.param(f"w{k}", [n], d)), s, g.layer_norm(s, g.param(f"h{k}", [n], d), g.param(f"c{k}", [n], d)),
+                 g.rms_norm(s, g.param(f"v{k}", [n], d))]
     module = g.build(outs)
     text = str(rlxc.run_pipeline(module, "rlx-cuda{arch=sm_90 sm_count=132}"))
-    assert "(4 threads per row" in text and "(8 threads per row" in text
+    for lanes in (2, 4, 8):
+        assert f"({lanes} threads per row" in text
     check(module)
 
 

@@ -587,25 +587,31 @@ def _group_of(lanes: int) -> int:
 
 
 #: On: warp-form rows of at most 32 16-byte accesses whose count is not a
-#: power of two take the lanes of its largest power-of-two factor, up to
-#: WARP_EVEN_LANES_ITEMS accesses a lane (rows of 24 accesses: 8 lanes of
-#: 3, not 32 lanes of which 8 idle). Off: one access a lane. Not measured
-#: yet: the H200 scan of session 37 found f32 softmax and log_softmax over
-#: rows of 96 (24 accesses) at 38.0-39.3 µs where rows of 64 and 128 took
-#: 34.4-34.8 (log_softmax 0.95x eager).
-WARP_EVEN_LANES = False
-WARP_EVEN_LANES_ITEMS = 4
+#: power of two take the lanes of its largest power-of-two factor where
+#: that leaves at most WARP_EVEN_LANES_ITEMS[element bytes][lanes] accesses
+#: a lane (rows of 24 accesses: 8 lanes of 3, not 32 lanes of which 8
+#: idle). Off: one access a lane. Measured on an H200 (session 38, 64 and
+#: 512 MiB, against off): 2 lanes of 3 accesses, 4 of 3, 5 or 7 and 8 of 3
+#: gained up to 39% (16-bit layer_norm over rows of 160: 51.2 -> 36.8 µs;
+#: f32 log_softmax over rows of 96: 39.0 -> 34.9, which was 0.95x eager);
+#: one lane of 3 or 5 lost up to 63% and 2 lanes of 7 up to 58%, so those
+#: keep a lane an access; 2 lanes of 5 gained 14-32% in 16-bit rows of 80
+#: but lost 8% in f32 rms_norm over rows of 40, so only 16-bit rows take
+#: them. Rows a prologue computes (the fused residual norms' x + residual)
+#: keep a lane an access: there the even lanes lost 0-6% (rows of 24-224).
+WARP_EVEN_LANES = True
+WARP_EVEN_LANES_ITEMS = {4: {2: 3, 4: 7, 8: 7}, 2: {2: 5, 4: 7, 8: 7}}
 
 
-def row_group(cols: int, elem_bytes: int) -> int:
+def row_group(cols: int, elem_bytes: int, loaded: bool = True) -> int:
     """Lanes per row of the warp form: one 16-byte access each where the row
     is that short (64 f16 elements: 8 lanes, 4 rows a warp), else a warp
-    (see WARP_EVEN_LANES)."""
+    (see WARP_EVEN_LANES, for `loaded` rows: not a prologue's)."""
     items = -(-cols * elem_bytes // 16)
     g = _group_of(items)
-    if WARP_EVEN_LANES and items < g and cols * elem_bytes % 16 == 0:
+    if WARP_EVEN_LANES and loaded and items < g and cols * elem_bytes % 16 == 0:
         even = items & -items  # the largest power of two dividing the accesses
-        if items // even <= WARP_EVEN_LANES_ITEMS:
+        if items // even <= WARP_EVEN_LANES_ITEMS.get(elem_bytes, {}).get(even, 0):
             return even
     return g
 
@@ -978,14 +984,6 @@ PEEL_REDUCE_MIN = 4
 #: 19.1 µs at 64 MiB (0.91x -> 1.15x eager) and 169.2 -> 127.2 at 512 MiB,
 #: of 4097 +4-5%; the rest within ±2% but f16 of 8191 at 64 MiB (18.6 -> 19.7).
 PEEL_EDGE_PRELOAD = True
-#: ... and the group form its rows' edge elements, ceil((2 x 16 bytes - 2
-#: elements) / lanes) a lane and row, in the loop loading the rows'
-#: vectors. Off: each row's edges are read after its vectors are folded
-#: (a second round trip a row). Not measured yet: the H200 scan of session
-#: 37 found 16-bit reduce_sum over rows of 257 (peeled, 32 lanes, 4 rows a
-#: group) at 23.2 µs where rows of 200 and 1025 took 18.5-18.8 (75% of the
-#: 64 MiB copy).
-GROUP_EDGE_PRELOAD = False
 
 
 def _reduce_peel(t: Attribute, n: int) -> int:
@@ -1047,40 +1045,27 @@ def _reduce_rows(x: SSAValue, y: SSAValue, nrows: int, n: int, reducer: str, ide
         src = [f"// reduce form: group: {g} lanes per row of {n} elements, {vw} elements per item, "
                f"{per} items per lane, {u} rows per group{peeled}"]
         first, count = ("va + it", "(int)(vb - va)") if peel else (f"r * {m}LL + it", f"{m}")
-        pre = peel and GROUP_EDGE_PRELOAD
-        ne = -(-(2 * vw - 2) // g) if pre else 0  # edge elements a lane and row (ht <= 2 vw - 2)
-        preload = [
-            "    #pragma unroll",
-            f"    for (int d = 0; d < {ne}; ++d) {{",
-            f"      const int e = lane + d * {g};",
-            f"      q[s * {ne} + d] = r < {nrows}LL && e < ht ? {_peel_edge(t, vw, acc, 'e')} : ({acc}){ident};",
-            "    }",
-        ] if pre else []
-        fold_edges = ([f"    #pragma unroll", f"    for (int d = 0; d < {ne}; ++d) acc = {reducer}()(acc, q[s * {ne} + d]);"]
-                      if pre else
-                      [f"    if (r < {nrows}LL) {_peel_fold(t, n, vw, acc, reducer, 'lane', str(g))}"] if peel else [])
+        fold_edges = [f"    if (r < {nrows}LL) {_peel_fold(t, n, vw, acc, reducer, 'lane', str(g))}"] if peel else []
         src += [
             f'extern "C" __global__ void __launch_bounds__({THREADS}) ENTRY({decl}) {{',
             *head,
             f"  const int lane = threadIdx.x & {g - 1};",
             f"  const long long r0 = (long long)blockIdx.x * {groups * u} + threadIdx.x / {g};  // row s: r0 + s * {groups}",
             f"  {item} p[{u * per}];",
-            *([f"  {acc} q[{u * ne}];  // the rows' peeled edge elements, loaded with their vectors"] if pre else []),
             "  #pragma unroll",
             f"  for (int s = 0; s < {u}; ++s) {{",
             f"    const long long r = r0 + s * {groups};",
-            *(f"    {line}" for line in (_peel_lines(n, vw, "r", edges=pre) if peel else [])),
+            *(f"    {line}" for line in (_peel_lines(n, vw, "r", edges=False) if peel else [])),
             "    #pragma unroll",
             f"    for (int c = 0; c < {per}; ++c) {{",
             f"      const int it = lane + c * {g};",
             f"      if (r < {nrows}LL && it < {count}) p[s * {per} + c] = x[{first}];",
             "    }",
-            *preload,
             "  }",
             "  #pragma unroll",
             f"  for (int s = 0; s < {u}; ++s) {{",
             f"    const long long r = r0 + s * {groups};",
-            *(f"    {line}" for line in (_peel_lines(n, vw, "r", edges=not pre) if peel else [])),
+            *(f"    {line}" for line in (_peel_lines(n, vw, "r") if peel else [])),
             f"    {acc} acc = {ident};",
             "    #pragma unroll",
             f"    for (int c = 0; c < {per}; ++c) {{",
@@ -3896,7 +3881,7 @@ def row_kernel(s: RowSpec, sm_count: int) -> KernelSpec:
     if computed and form in ("float4", "uint4"):
         form = "looping"  # the prologue's inputs are read one element at a time there
     if form == "warp":
-        group = row_group(rows.cols, s.elem_bytes)
+        group = row_group(rows.cols, s.elem_bytes, loaded=not computed)
         row = CachedRow.for_spec(s, group, "lane")
         if (narrow := narrow_group(rows.cols, row.width)) < group:
             group, row = narrow, CachedRow.for_spec(s, narrow, "lane")
