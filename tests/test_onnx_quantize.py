@@ -580,6 +580,13 @@ def test_qlinear_matmul_matches_onnxruntime():
                      [helper.make_tensor_value_info("y", TensorProto.FLOAT, [m, nn])], inits, opset=21)
     with pytest.raises(OnnxImportError, match="QLinearMatMul node 'qmm'.*y_scale .* must be known at import"):
         rlxc.from_onnx(bad)
+    for zy in (np.int16(3), np.zeros(2, np.uint8)):  # ONNX's y zero point: an 8-bit scalar (or one a tensor)
+        bad = make_model([nodes[0], helper.make_node("QLinearMatMul", ["xq", "sx", "zx", "w", "sw", "zw", "sy", "zy2"], ["yq"],
+                                                     name="qmm"), nodes[2]],
+                         [helper.make_tensor_value_info("x", TensorProto.FLOAT, [m, k])],
+                         [helper.make_tensor_value_info("y", TensorProto.FLOAT, [m, nn])], [*inits, _init("zy2", zy)], opset=21)
+        with pytest.raises(OnnxImportError, match="QLinearMatMul node 'qmm'.*y_zero_point .* scalar INT8 or UINT8"):
+            rlxc.from_onnx(bad)
 
 
 def test_qlinear_conv_matches_onnxruntime():

@@ -2870,10 +2870,6 @@ PAIRED_CONVERSIONS = True
 #: 57.2 -> 77.2 / 394 -> 563, 50257 67.2 -> 80.3 / 487 -> 576; 32000 4% slower.
 SOFTMAX_STORED_ROWS = False
 
-#: Kept for callers of the earlier name: rows in registers up to this length.
-CACHED_ROW_MAX = BLOCK_ROW_MAX
-
-
 def _row_bytes(stored: bool, window: bool, prologue: bool = False) -> int:
     """Bytes of the row each thread holds in the cluster and grid forms."""
     if window:

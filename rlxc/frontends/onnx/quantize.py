@@ -313,7 +313,7 @@ def _requantize(n: Node, c: Tensor, scales_at: tuple[tuple[int, str, list[int]],
         scales.append(arr.reshape(z_shape) if arr.size > 1 else arr.reshape(()))
     zy = n.input(7)
     out = zy.narrow if isinstance(zy, Const) else None
-    if out not in QUANT_RANGES or zy is None or zy.array.size != 1:
+    if out not in ("INT8", "UINT8") or zy.array.size != 1:  # ONNX allows 8-bit y only
         raise n.error("y_zero_point (input #7) must be a scalar INT8 or UINT8 known at import")
     mult = scales[0] * scales[1] / scales[2]  # f32, in the reference's order
     try:
