@@ -15,7 +15,8 @@ An ONNX graph becomes a `func.func @main` of rlx ops through `GraphBuilder`.
   which a form holds) -> a small function that emits rlx ops through the
   builder, one module per family (`elementwise`, `reductions`, `matmul`,
   `attention`, `recurrent`, `loops`, `sampling`, `spectral`, `shape`, `spatial`,
-  `constants`); `core` holds what they share and
+  `constants`, `quantize`, and `qlinear` for ONNX Runtime's com.microsoft
+  quantized ops, keyed `com.microsoft:<op>`); `core` holds what they share and
   `importer` the walk. An op type, attribute value or dtype it
   does not support is an `OnnxImportError` naming the op type, the node and
   what is supported; nothing is approximated.
@@ -29,6 +30,7 @@ from rlxc.frontends.onnx import (  # noqa: F401 - registers the emitters
     elementwise,
     loops,
     matmul,
+    qlinear,
     quantize,
     recurrent,
     reductions,

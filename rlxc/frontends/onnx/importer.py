@@ -36,7 +36,9 @@ PARAM_FOLDS = ("DequantizeLinear",)
 #: to a DequantizeLinear, and their output is quantized as it is.
 QUANT_MOVES = ("Identity", "Reshape", "Transpose", "Flatten", "Squeeze", "Unsqueeze", "Slice", "Gather", "Expand")
 #: Ops that compute on quantized values (any input), in rlxc/frontends/onnx/quantize.py.
-QUANT_READERS = ("MatMulInteger", "ConvInteger", "QLinearMatMul", "QLinearConv")
+QUANT_READERS = ("MatMulInteger", "ConvInteger", "QLinearMatMul", "QLinearConv", "QLinearAdd", "QLinearMul",
+                 "QLinearSigmoid", "QLinearLeakyRelu", "QLinearAveragePool", "QLinearGlobalAveragePool",
+                 "QLinearConcat", "QLinearSoftmax", "QGemm")
 
 
 def _ssa_name(onnx_name: str) -> str:
@@ -54,6 +56,8 @@ class OnnxImporter:
         self.opset = next(
             (o.version for o in model.opset_import if o.domain in ("", "ai.onnx")), 13
         )
+        #: Other domains' opset versions (com.microsoft's contrib ops).
+        self.opsets = {o.domain: o.version for o in model.opset_import if o.domain not in ("", "ai.onnx")}
         self.input_shapes = dict(input_shapes or {})
         self.g = GraphBuilder()
         self.params: dict[str, np.ndarray] = {}
@@ -192,10 +196,16 @@ class OnnxImporter:
                 )
         return shape
 
+    def _emitter(self, proto):
+        """The emitter of a node's op type in its domain's opset (None: not supported)."""
+        if proto.domain in ("", "ai.onnx"):
+            return emitter_for(proto.op_type, self.opset)
+        return emitter_for(f"{proto.domain}:{proto.op_type}", self.opsets.get(proto.domain, 1))
+
     def _node(self, proto) -> None:
-        fn = emitter_for(proto.op_type, self.opset)
+        fn = self._emitter(proto)
         name = proto.name or (proto.output[0] if proto.output else "?")
-        if proto.domain not in ("", "ai.onnx") or fn is None:
+        if fn is None:
             raise OnnxImportError(
                 f"{proto.op_type} node '{name}' (domain '{proto.domain or 'ai.onnx'}'): this op "
                 f"type is not supported; supported ops: {', '.join(sorted(EMITTERS))}"
@@ -220,7 +230,7 @@ class OnnxImporter:
                 inputs.append(self.values[i])
         node = Node(self, proto, inputs)
         try:
-            if proto.op_type not in IMPORT_TIME_OPS and inputs and all(
+            if proto.op_type not in IMPORT_TIME_OPS and proto.op_type not in QUANT_READERS and inputs and all(
                 isinstance(v, Const) for v in inputs if v is not None
             ):
                 outs = self._fold(proto, inputs)
@@ -262,7 +272,7 @@ class OnnxImporter:
             assert isinstance(v, Const)
             feeds[f"in{k}"] = v.array
             args.append(sub.g.input(f"in{k}", v.shape, v.dtype))
-        outs = emitter_for(proto.op_type, self.opset)(Node(sub, proto, args))  # pyright: ignore
+        outs = self._emitter(proto)(Node(sub, proto, args))  # pyright: ignore
         tensors = [sub.tensor(o) for o in outs]
         results = interpret(sub.g.build(tensors), feeds, sub.params)
         # a QuantizeLinear of constants: its integers stay quantized (`carried` is shared)

@@ -7,8 +7,10 @@ rlx has no 8-bit (or 16-, 4-, 2-bit) integer type, so a quantized value is
 held as another type carrying the same integers exactly: an INT8/UINT8/...
 initializer as i32 (`Const.narrow`), a QuantizeLinear's output as f32
 (`OnnxImporter.carried`: integers of at most 16 bits are exact in f32).
-Only a DequantizeLinear, MatMulInteger, ConvInteger, QLinearMatMul or
-QLinearConv may read such a value (and a QuantizeLinear its zero point); anything else reading one, or a graph output of one, is an error
+Only a DequantizeLinear, MatMulInteger, ConvInteger, QLinearMatMul,
+QLinearConv or one of ONNX Runtime's quantized contrib ops (qlinear.py) may
+read such a value (and a QuantizeLinear its zero point); anything else
+reading one, or a graph output of one, is an error
 naming the type. So a QDQ model imports as what it computes in floating
 point: a weight's DequantizeLinear of an initializer folds at import into a
 float param, and an activation's QuantizeLinear -> DequantizeLinear pair is
@@ -295,13 +297,15 @@ def qlinear_matmul(n: Node) -> list[Value]:
     return [_requantize(n, _exact_matmul(n, a, amax, b, bmax), ((1, "a_scale", [-1, 1]), (4, "b_scale", [-1])))]
 
 
-def _requantize(n: Node, c: Tensor, scales_at: tuple[tuple[int, str, list[int]], ...]) -> Tensor:
-    """The QOperator ops' output: int32 `c` times the product of the scales
-    at `scales_at` (input, name, shape of a per-index scale) over y_scale
-    (input 6), in f32, rounded half to even, plus y_zero_point (input 7),
-    saturated to its type; a quantized value."""
+def _requantize(n: Node, c: Tensor, scales_at: tuple[tuple[int, str, list[int]], ...],
+                y_at: tuple[int, int] = (6, 7), alpha: float = 1.0) -> Tensor:
+    """The QOperator ops' output: int32 `c` times (alpha times) the product
+    of the scales at `scales_at` (input, name, shape of a per-index scale)
+    over y_scale (input y_at[0]), in f32, rounded half to even, plus
+    y_zero_point (input y_at[1]), saturated to its type; a quantized value."""
     scales = []
-    for k, what, z_shape in (*scales_at, (6, "y_scale", [])):
+    yk, zk = y_at
+    for k, what, z_shape in (*scales_at, (yk, "y_scale", [])):
         v = n.input(k)
         if not isinstance(v, Const):
             raise n.error(f"{what} (input #{k}) must be known at import")
@@ -311,11 +315,12 @@ def _requantize(n: Node, c: Tensor, scales_at: tuple[tuple[int, str, list[int]],
         if arr.size > 1 and not z_shape:
             raise n.error(f"{what} of shape {list(arr.shape)} must be a scalar")
         scales.append(arr.reshape(z_shape) if arr.size > 1 else arr.reshape(()))
-    zy = n.input(7)
+    zy = n.input(zk)
     out = zy.narrow if isinstance(zy, Const) else None
     if out not in ("INT8", "UINT8") or zy.array.size != 1:  # ONNX allows 8-bit y only
-        raise n.error("y_zero_point (input #7) must be a scalar INT8 or UINT8 known at import")
-    mult = scales[0] * scales[1] / scales[2]  # f32, in the reference's order
+        raise n.error(f"y_zero_point (input #{zk}) must be a scalar INT8 or UINT8 known at import")
+    prod = scales[0] * scales[1] if alpha == 1.0 else np.float32(alpha) * scales[0] * scales[1]
+    mult = prod / scales[2]  # f32, in the reference's order
     try:
         fits = np.broadcast_shapes(mult.shape, tuple(c.shape)) == tuple(c.shape)
     except ValueError:
