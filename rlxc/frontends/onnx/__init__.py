@@ -27,6 +27,7 @@ An ONNX graph becomes a `func.func @main` of rlx ops through `GraphBuilder`.
 from rlxc.frontends.onnx import (  # noqa: F401 - registers the emitters
     attention,
     constants,
+    contrib,
     elementwise,
     loops,
     matmul,

@@ -136,6 +136,36 @@ class Node:
         return self.error(f"{what} is not supported (supported: {supported})")
 
 
+class OpView(Node):
+    """Node `n` seen as another op, for that op's ai.onnx emitter: its
+    attributes (less `drop`), `inputs` (a composite's own: dequantized
+    values, a bias added, ...), errors naming `n`."""
+
+    def __init__(self, n: Node, op_type: str, inputs: list[Value | None], drop: tuple[str, ...] = (),
+                 opset: int = 0, attrs: dict[str, Any] | None = None):
+        from onnx import NodeProto, helper
+
+        proto = NodeProto()
+        proto.CopyFrom(n.proto)
+        proto.op_type, proto.domain = op_type, ""
+        keep = [a for a in proto.attribute if a.name not in drop and a.name not in (attrs or {})]
+        del proto.attribute[:]
+        proto.attribute.extend(keep + [helper.make_attribute(k, v) for k, v in (attrs or {}).items()])
+        super().__init__(n.imp, proto, inputs)
+        self.outer = n
+        self.opset = opset or n.imp.opset
+
+    @property
+    def where(self) -> str:
+        return self.outer.where
+
+    def run(self) -> Tensor:
+        """The op's first output."""
+        fn = emitter_for(self.op_type, self.opset)
+        assert fn is not None, self.op_type
+        return self.imp.tensor(fn(self)[0])
+
+
 Emitter = Callable[[Node], list[Value]]
 
 #: ONNX op type -> {opset version the form is defined since: its emitter}.

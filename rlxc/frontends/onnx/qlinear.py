@@ -26,10 +26,8 @@ b_scale and b_zero_point may be per column).
 from __future__ import annotations
 
 import numpy as np
-from onnx import NodeProto
-
 from rlxc.frontends.builder import Tensor
-from rlxc.frontends.onnx.core import QUANT_RANGES, Const, Node, Value, emitter, emitter_for
+from rlxc.frontends.onnx.core import QUANT_RANGES, Const, Node, OpView, Value, emitter
 from rlxc.frontends.onnx.quantize import _FLOATS, _exact_matmul, _integer_operand, _requantize
 
 MS = "com.microsoft"
@@ -100,32 +98,6 @@ def _quantized(n: Node, y: Tensor, k: int, q: str) -> Tensor:
     return y
 
 
-class _FloatView(Node):
-    """The float op a quantized node computes, for its ai.onnx emitter: the
-    node's attributes (less `drop`), `inputs` (dequantized), errors naming
-    the quantized node."""
-
-    def __init__(self, n: Node, op_type: str, inputs: list[Value | None], drop: tuple[str, ...] = (), opset: int = 0):
-        proto = NodeProto()
-        proto.CopyFrom(n.proto)
-        proto.op_type, proto.domain = op_type, ""
-        keep = [a for a in proto.attribute if a.name not in drop]
-        del proto.attribute[:]
-        proto.attribute.extend(keep)
-        super().__init__(n.imp, proto, inputs)
-        self.outer = n
-        self.opset = opset or n.imp.opset
-
-    @property
-    def where(self) -> str:
-        return self.outer.where
-
-    def run(self) -> Tensor:
-        fn = emitter_for(self.op_type, self.opset)
-        assert fn is not None, self.op_type
-        return self.imp.tensor(fn(self)[0])
-
-
 def _channels_first(n: Node, x: Tensor, back: bool = False) -> Tensor:
     """x from channels last (NHWC) to first (NCHW), or back, where the node says `channels_last`."""
     if not n.attr("channels_last", 0):
@@ -154,12 +126,12 @@ def _qlinear(n: Node) -> list[Value]:
     names = ("A", "B") if len(at) == 2 else ("X",)
     xs, qs = zip(*(_dequantized(n, k, what) for k, what in zip(at, names)))
     if op in ("AveragePool", "GlobalAveragePool"):
-        y = _FloatView(n, op, [_channels_first(n, xs[0])], drop=("channels_last",)).run()
+        y = OpView(n, op, [_channels_first(n, xs[0])], drop=("channels_last",)).run()
         y = _channels_first(n, y, back=True)
     elif op == "Softmax":  # the Softmax of opset `opset` (its axis's meaning changed at 13)
-        y = _FloatView(n, op, list(xs), drop=("opset",), opset=int(n.attr("opset", n.imp.opset))).run()
+        y = OpView(n, op, list(xs), drop=("opset",), opset=int(n.attr("opset", n.imp.opset))).run()
     else:
-        y = _FloatView(n, op, list(xs)).run()
+        y = OpView(n, op, list(xs)).run()
     return [_quantized(n, y, out, qs[0])]
 
 
@@ -170,7 +142,7 @@ def _qlinear_concat(n: Node) -> list[Value]:
     if len(n.inputs) < 5 or (len(n.inputs) - 2) % 3:
         raise n.error(f"{len(n.inputs)} inputs: Y_scale, Y_zero_point, then (X, X_scale, X_zero_point) triples")
     xs, qs = zip(*(_dequantized(n, k, f"input #{k}") for k in range(2, len(n.inputs), 3)))
-    y = _FloatView(n, "Concat", list(xs)).run()
+    y = OpView(n, "Concat", list(xs)).run()
     return [_quantized(n, y, 0, qs[0])]
 
 
