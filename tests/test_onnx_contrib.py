@@ -1,9 +1,12 @@
-"""ONNX Runtime's fused contrib ops (com.microsoft Gelu, FastGelu, BiasGelu,
-QuickGelu, BiasAdd, SkipLayerNormalization, SkipSimplifiedLayerNormalization;
-ai.onnx SimplifiedLayerNormalization) against float64 numpy references of
-their definitions and against ONNX Runtime (where its CPU provider has the
-op), on fresh random inputs, in f32 and f16. Tolerances: f32 1e-5 relative
-to the output's largest magnitude; f16 the type's rounding (about 1e-3)."""
+"""ONNX Runtime's fused contrib ops (com.microsoft Attention,
+EmbedLayerNormalization, Gelu, FastGelu, BiasGelu, QuickGelu, BiasAdd,
+SkipLayerNormalization, SkipSimplifiedLayerNormalization; ai.onnx
+SimplifiedLayerNormalization) against float64 numpy references of their
+definitions and against ONNX Runtime (where its CPU provider has the op),
+on fresh random inputs, in f32 and f16; then a BERT layer as ONNX Runtime's
+transformer optimizer writes it. Tolerances: f32 1e-5 relative to the
+output's largest magnitude (1e-4 through the whole layer); f16 the type's
+rounding (about 1e-3)."""
 
 from __future__ import annotations
 
@@ -146,3 +149,157 @@ def test_contrib_errors_name_the_node():
         rlxc.from_onnx(_model("SkipLayerNormalization", [[2, 3, 4], [2, 3, 5], [4], [4]], "f32", ["y"]))
     with pytest.raises(OnnxImportError, match="SkipSimplifiedLayerNormalization node 'n'.*the mean and inv_std_var outputs"):
         rlxc.from_onnx(_model("SkipSimplifiedLayerNormalization", [[2, 3, 4], [2, 3, 4], [4]], "f32", ["y", "", "inv"]))
+
+
+def _attention_ref(x, w, bias, heads, sizes, mask_bias, causal, scale):
+    """float64 numpy: the merged projection, heads, softmax(q kᵀ scale + mask) v."""
+    qkv = x @ w + bias
+    b, s, _ = x.shape
+    q, k, v = np.split(qkv, np.cumsum(sizes)[:2], axis=-1)
+
+    def heads_of(t):
+        return t.reshape(b, s, heads, -1).transpose(0, 2, 1, 3)
+    q, k, v = heads_of(q), heads_of(k), heads_of(v)
+    sc = q @ k.transpose(0, 1, 3, 2) * (scale or 1 / math.sqrt(q.shape[-1])) + mask_bias
+    if causal:
+        sc = np.where(np.tril(np.ones((s, s), bool)), sc, -np.inf)
+    p = np.exp(sc - sc.max(-1, keepdims=True))
+    p /= p.sum(-1, keepdims=True)
+    return (p @ v).transpose(0, 2, 1, 3).reshape(b, s, -1)
+
+
+@pytest.mark.parametrize("d", ["f32", "f16"])
+@pytest.mark.parametrize("form", ["none", "raw-2d", "raw-3d", "key-counts", "unidirectional", "attention-bias", "v-size-scale"])
+def test_ms_attention(form, d):
+    """com.microsoft Attention (merged QKV weights, 4 heads, sequence of 7)
+    against float64 numpy, each mask form as ONNX Runtime applies it
+    (mask_filter_value, -10000, added to masked keys' scores), and against
+    ONNX Runtime in f32 (its CPU provider has no f16 Attention)."""
+    rng = np.random.default_rng()
+    b, s, hin, heads = 2, 7, 32, 4
+    sizes = [32, 32, 48] if form == "v-size-scale" else [32, 32, 32]
+    x = rng.normal(0, 1, (b, s, hin))
+    w = rng.normal(0, 0.3, (hin, sum(sizes)))
+    bias = rng.normal(0, 0.1, sum(sizes))
+    attrs = {"num_heads": heads}
+    feeds = {"i0": x.astype(NPT[d]), "i1": w.astype(NPT[d]), "i2": bias.astype(NPT[d])}
+    shapes = [list(x.shape), list(w.shape), list(bias.shape)]
+    mask_bias = np.zeros((b, 1, 1, s))
+    if form == "raw-2d":
+        m = np.ones((b, s), np.int32)
+        m[0, 5:] = 0
+        m[1, 2] = 0
+        feeds["i3"], mask_bias = m, np.where(m == 0, -10000.0, 0.0).reshape(b, 1, 1, s)
+    elif form == "raw-3d":
+        m = (rng.uniform(size=(b, s, s)) > 0.3).astype(np.int32)
+        feeds["i3"], mask_bias = m, np.where(m == 0, -10000.0, 0.0).reshape(b, 1, s, s)
+    elif form == "key-counts":
+        m = np.array([4, 7], np.int32)
+        feeds["i3"] = m
+        mask_bias = np.where(np.arange(s)[None, :] < m[:, None], 0.0, -10000.0).reshape(b, 1, 1, s)
+    elif form == "unidirectional":
+        attrs["unidirectional"] = 1
+    elif form == "attention-bias":
+        ab = rng.normal(0, 1, (1, heads, s, s))
+        feeds["i5"], mask_bias = ab.astype(NPT[d]), ab
+    elif form == "v-size-scale":
+        attrs |= {"qkv_hidden_sizes": sizes, "scale": 0.2}
+    if "i3" in feeds:
+        shapes.append(list(feeds["i3"].shape))
+    if "i5" in feeds:
+        shapes += [None, None, list(feeds["i5"].shape)]
+    model = _model("Attention", shapes, d, ["y"], **attrs)
+    if "i3" in feeds:
+        model.graph.input[3].type.tensor_type.elem_type = TensorProto.INT32
+    if d == "f16":
+        f = {k: v.astype(np.float64) for k, v in feeds.items()}
+        x, w, bias = f["i0"], f["i1"], f["i2"]
+    want = _attention_ref(x, w, bias, heads, sizes, mask_bias, form == "unidirectional", attrs.get("scale"))
+    got = _run(model, feeds)[0]
+    _close(got, want, d)
+    if d == "f32":
+        _close(got, ort_run(model, feeds)[0], d)
+
+
+def test_embed_layer_norm():
+    """com.microsoft EmbedLayerNormalization: word + position (+ segment)
+    embeddings, layer-normed; mask_index (each row's count of ones) and the
+    embeddings' sum, against float64 numpy and ONNX Runtime; then with
+    position_ids."""
+    rng = np.random.default_rng()
+    b, s, h, vocab = 3, 9, 64, 50
+    tables = {"word": rng.normal(0, 1, (vocab, h)), "pos": rng.normal(0, 1, (16, h)), "seg": rng.normal(0, 1, (2, h)),
+              "gamma": rng.normal(1, 0.1, h), "beta": rng.normal(0, 0.1, h)}
+    ids = rng.integers(0, vocab, (b, s)).astype(np.int32)
+    seg = rng.integers(0, 2, (b, s)).astype(np.int32)
+    mask = np.ones((b, s), np.int32)
+    mask[0, 6:] = 0
+    mask[2, 3:] = 0
+    for with_pos in (False, True):
+        pos_ids = rng.integers(0, 16, (b, s)).astype(np.int32) if with_pos else None
+        names = ["ids", "seg", "word", "pos", "segt", "gamma", "beta", "mask"] + (["pos_ids"] if with_pos else [])
+        node = helper.make_node("EmbedLayerNormalization", names, ["y", "mi", "sum"], domain=MS, name="n", epsilon=1e-12)
+        ints = [helper.make_tensor_value_info(k, TensorProto.INT32, [b, s]) for k in ("ids", "seg", "mask")]
+        ints += [helper.make_tensor_value_info("pos_ids", TensorProto.INT32, [b, s])] if with_pos else []
+        inits = [onnx.numpy_helper.from_array(tables[k].astype(np.float32), name)
+                 for k, name in (("word", "word"), ("pos", "pos"), ("seg", "segt"), ("gamma", "gamma"), ("beta", "beta"))]
+        outs = [helper.make_tensor_value_info("y", TensorProto.FLOAT, [b, s, h]), helper.make_tensor_value_info("mi", TensorProto.INT32, [b]),
+                helper.make_tensor_value_info("sum", TensorProto.FLOAT, [b, s, h])]
+        model = helper.make_model(helper.make_graph([node], "g", ints, outs, inits),
+                                  opset_imports=[helper.make_opsetid("", 17), helper.make_opsetid(MS, 1)])
+        model.ir_version = 8
+        feeds = {"ids": ids, "seg": seg, "mask": mask} | ({"pos_ids": pos_ids} if with_pos else {})
+        got = _run(model, feeds)
+        t = {k: v.astype(np.float32).astype(np.float64) for k, v in tables.items()}
+        total = t["word"][ids] + (t["pos"][pos_ids] if with_pos else t["pos"][:s]) + t["seg"][seg]
+        _close(got[0], _norm_ref(total, t["gamma"], t["beta"], 1e-12, False), "f32")
+        np.testing.assert_array_equal(got[1], mask.sum(1))
+        _close(got[2], total, "f32")
+        for g_, w_ in zip(got, ort_run(model, feeds)):
+            _close(g_, w_, "f32")
+
+
+BACKENDS = ["numpy", pytest.param("cuda", marks=[pytest.mark.gpu, pytest.mark.skipif(not rlxc.cuda.is_available(),
+                                                                                     reason="no NVIDIA GPU and driver")])]
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_optimized_bert_layer_matches_onnxruntime(backend):
+    """A BERT layer as ONNX Runtime's transformer optimizer writes it:
+    EmbedLayerNormalization (its mask_index feeding the attention),
+    Attention, the output projection into SkipLayerNormalization (with its
+    bias), MatMul, FastGelu (with its bias), MatMul, SkipLayerNormalization;
+    hidden 384, 6 heads, sequences of 37 with right padding; against ONNX
+    Runtime, f32, tolerance 1e-4 of the output's largest magnitude."""
+    rng = np.random.default_rng()
+    b, s, h, heads, ff, vocab = 2, 37, 384, 6, 1536, 100
+
+    def p(name, shape, sd=0.05, mean=0.0):
+        return onnx.numpy_helper.from_array(rng.normal(mean, sd, shape).astype(np.float32), name)
+
+    inits = [p("word", (vocab, h), 1.0), p("pos", (64, h), 1.0), p("segt", (2, h), 1.0), p("g0", (h,), 0.1, 1.0), p("b0", (h,)),
+             p("wqkv", (h, 3 * h)), p("bqkv", (3 * h,)), p("wo", (h, h)), p("bo", (h,)), p("g1", (h,), 0.1, 1.0), p("b1", (h,)),
+             p("w1", (h, ff)), p("bf", (ff,)), p("w2", (ff, h)), p("b2f", (h,)), p("g2", (h,), 0.1, 1.0), p("b2", (h,))]
+    nodes = [
+        helper.make_node("EmbedLayerNormalization", ["ids", "seg", "word", "pos", "segt", "g0", "b0", "mask"], ["emb", "mi"],
+                         domain=MS, epsilon=1e-12),
+        helper.make_node("Attention", ["emb", "wqkv", "bqkv", "mi"], ["att"], domain=MS, num_heads=heads),
+        helper.make_node("MatMul", ["att", "wo"], ["ao"]),
+        helper.make_node("SkipLayerNormalization", ["ao", "emb", "g1", "b1", "bo"], ["h1"], domain=MS, epsilon=1e-12),
+        helper.make_node("MatMul", ["h1", "w1"], ["f1"]),
+        helper.make_node("FastGelu", ["f1", "bf"], ["f2"], domain=MS),
+        helper.make_node("MatMul", ["f2", "w2"], ["f3"]),
+        helper.make_node("SkipLayerNormalization", ["f3", "h1", "g2", "b2", "b2f"], ["y"], domain=MS, epsilon=1e-12),
+    ]
+    ins = [helper.make_tensor_value_info(k, TensorProto.INT32, [b, s]) for k in ("ids", "seg", "mask")]
+    model = helper.make_model(helper.make_graph(nodes, "bert", ins, [helper.make_tensor_value_info("y", TensorProto.FLOAT, [b, s, h])], inits),
+                              opset_imports=[helper.make_opsetid("", 17), helper.make_opsetid(MS, 1)])
+    model.ir_version = 8
+    mask = np.ones((b, s), np.int32)
+    mask[1, 20:] = 0
+    feeds = {"ids": rng.integers(0, vocab, (b, s)).astype(np.int32), "seg": rng.integers(0, 2, (b, s)).astype(np.int32), "mask": mask}
+    module, params = rlxc.from_onnx(model)
+    assert "rlx.attention" in str(module) and "rlx.fused_residual_layer_norm" in str(module)
+    got = rlxc.compile(module, backend, params=params).run(feeds)[0]
+    want = ort_run(model, feeds)[0]
+    np.testing.assert_allclose(got, want, rtol=1e-4, atol=1e-4 * np.abs(want).max())

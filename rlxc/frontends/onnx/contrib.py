@@ -1,7 +1,8 @@
 """ONNX Runtime's fused contrib ops (domain com.microsoft) that its
 transformer optimizer (`onnxruntime.transformers.optimizer`) writes into
-exported models: Gelu, FastGelu, BiasGelu, QuickGelu, BiasAdd,
-SkipLayerNormalization and SkipSimplifiedLayerNormalization; and
+exported models: Attention, EmbedLayerNormalization, Gelu, FastGelu,
+BiasGelu, QuickGelu, BiasAdd, SkipLayerNormalization and
+SkipSimplifiedLayerNormalization; and
 SimplifiedLayerNormalization, which ONNX Runtime registers in the ai.onnx
 domain (RMSNormalization's meaning).
 
@@ -16,8 +17,10 @@ are computed beside it as LayerNormalization's are.
 
 from __future__ import annotations
 
+import numpy as np
+
 from rlxc.frontends.builder import Tensor
-from rlxc.frontends.onnx.core import Node, Value, emitter
+from rlxc.frontends.onnx.core import Node, OpView, Value, emitter
 from rlxc.frontends.onnx.reductions import _affine_param, _rms_norm, _stats
 
 MS = "com.microsoft"
@@ -100,3 +103,99 @@ def _simplified_layer_norm(n: Node) -> list[Value]:
     if len(n.proto.output) > 1 and n.proto.output[1]:
         raise n.unsupported("the inv_std_var output", "the first output only")
     return _rms_norm(n)
+
+
+@emitter(f"{MS}:EmbedLayerNormalization")
+def _embed_layer_norm(n: Node) -> list[Value]:
+    """LayerNormalization (epsilon 1e-12 by default) of word_embedding[input_ids]
+    + position_embedding[position_ids, else 0 .. s - 1] (+
+    segment_embedding[segment_ids]); outputs the norm, mask_index (each
+    row's count of nonzero mask entries, int32) and the embeddings' sum."""
+    g = n.g
+    ids = n.tensor(0)
+    if ids.ndim != 2 or ids.dtype not in ("i32", "i64"):
+        raise n.error(f"input_ids {list(ids.shape)} of type {ids.dtype}: a 2-D integer tensor")
+    b, s = ids.shape
+    word = n.tensor(2)
+    h = word.shape[1]
+    x = g.gather(word, ids, axis=0)
+    pos_table = n.tensor(3)
+    if n.input(8) is not None:
+        pos = g.gather(pos_table, n.tensor(8), axis=0)
+    else:
+        if pos_table.shape[0] < s:
+            raise n.error(f"position_embedding has {pos_table.shape[0]} rows for a sequence of {s}")
+        pos = g.slice(pos_table, [0], [s], [0]) if pos_table.shape[0] != s else pos_table
+    x = g.add(x, pos)
+    if n.input(1) is not None and n.input(4) is not None:
+        x = g.add(x, g.gather(n.tensor(4), n.tensor(1), axis=0))
+    eps = float(n.attr("epsilon", 1e-12))
+    y = g.layer_norm(x, _affine_param(n, 5, [h], x.dtype, 1.0), _affine_param(n, 6, [h], x.dtype, 0.0), eps)
+    outs: list[Value] = [y, y, x]
+    if len(n.proto.output) > 1 and n.proto.output[1]:
+        if n.input(7) is None:
+            raise n.error("mask_index is an output but the node has no mask")
+        m = n.tensor(7)
+        nz = g.select(g.ne(m, n.imp.scalar(0, m.dtype)), n.imp.scalar(1, "i32"), n.imp.scalar(0, "i32"))
+        outs[1] = g.reduce_sum(nz, [1], False)
+    return outs
+
+
+@emitter(f"{MS}:Attention")
+def _ms_attention(n: Node) -> list[Value]:
+    """Multi-head self attention with merged Q/K/V weights: input @ weights
+    (+ bias) split into Q, K, V (qkv_hidden_sizes, else thirds), then the
+    ai.onnx Attention emitter (`rlx.attention`) over num_heads heads, scaled
+    by `scale` (1/sqrt(head size) by default), causal where unidirectional.
+    The mask as ONNX Runtime applies it: mask_filter_value (-10000 by
+    default) added to the masked keys' scores, so a row masked throughout
+    is uniform, not zeros: a raw mask of [b, total] or [b, s, total] (0:
+    masked), or a [b] mask_index of key counts (right padding); plus
+    attention_bias. past/present, left-padded or 4-D masks and rotary
+    embeddings are not imported."""
+    g = n.g
+    x, w = _float_input(n, 0), n.tensor(1)
+    if x.ndim != 3 or w.ndim != 2 or w.shape[0] != x.shape[2]:
+        raise n.error(f"input {list(x.shape)} and weights {list(w.shape)}: [b, s, in] and [in, q + k + v]")
+    heads = int(n.attr("num_heads", 0))
+    sizes = [int(v) for v in n.attr("qkv_hidden_sizes", [])] or [w.shape[1] // 3] * 3
+    if sum(sizes) != w.shape[1] or len(sizes) != 3 or sizes[0] != sizes[1] or not heads or any(v % heads for v in sizes):
+        raise n.error(f"weights of {w.shape[1]} columns do not split into Q, K, V of {sizes} over {heads} heads")
+    for k, what in ((4, "past"), (6, "past_sequence_length")):
+        if n.input(k) is not None:
+            raise n.unsupported(f"a {what} input", "attention without a KV cache")
+    if len(n.proto.output) > 1 and n.proto.output[1]:
+        raise n.unsupported("the present output", "attention without a KV cache")
+    if n.attr("do_rotary", 0):
+        raise n.unsupported("do_rotary=1", "do_rotary=0")
+    b, s, _ = x.shape
+    qkv = g.matmul(x, w)
+    if n.input(2) is not None:
+        qkv = g.add(qkv, n.tensor(2))
+    q = g.slice(qkv, [0], [sizes[0]], [2])
+    k = g.slice(qkv, [sizes[0]], [2 * sizes[0]], [2])
+    v = g.slice(qkv, [2 * sizes[0]], [sum(sizes)], [2])
+    d = x.dtype
+    fill = float(n.attr("mask_filter_value", -10000.0))
+    bias = None
+    if n.input(3) is not None:
+        m = n.tensor(3)
+        zero, filled = n.imp.scalar(0.0, d), n.imp.scalar(fill, d)
+        if m.ndim == 1 and m.shape[0] == b:  # key counts: keys from the count on are masked
+            keys = n.imp.constant(np.arange(s).reshape(1, s), m.dtype)
+            bias = g.reshape(g.select(g.lt(keys, g.reshape(m, [b, 1])), zero, filled), [b, 1, 1, s])
+        elif m.ndim in (2, 3) and m.shape[0] == b and m.shape[-1] == s and (m.ndim == 2 or m.shape[1] == s):
+            keep = g.ne(m, n.imp.scalar(0, m.dtype))
+            bias = g.reshape(g.select(keep, zero, filled), [b, 1, 1 if m.ndim == 2 else s, s])
+        else:
+            raise n.unsupported(f"a mask_index of shape {list(m.shape)}",
+                                f"[{b}] key counts, raw masks [{b}, {s}] and [{b}, {s}, {s}]")
+    if n.input(5) is not None:
+        ab = n.tensor(5)
+        bias = ab if bias is None else g.add(bias, ab)
+    scale = n.attr("scale")
+    attrs = {"q_num_heads": heads, "kv_num_heads": heads, "is_causal": int(n.attr("unidirectional", 0))}
+    if scale is not None and float(scale) != 0.0:
+        attrs["scale"] = float(scale)
+    view = OpView(n, "Attention", [q, k, v, bias], drop=tuple(n.attrs), opset=23, attrs=attrs)
+    return [view.run()]
