@@ -303,3 +303,70 @@ def test_optimized_bert_layer_matches_onnxruntime(backend):
     got = rlxc.compile(module, backend, params=params).run(feeds)[0]
     want = ort_run(model, feeds)[0]
     np.testing.assert_allclose(got, want, rtol=1e-4, atol=1e-4 * np.abs(want).max())
+
+
+def _pack_bits(vals, bits):
+    """Fields of `bits` into bytes, lowest bits first, along the last axis (ONNX Runtime's packing)."""
+    per = 8 // bits
+    v = vals.reshape(*vals.shape[:-1], -1, per).astype(np.uint8)
+    out = np.zeros(v.shape[:-1], np.uint8)
+    for i in range(per):
+        out |= (v[..., i] << (bits * i)).astype(np.uint8)
+    return out
+
+
+@pytest.mark.parametrize("d", ["f32", "f16"])
+@pytest.mark.parametrize("zp", ["default", "packed", "float"])
+@pytest.mark.parametrize("bits", [2, 4, 8])
+def test_matmul_nbits(bits, zp, d):
+    """com.microsoft MatMulNBits: A [3, 5, 100] by weights of K = 100 in
+    blocks of 32 (the last one padded), N = 24, with a bias; zero points
+    absent (2^(bits-1)), packed or unpacked; against float64 numpy of the
+    dequantized weights, and ONNX Runtime (f32; its CPU provider refuses
+    8-bit weights with float zero points)."""
+    rng = np.random.default_rng()
+    kk, nn, bs = 100, 24, 32
+    blocks = -(-kk // bs)
+    q = rng.integers(0, 2**bits, (nn, blocks, bs))
+    scale = rng.uniform(0.01, 0.05, (nn, blocks)).astype(NPT[d])
+    inits = [onnx.numpy_helper.from_array(_pack_bits(q, bits), "B"), onnx.numpy_helper.from_array(scale, "S")]
+    names = ["A", "B", "S"]
+    if zp == "packed":
+        z = rng.integers(0, 2**bits, (nn, blocks))
+        padded = np.zeros((nn, -(-blocks * bits // 8) * 8 // bits), np.uint8)
+        padded[:, :blocks] = z
+        inits.append(onnx.numpy_helper.from_array(_pack_bits(padded, bits), "Z"))
+    elif zp == "float":
+        z = rng.uniform(0, 2**bits - 1, (nn, blocks)).astype(NPT[d])
+        inits.append(onnx.numpy_helper.from_array(z, "Z"))
+    else:
+        z = np.full((nn, blocks), 2 ** (bits - 1))
+    names += ["Z" if zp != "default" else "", "", "bias"]  # (g_idx absent)
+    inits.append(onnx.numpy_helper.from_array(rng.normal(0, 0.1, nn).astype(NPT[d]), "bias"))
+    node = helper.make_node("MatMulNBits", names, ["Y"], domain=MS, K=kk, N=nn, bits=bits, block_size=bs, name="n")
+    model = helper.make_model(helper.make_graph([node], "g", [helper.make_tensor_value_info("A", CODE[d], [3, 5, kk])],
+                                                [helper.make_tensor_value_info("Y", CODE[d], [3, 5, nn])], inits),
+                              opset_imports=[helper.make_opsetid("", 17), helper.make_opsetid(MS, 1)])
+    model.ir_version = 8
+    a = rng.normal(0, 1, (3, 5, kk)).astype(NPT[d])
+    w = ((q - z.astype(np.float64)[..., None]) * scale.astype(np.float64)[..., None]).reshape(nn, -1)[:, :kk]
+    if d == "f16":
+        w = w.astype(np.float16).astype(np.float64)  # the weights dequantized into A's type
+    want = a.astype(np.float64) @ w.T + onnx.numpy_helper.to_array(inits[-1]).astype(np.float64)
+    module, params = rlxc.from_onnx(model)
+    assert "rlx.linear" in str(module)
+    got = rlxc.compile(module, "numpy", params=params).run({"A": a})[0]
+    _close(got, want, d)
+    if d == "f32" and not (bits == 8 and zp == "float"):
+        np.testing.assert_allclose(got, ort_run(model, {"A": a})[0], rtol=1e-4, atol=1e-4 * np.abs(want).max())
+
+
+def test_matmul_nbits_errors_name_the_node():
+    """Weights not known at import, and a B of the wrong packed shape."""
+    model = helper.make_model(helper.make_graph(
+        [helper.make_node("MatMulNBits", ["A", "B", "S"], ["Y"], domain=MS, K=64, N=4, bits=4, block_size=32, name="n")], "g",
+        [helper.make_tensor_value_info("A", TensorProto.FLOAT, [2, 64])], [helper.make_tensor_value_info("Y", TensorProto.FLOAT, [2, 4])],
+        [onnx.numpy_helper.from_array(np.zeros((4, 2, 8), np.uint8), "B"), onnx.numpy_helper.from_array(np.ones((4, 2), np.float32), "S")]),
+        opset_imports=[helper.make_opsetid("", 17), helper.make_opsetid(MS, 1)])
+    with pytest.raises(OnnxImportError, match="MatMulNBits node 'n'.*B must be a UINT8 initializer of shape \\[4, 2, 16\\]"):
+        rlxc.from_onnx(model)

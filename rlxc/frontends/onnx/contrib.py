@@ -1,6 +1,7 @@
 """ONNX Runtime's fused contrib ops (domain com.microsoft) that its
 transformer optimizer (`onnxruntime.transformers.optimizer`) writes into
-exported models: Attention, EmbedLayerNormalization, Gelu, FastGelu,
+exported models (and MatMulNBits, the weight-only quantized matmul of its
+LLM exports): Attention, EmbedLayerNormalization, Gelu, FastGelu,
 BiasGelu, QuickGelu, BiasAdd, SkipLayerNormalization and
 SkipSimplifiedLayerNormalization; and
 SimplifiedLayerNormalization, which ONNX Runtime registers in the ai.onnx
@@ -19,9 +20,11 @@ from __future__ import annotations
 
 import numpy as np
 
+from rlxc.dialects.types import dtype
 from rlxc.frontends.builder import Tensor
-from rlxc.frontends.onnx.core import Node, OpView, Value, emitter
+from rlxc.frontends.onnx.core import Const, Node, OpView, Value, emitter
 from rlxc.frontends.onnx.reductions import _affine_param, _rms_norm, _stats
+from rlxc.values import round_bf16
 
 MS = "com.microsoft"
 
@@ -199,3 +202,62 @@ def _ms_attention(n: Node) -> list[Value]:
         attrs["scale"] = float(scale)
     view = OpView(n, "Attention", [q, k, v, bias], drop=tuple(n.attrs), opset=23, attrs=attrs)
     return [view.run()]
+
+
+def _unpack_bits(packed: np.ndarray, bits: int) -> np.ndarray:
+    """uint8 bytes -> their `bits`-wide fields, lowest bits first, along the last axis."""
+    per = 8 // bits
+    fields = [(packed >> (bits * i)) & ((1 << bits) - 1) for i in range(per)]
+    return np.stack(fields, axis=-1).reshape(*packed.shape[:-1], packed.shape[-1] * per)
+
+
+@emitter(f"{MS}:MatMulNBits")
+def _matmul_nbits(n: Node) -> list[Value]:
+    """A @ Wᵀ (+ bias) with W [N, K] stored in blocks of `block_size` along K,
+    `bits` (2, 4 or 8) a value, packed into bytes lowest bits first: W =
+    (q - zero point) * scale per block, the zero points packed as the
+    weights or unpacked in A's type (2^(bits - 1) where absent). W is
+    dequantized at import (in f32, rounded once to A's type) into a param
+    named after B, so the product is `rlx.linear`; accuracy_level's
+    lowered precisions of A are not taken (A is used as it is)."""
+    a = _float_input(n, 0)
+    bits, bs = int(n.attr("bits", 4)), int(n.attr("block_size", 0))
+    nn, kk = int(n.attr("N", 0)), int(n.attr("K", 0))
+    if bits not in (2, 4, 8):
+        raise n.unsupported(f"bits={bits}", "2, 4, 8")
+    if n.attr("weight_prepacked", 0):
+        raise n.unsupported(f"weight_prepacked={n.attr('weight_prepacked')}", "0 (ONNX's packing)")
+    if n.input(4) is not None:
+        raise n.unsupported("a g_idx input", "none (it is deprecated)")
+    if bs < 16 or bs & (bs - 1) or a.shape[-1] != kk:
+        raise n.error(f"block_size {bs} (a power of two from 16) and K {kk} against A {list(a.shape)}")
+    blocks = -(-kk // bs)
+    vals = {}
+    for k, what in ((1, "B"), (2, "scales"), (3, "zero_points")):
+        v = n.input(k)
+        if v is not None and not isinstance(v, Const):
+            raise n.error(f"{what} (input #{k}) must be known at import")
+        vals[what] = v
+    b = vals["B"]
+    if b is None or b.narrow != "UINT8" or b.array.shape != (nn, blocks, bs * bits // 8):
+        raise n.error(f"B must be a UINT8 initializer of shape [{nn}, {blocks}, {bs * bits // 8}]")
+    q = _unpack_bits(b.array.astype(np.uint8), bits).reshape(nn, blocks, bs).astype(np.float32)
+    sc = vals["scales"]
+    if sc is None or sc.dtype != a.dtype or sc.array.size != nn * blocks:
+        raise n.error(f"scales must be {nn} x {blocks} values of A's type {a.dtype}")
+    scale = sc.array.astype(np.float32).reshape(nn, blocks, 1)
+    zp = vals["zero_points"]
+    if zp is None:
+        z = np.float32(2 ** (bits - 1))
+    elif zp.narrow == "UINT8":
+        z = _unpack_bits(zp.array.astype(np.uint8), bits).reshape(nn, -1)[:, :blocks].astype(np.float32).reshape(nn, blocks, 1)
+    elif zp.dtype == a.dtype and zp.array.size == nn * blocks:
+        z = zp.array.astype(np.float32).reshape(nn, blocks, 1)
+    else:
+        raise n.error(f"zero_points must be packed UINT8 or {nn} x {blocks} values of A's type {a.dtype}")
+    w = ((q - z) * scale).reshape(nn, blocks * bs)[:, :kk]
+    name = n.imp._fold_name(f"{n.proto.input[1]}_dequantized")  # pyright: ignore[reportPrivateUsage]
+    w = round_bf16(w) if a.dtype == "bf16" else w.astype(dtype(a.dtype).carrier)
+    wt = n.imp.tensor(Const(w, a.dtype, name))
+    bias = n.tensor(5) if n.input(5) is not None else None
+    return [n.g.linear(a, wt, bias)]

@@ -38,7 +38,7 @@ QUANT_MOVES = ("Identity", "Reshape", "Transpose", "Flatten", "Squeeze", "Unsque
 #: Ops that compute on quantized values (any input), in rlxc/frontends/onnx/quantize.py.
 QUANT_READERS = ("MatMulInteger", "ConvInteger", "QLinearMatMul", "QLinearConv", "QLinearAdd", "QLinearMul",
                  "QLinearSigmoid", "QLinearLeakyRelu", "QLinearAveragePool", "QLinearGlobalAveragePool",
-                 "QLinearConcat", "QLinearSoftmax", "QGemm")
+                 "QLinearConcat", "QLinearSoftmax", "QGemm", "MatMulNBits")
 
 
 def _ssa_name(onnx_name: str) -> str:
