@@ -370,3 +370,52 @@ def test_matmul_nbits_errors_name_the_node():
         opset_imports=[helper.make_opsetid("", 17), helper.make_opsetid(MS, 1)])
     with pytest.raises(OnnxImportError, match="MatMulNBits node 'n'.*B must be a UINT8 initializer of shape \\[4, 2, 16\\]"):
         rlxc.from_onnx(model)
+
+
+def _rope_ref(x, cos, sin, interleaved, rot):
+    """float64: pairs of the first `rot` elements of each head rotated ([..., d] x, [..., rot / 2] angles)."""
+    xr, rest = x[..., :rot], x[..., rot:]
+    if interleaved:
+        x1, x2 = xr[..., 0::2], xr[..., 1::2]
+        y = np.stack([x1 * cos - x2 * sin, x1 * sin + x2 * cos], -1).reshape(xr.shape)
+    else:
+        x1, x2 = xr[..., : rot // 2], xr[..., rot // 2:]
+        y = np.concatenate([x1 * cos - x2 * sin, x1 * sin + x2 * cos], -1)
+    return np.concatenate([y, rest], -1)
+
+
+@pytest.mark.parametrize("form", ["offset", "ids-interleaved", "4d-partial"])
+def test_ms_rotary_embedding(form):
+    """com.microsoft RotaryEmbedding: a [1] position offset over [b, s, h·d];
+    [b, s] position ids, interleaved pairs; a [b, heads, s, d] input with a
+    rotary_embedding_dim of half the head; against float64 numpy and ONNX
+    Runtime (f32)."""
+    rng = np.random.default_rng()
+    b, s, heads, d, maxpos = 2, 5, 3, 16, 40
+    rot = d // 2 if form == "4d-partial" else d
+    ang = rng.uniform(0, 6, (maxpos, rot // 2))
+    cos, sin = np.cos(ang).astype(np.float32), np.sin(ang).astype(np.float32)
+    x = rng.normal(0, 1, (b, heads, s, d) if form == "4d-partial" else (b, s, heads * d)).astype(np.float32)
+    pos = np.array([7], np.int64) if form == "offset" else rng.integers(0, maxpos, (b, s)).astype(np.int64)
+    attrs = {"interleaved": int(form == "ids-interleaved")}
+    if form == "4d-partial":
+        attrs |= {"rotary_embedding_dim": rot, "num_heads": heads}
+    node = helper.make_node("RotaryEmbedding", ["x", "pos", "cos", "sin"], ["y"], domain=MS, name="n", **attrs)
+    inits = [onnx.numpy_helper.from_array(cos, "cos"), onnx.numpy_helper.from_array(sin, "sin")]
+    model = helper.make_model(helper.make_graph(
+        [node], "g", [helper.make_tensor_value_info("x", TensorProto.FLOAT, list(x.shape)),
+                      helper.make_tensor_value_info("pos", TensorProto.INT64, list(pos.shape))],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, list(x.shape))], inits),
+        opset_imports=[helper.make_opsetid("", 17), helper.make_opsetid(MS, 1)])
+    model.ir_version = 8
+    p = pos + np.arange(s) if form == "offset" else pos  # [1] + [s] -> [s], broadcast over the batch
+    p = np.broadcast_to(p, (b, s))
+    c, sn = cos.astype(np.float64)[p], sin.astype(np.float64)[p]  # [b, s, rot / 2]
+    if form == "4d-partial":
+        want = _rope_ref(x.astype(np.float64), c[:, None], sn[:, None], False, rot)
+    else:
+        xh = x.astype(np.float64).reshape(b, s, heads, d)
+        want = _rope_ref(xh, c[:, :, None], sn[:, :, None], form == "ids-interleaved", rot).reshape(x.shape)
+    got = _run(model, {"x": x, "pos": pos})[0]
+    _close(got, want, "f32")
+    _close(got, ort_run(model, {"x": x, "pos": pos})[0], "f32")

@@ -261,3 +261,31 @@ def _matmul_nbits(n: Node) -> list[Value]:
     wt = n.imp.tensor(Const(w, a.dtype, name))
     bias = n.tensor(5) if n.input(5) is not None else None
     return [n.g.linear(a, wt, bias)]
+
+
+@emitter(f"{MS}:RotaryEmbedding")
+def _ms_rotary(n: Node) -> list[Value]:
+    """ONNX Runtime's RotaryEmbedding (input, position_ids, cos_cache,
+    sin_cache): the ai.onnx RotaryEmbedding (opset 23) of the same input,
+    caches and attributes (a 3-D input without num_heads: heads of twice the
+    caches' width), its position_ids [b, s], or a [1] offset of positions
+    offset .. offset + s - 1. `scale` and packed batching are not imported."""
+    g = n.g
+    x = _float_input(n, 0)
+    if float(n.attr("scale", 1.0)) != 1.0 or n.attr("is_packed_batching", 0):
+        raise n.unsupported("scale != 1 or is_packed_batching=1", "the defaults")
+    b, s = x.shape[0], x.shape[2] if x.ndim == 4 else x.shape[1]
+    pos = n.tensor(1)
+    if pos.ndim == 1 and pos.shape[0] == 1:  # an offset: positions offset .. offset + s - 1 in every row
+        steps = n.imp.constant(np.arange(s).reshape(1, s), pos.dtype)
+        pos = g.expand(g.add(g.reshape(pos, [1, 1]), steps), [b, s])
+    elif list(pos.shape) != [b, s]:
+        raise n.error(f"position_ids of shape {list(pos.shape)}: [1] or [{b}, {s}]")
+    cos = n.tensor(2)
+    attrs = {}
+    if x.ndim == 3 and not n.attr("num_heads", 0):  # heads of the caches' full rotation: 2 angles a pair
+        if x.shape[2] % (2 * cos.shape[-1]):
+            raise n.error(f"a hidden size of {x.shape[2]} is not heads of {2 * cos.shape[-1]} (the caches' width twice)")
+        attrs["num_heads"] = x.shape[2] // (2 * cos.shape[-1])
+    view = OpView(n, "RotaryEmbedding", [x, cos, n.tensor(3), pos], drop=("scale", "is_packed_batching"), opset=23, attrs=attrs)
+    return [view.run()]
