@@ -419,3 +419,71 @@ def test_ms_rotary_embedding(form):
     got = _run(model, {"x": x, "pos": pos})[0]
     _close(got, want, "f32")
     _close(got, ort_run(model, {"x": x, "pos": pos})[0], "f32")
+
+
+@pytest.mark.parametrize("form", ["self-bias", "cross-counts", "raw-mask-attention-bias", "bnsh-kv", "past-unidirectional"])
+def test_ms_multi_head_attention(form):
+    """com.microsoft MultiHeadAttention, 4 heads of 8: self attention with
+    the projections' bias; cross attention (9 keys for 5 queries) with key
+    counts; a raw [b, kv] mask plus attention_bias; K and V given as heads
+    [b, heads, kv, d]; a past of 6 before the keys, causal, with the
+    present outputs. Against float64 numpy and ONNX Runtime (f32)."""
+    rng = np.random.default_rng()
+    b, s, heads, dh = 2, 5, 4, 8
+    h = heads * dh
+    kv = 9 if form == "cross-counts" else s
+    past = 6 if form == "past-unidirectional" else 0
+    f = {"q": rng.normal(0, 1, (b, s, h)), "k": rng.normal(0, 1, (b, kv, h)), "v": rng.normal(0, 1, (b, kv, h))}
+    if form == "bnsh-kv":
+        f["k"], f["v"] = (t.reshape(b, kv, heads, dh).transpose(0, 2, 1, 3) for t in (f["k"], f["v"]))
+    names = ["q", "k", "v", "", "", "", "", ""]
+    attrs = {"num_heads": heads}
+    if form == "self-bias":
+        f["bias"] = rng.normal(0, 0.3, 3 * h)
+        names[3] = "bias"
+    if form == "cross-counts":
+        f["mask"] = np.array([9, 4], np.int32)
+        names[4] = "mask"
+    if form == "raw-mask-attention-bias":
+        m = np.ones((b, kv), np.int32)
+        m[1, 1] = m[0, 4] = 0
+        f["mask"], f["ab"] = m, rng.normal(0, 1, (b, heads, s, kv))
+        names[4], names[5] = "mask", "ab"
+    if past:
+        f["pk"], f["pv"] = rng.normal(0, 1, (b, heads, past, dh)), rng.normal(0, 1, (b, heads, past, dh))
+        names[6], names[7] = "pk", "pv"
+        attrs["unidirectional"] = 1
+    outs = ["y", "pres_k", "pres_v"] if past else ["y"]
+    ins = [helper.make_tensor_value_info(k, TensorProto.INT32 if k == "mask" else TensorProto.FLOAT, list(v.shape)) for k, v in f.items()]
+    node = helper.make_node("MultiHeadAttention", names, outs, domain=MS, name="n", **attrs)
+    model = helper.make_model(helper.make_graph([node], "g", ins, [helper.make_tensor_value_info(o, TensorProto.FLOAT, None) for o in outs]),
+                              opset_imports=[helper.make_opsetid("", 17), helper.make_opsetid(MS, 1)])
+    model.ir_version = 8
+    feeds = {k: v.astype(np.int32 if k == "mask" else np.float32) for k, v in f.items()}
+    x = {k: v.astype(np.float64) for k, v in feeds.items()}
+    q, k, v = x["q"], x["k"], x["v"]
+    if "bias" in x:
+        q, k, v = q + x["bias"][:h], k + x["bias"][h:2 * h], v + x["bias"][2 * h:]
+
+    def heads_of(t):
+        return t if t.ndim == 4 else t.reshape(b, -1, heads, dh).transpose(0, 2, 1, 3)
+    q, k, v = heads_of(q), heads_of(k), heads_of(v)
+    if past:
+        k, v = np.concatenate([x["pk"], k], 2), np.concatenate([x["pv"], v], 2)
+    total = k.shape[2]
+    sc = q @ k.transpose(0, 1, 3, 2) / math.sqrt(dh)
+    if form == "cross-counts":
+        sc = sc + np.where(np.arange(total)[None, :] < f["mask"][:, None], 0.0, -10000.0)[:, None, None, :]
+    if form == "raw-mask-attention-bias":
+        sc = sc + np.where(f["mask"] == 0, -10000.0, 0.0)[:, None, None, :] + x["ab"]
+    if past:
+        sc = np.where(np.arange(total)[None, :] <= np.arange(s)[:, None] + past, sc, -np.inf)
+    p = np.exp(sc - sc.max(-1, keepdims=True))
+    want = ((p / p.sum(-1, keepdims=True)) @ v).transpose(0, 2, 1, 3).reshape(b, s, h)
+    got = _run(model, feeds)
+    _close(got[0], want, "f32")
+    if past:
+        _close(got[1], k, "f32")
+        _close(got[2], v, "f32")
+    for g_, w_ in zip(got, ort_run(model, feeds)):
+        _close(g_, w_, "f32")

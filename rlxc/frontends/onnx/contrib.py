@@ -1,7 +1,8 @@
 """ONNX Runtime's fused contrib ops (domain com.microsoft) that its
 transformer optimizer (`onnxruntime.transformers.optimizer`) writes into
 exported models (and MatMulNBits, the weight-only quantized matmul of its
-LLM exports): Attention, EmbedLayerNormalization, Gelu, FastGelu,
+LLM exports): Attention, MultiHeadAttention, RotaryEmbedding,
+EmbedLayerNormalization, Gelu, FastGelu,
 BiasGelu, QuickGelu, BiasAdd, SkipLayerNormalization and
 SkipSimplifiedLayerNormalization; and
 SimplifiedLayerNormalization, which ONNX Runtime registers in the ai.onnx
@@ -144,6 +145,32 @@ def _embed_layer_norm(n: Node) -> list[Value]:
     return outs
 
 
+def _key_mask(n: Node, at: int, bias_at: int, b: int, sq: int, total: int, d: str) -> Tensor | None:
+    """The additive bias of ONNX Runtime's attention masks (input `at`):
+    mask_filter_value (-10000 by default) on masked keys, 0 elsewhere: [b]
+    key counts (right padding), raw masks [b, total] and [b, sq, total] (0:
+    masked); plus attention_bias (input `bias_at`). None without either."""
+    g = n.g
+    fill = float(n.attr("mask_filter_value", -10000.0))
+    bias = None
+    if n.input(at) is not None:
+        m = n.tensor(at)
+        zero, filled = n.imp.scalar(0.0, d), n.imp.scalar(fill, d)
+        if m.ndim == 1 and m.shape[0] == b:  # key counts: keys from the count on are masked
+            keys = n.imp.constant(np.arange(total).reshape(1, total), m.dtype)
+            bias = g.reshape(g.select(g.lt(keys, g.reshape(m, [b, 1])), zero, filled), [b, 1, 1, total])
+        elif m.ndim in (2, 3) and m.shape[0] == b and m.shape[-1] == total and (m.ndim == 2 or m.shape[1] == sq):
+            keep = g.ne(m, n.imp.scalar(0, m.dtype))
+            bias = g.reshape(g.select(keep, zero, filled), [b, 1, 1 if m.ndim == 2 else sq, total])
+        else:
+            raise n.unsupported(f"a mask of shape {list(m.shape)}",
+                                f"[{b}] key counts, raw masks [{b}, {total}] and [{b}, {sq}, {total}]")
+    if n.input(bias_at) is not None:
+        ab = n.tensor(bias_at)
+        bias = ab if bias is None else g.add(bias, ab)
+    return bias
+
+
 @emitter(f"{MS}:Attention")
 def _ms_attention(n: Node) -> list[Value]:
     """Multi-head self attention with merged Q/K/V weights: input @ weights
@@ -178,24 +205,7 @@ def _ms_attention(n: Node) -> list[Value]:
     q = g.slice(qkv, [0], [sizes[0]], [2])
     k = g.slice(qkv, [sizes[0]], [2 * sizes[0]], [2])
     v = g.slice(qkv, [2 * sizes[0]], [sum(sizes)], [2])
-    d = x.dtype
-    fill = float(n.attr("mask_filter_value", -10000.0))
-    bias = None
-    if n.input(3) is not None:
-        m = n.tensor(3)
-        zero, filled = n.imp.scalar(0.0, d), n.imp.scalar(fill, d)
-        if m.ndim == 1 and m.shape[0] == b:  # key counts: keys from the count on are masked
-            keys = n.imp.constant(np.arange(s).reshape(1, s), m.dtype)
-            bias = g.reshape(g.select(g.lt(keys, g.reshape(m, [b, 1])), zero, filled), [b, 1, 1, s])
-        elif m.ndim in (2, 3) and m.shape[0] == b and m.shape[-1] == s and (m.ndim == 2 or m.shape[1] == s):
-            keep = g.ne(m, n.imp.scalar(0, m.dtype))
-            bias = g.reshape(g.select(keep, zero, filled), [b, 1, 1 if m.ndim == 2 else s, s])
-        else:
-            raise n.unsupported(f"a mask_index of shape {list(m.shape)}",
-                                f"[{b}] key counts, raw masks [{b}, {s}] and [{b}, {s}, {s}]")
-    if n.input(5) is not None:
-        ab = n.tensor(5)
-        bias = ab if bias is None else g.add(bias, ab)
+    bias = _key_mask(n, 3, 5, b, s, s, x.dtype)
     scale = n.attr("scale")
     attrs = {"q_num_heads": heads, "kv_num_heads": heads, "is_causal": int(n.attr("unidirectional", 0))}
     if scale is not None and float(scale) != 0.0:
@@ -289,3 +299,45 @@ def _ms_rotary(n: Node) -> list[Value]:
         attrs["num_heads"] = x.shape[2] // (2 * cos.shape[-1])
     view = OpView(n, "RotaryEmbedding", [x, cos, n.tensor(3), pos], drop=("scale", "is_packed_batching"), opset=23, attrs=attrs)
     return [view.run()]
+
+
+@emitter(f"{MS}:MultiHeadAttention")
+def _ms_multi_head_attention(n: Node) -> list[Value]:
+    """Attention of separate Q [b, s, h], K and V ([b, kv, h] and [b, kv,
+    v_h], or already as heads [b, heads, kv, d]; cross attention where kv
+    differs from s), plus the projections' bias [h + h + v_h] on the 3-D
+    ones, num_heads heads; past_key/past_value ([b, heads, past, d]) before
+    K and V, with the present_key/present_value outputs; unidirectional
+    causal, aligned to the keys' end; key_padding_mask and attention_bias
+    as Attention's (mask_filter_value on masked keys). Packed QKV/KV
+    inputs, buffer sharing and cache indirection are not imported."""
+    g = n.g
+    q = _float_input(n, 0)
+    heads = int(n.attr("num_heads", 0))
+    if n.input(1) is None or n.input(2) is None or q.ndim != 3:
+        raise n.unsupported("packed QKV or KV inputs", "a 3-D query with separate key and value")
+    for k, what in ((8, "past_sequence_length"), (9, "cache_indirection")):
+        if n.input(k) is not None:
+            raise n.unsupported(f"a {what} input", "none")
+    k, v = n.tensor(1), n.tensor(2)
+    b, s, hq = q.shape
+    if not heads or hq % heads:
+        raise n.error(f"a query of {hq} features is not num_heads={heads} heads")
+    if n.input(3) is not None:
+        if k.ndim != 3 or v.ndim != 3:
+            raise n.error("a bias needs 3-D key and value (their projections')")
+        pb = n.tensor(3)
+        hk, hv = k.shape[2], v.shape[2]
+        q = g.add(q, g.slice(pb, [0], [hq], [0]))
+        k = g.add(k, g.slice(pb, [hq], [hq + hk], [0]))
+        v = g.add(v, g.slice(pb, [hq + hk], [hq + hk + hv], [0]))
+    kv = k.shape[2] if k.ndim == 4 else k.shape[1]
+    past = n.tensor(6).shape[2] if n.input(6) is not None else 0
+    mask = _key_mask(n, 4, 5, b, s, past + kv, q.dtype)
+    attrs = {"q_num_heads": heads, "kv_num_heads": heads, "is_causal": int(n.attr("unidirectional", 0))}
+    if n.attr("scale") is not None and float(n.attr("scale")) != 0.0:
+        attrs["scale"] = float(n.attr("scale"))
+    if len(n.proto.output) > 3 and n.proto.output[3]:
+        raise n.unsupported("the qk output", "output, present_key, present_value")
+    view = OpView(n, "Attention", [q, k, v, mask, n.input(6), n.input(7)], drop=tuple(n.attrs), opset=23, attrs=attrs)
+    return view.outputs()[:3]

@@ -159,11 +159,15 @@ class OpView(Node):
     def where(self) -> str:
         return self.outer.where
 
-    def run(self) -> Tensor:
-        """The op's first output."""
+    def outputs(self) -> list[Value]:
+        """The op's outputs."""
         fn = emitter_for(self.op_type, self.opset)
         assert fn is not None, self.op_type
-        return self.imp.tensor(fn(self)[0])
+        return fn(self)
+
+    def run(self) -> Tensor:
+        """The op's first output."""
+        return self.imp.tensor(self.outputs()[0])
 
 
 Emitter = Callable[[Node], list[Value]]
