@@ -29,6 +29,9 @@ NPT = {"f32": np.float32, "f16": np.float16}
 TOL = {"f32": 1e-5, "f16": 2e-3}
 _erf = np.vectorize(math.erf)
 
+BACKENDS = ["numpy", pytest.param("cuda", marks=[pytest.mark.gpu, pytest.mark.skipif(not rlxc.cuda.is_available(),
+                                                                                     reason="no NVIDIA GPU and driver")])]
+
 
 def _model(op, shapes, d, outs, domain=MS, **attrs):
     """One `op` node of inputs i0.. (`shapes`; None: absent) and outputs `outs` (names; "" absent)."""
@@ -45,9 +48,9 @@ def _feeds(rng, shapes, d, scale=1.5):
     return {f"i{k}": (rng.normal(0, scale, s)).astype(NPT[d]) for k, s in enumerate(shapes) if s is not None}
 
 
-def _run(model, feeds):
+def _run(model, feeds, backend="numpy"):
     module, params = rlxc.from_onnx(model)
-    return rlxc.compile(module, "numpy", params=params).run(feeds)
+    return rlxc.compile(module, backend, params=params).run(feeds)
 
 
 def _close(got, want, d):
@@ -257,10 +260,6 @@ def test_embed_layer_norm():
         _close(got[2], total, "f32")
         for g_, w_ in zip(got, ort_run(model, feeds)):
             _close(g_, w_, "f32")
-
-
-BACKENDS = ["numpy", pytest.param("cuda", marks=[pytest.mark.gpu, pytest.mark.skipif(not rlxc.cuda.is_available(),
-                                                                                     reason="no NVIDIA GPU and driver")])]
 
 
 @pytest.mark.parametrize("backend", BACKENDS)
@@ -487,3 +486,89 @@ def test_ms_multi_head_attention(form):
         _close(got[2], v, "f32")
     for g_, w_ in zip(got, ort_run(model, feeds)):
         _close(g_, w_, "f32")
+
+
+def _gqa_ref(f, hq, hk, d, s, past, window=-1):
+    """float64 numpy of grouped-query attention over a KV cache, no rotary:
+    (output rows, present_key, present_value), with row b's cached count P =
+    seqlens_k + 1 - s (0 without a past) and keys [0, P + s)."""
+    b = f["q"].shape[0]
+    T = f["sl"].astype(np.int64) + 1
+    P = T - s if past else np.zeros(b, np.int64)
+    heads = lambda t, h: t.reshape(b, s, h, d).transpose(0, 2, 1, 3)  # noqa: E731
+    q, k, v = heads(f["q"], hq), heads(f["k"], hk), heads(f["v"], hk)
+    keys = past + s
+    pk = np.zeros((b, hk, keys, d)) if not past else np.concatenate([f["pk"], np.zeros((b, hk, s, d))], 2)
+    pv = np.zeros((b, hk, keys, d)) if not past else np.concatenate([f["pv"], np.zeros((b, hk, s, d))], 2)
+    pk, pv = pk.copy(), pv.copy()
+    y = np.zeros((b, s, hq * d))
+    for r in range(b):
+        pk[r, :, P[r]:P[r] + s], pv[r, :, P[r]:P[r] + s] = k[r], v[r]
+        kk, vv = np.repeat(pk[r], hq // hk, 0), np.repeat(pv[r], hq // hk, 0)
+        sc = q[r] @ kk.transpose(0, 2, 1) / math.sqrt(d)
+        i, j = np.arange(s)[:, None] + P[r], np.arange(keys)[None, :]
+        ok = (j <= i) & (j < T[r]) & ((j > i - window) if window >= 0 else True)
+        sc = np.where(ok, sc, -np.inf)
+        p = np.exp(sc - sc.max(-1, keepdims=True))
+        y[r] = ((p / p.sum(-1, keepdims=True)) @ vv).transpose(1, 0, 2).reshape(s, -1)
+    return y, pk, pv, T
+
+
+@pytest.mark.filterwarnings("ignore:invalid value encountered")  # padded rows a window masks wholly (unspecified)
+@pytest.mark.parametrize("form", ["prompt", "prompt-rotary", "prompt-window", "prompt-softcap", "prompt-packed",
+                                  "decode", "decode-rotary", "decode-window", "chunk"])
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_ms_group_query_attention(form, backend):
+    """com.microsoft GroupQueryAttention, 4 query heads over 2 key heads of
+    16: a right-padded prompt (seqlens_k 5 and 3 of 6 tokens), with rotary
+    embeddings, a local window of 2, softcap, packed QKV; a decoding step
+    over a past of 5 whose rows hold 5 and 2 cached tokens, and a chunk of 3
+    over 2 cached tokens.
+    Against float64 numpy (no rotary, no softcap) and ONNX Runtime, on the
+    rows the op defines: output rows of valid tokens, present rows below
+    seqlens_k + 1."""
+    rng = np.random.default_rng()
+    b, hq, hk, d = (1 if form == "chunk" else 2), 4, 2, 16  # (ONNX Runtime takes chunks one batch row at a time)
+    s = {"decode": 1, "chunk": 3}.get(form.split("-")[0], 6)
+    past = 0 if form.startswith("prompt") else 5
+    f = {"q": rng.normal(0, 1, (b, s, hq * d)), "k": rng.normal(0, 1, (b, s, hk * d)), "v": rng.normal(0, 1, (b, s, hk * d))}
+    names = ["q", "k", "v", "", "", "sl", "tot"]
+    if past:
+        f["pk"], f["pv"] = rng.normal(0, 1, (b, hk, past, d)), rng.normal(0, 1, (b, hk, past, d))
+        names[3:5] = ["pk", "pv"]
+    f["sl"] = np.array([5, 3] if not past else [past + s - 1, 1 + s][2 - b:], np.int32)
+    f["tot"] = np.array(int(f["sl"].max()) + 1, np.int32)
+    attrs = {"num_heads": hq, "kv_num_heads": hk}
+    if "rotary" in form:
+        ang = rng.uniform(0, 6, (32, d // 2))
+        f["cos"], f["sin"] = np.cos(ang), np.sin(ang)
+        names += ["cos", "sin"]
+        attrs["do_rotary"] = 1
+    window = 2 if "window" in form else -1
+    if window >= 0:
+        attrs["local_window_size"] = window
+    if "softcap" in form:
+        attrs["softcap"] = 2.0
+    feeds = {k: v.astype(np.int32 if k in ("sl", "tot") else np.float32) for k, v in f.items()}
+    if form == "prompt-packed":
+        feeds["q"] = np.concatenate([feeds.pop("q"), feeds.pop("k"), feeds.pop("v")], -1)
+        names[1:3] = ["", ""]
+    ins = [helper.make_tensor_value_info(k, TensorProto.INT32 if k in ("sl", "tot") else TensorProto.FLOAT,
+                                         list(v.shape)) for k, v in feeds.items()]
+    outs = ["y", "present_k", "present_v"]
+    node = helper.make_node("GroupQueryAttention", names, outs, domain=MS, name="n", **attrs)
+    model = helper.make_model(helper.make_graph([node], "g", ins, [helper.make_tensor_value_info(o, TensorProto.FLOAT, None) for o in outs]),
+                              opset_imports=[helper.make_opsetid("", 17), helper.make_opsetid(MS, 1)])
+    model.ir_version = 8
+    got = _run(model, feeds, backend)
+    want = ort_run(model, feeds)
+    ref = None if "rotary" in form or "softcap" in form else _gqa_ref(
+        {k: v.astype(np.float64) for k, v in f.items()}, hq, hk, d, s, past, window)
+    T = f["sl"] + 1
+    for r in range(b):
+        rows = min(s, T[r]) if not past else s
+        for g_, w_, x in zip(got, want, ref[:3] if ref else (None,) * 3):
+            sl_ = (r, slice(0, rows)) if g_.ndim == 3 else (r, slice(None), slice(0, T[r]))
+            _close(g_[sl_], w_[sl_], "f32")
+            if x is not None:
+                _close(g_[sl_], x[sl_], "f32")

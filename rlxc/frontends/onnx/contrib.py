@@ -1,7 +1,8 @@
 """ONNX Runtime's fused contrib ops (domain com.microsoft) that its
 transformer optimizer (`onnxruntime.transformers.optimizer`) writes into
 exported models (and MatMulNBits, the weight-only quantized matmul of its
-LLM exports): Attention, MultiHeadAttention, RotaryEmbedding,
+LLM exports): Attention, MultiHeadAttention, GroupQueryAttention,
+RotaryEmbedding,
 EmbedLayerNormalization, Gelu, FastGelu,
 BiasGelu, QuickGelu, BiasAdd, SkipLayerNormalization and
 SkipSimplifiedLayerNormalization; and
@@ -341,3 +342,111 @@ def _ms_multi_head_attention(n: Node) -> list[Value]:
         raise n.unsupported("the qk output", "output, present_key, present_value")
     view = OpView(n, "Attention", [q, k, v, mask, n.input(6), n.input(7)], drop=tuple(n.attrs), opset=23, attrs=attrs)
     return view.outputs()[:3]
+
+
+def _and(n: Node, a: Tensor, b: Tensor) -> Tensor:
+    """a and b (bools, broadcasting)."""
+    return n.g.select(a, b, n.imp.scalar(False, "i1"))
+
+
+@emitter(f"{MS}:GroupQueryAttention")
+def _ms_group_query_attention(n: Node) -> list[Value]:
+    """Grouped-query attention with a KV cache (BNSH, not shared with the
+    present buffer), as ONNX Runtime's CPU kernel computes it. Batch row b
+    holds T = seqlens_k[b] + 1 keys after this step; with a past, its first
+    T - S are its cached ones (S the query's length), without one (a
+    prompt) none. present_key/present_value [b, kv_heads, past + S, d] are
+    the cached rows followed by the new K/V (rows past T unspecified, here
+    the past's). Query row i sits at P + i (P the row's cached count):
+    rotated there (do_rotary, from cos_cache/sin_cache, or at position_ids)
+    and, causal, sees keys up to it (local_window_size w: the last w of
+    them, as ONNX Runtime's CPU kernel counts; none for 0); keys from T on
+    are masked; plus attention_bias, softcap and
+    scale; then the ai.onnx Attention emitter over num_heads query and
+    kv_num_heads key heads. Packed QKV (no key/value) is split. Quantized
+    caches, head sinks, Q/K norms, query_seqlens and windowed caches are
+    not imported."""
+    g = n.g
+    hq, hk = int(n.attr("num_heads", 0)), int(n.attr("kv_num_heads", 0))
+    for k, what in ((11, "head_sink"), (12, "k_scale"), (13, "v_scale"), (14, "q_norm_weight"), (15, "k_norm_weight"),
+                    (16, "query_seqlens")):
+        if n.input(k) is not None:
+            raise n.unsupported(f"a {what} input", "float caches without head sinks or Q/K norms")
+    for a, ok in (("smooth_softmax", 0), ("sliding_window_cache", 0), ("qk_output", 0)):
+        if int(n.attr(a, ok)) != ok:
+            raise n.unsupported(f"{a}={n.attr(a)}", f"{a}={ok}")
+    for a in ("k_quant_type", "v_quant_type"):
+        if n.attr(a, "NONE") != "NONE":
+            raise n.unsupported(f"{a}={n.attr(a)}", "NONE")
+    q = _float_input(n, 0)
+    if q.ndim != 3 or not hq or not hk or hq % hk:
+        raise n.error(f"a 3-D query and num_heads {hq} a multiple of kv_num_heads {hk}")
+    b, s = q.shape[0], q.shape[1]
+    if n.input(1) is None and n.input(2) is None:  # packed Q, K, V
+        d = q.shape[2] // (hq + 2 * hk)
+        k = g.slice(q, [hq * d], [(hq + hk) * d], [2])
+        v = g.slice(q, [(hq + hk) * d], [(hq + 2 * hk) * d], [2])
+        q = g.slice(q, [0], [hq * d], [2])
+    else:
+        k, v = n.tensor(1), n.tensor(2)
+        d = q.shape[2] // hq
+    if q.shape[2] != hq * d or k.shape != (b, s, hk * d) or v.shape != (b, s, hk * d):
+        raise n.error(f"query, key and value of {list(q.shape)}, {list(k.shape)}, {list(v.shape)}: "
+                      f"{hq} and {hk} heads of one size over {s} tokens")
+    if (n.input(3) is None) != (n.input(4) is None):
+        raise n.error("past_key and past_value go together")
+    seqlens = n.tensor(5)
+    it = seqlens.dtype
+    total = g.add(seqlens, n.imp.scalar(1, it))  # [b] keys after this step
+    past = n.tensor(3).shape[2] if n.input(3) is not None else 0
+    start = g.sub(total, n.imp.scalar(s, it)) if past else n.imp.constant(np.zeros(b), it)  # [b] cached count
+    if n.attr("do_rotary", 0):
+        if n.input(9) is not None:
+            pos = n.tensor(9)
+        else:
+            pos = g.add(g.reshape(start, [b, 1]), n.imp.constant(np.arange(s).reshape(1, s), it))
+        pos = g.cast(pos, "i64") if pos.dtype != "i64" else pos
+        rot = {"interleaved": int(n.attr("rotary_interleaved", 0))}
+        q = OpView(n, "RotaryEmbedding", [q, n.tensor(7), n.tensor(8), pos], drop=tuple(n.attrs), opset=23,
+                   attrs=rot | {"num_heads": hq}).run()
+        k = OpView(n, "RotaryEmbedding", [k, n.tensor(7), n.tensor(8), pos], drop=tuple(n.attrs), opset=23,
+                   attrs=rot | {"num_heads": hk}).run()
+
+    def heads(t: Tensor) -> Tensor:
+        return g.transpose(g.reshape(t, [b, s, hk, d]), [0, 2, 1, 3])
+
+    k, v = heads(k), heads(v)
+    keys = past + s
+    if past:  # row j of the present: the new row j - start where that is one, else the cached row j
+        j = n.imp.constant(np.arange(keys).reshape(1, keys), it)
+        rel = g.sub(j, g.reshape(start, [b, 1]))  # [b, keys]
+        new = _and(n, g.ge(rel, n.imp.scalar(0, it)), g.lt(rel, n.imp.scalar(s, it)))
+        at_new = g.minimum(g.maximum(rel, n.imp.scalar(0, it)), n.imp.scalar(s - 1, it))
+        at_past = g.minimum(j, n.imp.scalar(past - 1, it))
+
+        def spread(t: Tensor) -> Tensor:  # [b, keys] -> [b, hk, keys, d]
+            return g.expand(g.reshape(t, [t.shape[0], 1, keys, 1]), [b, hk, keys, d])
+
+        new4, at_new4, at_past4 = spread(new), spread(at_new), spread(g.expand(at_past, [b, keys]))
+        k = g.select(new4, g.gather_elements(k, at_new4, 2), g.gather_elements(n.tensor(3), at_past4, 2))
+        v = g.select(new4, g.gather_elements(v, at_new4, 2), g.gather_elements(n.tensor(4), at_past4, 2))
+    # which keys each query row sees: [b, s, keys]
+    jj = n.imp.constant(np.arange(keys).reshape(1, 1, keys), it)
+    ok = g.lt(jj, g.reshape(total, [b, 1, 1]))
+    row = g.add(g.reshape(start, [b, 1, 1]), n.imp.constant(np.arange(s).reshape(1, s, 1), it))  # P + i
+    if int(n.attr("causal", 1)):
+        ok = _and(n, ok, g.le(jj, row))
+        w = int(n.attr("local_window_size", -1))
+        if w >= 0:
+            ok = _and(n, ok, g.gt(jj, g.sub(row, n.imp.scalar(w, it))))  # the last w keys (ONNX Runtime 1.2x)
+    dt = q.dtype
+    bias = g.reshape(g.select(ok, n.imp.scalar(0.0, dt), n.imp.scalar(-np.inf, dt)), [b, 1, s, keys])
+    if n.input(10) is not None:
+        bias = g.add(bias, n.tensor(10))
+    attrs: dict = {"q_num_heads": hq, "kv_num_heads": hk}
+    if n.attr("scale") is not None and float(n.attr("scale")) != 0.0:
+        attrs["scale"] = float(n.attr("scale"))
+    if float(n.attr("softcap", 0.0) or 0.0) > 0.0:
+        attrs["softcap"] = float(n.attr("softcap"))
+    y = OpView(n, "Attention", [q, k, v, bias], drop=tuple(n.attrs), opset=23, attrs=attrs).run()
+    return [y, k, v]
