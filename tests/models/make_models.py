@@ -21,6 +21,8 @@ The torch_*.onnx files beside them come from benchmarks/export_models.py
 (PyTorch's two real exporters, run where PyTorch is installed; their
 manifest.json records the torch version, opsets and checks), not from this
 script:  python benchmarks/export_models.py --tiny-out tests/models --no-full
+The ort_opt_*.onnx files are ONNX Runtime's transformer optimizer's output
+for two of those: python tests/models/make_ort_optimized.py
 """
 
 from __future__ import annotations
