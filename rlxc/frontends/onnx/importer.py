@@ -31,10 +31,14 @@ _NAME = re.compile(r"[^A-Za-z0-9_]")
 #: DequantizeLinear turns into floats.
 PARAM_FOLDS = ("DequantizeLinear",)
 
-#: Ops that only move, pick or relabel elements: a quantized value (see
-#: `OnnxImporter.quantized`) may pass through them (as input #0) on its way
-#: to a DequantizeLinear, and their output is quantized as it is.
-QUANT_MOVES = ("Identity", "Reshape", "Transpose", "Flatten", "Squeeze", "Unsqueeze", "Slice", "Gather", "Expand")
+#: Ops that only move, pick or relabel elements (or pick the largest: the
+#: max pools, exact on the integers as on their values, which are ordered
+#: alike): a quantized value (see `OnnxImporter.quantized`) may pass through
+#: them (as input #0) on its way to a DequantizeLinear, and their outputs
+#: are quantized as they are. ONNX Runtime's QOperator quantizer runs Split
+#: and MaxPool on 8-bit values directly.
+QUANT_MOVES = ("Identity", "Reshape", "Transpose", "Flatten", "Squeeze", "Unsqueeze", "Slice", "Gather", "Expand",
+               "Split", "MaxPool", "GlobalMaxPool")
 #: Ops that compute on quantized values (any input), in rlxc/frontends/onnx/quantize.py.
 QUANT_READERS = ("MatMulInteger", "ConvInteger", "QLinearMatMul", "QLinearConv", "QLinearAdd", "QLinearMul",
                  "QLinearSigmoid", "QLinearLeakyRelu", "QLinearAveragePool", "QLinearGlobalAveragePool",
