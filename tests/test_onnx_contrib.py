@@ -572,3 +572,57 @@ def test_ms_group_query_attention(form, backend):
             _close(g_[sl_], w_[sl_], "f32")
             if x is not None:
                 _close(g_[sl_], x[sl_], "f32")
+
+
+@pytest.mark.parametrize("act", [("", []), ("Relu", []), ("LeakyRelu", [0.2]), ("Clip", [-0.5, 0.7]),
+                                 ("HardSigmoid", [0.3, 0.4]), ("Sigmoid", []), ("Tanh", [])])
+def test_fused_conv_gemm(act):
+    """com.microsoft FusedConv (stride 2, pads, bias, the Z summand) and
+    FusedGemm (transB, alpha, beta) with each MLAS activation and its
+    parameters (FusedGemm: Relu for none and Clip, which ONNX Runtime's
+    kernel refuses), against ONNX Runtime (f32)."""
+    rng = np.random.default_rng()
+    name, params = act
+    conv_attrs = {"strides": [2, 2], "pads": [1, 1, 1, 1], "kernel_shape": [3, 3]}
+    if name:
+        conv_attrs |= {"activation": name, "activation_params": params} if params else {"activation": name}
+    gemm_attrs = {"transB": 1, "alpha": 0.7, "beta": 0.5}
+    # (ONNX Runtime's FusedGemm takes no Clip and needs an activation: Relu there)
+    gemm_act = "Relu" if name in ("", "Clip") else name
+    gemm_attrs |= {"activation": gemm_act} | dict(zip(("activation_alpha", "activation_beta"), params if gemm_act == name else []))
+    x = rng.normal(0, 1, (2, 3, 9, 9)).astype(np.float32)
+    inits = [onnx.numpy_helper.from_array(rng.normal(0, 0.3, s).astype(np.float32), k)
+             for k, s in (("W", (4, 3, 3, 3)), ("B", (4,)), ("GW", (6, 4 * 5 * 5)), ("GC", (6,)))]
+    nodes = [helper.make_node("FusedConv", ["x", "W", "B", "z"], ["c"], domain=MS, **conv_attrs),
+             helper.make_node("Flatten", ["c"], ["f"]),
+             helper.make_node("FusedGemm", ["f", "GW", "GC"], ["y"], domain=MS, **gemm_attrs)]
+    ins = [helper.make_tensor_value_info("x", TensorProto.FLOAT, [2, 3, 9, 9]), helper.make_tensor_value_info("z", TensorProto.FLOAT, [2, 4, 5, 5])]
+    model = helper.make_model(helper.make_graph(nodes, "g", ins, [helper.make_tensor_value_info(o, TensorProto.FLOAT, None) for o in ("c", "y")], inits),
+                              opset_imports=[helper.make_opsetid("", 17), helper.make_opsetid(MS, 1)])
+    model.ir_version = 8
+    feeds = {"x": x, "z": rng.normal(0, 1, (2, 4, 5, 5)).astype(np.float32)}
+    for g_, w_ in zip(_run(model, feeds), ort_run(model, feeds)):
+        _close(g_, w_, "f32")
+        assert np.ptp(w_) > 0.1  # not one value throughout
+
+
+@pytest.mark.parametrize("trans", [(0, 0), (1, 0), (0, 1), (1, 1)])
+def test_fused_matmul(trans):
+    """com.microsoft FusedMatMul: batched [2, 3, ., .] operands transposed on
+    their last two axes by transA/transB, times alpha 0.25, against ONNX
+    Runtime."""
+    rng = np.random.default_rng()
+    ta, tb = trans
+    a = rng.normal(0, 1, (2, 3, 7, 5) if ta else (2, 3, 5, 7)).astype(np.float32)
+    b = rng.normal(0, 1, (3, 6, 7) if tb else (3, 7, 6)).astype(np.float32)
+    node = helper.make_node("FusedMatMul", ["a", "b"], ["y"], domain=MS, transA=ta, transB=tb, alpha=0.25)
+    model = helper.make_model(helper.make_graph([node], "g", [helper.make_tensor_value_info("a", TensorProto.FLOAT, list(a.shape)),
+                                                              helper.make_tensor_value_info("b", TensorProto.FLOAT, list(b.shape))],
+                                                [helper.make_tensor_value_info("y", TensorProto.FLOAT, None)]),
+                              opset_imports=[helper.make_opsetid("", 17), helper.make_opsetid(MS, 1)])
+    model.ir_version = 8
+    aa = a.astype(np.float64).swapaxes(-1, -2) if ta else a.astype(np.float64)
+    bb = b.astype(np.float64).swapaxes(-1, -2) if tb else b.astype(np.float64)
+    got = _run(model, {"a": a, "b": b})[0]
+    _close(got, 0.25 * (aa @ bb), "f32")
+    _close(got, ort_run(model, {"a": a, "b": b})[0], "f32")

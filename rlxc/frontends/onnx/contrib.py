@@ -1,8 +1,9 @@
 """ONNX Runtime's fused contrib ops (domain com.microsoft) that its
 transformer optimizer (`onnxruntime.transformers.optimizer`) writes into
 exported models (and MatMulNBits, the weight-only quantized matmul of its
-LLM exports): Attention, MultiHeadAttention, GroupQueryAttention,
-RotaryEmbedding,
+LLM exports, and FusedConv/FusedGemm/FusedMatMul, which ONNX Runtime's own
+graph optimizations leave in models it saves): Attention,
+MultiHeadAttention, GroupQueryAttention, RotaryEmbedding,
 EmbedLayerNormalization, Gelu, FastGelu,
 BiasGelu, QuickGelu, BiasAdd, SkipLayerNormalization and
 SkipSimplifiedLayerNormalization; and
@@ -450,3 +451,72 @@ def _ms_group_query_attention(n: Node) -> list[Value]:
         attrs["softcap"] = float(n.attr("softcap"))
     y = OpView(n, "Attention", [q, k, v, bias], drop=tuple(n.attrs), opset=23, attrs=attrs).run()
     return [y, k, v]
+
+
+def _activation(n: Node, y: Tensor, name: str, params: list[float]) -> Tensor:
+    """ONNX Runtime's fused activations (MLAS's): Relu, Tanh, Sigmoid,
+    LeakyRelu (alpha), Clip (min, max), HardSigmoid (alpha, beta), through
+    the ai.onnx emitters; `params` as the node gives them."""
+    if name in ("", "Identity"):
+        return y
+    if name == "Clip":
+        lo, hi = (params + [float("-inf"), float("inf")][len(params):])[:2]
+        return n.g.minimum(n.g.maximum(y, n.imp.scalar(lo, y.dtype)), n.imp.scalar(hi, y.dtype))
+    names = {"Relu": (), "Tanh": (), "Sigmoid": (), "LeakyRelu": ("alpha",), "HardSigmoid": ("alpha", "beta")}
+    if name not in names:
+        raise n.unsupported(f"activation '{name}'", ", ".join([*names, "Clip", "Identity"]))
+    attrs = {k: float(v) for k, v in zip(names[name], params)}
+    return OpView(n, name, [y], drop=tuple(n.attrs), attrs=attrs).run()
+
+
+def _activation_of(n: Node) -> tuple[str, list[float]]:
+    a = n.attr("activation", "")
+    if n.op_type == "FusedGemm":
+        params = [float(n.attr(k)) for k in ("activation_alpha", "activation_beta", "activation_gamma") if n.attr(k) is not None]
+    else:
+        params = [float(v) for v in n.attr("activation_params", [])]
+    return a, params
+
+
+_FUSED_DROP = ("activation", "activation_params", "activation_alpha", "activation_beta", "activation_gamma")
+
+
+@emitter(f"{MS}:FusedConv")
+def _fused_conv(n: Node) -> list[Value]:
+    """Conv (its attributes, bias B) plus Z where given, then `activation`
+    (ONNX Runtime's saved ORT_ENABLE_EXTENDED models fuse Conv + Relu/Clip
+    so)."""
+    y = OpView(n, "Conv", n.inputs[:3], drop=_FUSED_DROP).run()
+    if n.input(3) is not None:
+        y = n.g.add(y, n.tensor(3))
+    return [_activation(n, y, *_activation_of(n))]
+
+
+@emitter(f"{MS}:FusedGemm")
+def _fused_gemm(n: Node) -> list[Value]:
+    """Gemm (alpha, beta, transA, transB) then `activation` with
+    activation_alpha/beta."""
+    y = OpView(n, "Gemm", n.inputs[:3], drop=_FUSED_DROP).run()
+    return [_activation(n, y, *_activation_of(n))]
+
+
+@emitter(f"{MS}:FusedMatMul")
+def _fused_matmul(n: Node) -> list[Value]:
+    """alpha · MatMul(A, B) with A and B transposed on their last two axes by
+    transA / transB. transBatchA/transBatchB are not imported."""
+    if n.attr("transBatchA", 0) or n.attr("transBatchB", 0):
+        raise n.unsupported("transBatchA or transBatchB", "0")
+    g = n.g
+    ab = []
+    for k, flag in ((0, "transA"), (1, "transB")):
+        t = n.tensor(k)
+        if n.attr(flag, 0):
+            if t.ndim < 2:
+                raise n.error(f"{flag} on an input of rank {t.ndim}")
+            perm = list(range(t.ndim))
+            perm[-2], perm[-1] = perm[-1], perm[-2]
+            t = g.transpose(t, perm)
+        ab.append(t)
+    y = OpView(n, "MatMul", ab, drop=("alpha", "transA", "transB", "transBatchA", "transBatchB")).run()
+    alpha = float(n.attr("alpha", 1.0))
+    return [y if alpha == 1.0 else g.mul(y, n.imp.scalar(alpha, y.dtype))]
