@@ -74,8 +74,9 @@ def _feeds(model, rng):
 SAVED = sorted(p.name for p in MODELS.glob("*.onnx"))
 
 
+@pytest.mark.parametrize("backend", BACKENDS)
 @pytest.mark.parametrize("name", SAVED)
-def test_models_saved_by_onnxruntime_import(name, tmp_path):
+def test_models_saved_by_onnxruntime_import(name, backend, tmp_path):
     """Each committed model as ONNX Runtime saves it after its
     ORT_ENABLE_EXTENDED graph optimizations (SessionOptions.optimized_model_filepath):
     FusedConv (+ Relu, Clip), FusedGemm (+ Tanh), FusedMatMul (alpha,
@@ -92,7 +93,7 @@ def test_models_saved_by_onnxruntime_import(name, tmp_path):
     rng = np.random.default_rng()
     feeds, shapes = _feeds(model, rng)
     module, params = rlxc.from_onnx(model, input_shapes=shapes)
-    got = rlxc.compile(module, "numpy", params=params).run(feeds)
+    got = rlxc.compile(module, backend, params=params).run(feeds)
     want = ort_run(model, feeds)
     tol = 2e-3 if "f16" in name else 1e-5
     for g, w in zip(got, want):
