@@ -3,7 +3,7 @@
 tiny BERT and GPT-2 with EmbedLayerNormalization, Attention,
 SkipLayerNormalization, BiasGelu and FastGelu fused in), imported and run
 against ONNX Runtime on fresh random token ids with right padding: f32
-(1e-5 of the output's largest magnitude) and, converted to float16 by ONNX
+(1e-5 of the output's largest magnitude, 1e-4 on the GPU) and, converted to float16 by ONNX
 Runtime's own converter (inputs and outputs kept f32), f16 (1e-2: four
 layers of f16 rounding on both sides)."""
 
@@ -47,7 +47,7 @@ def test_ort_optimized_model_matches_onnxruntime(name, dtype, backend):
     module, params = rlxc.from_onnx(model, input_shapes={k: list(v.shape) for k, v in feeds.items()})
     got = rlxc.compile(module, backend, params=params).run(feeds)
     want = ort_run(model, feeds)
-    tol = 1e-5 if dtype == "f32" else 1e-2
+    tol = (1e-5 if backend == "numpy" else 1e-4) if dtype == "f32" else 1e-2
     for g, w in zip(got, want):
         np.testing.assert_allclose(np.asarray(g, np.float64), w, rtol=tol, atol=tol * np.abs(w).max())
 
@@ -95,7 +95,7 @@ def test_models_saved_by_onnxruntime_import(name, backend, tmp_path):
     module, params = rlxc.from_onnx(model, input_shapes=shapes)
     got = rlxc.compile(module, backend, params=params).run(feeds)
     want = ort_run(model, feeds)
-    tol = 2e-3 if "f16" in name else 1e-5
+    tol = 2e-3 if "f16" in name else 1e-5 if backend == "numpy" else 1e-4  # (the GPU: another order, CUDA's exp/erf)
     for g, w in zip(got, want):
         np.testing.assert_allclose(np.asarray(g, np.float64), w, rtol=tol, atol=tol * np.abs(w).max())
 
