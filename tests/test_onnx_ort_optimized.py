@@ -113,3 +113,34 @@ def test_saved_models_hold_the_fused_ops(tmp_path):
         ort.InferenceSession(str(MODELS / name), so, providers=["CPUExecutionProvider"])
         seen |= {n.op_type for n in onnx.load(tmp_path / name).graph.node if n.domain == "com.microsoft"}
     assert {"FusedConv", "FusedGemm", "FusedMatMul", "BiasGelu", "FastGelu"} <= seen
+
+
+@pytest.mark.parametrize("name", ["ort_opt_bert_tiny.onnx", "ort_opt_gpt2_tiny.onnx", "saved:bert_tiny.onnx", "saved:resnet_tiny.onnx"])
+def test_fused_models_compile_for_the_gpu(name, tmp_path):
+    """Without a GPU: the contrib-op models (ORT's transformer optimizer's
+    and ORT-saved ones with FusedMatMul, FusedGemm, FusedConv) through the
+    CUDA pipeline, every generated kernel compiled by NVRTC for sm_90 with
+    no spills."""
+    from rlxc.codegen import HEADERS
+    from rlxc.dialects import rlx_cuda
+    from rlxc.runtime import nvrtc
+
+    if name.startswith("saved:"):
+        import onnxruntime as ort
+
+        name = name.removeprefix("saved:")
+        so = ort.SessionOptions()
+        so.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_EXTENDED
+        so.optimized_model_filepath = str(tmp_path / name)
+        ort.InferenceSession(str(MODELS / name), so, providers=["CPUExecutionProvider"])
+        model = onnx.load(tmp_path / name)
+    else:
+        model = onnx.load(MODELS / name)
+    _, shapes = _feeds(model, np.random.default_rng(0))
+    module, _ = rlxc.from_onnx(model, input_shapes=shapes)
+    kernels = [op for op in rlxc.run_pipeline(module, "rlx-cuda{arch=sm_90 sm_count=132}").walk()
+               if isinstance(op, rlx_cuda.KernelOp)]
+    assert kernels
+    for k in kernels:
+        res = nvrtc.resources(k.source.data, "sm_90", headers=HEADERS)
+        assert res.spill_stores == 0, (k.sym_name.data, res)
