@@ -1,22 +1,23 @@
-"""ONNX Runtime's fused contrib ops (domain com.microsoft) that its
-transformer optimizer (`onnxruntime.transformers.optimizer`) writes into
-exported models (and MatMulNBits, the weight-only quantized matmul of its
-LLM exports, and FusedConv/FusedGemm/FusedMatMul, which ONNX Runtime's own
-graph optimizations leave in models it saves): Attention,
-MultiHeadAttention, GroupQueryAttention, RotaryEmbedding,
-EmbedLayerNormalization, Gelu, FastGelu,
-BiasGelu, QuickGelu, BiasAdd, SkipLayerNormalization and
-SkipSimplifiedLayerNormalization; and
-SimplifiedLayerNormalization, which ONNX Runtime registers in the ai.onnx
-domain (RMSNormalization's meaning).
+"""ONNX Runtime's contrib ops (domain com.microsoft) outside quantization
+(qlinear.py): those its transformer optimizer
+(`onnxruntime.transformers.optimizer`) fuses into exported models
+(Attention, MultiHeadAttention, EmbedLayerNormalization,
+SkipLayerNormalization, SkipSimplifiedLayerNormalization, Gelu, BiasGelu,
+FastGelu, QuickGelu, BiasAdd), those of its LLM exports
+(GroupQueryAttention, RotaryEmbedding, MatMulNBits), and those its own
+graph optimizations leave in the models it saves (FusedConv, FusedGemm,
+FusedMatMul); and SimplifiedLayerNormalization, which ONNX Runtime
+registers in the ai.onnx domain (RMSNormalization's meaning).
 
-Each is its definition in ONNX Runtime's core/graph/contrib_ops/*_defs.cc,
-built from the rlx ops that already say it: the GELUs are `rlx.gelu` (erf)
-and `rlx.gelu_tanh` of the input (plus the bias); the skip norms are
-`rlx.fused_residual_layer_norm` / `rlx.fused_residual_rms_norm` of input +
-skip (+ bias), the sum also an output (input_skip_bias_sum) where the model
-reads it. SkipLayerNormalization's saved statistics (mean, inv_std_var)
-are computed beside it as LayerNormalization's are.
+Each is its definition in ONNX Runtime's core/graph/contrib_ops/*_defs.cc
+(and, where the text leaves a choice, what its CPU kernels compute), built
+from the rlx ops that already say it, mostly through the ai.onnx op's own
+emitter (`OpView`): the attentions are `rlx.attention` through the ai.onnx
+Attention emitter, with their masks as additive biases; the GELUs are
+`rlx.gelu` (erf) and `rlx.gelu_tanh` of the input (plus the bias); the
+skip norms are `rlx.fused_residual_layer_norm` / `rlx.fused_residual_rms_norm`
+of input + skip (+ bias), the sum also an output (input_skip_bias_sum)
+where the model reads it.
 """
 
 from __future__ import annotations
