@@ -628,3 +628,33 @@ def test_fused_matmul(trans):
     got = _run(model, {"a": a, "b": b})[0]
     _close(got, 0.25 * (aa @ bb), "f32")
     _close(got, ort_run(model, {"a": a, "b": b})[0], "f32")
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+@pytest.mark.parametrize("b, s, seqlens", [(2, 1, [7, 4]), (1, 3, [6])])
+def test_ms_group_query_attention_shared_buffer(b, s, seqlens, backend):
+    """GroupQueryAttention over a cache buffer of the whole sequence's
+    length (12; ONNX Runtime GenAI's shared past/present), with
+    total_sequence_length a constant: the present keeps the buffer's 12 rows,
+    the new rows written after each row's cached ones; a decoding step over
+    two rows holding 7 and 4 keys after it, and a chunk of 3. Against ONNX
+    Runtime on the rows it defines."""
+    rng = np.random.default_rng()
+    hq, hk, d, cap = 4, 2, 16, 12
+    f = {"q": rng.normal(0, 1, (b, s, hq * d)), "k": rng.normal(0, 1, (b, s, hk * d)), "v": rng.normal(0, 1, (b, s, hk * d)),
+         "pk": rng.normal(0, 1, (b, hk, cap, d)), "pv": rng.normal(0, 1, (b, hk, cap, d)), "sl": np.array(seqlens)}
+    feeds = {k: v.astype(np.int32 if k == "sl" else np.float32) for k, v in f.items()}
+    ins = [helper.make_tensor_value_info(k, TensorProto.INT32 if k == "sl" else TensorProto.FLOAT, list(v.shape)) for k, v in feeds.items()]
+    node = helper.make_node("GroupQueryAttention", ["q", "k", "v", "pk", "pv", "sl", "tot"], ["y", "present_k", "present_v"],
+                            domain=MS, num_heads=hq, kv_num_heads=hk)
+    tot = onnx.numpy_helper.from_array(np.array(max(seqlens) + 1, np.int32), "tot")
+    model = helper.make_model(helper.make_graph([node], "g", ins, [helper.make_tensor_value_info(o, TensorProto.FLOAT, None)
+                                                                   for o in ("y", "present_k", "present_v")], [tot]),
+                              opset_imports=[helper.make_opsetid("", 17), helper.make_opsetid(MS, 1)])
+    model.ir_version = 8
+    got, want = _run(model, feeds, backend), ort_run(model, feeds)
+    assert got[1].shape == want[1].shape == (b, hk, cap, d)
+    _close(got[0], want[0], "f32", backend)
+    for r, t in enumerate(np.array(seqlens) + 1):
+        for g_, w_ in zip(got[1:], want[1:]):
+            _close(g_[r, :, :t], w_[r, :, :t], "f32", backend)

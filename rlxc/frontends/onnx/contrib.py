@@ -367,7 +367,11 @@ def _ms_group_query_attention(n: Node) -> list[Value]:
     scale; then the ai.onnx Attention emitter over num_heads query and
     kv_num_heads key heads. Packed QKV (no key/value) is split. Quantized
     caches, head sinks, Q/K norms, query_seqlens and windowed caches are
-    not imported."""
+    not imported. The present holds past + S rows, or past's where
+    total_sequence_length is a constant no longer than it (a buffer shared
+    with the present, of the whole sequence's length, as ONNX Runtime
+    GenAI decodes with): ONNX Runtime's max(past, total_sequence_length),
+    which rlx's static shapes need known at import."""
     g = n.g
     hq, hk = int(n.attr("num_heads", 0)), int(n.attr("kv_num_heads", 0))
     for k, what in ((11, "head_sink"), (12, "k_scale"), (13, "v_scale"), (14, "q_norm_weight"), (15, "k_norm_weight"),
@@ -418,7 +422,13 @@ def _ms_group_query_attention(n: Node) -> list[Value]:
         return g.transpose(g.reshape(t, [b, s, hk, d]), [0, 2, 1, 3])
 
     k, v = heads(k), heads(v)
+    # The present's rows: ONNX Runtime's max(past, total_sequence_length): a
+    # past buffer that already holds the whole sequence (shared with the
+    # present) keeps its length; known only at run time, the cache grows.
+    total_at = n.input(6)
     keys = past + s
+    if past and isinstance(total_at, Const) and int(np.ravel(total_at.array)[0]) <= past:
+        keys = past
     if past:  # row j of the present: the new row j - start where that is one, else the cached row j
         j = n.imp.constant(np.arange(keys).reshape(1, keys), it)
         rel = g.sub(j, g.reshape(start, [b, 1]))  # [b, keys]
