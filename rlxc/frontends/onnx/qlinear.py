@@ -26,6 +26,7 @@ b_scale and b_zero_point may be per column).
 from __future__ import annotations
 
 import numpy as np
+
 from rlxc.frontends.builder import Tensor
 from rlxc.frontends.onnx.core import QUANT_RANGES, Const, Node, OpView, Value, emitter
 from rlxc.frontends.onnx.quantize import _FLOATS, _exact_matmul, _integer_operand, _requantize
