@@ -436,3 +436,23 @@ def test_warp_even_lanes(monkeypatch):
         assert res.spill_stores == 0, res
     monkeypatch.setattr(rows, "WARP_EVEN_LANES", False)
     assert [lanes(src) for src in _kernels(build)] == [32, 16, 32, 8, 4, 16, 16, 32, 8, 16, 32]
+
+
+def test_warp_batch_guarded(monkeypatch):
+    """rows.WARP_BATCH_GUARDED (off by default, not yet measured): guarded
+    16-bit warp rows reduced twice (softmax of 40 and 24 elements, layer_norm
+    of 56: a lane's 16-byte access past the row's end) take 2 rows a group,
+    loaded together; NVRTC compiles each without spills. Off, a row at a
+    time."""
+    from rlxc.codegen import rows
+
+    def build(g):
+        return [g.softmax(g.input("a", [37, 40], "f16")), g.softmax(g.input("b", [37, 24], "bf16")),
+                g.layer_norm(g.input("c", [37, 56], "f16"), g.param("w", [56], "f16"), g.param("z", [56], "f16"))]
+
+    assert all("rows per group" not in src.splitlines()[2] for src in _kernels(build))
+    monkeypatch.setattr(rows, "WARP_BATCH_GUARDED", True)
+    for src in _kernels(build):
+        assert "2 rows per group" in src.splitlines()[2], src.splitlines()[2]
+        res = nvrtc.resources(src, "sm_90", headers=HEADERS)
+        assert res.spill_stores == 0, res

@@ -117,6 +117,25 @@ def test_warp_rows_over_even_lanes(d):
     check(module)
 
 
+@pytest.mark.parametrize("d", ["f16", "bf16"])
+def test_guarded_warp_rows_batched(d, monkeypatch):
+    """rows.WARP_BATCH_GUARDED (off by default, not yet measured): guarded
+    16-bit warp rows two a group (rows of 24, 40 and 56 elements, 37 rows:
+    the last group half empty); softmax, log_softmax and layer_norm against
+    the interpreter."""
+    from rlxc.codegen import rows
+
+    monkeypatch.setattr(rows, "WARP_BATCH_GUARDED", True)
+    g = rlxc.GraphBuilder()
+    outs = []
+    for n in (24, 40, 56):
+        x = g.input(f"x{n}", [37, n], d)
+        outs += [g.softmax(x), g.log_softmax(x), g.layer_norm(x, g.param(f"g{n}", [n], d), g.param(f"b{n}", [n], d))]
+    module = g.build(outs)
+    assert "2 rows per group" in str(rlxc.run_pipeline(module, "rlx-cuda{arch=sm_90 sm_count=132}"))
+    check(module)
+
+
 def test_forms_cover_cases():
     assert {n for n, _ in PARAMS} == set(CASES)
 

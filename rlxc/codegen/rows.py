@@ -2449,6 +2449,13 @@ WARP_STAGED_TINY_F32 = False
 #: lost 2-16% (all but 16-bit softmax rows of 64-128).
 WARP_BATCH = 2
 WARP_BATCH_MAX_BYTES = 32
+#: ... and guarded rows too (a thread's last 16-byte access past the row's
+#: end, skipped: 16-bit rows of 20, 40 or 80 elements, 5 or 10 accesses
+#: over 8 or 16 lanes). Off: a row at a time. Not measured yet: the H200
+#: (session 38) had 16-bit softmax, log_softmax and layer_norm over rows of
+#: 20 and 40 at 55-78% of the 64 MiB copy where rows of 32 and 64 reach
+#: 90%.
+WARP_BATCH_GUARDED = False
 #: Rows per group of the warp form where its accesses are narrower than 16
 #: bytes (odd lengths: one element per access; 16-bit lengths 8 does not
 #: divide), with no prologue, whatever the statistics: as many rows as keep
@@ -2546,7 +2553,7 @@ def warp_batch(s: RowSpec, row: CachedRow, per_block: int) -> int:
         most = WARP_BATCH_NARROW_PARAM_BYTES if s.columns else WARP_BATCH_NARROW_BYTES
         one_stat = size == 2 and row.width == 1 and len(s.cached or []) < 2  # 16-bit rms_norm of odd rows
         u = 1 if one_stat else max(1, min(WARP_BATCH_NARROW_MAX, most // held))
-    if (u == 1 and size == 2 and len(s.cached or []) >= 2 and row.width > 1 and not row.guarded
+    if (u == 1 and size == 2 and len(s.cached or []) >= 2 and row.width > 1 and (WARP_BATCH_GUARDED or not row.guarded)
             and held <= WARP_BATCH_MAX_BYTES):
         u = WARP_BATCH
     # a batch has no loop: a block for all
