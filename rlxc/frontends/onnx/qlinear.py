@@ -29,7 +29,7 @@ import numpy as np
 
 from rlxc.frontends.builder import Tensor
 from rlxc.frontends.onnx.core import QUANT_RANGES, Const, Node, OpView, Value, emitter
-from rlxc.frontends.onnx.quantize import _FLOATS, _exact_matmul, _integer_operand, _requantize
+from rlxc.frontends.onnx.quantize import _FLOATS, _exact_matmul, _integer_operand, _requantize, _scaled
 
 MS = "com.microsoft"
 _EIGHT_BIT = ("INT8", "UINT8")
@@ -176,10 +176,4 @@ def _qgemm(n: Node) -> list[Value]:
         return [_requantize(n, c, scales, y_at=(7, 8), alpha=alpha)]
     if n.input(8) is not None:
         raise n.error("y_zero_point without a y_scale")
-    sa = _scale(n, 1, "a_scale")
-    sb = n.input(4)
-    if not isinstance(sb, Const) or sb.dtype not in _FLOATS or sb.array.size not in (1, c.shape[1]):
-        raise n.error(f"b_scale (input #4) must be a float scalar or one per column ({c.shape[1]}) known at import")
-    mult = np.float32(alpha) * np.float32(sa) * sb.array.astype(np.float32).reshape(-1 if sb.array.size > 1 else ())
-    y = g.cast(c, "f32")
-    return [g.mul(y, n.imp.constant(mult, "f32") if mult.ndim else n.imp.scalar(float(mult), "f32"))]
+    return [_scaled(n, c, scales, alpha)]

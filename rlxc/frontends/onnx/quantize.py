@@ -297,15 +297,14 @@ def qlinear_matmul(n: Node) -> list[Value]:
     return [_requantize(n, _exact_matmul(n, a, amax, b, bmax), ((1, "a_scale", [-1, 1]), (4, "b_scale", [-1])))]
 
 
-def _requantize(n: Node, c: Tensor, scales_at: tuple[tuple[int, str, list[int]], ...],
-                y_at: tuple[int, int] = (6, 7), alpha: float = 1.0) -> Tensor:
-    """The QOperator ops' output: int32 `c` times (alpha times) the product
-    of the scales at `scales_at` (input, name, shape of a per-index scale)
-    over y_scale (input y_at[0]), in f32, rounded half to even, plus
-    y_zero_point (input y_at[1]), saturated to its type; a quantized value."""
+def _scaled(n: Node, c: Tensor, scales_at: tuple[tuple[int, str, list[int]], ...], alpha: float = 1.0,
+            y_scale_at: int | None = None) -> Tensor:
+    """int32 `c` as f32 times (alpha times) the product of the scales at
+    `scales_at` (input, name, shape of a per-index scale; known at import),
+    over y_scale (input `y_scale_at`) where given: f32, in the reference's
+    order."""
     scales = []
-    yk, zk = y_at
-    for k, what, z_shape in (*scales_at, (yk, "y_scale", [])):
+    for k, what, z_shape in (*scales_at, *(((y_scale_at, "y_scale", []),) if y_scale_at is not None else ())):
         v = n.input(k)
         if not isinstance(v, Const):
             raise n.error(f"{what} (input #{k}) must be known at import")
@@ -315,21 +314,33 @@ def _requantize(n: Node, c: Tensor, scales_at: tuple[tuple[int, str, list[int]],
         if arr.size > 1 and not z_shape:
             raise n.error(f"{what} of shape {list(arr.shape)} must be a scalar")
         scales.append(arr.reshape(z_shape) if arr.size > 1 else arr.reshape(()))
-    zy = n.input(zk)
-    out = zy.narrow if isinstance(zy, Const) else None
-    if out not in ("INT8", "UINT8") or zy.array.size != 1:  # ONNX allows 8-bit y only
-        raise n.error(f"y_zero_point (input #{zk}) must be a scalar INT8 or UINT8 known at import")
-    prod = scales[0] * scales[1] if alpha == 1.0 else np.float32(alpha) * scales[0] * scales[1]
-    mult = prod / scales[2]  # f32, in the reference's order
+    mult = scales[0] * scales[1] if alpha == 1.0 else np.float32(alpha) * scales[0] * scales[1]
+    if y_scale_at is not None:
+        mult = mult / scales[2]
     try:
         fits = np.broadcast_shapes(mult.shape, tuple(c.shape)) == tuple(c.shape)
     except ValueError:
         fits = False
     if not fits:
         raise n.error(f"the scales of shapes {[list(v.shape) for v in scales]} do not fit the result {list(c.shape)}")
+    return n.g.mul(n.g.cast(c, "f32"), n.imp.constant(mult, "f32") if mult.ndim else n.imp.scalar(float(mult), "f32"))
+
+
+def _requantize(n: Node, c: Tensor, scales_at: tuple[tuple[int, str, list[int]], ...],
+                y_at: tuple[int, int] = (6, 7), alpha: float = 1.0) -> Tensor:
+    """The QOperator ops' output: int32 `c` times (alpha times) the product
+    of the scales at `scales_at` (input, name, shape of a per-index scale)
+    over y_scale (input y_at[0]), in f32 (`_scaled`), rounded half to even,
+    plus y_zero_point (input y_at[1]), saturated to its type; a quantized
+    value."""
+    yk, zk = y_at
+    zy = n.input(zk)
+    out = zy.narrow if isinstance(zy, Const) else None
+    if out not in ("INT8", "UINT8") or zy.array.size != 1:  # ONNX allows 8-bit y only
+        raise n.error(f"y_zero_point (input #{zk}) must be a scalar INT8 or UINT8 known at import")
+    y = _scaled(n, c, scales_at, alpha, yk)
     lo, hi = QUANT_RANGES[out]
     g, s = n.g, n.imp.scalar
-    y = g.mul(g.cast(c, "f32"), n.imp.constant(mult, "f32") if mult.ndim else s(float(mult), "f32"))
     y = g.add(g.round(y), s(float(zy.array.reshape(())), "f32"))
     y = g.minimum(g.maximum(y, s(float(lo), "f32")), s(float(hi), "f32"))
     n.imp.carried[y.value] = out
