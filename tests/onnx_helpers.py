@@ -6,14 +6,22 @@ import copy
 import pytest
 from onnx import helper
 
+import rlxc
 
-def make_model(nodes, ins, outs, inits=(), opset=17):
+#: The backends a test runs on: numpy, and CUDA (the `gpu` marker) where a GPU is.
+BACKENDS = ["numpy", pytest.param("cuda", marks=[pytest.mark.gpu, pytest.mark.skipif(not rlxc.cuda.is_available(),
+                                                                                     reason="no NVIDIA GPU and driver")])]
+
+
+def make_model(nodes, ins, outs, inits=(), opset=17, domains=None):
     """A model of graph `nodes` (inputs `ins`, outputs `outs`, initializers
-    `inits`) importing the default domain at `opset`, at the lowest IR
-    version that opset allows (`make_model` stamps the installed onnx's
-    newest, which an older onnxruntime refuses)."""
+    `inits`) importing the default domain at `opset` (and `domains`, {name:
+    version}: ONNX Runtime's com.microsoft), at the lowest IR version that
+    opset allows (`make_model` stamps the installed onnx's newest, which an
+    older onnxruntime refuses)."""
     m = helper.make_model(helper.make_graph(nodes, "g", ins, outs, list(inits)),
-                          opset_imports=[helper.make_opsetid("", opset)])
+                          opset_imports=[helper.make_opsetid("", opset),
+                                         *(helper.make_opsetid(d, v) for d, v in (domains or {}).items())])
     m.ir_version = helper.find_min_ir_version_for(list(m.opset_import), ignore_unknown=True)
     return m
 

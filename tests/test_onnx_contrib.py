@@ -18,7 +18,7 @@ import pytest
 onnx = pytest.importorskip("onnx")
 pytest.importorskip("onnxruntime")
 from onnx import TensorProto, helper  # noqa: E402
-from onnx_helpers import ort_run  # noqa: E402
+from onnx_helpers import BACKENDS, make_model, ort_run  # noqa: E402
 
 import rlxc  # noqa: E402
 from rlxc.frontends.onnx import OnnxImportError  # noqa: E402
@@ -29,8 +29,6 @@ NPT = {"f32": np.float32, "f16": np.float16}
 TOL = {"f32": 1e-5, "f16": 2e-3}
 _erf = np.vectorize(math.erf)
 
-BACKENDS = ["numpy", pytest.param("cuda", marks=[pytest.mark.gpu, pytest.mark.skipif(not rlxc.cuda.is_available(),
-                                                                                     reason="no NVIDIA GPU and driver")])]
 
 
 def _model(op, shapes, d, outs, domain=MS, **attrs):
@@ -38,10 +36,7 @@ def _model(op, shapes, d, outs, domain=MS, **attrs):
     names = ["" if s is None else f"i{k}" for k, s in enumerate(shapes)]
     ins = [helper.make_tensor_value_info(f"i{k}", CODE[d], s) for k, s in enumerate(shapes) if s is not None]
     vis = [helper.make_tensor_value_info(o, TensorProto.FLOAT if o in ("mean", "inv") else CODE[d], None) for o in outs if o]
-    g = helper.make_graph([helper.make_node(op, names, outs, domain=domain, name="n", **attrs)], "g", ins, vis)
-    m = helper.make_model(g, opset_imports=[helper.make_opsetid("", 17), helper.make_opsetid(MS, 1)])
-    m.ir_version = 8
-    return m
+    return make_model([helper.make_node(op, names, outs, domain=domain, name="n", **attrs)], ins, vis, domains={MS: 1})
 
 
 def _feeds(rng, shapes, d, scale=1.5):
@@ -250,9 +245,7 @@ def test_embed_layer_norm():
                  for k, name in (("word", "word"), ("pos", "pos"), ("seg", "segt"), ("gamma", "gamma"), ("beta", "beta"))]
         outs = [helper.make_tensor_value_info("y", TensorProto.FLOAT, [b, s, h]), helper.make_tensor_value_info("mi", TensorProto.INT32, [b]),
                 helper.make_tensor_value_info("sum", TensorProto.FLOAT, [b, s, h])]
-        model = helper.make_model(helper.make_graph([node], "g", ints, outs, inits),
-                                  opset_imports=[helper.make_opsetid("", 17), helper.make_opsetid(MS, 1)])
-        model.ir_version = 8
+        model = make_model([node], ints, outs, inits, domains={MS: 1})
         feeds = {"ids": ids, "seg": seg, "mask": mask} | ({"pos_ids": pos_ids} if with_pos else {})
         got = _run(model, feeds)
         t = {k: v.astype(np.float32).astype(np.float64) for k, v in tables.items()}
@@ -293,9 +286,7 @@ def test_optimized_bert_layer_matches_onnxruntime(backend):
         helper.make_node("SkipLayerNormalization", ["f3", "h1", "g2", "b2", "b2f"], ["y"], domain=MS, epsilon=1e-12),
     ]
     ins = [helper.make_tensor_value_info(k, TensorProto.INT32, [b, s]) for k in ("ids", "seg", "mask")]
-    model = helper.make_model(helper.make_graph(nodes, "bert", ins, [helper.make_tensor_value_info("y", TensorProto.FLOAT, [b, s, h])], inits),
-                              opset_imports=[helper.make_opsetid("", 17), helper.make_opsetid(MS, 1)])
-    model.ir_version = 8
+    model = make_model(nodes, ins, [helper.make_tensor_value_info("y", TensorProto.FLOAT, [b, s, h])], inits, domains={MS: 1})
     mask = np.ones((b, s), np.int32)
     mask[1, 20:] = 0
     feeds = {"ids": rng.integers(0, vocab, (b, s)).astype(np.int32), "seg": rng.integers(0, 2, (b, s)).astype(np.int32), "mask": mask}
@@ -345,10 +336,8 @@ def test_matmul_nbits(bits, zp, d):
     names += ["Z" if zp != "default" else "", "", "bias"]  # (g_idx absent)
     inits.append(onnx.numpy_helper.from_array(rng.normal(0, 0.1, nn).astype(NPT[d]), "bias"))
     node = helper.make_node("MatMulNBits", names, ["Y"], domain=MS, K=kk, N=nn, bits=bits, block_size=bs, name="n")
-    model = helper.make_model(helper.make_graph([node], "g", [helper.make_tensor_value_info("A", CODE[d], [3, 5, kk])],
-                                                [helper.make_tensor_value_info("Y", CODE[d], [3, 5, nn])], inits),
-                              opset_imports=[helper.make_opsetid("", 17), helper.make_opsetid(MS, 1)])
-    model.ir_version = 8
+    model = make_model([node], [helper.make_tensor_value_info("A", CODE[d], [3, 5, kk])],
+                       [helper.make_tensor_value_info("Y", CODE[d], [3, 5, nn])], inits, domains={MS: 1})
     a = rng.normal(0, 1, (3, 5, kk)).astype(NPT[d])
     w = ((q - z.astype(np.float64)[..., None]) * scale.astype(np.float64)[..., None]).reshape(nn, -1)[:, :kk]
     if d == "f16":
@@ -364,11 +353,10 @@ def test_matmul_nbits(bits, zp, d):
 
 def test_matmul_nbits_errors_name_the_node():
     """Weights not known at import, and a B of the wrong packed shape."""
-    model = helper.make_model(helper.make_graph(
-        [helper.make_node("MatMulNBits", ["A", "B", "S"], ["Y"], domain=MS, K=64, N=4, bits=4, block_size=32, name="n")], "g",
+    model = make_model(
+        [helper.make_node("MatMulNBits", ["A", "B", "S"], ["Y"], domain=MS, K=64, N=4, bits=4, block_size=32, name="n")],
         [helper.make_tensor_value_info("A", TensorProto.FLOAT, [2, 64])], [helper.make_tensor_value_info("Y", TensorProto.FLOAT, [2, 4])],
-        [onnx.numpy_helper.from_array(np.zeros((4, 2, 8), np.uint8), "B"), onnx.numpy_helper.from_array(np.ones((4, 2), np.float32), "S")]),
-        opset_imports=[helper.make_opsetid("", 17), helper.make_opsetid(MS, 1)])
+        [onnx.numpy_helper.from_array(np.zeros((4, 2, 8), np.uint8), "B"), onnx.numpy_helper.from_array(np.ones((4, 2), np.float32), "S")], domains={MS: 1})
     with pytest.raises(OnnxImportError, match="MatMulNBits node 'n'.*B must be a UINT8 initializer of shape \\[4, 2, 16\\]"):
         rlxc.from_onnx(model)
 
@@ -403,12 +391,10 @@ def test_ms_rotary_embedding(form):
         attrs |= {"rotary_embedding_dim": rot, "num_heads": heads}
     node = helper.make_node("RotaryEmbedding", ["x", "pos", "cos", "sin"], ["y"], domain=MS, name="n", **attrs)
     inits = [onnx.numpy_helper.from_array(cos, "cos"), onnx.numpy_helper.from_array(sin, "sin")]
-    model = helper.make_model(helper.make_graph(
-        [node], "g", [helper.make_tensor_value_info("x", TensorProto.FLOAT, list(x.shape)),
-                      helper.make_tensor_value_info("pos", TensorProto.INT64, list(pos.shape))],
-        [helper.make_tensor_value_info("y", TensorProto.FLOAT, list(x.shape))], inits),
-        opset_imports=[helper.make_opsetid("", 17), helper.make_opsetid(MS, 1)])
-    model.ir_version = 8
+    model = make_model(
+        [node], [helper.make_tensor_value_info("x", TensorProto.FLOAT, list(x.shape)),
+                 helper.make_tensor_value_info("pos", TensorProto.INT64, list(pos.shape))],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, list(x.shape))], inits, domains={MS: 1})
     p = pos + np.arange(s) if form == "offset" else pos  # [1] + [s] -> [s], broadcast over the batch
     p = np.broadcast_to(p, (b, s))
     c, sn = cos.astype(np.float64)[p], sin.astype(np.float64)[p]  # [b, s, rot / 2]
@@ -457,9 +443,7 @@ def test_ms_multi_head_attention(form):
     outs = ["y", "pres_k", "pres_v"] if past else ["y"]
     ins = [helper.make_tensor_value_info(k, TensorProto.INT32 if k == "mask" else TensorProto.FLOAT, list(v.shape)) for k, v in f.items()]
     node = helper.make_node("MultiHeadAttention", names, outs, domain=MS, name="n", **attrs)
-    model = helper.make_model(helper.make_graph([node], "g", ins, [helper.make_tensor_value_info(o, TensorProto.FLOAT, None) for o in outs]),
-                              opset_imports=[helper.make_opsetid("", 17), helper.make_opsetid(MS, 1)])
-    model.ir_version = 8
+    model = make_model([node], ins, [helper.make_tensor_value_info(o, TensorProto.FLOAT, None) for o in outs], domains={MS: 1})
     feeds = {k: v.astype(np.int32 if k == "mask" else np.float32) for k, v in f.items()}
     x = {k: v.astype(np.float64) for k, v in feeds.items()}
     q, k, v = x["q"], x["k"], x["v"]
@@ -559,9 +543,7 @@ def test_ms_group_query_attention(form, backend):
                                          list(v.shape)) for k, v in feeds.items()]
     outs = ["y", "present_k", "present_v"]
     node = helper.make_node("GroupQueryAttention", names, outs, domain=MS, name="n", **attrs)
-    model = helper.make_model(helper.make_graph([node], "g", ins, [helper.make_tensor_value_info(o, TensorProto.FLOAT, None) for o in outs]),
-                              opset_imports=[helper.make_opsetid("", 17), helper.make_opsetid(MS, 1)])
-    model.ir_version = 8
+    model = make_model([node], ins, [helper.make_tensor_value_info(o, TensorProto.FLOAT, None) for o in outs], domains={MS: 1})
     got = _run(model, feeds, backend)
     want = ort_run(model, feeds)
     ref = None if "rotary" in form or "softcap" in form else _gqa_ref(
@@ -599,9 +581,7 @@ def test_fused_conv_gemm(act):
              helper.make_node("Flatten", ["c"], ["f"]),
              helper.make_node("FusedGemm", ["f", "GW", "GC"], ["y"], domain=MS, **gemm_attrs)]
     ins = [helper.make_tensor_value_info("x", TensorProto.FLOAT, [2, 3, 9, 9]), helper.make_tensor_value_info("z", TensorProto.FLOAT, [2, 4, 5, 5])]
-    model = helper.make_model(helper.make_graph(nodes, "g", ins, [helper.make_tensor_value_info(o, TensorProto.FLOAT, None) for o in ("c", "y")], inits),
-                              opset_imports=[helper.make_opsetid("", 17), helper.make_opsetid(MS, 1)])
-    model.ir_version = 8
+    model = make_model(nodes, ins, [helper.make_tensor_value_info(o, TensorProto.FLOAT, None) for o in ("c", "y")], inits, domains={MS: 1})
     feeds = {"x": x, "z": rng.normal(0, 1, (2, 4, 5, 5)).astype(np.float32)}
     for g_, w_ in zip(_run(model, feeds), ort_run(model, feeds)):
         _close(g_, w_, "f32")
@@ -618,11 +598,9 @@ def test_fused_matmul(trans):
     a = rng.normal(0, 1, (2, 3, 7, 5) if ta else (2, 3, 5, 7)).astype(np.float32)
     b = rng.normal(0, 1, (3, 6, 7) if tb else (3, 7, 6)).astype(np.float32)
     node = helper.make_node("FusedMatMul", ["a", "b"], ["y"], domain=MS, transA=ta, transB=tb, alpha=0.25)
-    model = helper.make_model(helper.make_graph([node], "g", [helper.make_tensor_value_info("a", TensorProto.FLOAT, list(a.shape)),
-                                                              helper.make_tensor_value_info("b", TensorProto.FLOAT, list(b.shape))],
-                                                [helper.make_tensor_value_info("y", TensorProto.FLOAT, None)]),
-                              opset_imports=[helper.make_opsetid("", 17), helper.make_opsetid(MS, 1)])
-    model.ir_version = 8
+    model = make_model([node], [helper.make_tensor_value_info("a", TensorProto.FLOAT, list(a.shape)),
+                                helper.make_tensor_value_info("b", TensorProto.FLOAT, list(b.shape))],
+                       [helper.make_tensor_value_info("y", TensorProto.FLOAT, None)], domains={MS: 1})
     aa = a.astype(np.float64).swapaxes(-1, -2) if ta else a.astype(np.float64)
     bb = b.astype(np.float64).swapaxes(-1, -2) if tb else b.astype(np.float64)
     got = _run(model, {"a": a, "b": b})[0]
@@ -648,10 +626,8 @@ def test_ms_group_query_attention_shared_buffer(b, s, seqlens, backend):
     node = helper.make_node("GroupQueryAttention", ["q", "k", "v", "pk", "pv", "sl", "tot"], ["y", "present_k", "present_v"],
                             domain=MS, num_heads=hq, kv_num_heads=hk)
     tot = onnx.numpy_helper.from_array(np.array(max(seqlens) + 1, np.int32), "tot")
-    model = helper.make_model(helper.make_graph([node], "g", ins, [helper.make_tensor_value_info(o, TensorProto.FLOAT, None)
-                                                                   for o in ("y", "present_k", "present_v")], [tot]),
-                              opset_imports=[helper.make_opsetid("", 17), helper.make_opsetid(MS, 1)])
-    model.ir_version = 8
+    model = make_model([node], ins, [helper.make_tensor_value_info(o, TensorProto.FLOAT, None) for o in ("y", "present_k", "present_v")],
+                       [tot], domains={MS: 1})
     got, want = _run(model, feeds, backend), ort_run(model, feeds)
     assert got[1].shape == want[1].shape == (b, hk, cap, d)
     _close(got[0], want[0], "f32", backend)

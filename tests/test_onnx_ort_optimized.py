@@ -16,15 +16,13 @@ import pytest
 
 onnx = pytest.importorskip("onnx")
 pytest.importorskip("onnxruntime")
-from onnx_helpers import ort_run  # noqa: E402
+from onnx_helpers import BACKENDS, ort_run  # noqa: E402
 
 import rlxc  # noqa: E402
 
 MODELS = Path(__file__).resolve().parent / "models"
 FUSED = {"ort_opt_bert_tiny.onnx": {"EmbedLayerNormalization", "Attention", "SkipLayerNormalization", "BiasGelu"},
          "ort_opt_gpt2_tiny.onnx": {"SkipLayerNormalization", "FastGelu"}}
-BACKENDS = ["numpy", pytest.param("cuda", marks=[pytest.mark.gpu, pytest.mark.skipif(not rlxc.cuda.is_available(),
-                                                                                     reason="no NVIDIA GPU and driver")])]
 
 
 @pytest.mark.parametrize("backend", BACKENDS)

@@ -18,15 +18,13 @@ import pytest
 onnx = pytest.importorskip("onnx")
 pytest.importorskip("onnxruntime")
 from onnx import TensorProto, helper, numpy_helper  # noqa: E402
-from onnx_helpers import make_model, ort_run  # noqa: E402
+from onnx_helpers import BACKENDS, make_model, ort_run  # noqa: E402
 
 import rlxc  # noqa: E402
 from rlxc.frontends.onnx import OnnxImportError  # noqa: E402
 
 MS = "com.microsoft"
 NP = {"UINT8": np.uint8, "INT8": np.int8}
-BACKENDS = ["numpy", pytest.param("cuda", marks=[pytest.mark.gpu, pytest.mark.skipif(not rlxc.cuda.is_available(),
-                                                                                     reason="no NVIDIA GPU and driver")])]
 
 
 def _init(name, a):
@@ -34,9 +32,7 @@ def _init(name, a):
 
 
 def _ms_model(nodes, ins, outs, inits, opset=17):
-    m = make_model(nodes, ins, outs, inits, opset=opset)
-    m.opset_import.append(helper.make_opsetid(MS, 1))
-    return m
+    return make_model(nodes, ins, outs, inits, opset=opset, domains={MS: 1})
 
 
 def _vi(name, shape, code=TensorProto.FLOAT):

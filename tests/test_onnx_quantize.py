@@ -12,7 +12,7 @@ import pytest
 onnx = pytest.importorskip("onnx")
 from onnx import TensorProto, helper, numpy_helper  # noqa: E402
 from onnx.reference import ReferenceEvaluator  # noqa: E402
-from onnx_helpers import make_model, ort_run  # noqa: E402
+from onnx_helpers import BACKENDS, make_model, ort_run  # noqa: E402
 
 import rlxc  # noqa: E402
 from rlxc.frontends.onnx import OnnxImportError  # noqa: E402
@@ -416,8 +416,6 @@ def test_dynamic_quantized_mlp_on_cuda(tmp_path):
     np.testing.assert_allclose(got, want, rtol=1e-3, atol=1e-3 * np.abs(want).max())
 
 
-BACKENDS = ["numpy", pytest.param("cuda", marks=[pytest.mark.gpu, pytest.mark.skipif(not rlxc.cuda.is_available(),
-                                                                                     reason="no NVIDIA GPU and driver")])]
 
 
 @pytest.mark.parametrize("backend", BACKENDS)
