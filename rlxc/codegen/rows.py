@@ -1045,7 +1045,6 @@ def _reduce_rows(x: SSAValue, y: SSAValue, nrows: int, n: int, reducer: str, ide
         src = [f"// reduce form: group: {g} lanes per row of {n} elements, {vw} elements per item, "
                f"{per} items per lane, {u} rows per group{peeled}"]
         first, count = ("va + it", "(int)(vb - va)") if peel else (f"r * {m}LL + it", f"{m}")
-        fold_edges = [f"    if (r < {nrows}LL) {_peel_fold(t, n, vw, acc, reducer, 'lane', str(g))}"] if peel else []
         src += [
             f'extern "C" __global__ void __launch_bounds__({THREADS}) ENTRY({decl}) {{',
             *head,
@@ -1072,7 +1071,7 @@ def _reduce_rows(x: SSAValue, y: SSAValue, nrows: int, n: int, reducer: str, ide
             f"      const int j = s * {per} + c;",
             f"      if (r < {nrows}LL && lane + c * {g} < {count}) {fold}",
             "    }",
-            *fold_edges,
+            *([f"    if (r < {nrows}LL) {_peel_fold(t, n, vw, acc, reducer, 'lane', str(g))}"] if peel else []),
             f"    for (int o = {g // 2}; o > 0; o >>= 1) acc = {reducer}()(acc, rlx_shfl(acc, o));",
             f"    if (lane == 0 && r < {nrows}LL) y[r] = {result};",
             "  }",

@@ -39,7 +39,7 @@ PARAM_FOLDS = ("DequantizeLinear",)
 #: and MaxPool on 8-bit values directly.
 QUANT_MOVES = ("Identity", "Reshape", "Transpose", "Flatten", "Squeeze", "Unsqueeze", "Slice", "Gather", "Expand",
                "Split", "MaxPool", "GlobalMaxPool")
-#: Ops that compute on quantized values (any input), in rlxc/frontends/onnx/quantize.py.
+#: Ops that compute on quantized values (any input): quantize.py's, qlinear.py's and contrib.py's MatMulNBits.
 QUANT_READERS = ("MatMulInteger", "ConvInteger", "QLinearMatMul", "QLinearConv", "QLinearAdd", "QLinearMul",
                  "QLinearSigmoid", "QLinearLeakyRelu", "QLinearAveragePool", "QLinearGlobalAveragePool",
                  "QLinearConcat", "QLinearSoftmax", "QGemm", "MatMulNBits")
