@@ -439,20 +439,50 @@ def test_warp_even_lanes(monkeypatch):
 
 
 def test_warp_batch_guarded(monkeypatch):
-    """rows.WARP_BATCH_GUARDED (off by default, not yet measured): guarded
-    16-bit warp rows reduced twice (softmax of 40 and 24 elements, layer_norm
-    of 56: a lane's 16-byte access past the row's end) take 2 rows a group,
-    loaded together; NVRTC compiles each without spills. Off, a row at a
-    time."""
+    """rows.WARP_BATCH_GUARDED (on): guarded 16-bit warp rows reduced twice
+    of 5 accesses or more (softmax of 40, layer_norm of 56: a lane's 16-byte
+    access past the row's end) take 2 rows a group, loaded together; rows of
+    3 accesses (24 elements) a row at a time; NVRTC compiles each without
+    spills. Off, all a row at a time."""
     from rlxc.codegen import rows
 
     def build(g):
         return [g.softmax(g.input("a", [37, 40], "f16")), g.softmax(g.input("b", [37, 24], "bf16")),
                 g.layer_norm(g.input("c", [37, 56], "f16"), g.param("w", [56], "f16"), g.param("z", [56], "f16"))]
 
-    assert all("rows per group" not in src.splitlines()[2] for src in _kernels(build))
-    monkeypatch.setattr(rows, "WARP_BATCH_GUARDED", True)
-    for src in _kernels(build):
-        assert "2 rows per group" in src.splitlines()[2], src.splitlines()[2]
+    on = _kernels(build)
+    assert ["2 rows per group" in src.splitlines()[2] for src in on] == [True, False, True]
+    for src in on:
         res = nvrtc.resources(src, "sm_90", headers=HEADERS)
         assert res.spill_stores == 0, res
+    monkeypatch.setattr(rows, "WARP_BATCH_GUARDED", False)
+    assert all("rows per group" not in src.splitlines()[2] for src in _kernels(build))
+
+
+def test_warp_staged_narrow(monkeypatch):
+    """rows.WARP_STAGED_NARROW (8 KB spans): 16-bit layer_norm and rms_norm
+    warp rows of 24-56 bytes whose vector accesses are narrower than 16
+    bytes (rows of 12, 20 and 28: 8 bytes) or overrun the row (24) are
+    staged through shared memory, with their vector accesses there; rows of
+    16-byte accesses that cover the row (32), longer ones (40), softmax (no
+    params) and f32 rows are not; NVRTC compiles each without spills. Off,
+    none is."""
+    from rlxc.codegen import rows
+
+    def build(g):
+        outs = []
+        for n, d in ((12, "f16"), (20, "bf16"), (24, "f16"), (28, "bf16"), (32, "f16"), (40, "f16"), (12, "f32")):
+            x = g.input(f"x{n}{d}", [37, n], d)
+            outs += [g.layer_norm(x, g.param(f"g{n}{d}", [n], d), g.param(f"b{n}{d}", [n], d)),
+                     g.rms_norm(x, g.param(f"w{n}{d}", [n], d))]
+        outs.append(g.softmax(g.input("s", [37, 12], "f16")))
+        return outs
+
+    on = _kernels(build)
+    assert ["staged" in src.splitlines()[2] for src in on] == [True] * 8 + [False] * 7
+    assert all("the block's 320 rows" in src.splitlines()[2] for src in on[:2])  # 8 KB of rows of 24 bytes
+    for src in on:
+        res = nvrtc.resources(src, "sm_90", headers=HEADERS)
+        assert res.spill_stores == 0, res
+    monkeypatch.setattr(rows, "WARP_STAGED_NARROW", 0)
+    assert all("staged" not in src.splitlines()[2] for src in _kernels(build))

@@ -118,21 +118,41 @@ def test_warp_rows_over_even_lanes(d):
 
 
 @pytest.mark.parametrize("d", ["f16", "bf16"])
-def test_guarded_warp_rows_batched(d, monkeypatch):
-    """rows.WARP_BATCH_GUARDED (off by default, not yet measured): guarded
-    16-bit warp rows two a group (rows of 24, 40 and 56 elements, 37 rows:
-    the last group half empty); softmax, log_softmax and layer_norm against
-    the interpreter."""
-    from rlxc.codegen import rows
-
-    monkeypatch.setattr(rows, "WARP_BATCH_GUARDED", True)
+def test_guarded_warp_rows_batched(d):
+    """rows.WARP_BATCH_GUARDED (on): guarded 16-bit warp rows of 5 accesses
+    or more two a group (rows of 40, 56 and 88 elements, 37 rows: the last
+    group half empty), rows of 24 a row at a time; softmax, log_softmax and
+    layer_norm against the interpreter."""
     g = rlxc.GraphBuilder()
     outs = []
-    for n in (24, 40, 56):
+    for n in (24, 40, 56, 88):
         x = g.input(f"x{n}", [37, n], d)
         outs += [g.softmax(x), g.log_softmax(x), g.layer_norm(x, g.param(f"g{n}", [n], d), g.param(f"b{n}", [n], d))]
     module = g.build(outs)
     assert "2 rows per group" in str(rlxc.run_pipeline(module, "rlx-cuda{arch=sm_90 sm_count=132}"))
+    check(module)
+
+
+@pytest.mark.parametrize("d", ["f16", "bf16"])
+@pytest.mark.parametrize("span", [8192, 16384])
+@pytest.mark.parametrize("m", [37, 3001])
+def test_narrow_warp_rows_staged(d, span, m, monkeypatch):
+    """rows.WARP_STAGED_NARROW (8 KB spans; 16 KB too): 16-bit layer_norm
+    and rms_norm warp rows of 12, 20, 24 and 28 elements staged through
+    shared memory with their vector accesses there (3001 rows: several
+    blocks, the last one partial), and softmax and log_softmax over the
+    same rows (unstaged), against the interpreter."""
+    from rlxc.codegen import rows
+
+    monkeypatch.setattr(rows, "WARP_STAGED_NARROW", span)
+    g = rlxc.GraphBuilder()
+    outs = []
+    for n in (12, 20, 24, 28):
+        x = g.input(f"x{n}", [m, n], d)
+        outs += [g.softmax(x), g.log_softmax(x), g.layer_norm(x, g.param(f"g{n}", [n], d), g.param(f"b{n}", [n], d)),
+                 g.rms_norm(x, g.param(f"w{n}", [n], d))]
+    module = g.build(outs)
+    assert "staged" in str(rlxc.run_pipeline(module, "rlx-cuda{arch=sm_90 sm_count=132}"))
     check(module)
 
 

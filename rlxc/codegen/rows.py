@@ -221,16 +221,21 @@ def _stages(s: RowSpec, row: CachedRow, block_rows: int) -> bool:
     """Whether the warp form's rows of `s` are staged through shared memory
     (WARP_STAGED): f16/bf16 elements one per access, rows over
     WARP_SHORT_ROW_BYTES or of a thread each from WARP_STAGED_TINY_MIN
-    elements (WARP_STAGED_TINY), no prologue, the row read from
+    elements (WARP_STAGED_TINY), or short f16/bf16 rows of narrower or
+    guarded vector accesses (WARP_STAGED_NARROW), no prologue, the row read from
     `x` and written to `y` alone (the other buffers are per-column params),
     a block's span of `block_rows` rows a whole number of 16-byte accesses
     (so every block's span starts on a boundary) and under 48 KB (static)."""
     tiny = (WARP_STAGED_TINY and s.rows.cols >= WARP_STAGED_TINY_MIN
             and (row.lanes == 1 or row.lanes <= WARP_STAGED_TINY_LANES and row.items >= WARP_STAGED_TINY_ITEMS))
     size = dtype(s.t).bytes
-    if (not WARP_STAGED or s.prologue is not None or row.width > 1
+    if staged_narrow(s, row):
+        pass
+    elif (not WARP_STAGED or s.prologue is not None or row.width > 1
             or not (size == 2 or size == 4 and tiny and WARP_STAGED_TINY_F32)
             or (s.rows.cols * size <= WARP_SHORT_ROW_BYTES and not tiny)):
+        return False
+    if s.prologue is not None:
         return False
     n = s.rows.rows * s.rows.cols
     shaped = sorted((name, w) for name, v, w in s.bufs if numel(shape(v)) == n)
@@ -241,10 +246,20 @@ def _stages(s: RowSpec, row: CachedRow, block_rows: int) -> bool:
             and s.rows.row_base == f"r * {s.rows.cols}LL" and n < 2**31)
 
 
-def stage_rows(row_bytes: int, per_block: int) -> int:
+def staged_narrow(s: RowSpec, row: CachedRow) -> bool:
+    """Whether the warp form's rows of `s` are short f16/bf16 rows with
+    per-column params (the norms) of vector accesses under 16 bytes or
+    overrunning the row, staged (WARP_STAGED_NARROW)."""
+    size = dtype(s.t).bytes
+    low, high = WARP_STAGED_NARROW_ROW_BYTES
+    return (WARP_STAGED_NARROW > 0 and size == 2 and bool(s.columns) and row.width > 1 and low <= s.rows.cols * size <= high
+            and (row.width * size < 16 or row.guarded) and not row.peel and not row.window)
+
+
+def stage_rows(row_bytes: int, per_block: int, span: int = 0) -> int:
     """Rows each group of a staged warp-form block takes: a block's span
-    about WARP_STAGE_BYTES, 1 at least."""
-    return max(1, WARP_STAGE_BYTES // (per_block * row_bytes))
+    about `span` bytes (WARP_STAGE_BYTES by default), 1 at least."""
+    return max(1, (span or WARP_STAGE_BYTES) // (per_block * row_bytes))
 
 
 def _staged_warp(body: list[str], rows: Rows, threads: int, group: int, per_block: int, t: Attribute,
@@ -2431,6 +2446,29 @@ WARP_STAGED_TINY_ITEMS = 6
 #: 64`; `sweeps/variant-warp-staged-tiny-f32-…`): 4-27% slower but for 3
 #: of 18 cases (rms_norm of 15 +10%).
 WARP_STAGED_TINY_F32 = False
+#: ... and f16/bf16 rows with per-column params (layer_norm, rms_norm) of
+#: WARP_STAGED_NARROW_ROW_BYTES (24-56 bytes) whose accesses are under 16 bytes
+#: (rows of 12, 20 or 28 elements: 8-byte accesses) or overrun the row (24:
+#: 3 accesses over 4 lanes). Unstaged, a warp's requests cover its rows in
+#: part each, and rows with params batch fewer rows a group
+#: (WARP_BATCH_NARROW_PARAM_BYTES). The value is a block's span in bytes
+#: (WARP_STAGE_BYTES for the longer rows); 0: off. H200 (session 39), µs,
+#: staged against not:
+#:
+#: * `variant.py WARP_STAGED_NARROW=0,16384 -- --ops
+#:   softmax,log_softmax,layer_norm,rms_norm --rows 12,20,24,28,40,44,56
+#:   --dtypes f16,bf16 --sizes 64,512` (`sweeps/variant-WARP_STAGED_NARROW-h200-…`):
+#:   at 512 MiB rows of 12-28 gained up to 31% (rms_norm bf16 of 20 343.5 ->
+#:   261.6) and rows of 40-56 lost up to 9%; at 64 MiB 52 of the 56 cases
+#:   lost, up to 19% (layer_norm f16 of 56 37.5 -> 46.2);
+#: * `WARP_STAGED_NARROW=0,4096,8192 -- --ops softmax,layer_norm,rms_norm
+#:   --rows 12,20,24,28` (`sweeps/variant-WARP_STAGED_NARROW-span-…`): at 8
+#:   KB every layer_norm and rms_norm case gained, +0.7% (rms_norm f16 of
+#:   12 at 64 MiB) to +32% (rms_norm bf16 of 20 at 512 MiB: 345.7 -> 261.5,
+#:   99% of copy; layer_norm f16 of 28 336.5 -> 273.3); softmax -9.5% to
+#:   +4%, so softmax and log_softmax (no params) stay unstaged.
+WARP_STAGED_NARROW = 8192
+WARP_STAGED_NARROW_ROW_BYTES = (24, 56)
 #: Rows per group of the warp form, their 16-byte accesses all loaded
 #: before the first is reduced (`CachedRow.loaded`): f16/bf16 rows reduced
 #: twice or more (softmax's max and sum, layer_norm's mean and variance: a
@@ -2449,12 +2487,23 @@ WARP_STAGED_TINY_F32 = False
 WARP_BATCH = 2
 WARP_BATCH_MAX_BYTES = 32
 #: ... and guarded rows too (a thread's last 16-byte access past the row's
-#: end, skipped: 16-bit rows of 20, 40 or 80 elements, 5 or 10 accesses
-#: over 8 or 16 lanes). Off: a row at a time. Not measured yet: the H200
-#: (session 38) had 16-bit softmax, log_softmax and layer_norm over rows of
-#: 20 and 40 at 55-78% of the 64 MiB copy where rows of 32 and 64 reach
-#: 90%.
-WARP_BATCH_GUARDED = False
+#: end, skipped: 16-bit rows of 40, 56 or 88 elements, 5, 7 or 11 accesses
+#: over 8 or 16 lanes) of WARP_BATCH_GUARDED_MIN accesses or more. H200
+#: (session 39, `variant.py WARP_BATCH_GUARDED=False,True -- --ops
+#: softmax,log_softmax,layer_norm --rows 24,40,56,88 --dtypes f16,bf16
+#: --sizes 64,512`; `sweeps/variant-WARP_BATCH_GUARDED-*session39*`), µs, 2 rows a
+#: group against 1: rows of 40 +12-18% (log_softmax bf16 at 512 MiB 357.0
+#: -> 302.3), of 56 +4-11%, of 88 +11-17% (softmax f16 at 512 MiB 303.1 ->
+#: 263.9, 98% of copy); rows of 24 (3 accesses over 4 lanes) -6% to -11%
+#: but for f16 layer_norm (+12-18%), so they keep a row at a time. Then
+#: (`... --rows 72,104,120,200,232,456`): rows of 72 +11-22% (softmax f16
+#: at 512 MiB 353.6 -> 290.8), 104-232 +2-17% (one access a lane); rows of
+#: 456 (two accesses a lane) -8% to +3% (layer_norm f16 -7 to -8%), so a
+#: lane's accesses of a guarded row hold WARP_BATCH_GUARDED_MAX_BYTES at
+#: most.
+WARP_BATCH_GUARDED = True
+WARP_BATCH_GUARDED_MIN = 5
+WARP_BATCH_GUARDED_MAX_BYTES = 16
 #: Rows per group of the warp form where its accesses are narrower than 16
 #: bytes (odd lengths: one element per access; 16-bit lengths 8 does not
 #: divide), with no prologue, whatever the statistics: as many rows as keep
@@ -2552,8 +2601,9 @@ def warp_batch(s: RowSpec, row: CachedRow, per_block: int) -> int:
         most = WARP_BATCH_NARROW_PARAM_BYTES if s.columns else WARP_BATCH_NARROW_BYTES
         one_stat = size == 2 and row.width == 1 and len(s.cached or []) < 2  # 16-bit rms_norm of odd rows
         u = 1 if one_stat else max(1, min(WARP_BATCH_NARROW_MAX, most // held))
-    if (u == 1 and size == 2 and len(s.cached or []) >= 2 and row.width > 1 and (WARP_BATCH_GUARDED or not row.guarded)
-            and held <= WARP_BATCH_MAX_BYTES):
+    guarded_ok = (not row.guarded or WARP_BATCH_GUARDED and held <= WARP_BATCH_GUARDED_MAX_BYTES
+                  and -(-rows.cols // row.width) >= WARP_BATCH_GUARDED_MIN)
+    if u == 1 and size == 2 and len(s.cached or []) >= 2 and row.width > 1 and guarded_ok and held <= WARP_BATCH_MAX_BYTES:
         u = WARP_BATCH
     # a batch has no loop: a block for all
     return u if u > 1 and -(-rows.rows // (per_block * u)) < 2**31 else 1
@@ -3891,7 +3941,8 @@ def row_kernel(s: RowSpec, sm_count: int) -> KernelSpec:
             group, row = lanes, CachedRow.for_spec(s, lanes, "lane", window=True)
         threads = WARP_SHORT_THREADS if rows.cols * s.elem_bytes <= WARP_SHORT_ROW_BYTES else WARP_THREADS
         per_block = threads // group
-        block_rows = per_block * stage_rows(rows.cols * dtype(s.t).bytes, per_block)  # if staged
+        span = WARP_STAGED_NARROW if staged_narrow(s, row) else WARP_STAGE_BYTES
+        block_rows = per_block * stage_rows(rows.cols * dtype(s.t).bytes, per_block, span)  # if staged
         staged = _stages(s, row, block_rows)
         per_group = 1 if staged else warp_batch(s, row, per_block)
         batched = per_group > 1
