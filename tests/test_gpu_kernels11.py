@@ -138,7 +138,7 @@ def test_guarded_warp_rows_batched(d):
 @pytest.mark.parametrize("m", [37, 3001])
 def test_narrow_warp_rows_staged(d, span, m, monkeypatch):
     """rows.WARP_STAGED_NARROW (8 KB spans; 16 KB too): 16-bit layer_norm
-    and rms_norm warp rows of 12, 20, 24 and 28 elements staged through
+    and rms_norm warp rows of 12, 14, 20, 22, 24 and 28 elements staged through
     shared memory with their vector accesses there (3001 rows: several
     blocks, the last one partial), and softmax and log_softmax over the
     same rows (unstaged), against the interpreter."""
@@ -147,7 +147,7 @@ def test_narrow_warp_rows_staged(d, span, m, monkeypatch):
     monkeypatch.setattr(rows, "WARP_STAGED_NARROW", span)
     g = rlxc.GraphBuilder()
     outs = []
-    for n in (12, 20, 24, 28):
+    for n in (12, 14, 20, 22, 24, 28):
         x = g.input(f"x{n}", [m, n], d)
         outs += [g.softmax(x), g.log_softmax(x), g.layer_norm(x, g.param(f"g{n}", [n], d), g.param(f"b{n}", [n], d)),
                  g.rms_norm(x, g.param(f"w{n}", [n], d))]
