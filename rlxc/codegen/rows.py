@@ -2466,7 +2466,12 @@ WARP_STAGED_TINY_F32 = False
 #:   KB every layer_norm and rms_norm case gained, +0.7% (rms_norm f16 of
 #:   12 at 64 MiB) to +32% (rms_norm bf16 of 20 at 512 MiB: 345.7 -> 261.5,
 #:   99% of copy; layer_norm f16 of 28 336.5 -> 273.3); softmax -9.5% to
-#:   +4%, so softmax and log_softmax (no params) stay unstaged.
+#:   +4%, so softmax and log_softmax (no params) stay unstaged;
+#: * `WARP_STAGED_NARROW=0,8192 -- --ops layer_norm,rms_norm --rows
+#:   14,18,22,26,36,52` (2-element accesses; cut after 15 of 48 cases:
+#:   `sweeps/variant-WARP_STAGED_NARROW-rows-14-52-…`): f16 layer_norm of
+#:   14-26 +3% to +26% (18 at 512 MiB 454.2 -> 359.9), bf16 of 14 -3% to
+#:   0%, of 18 +2%; rows of 36 and 52 (over 56 bytes) unstaged, within 1%.
 WARP_STAGED_NARROW = 8192
 WARP_STAGED_NARROW_ROW_BYTES = (24, 56)
 #: Rows per group of the warp form, their 16-byte accesses all loaded
@@ -2500,7 +2505,8 @@ WARP_BATCH_MAX_BYTES = 32
 #: at 512 MiB 353.6 -> 290.8), 104-232 +2-17% (one access a lane); rows of
 #: 456 (two accesses a lane) -8% to +3% (layer_norm f16 -7 to -8%), so a
 #: lane's accesses of a guarded row hold WARP_BATCH_GUARDED_MAX_BYTES at
-#: most.
+#: most. With that rule, rows of 136-248 (`--rows 136,152,184,248`) gained
+#: 2-29% (softmax bf16 of 136 at 512 MiB 380.3 -> 295.9).
 WARP_BATCH_GUARDED = True
 WARP_BATCH_GUARDED_MIN = 5
 WARP_BATCH_GUARDED_MAX_BYTES = 16
