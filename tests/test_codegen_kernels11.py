@@ -460,13 +460,13 @@ def test_warp_batch_guarded(monkeypatch):
 
 
 def test_warp_staged_narrow(monkeypatch):
-    """rows.WARP_STAGED_NARROW (8 KB spans): 16-bit layer_norm and rms_norm
-    warp rows of 24-56 bytes whose vector accesses are narrower than 16
-    bytes (rows of 12, 20 and 28: 8 bytes) or overrun the row (24) are
-    staged through shared memory, with their vector accesses there; rows of
-    16-byte accesses that cover the row (32), longer ones (40), softmax (no
-    params) and f32 rows are not; NVRTC compiles each without spills. Off,
-    none is."""
+    """rows.WARP_STAGED_NARROW (8 KB spans) and WARP_STAGED_NARROW_SOLO (56
+    bytes): 16-bit warp rows of 24-56 bytes whose vector accesses are
+    narrower than 16 bytes (rows of 12, 20 and 28: 8 bytes) or overrun the
+    row (24) are staged through shared memory, a thread a row, with their
+    vector accesses there; rows of 16-byte accesses that cover the row (32),
+    longer ones (40) and f32 rows are not; NVRTC compiles each without
+    spills. Without SOLO, the norms only, over their lanes; off, none."""
     from rlxc.codegen import rows
 
     def build(g):
@@ -479,10 +479,15 @@ def test_warp_staged_narrow(monkeypatch):
         return outs
 
     on = _kernels(build)
-    assert ["staged" in src.splitlines()[2] for src in on] == [True] * 8 + [False] * 7
-    assert all("the block's 320 rows" in src.splitlines()[2] for src in on[:2])  # 8 KB of rows of 24 bytes
+    assert ["staged" in src.splitlines()[2] for src in on] == [True] * 8 + [False] * 6 + [True]
+    assert all("(a thread per row" in src.splitlines()[2] for src in on[:8] + on[-1:])
+    assert all("the block's 256 rows" in src.splitlines()[2] for src in on[:2])  # 8 KB of rows of 24 bytes
     for src in on:
         res = nvrtc.resources(src, "sm_90", headers=HEADERS)
         assert res.spill_stores == 0, res
+    monkeypatch.setattr(rows, "WARP_STAGED_NARROW_SOLO", 0)
+    lanes = _kernels(build)
+    assert ["staged" in src.splitlines()[2] for src in lanes] == [True] * 8 + [False] * 7
+    assert all("the block's 320 rows" in src.splitlines()[2] for src in lanes[:2])  # over 2 lanes
     monkeypatch.setattr(rows, "WARP_STAGED_NARROW", 0)
     assert all("staged" not in src.splitlines()[2] for src in _kernels(build))

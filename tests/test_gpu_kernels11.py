@@ -134,17 +134,20 @@ def test_guarded_warp_rows_batched(d):
 
 
 @pytest.mark.parametrize("d", ["f16", "bf16"])
-@pytest.mark.parametrize("span", [8192, 16384])
+@pytest.mark.parametrize("span, solo", [(8192, 0), (16384, 0), (8192, 56)])
 @pytest.mark.parametrize("m", [37, 3001])
-def test_narrow_warp_rows_staged(d, span, m, monkeypatch):
+def test_narrow_warp_rows_staged(d, span, solo, m, monkeypatch):
     """rows.WARP_STAGED_NARROW (8 KB spans; 16 KB too): 16-bit layer_norm
     and rms_norm warp rows of 12, 14, 20, 22, 24 and 28 elements staged through
     shared memory with their vector accesses there (3001 rows: several
     blocks, the last one partial), and softmax and log_softmax over the
-    same rows (unstaged), against the interpreter."""
+    same rows (staged too with WARP_STAGED_NARROW_SOLO, on by default, every
+    staged row a thread's; without it over their lanes, the norms only),
+    against the interpreter."""
     from rlxc.codegen import rows
 
     monkeypatch.setattr(rows, "WARP_STAGED_NARROW", span)
+    monkeypatch.setattr(rows, "WARP_STAGED_NARROW_SOLO", solo)
     g = rlxc.GraphBuilder()
     outs = []
     for n in (12, 14, 20, 22, 24, 28):

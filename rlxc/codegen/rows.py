@@ -217,7 +217,7 @@ def _warp_loop(body: list[str], rows: Rows, warps: int, group: int = 32, batch: 
     ]
 
 
-def _stages(s: RowSpec, row: CachedRow, block_rows: int) -> bool:
+def _stages(s: RowSpec, row: CachedRow, block_rows: int, narrow: bool | None = None) -> bool:
     """Whether the warp form's rows of `s` are staged through shared memory
     (WARP_STAGED): f16/bf16 elements one per access, rows over
     WARP_SHORT_ROW_BYTES or of a thread each from WARP_STAGED_TINY_MIN
@@ -225,11 +225,13 @@ def _stages(s: RowSpec, row: CachedRow, block_rows: int) -> bool:
     guarded vector accesses (WARP_STAGED_NARROW), no prologue, the row read from
     `x` and written to `y` alone (the other buffers are per-column params),
     a block's span of `block_rows` rows a whole number of 16-byte accesses
-    (so every block's span starts on a boundary) and under 48 KB (static)."""
+    (so every block's span starts on a boundary) and under 48 KB (static).
+    `narrow`: whether `staged_narrow` held for the row before its lanes were
+    changed (None: ask it of `row`)."""
     tiny = (WARP_STAGED_TINY and s.rows.cols >= WARP_STAGED_TINY_MIN
             and (row.lanes == 1 or row.lanes <= WARP_STAGED_TINY_LANES and row.items >= WARP_STAGED_TINY_ITEMS))
     size = dtype(s.t).bytes
-    if staged_narrow(s, row):
+    if staged_narrow(s, row) if narrow is None else narrow:
         pass
     elif (not WARP_STAGED or s.prologue is not None or row.width > 1
             or not (size == 2 or size == 4 and tiny and WARP_STAGED_TINY_F32)
@@ -248,11 +250,13 @@ def _stages(s: RowSpec, row: CachedRow, block_rows: int) -> bool:
 
 def staged_narrow(s: RowSpec, row: CachedRow) -> bool:
     """Whether the warp form's rows of `s` are short f16/bf16 rows with
-    per-column params (the norms) of vector accesses under 16 bytes or
+    per-column params (the norms; any, for rows of up to
+    WARP_STAGED_NARROW_SOLO bytes) of vector accesses under 16 bytes or
     overrunning the row, staged (WARP_STAGED_NARROW)."""
     size = dtype(s.t).bytes
     low, high = WARP_STAGED_NARROW_ROW_BYTES
-    return (WARP_STAGED_NARROW > 0 and size == 2 and bool(s.columns) and row.width > 1 and low <= s.rows.cols * size <= high
+    return (WARP_STAGED_NARROW > 0 and size == 2 and (bool(s.columns) or s.rows.cols * size <= WARP_STAGED_NARROW_SOLO)
+            and row.width > 1 and low <= s.rows.cols * size <= high
             and (row.width * size < 16 or row.guarded) and not row.peel and not row.window)
 
 
@@ -2474,6 +2478,21 @@ WARP_STAGED_TINY_F32 = False
 #:   0%, of 18 +2%; rows of 36 and 52 (over 56 bytes) unstaged, within 1%.
 WARP_STAGED_NARROW = 8192
 WARP_STAGED_NARROW_ROW_BYTES = (24, 56)
+#: ... and such rows of up to WARP_STAGED_NARROW_SOLO bytes, of any op, a
+#: thread each (no shuffles: the row's statistics in one thread's
+#: registers; its accesses in shared memory 24-56 bytes apart, free of bank
+#: conflicts); 0: off. The H200 (session 39, `kernels.py --ops
+#: softmax,log_softmax,layer_norm --rows 12,20,72,136 --dtypes bf16 --sizes
+#: 64 --compile-sizes 64`, `sweeps/kernels-short-rows-compile-…`) had
+#: torch.compile faster over bf16 rows of 12 (softmax 54.9 against 58.2 µs,
+#: layer_norm 46.0 against 58.1) and layer_norm of 20 (44.9 against 48.5).
+#: Then (`variant.py WARP_STAGED_NARROW_SOLO=0,24,56 -- --ops
+#: softmax,log_softmax,layer_norm,rms_norm --rows 12,20,24,28 --dtypes bf16
+#: --sizes 64`, `sweeps/variant-WARP_STAGED_NARROW_SOLO-…`), at 56 every
+#: case faster, +3.5% (rms_norm of 28) to +68% (softmax of 12: 58.0 -> 34.6
+#: µs, 93% of copy; layer_norm of 12 58.3 -> 35.5, of 20 48.5 -> 35.3), all
+#: 16 at 90-93% of the 512 MiB copy.
+WARP_STAGED_NARROW_SOLO = 56
 #: Rows per group of the warp form, their 16-byte accesses all loaded
 #: before the first is reduced (`CachedRow.loaded`): f16/bf16 rows reduced
 #: twice or more (softmax's max and sum, layer_norm's mean and variance: a
@@ -3945,11 +3964,14 @@ def row_kernel(s: RowSpec, sm_count: int) -> KernelSpec:
             group, row = narrow, CachedRow.for_spec(s, narrow, "lane")
         if lanes := warp_window_lanes(s):
             group, row = lanes, CachedRow.for_spec(s, lanes, "lane", window=True)
+        narrow_staged = staged_narrow(s, row)
+        if narrow_staged and rows.cols * dtype(s.t).bytes <= WARP_STAGED_NARROW_SOLO and group > 1:
+            group, row = 1, CachedRow.for_spec(s, 1, "lane")  # a thread a row
         threads = WARP_SHORT_THREADS if rows.cols * s.elem_bytes <= WARP_SHORT_ROW_BYTES else WARP_THREADS
         per_block = threads // group
-        span = WARP_STAGED_NARROW if staged_narrow(s, row) else WARP_STAGE_BYTES
+        span = WARP_STAGED_NARROW if narrow_staged else WARP_STAGE_BYTES
         block_rows = per_block * stage_rows(rows.cols * dtype(s.t).bytes, per_block, span)  # if staged
-        staged = _stages(s, row, block_rows)
+        staged = _stages(s, row, block_rows, narrow_staged)
         per_group = 1 if staged else warp_batch(s, row, per_block)
         batched = per_group > 1
         if batched:
