@@ -12,7 +12,9 @@ element type and layout (`ROW_FORMS`, the one table of thresholds):
   f16/bf16 rows reduced twice, WARP_BATCH rows a group, loaded together,
   and rows of accesses under 16 bytes up to 4 (`warp_batch`); odd f16/bf16
   rows over 512 bytes, of 5-7 elements, or of 11-31 over 2-4 lanes holding
-  6 or more each staged through shared memory (WARP_STAGED); odd f32 rows
+  6 or more each staged through shared memory (WARP_STAGED), and so are
+  f16/bf16 rows of 12-28 elements of narrow or overrunning vector
+  accesses, a thread each (WARP_STAGED_NARROW); odd f32 rows
   from 32 elements over as few lanes as hold 8 each (WARP_NARROW_ITEMS);
 * block: a block per row, the row in registers (BLOCK_THREADS threads, fewer
   for rows of under 512 16-byte items: BLOCK_MIN_ITEMS; up to 512 of
@@ -2470,7 +2472,8 @@ WARP_STAGED_TINY_F32 = False
 #:   KB every layer_norm and rms_norm case gained, +0.7% (rms_norm f16 of
 #:   12 at 64 MiB) to +32% (rms_norm bf16 of 20 at 512 MiB: 345.7 -> 261.5,
 #:   99% of copy; layer_norm f16 of 28 336.5 -> 273.3); softmax -9.5% to
-#:   +4%, so softmax and log_softmax (no params) stay unstaged;
+#:   +4% over its lanes, so softmax and log_softmax (no params) are staged
+#:   only a thread a row (WARP_STAGED_NARROW_SOLO, below);
 #: * `WARP_STAGED_NARROW=0,8192 -- --ops layer_norm,rms_norm --rows
 #:   14,18,22,26,36,52` (2-element accesses; cut after 15 of 48 cases:
 #:   `sweeps/variant-WARP_STAGED_NARROW-rows-14-52-…`): f16 layer_norm of
