@@ -66,13 +66,14 @@ def conv(n: Node, x: Tensor, w: Tensor, b: Tensor | None) -> Tensor:
 
 @emitter("MaxPool", "AveragePool", "LpPool")
 def _pool(n: Node) -> list[Value]:
-    """2-D pools as they are; 1-D pools as 2-D with a height of 1 (views).
-    LpPool is (Σ |x|^p)^(1/p) over each window: an average pool of |x|^p
-    counting the padding, times the window's size (in f32 for 16-bit)."""
+    """2-D pools as they are; 1-D pools as 2-D with a height of 1 (views);
+    3-D pools as two 2-D pools (`_pool3d`). LpPool is (Σ |x|^p)^(1/p) over
+    each window: an average pool of |x|^p counting the padding, times the
+    window's size (in f32 for 16-bit)."""
     x = n.tensor(0)
     nd = x.ndim - 2
-    if nd not in (1, 2):
-        raise n.unsupported(f"a {nd}-D pool", "1-D (NCW) and 2-D (NCHW)")
+    if nd not in (1, 2, 3):
+        raise n.unsupported(f"a {nd}-D pool", "1-D (NCW), 2-D (NCHW) and 3-D (NCDHW)")
     if len(n.proto.output) > 1 and n.proto.output[1]:
         raise n.unsupported("the Indices output", "the first output only")
     if n.attr("storage_order", 0):
@@ -81,24 +82,49 @@ def _pool(n: Node) -> list[Value]:
     strides = list(n.attr("strides", [1] * nd))
     dil = list(n.attr("dilations", [1] * nd))
     pads = _spatial_pads(n, x.shape[2:], kernel, strides, dil)
-    if nd == 1:
-        x = n.g.reshape(x, [*x.shape[:2], 1, x.shape[2]])
-        kernel, strides, dil, pads = [1, *kernel], [1, *strides], [1, *dil], [0, pads[0], 0, pads[1]]
     ceil = bool(n.attr("ceil_mode", 0))
-    if n.op_type == "MaxPool":
-        y = n.g.max_pool2d(x, kernel, strides, pads, dilation=dil, ceil_mode=ceil)
-    elif n.op_type == "LpPool":
+    include = bool(n.attr("count_include_pad", 0))
+
+    def pool2d(x: Tensor, kernel: list[int], strides: list[int], pads: list[int], dil: list[int]) -> Tensor:
+        if n.op_type == "MaxPool":
+            return n.g.max_pool2d(x, kernel, strides, pads, dilation=dil, ceil_mode=ceil)
+        if n.op_type == "LpPool":
+            return n.g.avg_pool2d(x, kernel, strides, pads, True, dilation=dil)
+        return n.g.avg_pool2d(x, kernel, strides, pads, include, dilation=dil, ceil_mode=ceil)
+
+    def pool(x: Tensor) -> Tensor:
+        if nd == 3:
+            return _pool3d(n, x, pool2d, kernel, strides, pads, dil)
+        if nd == 1:
+            x = n.g.reshape(x, [*x.shape[:2], 1, x.shape[2]])
+            y = pool2d(x, [1, *kernel], [1, *strides], [0, pads[0], 0, pads[1]], [1, *dil])
+            return n.g.reshape(y, [*y.shape[:2], y.shape[3]])
+        return pool2d(x, kernel, strides, pads, dil)
+
+    if n.op_type == "LpPool":
         if ceil:  # windows past the padding would average over fewer than the kernel's elements
             raise n.unsupported("ceil_mode=1", "ceil_mode=0")
         p = float(n.attr("p", 2))
+        return [in_f32(n, x, lambda x: _lp_root(n, n.g.mul(pool(_lp_power(n, x, p)),
+                                                          n.imp.scalar(float(np.prod(kernel)), x.dtype)), p))]
+    if n.op_type == "AveragePool" and nd == 3:  # the first pass's means not rounded to 16 bits
+        return [in_f32(n, x, pool)]
+    return [pool(x)]
 
-        def lp(x: Tensor) -> Tensor:
-            mean = n.g.avg_pool2d(_lp_power(n, x, p), kernel, strides, pads, True, dilation=dil)
-            return _lp_root(n, n.g.mul(mean, n.imp.scalar(float(np.prod(kernel)), x.dtype)), p)
-        y = in_f32(n, x, lp)
-    else:
-        y = n.g.avg_pool2d(x, kernel, strides, pads, bool(n.attr("count_include_pad", 0)), dilation=dil, ceil_mode=ceil)
-    return [n.g.reshape(y, [*y.shape[:2], y.shape[3]]) if nd == 1 else y]
+
+def _pool3d(n: Node, x: Tensor, pool2d, kernel: list[int], strides: list[int], pads: list[int],
+            dil: list[int]) -> Tensor:
+    """A 3-D pool of x [N, C, D, H, W] as two 2-D ones: over (H, W) with D
+    folded into the channels, then over D with H × W as one axis (kernel,
+    stride and dilation 1, no padding). Max, average and Lp pools are
+    separable this way: the max of maxima; the mean of means, as a window's
+    count (its elements in the padded or the unpadded input, with or
+    without ceil_mode's clipping) is the product of its per-axis counts."""
+    nb, c, d, h, w = x.shape
+    y = pool2d(n.g.reshape(x, [nb, c * d, h, w]), kernel[1:], strides[1:], [pads[1], pads[2], pads[4], pads[5]], dil[1:])
+    h2, w2 = y.shape[2:]
+    z = pool2d(n.g.reshape(y, [nb, c, d, h2 * w2]), [kernel[0], 1], [strides[0], 1], [pads[0], 0, pads[3], 0], [dil[0], 1])
+    return n.g.reshape(z, [nb, c, z.shape[2], h2, w2])
 
 
 def _lp_power(n: Node, x: Tensor, p: float) -> Tensor:

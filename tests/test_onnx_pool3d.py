@@ -1,0 +1,132 @@
+"""3-D (NCDHW) MaxPool, AveragePool and LpPool, imported as two 2-D pools
+(`spatial._pool3d`): against a float64 brute-force pool over each 3-D window
+written here (no separability assumed) and against ONNX Runtime, on fresh
+random inputs, on the numpy backend and on CUDA where a GPU is."""
+
+import os
+import sys
+
+import numpy as np
+import pytest
+from onnx import TensorProto, helper
+
+import rlxc
+
+sys.path.insert(0, os.path.dirname(__file__))
+from onnx_helpers import BACKENDS, make_model, ort_run  # noqa: E402
+
+ONNX_T = {"f32": TensorProto.FLOAT, "f16": TensorProto.FLOAT16}
+NP_T = {"f32": np.float32, "f16": np.float16}
+
+
+def _out_size(size: int, k: int, s: int, pb: int, pe: int, d: int, ceil: bool) -> int:
+    span = (k - 1) * d + 1
+    q = (size + pb + pe - span) / s
+    out = (int(np.ceil(q)) if ceil else int(np.floor(q))) + 1
+    if ceil and (out - 1) * s >= size + pb:  # the last window starts past the input and its left padding
+        out -= 1
+    return out
+
+
+def pool3d_reference(x, op, kernel, strides, pads, dil, ceil=False, include_pad=False, p=2):
+    """The pool of x [N, C, D, H, W] in float64, window by window: max over
+    its elements in the input; the mean over them divided by its elements
+    in the input (or, with include_pad, in the padded input: ceil_mode's
+    windows past the padding count only what lies inside it); LpPool
+    (Σ |x|^p)^(1/p) over its elements in the input."""
+    x = np.asarray(x, np.float64)
+    sizes = x.shape[2:]
+    outs = [_out_size(sizes[a], kernel[a], strides[a], pads[a], pads[a + 3], dil[a], ceil) for a in range(3)]
+    y = np.empty(x.shape[:2] + tuple(outs))
+    for o in np.ndindex(*outs):
+        idx, padded = [], 1
+        for a in range(3):
+            start = o[a] * strides[a] - pads[a]
+            pos = start + dil[a] * np.arange(kernel[a])
+            idx.append(pos[(pos >= 0) & (pos < sizes[a])])
+            padded *= int(np.sum(pos < sizes[a] + pads[a + 3]))
+        win = x[:, :, idx[0]][:, :, :, idx[1]][:, :, :, :, idx[2]].reshape(*x.shape[:2], -1)
+        if op == "MaxPool":
+            y[(slice(None), slice(None), *o)] = win.max(-1)
+        elif op == "AveragePool":
+            y[(slice(None), slice(None), *o)] = win.sum(-1) / (padded if include_pad else win.shape[-1])
+        else:
+            y[(slice(None), slice(None), *o)] = (np.abs(win) ** p).sum(-1) ** (1.0 / p)
+    return y
+
+
+CASES = [
+    # op, input shape, attributes
+    ("MaxPool", [2, 3, 6, 7, 5], dict(kernel_shape=[2, 3, 2])),
+    ("MaxPool", [1, 2, 7, 9, 8], dict(kernel_shape=[3, 3, 2], strides=[2, 2, 1], pads=[1, 0, 1, 1, 1, 0], dilations=[1, 2, 2])),
+    ("MaxPool", [1, 2, 8, 7, 6], dict(kernel_shape=[3, 2, 3], strides=[2, 2, 2], ceil_mode=1, pads=[1, 1, 0, 0, 0, 1])),
+    ("MaxPool", [2, 2, 5, 6, 7], dict(kernel_shape=[2, 3, 3], strides=[2, 1, 2], auto_pad="SAME_UPPER")),
+    ("AveragePool", [2, 3, 6, 7, 5], dict(kernel_shape=[2, 3, 2])),
+    ("AveragePool", [1, 2, 7, 9, 8], dict(kernel_shape=[3, 3, 2], strides=[2, 2, 1], pads=[1, 1, 1, 1, 1, 0],
+                                          count_include_pad=1)),
+    ("AveragePool", [1, 2, 7, 9, 8], dict(kernel_shape=[3, 3, 2], strides=[2, 2, 1], pads=[1, 1, 1, 1, 1, 0])),
+    ("AveragePool", [1, 2, 8, 7, 6], dict(kernel_shape=[3, 2, 3], strides=[2, 2, 2], ceil_mode=1, pads=[1, 0, 1, 0, 1, 1])),
+    ("AveragePool", [1, 2, 8, 7, 6], dict(kernel_shape=[3, 2, 3], strides=[2, 2, 2], ceil_mode=1, pads=[1, 0, 1, 0, 1, 1],
+                                          count_include_pad=1)),
+    ("AveragePool", [1, 2, 9, 8, 9], dict(kernel_shape=[2, 2, 3], dilations=[2, 3, 1], strides=[1, 2, 2])),
+    ("AveragePool", [2, 2, 5, 6, 7], dict(kernel_shape=[2, 3, 3], strides=[2, 1, 2], auto_pad="SAME_LOWER")),
+    ("LpPool", [2, 2, 6, 5, 7], dict(kernel_shape=[2, 2, 3], strides=[2, 1, 2], pads=[1, 0, 1, 0, 1, 1], p=2)),
+    ("LpPool", [1, 3, 5, 6, 6], dict(kernel_shape=[3, 2, 2], p=3)),
+]  # fmt: skip
+
+
+def _model(op, shape, attrs, dt, opset):
+    node = helper.make_node(op, ["x"], ["y"], **attrs)
+    return make_model([node], [helper.make_tensor_value_info("x", ONNX_T[dt], shape)],
+                      [helper.make_tensor_value_info("y", ONNX_T[dt], None)], opset=opset)
+
+
+def _resolved(shape, attrs):
+    """kernel, strides, pads, dilations of `attrs` with auto_pad resolved (as
+    ONNX defines SAME_UPPER/LOWER: the total padding that keeps ceil(size /
+    stride) outputs, the odd element at the end for UPPER)."""
+    k = attrs["kernel_shape"]
+    s = attrs.get("strides", [1] * 3)
+    d = attrs.get("dilations", [1] * 3)
+    auto = attrs.get("auto_pad", "NOTSET")
+    if auto.startswith("SAME"):
+        totals = [max(0, (-(-n // st) - 1) * st + (kk - 1) * dd + 1 - n) for n, kk, st, dd in zip(shape[2:], k, s, d)]
+        small = [t // 2 for t in totals]
+        begin = small if auto == "SAME_UPPER" else [t - b for t, b in zip(totals, small)]
+        pads = begin + [t - b for t, b in zip(totals, begin)]
+    else:
+        pads = attrs.get("pads", [0] * 6)
+    return k, s, pads, d
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+@pytest.mark.parametrize("dt", ["f32", "f16"])
+@pytest.mark.parametrize("case", range(len(CASES)))
+def test_pool3d_matches_reference_and_onnxruntime(case, dt, backend):
+    """Each case against the float64 window-by-window reference (f32 within
+    1e-5, f16 within 1e-2 relative of the output's largest magnitude: one
+    rounding of the result and of the input's |x|^p in f32) and, in f32,
+    against ONNX Runtime."""
+    op, shape, attrs = CASES[case]
+    opset = 19 if "dilations" in attrs and op == "AveragePool" else 18
+    model = _model(op, shape, attrs, dt, opset)
+    x = np.random.default_rng().standard_normal(shape).astype(NP_T[dt])
+    module, params = rlxc.from_onnx(model)
+    got = np.asarray(rlxc.compile(module, backend, params=params).run({"x": x})[0], np.float64)
+    k, s, pads, d = _resolved(shape, attrs)
+    want = pool3d_reference(x, op, k, s, pads, d, bool(attrs.get("ceil_mode", 0)), bool(attrs.get("count_include_pad", 0)),
+                            attrs.get("p", 2))
+    assert got.shape == want.shape
+    tol = 1e-5 if dt == "f32" else 1e-2
+    np.testing.assert_allclose(got, want, rtol=tol, atol=tol * np.abs(want).max())
+    if dt == "f32":
+        np.testing.assert_allclose(got, ort_run(model, {"x": x})[0], rtol=1e-5, atol=1e-5 * np.abs(want).max())
+
+
+def test_pool3d_keeps_its_errors():
+    """A 4-D pool and 3-D LpPool with ceil_mode are import errors naming the
+    op, not wrong answers."""
+    with pytest.raises(rlxc.OnnxImportError, match=r"4-D pool"):
+        rlxc.from_onnx(_model("MaxPool", [1, 1, 3, 3, 3, 3], dict(kernel_shape=[2, 2, 2, 2]), "f32", 18))
+    with pytest.raises(rlxc.OnnxImportError, match=r"ceil_mode=1"):
+        rlxc.from_onnx(_model("LpPool", [1, 1, 5, 5, 5], dict(kernel_shape=[2, 2, 2], ceil_mode=1), "f32", 18))
