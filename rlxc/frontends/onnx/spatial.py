@@ -42,26 +42,60 @@ def _spatial_pads(n: Node, x_shape: Sequence[int], kernel: Sequence[int], stride
 
 @emitter("Conv")
 def _conv(n: Node) -> list[Value]:
-    """2-D convolutions as they are; 1-D ones as 2-D with a height of 1 (views)."""
+    """2-D convolutions as they are; 1-D ones as 2-D with a height of 1
+    (views); 3-D ones as one 2-D convolution (`_conv3d`)."""
     return [conv(n, n.tensor(0), n.tensor(1), n.tensor(2) if n.input(2) is not None else None)]
 
 
 def conv(n: Node, x: Tensor, w: Tensor, b: Tensor | None) -> Tensor:
     """`n`'s convolution (its attributes) of x by w (+ b): 2-D as it is, 1-D
-    as 2-D with a height of 1 (views)."""
+    as 2-D with a height of 1 (views), 3-D as a 2-D one (`_conv3d`)."""
     nd = x.ndim - 2
-    if nd not in (1, 2):
-        raise n.unsupported(f"a {nd}-D convolution", "1-D and 2-D")
+    if nd not in (1, 2, 3):
+        raise n.unsupported(f"a {nd}-D convolution", "1-D, 2-D and 3-D")
     kernel = list(w.shape[2:])
     strides = list(n.attr("strides", [1] * nd))
     dil = list(n.attr("dilations", [1] * nd))
     pads = _spatial_pads(n, x.shape[2:], kernel, strides, dil)
+    if nd == 3:
+        return _conv3d(n, x, w, b, strides, pads, dil, n.attr("group", 1))
     if nd == 1:
         x = n.g.reshape(x, [*x.shape[:2], 1, x.shape[2]])
         w = n.g.reshape(w, [*w.shape[:2], 1, w.shape[2]])
         strides, dil, pads = [1, *strides], [1, *dil], [0, pads[0], 0, pads[1]]
     y = n.g.conv2d(x, w, b, strides, pads, dil, n.attr("group", 1))
     return n.g.reshape(y, [*y.shape[:2], y.shape[3]]) if nd == 1 else y
+
+
+def _conv3d(n: Node, x: Tensor, w: Tensor, b: Tensor | None, strides: list[int], pads: list[int], dil: list[int],
+            groups: int) -> Tensor:
+    """A 3-D convolution of x [N, C, D, H, W] by w [O, C/g, kd, kh, kw] as one
+    2-D convolution: x padded along D, its kd depth slices of each output
+    depth (d · stride + i · dilation, i < kd) stacked into the channels in
+    (group, i, channel) order with the output depths folded into the batch,
+    [N · D', g · kd · C/g, H, W], by w as [O, kd · C/g, kh, kw]; then
+    [N, D', O, H', W'] back to [N, O, D', H', W']. The stacked input is kd
+    times x's size (the depth axis's im2col)."""
+    nb, c, d, h, wd = x.shape
+    o, cg, kd = w.shape[0], w.shape[1], w.shape[2]
+    span = (kd - 1) * dil[0] + 1
+    dout = (d + pads[0] + pads[3] - span) // strides[0] + 1
+    if dout < 1:
+        raise n.unsupported(f"a kernel depth of {span} (dilated) over a padded depth of {d + pads[0] + pads[3]}",
+                            "kernels that fit the padded input")
+    if pads[0] or pads[3]:
+        x = n.g.pad(x, [0, 0, pads[0], 0, 0], [0, 0, pads[3], 0, 0])
+    taps = []
+    for i in range(kd):
+        start = i * dil[0]
+        s = n.g.slice(x, [start], [start + (dout - 1) * strides[0] + 1], [2], [strides[0]])  # [N, C, D', H, W]
+        taps.append(n.g.reshape(s, [nb, groups, 1, cg, dout, h, wd]))
+    stacked = taps[0] if kd == 1 else n.g.concat(taps, 2)  # [N, g, kd, C/g, D', H, W]
+    x2 = n.g.reshape(n.g.transpose(stacked, [0, 4, 1, 2, 3, 5, 6]), [nb * dout, groups * kd * cg, h, wd])
+    w2 = n.g.reshape(n.g.transpose(w, [0, 2, 1, 3, 4]), [o, kd * cg, *w.shape[3:]])
+    y = n.g.conv2d(x2, w2, b, strides[1:], [pads[1], pads[2], pads[4], pads[5]], dil[1:], groups)  # [N·D', O, H', W']
+    y = n.g.reshape(y, [nb, dout, o, *y.shape[2:]])
+    return n.g.transpose(y, [0, 2, 1, 3, 4])
 
 
 @emitter("MaxPool", "AveragePool", "LpPool")

@@ -1,14 +1,16 @@
-"""3-D (NCDHW) MaxPool, AveragePool and LpPool, imported as two 2-D pools
-(`spatial._pool3d`): against a float64 brute-force pool over each 3-D window
-written here (no separability assumed) and against ONNX Runtime, on fresh
-random inputs, on the numpy backend and on CUDA where a GPU is."""
+"""3-D (NCDHW) Conv, imported as one 2-D convolution over depth-stacked
+slices (`spatial._conv3d`), and MaxPool, AveragePool and LpPool, imported as
+two 2-D pools (`spatial._pool3d`): against float64 references written here
+(a convolution summed tap by tap; a pool over each 3-D window, no
+separability assumed) and against ONNX Runtime, on fresh random inputs, on
+the numpy backend and on CUDA where a GPU is."""
 
 import os
 import sys
 
 import numpy as np
 import pytest
-from onnx import TensorProto, helper
+from onnx import TensorProto, helper, numpy_helper
 
 import rlxc
 
@@ -130,3 +132,71 @@ def test_pool3d_keeps_its_errors():
         rlxc.from_onnx(_model("MaxPool", [1, 1, 3, 3, 3, 3], dict(kernel_shape=[2, 2, 2, 2]), "f32", 18))
     with pytest.raises(rlxc.OnnxImportError, match=r"ceil_mode=1"):
         rlxc.from_onnx(_model("LpPool", [1, 1, 5, 5, 5], dict(kernel_shape=[2, 2, 2], ceil_mode=1), "f32", 18))
+
+
+def conv3d_reference(x, w, b, strides, pads, dil, groups):
+    """The 3-D convolution in float64, tap by tap: y[n, o] = b[o] + Σ over
+    the kernel's (i, j, k) and o's group's channels of w[o, c, i, j, k] ·
+    the zero-padded x at (d · sd + i · dd, h · sh + j · dh, w · sw + k · dw)."""
+    x, w = np.asarray(x, np.float64), np.asarray(w, np.float64)
+    xp = np.pad(x, [(0, 0), (0, 0)] + [(pads[a], pads[a + 3]) for a in range(3)])
+    kernel = w.shape[2:]
+    outs = [(xp.shape[2 + a] - (kernel[a] - 1) * dil[a] - 1) // strides[a] + 1 for a in range(3)]
+    o, cg = w.shape[0], w.shape[1]
+    og = o // groups
+    y = np.zeros((x.shape[0], o, *outs))
+    for tap in np.ndindex(*kernel):
+        sl = tuple(slice(tap[a] * dil[a], tap[a] * dil[a] + strides[a] * (outs[a] - 1) + 1, strides[a]) for a in range(3))
+        patch = xp[(slice(None), slice(None), *sl)]
+        for gi in range(groups):
+            y[:, gi * og:(gi + 1) * og] += np.einsum("ncdhw,oc->nodhw", patch[:, gi * cg:(gi + 1) * cg],
+                                                     w[gi * og:(gi + 1) * og, :, *tap])
+    return y if b is None else y + np.asarray(b, np.float64)[None, :, None, None, None]
+
+
+CONV_CASES = [
+    # x shape, w shape, bias, attributes
+    ([2, 3, 5, 6, 7], [4, 3, 3, 3, 3], True, {}),
+    ([1, 4, 9, 8, 7], [6, 4, 3, 2, 3], False, dict(strides=[2, 1, 2], pads=[1, 0, 1, 2, 1, 0], dilations=[2, 1, 1])),
+    ([2, 4, 6, 5, 6], [6, 2, 2, 3, 3], True, dict(group=2, pads=[0, 1, 1, 1, 1, 1])),
+    ([1, 6, 7, 6, 5], [6, 1, 3, 3, 3], True, dict(group=6, strides=[1, 2, 1], pads=[1, 1, 1, 1, 1, 1])),  # depthwise
+    ([2, 3, 6, 7, 5], [5, 3, 2, 3, 2], True, dict(strides=[2, 2, 1], auto_pad="SAME_UPPER")),
+    ([1, 3, 4, 6, 6], [5, 3, 1, 3, 3], True, dict(pads=[0, 1, 1, 0, 1, 1])),  # kernel depth 1
+    ([1, 2, 8, 5, 5], [3, 2, 3, 1, 1], False, dict(strides=[3, 1, 1], dilations=[2, 1, 1])),
+]  # fmt: skip
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+@pytest.mark.parametrize("dt", ["f32", "f16"])
+@pytest.mark.parametrize("case", range(len(CONV_CASES)))
+def test_conv3d_matches_reference_and_onnxruntime(case, dt, backend):
+    """Each case against the float64 tap-by-tap convolution (f32 within
+    1e-4, f16 within 1e-2 of the output's largest magnitude: sums of up to
+    108 products) and, in f32, against ONNX Runtime."""
+    xs, ws, bias, attrs = CONV_CASES[case]
+    rng = np.random.default_rng()
+    x = rng.standard_normal(xs).astype(NP_T[dt])
+    w = (rng.standard_normal(ws) / np.sqrt(np.prod(ws[1:]))).astype(NP_T[dt])
+    b = rng.standard_normal(ws[0]).astype(NP_T[dt]) if bias else None
+    inits = [numpy_helper.from_array(w, "w")] + ([numpy_helper.from_array(b, "b")] if bias else [])
+    node = helper.make_node("Conv", ["x", "w"] + (["b"] if bias else []), ["y"], **attrs)
+    model = make_model([node], [helper.make_tensor_value_info("x", ONNX_T[dt], xs)],
+                       [helper.make_tensor_value_info("y", ONNX_T[dt], None)], inits)
+    module, params = rlxc.from_onnx(model)
+    got = np.asarray(rlxc.compile(module, backend, params=params).run({"x": x})[0], np.float64)
+    k, s, pads, d = _resolved(xs, dict(attrs, kernel_shape=ws[2:]))
+    want = conv3d_reference(x, w, b, s, pads, d, attrs.get("group", 1))
+    assert got.shape == want.shape
+    tol = 1e-4 if dt == "f32" else 1e-2
+    np.testing.assert_allclose(got, want, rtol=tol, atol=tol * np.abs(want).max())
+    if dt == "f32":
+        np.testing.assert_allclose(got, ort_run(model, {"x": x})[0], rtol=1e-4, atol=1e-4 * np.abs(want).max())
+
+
+def test_conv3d_refuses_a_kernel_past_the_input():
+    model = make_model([helper.make_node("Conv", ["x", "w"], ["y"])],
+                       [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 1, 2, 4, 4])],
+                       [helper.make_tensor_value_info("y", TensorProto.FLOAT, None)],
+                       [numpy_helper.from_array(np.ones((1, 1, 3, 2, 2), np.float32), "w")])
+    with pytest.raises(rlxc.OnnxImportError, match=r"kernel depth of 3"):
+        rlxc.from_onnx(model)
