@@ -61,7 +61,6 @@ Col2Im Compress NegativeLogLikelihoodLoss SoftmaxCrossEntropyLoss
 #: not have are found from the model itself (`expected_failure`).
 KNOWN: dict[str, str] = {
     r"test_if_(seq|opt)": "the branches yield a sequence or an optional value: rlx values are tensors",
-    r"test_convtranspose_3d": "a 3-D transposed convolution: rlx has 2-D (1-D imports as 2-D of height 1)",
     r"test_col2im_5d": "a 3-D block: Col2Im imports as rlx's 2-D transposed convolution",
     r"test_resize_.*_antialias": "antialias=1: rlx.resize samples without an antialiasing filter",
     r"test_resize_.*cubic.*": "mode cubic: rlx.resize is nearest and linear",

@@ -1,7 +1,8 @@
 """3-D (NCDHW) Conv, imported as one 2-D convolution over depth-stacked
-slices (`spatial._conv3d`), and MaxPool, AveragePool and LpPool, imported as
+slices (`spatial._conv3d`), ConvTranspose, as 2-D ones tap by tap along the
+depth (`spatial._conv_transpose3d`), and MaxPool, AveragePool and LpPool, imported as
 two 2-D pools (`spatial._pool3d`): against float64 references written here
-(a convolution summed tap by tap; a pool over each 3-D window, no
+(convolutions summed tap by tap; a pool over each 3-D window, no
 separability assumed) and against ONNX Runtime, on fresh random inputs, on
 the numpy backend and on CUDA where a GPU is."""
 
@@ -200,3 +201,65 @@ def test_conv3d_refuses_a_kernel_past_the_input():
                        [numpy_helper.from_array(np.ones((1, 1, 3, 2, 2), np.float32), "w")])
     with pytest.raises(rlxc.OnnxImportError, match=r"kernel depth of 3"):
         rlxc.from_onnx(model)
+
+
+def conv_transpose3d_reference(x, w, b, strides, pads, dil, out_pad, groups):
+    """The 3-D transposed convolution in float64, tap by tap: x[n, c, d, h,
+    w] · w[c, o, i, j, k] added at output (d · sd + i · dd, h · sh + j · dh,
+    w · sw + k · dw) of the full output (output_padding past its end), then
+    the pads cropped and the bias added."""
+    x, w = np.asarray(x, np.float64), np.asarray(w, np.float64)
+    cg, og = x.shape[1] // groups, w.shape[1]
+    kernel = w.shape[2:]
+    full = [(x.shape[2 + a] - 1) * strides[a] + (kernel[a] - 1) * dil[a] + 1 + out_pad[a] for a in range(3)]
+    y = np.zeros((x.shape[0], og * groups, *full))
+    for tap in np.ndindex(*kernel):
+        sl = tuple(slice(tap[a] * dil[a], tap[a] * dil[a] + strides[a] * (x.shape[2 + a] - 1) + 1, strides[a]) for a in range(3))
+        for gi in range(groups):
+            y[(slice(None), slice(gi * og, (gi + 1) * og), *sl)] += np.einsum(
+                "ncdhw,co->nodhw", x[:, gi * cg:(gi + 1) * cg], w[gi * cg:(gi + 1) * cg, :, *tap])
+    y = y[(slice(None), slice(None), *(slice(pads[a], full[a] - pads[a + 3]) for a in range(3)))]
+    return y if b is None else y + np.asarray(b, np.float64)[None, :, None, None, None]
+
+
+CONV_T_CASES = [
+    # x shape, w shape, bias, attributes (output_shape: against ONNX Runtime alone)
+    ([2, 3, 3, 4, 5], [3, 4, 3, 3, 3], True, {}),
+    ([1, 4, 4, 3, 5], [4, 2, 3, 2, 3], False, dict(strides=[2, 1, 2], pads=[1, 0, 1, 2, 1, 0], dilations=[2, 1, 1])),
+    ([2, 4, 3, 4, 4], [4, 3, 2, 3, 3], True, dict(group=2, strides=[3, 2, 2], output_padding=[2, 1, 0])),
+    ([1, 3, 4, 4, 3], [3, 2, 1, 3, 3], True, dict(strides=[2, 2, 1], pads=[0, 1, 1, 0, 1, 1])),  # kernel depth 1
+    ([1, 2, 3, 4, 4], [2, 3, 3, 3, 3], True, dict(strides=[2, 2, 2], output_shape=[6, 8, 8])),
+    ([1, 2, 3, 4, 4], [2, 3, 3, 3, 2], False, dict(strides=[2, 2, 2], auto_pad="SAME_UPPER")),
+]  # fmt: skip
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+@pytest.mark.parametrize("dt", ["f32", "f16"])
+@pytest.mark.parametrize("case", range(len(CONV_T_CASES)))
+def test_conv_transpose3d_matches_reference_and_onnxruntime(case, dt, backend):
+    """Each case with explicit pads against the float64 tap-by-tap
+    transposed convolution (f32 within 1e-4, f16 within 1e-2 of the output's
+    largest magnitude) and, in f32, every case against ONNX Runtime."""
+    xs, ws, bias, attrs = CONV_T_CASES[case]
+    rng = np.random.default_rng()
+    x = rng.standard_normal(xs).astype(NP_T[dt])
+    w = (rng.standard_normal(ws) / np.sqrt(np.prod(ws[2:]) * ws[0])).astype(NP_T[dt])
+    b = rng.standard_normal(ws[1] * attrs.get("group", 1)).astype(NP_T[dt]) if bias else None
+    inits = [numpy_helper.from_array(w, "w")] + ([numpy_helper.from_array(b, "b")] if bias else [])
+    node = helper.make_node("ConvTranspose", ["x", "w"] + (["b"] if bias else []), ["y"], **attrs)
+    model = make_model([node], [helper.make_tensor_value_info("x", ONNX_T[dt], xs)],
+                       [helper.make_tensor_value_info("y", ONNX_T[dt], None)], inits)
+    module, params = rlxc.from_onnx(model)
+    got = np.asarray(rlxc.compile(module, backend, params=params).run({"x": x})[0], np.float64)
+    scale = max(np.abs(got).max(), 1e-30)
+    if "output_shape" not in attrs and "auto_pad" not in attrs:
+        want = conv_transpose3d_reference(x, w, b, attrs.get("strides", [1] * 3), attrs.get("pads", [0] * 6),
+                                          attrs.get("dilations", [1] * 3), attrs.get("output_padding", [0] * 3),
+                                          attrs.get("group", 1))
+        assert got.shape == want.shape
+        tol = 1e-4 if dt == "f32" else 1e-2
+        np.testing.assert_allclose(got, want, rtol=tol, atol=tol * np.abs(want).max())
+    if dt == "f32":
+        want = ort_run(model, {"x": x})[0]
+        assert got.shape == want.shape
+        np.testing.assert_allclose(got, want, rtol=1e-4, atol=1e-4 * scale)

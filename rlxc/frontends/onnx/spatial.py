@@ -190,13 +190,14 @@ def _global_pool(n: Node) -> list[Value]:
 
 @emitter("ConvTranspose")
 def _conv_transpose(n: Node) -> list[Value]:
-    """`rlx.conv_transpose2d`; 1-D as 2-D with a height of 1. An explicit
+    """`rlx.conv_transpose2d`; 1-D as 2-D with a height of 1; 3-D as 2-D
+    ones tap by tap along the depth (`_conv_transpose3d`). An explicit
     output_shape (or auto_pad SAME_*) becomes the pads that give it."""
     x, w = n.tensor(0), n.tensor(1)
     b = n.tensor(2) if n.input(2) is not None else None
     nd = x.ndim - 2
-    if nd not in (1, 2):
-        raise n.unsupported(f"a {nd}-D transposed convolution", "1-D and 2-D")
+    if nd not in (1, 2, 3):
+        raise n.unsupported(f"a {nd}-D transposed convolution", "1-D, 2-D and 3-D")
     kernel = list(w.shape[2:])
     strides = list(n.attr("strides", [1] * nd))
     dil = list(n.attr("dilations", [1] * nd))
@@ -219,12 +220,50 @@ def _conv_transpose(n: Node) -> list[Value]:
         pads = _split_pads(totals, auto)
     else:
         pads = list(n.attr("pads", [0] * 2 * nd)) if auto == "NOTSET" else [0] * 2 * nd
+    if nd == 3:
+        return [_conv_transpose3d(n, x, w, b, strides, pads, dil, out_pad, n.attr("group", 1))]
     if nd == 1:
         x = n.g.reshape(x, [*x.shape[:2], 1, x.shape[2]])
         w = n.g.reshape(w, [*w.shape[:2], 1, w.shape[2]])
         strides, dil, out_pad, pads = [1, *strides], [1, *dil], [0, *out_pad], [0, pads[0], 0, pads[1]]
     y = n.g.conv_transpose2d(x, w, b, strides, pads, dil, out_pad, n.attr("group", 1))
     return [n.g.reshape(y, [*y.shape[:2], y.shape[3]]) if nd == 1 else y]
+
+
+def _conv_transpose3d(n: Node, x: Tensor, w: Tensor, b: Tensor | None, strides: list[int], pads: list[int],
+                      dil: list[int], out_pad: list[int], groups: int) -> Tensor:
+    """A 3-D transposed convolution of x [N, C, D, H, W] by w [C, O/g, kd,
+    kh, kw] as kd 2-D ones, one per kernel depth i, with x's depths folded
+    into the batch: tap i's [N, D, O, H', W'] goes to output depths
+    d · stride + i · dilation (spread by the stride, zeros between, and
+    shifted), the taps summed, the depth pads cropped, the bias added, and
+    [N, D', O, H', W'] back to [N, O, D', H', W']."""
+    nb, c, d, h, wd = x.shape
+    kd, sd = w.shape[2], strides[0]
+    full = (d - 1) * sd + (kd - 1) * dil[0] + 1 + out_pad[0]
+    dout = full - pads[0] - pads[3]
+    if dout < 1:
+        raise n.unsupported(f"depth pads {pads[0]} and {pads[3]} over a full output depth of {full}", "an output depth of 1 or more")
+    x2 = n.g.reshape(n.g.transpose(x, [0, 2, 1, 3, 4]), [nb * d, c, h, wd])
+    spread = (d - 1) * sd + 1
+    total = None
+    for i in range(kd):
+        wi = n.g.reshape(n.g.slice(w, [i], [i + 1], [2]), [c, w.shape[1], *w.shape[3:]])
+        z = n.g.conv_transpose2d(x2, wi, None, strides[1:], [pads[1], pads[2], pads[4], pads[5]], dil[1:], out_pad[1:],
+                                 groups)  # [N·D, O, H', W']
+        o, h2, w2 = z.shape[1:]
+        z = n.g.reshape(z, [nb, d, 1, o * h2 * w2])
+        if sd > 1:  # the stride's zeros between the depths
+            z = n.g.slice(n.g.reshape(n.g.pad(z, [0, 0, 0, 0], [0, 0, sd - 1, 0]), [nb, d * sd, o * h2 * w2]), [0], [spread], [1])
+        else:
+            z = n.g.reshape(z, [nb, d, o * h2 * w2])
+        z = n.g.pad(z, [0, i * dil[0], 0], [0, full - i * dil[0] - spread, 0])
+        total = z if total is None else n.g.add(total, z)
+    assert total is not None
+    y = n.g.reshape(n.g.slice(total, [pads[0]], [pads[0] + dout], [1]), [nb, dout, o, h2, w2])
+    if b is not None:
+        y = n.g.add(y, n.g.reshape(b, [1, 1, o, 1, 1]))
+    return n.g.transpose(y, [0, 2, 1, 3, 4])
 
 
 _RESIZE_COORDS = ("half_pixel", "pytorch_half_pixel", "align_corners", "asymmetric",
