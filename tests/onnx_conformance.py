@@ -62,9 +62,6 @@ Col2Im Compress NegativeLogLikelihoodLoss SoftmaxCrossEntropyLoss
 KNOWN: dict[str, str] = {
     r"test_if_(seq|opt)": "the branches yield a sequence or an optional value: rlx values are tensors",
     r"test_col2im_5d": "a 3-D block: Col2Im imports as rlx's 2-D transposed convolution",
-    r"test_resize_.*_antialias": "antialias=1: rlx.resize samples without an antialiasing filter",
-    r"test_resize_.*cubic.*": "mode cubic: rlx.resize is nearest and linear",
-    r"test_resize_tf_crop_and_resize.*": "tf_crop_and_resize (a region of interest and an extrapolation value): rlx.resize covers the whole input",
     r"test_maxpool_with_argmax_.*": "MaxPool's second output (Indices): rlx.max_pool2d yields the values only",
     r"test_batchnorm_.*training_mode": "training mode (batch statistics, running-mean outputs): rlxc imports inference graphs",
     r"test_identity_opt": "an optional value: rlx values are tensors",

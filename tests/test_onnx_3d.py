@@ -78,6 +78,17 @@ CASES = [
 ]  # fmt: skip
 
 
+def _compare(got, want, dt, tol32, model, x):
+    """got against the float64 reference `want` (f32 within tol32, f16
+    within 1e-2, relative and of want's largest magnitude) and, in f32,
+    against ONNX Runtime's run of `model` on x."""
+    assert got.shape == want.shape
+    tol = tol32 if dt == "f32" else 1e-2
+    np.testing.assert_allclose(got, want, rtol=tol, atol=tol * np.abs(want).max())
+    if dt == "f32":
+        np.testing.assert_allclose(got, ort_run(model, {"x": x})[0], rtol=tol32, atol=tol32 * np.abs(want).max())
+
+
 def _model(op, shape, attrs, dt, opset):
     node = helper.make_node(op, ["x"], ["y"], **attrs)
     return make_model([node], [helper.make_tensor_value_info("x", ONNX_T[dt], shape)],
@@ -119,11 +130,7 @@ def test_pool3d_matches_reference_and_onnxruntime(case, dt, backend):
     k, s, pads, d = _resolved(shape, attrs)
     want = pool3d_reference(x, op, k, s, pads, d, bool(attrs.get("ceil_mode", 0)), bool(attrs.get("count_include_pad", 0)),
                             attrs.get("p", 2))
-    assert got.shape == want.shape
-    tol = 1e-5 if dt == "f32" else 1e-2
-    np.testing.assert_allclose(got, want, rtol=tol, atol=tol * np.abs(want).max())
-    if dt == "f32":
-        np.testing.assert_allclose(got, ort_run(model, {"x": x})[0], rtol=1e-5, atol=1e-5 * np.abs(want).max())
+    _compare(got, want, dt, 1e-5, model, x)
 
 
 def test_pool3d_keeps_its_errors():
@@ -187,11 +194,7 @@ def test_conv3d_matches_reference_and_onnxruntime(case, dt, backend):
     got = np.asarray(rlxc.compile(module, backend, params=params).run({"x": x})[0], np.float64)
     k, s, pads, d = _resolved(xs, dict(attrs, kernel_shape=ws[2:]))
     want = conv3d_reference(x, w, b, s, pads, d, attrs.get("group", 1))
-    assert got.shape == want.shape
-    tol = 1e-4 if dt == "f32" else 1e-2
-    np.testing.assert_allclose(got, want, rtol=tol, atol=tol * np.abs(want).max())
-    if dt == "f32":
-        np.testing.assert_allclose(got, ort_run(model, {"x": x})[0], rtol=1e-4, atol=1e-4 * np.abs(want).max())
+    _compare(got, want, dt, 1e-4, model, x)
 
 
 def test_conv3d_refuses_a_kernel_past_the_input():

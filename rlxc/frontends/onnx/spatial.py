@@ -7,6 +7,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
+from rlxc.dialects.rlx.conv import resize_source_coords
 from rlxc.frontends.builder import Tensor
 from rlxc.frontends.onnx.core import (
     Node,
@@ -319,14 +320,15 @@ def _resized(n: Node, coord: str, nearest: str, scales_in, sizes_in) -> list[Val
     coordinate transform are computed here, as ONNX defines them."""
     x = n.tensor(0)
     mode = n.attr("mode", "nearest")
-    if mode not in ("nearest", "linear"):
-        raise n.unsupported(f"mode='{mode}'", "nearest, linear")
-    if coord not in _RESIZE_COORDS:
-        raise n.unsupported(f"coordinate_transformation_mode='{coord}'", ", ".join(_RESIZE_COORDS))
+    if mode not in ("nearest", "linear", "cubic"):
+        raise n.unsupported(f"mode='{mode}'", "nearest, linear, cubic")
+    if coord not in (*_RESIZE_COORDS, "tf_crop_and_resize"):
+        raise n.unsupported(f"coordinate_transformation_mode='{coord}'", ", ".join((*_RESIZE_COORDS, "tf_crop_and_resize")))
     if nearest not in _NEAREST_MODES:
         raise n.unsupported(f"nearest_mode='{nearest}'", ", ".join(_NEAREST_MODES))
-    if n.attr("antialias", 0):
-        raise n.unsupported("antialias=1", "antialias=0")
+    antialias = bool(n.attr("antialias", 0))
+    if antialias and mode == "nearest":
+        raise n.unsupported("antialias=1 with mode='nearest'", "antialias for linear and cubic")
     r = x.ndim
     axes = [a % r for a in (n.attr("axes") or range(r))]
     policy = n.attr("keep_aspect_ratio_policy", "stretch")
@@ -349,9 +351,115 @@ def _resized(n: Node, coord: str, nearest: str, scales_in, sizes_in) -> list[Val
         out = [int(s * d) for s, d in zip(scales, x.shape)]
     else:
         raise n.error("one of scales and sizes must be given")
-    if out == list(x.shape) and all(s == 1.0 for s in scales):
+    roi = None
+    if coord == "tf_crop_and_resize":
+        given = n.const(1, "roi")
+        if given is None or np.size(given) != 2 * len(axes):
+            raise n.error(f"tf_crop_and_resize needs a constant roi of {2 * len(axes)} values (starts, ends of the axes)")
+        given = np.ravel(np.asarray(given, np.float64))
+        roi = [0.0] * r + [1.0] * r
+        for i, a in enumerate(axes):
+            roi[a], roi[r + a] = float(given[i]), float(given[len(axes) + i])
+    elif out == list(x.shape) and all(s == 1.0 for s in scales):
         return [x]
+    if mode == "cubic" or antialias or roi is not None:
+        taps = dict(mode=mode, coord=coord, nearest=nearest, antialias=antialias, a=float(n.attr("cubic_coeff_a", -0.75)),
+                    exclude=bool(n.attr("exclude_outside", 0)), extrapolation=float(n.attr("extrapolation_value", 0.0)))
+        return [in_f32(n, x, lambda x: _resize_by_taps(n, x, out, scales, roi, **taps))]
     return [n.g.resize(x, out, scales, mode, coord, nearest)]
+
+
+def _keys_cubic(t: np.ndarray, a: float) -> np.ndarray:
+    """Keys' cubic convolution kernel W(t) with parameter a (ONNX's
+    cubic_coeff_a): (a+2)|t|³ - (a+3)|t|² + 1 within 1, a|t|³ - 5a|t|² +
+    8a|t| - 4a within 2, 0 past."""
+    t = np.abs(t)
+    near = (a + 2) * t**3 - (a + 3) * t**2 + 1
+    far = a * t**3 - 5 * a * t**2 + 8 * a * t - 4 * a
+    return np.where(t <= 1, near, np.where(t < 2, far, 0.0))
+
+
+def resize_taps(size: int, out: int, scale: float, mode: str, coord: str, nearest: str = "round_prefer_floor",
+                antialias: bool = False, a: float = -0.75, exclude: bool = False,
+                roi: tuple[float, float] | None = None) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """One axis of an ONNX Resize as taps, in float64: for each of the `out`
+    outputs, the input indices it reads ([out, n], clamped into the axis:
+    the edge repeated), their weights ([out, n]) and whether the output is
+    the extrapolation value instead ([out]: tf_crop_and_resize's outputs
+    mapped outside the input). The source coordinate is the coordinate
+    transformation's; its fraction r past the sample below (1, not 0, on a
+    sample: the left neighbour preferred) weighs the n samples nearest it:
+    linear 1 - r, r; cubic Keys' W at 1 + r, r, 1 - r, 2 - r; antialiased
+    (downsampling) linear and cubic the kernel widened by 1 / scale over
+    as many samples, normalized; nearest the rounding of nearest_mode. With
+    exclude, the weights of samples outside the axis are dropped and the
+    rest renormalized."""
+    extra = np.zeros(out, bool)
+    if coord == "tf_crop_and_resize":
+        assert roi is not None
+        width = scale * size  # the resized length unrounded, as rlx.resize's coordinates take it
+        x = (np.full(out, (roi[1] - roi[0]) * (size - 1) / 2) if width == 1
+             else np.arange(out, dtype=np.float64) * (roi[1] - roi[0]) * (size - 1) / (width - 1))
+        x = x + roi[0] * (size - 1)
+        extra = (x < 0) | (x > size - 1)
+    else:
+        x = resize_source_coords(coord, size, out, scale)
+    below = np.floor(x)
+    ratio = np.where(x == below, 1.0, x - below)[:, None]
+    if mode == "linear" and not antialias:
+        w = np.concatenate([1 - ratio, ratio], 1)
+    elif mode == "cubic" and not antialias:
+        w = _keys_cubic(np.concatenate([1 + ratio, ratio, 1 - ratio, 2 - ratio], 1), a)
+    elif mode == "nearest":
+        up = {"round_prefer_floor": ratio > 0.5, "round_prefer_ceil": ratio >= 0.5, "floor": ratio < 0, "ceil": ratio >= 0}
+        pick = np.where(ratio == 1.0, True, up[nearest])  # on a sample: the sample itself
+        w = np.concatenate([~pick, pick], 1).astype(np.float64)
+    else:  # antialiased: the kernel stretched over 1 / scale samples when downsampling
+        s = min(scale, 1.0)
+        first = int(np.floor((-2 if mode == "cubic" else -1) / s) + 1)
+        t = (np.arange(first, 2 - first)[None, :] - ratio) * s
+        w = _keys_cubic(t, a) if mode == "cubic" else np.clip(1 - np.abs(t), 0, 1)
+        w = w / w.sum(1, keepdims=True)
+    taps = w.shape[1]
+    pad = -(-taps // 2)
+    xp = x + pad
+    p = np.floor(xp)
+    frac = xp - p
+    if taps % 2 == 0:  # the window's centre between samples: at a sample, the left one
+        offset = np.where(frac == 0, -(taps // 2), -(taps // 2) + 1)
+    else:
+        offset = np.where(frac <= 0.5, -((taps - 1) // 2), -((taps - 1) // 2) + 1)
+    idx = (p + offset).astype(np.int64)[:, None] + np.arange(taps)[None, :] - pad
+    if exclude:
+        w = np.where((idx < 0) | (idx >= size), 0.0, w)
+        total = w.sum(1, keepdims=True)
+        w = w / np.where(total == 0, 1.0, total)
+    w = np.where(extra[:, None], 0.0, w)
+    return np.clip(idx, 0, size - 1), w, extra
+
+
+def _resize_by_taps(n: Node, x: Tensor, out: list[int], scales: list[float], roi: list[float] | None, mode: str,
+                    coord: str, nearest: str, antialias: bool, a: float, exclude: bool, extrapolation: float) -> Tensor:
+    """A Resize rlx.resize does not do (cubic, antialiased, tf_crop_and_resize)
+    axis by axis, as ONNX defines it: per resized axis, a gather of each
+    output's taps (`resize_taps`, constants), times their weights, summed
+    over the taps (plus the extrapolation value where tf_crop_and_resize
+    maps an output outside the input). x is f32."""
+    g, r = n.g, x.ndim
+    for axis in range(r):
+        size = x.shape[axis]
+        span = None if roi is None else (roi[axis], roi[r + axis])
+        if out[axis] == size and np.isclose(scales[axis], 1.0) and (span is None or np.allclose(span, (0.0, 1.0))):
+            continue
+        idx, w, extra = resize_taps(size, out[axis], scales[axis], mode, coord, nearest, antialias, a, exclude, span)
+        m, taps = w.shape
+        picked = g.gather(x, n.imp.constant(idx.reshape(-1), "i64"), axis)
+        picked = g.reshape(picked, [*x.shape[:axis], m, taps, *x.shape[axis + 1:]])
+        weights = n.imp.constant(w.reshape([1] * axis + [m, taps] + [1] * (r - axis - 1)), "f32")
+        x = g.reduce_sum(g.mul(picked, weights), [axis + 1])
+        if extra.any() and extrapolation != 0.0:
+            x = g.add(x, n.imp.constant((extra * extrapolation).reshape([1] * axis + [m] + [1] * (r - axis - 1)), "f32"))
+    return x
 
 
 @emitter("Col2Im")
