@@ -464,36 +464,39 @@ def _resize_by_taps(n: Node, x: Tensor, out: list[int], scales: list[float], roi
 
 @emitter("Col2Im")
 def _col2im(n: Node) -> list[Value]:
-    """[N, C·kh·kw, L] columns summed back into [N, C, H, W] images: a
-    transposed convolution of the columns (as [N, C·kh·kw, oh, ow]) by a
-    constant one-hot weight, C groups of kh·kw channels each, with the
-    node's strides, dilations and pads (output padding where the strides
-    leave the last rows short). 2-D blocks."""
+    """[N, C·∏k, L] columns summed back into [N, C, *image] images: a
+    transposed convolution of the columns (as [N, C·∏k, *blocks]) by a
+    constant one-hot weight, C groups of ∏k channels each, with the node's
+    strides, dilations and pads (output padding where the strides leave the
+    last rows short). 2-D blocks, and 3-D ones through the 3-D transposed
+    convolution (`_conv_transpose3d`)."""
     x = n.tensor(0)
     image, block = n.const(1, "image_shape"), n.const(2, "block_shape")
     if image is None or block is None:
         raise n.error("image_shape (input #1) and block_shape (input #2) are required")
     image, block = [int(v) for v in np.ravel(image)], [int(v) for v in np.ravel(block)]
-    if len(image) != 2 or len(block) != 2:
-        raise n.unsupported(f"a {len(block)}-D block", "2-D blocks (rlx's transposed convolution is 2-D)")
-    (kh, kw), k = block, block[0] * block[1]
-    strides = list(n.attr("strides", [1, 1]))
-    dil = list(n.attr("dilations", [1, 1]))
-    pads = list(n.attr("pads", [0, 0, 0, 0]))
+    nd = len(block)
+    if len(image) != nd or nd not in (2, 3):
+        raise n.unsupported(f"a {len(block)}-D block of a {len(image)}-D image", "2-D and 3-D blocks of images of as many axes")
+    k = int(np.prod(block))
+    strides = list(n.attr("strides", [1] * nd))
+    dil = list(n.attr("dilations", [1] * nd))
+    pads = list(n.attr("pads", [0] * 2 * nd))
     if x.ndim != 3 or x.shape[1] % k:
-        raise n.error(f"input {x.shape}: it must be [N, C·{kh}·{kw}, L]")
+        raise n.error(f"input {x.shape}: it must be [N, C·{'·'.join(map(str, block))}, L]")
     c = x.shape[1] // k
-    out = [(image[a] + pads[a] + pads[a + 2] - dil[a] * (block[a] - 1) - 1) // strides[a] + 1 for a in range(2)]
-    if min(out) < 1 or out[0] * out[1] != x.shape[2]:
-        raise n.error(f"{x.shape[2]} blocks, but image {image} with block {block} holds {out[0]} x {out[1]}")
-    short = [image[a] - ((out[a] - 1) * strides[a] - pads[a] - pads[a + 2] + dil[a] * (block[a] - 1) + 1)
-             for a in range(2)]
-    w = np.zeros((c * k, 1, kh, kw), np.float32)
+    out = [(image[a] + pads[a] + pads[a + nd] - dil[a] * (block[a] - 1) - 1) // strides[a] + 1 for a in range(nd)]
+    if min(out) < 1 or int(np.prod(out)) != x.shape[2]:
+        raise n.error(f"{x.shape[2]} blocks, but image {image} with block {block} holds {' x '.join(map(str, out))}")
+    short = [image[a] - ((out[a] - 1) * strides[a] - pads[a] - pads[a + nd] + dil[a] * (block[a] - 1) + 1)
+             for a in range(nd)]
+    w = np.zeros((c * k, 1, *block), np.float32)
     for ch in range(c):
-        for i in range(kh):
-            for j in range(kw):
-                w[ch * k + i * kw + j, 0, i, j] = 1.0
+        for t, tap in enumerate(np.ndindex(*block)):
+            w[(ch * k + t, 0, *tap)] = 1.0
     g = n.g
     cols = g.reshape(x, [x.shape[0], c * k, *out])
     weight = n.imp.constant(w, "f32") if x.dtype == "f32" else g.cast(n.imp.constant(w, "f32"), x.dtype)
-    return [g.conv_transpose2d(cols, weight, None, strides, [pads[0], pads[1], pads[2], pads[3]], dil, short, groups=c)]
+    if nd == 3:
+        return [_conv_transpose3d(n, cols, weight, None, strides, pads, dil, short, c)]
+    return [g.conv_transpose2d(cols, weight, None, strides, pads, dil, short, groups=c)]
