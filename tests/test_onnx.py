@@ -944,3 +944,43 @@ def test_scatter_on_cuda_matches_onnxruntime(op, xs, ids, axis, reduction):
         for _ in range(2):  # graph mode: capture, then replay (the arrival counter's next round)
             (got,) = exe.run(feeds, poison=True)
             np.testing.assert_array_equal(got, want)
+
+
+@pytest.mark.parametrize("dt, shape", [("f32", [4, 3, 5, 6]), ("f32", [2, 5, 7]), ("f16", [3, 4, 2, 3, 5]),
+                                       ("bf16", [5, 2, 6, 4])])
+def test_batch_norm_training_mode_matches_float64(dt, shape):
+    """BatchNormalization-15 with training_mode=1: y from the batch's own
+    per-channel mean and population variance, and the running mean and
+    variance outputs (momentum 0.8), against float64 numpy on fresh random
+    inputs (f32 within 1e-5, 16-bit within 1e-2 relative: x and y rounded
+    once)."""
+    onnx_t = {"f32": TensorProto.FLOAT, "f16": TensorProto.FLOAT16, "bf16": TensorProto.BFLOAT16}[dt]
+    rng = np.random.default_rng()
+    c = shape[1]
+    x = rng.normal(0.5, 2.0, shape).astype(np.float32)
+    p = {k: rng.normal(m, 0.5, c).astype(np.float32) for k, m in (("s", 1.0), ("b", 0.0), ("mean", 0.0), ("var", 2.0))}
+    p["var"] = np.abs(p["var"])
+    node = helper.make_node("BatchNormalization", ["x", "s", "b", "mean", "var"], ["y", "rm", "rv"], training_mode=1,
+                            momentum=0.8, epsilon=1e-3)
+    model = helper.make_model(helper.make_graph(
+        [node], "g", [helper.make_tensor_value_info("x", onnx_t, shape)],
+        [helper.make_tensor_value_info(k, v, None) for k, v in (("y", onnx_t), ("rm", TensorProto.FLOAT), ("rv", TensorProto.FLOAT))],
+        [numpy_helper.from_array(v, k) for k, v in p.items()]), opset_imports=[helper.make_opsetid("", 15)])
+    module, params = from_onnx(model)
+    feeds = {"x": rlxc.interpret(*_cast_module(x, dt))[0] if dt != "f32" else x}
+    got = rlxc.interpret(module, feeds, params)
+    x64 = np.asarray(feeds["x"], np.float64)
+    axes = (0, *range(2, len(shape)))
+    m, v = x64.mean(axes), x64.var(axes)
+    bshape = [1, c] + [1] * (len(shape) - 2)
+    y = (x64 - m.reshape(bshape)) / np.sqrt(v.reshape(bshape) + 1e-3) * p["s"].reshape(bshape) + p["b"].reshape(bshape)
+    tol = 1e-5 if dt == "f32" else 1e-2
+    np.testing.assert_allclose(np.asarray(got[0], np.float64), y, rtol=tol, atol=tol * np.abs(y).max())
+    np.testing.assert_allclose(got[1], p["mean"] * 0.8 + m * 0.2, rtol=1e-5, atol=1e-6)
+    np.testing.assert_allclose(got[2], p["var"] * 0.8 + v * 0.2, rtol=1e-4, atol=1e-6)
+
+
+def _cast_module(x, dt):
+    """A module casting f32 x to dt, and its inputs: x as dt's values."""
+    g = rlxc.GraphBuilder()
+    return g.build([g.cast(g.input("x", list(x.shape), "f32"), dt)]), {"x": x}

@@ -208,9 +208,13 @@ def _group_norm(n: Node) -> list[Value]:
 
 @emitter("BatchNormalization")
 def _batch_norm(n: Node) -> list[Value]:
-    """Inference form, folded into a per-channel scale and shift."""
+    """Inference form, folded into a per-channel scale and shift; training
+    mode (opset 14 on) as `_batch_norm_training`."""
+    if n.attr("training_mode", 0) and n.opset >= 14:
+        return _batch_norm_training(n)
     if n.attr("training_mode", 0) or any(o for o in n.proto.output[1:]):
-        raise n.unsupported("training mode", "inference (training_mode=0, one output)")
+        raise n.unsupported("training mode before opset 14 (its saved statistics' outputs)",
+                            "inference (one output), and training_mode=1 from opset 14")
     x = n.tensor(0)
     scale, bias, mean, var = (n.const(i, name) for i, name in enumerate(("scale", "B", "mean", "var"), 1))
     s = scale / np.sqrt(var.astype(np.float64) + n.attr("epsilon", 1e-5))
@@ -220,6 +224,39 @@ def _batch_norm(n: Node) -> list[Value]:
     t_t = n.imp.constant(t.reshape(-1, *tail), x.dtype)
     return [n.g.add(n.g.mul(x, s_t), t_t)]
 
+
+
+def _batch_norm_training(n: Node) -> list[Value]:
+    """BatchNormalization-14/15 in training mode: x normalized by its own
+    batch statistics (per channel over the batch and spatial axes, the
+    population variance), then scaled and shifted; the running mean and
+    variance outputs are input_mean · momentum + batch mean · (1 -
+    momentum), and the same of the variances. In f32 for 16-bit inputs
+    (scale, B, mean and var may have their own float types: each output
+    takes its input's)."""
+    g = n.g
+    x = n.tensor(0)
+    scale, bias, mean, var = (n.tensor(i) for i in range(1, 5))
+    eps, momentum = float(n.attr("epsilon", 1e-5)), float(n.attr("momentum", 0.9))
+    axes = [0, *range(2, x.ndim)]
+    c = x.shape[1]
+    tail = [1] * (x.ndim - 2)
+
+    def f32(t):
+        return t if t.dtype == "f32" else g.cast(t, "f32")
+
+    xf = f32(x)
+    m = g.reduce_mean(xf, axes, True)
+    d = g.sub(xf, m)
+    v = g.reduce_mean(g.mul(d, d), axes, True)
+    k = g.div(g.reshape(f32(scale), [c, *tail]), g.sqrt(g.add(v, n.imp.scalar(eps, "f32"))))
+    y = g.add(g.mul(d, k), g.reshape(f32(bias), [c, *tail]))
+    outs = [y if x.dtype == "f32" else g.cast(y, x.dtype)]
+    for running, batch in ((mean, m), (var, v)):
+        r = g.add(g.mul(f32(running), n.imp.scalar(momentum, "f32")),
+                  g.mul(g.reshape(batch, [c]), n.imp.scalar(1.0 - momentum, "f32")))
+        outs.append(r if running.dtype == "f32" else g.cast(r, running.dtype))
+    return outs[:max(1, len(n.proto.output))]
 
 
 @emitter("CumSum")
