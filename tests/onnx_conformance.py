@@ -61,7 +61,6 @@ Col2Im Compress NegativeLogLikelihoodLoss SoftmaxCrossEntropyLoss
 #: not have are found from the model itself (`expected_failure`).
 KNOWN: dict[str, str] = {
     r"test_if_(seq|opt)": "the branches yield a sequence or an optional value: rlx values are tensors",
-    r"test_maxpool_with_argmax_.*": "MaxPool's second output (Indices): rlx.max_pool2d yields the values only",
     r"test_identity_opt": "an optional value: rlx values are tensors",
     r"test_identity_sequence": "a sequence value: rlx values are tensors",
     r"test_pow_types_int.*": "Pow with an integer base: rlx.pow is defined on floats",

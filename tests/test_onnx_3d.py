@@ -1,7 +1,8 @@
 """3-D (NCDHW) Conv, imported as one 2-D convolution over depth-stacked
 slices (`spatial._conv3d`), ConvTranspose, as 2-D ones tap by tap along the
 depth (`spatial._conv_transpose3d`), and MaxPool, AveragePool and LpPool, imported as
-two 2-D pools (`spatial._pool3d`): against float64 references written here
+two 2-D pools (`spatial._pool3d`), and MaxPool's Indices output (1-D to
+3-D: `spatial._max_pool_with_indices`): against float64 references written here
 (convolutions summed tap by tap; a pool over each 3-D window, no
 separability assumed) and against ONNX Runtime, on fresh random inputs, on
 the numpy backend and on CUDA where a GPU is."""
@@ -100,8 +101,9 @@ def _resolved(shape, attrs):
     ONNX defines SAME_UPPER/LOWER: the total padding that keeps ceil(size /
     stride) outputs, the odd element at the end for UPPER)."""
     k = attrs["kernel_shape"]
-    s = attrs.get("strides", [1] * 3)
-    d = attrs.get("dilations", [1] * 3)
+    nd = len(k)
+    s = attrs.get("strides", [1] * nd)
+    d = attrs.get("dilations", [1] * nd)
     auto = attrs.get("auto_pad", "NOTSET")
     if auto.startswith("SAME"):
         totals = [max(0, (-(-n // st) - 1) * st + (kk - 1) * dd + 1 - n) for n, kk, st, dd in zip(shape[2:], k, s, d)]
@@ -109,7 +111,7 @@ def _resolved(shape, attrs):
         begin = small if auto == "SAME_UPPER" else [t - b for t, b in zip(totals, small)]
         pads = begin + [t - b for t, b in zip(totals, begin)]
     else:
-        pads = attrs.get("pads", [0] * 6)
+        pads = attrs.get("pads", [0] * 2 * nd)
     return k, s, pads, d
 
 
@@ -266,3 +268,64 @@ def test_conv_transpose3d_matches_reference_and_onnxruntime(case, dt, backend):
         want = ort_run(model, {"x": x})[0]
         assert got.shape == want.shape
         np.testing.assert_allclose(got, want, rtol=1e-4, atol=1e-4 * scale)
+
+
+def max_pool_indices_reference(x, kernel, strides, pads, dil, ceil, storage_order):
+    """MaxPool's values and Indices window by window: the first largest
+    element in row-major scan order among the window's elements inside the
+    input, and its flat index in x (NC then the spatial axes, column-major
+    with storage_order=1)."""
+    nd = len(kernel)
+    sizes = x.shape[2:]
+    outs = [_out_size(sizes[a], kernel[a], strides[a], pads[a], pads[a + nd], dil[a], ceil) for a in range(nd)]
+    vals = np.empty(x.shape[:2] + tuple(outs), x.dtype)
+    idx = np.empty(x.shape[:2] + tuple(outs), np.int64)
+    plane = int(np.prod(sizes))
+    for nc in np.ndindex(*x.shape[:2]):
+        for o in np.ndindex(*outs):
+            best, at = None, None
+            for tap in np.ndindex(*kernel):
+                p = [o[a] * strides[a] - pads[a] + tap[a] * dil[a] for a in range(nd)]
+                if all(0 <= p[a] < sizes[a] for a in range(nd)) and (best is None or x[(*nc, *p)] > best):
+                    best, at = x[(*nc, *p)], p
+            flat = 0
+            for a in (range(nd) if storage_order == 0 else reversed(range(nd))):
+                flat = flat * sizes[a] + at[a]
+            vals[(*nc, *o)] = best
+            idx[(*nc, *o)] = (nc[0] * x.shape[1] + nc[1]) * plane + flat
+    return vals, idx
+
+
+INDEX_CASES = [
+    ([2, 3, 9], dict(kernel_shape=[3], strides=[2], pads=[1, 1])),
+    ([2, 2, 7, 8], dict(kernel_shape=[3, 2], strides=[2, 2], pads=[1, 0, 1, 1])),
+    ([1, 3, 8, 7], dict(kernel_shape=[2, 3], strides=[2, 2], dilations=[2, 1], ceil_mode=1, storage_order=1)),
+    ([1, 2, 6, 6], dict(kernel_shape=[3, 3], auto_pad="SAME_UPPER", strides=[2, 1])),
+    ([1, 2, 5, 6, 7], dict(kernel_shape=[2, 3, 2], strides=[2, 1, 2], pads=[0, 1, 1, 1, 1, 0])),
+]  # fmt: skip
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+@pytest.mark.parametrize("dt", ["f32", "f16"])
+@pytest.mark.parametrize("case", range(len(INDEX_CASES)))
+def test_max_pool_indices_match_reference(case, dt, backend):
+    """MaxPool's values and Indices (1-D, 2-D, 3-D; pads, strides, dilations,
+    ceil_mode, storage_order) exactly equal to the window-by-window
+    reference (fresh random inputs: no ties) and, for the 2-D f32 cases, to
+    ONNX Runtime's."""
+    shape, attrs = INDEX_CASES[case]
+    node = helper.make_node("MaxPool", ["x"], ["y", "i"], **attrs)
+    model = make_model([node], [helper.make_tensor_value_info("x", ONNX_T[dt], shape)],
+                       [helper.make_tensor_value_info("y", ONNX_T[dt], None), helper.make_tensor_value_info("i", TensorProto.INT64, None)],
+                       opset=12)
+    x = np.random.default_rng().standard_normal(shape).astype(NP_T[dt])
+    module, params = rlxc.from_onnx(model)
+    vals, idx = rlxc.compile(module, backend, params=params).run({"x": x})
+    k, s, pads, d = _resolved(shape, attrs)
+    want_v, want_i = max_pool_indices_reference(x, k, s, pads, d, bool(attrs.get("ceil_mode", 0)), attrs.get("storage_order", 0))
+    np.testing.assert_array_equal(np.asarray(vals), want_v)
+    np.testing.assert_array_equal(idx, want_i)
+    if dt == "f32" and len(shape) == 4:
+        ort_v, ort_i = ort_run(model, {"x": x})
+        np.testing.assert_array_equal(vals, ort_v)
+        np.testing.assert_array_equal(idx, ort_i)

@@ -109,15 +109,13 @@ def _pool(n: Node) -> list[Value]:
     nd = x.ndim - 2
     if nd not in (1, 2, 3):
         raise n.unsupported(f"a {nd}-D pool", "1-D (NCW), 2-D (NCHW) and 3-D (NCDHW)")
-    if len(n.proto.output) > 1 and n.proto.output[1]:
-        raise n.unsupported("the Indices output", "the first output only")
-    if n.attr("storage_order", 0):
-        raise n.unsupported("storage_order=1", "0 (row major)")
     kernel = list(n.attr("kernel_shape"))
     strides = list(n.attr("strides", [1] * nd))
     dil = list(n.attr("dilations", [1] * nd))
     pads = _spatial_pads(n, x.shape[2:], kernel, strides, dil)
     ceil = bool(n.attr("ceil_mode", 0))
+    if n.op_type == "MaxPool" and len(n.proto.output) > 1 and n.proto.output[1]:
+        return _max_pool_with_indices(n, x, kernel, strides, pads, dil, ceil, int(n.attr("storage_order", 0)))
     include = bool(n.attr("count_include_pad", 0))
 
     def pool2d(x: Tensor, kernel: list[int], strides: list[int], pads: list[int], dil: list[int]) -> Tensor:
@@ -145,6 +143,55 @@ def _pool(n: Node) -> list[Value]:
     if n.op_type == "AveragePool" and nd == 3:  # the first pass's means not rounded to 16 bits
         return [in_f32(n, x, pool)]
     return [pool(x)]
+
+
+def _max_pool_with_indices(n: Node, x: Tensor, kernel: list[int], strides: list[int], pads: list[int], dil: list[int],
+                           ceil: bool, storage_order: int) -> list[Value]:
+    """MaxPool with its Indices output: the windows unfolded, a strided
+    slice of x (padded with -inf) per kernel tap stacked on a last axis, the
+    max and its first tap (`rlx.argmax`, the taps in row-major order, as
+    ONNX's reference scans them), and the tap mapped to the input element's
+    flat index in x (NCHW..., the spatial part column-major with
+    storage_order=1) through a constant table of each output's taps.
+    Padded positions are never the index unless the window's real elements
+    are all -inf."""
+    g, nd = n.g, len(kernel)
+    sizes = list(x.shape[2:])
+    out = []
+    for a in range(nd):
+        span = (kernel[a] - 1) * dil[a] + 1
+        q = sizes[a] + pads[a] + pads[a + nd] - span
+        o = (-(-q // strides[a]) if ceil else q // strides[a]) + 1
+        if ceil and (o - 1) * strides[a] >= sizes[a] + pads[a]:  # the last window starts past the input and its left pad
+            o -= 1
+        out.append(o)
+    if min(out) < 1:
+        raise n.error(f"the window covers more than the padded input ({sizes} with pads {pads})")
+    ends = [max(pads[a + nd], (out[a] - 1) * strides[a] + (kernel[a] - 1) * dil[a] + 1 - sizes[a] - pads[a]) for a in range(nd)]
+    xp = g.pad(x, [0, 0, *pads[:nd]], [0, 0, *ends], value=float("-inf"))
+    taps = list(np.ndindex(*kernel))
+    cut = []
+    for tap in taps:
+        starts = [tap[a] * dil[a] for a in range(nd)]
+        stops = [starts[a] + (out[a] - 1) * strides[a] + 1 for a in range(nd)]
+        cut.append(g.reshape(g.slice(xp, starts, stops, list(range(2, 2 + nd)), strides), [*x.shape[:2], *out, 1]))
+    stacked = g.concat(cut, 2 + nd) if len(cut) > 1 else cut[0]
+    values = g.reduce_max(stacked, [2 + nd])
+    which = g.argmax(stacked, 2 + nd)  # [N, C, *out], i64
+    # table[o, t]: the flat spatial index of output o's tap t (clamped where padded: never picked but for all -inf)
+    grid = np.stack(np.meshgrid(*[np.arange(o) for o in out], indexing="ij"), -1).reshape(-1, 1, nd)
+    pos = grid * np.asarray(strides) - np.asarray(pads[:nd]) + np.asarray(taps).reshape(1, -1, nd) * np.asarray(dil)
+    pos = np.clip(pos, 0, np.asarray(sizes) - 1)
+    order = range(nd) if storage_order == 0 else reversed(range(nd))
+    flat = np.zeros(pos.shape[:2], np.int64)
+    for a in order:
+        flat = flat * sizes[a] + pos[..., a]
+    t = len(taps)
+    rows = n.imp.constant((np.arange(int(np.prod(out))) * t).reshape(out), "i64")
+    spatial = g.gather(n.imp.constant(flat.reshape(-1), "i64"), g.add(which, rows), 0)
+    planes = n.imp.constant((np.arange(x.shape[0] * x.shape[1]) * int(np.prod(sizes))).reshape(x.shape[0], x.shape[1],
+                                                                                                  *[1] * nd), "i64")
+    return [values, g.add(spatial, planes)]
 
 
 def _pool3d(n: Node, x: Tensor, pool2d, kernel: list[int], strides: list[int], pads: list[int],
