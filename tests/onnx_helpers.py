@@ -37,3 +37,19 @@ def ort_run(model, feeds):
         model.ir_version = lowest
     sess = ort.InferenceSession(model.SerializeToString(), providers=["CPUExecutionProvider"])
     return sess.run(None, feeds)
+
+
+def assert_kernels_compile(module) -> None:
+    """Without a GPU: `module` through the CUDA pipeline (sm_90, 132
+    multiprocessors), every generated kernel compiled by NVRTC with no
+    spills; at least one kernel."""
+    from rlxc.codegen import HEADERS
+    from rlxc.dialects import rlx_cuda
+    from rlxc.runtime import nvrtc
+
+    kernels = [op for op in rlxc.run_pipeline(module, "rlx-cuda{arch=sm_90 sm_count=132}").walk()
+               if isinstance(op, rlx_cuda.KernelOp)]
+    assert kernels
+    for k in kernels:
+        res = nvrtc.resources(k.source.data, "sm_90", headers=HEADERS)
+        assert res.spill_stores == 0, (k.sym_name.data, res)

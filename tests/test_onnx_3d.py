@@ -17,7 +17,7 @@ from onnx import TensorProto, helper, numpy_helper
 import rlxc
 
 sys.path.insert(0, os.path.dirname(__file__))
-from onnx_helpers import BACKENDS, make_model, ort_run  # noqa: E402
+from onnx_helpers import BACKENDS, assert_kernels_compile, make_model, ort_run  # noqa: E402
 
 ONNX_T = {"f32": TensorProto.FLOAT, "f16": TensorProto.FLOAT16}
 NP_T = {"f32": np.float32, "f16": np.float16}
@@ -329,3 +329,36 @@ def test_max_pool_indices_match_reference(case, dt, backend):
         ort_v, ort_i = ort_run(model, {"x": x})
         np.testing.assert_array_equal(vals, ort_v)
         np.testing.assert_array_equal(idx, ort_i)
+
+
+def _first_models():
+    """One model per import path this file tests (a 3-D pool, Conv,
+    ConvTranspose, MaxPool with indices; f16 where the path has a 16-bit
+    form), built as the tests build them."""
+    op, shape, attrs = CASES[5]  # AveragePool, count_include_pad, pads
+    models = [_model(op, shape, attrs, "f16", 18)]
+    xs, ws, _, attrs = CONV_CASES[2]  # groups
+    models.append(make_model([helper.make_node("Conv", ["x", "w"], ["y"], **attrs)],
+                             [helper.make_tensor_value_info("x", TensorProto.FLOAT, xs)],
+                             [helper.make_tensor_value_info("y", TensorProto.FLOAT, None)],
+                             [numpy_helper.from_array(np.ones(ws, np.float32), "w")]))
+    xs, ws, _, attrs = CONV_T_CASES[2]  # groups, strides, output_padding
+    models.append(make_model([helper.make_node("ConvTranspose", ["x", "w"], ["y"], **attrs)],
+                             [helper.make_tensor_value_info("x", TensorProto.FLOAT16, xs)],
+                             [helper.make_tensor_value_info("y", TensorProto.FLOAT16, None)],
+                             [numpy_helper.from_array(np.ones(ws, np.float16), "w")]))
+    shape, attrs = INDEX_CASES[2]  # ceil_mode, dilations, storage_order=1
+    models.append(make_model([helper.make_node("MaxPool", ["x"], ["y", "i"], **attrs)],
+                             [helper.make_tensor_value_info("x", TensorProto.FLOAT, shape)],
+                             [helper.make_tensor_value_info("y", TensorProto.FLOAT, None),
+                              helper.make_tensor_value_info("i", TensorProto.INT64, None)], opset=12))
+    return models
+
+
+@pytest.mark.parametrize("which", range(4))
+def test_3d_models_compile_for_the_gpu(which):
+    """Without a GPU: each path's model through the CUDA pipeline, every
+    generated kernel compiled by NVRTC for sm_90 with no spills (the -inf
+    padding of MaxPool's unfolded windows among them)."""
+    module, _ = rlxc.from_onnx(_first_models()[which])
+    assert_kernels_compile(module)

@@ -17,7 +17,7 @@ from onnx.reference import ReferenceEvaluator
 import rlxc
 
 sys.path.insert(0, os.path.dirname(__file__))
-from onnx_helpers import BACKENDS, make_model, ort_run  # noqa: E402
+from onnx_helpers import BACKENDS, assert_kernels_compile, make_model, ort_run  # noqa: E402
 
 ONNX_T = {"f32": TensorProto.FLOAT, "f16": TensorProto.FLOAT16, "bf16": TensorProto.BFLOAT16}
 
@@ -93,3 +93,12 @@ def test_resize_taps_refuse_what_onnx_does_not_define():
     with pytest.raises(rlxc.OnnxImportError, match=r"roi"):
         rlxc.from_onnx(_model([1, 1, 4, 4], dict(scales=[1, 1, 0.5, 0.5]),
                               dict(mode="linear", coordinate_transformation_mode="tf_crop_and_resize"), None, "f32"))
+
+
+def test_resize_by_taps_compiles_for_the_gpu():
+    """Without a GPU: a cubic antialiased and a tf_crop_and_resize model (f16)
+    through the CUDA pipeline, every generated kernel compiled by NVRTC for
+    sm_90 with no spills."""
+    for case in (6, 8):
+        shape, sizing, attrs, roi = CASES[case]
+        assert_kernels_compile(rlxc.from_onnx(_model(shape, sizing, attrs, roi, "f16"))[0])
