@@ -362,3 +362,41 @@ def test_3d_models_compile_for_the_gpu(which):
     padding of MaxPool's unfolded windows among them)."""
     module, _ = rlxc.from_onnx(_first_models()[which])
     assert_kernels_compile(module)
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_small_video_network_matches_onnxruntime(backend):
+    """A small 3-D network as a video model's stem and head: Conv (stride 2,
+    pads) + BatchNormalization + Relu, MaxPool, a depthwise Conv, Add (a
+    residual), ConvTranspose (stride 2), AveragePool, GlobalAveragePool,
+    Flatten, Gemm; against ONNX Runtime in f32 on fresh random inputs and
+    weights (within 1e-4 of the output's largest magnitude)."""
+    rng = np.random.default_rng()
+
+    def w(name, shape, scale=None):
+        scale = scale if scale is not None else 1 / np.sqrt(np.prod(shape[1:]))
+        return numpy_helper.from_array((rng.standard_normal(shape) * scale).astype(np.float32), name)
+
+    inits = [w("w1", [8, 3, 3, 5, 5]), w("b1", [8], 0.1), w("bn_s", [8], 0.2), w("bn_b", [8], 0.2), w("bn_m", [8], 0.2),
+             numpy_helper.from_array(rng.uniform(0.5, 1.5, 8).astype(np.float32), "bn_v"),
+             w("w2", [8, 1, 3, 3, 3]), w("wt", [8, 4, 2, 2, 2]), w("bt", [4], 0.1), w("wf", [10, 4]), w("bf", [10], 0.1)]
+    nodes = [
+        helper.make_node("Conv", ["x", "w1", "b1"], ["c1"], strides=[1, 2, 2], pads=[1, 2, 2, 1, 2, 2]),
+        helper.make_node("BatchNormalization", ["c1", "bn_s", "bn_b", "bn_m", "bn_v"], ["n1"]),
+        helper.make_node("Relu", ["n1"], ["r1"]),
+        helper.make_node("MaxPool", ["r1"], ["p1"], kernel_shape=[1, 3, 3], strides=[1, 2, 2], pads=[0, 1, 1, 0, 1, 1]),
+        helper.make_node("Conv", ["p1", "w2"], ["c2"], group=8, pads=[1, 1, 1, 1, 1, 1]),
+        helper.make_node("Add", ["c2", "p1"], ["a2"]),
+        helper.make_node("ConvTranspose", ["a2", "wt", "bt"], ["t3"], strides=[2, 2, 2]),
+        helper.make_node("AveragePool", ["t3"], ["p3"], kernel_shape=[2, 2, 2], strides=[2, 2, 2]),
+        helper.make_node("GlobalAveragePool", ["p3"], ["g"]),
+        helper.make_node("Flatten", ["g"], ["f"]),
+        helper.make_node("Gemm", ["f", "wf", "bf"], ["y"], transB=1),
+    ]
+    model = make_model(nodes, [helper.make_tensor_value_info("x", TensorProto.FLOAT, [2, 3, 6, 32, 32])],
+                       [helper.make_tensor_value_info("y", TensorProto.FLOAT, [2, 10])], inits)
+    x = rng.standard_normal((2, 3, 6, 32, 32)).astype(np.float32)
+    module, params = rlxc.from_onnx(model)
+    got = rlxc.compile(module, backend, params=params).run({"x": x})[0]
+    want = ort_run(model, {"x": x})[0]
+    np.testing.assert_allclose(got, want, rtol=1e-4, atol=1e-4 * np.abs(want).max())
