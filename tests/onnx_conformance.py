@@ -63,7 +63,6 @@ KNOWN: dict[str, str] = {
     r"test_if_(seq|opt)": "the branches yield a sequence or an optional value: rlx values are tensors",
     r"test_identity_opt": "an optional value: rlx values are tensors",
     r"test_identity_sequence": "a sequence value: rlx values are tensors",
-    r"test_pow_types_int.*": "Pow with an integer base: rlx.pow is defined on floats",
     r"test_loop(13_seq|16_seq_none)": "the loop carries a sequence (or an optional) value: rlx values are tensors",
 }  # fmt: skip
 

@@ -984,3 +984,33 @@ def _cast_module(x, dt):
     """A module casting f32 x to dt, and its inputs: x as dt's values."""
     g = rlxc.GraphBuilder()
     return g.build([g.cast(g.input("x", list(x.shape), "f32"), dt)]), {"x": x}
+
+
+@pytest.mark.parametrize("t, np_t", [(TensorProto.INT32, np.int32), (TensorProto.INT64, np.int64)])
+@pytest.mark.parametrize("const_exponent", [False, True])
+def test_integer_pow_is_exact(t, np_t, const_exponent):
+    """Pow of integer bases by integer exponents (squaring, a step per bit):
+    numpy's integer power (products wrapping as the type's, 7^15 past i32)
+    for exponents of 0 and more, and for negative ones what the float power
+    truncates to (1 for a base of 1, ±1 for -1, else 0); the exponent an
+    input or a constant (then only its bits' steps)."""
+    rng = np.random.default_rng()
+    x = rng.integers(-7, 8, (4, 9)).astype(np_t)
+    e = rng.integers(-3, 16, (9,)).astype(np_t)
+    ins = [helper.make_tensor_value_info("x", t, [4, 9])]
+    inits = []
+    if const_exponent:
+        inits.append(numpy_helper.from_array(e, "e"))
+    else:
+        ins.append(helper.make_tensor_value_info("e", t, [9]))
+    model = helper.make_model(helper.make_graph([helper.make_node("Pow", ["x", "e"], ["y"])], "g", ins,
+                                                [helper.make_tensor_value_info("y", t, None)], inits),
+                              opset_imports=[helper.make_opsetid("", 15)])
+    module, params = from_onnx(model)
+    feeds = {"x": x} if const_exponent else {"x": x, "e": e}
+    (got,) = rlxc.interpret(module, feeds, params)
+    eb = np.broadcast_to(e, x.shape)
+    with np.errstate(over="ignore"):
+        want = np.power(x, np.maximum(eb, 0))
+    want = np.where(eb < 0, np.where(x == 1, 1, np.where(x == -1, np.where(eb % 2 != 0, -1, 1), 0)), want).astype(np_t)
+    np.testing.assert_array_equal(got, want)

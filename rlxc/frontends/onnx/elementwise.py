@@ -45,9 +45,40 @@ def _binary(n: Node) -> list[Value]:
 @emitter("Pow")
 def _pow(n: Node) -> list[Value]:
     x, y = n.tensor(0), n.tensor(1)
+    if x.dtype in ("i32", "i64"):
+        return [_int_pow(n, x, y)]
     if y.dtype != x.dtype:  # ONNX allows an exponent of another type
         y = n.g.cast(y, x.dtype)
     return [n.g.pow(x, y)]
+
+
+def _int_pow(n: Node, x: Tensor, y: Tensor) -> Tensor:
+    """Pow of an integer base (rlx.pow is defined on floats). A float
+    exponent: the f32 power truncated to the base's type (as ONNX's
+    reference casts numpy's float power; exact while the power fits f32's
+    24 bits). An integer one: exponentiation by squaring, a step per bit of
+    the exponent's type (or of the largest constant exponent), products
+    wrapping as the type's; a negative exponent gives what the float power
+    truncates to: 1 for a base of 1, ±1 for -1 (the exponent's parity), 0
+    for any other base."""
+    g = n.g
+    if y.dtype not in ("i32", "i64"):
+        return g.cast(g.pow(g.cast(x, "f32"), y if y.dtype == "f32" else g.cast(y, "f32")), x.dtype)
+    e = y if y.dtype == x.dtype else g.cast(y, x.dtype)
+    given = n.input(1)
+    known = given.array if isinstance(given, Const) else None
+    bits = (max(1, int(np.max(np.abs(np.asarray(known, np.int64)))).bit_length()) if known is not None and np.size(known)
+            else 63 if x.dtype == "i64" else 31)
+    one, zero, two = (n.imp.scalar(v, x.dtype) for v in (1, 0, 2))
+    k, b, result = g.maximum(e, zero), x, None
+    for i in range(bits):
+        odd = g.eq(g.rem(k, two), one)
+        result = g.select(odd, b, one) if result is None else g.select(odd, g.mul(result, b), result)
+        if i < bits - 1:
+            k, b = g.div(k, two), g.mul(b, b)
+    parity = g.select(g.ne(g.rem(e, two), zero), n.imp.scalar(-1, x.dtype), one)
+    negative = g.select(g.eq(x, one), one, g.select(g.eq(x, n.imp.scalar(-1, x.dtype)), parity, zero))
+    return g.select(g.lt(e, zero), negative, result)
 
 
 @emitter("Max", "Min", "Sum", "Mean")
