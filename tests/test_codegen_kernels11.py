@@ -491,3 +491,27 @@ def test_warp_staged_narrow(monkeypatch):
     assert all("the block's 320 rows" in src.splitlines()[2] for src in lanes[:2])  # over 2 lanes
     monkeypatch.setattr(rows, "WARP_STAGED_NARROW", 0)
     assert all("staged" not in src.splitlines()[2] for src in _kernels(build))
+
+
+def test_warp_staged_solo_longer_rows(monkeypatch):
+    """rows.WARP_STAGED_NARROW_SOLO past 56 bytes (not yet measured): 16-bit
+    rows of 36-88 elements of narrow or overrunning accesses staged a thread
+    a row; NVRTC compiles softmax, log_softmax, layer_norm and rms_norm of
+    each without spills (up to 154 registers at 88). At 56 (the default)
+    none of them is staged."""
+    from rlxc.codegen import rows
+
+    def build(g):
+        outs = []
+        for n in (36, 40, 72, 88):
+            x = g.input(f"x{n}", [37, n], "bf16")
+            outs += [g.softmax(x), g.log_softmax(x), g.layer_norm(x, g.param(f"g{n}", [n], "bf16"), g.param(f"b{n}", [n], "bf16")),
+                     g.rms_norm(x, g.param(f"w{n}", [n], "bf16"))]
+        return outs
+
+    assert all("staged" not in src.splitlines()[2] for src in _kernels(build))
+    monkeypatch.setattr(rows, "WARP_STAGED_NARROW_SOLO", 176)
+    for src in _kernels(build):
+        assert "(a thread per row" in src.splitlines()[2] and "staged" in src.splitlines()[2], src.splitlines()[2]
+        res = nvrtc.resources(src, "sm_90", headers=HEADERS)
+        assert res.spill_stores == 0, res

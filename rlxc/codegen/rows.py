@@ -257,6 +257,7 @@ def staged_narrow(s: RowSpec, row: CachedRow) -> bool:
     overrunning the row, staged (WARP_STAGED_NARROW)."""
     size = dtype(s.t).bytes
     low, high = WARP_STAGED_NARROW_ROW_BYTES
+    high = max(high, WARP_STAGED_NARROW_SOLO)  # rows a thread takes alone are staged up to that length
     return (WARP_STAGED_NARROW > 0 and size == 2 and (bool(s.columns) or s.rows.cols * size <= WARP_STAGED_NARROW_SOLO)
             and row.width > 1 and low <= s.rows.cols * size <= high
             and (row.width * size < 16 or row.guarded) and not row.peel and not row.window)
@@ -2494,7 +2495,13 @@ WARP_STAGED_NARROW_ROW_BYTES = (24, 56)
 #: --sizes 64`, `sweeps/variant-WARP_STAGED_NARROW_SOLO-…`), at 56 every
 #: case faster, +3.5% (rms_norm of 28) to +68% (softmax of 12: 58.0 -> 34.6
 #: µs, 93% of copy; layer_norm of 12 58.3 -> 35.5, of 20 48.5 -> 35.3), all
-#: 16 at 90-93% of the 512 MiB copy.
+#: 16 at 90-93% of the 512 MiB copy. A value past WARP_STAGED_NARROW_ROW_BYTES'
+#: end stages rows that long too, a thread each (rows of 40-88 elements: 53-154
+#: registers, no spills; a row whose 16-byte accesses are odd in number reads
+#: shared memory without bank conflicts); not measured yet: `variant.py
+#: WARP_STAGED_NARROW_SOLO=56,176 -- --ops softmax,log_softmax,layer_norm,rms_norm
+#: --rows 36,40,44,56,72,88 --dtypes f16,bf16 --sizes 64,512` (the guarded rows
+#: of 72 were at 64-74% of copy in log_softmax and layer_norm).
 WARP_STAGED_NARROW_SOLO = 56
 #: Rows per group of the warp form, their 16-byte accesses all loaded
 #: before the first is reduced (`CachedRow.loaded`): f16/bf16 rows reduced
