@@ -102,3 +102,22 @@ def test_resize_by_taps_compiles_for_the_gpu():
     for case in (6, 8):
         shape, sizing, attrs, roi = CASES[case]
         assert_kernels_compile(rlxc.from_onnx(_model(shape, sizing, attrs, roi, "f16"))[0])
+
+
+@pytest.mark.parametrize("mode, anti", [("cubic", 1), ("cubic", 0), ("linear", 1)])
+def test_resize_taps_at_coordinates_a_rounding_off_a_sample(mode, anti):
+    """half_pixel_symmetric upsampling by 1.5 puts some outputs a rounding
+    away from an input sample (2.0000000000000004): their weights stay on
+    the samples around it (the input itself there), as in ONNX Runtime.
+    ONNX's reference evaluator picks its neighbours from the coordinate
+    shifted by its padding, where the rounding is lost, and so weighs the
+    sample one to the left."""
+    shape = [1, 1, 7, 10]
+    model = _model(shape, dict(scales=[1, 1, 1.5, 1.0]), dict(mode=mode, antialias=anti, exclude_outside=1,
+                                                             coordinate_transformation_mode="half_pixel_symmetric"), None, "f32")
+    x = np.random.default_rng().standard_normal(shape).astype(np.float32)
+    module, params = rlxc.from_onnx(model)
+    got = rlxc.interpret(module, {"x": x}, params)[0]
+    want = ort_run(model, {"x": x})[0]
+    np.testing.assert_allclose(got, want, rtol=1e-4, atol=1e-4 * np.abs(want).max())
+    np.testing.assert_allclose(got[0, 0, 3], x[0, 0, 2], rtol=1e-5, atol=1e-6)  # output 3 lies on sample 2

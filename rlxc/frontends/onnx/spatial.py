@@ -438,8 +438,10 @@ def resize_taps(size: int, out: int, scale: float, mode: str, coord: str, neares
     sample: the left neighbour preferred) weighs the n samples nearest it:
     linear 1 - r, r; cubic Keys' W at 1 + r, r, 1 - r, 2 - r; antialiased
     (downsampling) linear and cubic the kernel widened by 1 / scale over
-    as many samples, normalized; nearest the rounding of nearest_mode. With
-    exclude, the weights of samples outside the axis are dropped and the
+    as many samples, normalized; nearest the rounding of nearest_mode; the
+    samples from x - r on, as ONNX's reference picks them (its neighbours
+    from x shifted by the padding, which a rounding can move one sample off
+    r's: ONNX Runtime's weights are ours there). With exclude, the weights of samples outside the axis are dropped and the
     rest renormalized."""
     extra = np.zeros(out, bool)
     if coord == "tf_crop_and_resize":
@@ -452,31 +454,27 @@ def resize_taps(size: int, out: int, scale: float, mode: str, coord: str, neares
     else:
         x = resize_source_coords(coord, size, out, scale)
     below = np.floor(x)
-    ratio = np.where(x == below, 1.0, x - below)[:, None]
+    on_sample = x == below
+    ratio = np.where(on_sample, 1.0, x - below)[:, None]
+    base = np.where(on_sample, below - 1, below).astype(np.int64)[:, None]  # x - ratio: the sample r before x
     if mode == "linear" and not antialias:
-        w = np.concatenate([1 - ratio, ratio], 1)
+        offsets, w = np.arange(2), np.concatenate([1 - ratio, ratio], 1)
     elif mode == "cubic" and not antialias:
-        w = _keys_cubic(np.concatenate([1 + ratio, ratio, 1 - ratio, 2 - ratio], 1), a)
+        offsets, w = np.arange(-1, 3), _keys_cubic(np.concatenate([1 + ratio, ratio, 1 - ratio, 2 - ratio], 1), a)
     elif mode == "nearest":
         up = {"round_prefer_floor": ratio > 0.5, "round_prefer_ceil": ratio >= 0.5, "floor": ratio < 0, "ceil": ratio >= 0}
         pick = np.where(ratio == 1.0, True, up[nearest])  # on a sample: the sample itself
-        w = np.concatenate([~pick, pick], 1).astype(np.float64)
+        offsets, w = np.arange(2), np.concatenate([~pick, pick], 1).astype(np.float64)
     else:  # antialiased: the kernel stretched over 1 / scale samples when downsampling
         s = min(scale, 1.0)
         first = int(np.floor((-2 if mode == "cubic" else -1) / s) + 1)
-        t = (np.arange(first, 2 - first)[None, :] - ratio) * s
+        offsets = np.arange(first, 2 - first)
+        t = (offsets[None, :] - ratio) * s
         w = _keys_cubic(t, a) if mode == "cubic" else np.clip(1 - np.abs(t), 0, 1)
         w = w / w.sum(1, keepdims=True)
-    taps = w.shape[1]
-    pad = -(-taps // 2)
-    xp = x + pad
-    p = np.floor(xp)
-    frac = xp - p
-    if taps % 2 == 0:  # the window's centre between samples: at a sample, the left one
-        offset = np.where(frac == 0, -(taps // 2), -(taps // 2) + 1)
-    else:
-        offset = np.where(frac <= 0.5, -((taps - 1) // 2), -((taps - 1) // 2) + 1)
-    idx = (p + offset).astype(np.int64)[:, None] + np.arange(taps)[None, :] - pad
+    # each weight's sample: base + its offset (the samples nearest x, the left one first on a tie); from the
+    # same base as r, so a coordinate a rounding away from a sample keeps its weights on the right samples
+    idx = base + offsets[None, :]
     if exclude:
         w = np.where((idx < 0) | (idx >= size), 0.0, w)
         total = w.sum(1, keepdims=True)
