@@ -515,3 +515,26 @@ def test_warp_staged_solo_longer_rows(monkeypatch):
         assert "(a thread per row" in src.splitlines()[2] and "staged" in src.splitlines()[2], src.splitlines()[2]
         res = nvrtc.resources(src, "sm_90", headers=HEADERS)
         assert res.spill_stores == 0, res
+
+
+def test_warp_staged_solo_f32(monkeypatch):
+    """rows.WARP_STAGED_SOLO_F32 (off by default, not yet measured): f32 rows
+    of 12, 20 and 28 elements (16-byte accesses overrunning the row over 4
+    or 8 lanes) staged a thread a row; NVRTC compiles softmax, log_softmax,
+    layer_norm and rms_norm of each without spills. Off, none is staged."""
+    from rlxc.codegen import rows
+
+    def build(g):
+        outs = []
+        for n in (12, 20, 28):
+            x = g.input(f"x{n}", [37, n], "f32")
+            outs += [g.softmax(x), g.log_softmax(x), g.layer_norm(x, g.param(f"g{n}", [n], "f32"), g.param(f"b{n}", [n], "f32")),
+                     g.rms_norm(x, g.param(f"w{n}", [n], "f32"))]
+        return outs
+
+    assert all("staged" not in src.splitlines()[2] for src in _kernels(build))
+    monkeypatch.setattr(rows, "WARP_STAGED_SOLO_F32", 112)
+    for src in _kernels(build):
+        assert "(a thread per row" in src.splitlines()[2] and "staged" in src.splitlines()[2], src.splitlines()[2]
+        res = nvrtc.resources(src, "sm_90", headers=HEADERS)
+        assert res.spill_stores == 0, res

@@ -160,6 +160,26 @@ def test_narrow_warp_rows_staged(d, span, solo, m, monkeypatch):
     check(module)
 
 
+@pytest.mark.parametrize("m", [37, 3001])
+def test_f32_rows_staged_a_thread_each(m, monkeypatch):
+    """rows.WARP_STAGED_SOLO_F32 (off by default, not yet measured): f32 rows
+    of 12, 20 and 28 elements staged a thread a row (3001 rows: several
+    blocks, the last one partial); softmax, log_softmax, layer_norm and
+    rms_norm against the interpreter."""
+    from rlxc.codegen import rows
+
+    monkeypatch.setattr(rows, "WARP_STAGED_SOLO_F32", 112)
+    g = rlxc.GraphBuilder()
+    outs = []
+    for n in (12, 20, 28):
+        x = g.input(f"x{n}", [m, n], "f32")
+        outs += [g.softmax(x), g.log_softmax(x), g.layer_norm(x, g.param(f"g{n}", [n], "f32"), g.param(f"b{n}", [n], "f32")),
+                 g.rms_norm(x, g.param(f"w{n}", [n], "f32"))]
+    module = g.build(outs)
+    assert "a thread per row" in str(rlxc.run_pipeline(module, "rlx-cuda{arch=sm_90 sm_count=132}"))
+    check(module)
+
+
 def test_forms_cover_cases():
     assert {n for n, _ in PARAMS} == set(CASES)
 

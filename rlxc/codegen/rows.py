@@ -258,9 +258,21 @@ def staged_narrow(s: RowSpec, row: CachedRow) -> bool:
     size = dtype(s.t).bytes
     low, high = WARP_STAGED_NARROW_ROW_BYTES
     high = max(high, WARP_STAGED_NARROW_SOLO)  # rows a thread takes alone are staged up to that length
-    return (WARP_STAGED_NARROW > 0 and size == 2 and (bool(s.columns) or s.rows.cols * size <= WARP_STAGED_NARROW_SOLO)
+    if size == 4:  # f32 rows only a thread each (WARP_STAGED_SOLO_F32)
+        params_ok, high = True, WARP_STAGED_SOLO_F32
+    else:
+        params_ok = bool(s.columns) or s.rows.cols * size <= WARP_STAGED_NARROW_SOLO
+    return (WARP_STAGED_NARROW > 0 and size in (2, 4) and params_ok
             and row.width > 1 and low <= s.rows.cols * size <= high
             and (row.width * size < 16 or row.guarded) and not row.peel and not row.window)
+
+
+def staged_solo(s: RowSpec) -> bool:
+    """Whether a staged narrow row of `s` (`staged_narrow`) is a thread's
+    alone: f16/bf16 rows of up to WARP_STAGED_NARROW_SOLO bytes, f32 rows
+    (up to WARP_STAGED_SOLO_F32)."""
+    size = dtype(s.t).bytes
+    return size == 4 or s.rows.cols * size <= WARP_STAGED_NARROW_SOLO
 
 
 def stage_rows(row_bytes: int, per_block: int, span: int = 0) -> int:
@@ -2503,6 +2515,13 @@ WARP_STAGED_NARROW_ROW_BYTES = (24, 56)
 #: --rows 36,40,44,56,72,88 --dtypes f16,bf16 --sizes 64,512` (the guarded rows
 #: of 72 were at 64-74% of copy in log_softmax and layer_norm).
 WARP_STAGED_NARROW_SOLO = 56
+#: ... and f32 rows of 24 bytes up to WARP_STAGED_SOLO_F32 bytes whose 16-byte
+#: accesses overrun the row (12, 20, 28 elements: 3, 5, 7 accesses over 4 or 8
+#: lanes), a thread each; 0: off. Not measured yet (f32 rows staged over lanes
+#: lost 4-27% in session 29: WARP_STAGED_TINY_F32): `variant.py
+#: WARP_STAGED_SOLO_F32=0,112 -- --ops softmax,log_softmax,layer_norm,rms_norm
+#: --rows 12,20,28 --dtypes f32 --sizes 64,512 --compile-sizes 64`.
+WARP_STAGED_SOLO_F32 = 0
 #: Rows per group of the warp form, their 16-byte accesses all loaded
 #: before the first is reduced (`CachedRow.loaded`): f16/bf16 rows reduced
 #: twice or more (softmax's max and sum, layer_norm's mean and variance: a
@@ -3975,7 +3994,7 @@ def row_kernel(s: RowSpec, sm_count: int) -> KernelSpec:
         if lanes := warp_window_lanes(s):
             group, row = lanes, CachedRow.for_spec(s, lanes, "lane", window=True)
         narrow_staged = staged_narrow(s, row)
-        if narrow_staged and rows.cols * dtype(s.t).bytes <= WARP_STAGED_NARROW_SOLO and group > 1:
+        if narrow_staged and staged_solo(s) and group > 1:
             group, row = 1, CachedRow.for_spec(s, 1, "lane")  # a thread a row
         threads = WARP_SHORT_THREADS if rows.cols * s.elem_bytes <= WARP_SHORT_ROW_BYTES else WARP_THREADS
         per_block = threads // group
