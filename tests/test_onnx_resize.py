@@ -121,3 +121,34 @@ def test_resize_taps_at_coordinates_a_rounding_off_a_sample(mode, anti):
     want = ort_run(model, {"x": x})[0]
     np.testing.assert_allclose(got, want, rtol=1e-4, atol=1e-4 * np.abs(want).max())
     np.testing.assert_allclose(got[0, 0, 3], x[0, 0, 2], rtol=1e-5, atol=1e-6)  # output 3 lies on sample 2
+
+
+@pytest.mark.parametrize("t, np_t", [(TensorProto.INT32, np.int32), (TensorProto.INT64, np.int64)])
+def test_nearest_tf_crop_and_resize_of_integers_is_exact(t, np_t):
+    """nearest tf_crop_and_resize on integer inputs (values past f32's 24
+    bits): each output one input sample gathered as it is, or the
+    extrapolation value (a whole one: ONNX Runtime truncates 7.9, ONNX's
+    reference and rlxc round it); equal to ONNX's reference and, for int32,
+    ONNX Runtime. Linear
+    on integers with tf_crop_and_resize is an import error, not a wrong
+    answer."""
+    shape = [1, 3, 8, 8]
+    inits = [numpy_helper.from_array(np.asarray([0, 0, -0.2, 0.1, 1, 1, 0.9, 1.2], np.float32), "roi"),
+             numpy_helper.from_array(np.asarray([1, 3, 6, 6], np.int64), "sizes")]
+
+    def model(mode):
+        node = helper.make_node("Resize", ["x", "roi", "", "sizes"], ["y"], mode=mode, extrapolation_value=7.0,
+                                coordinate_transformation_mode="tf_crop_and_resize")
+        return make_model([node], [helper.make_tensor_value_info("x", t, shape)], [helper.make_tensor_value_info("y", t, None)],
+                          inits, opset=19)
+
+    x = np.random.default_rng().integers(2**26, 2**30, shape).astype(np_t)
+    module, params = rlxc.from_onnx(model("nearest"))
+    got = rlxc.interpret(module, {"x": x}, params)[0]
+    want = ReferenceEvaluator(model("nearest")).run(None, {"x": x})[0]
+    np.testing.assert_array_equal(got, want)
+    if np_t is np.int32:  # ONNX Runtime has no int64 Resize
+        np.testing.assert_array_equal(got, ort_run(model("nearest"), {"x": x})[0])
+    assert (got == 7).any() and np.isin(got[got != 7], x).all()
+    with pytest.raises(rlxc.OnnxImportError, match=r"mode='linear' .* on a i(32|64) input"):
+        rlxc.from_onnx(model("linear"))

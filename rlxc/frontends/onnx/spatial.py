@@ -412,6 +412,11 @@ def _resized(n: Node, coord: str, nearest: str, scales_in, sizes_in) -> list[Val
     if mode == "cubic" or antialias or roi is not None:
         taps = dict(mode=mode, coord=coord, nearest=nearest, antialias=antialias, a=float(n.attr("cubic_coeff_a", -0.75)),
                     exclude=bool(n.attr("exclude_outside", 0)), extrapolation=float(n.attr("extrapolation_value", 0.0)))
+        if mode == "nearest":  # one sample an output: gathered as it is, exact in every type
+            return [_resize_by_taps(n, x, out, scales, roi, **taps)]
+        if x.dtype not in ("f32", "f16", "bf16"):
+            raise n.unsupported(f"mode='{mode}' with antialias or tf_crop_and_resize on a {x.dtype} input",
+                                "float inputs (nearest for integers)")
         return [in_f32(n, x, lambda x: _resize_by_taps(n, x, out, scales, roi, **taps))]
     return [n.g.resize(x, out, scales, mode, coord, nearest)]
 
@@ -489,7 +494,9 @@ def _resize_by_taps(n: Node, x: Tensor, out: list[int], scales: list[float], roi
     axis by axis, as ONNX defines it: per resized axis, a gather of each
     output's taps (`resize_taps`, constants), times their weights, summed
     over the taps (plus the extrapolation value where tf_crop_and_resize
-    maps an output outside the input). x is f32."""
+    maps an output outside the input). x is f32, or of any type for
+    nearest (each output one gathered sample, or the extrapolation value:
+    rounded for integers, as ONNX's reference casts it)."""
     g, r = n.g, x.ndim
     for axis in range(r):
         size = x.shape[axis]
@@ -498,6 +505,13 @@ def _resize_by_taps(n: Node, x: Tensor, out: list[int], scales: list[float], roi
             continue
         idx, w, extra = resize_taps(size, out[axis], scales[axis], mode, coord, nearest, antialias, a, exclude, span)
         m, taps = w.shape
+        if mode == "nearest":  # the one sample of weight 1 (an extrapolated output's: the value, below)
+            x = g.gather(x, n.imp.constant(idx[np.arange(m), w.argmax(1)], "i64"), axis)
+            if extra.any():
+                fill = extrapolation if x.dtype in ("f32", "f16", "bf16") else int(np.rint(extrapolation))
+                where = n.imp.constant(extra.reshape([1] * axis + [m] + [1] * (r - axis - 1)), "i1")
+                x = g.select(where, n.imp.scalar(fill, x.dtype), x)
+            continue
         picked = g.gather(x, n.imp.constant(idx.reshape(-1), "i64"), axis)
         picked = g.reshape(picked, [*x.shape[:axis], m, taps, *x.shape[axis + 1:]])
         weights = n.imp.constant(w.reshape([1] * axis + [m, taps] + [1] * (r - axis - 1)), "f32")
