@@ -233,13 +233,10 @@ def _stages(s: RowSpec, row: CachedRow, block_rows: int, narrow: bool | None = N
     tiny = (WARP_STAGED_TINY and s.rows.cols >= WARP_STAGED_TINY_MIN
             and (row.lanes == 1 or row.lanes <= WARP_STAGED_TINY_LANES and row.items >= WARP_STAGED_TINY_ITEMS))
     size = dtype(s.t).bytes
-    if staged_narrow(s, row) if narrow is None else narrow:
-        pass
-    elif (not WARP_STAGED or s.prologue is not None or row.width > 1
-            or not (size == 2 or size == 4 and tiny and WARP_STAGED_TINY_F32)
+    narrow = staged_narrow(s, row) if narrow is None else narrow
+    if s.prologue is not None or not narrow and (
+            not WARP_STAGED or row.width > 1 or not (size == 2 or size == 4 and tiny and WARP_STAGED_TINY_F32)
             or (s.rows.cols * size <= WARP_SHORT_ROW_BYTES and not tiny)):
-        return False
-    if s.prologue is not None:
         return False
     n = s.rows.rows * s.rows.cols
     shaped = sorted((name, w) for name, v, w in s.bufs if numel(shape(v)) == n)
@@ -275,10 +272,10 @@ def staged_solo(s: RowSpec) -> bool:
     return size == 4 or s.rows.cols * size <= WARP_STAGED_NARROW_SOLO
 
 
-def stage_rows(row_bytes: int, per_block: int, span: int = 0) -> int:
+def stage_rows(row_bytes: int, per_block: int, span: int) -> int:
     """Rows each group of a staged warp-form block takes: a block's span
-    about `span` bytes (WARP_STAGE_BYTES by default), 1 at least."""
-    return max(1, (span or WARP_STAGE_BYTES) // (per_block * row_bytes))
+    about `span` bytes (WARP_STAGE_BYTES, or WARP_STAGED_NARROW), 1 at least."""
+    return max(1, span // (per_block * row_bytes))
 
 
 def _staged_warp(body: list[str], rows: Rows, threads: int, group: int, per_block: int, t: Attribute,
