@@ -499,22 +499,7 @@ def test_warp_staged_solo_longer_rows(monkeypatch):
     a row; NVRTC compiles softmax, log_softmax, layer_norm and rms_norm of
     each without spills (up to 154 registers at 88). At 56 (the default)
     none of them is staged."""
-    from rlxc.codegen import rows
-
-    def build(g):
-        outs = []
-        for n in (36, 40, 72, 88):
-            x = g.input(f"x{n}", [37, n], "bf16")
-            outs += [g.softmax(x), g.log_softmax(x), g.layer_norm(x, g.param(f"g{n}", [n], "bf16"), g.param(f"b{n}", [n], "bf16")),
-                     g.rms_norm(x, g.param(f"w{n}", [n], "bf16"))]
-        return outs
-
-    assert all("staged" not in src.splitlines()[2] for src in _kernels(build))
-    monkeypatch.setattr(rows, "WARP_STAGED_NARROW_SOLO", 176)
-    for src in _kernels(build):
-        assert "(a thread per row" in src.splitlines()[2] and "staged" in src.splitlines()[2], src.splitlines()[2]
-        res = nvrtc.resources(src, "sm_90", headers=HEADERS)
-        assert res.spill_stores == 0, res
+    _check_solo(monkeypatch, "WARP_STAGED_NARROW_SOLO", 176, (36, 40, 72, 88), "bf16")
 
 
 def test_warp_staged_solo_f32(monkeypatch):
@@ -522,18 +507,26 @@ def test_warp_staged_solo_f32(monkeypatch):
     of 12, 20 and 28 elements (16-byte accesses overrunning the row over 4
     or 8 lanes) staged a thread a row; NVRTC compiles softmax, log_softmax,
     layer_norm and rms_norm of each without spills. Off, none is staged."""
+    _check_solo(monkeypatch, "WARP_STAGED_SOLO_F32", 112, (12, 20, 28), "f32")
+
+
+def _check_solo(monkeypatch, knob: str, value: int, lengths, d: str) -> None:
+    """softmax, log_softmax, layer_norm and rms_norm over [37, n] rows of
+    each length in `lengths` (type d): none staged as things are; with
+    rows.<knob> = value, every kernel staged a thread a row and compiled by
+    NVRTC for sm_90 without spills."""
     from rlxc.codegen import rows
 
     def build(g):
         outs = []
-        for n in (12, 20, 28):
-            x = g.input(f"x{n}", [37, n], "f32")
-            outs += [g.softmax(x), g.log_softmax(x), g.layer_norm(x, g.param(f"g{n}", [n], "f32"), g.param(f"b{n}", [n], "f32")),
-                     g.rms_norm(x, g.param(f"w{n}", [n], "f32"))]
+        for n in lengths:
+            x = g.input(f"x{n}", [37, n], d)
+            outs += [g.softmax(x), g.log_softmax(x), g.layer_norm(x, g.param(f"g{n}", [n], d), g.param(f"b{n}", [n], d)),
+                     g.rms_norm(x, g.param(f"w{n}", [n], d))]
         return outs
 
     assert all("staged" not in src.splitlines()[2] for src in _kernels(build))
-    monkeypatch.setattr(rows, "WARP_STAGED_SOLO_F32", 112)
+    monkeypatch.setattr(rows, knob, value)
     for src in _kernels(build):
         assert "(a thread per row" in src.splitlines()[2] and "staged" in src.splitlines()[2], src.splitlines()[2]
         res = nvrtc.resources(src, "sm_90", headers=HEADERS)
