@@ -415,10 +415,14 @@ def test_block_form_threads_by_row_length():
 
 def test_warp_even_lanes(monkeypatch):
     """rows.WARP_EVEN_LANES (on): warp-form rows of 24, 12, 20 and 6 16-byte
-    accesses take 8, 4, 4 and 2 lanes (3 or 5 a lane); 3 (one lane), 10 (5
-    on 2 lanes: 16-bit rows only) and powers of two keep a lane an access. NVRTC compiles
-    each without spills; off, every row takes a lane an access. The fused
-    residual norms' computed rows keep a lane an access."""
+    accesses take 8, 4, 4 and 2 lanes (3 or 5 a lane); 10 (5 on 2 lanes:
+    16-bit rows only) and powers of two keep a lane an access; f32 rows of 3
+    (12 elements) are a thread's each, staged (WARP_STAGED_SOLO_F32), with
+    the knob on or off. NVRTC compiles each without spills; off, every other
+    row takes a lane an access (f32 rows of 24, f16 of 48 and bf16 of 80,
+    then guarded, 6 or 10 accesses over 8 or 16 lanes, are a thread's each
+    too). The fused residual norms' computed rows keep
+    a lane an access."""
     from rlxc.codegen import rows
 
     def build(g):
@@ -427,28 +431,30 @@ def test_warp_even_lanes(monkeypatch):
                 + [g.fused_residual_rms_norm(g.input("a", [9, 96]), g.input("r", [9, 96]), g.param("v", [96]))[1]])
 
     def lanes(src):
-        return int(re.search(r"row form: warp \((\d+) threads per row", src.splitlines()[2]).group(1))
+        n = re.search(r"row form: warp \((\d+|a) threads? per row", src.splitlines()[2]).group(1)
+        return 1 if n == "a" else int(n)
 
     on = _kernels(build)
-    assert [lanes(src) for src in on] == [8, 4, 4, 2, 4, 16, 16, 8, 2, 2, 32]
+    assert [lanes(src) for src in on] == [8, 4, 4, 2, 1, 16, 16, 8, 2, 2, 32]
     for src in on:
         res = nvrtc.resources(src, "sm_90", headers=HEADERS)
         assert res.spill_stores == 0, res
     monkeypatch.setattr(rows, "WARP_EVEN_LANES", False)
-    assert [lanes(src) for src in _kernels(build)] == [32, 16, 32, 8, 4, 16, 16, 32, 8, 16, 32]
+    assert [lanes(src) for src in _kernels(build)] == [32, 16, 32, 1, 1, 16, 16, 32, 1, 1, 32]  # guarded: staged
 
 
 def test_warp_batch_guarded(monkeypatch):
     """rows.WARP_BATCH_GUARDED (on): guarded 16-bit warp rows reduced twice
-    of 5 accesses or more (softmax of 40, layer_norm of 56: a lane's 16-byte
-    access past the row's end) take 2 rows a group, loaded together; rows of
-    3 accesses (24 elements) a row at a time; NVRTC compiles each without
-    spills. Off, all a row at a time."""
+    of 5 accesses or more (softmax of 104, layer_norm of 136: a lane's
+    16-byte access past the row's end; shorter ones are staged a thread a
+    row, WARP_STAGED_NARROW_SOLO) take 2 rows a group, loaded together; rows
+    of 3 accesses (24 elements) do not; NVRTC compiles each without spills.
+    Off, all a row at a time."""
     from rlxc.codegen import rows
 
     def build(g):
-        return [g.softmax(g.input("a", [37, 40], "f16")), g.softmax(g.input("b", [37, 24], "bf16")),
-                g.layer_norm(g.input("c", [37, 56], "f16"), g.param("w", [56], "f16"), g.param("z", [56], "f16"))]
+        return [g.softmax(g.input("a", [37, 104], "f16")), g.softmax(g.input("b", [37, 24], "bf16")),
+                g.layer_norm(g.input("c", [37, 136], "f16"), g.param("w", [136], "f16"), g.param("z", [136], "f16"))]
 
     on = _kernels(build)
     assert ["2 rows per group" in src.splitlines()[2] for src in on] == [True, False, True]
@@ -464,9 +470,11 @@ def test_warp_staged_narrow(monkeypatch):
     bytes): 16-bit warp rows of 24-56 bytes whose vector accesses are
     narrower than 16 bytes (rows of 12, 20 and 28: 8 bytes) or overrun the
     row (24) are staged through shared memory, a thread a row, with their
-    vector accesses there; rows of 16-byte accesses that cover the row (32),
-    longer ones (40) and f32 rows are not; NVRTC compiles each without
-    spills. Without SOLO, the norms only, over their lanes; off, none."""
+    vector accesses there, and so are guarded rows of 40 (up to 176 bytes)
+    and f32 rows of 12 (WARP_STAGED_SOLO_F32); rows of 16-byte accesses that
+    cover the row (32) are not; NVRTC compiles each without spills. Without
+    SOLO, the 16-bit norms of 24-56 bytes only, over their lanes (and the
+    f32 rows); off, none."""
     from rlxc.codegen import rows
 
     def build(g):
@@ -479,33 +487,33 @@ def test_warp_staged_narrow(monkeypatch):
         return outs
 
     on = _kernels(build)
-    assert ["staged" in src.splitlines()[2] for src in on] == [True] * 8 + [False] * 6 + [True]
-    assert all("(a thread per row" in src.splitlines()[2] for src in on[:8] + on[-1:])
+    assert ["staged" in src.splitlines()[2] for src in on] == [True] * 8 + [False] * 2 + [True] * 5
+    assert all("(a thread per row" in src.splitlines()[2] for src in on[:8] + on[10:])
     assert all("the block's 256 rows" in src.splitlines()[2] for src in on[:2])  # 8 KB of rows of 24 bytes
     for src in on:
         res = nvrtc.resources(src, "sm_90", headers=HEADERS)
         assert res.spill_stores == 0, res
     monkeypatch.setattr(rows, "WARP_STAGED_NARROW_SOLO", 0)
     lanes = _kernels(build)
-    assert ["staged" in src.splitlines()[2] for src in lanes] == [True] * 8 + [False] * 7
+    assert ["staged" in src.splitlines()[2] for src in lanes] == [True] * 8 + [False] * 4 + [True] * 2 + [False]
     assert all("the block's 320 rows" in src.splitlines()[2] for src in lanes[:2])  # over 2 lanes
     monkeypatch.setattr(rows, "WARP_STAGED_NARROW", 0)
     assert all("staged" not in src.splitlines()[2] for src in _kernels(build))
 
 
 def test_warp_staged_solo_longer_rows(monkeypatch):
-    """rows.WARP_STAGED_NARROW_SOLO past 56 bytes (not yet measured): 16-bit
-    rows of 36-88 elements of narrow or overrunning accesses staged a thread
-    a row; NVRTC compiles softmax, log_softmax, layer_norm and rms_norm of
-    each without spills (up to 154 registers at 88). At 56 (the default)
-    none of them is staged."""
+    """rows.WARP_STAGED_NARROW_SOLO at 176 bytes (the default): 16-bit rows
+    of 36-88 elements of narrow or overrunning accesses staged a thread a
+    row; NVRTC compiles softmax, log_softmax, layer_norm and rms_norm of
+    each without spills (up to 154 registers at 88). At 0 none of them is
+    staged."""
     _check_solo(monkeypatch, "WARP_STAGED_NARROW_SOLO", 176, (36, 40, 72, 88), "bf16")
 
 
 def test_warp_staged_solo_f32(monkeypatch):
-    """rows.WARP_STAGED_SOLO_F32 (off by default, not yet measured): f32 rows
-    of 12, 20 and 28 elements (16-byte accesses overrunning the row over 4
-    or 8 lanes) staged a thread a row; NVRTC compiles softmax, log_softmax,
+    """rows.WARP_STAGED_SOLO_F32 at 112 bytes (the default): f32 rows of 12,
+    20 and 28 elements (16-byte accesses overrunning the row over 4 or 8
+    lanes) staged a thread a row; NVRTC compiles softmax, log_softmax,
     layer_norm and rms_norm of each without spills. Off, none is staged."""
     _check_solo(monkeypatch, "WARP_STAGED_SOLO_F32", 112, (12, 20, 28), "f32")
 
@@ -525,6 +533,7 @@ def _check_solo(monkeypatch, knob: str, value: int, lengths, d: str) -> None:
                      g.rms_norm(x, g.param(f"w{n}", [n], d))]
         return outs
 
+    monkeypatch.setattr(rows, knob, 0)
     assert all("staged" not in src.splitlines()[2] for src in _kernels(build))
     monkeypatch.setattr(rows, knob, value)
     for src in _kernels(build):

@@ -120,12 +120,13 @@ def test_warp_rows_over_even_lanes(d):
 @pytest.mark.parametrize("d", ["f16", "bf16"])
 def test_guarded_warp_rows_batched(d):
     """rows.WARP_BATCH_GUARDED (on): guarded 16-bit warp rows of 5 accesses
-    or more two a group (rows of 40, 56 and 88 elements, 37 rows: the last
-    group half empty), rows of 24 a row at a time; softmax, log_softmax and
+    or more two a group (rows of 104, 136 and 248 elements, 37 rows: the
+    last group half empty; shorter ones are staged a thread a row,
+    WARP_STAGED_NARROW_SOLO), rows of 24 not; softmax, log_softmax and
     layer_norm against the interpreter."""
     g = rlxc.GraphBuilder()
     outs = []
-    for n in (24, 40, 56, 88):
+    for n in (24, 104, 136, 248):
         x = g.input(f"x{n}", [37, n], d)
         outs += [g.softmax(x), g.log_softmax(x), g.layer_norm(x, g.param(f"g{n}", [n], d), g.param(f"b{n}", [n], d))]
     module = g.build(outs)
@@ -143,8 +144,8 @@ def test_narrow_warp_rows_staged(d, span, solo, m, monkeypatch):
     blocks, the last one partial), and softmax and log_softmax over the
     same rows (staged too with WARP_STAGED_NARROW_SOLO, on by default, every
     staged row a thread's; without it over their lanes, the norms only);
-    rows of 40 and 72 staged a thread each with SOLO at 176 bytes (not yet
-    measured), against the interpreter."""
+    rows of 40 and 72 staged a thread each with SOLO at 176 bytes (the
+    default), against the interpreter."""
     from rlxc.codegen import rows
 
     monkeypatch.setattr(rows, "WARP_STAGED_NARROW", span)
@@ -161,14 +162,11 @@ def test_narrow_warp_rows_staged(d, span, solo, m, monkeypatch):
 
 
 @pytest.mark.parametrize("m", [37, 3001])
-def test_f32_rows_staged_a_thread_each(m, monkeypatch):
-    """rows.WARP_STAGED_SOLO_F32 (off by default, not yet measured): f32 rows
-    of 12, 20 and 28 elements staged a thread a row (3001 rows: several
-    blocks, the last one partial); softmax, log_softmax, layer_norm and
-    rms_norm against the interpreter."""
-    from rlxc.codegen import rows
-
-    monkeypatch.setattr(rows, "WARP_STAGED_SOLO_F32", 112)
+def test_f32_rows_staged_a_thread_each(m):
+    """rows.WARP_STAGED_SOLO_F32 (112 bytes, the default): f32 rows of 12, 20
+    and 28 elements staged a thread a row (3001 rows: several blocks, the
+    last one partial); softmax, log_softmax, layer_norm and rms_norm against
+    the interpreter."""
     g = rlxc.GraphBuilder()
     outs = []
     for n in (12, 20, 28):

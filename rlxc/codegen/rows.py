@@ -13,8 +13,9 @@ element type and layout (`ROW_FORMS`, the one table of thresholds):
   and rows of accesses under 16 bytes up to 4 (`warp_batch`); odd f16/bf16
   rows over 512 bytes, of 5-7 elements, or of 11-31 over 2-4 lanes holding
   6 or more each staged through shared memory (WARP_STAGED), and so are
-  f16/bf16 rows of 12-28 elements of narrow or overrunning vector
-  accesses, a thread each (WARP_STAGED_NARROW); odd f32 rows
+  f16/bf16 rows of 12-88 elements and f32 rows of 6-28 of narrow or
+  overrunning vector accesses, a thread each (WARP_STAGED_NARROW,
+  WARP_STAGED_NARROW_SOLO, WARP_STAGED_SOLO_F32); odd f32 rows
   from 32 elements over as few lanes as hold 8 each (WARP_NARROW_ITEMS);
 * block: a block per row, the row in registers (BLOCK_THREADS threads, fewer
   for rows of under 512 16-byte items: BLOCK_MIN_ITEMS; up to 512 of
@@ -2504,21 +2505,31 @@ WARP_STAGED_NARROW_ROW_BYTES = (24, 56)
 #: --sizes 64`, `sweeps/variant-WARP_STAGED_NARROW_SOLO-…`), at 56 every
 #: case faster, +3.5% (rms_norm of 28) to +68% (softmax of 12: 58.0 -> 34.6
 #: µs, 93% of copy; layer_norm of 12 58.3 -> 35.5, of 20 48.5 -> 35.3), all
-#: 16 at 90-93% of the 512 MiB copy. A value past WARP_STAGED_NARROW_ROW_BYTES'
-#: end stages rows that long too, a thread each (rows of 40-88 elements: 53-154
-#: registers, no spills; a row whose 16-byte accesses are odd in number reads
-#: shared memory without bank conflicts); not measured yet: `variant.py
-#: WARP_STAGED_NARROW_SOLO=56,176 -- --ops softmax,log_softmax,layer_norm,rms_norm
-#: --rows 36,40,44,56,72,88 --dtypes f16,bf16 --sizes 64,512` (the guarded rows
-#: of 72 were at 64-74% of copy in log_softmax and layer_norm).
-WARP_STAGED_NARROW_SOLO = 56
+#: 16 at 90-93% of the 512 MiB copy; f16 too (session 40, rows of 12-28,
+#: `sweeps/variant-WARP_STAGED_NARROW_SOLO-f16-rows-12-28-…`): all 64 f16 and
+#: bf16 cases faster but for one (rms_norm bf16 of 24, -0.7%), up to +68%,
+#: at 87-93% of copy. Past WARP_STAGED_NARROW_ROW_BYTES' end it stages rows
+#: that long too, a thread each (rows of 36-88 elements: 53-154 registers, no
+#: spills; a row whose 16-byte accesses are odd in number reads shared memory
+#: without bank conflicts): `variant.py WARP_STAGED_NARROW_SOLO=56,176 --
+#: --ops softmax,log_softmax,layer_norm,rms_norm --rows 36,40,44,56,72,88
+#: --dtypes f16,bf16 --sizes 64` (session 40,
+#: `sweeps/variant-WARP_STAGED_NARROW_SOLO-176-…`): all 48 cases faster,
+#: +0.2% (rms_norm f16 of 56) to +37% (layer_norm bf16 of 36: 49.5 -> 36.2
+#: µs), at 84-92% of copy (the guarded rows of 72, at 64-74% in session 38:
+#: log_softmax bf16 44.9 -> 37.7, layer_norm bf16 50.3 -> 38.7).
+WARP_STAGED_NARROW_SOLO = 176
 #: ... and f32 rows of 24 bytes up to WARP_STAGED_SOLO_F32 bytes whose 16-byte
 #: accesses overrun the row (12, 20, 28 elements: 3, 5, 7 accesses over 4 or 8
-#: lanes), a thread each; 0: off. Not measured yet (f32 rows staged over lanes
-#: lost 4-27% in session 29: WARP_STAGED_TINY_F32): `variant.py
+#: lanes), a thread each; 0: off. f32 rows staged over lanes lost 4-27% in
+#: session 29 (WARP_STAGED_TINY_F32); a thread each, `variant.py
 #: WARP_STAGED_SOLO_F32=0,112 -- --ops softmax,log_softmax,layer_norm,rms_norm
-#: --rows 12,20,28 --dtypes f32 --sizes 64,512 --compile-sizes 64`.
-WARP_STAGED_SOLO_F32 = 0
+#: --rows 12,20,28 --dtypes f32 --sizes 64 --compile-sizes 64` (H200, session
+#: 40, `sweeps/variant-WARP_STAGED_SOLO_F32-…`): rows of 12 and 20 +3.8%
+#: (rms_norm of 12) to +27.7% (log_softmax of 20: 44.8 -> 35.1 µs), rows of
+#: 28 +5% (softmax, log_softmax), 0% (layer_norm) and -2.2% (rms_norm: 35.4 ->
+#: 36.3); all 12 at 86-92% of copy (were 72-91%), 1.14-1.85x torch.compile.
+WARP_STAGED_SOLO_F32 = 112
 #: Rows per group of the warp form, their 16-byte accesses all loaded
 #: before the first is reduced (`CachedRow.loaded`): f16/bf16 rows reduced
 #: twice or more (softmax's max and sum, layer_norm's mean and variance: a
