@@ -518,6 +518,26 @@ def test_warp_staged_solo_f32(monkeypatch):
     _check_solo(monkeypatch, "WARP_STAGED_SOLO_F32", 112, (12, 20, 28), "f32")
 
 
+@pytest.mark.parametrize("d", ["f16", "bf16"])
+def test_warp_staged_odd_solo(d, monkeypatch):
+    """rows.WARP_STAGED_ODD_SOLO at 176 bytes (the default): 16-bit rows of
+    odd length (one element an access) of 33-87 elements staged a thread a
+    row; NVRTC compiles softmax, log_softmax, layer_norm and rms_norm of each
+    without spills (bf16 layer_norm of 65, not among them, spills 12 bytes
+    at NVRTC's 96 registers). At 0 none of them is staged."""
+    _check_solo(monkeypatch, "WARP_STAGED_ODD_SOLO", 176, (33, 49, 77, 87), d)
+
+
+def test_warp_staged_odd_solo_bounds():
+    """WARP_STAGED_ODD_SOLO takes odd 16-bit rows up to 176 bytes only: rows
+    of 89 elements and f32 rows of 77 keep their lanes."""
+    def build(g):
+        return [g.softmax(g.input("a", [37, 89], "f16")), g.softmax(g.input("b", [37, 77], "f32")),
+                g.softmax(g.input("c", [37, 87], "bf16"))]
+
+    assert ["a thread per row" in src.splitlines()[2] for src in _kernels(build)] == [False, False, True]
+
+
 def _check_solo(monkeypatch, knob: str, value: int, lengths, d: str) -> None:
     """softmax, log_softmax, layer_norm and rms_norm over [37, n] rows of
     each length in `lengths` (type d): none staged as things are; with

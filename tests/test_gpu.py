@@ -681,7 +681,10 @@ def test_row_kernels_in_batches_of_narrow_rows(rows, cols, dtype):
     every row op, rms_norm and the fused residual norm (a prologue: one row a
     group) beside them. 16-bit rows of 5 and 7 elements, and of 11-31 over 2
     or 4 lanes of 6 elements or more, are staged through shared memory
-    instead (rows.WARP_STAGED_TINY), with a last block of fewer rows."""
+    instead (rows.WARP_STAGED_TINY), with a last block of fewer rows, and
+    so are 16-bit rows of 33 and 65 (odd, a thread a row:
+    rows.WARP_STAGED_ODD_SOLO) and of 66 (4-byte accesses, a thread a row:
+    rows.WARP_STAGED_NARROW_SOLO)."""
     from rlxc.codegen import rows as rows_mod
 
     g = rlxc.GraphBuilder()
@@ -689,8 +692,8 @@ def test_row_kernels_in_batches_of_narrow_rows(rows, cols, dtype):
     lowered = rlxc.run_pipeline(g.build([g.softmax(x)]), "rlx-cuda{arch=sm_90 sm_count=132}")
     # softmax batched in every case here but f32 rows of 196 (16-byte accesses) and of 33/65
     # (WARP_NARROW_ITEMS: 5 a lane)/129/197 (a lane's accesses past WARP_BATCH_NARROW_HELD_MAX),
-    # and 16-bit rows staged (rows.WARP_STAGED_TINY)
-    staged = dtype != "f32" and cols in (5, 7, 11, 13, 15, 21, 25, 31)
+    # and 16-bit rows staged (rows.WARP_STAGED_TINY; 33-66 a thread a row: WARP_STAGED_ODD_SOLO, _NARROW_SOLO)
+    staged = dtype != "f32" and cols in (5, 7, 11, 13, 15, 21, 25, 31, 33, 65, 66)
     if staged and rows_mod.WARP_STAGED_TINY:
         assert "staged: the block's" in str(lowered)
     elif rows_mod.WARP_BATCH_NARROW_MAX > 1 and not (dtype == "f32" and cols in (33, 65, 129, 196, 197)):

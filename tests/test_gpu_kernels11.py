@@ -178,6 +178,28 @@ def test_f32_rows_staged_a_thread_each(m):
     check(module)
 
 
+@pytest.mark.parametrize("d", ["f16", "bf16"])
+@pytest.mark.parametrize("odd", [0, 176])
+@pytest.mark.parametrize("m", [37, 3001])
+def test_odd_rows_staged_a_thread_each(d, odd, m, monkeypatch):
+    """rows.WARP_STAGED_ODD_SOLO (176 bytes, the default; and off): 16-bit
+    rows of odd length, 33-87 elements, staged a thread a row (3001 rows:
+    several blocks, the last one partial), and rows of 89 over their lanes;
+    softmax, log_softmax, layer_norm and rms_norm against the interpreter."""
+    from rlxc.codegen import rows
+
+    monkeypatch.setattr(rows, "WARP_STAGED_ODD_SOLO", odd)
+    g = rlxc.GraphBuilder()
+    outs = []
+    for n in (33, 49, 65, 77, 87, 89):
+        x = g.input(f"x{n}", [m, n], d)
+        outs += [g.softmax(x), g.log_softmax(x), g.layer_norm(x, g.param(f"g{n}", [n], d), g.param(f"b{n}", [n], d)),
+                 g.rms_norm(x, g.param(f"w{n}", [n], d))]
+    module = g.build(outs)
+    assert ("a thread per row" in str(rlxc.run_pipeline(module, "rlx-cuda{arch=sm_90 sm_count=132}"))) == bool(odd)
+    check(module)
+
+
 def test_forms_cover_cases():
     assert {n for n, _ in PARAMS} == set(CASES)
 

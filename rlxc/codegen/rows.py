@@ -15,7 +15,8 @@ element type and layout (`ROW_FORMS`, the one table of thresholds):
   6 or more each staged through shared memory (WARP_STAGED), and so are
   f16/bf16 rows of 12-88 elements and f32 rows of 6-28 of narrow or
   overrunning vector accesses, a thread each (WARP_STAGED_NARROW,
-  WARP_STAGED_NARROW_SOLO, WARP_STAGED_SOLO_F32); odd f32 rows
+  WARP_STAGED_NARROW_SOLO, WARP_STAGED_SOLO_F32), and odd f16/bf16 rows of
+  33-87 (WARP_STAGED_ODD_SOLO); odd f32 rows
   from 32 elements over as few lanes as hold 8 each (WARP_NARROW_ITEMS);
 * block: a block per row, the row in registers (BLOCK_THREADS threads, fewer
   for rows of under 512 16-byte items: BLOCK_MIN_ITEMS; up to 512 of
@@ -271,6 +272,16 @@ def staged_solo(s: RowSpec) -> bool:
     (up to WARP_STAGED_SOLO_F32)."""
     size = dtype(s.t).bytes
     return size == 4 or s.rows.cols * size <= WARP_STAGED_NARROW_SOLO
+
+
+def staged_odd_solo(s: RowSpec, row: CachedRow) -> bool:
+    """Whether the warp form's rows of `s` are f16/bf16 rows of odd length (one
+    element an access) of WARP_STAGED_ODD_SOLO_MIN elements up to
+    WARP_STAGED_ODD_SOLO bytes, loaded (no prologue), to be staged a thread
+    a row (WARP_STAGED_ODD_SOLO; as WARP_STAGED_TINY's rows of 5 and 7)."""
+    return (WARP_STAGED and WARP_STAGED_TINY and dtype(s.t).bytes == 2 and s.prologue is None
+            and row.width == 1 and not row.peel and not row.window
+            and WARP_STAGED_ODD_SOLO_MIN <= s.rows.cols and s.rows.cols * 2 <= WARP_STAGED_ODD_SOLO)
 
 
 def stage_rows(row_bytes: int, per_block: int, span: int) -> int:
@@ -2530,6 +2541,26 @@ WARP_STAGED_NARROW_SOLO = 176
 #: 28 +5% (softmax, log_softmax), 0% (layer_norm) and -2.2% (rms_norm: 35.4 ->
 #: 36.3); all 12 at 86-92% of copy (were 72-91%), 1.14-1.85x torch.compile.
 WARP_STAGED_SOLO_F32 = 112
+#: ... and f16/bf16 rows of odd length (one element an access, spread over
+#: 4-16 lanes: rows of 33-87 elements, e.g. CLIP's 77 tokens) of up to
+#: WARP_STAGED_ODD_SOLO bytes, a thread each (`staged_odd_solo`; the
+#: staged tiny rows' form, WARP_STAGED_TINY); 0: off. Before (H200, session
+#: 40, `kernels.py --ops softmax,layer_norm,rms_norm --rows
+#: 50,77,96,197,200,257,577,1500 --dtypes f32,f16,bf16 --sizes 64
+#: --compile-sizes 64`, `sweeps/kernels-model-rows-…`), 16-bit rows of 77
+#: took 40.8-47.2 µs (68-79% of copy) where even rows of 50 and 96 took
+#: 35.0-36.8. `variant.py WARP_STAGED_ODD_SOLO=0,176 -- --ops
+#: softmax,log_softmax,layer_norm,rms_norm --rows 33,49,65,77,87 --dtypes
+#: f16,bf16 --sizes 64` (H200, session 40,
+#: `sweeps/variant-WARP_STAGED_ODD_SOLO-…`): 37 of 40 cases faster, softmax
+#: and log_softmax +7% to +61% (f16 of 49: 57.1 -> 35.4 µs; of 77: 42.6 ->
+#: 35.8, 90% of copy), rms_norm up to +52%, layer_norm of 33-65 +13% to
+#: +33%; layer_norm of 77-87 -2.3% to +1.3% (69-70% of copy either way: its
+#: gamma and beta read an element at a time), rms_norm bf16 of 87 -3.0%.
+WARP_STAGED_ODD_SOLO = 176
+#: Shorter odd rows keep WARP_STAGED_TINY's forms (a thread each up to 7
+#: elements, over 2-4 lanes staged or batched in registers up to 31).
+WARP_STAGED_ODD_SOLO_MIN = 32
 #: Rows per group of the warp form, their 16-byte accesses all loaded
 #: before the first is reduced (`CachedRow.loaded`): f16/bf16 rows reduced
 #: twice or more (softmax's max and sum, layer_norm's mean and variance: a
@@ -4002,12 +4033,18 @@ def row_kernel(s: RowSpec, sm_count: int) -> KernelSpec:
         if lanes := warp_window_lanes(s):
             group, row = lanes, CachedRow.for_spec(s, lanes, "lane", window=True)
         narrow_staged = staged_narrow(s, row)
-        if narrow_staged and staged_solo(s) and group > 1:
-            group, row = 1, CachedRow.for_spec(s, 1, "lane")  # a thread a row
         threads = WARP_SHORT_THREADS if rows.cols * s.elem_bytes <= WARP_SHORT_ROW_BYTES else WARP_THREADS
-        per_block = threads // group
         span = WARP_STAGED_NARROW if narrow_staged else WARP_STAGE_BYTES
-        block_rows = per_block * stage_rows(rows.cols * dtype(s.t).bytes, per_block, span)  # if staged
+
+        def blocked(lanes: int) -> int:  # a block's rows, if staged, over `lanes` lanes a row
+            return threads // lanes * stage_rows(rows.cols * dtype(s.t).bytes, threads // lanes, span)
+
+        if group > 1 and (narrow_staged and staged_solo(s) or staged_odd_solo(s, row)):
+            solo = CachedRow.for_spec(s, 1, "lane")  # a thread a row, where its rows are staged
+            if _stages(s, solo, blocked(1), narrow_staged):
+                group, row = 1, solo
+        per_block = threads // group
+        block_rows = blocked(group)  # if staged
         staged = _stages(s, row, block_rows, narrow_staged)
         per_group = 1 if staged else warp_batch(s, row, per_block)
         batched = per_group > 1
