@@ -179,16 +179,19 @@ def test_f32_rows_staged_a_thread_each(m):
 
 
 @pytest.mark.parametrize("d", ["f16", "bf16"])
-@pytest.mark.parametrize("odd", [0, 176])
+@pytest.mark.parametrize("odd, vec", [(0, True), (176, False), (176, True)])
 @pytest.mark.parametrize("m", [37, 3001])
-def test_odd_rows_staged_a_thread_each(d, odd, m, monkeypatch):
+def test_odd_rows_staged_a_thread_each(d, odd, vec, m, monkeypatch):
     """rows.WARP_STAGED_ODD_SOLO (176 bytes, the default; and off): 16-bit
     rows of odd length, 33-87 elements, staged a thread a row (3001 rows:
-    several blocks, the last one partial), and rows of 89 over their lanes;
-    softmax, log_softmax, layer_norm and rms_norm against the interpreter."""
+    several blocks, the last one partial), their params read 16 bytes at a
+    time (WARP_SOLO_VECTOR_PARAMS, on by default) or an element at a time,
+    and rows of 89 over their lanes; softmax, log_softmax, layer_norm and
+    rms_norm against the interpreter."""
     from rlxc.codegen import rows
 
     monkeypatch.setattr(rows, "WARP_STAGED_ODD_SOLO", odd)
+    monkeypatch.setattr(rows, "WARP_SOLO_VECTOR_PARAMS", vec)
     g = rlxc.GraphBuilder()
     outs = []
     for n in (33, 49, 65, 77, 87, 89):

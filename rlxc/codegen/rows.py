@@ -2558,6 +2558,12 @@ WARP_STAGED_SOLO_F32 = 112
 #: +33%; layer_norm of 77-87 -2.3% to +1.3% (69-70% of copy either way: its
 #: gamma and beta read an element at a time), rms_norm bf16 of 87 -3.0%.
 WARP_STAGED_ODD_SOLO = 176
+#: The per-column params (gamma, beta) of rows of one element an access
+#: taken a thread a row (WARP_STAGED_ODD_SOLO, WARP_STAGED_TINY) read 16
+#: bytes at a time (every thread of a warp the same addresses), not an
+#: element at a time: layer_norm over 16-bit rows of 77 read 154 params a
+#: row, one load each, and ran at 69-70% of copy where softmax ran at 90%.
+WARP_SOLO_VECTOR_PARAMS = True
 #: Shorter odd rows keep WARP_STAGED_TINY's forms (a thread each up to 7
 #: elements, over 2-4 lanes staged or batched in registers up to 31).
 WARP_STAGED_ODD_SOLO_MIN = 32
@@ -3602,6 +3608,22 @@ class CachedRow:
         type, laid out as the row) are read as vectors alongside, or taken
         from registers (`held`)."""
         w = self.width
+        if w == 1 and columns and self.lanes == 1 and WARP_SOLO_VECTOR_PARAMS and not self.held and not self.window:
+            # a thread's whole row (its columns 0 .. cols - 1 in order): the params 16 bytes a read,
+            # the same addresses across the warp (each 256-byte aligned, its slot padded past its end)
+            per = 16 // dtype(self.t).bytes
+            unions = [f"union {{ uint4 raw; {dtype(self.t).c_storage} e[{per}]; }} pc_{p}; "
+                      f"pc_{p}.raw = __ldg(reinterpret_cast<const uint4*>({p}) + c);" for p in columns]
+            value = store(out(self.elem(), lambda p: load(f"pc_{p}.e[i]", self.t)), self.t)
+            return [
+                "#pragma unroll",
+                f"for (int c = 0; c < {-(-self.cols // per)}; ++c) {{",
+                *("  " + u for u in unions),
+                "  #pragma unroll",
+                f"  for (int i = 0; i < {per}; ++i) {{ const int j = c * {per} + i; const long long k = j; "
+                f"if (j < {self.cols}) {buf}[base + k] = {value}; }}",
+                "}",
+            ]
         if w == 1:
             def param(p: str) -> str:
                 return f"ph_{p}[j]" if p in self.held else load(f"{p}[k]", self.t)
