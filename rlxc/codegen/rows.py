@@ -2563,6 +2563,12 @@ WARP_STAGED_ODD_SOLO = 176
 #: bytes at a time (every thread of a warp the same addresses), not an
 #: element at a time: layer_norm over 16-bit rows of 77 read 154 params a
 #: row, one load each, and ran at 69-70% of copy where softmax ran at 90%.
+#: H200 (session 40, `variant.py WARP_SOLO_VECTOR_PARAMS=False,True -- --ops
+#: layer_norm,rms_norm --rows 33,49,65,77,87 --dtypes f16,bf16 --sizes 64`,
+#: `sweeps/variant-WARP_SOLO_VECTOR_PARAMS-…`): 19 of 20 cases faster,
+#: layer_norm +3.6% to +9.8% (f16 of 77: 45.9 -> 43.6 µs, 74% of copy; bf16
+#: of 87 72%), rms_norm +0.2% to +9.8%; rms_norm bf16 of 77 -1.3% (ptxas
+#: gives it 96 registers and spills where the row is short of 64 MiB).
 WARP_SOLO_VECTOR_PARAMS = True
 #: Shorter odd rows keep WARP_STAGED_TINY's forms (a thread each up to 7
 #: elements, over 2-4 lanes staged or batched in registers up to 31).
