@@ -331,6 +331,18 @@ def test_max_pool_indices_match_reference(case, dt, backend):
         np.testing.assert_array_equal(idx, ort_i)
 
 
+def test_max_pool_indices_refuses_a_window_past_the_padded_input():
+    """A MaxPool with Indices whose window (4, dilated 2: 7 wide) is wider
+    than its padded axis (5 + 1) is an import error naming the axis."""
+    node = helper.make_node("MaxPool", ["x"], ["y", "i"], kernel_shape=[2, 4], dilations=[1, 2], pads=[0, 1, 0, 0])
+    model = make_model([node], [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 1, 4, 5])],
+                       [helper.make_tensor_value_info("y", TensorProto.FLOAT, None),
+                        helper.make_tensor_value_info("i", TensorProto.INT64, None)], opset=12)
+    with pytest.raises(rlxc.OnnxImportError, match=r"window covers more than the padded input .*spatial axis 1: "
+                                                      r"window 4 \(dilation 2\) does not fit an extent of 5 padded by 1\+0"):
+        rlxc.from_onnx(model)
+
+
 def _first_models():
     """One model per import path this file tests (a 3-D pool, Conv,
     ConvTranspose, MaxPool with indices; f16 where the path has a 16-bit

@@ -52,7 +52,7 @@ from rlxc.dialects.rlx.base import (
 from rlxc.dialects.types import FLOAT_TYPES, INT_TYPES, fmt_shape, shape_of
 
 
-def _window_out(
+def window_out(
     what: str, size: int, k: int, stride: int, pad0: int, pad1: int, dil: int, ceil: bool = False
 ) -> int:
     """Output extent of a sliding window: floor((size + pads - span) / stride) + 1,
@@ -74,11 +74,11 @@ def _window_out(
 def _window_extents(props: Mapping[str, Attribute], h: int, w: int, kh: int, kw: int,
                     ceil: bool = False) -> tuple[int, int]:
     """(oh, ow): the extents of kh x kw windows over an h x w image with the
-    props' stride, dilation and padding (`_window_out` on each axis)."""
+    props' stride, dilation and padding (`window_out` on each axis)."""
     sh, sw = _ints(props.get("stride"))
     dh, dw = _ints(props.get("dilation"))
     pt, pl, pb, pr = _ints(props.get("padding"))
-    return (_window_out("height", h, kh, sh, pt, pb, dh, ceil), _window_out("width", w, kw, sw, pl, pr, dw, ceil))
+    return (window_out("height", h, kh, sh, pt, pb, dh, ceil), window_out("width", w, kw, sw, pl, pr, dw, ceil))
 
 
 def _image(what: str, xs: Sequence[int], channels_last: bool) -> tuple[int, int, int, int]:

@@ -6,8 +6,9 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 import numpy as np
+from xdsl.utils.exceptions import VerifyException
 
-from rlxc.dialects.rlx.conv import resize_source_coords
+from rlxc.dialects.rlx.conv import resize_source_coords, window_out
 from rlxc.frontends.builder import Tensor
 from rlxc.frontends.onnx.core import (
     Node,
@@ -157,16 +158,11 @@ def _max_pool_with_indices(n: Node, x: Tensor, kernel: list[int], strides: list[
     are all -inf."""
     g, nd = n.g, len(kernel)
     sizes = list(x.shape[2:])
-    out = []
-    for a in range(nd):
-        span = (kernel[a] - 1) * dil[a] + 1
-        q = sizes[a] + pads[a] + pads[a + nd] - span
-        o = (-(-q // strides[a]) if ceil else q // strides[a]) + 1
-        if ceil and (o - 1) * strides[a] >= sizes[a] + pads[a]:  # the last window starts past the input and its left pad
-            o -= 1
-        out.append(o)
-    if min(out) < 1:
-        raise n.error(f"the window covers more than the padded input ({sizes} with pads {pads})")
+    try:
+        out = [window_out(f"spatial axis {a}", sizes[a], kernel[a], strides[a], pads[a], pads[a + nd], dil[a], ceil)
+               for a in range(nd)]
+    except VerifyException as e:
+        raise n.error(f"the window covers more than the padded input ({sizes} with pads {pads}): {e}") from None
     ends = [max(pads[a + nd], (out[a] - 1) * strides[a] + (kernel[a] - 1) * dil[a] + 1 - sizes[a] - pads[a]) for a in range(nd)]
     xp = g.pad(x, [0, 0, *pads[:nd]], [0, 0, *ends], value=float("-inf"))
     taps = list(np.ndindex(*kernel))
