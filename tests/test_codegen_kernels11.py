@@ -526,7 +526,8 @@ def test_warp_staged_odd_solo(d, monkeypatch):
     spilling 8 bytes at most (ptxas's choice: bf16 rms_norm of 77 over 37
     rows takes 96 registers and spills 8 bytes with its params read 16 bytes
     at a time, none an element at a time; over 64 MiB of rows, 121 and
-    none). At 0 none of them is staged."""
+    none; over 3001 rows some odd lengths spill up to 16 bytes: see
+    rows.WARP_STAGED_ODD_SOLO). At 0 none of them is staged."""
     _check_solo(monkeypatch, "WARP_STAGED_ODD_SOLO", 176, (33, 49, 65, 77, 87), d, max_spill=8)
 
 
@@ -548,6 +549,32 @@ def test_warp_solo_vector_params(monkeypatch):
     assert "for (int c = 0; c < 10; ++c) {" in on[0] and "for (int c = 0; c < 5; ++c) {" in on[3]
     monkeypatch.setattr(rows, "WARP_SOLO_VECTOR_PARAMS", False)
     assert all("__ldg(reinterpret_cast<const uint4*>(" not in src for src in _kernels(build))
+
+
+def test_warp_solo_min_blocks(monkeypatch):
+    """rows.WARP_SOLO_MIN_BLOCKS (0, off; not measured): at 3, the kernels of
+    rows staged a thread a row ask `__launch_bounds__(128, 3)`, and the ones
+    ptxas spilled in without it (softmax of 55 and 63, log_softmax of 81,
+    rms_norm of 73 and 75 over 3001 16-bit rows; the 13-20 of 308 such
+    kernels that spill) compile without spills; rows over lanes keep their
+    bounds."""
+    from rlxc.codegen import rows
+
+    def build(g):
+        outs = []
+        for n, d in ((55, "f16"), (63, "bf16"), (73, "bf16"), (75, "bf16"), (81, "f16")):
+            x = g.input(f"x{n}", [3001, n], d)
+            outs += [g.softmax(x), g.log_softmax(x), g.rms_norm(x, g.param(f"w{n}", [n], d))]
+        return outs + [g.softmax(g.input("o", [3001, 89], "f16"))]
+
+    off = _kernels(build)
+    assert sum(nvrtc.resources(src, "sm_90", headers=HEADERS).spill_stores > 0 for src in off[:-1]) >= 5
+    monkeypatch.setattr(rows, "WARP_SOLO_MIN_BLOCKS", 3)
+    on = _kernels(build)
+    assert all("__launch_bounds__(128, 3)" in src for src in on[:-1]) and "__launch_bounds__(128)" in on[-1]
+    for src in on:
+        res = nvrtc.resources(src, "sm_90", headers=HEADERS)
+        assert res.spill_stores == 0, res
 
 
 def test_warp_staged_odd_solo_bounds():

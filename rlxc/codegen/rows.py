@@ -2558,9 +2558,25 @@ WARP_STAGED_SOLO_F32 = 112
 #: +33%; layer_norm of 77-87 -2.3% to +1.3% (69-70% of copy either way: its
 #: gamma and beta read an element at a time), rms_norm bf16 of 87 -3.0%.
 WARP_STAGED_ODD_SOLO = 176
+#: (ptxas picks these kernels' registers, in steps of 8, by the row count
+#: too: over 3001 rows, softmax, log_softmax and rms_norm of some odd lengths
+#: (51-85) spill 4-16 bytes at 64-128 registers; over 37 rows none of
+#: 33-87 spills more than 8.)
+#: Blocks per multiprocessor the kernels of rows staged a thread a row ask
+#: `__launch_bounds__` for (0: none, as before). With the threads alone,
+#: ptxas picks fewer registers than the row needs and spills (f16
+#: log_softmax of 81 over 37 rows: 96 registers, 12 bytes spilled). Over
+#: the thread-a-row kernels of softmax, log_softmax, layer_norm and rms_norm
+#: over 16-bit rows of 12-88 and f32 rows of 12-28 (308 kernels; 37, 3001
+#: or 100000 rows), 13-20 spill up to 16 bytes; with 3 blocks none does (up
+#: to 168 registers), with 4 ten spill up to 52 bytes (128 registers). Not
+#: measured yet: `variant.py WARP_SOLO_MIN_BLOCKS=0,3 -- --ops
+#: softmax,log_softmax,layer_norm,rms_norm --rows 51,55,63,77,81,87 --dtypes
+#: f16,bf16 --sizes 64`.
+WARP_SOLO_MIN_BLOCKS = 0
 #: The per-column params (gamma, beta) of rows of one element an access
-#: taken a thread a row (WARP_STAGED_ODD_SOLO, WARP_STAGED_TINY) read 16
-#: bytes at a time (every thread of a warp the same addresses), not an
+#: taken a thread a row (WARP_STAGED_ODD_SOLO; WARP_STAGED_TINY's rows of 5
+#: and 7 hold theirs in registers, WARP_HELD_PARAMS) read 16 bytes at a time (every thread of a warp the same addresses), not an
 #: element at a time: layer_norm over 16-bit rows of 77 read 154 params a
 #: row, one load each, and ran at 69-70% of copy where softmax ran at 90%.
 #: H200 (session 40, `variant.py WARP_SOLO_VECTOR_PARAMS=False,True -- --ops
@@ -4099,7 +4115,8 @@ def row_kernel(s: RowSpec, sm_count: int) -> KernelSpec:
         src = _row_kernel(decl, _cached_form(s, row, group_reduce(group), "warp"), rows, form="warp", note=note, group=group,
                           batch=row if batched else None, per_group=per_group, threads=threads,
                           one_row="warp" in ROW_PER_BLOCK and not batched and grid * per_block >= rows.rows,
-                          staged=(block_rows, s.t) if staged else None, pre=pre)
+                          staged=(block_rows, s.t) if staged else None, pre=pre,
+                          min_blocks=WARP_SOLO_MIN_BLOCKS if staged and group == 1 else 0)
         return KernelSpec(s.family, src, bufs, grid, threads)
     if form == "block":
         threads = block_threads(rows.cols, s.elem_bytes)
