@@ -2555,13 +2555,17 @@ WARP_STAGED_SOLO_F32 = 112
 #: `sweeps/variant-WARP_STAGED_ODD_SOLO-…`): 37 of 40 cases faster, softmax
 #: and log_softmax +7% to +61% (f16 of 49: 57.1 -> 35.4 µs; of 77: 42.6 ->
 #: 35.8, 90% of copy), rms_norm up to +52%, layer_norm of 33-65 +13% to
-#: +33%; layer_norm of 77-87 -2.3% to +1.3% (69-70% of copy either way: its
-#: gamma and beta read an element at a time), rms_norm bf16 of 87 -3.0%.
+#: +33%; layer_norm of 77-87 -2.3% to +1.3% (69-70% of copy either way,
+#: its gamma and beta then read an element at a time: WARP_SOLO_VECTOR_PARAMS),
+#: rms_norm bf16 of 87 -3.0%.
 WARP_STAGED_ODD_SOLO = 176
-#: (ptxas picks these kernels' registers, in steps of 8, by the row count
-#: too: over 3001 rows, softmax, log_softmax and rms_norm of some odd lengths
-#: (51-85) spill 4-16 bytes at 64-128 registers; over 37 rows none of
-#: 33-87 spills more than 8.)
+#: Shorter odd rows keep WARP_STAGED_TINY's forms (a thread each up to 7
+#: elements, over 2-4 lanes staged or batched in registers up to 31).
+#: ptxas picks these kernels' registers, in steps of 8, by the row count
+#: too: over 3001 rows, softmax, log_softmax and rms_norm of some odd
+#: lengths (51-85) spill 4-16 bytes at 64-128 registers, over 37 rows up to
+#: 12 (WARP_SOLO_MIN_BLOCKS, below).
+WARP_STAGED_ODD_SOLO_MIN = 32
 #: Blocks per multiprocessor the kernels of rows staged a thread a row ask
 #: `__launch_bounds__` for (0: none, as before). With the threads alone,
 #: ptxas picks fewer registers than the row needs and spills (f16
@@ -2576,19 +2580,16 @@ WARP_STAGED_ODD_SOLO = 176
 WARP_SOLO_MIN_BLOCKS = 0
 #: The per-column params (gamma, beta) of rows of one element an access
 #: taken a thread a row (WARP_STAGED_ODD_SOLO; WARP_STAGED_TINY's rows of 5
-#: and 7 hold theirs in registers, WARP_HELD_PARAMS) read 16 bytes at a time (every thread of a warp the same addresses), not an
-#: element at a time: layer_norm over 16-bit rows of 77 read 154 params a
-#: row, one load each, and ran at 69-70% of copy where softmax ran at 90%.
-#: H200 (session 40, `variant.py WARP_SOLO_VECTOR_PARAMS=False,True -- --ops
+#: and 7 hold theirs in registers, WARP_HELD_PARAMS) read 16 bytes at a
+#: time (every thread of a warp the same addresses), not an element at a
+#: time: layer_norm over 16-bit rows of 77 read 154 params a row, one load
+#: each, and ran at 69-70% of copy where softmax ran at 90%. H200 (session
+#: 40, `variant.py WARP_SOLO_VECTOR_PARAMS=False,True -- --ops
 #: layer_norm,rms_norm --rows 33,49,65,77,87 --dtypes f16,bf16 --sizes 64`,
 #: `sweeps/variant-WARP_SOLO_VECTOR_PARAMS-…`): 19 of 20 cases faster,
 #: layer_norm +3.6% to +9.8% (f16 of 77: 45.9 -> 43.6 µs, 74% of copy; bf16
-#: of 87 72%), rms_norm +0.2% to +9.8%; rms_norm bf16 of 77 -1.3% (ptxas
-#: gives it 96 registers and spills where the row is short of 64 MiB).
+#: of 87 72%), rms_norm +0.2% to +9.8%; rms_norm bf16 of 77 -1.3%.
 WARP_SOLO_VECTOR_PARAMS = True
-#: Shorter odd rows keep WARP_STAGED_TINY's forms (a thread each up to 7
-#: elements, over 2-4 lanes staged or batched in registers up to 31).
-WARP_STAGED_ODD_SOLO_MIN = 32
 #: Rows per group of the warp form, their 16-byte accesses all loaded
 #: before the first is reduced (`CachedRow.loaded`): f16/bf16 rows reduced
 #: twice or more (softmax's max and sum, layer_norm's mean and variance: a
