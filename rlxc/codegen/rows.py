@@ -221,7 +221,7 @@ def _warp_loop(body: list[str], rows: Rows, warps: int, group: int = 32, batch: 
     ]
 
 
-def _stages(s: RowSpec, row: CachedRow, block_rows: int, narrow: bool | None = None) -> bool:
+def _stages(s: RowSpec, row: CachedRow, block_rows: int, narrow: bool) -> bool:
     """Whether the warp form's rows of `s` are staged through shared memory
     (WARP_STAGED): f16/bf16 elements one per access, rows over
     WARP_SHORT_ROW_BYTES or of a thread each from WARP_STAGED_TINY_MIN
@@ -231,11 +231,10 @@ def _stages(s: RowSpec, row: CachedRow, block_rows: int, narrow: bool | None = N
     a block's span of `block_rows` rows a whole number of 16-byte accesses
     (so every block's span starts on a boundary) and under 48 KB (static).
     `narrow`: whether `staged_narrow` held for the row before its lanes were
-    changed (None: ask it of `row`)."""
+    changed."""
     tiny = (WARP_STAGED_TINY and s.rows.cols >= WARP_STAGED_TINY_MIN
             and (row.lanes == 1 or row.lanes <= WARP_STAGED_TINY_LANES and row.items >= WARP_STAGED_TINY_ITEMS))
     size = dtype(s.t).bytes
-    narrow = staged_narrow(s, row) if narrow is None else narrow
     if s.prologue is not None or not narrow and (
             not WARP_STAGED or row.width > 1 or not (size == 2 or size == 4 and tiny and WARP_STAGED_TINY_F32)
             or (s.rows.cols * size <= WARP_SHORT_ROW_BYTES and not tiny)):
