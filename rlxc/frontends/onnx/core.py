@@ -11,7 +11,7 @@ from typing import Any
 import numpy as np
 
 from rlxc.dialects.types import DTYPES, dtype
-from rlxc.frontends.builder import Tensor
+from rlxc.frontends.builder import GraphBuilder, Tensor
 
 
 class OnnxImportError(ValueError):
@@ -204,6 +204,11 @@ def emitter_for(op_type: str, opset: int) -> Emitter | None:
 #: The largest finite value of each float type (IsInf and ReduceLogSumExp
 #: tell infinities from it without an infinite constant).
 LARGEST_FINITE = {"f32": float(np.finfo(np.float32).max), "f16": 65504.0, "bf16": 3.3895313892515355e38}
+
+
+def as_type(g: GraphBuilder, t: Tensor, to: str) -> Tensor:
+    """t converted to type `to` (rlx.cast), or t itself where it has that type."""
+    return t if t.dtype == to else g.cast(t, to)
 
 
 def in_f32(n: Node, x: Tensor, fn: Callable[[Tensor], Tensor]) -> Tensor:

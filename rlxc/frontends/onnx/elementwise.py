@@ -12,6 +12,7 @@ from rlxc.frontends.onnx.core import (
     Node,
     Value,
     _dtype_of,
+    as_type,
     cast_const,
     emitter,
     in_f32,
@@ -63,8 +64,8 @@ def _int_pow(n: Node, x: Tensor, y: Tensor) -> Tensor:
     for any other base."""
     g = n.g
     if y.dtype not in ("i32", "i64"):
-        return g.cast(g.pow(g.cast(x, "f32"), y if y.dtype == "f32" else g.cast(y, "f32")), x.dtype)
-    e = y if y.dtype == x.dtype else g.cast(y, x.dtype)
+        return g.cast(g.pow(g.cast(x, "f32"), as_type(g, y, "f32")), x.dtype)
+    e = as_type(g, y, x.dtype)
     given = n.input(1)
     known = given.array if isinstance(given, Const) else None
     bits = (max(1, int(np.max(np.abs(np.asarray(known, np.int64)))).bit_length()) if known is not None and np.size(known)

@@ -42,6 +42,7 @@ from rlxc.frontends.onnx.core import (
     Node,
     OnnxImportError,
     Value,
+    as_type,
     emitter,
     onnx_type_name,
 )
@@ -131,7 +132,7 @@ def quantize_linear(n: Node) -> list[Value]:
         raise n.error(f"the scale's type {scale.dtype} differs from x's {x.dtype}")
     g = n.g
     s = n.imp.constant(_broadcast(n, scale.array, x.shape, axis, block, "the scale"), d)
-    q = g.round(g.div(x if d == x.dtype else g.cast(x, d), s))  # in x's type (or precision's), as the reference
+    q = g.round(g.div(as_type(g, x, d), s))  # in x's type (or precision's), as the reference
     q = g.cast(q, "f32") if d != "f32" else q
     # + the zero point (+0 without one: an integer has no -0, rint(-0.3) has)
     z = n.imp.constant(_broadcast(n, zp.array, x.shape, axis, block, "the zero point"), "f32") if zp is not None \

@@ -27,7 +27,7 @@ from __future__ import annotations
 import numpy as np
 
 from rlxc.frontends.builder import Tensor
-from rlxc.frontends.onnx.core import Const, Node, Value, emitter, reversed_within
+from rlxc.frontends.onnx.core import Const, Node, Value, as_type, emitter, reversed_within
 
 #: Activation -> (default alpha, default beta, how many of the two it reads).
 _ACTIVATIONS = {
@@ -133,7 +133,7 @@ class _Recurrence:
             self.lens = t if t.dtype == "i64" else self.g.cast(t, "i64")
 
     def f32(self, t: Tensor) -> Tensor:
-        return t if t.dtype == "f32" else self.g.cast(t, "f32")
+        return as_type(self.g, t, "f32")
 
     def state(self, i: int) -> Tensor | None:
         """Initial state input `i` (initial_h, initial_c) as [directions, batch, hidden] f32."""

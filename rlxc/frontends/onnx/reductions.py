@@ -14,6 +14,7 @@ from rlxc.frontends.onnx.core import (
     Const,
     Node,
     Value,
+    as_type,
     emitter,
     in_f32,
     positions,
@@ -202,7 +203,7 @@ def _group_norm(n: Node) -> list[Value]:
     if scale.shape[0] != c:  # GroupNormalization opset 18: one scale per group
         scale = n.g.reshape(n.g.expand(n.g.reshape(scale, [groups, 1]), [groups, c // groups]), [c])
         bias = n.g.reshape(n.g.expand(n.g.reshape(bias, [groups, 1]), [groups, c // groups]), [c])
-    scale, bias = (t if t.dtype == x.dtype else n.g.cast(t, x.dtype) for t in (scale, bias))
+    scale, bias = (as_type(n.g, t, x.dtype) for t in (scale, bias))
     return [n.g.add(n.g.mul(y, n.g.reshape(scale, per_channel)), n.g.reshape(bias, per_channel))]
 
 
@@ -242,20 +243,17 @@ def _batch_norm_training(n: Node) -> list[Value]:
     c = x.shape[1]
     tail = [1] * (x.ndim - 2)
 
-    def f32(t):
-        return t if t.dtype == "f32" else g.cast(t, "f32")
-
-    xf = f32(x)
+    xf = as_type(g, x, "f32")
     m = g.reduce_mean(xf, axes, True)
     d = g.sub(xf, m)
     v = g.reduce_mean(g.mul(d, d), axes, True)
-    k = g.div(g.reshape(f32(scale), [c, *tail]), g.sqrt(g.add(v, n.imp.scalar(eps, "f32"))))
-    y = g.add(g.mul(d, k), g.reshape(f32(bias), [c, *tail]))
-    outs = [y if x.dtype == "f32" else g.cast(y, x.dtype)]
+    k = g.div(g.reshape(as_type(g, scale, "f32"), [c, *tail]), g.sqrt(g.add(v, n.imp.scalar(eps, "f32"))))
+    y = g.add(g.mul(d, k), g.reshape(as_type(g, bias, "f32"), [c, *tail]))
+    outs = [as_type(g, y, x.dtype)]
     for running, batch in ((mean, m), (var, v)):
-        r = g.add(g.mul(f32(running), n.imp.scalar(momentum, "f32")),
+        r = g.add(g.mul(as_type(g, running, "f32"), n.imp.scalar(momentum, "f32")),
                   g.mul(g.reshape(batch, [c]), n.imp.scalar(1.0 - momentum, "f32")))
-        outs.append(r if running.dtype == "f32" else g.cast(r, running.dtype))
+        outs.append(as_type(g, r, running.dtype))
     return outs[:max(1, len(n.proto.output))]
 
 
@@ -415,7 +413,7 @@ def _nll(n: Node, logp: Tensor, target: Tensor, weight: Tensor | None, reduction
     loss = g.neg(g.reshape(picked, list(t.shape)))
     w = None
     if weight is not None:
-        w = g.gather(weight if weight.dtype == "f32" else g.cast(weight, "f32"), idx, 0)
+        w = g.gather(as_type(g, weight, "f32"), idx, 0)
     if keep is not None:
         w = g.select(keep, w if w is not None else n.imp.scalar(1.0, "f32"), n.imp.scalar(0.0, "f32"))
     if w is not None:
@@ -441,8 +439,7 @@ def _softmax_cross_entropy(n: Node) -> list[Value]:
     """log_softmax of the scores over axis 1, then NegativeLogLikelihoodLoss;
     the optional second output is the log-probabilities."""
     x = n.tensor(0)
-    logp = n.g.log_softmax(x if x.dtype == "f32" else n.g.cast(x, "f32"), axis=1)
+    logp = n.g.log_softmax(as_type(n.g, x, "f32"), axis=1)
     w = n.tensor(2) if n.input(2) is not None else None
     y = _nll(n, logp, n.tensor(1), w, n.attr("reduction", "mean"))
-    back = (lambda t: t) if x.dtype == "f32" else (lambda t: n.g.cast(t, x.dtype))  # noqa: E731
-    return [back(y), back(logp)]
+    return [as_type(n.g, y, x.dtype), as_type(n.g, logp, x.dtype)]

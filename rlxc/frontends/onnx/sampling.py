@@ -13,7 +13,7 @@ import itertools
 import numpy as np
 
 from rlxc.frontends.builder import Tensor
-from rlxc.frontends.onnx.core import Node, Value, emitter, in_f32
+from rlxc.frontends.onnx.core import Node, Value, as_type, emitter, in_f32
 
 _MODES = {"bilinear": "linear", "linear": "linear", "nearest": "nearest", "bicubic": "cubic", "cubic": "cubic"}
 
@@ -84,8 +84,8 @@ def _grid_sample(n: Node) -> list[Value]:
     batch, chans, sizes = x.shape[0], x.shape[1], list(x.shape[2:])
     out, d = list(grid.shape[1:-1]), len(sizes)
     p = int(np.prod(out, dtype=np.int64))
-    gf = g.reshape(grid if grid.dtype == "f32" else g.cast(grid, "f32"), [batch, p, d])
-    xf = g.reshape(x if x.dtype == "f32" else g.cast(x, "f32"), [batch, chans, int(np.prod(sizes, dtype=np.int64))])
+    gf = g.reshape(as_type(g, grid, "f32"), [batch, p, d])
+    xf = g.reshape(as_type(g, x, "f32"), [batch, chans, int(np.prod(sizes, dtype=np.int64))])
     per_axis = []  # per spatial axis: [(index (f32, integral, in range), weight or None, valid or None)]
     for k, size in enumerate(sizes):
         v = g.reshape(g.slice(gf, [d - 1 - k], [d - k], [2]), [batch, p])
@@ -134,7 +134,7 @@ def _grid_sample(n: Node) -> list[Value]:
             val = g.mul(val, g.reshape(weight, [batch, 1, p]))
         total = val if total is None else g.add(total, val)
     y = g.reshape(total, [batch, chans, *out])
-    return [y if x.dtype == "f32" else g.cast(y, x.dtype)]
+    return [as_type(g, y, x.dtype)]
 
 
 @emitter("AffineGrid")

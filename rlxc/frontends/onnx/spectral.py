@@ -11,7 +11,7 @@ from __future__ import annotations
 import numpy as np
 
 from rlxc.frontends.builder import Tensor
-from rlxc.frontends.onnx.core import Const, Node, Value, _dtype_of, cast_const, emitter, in_f32
+from rlxc.frontends.onnx.core import Const, Node, Value, _dtype_of, as_type, cast_const, emitter, in_f32
 
 
 def _const(n: Node, a: np.ndarray) -> Tensor:
@@ -158,7 +158,7 @@ def _stft(n: Node) -> list[Value]:
         re = g.gather(re, idx, 1)  # [batch, frames, frame_length]
         im = g.gather(im, idx, 1) if im is not None else None
         if window is not None:
-            w = window if window.dtype == "f32" else g.cast(window, "f32")
+            w = as_type(g, window, "f32")
             re = g.mul(re, w)
             im = g.mul(im, w) if im is not None else None
         return _complex(n, *_transform(n, re, im, fl, False, bool(n.attr("onesided", 1))))
