@@ -109,6 +109,11 @@ def test_col2im_and_compress_import_errors():
                     numpy_helper.from_array(np.array([3, 3], np.int64), "block")])
     with pytest.raises(OnnxImportError, match="30 blocks, but image \\[7, 9\\] with block \\[3, 3\\] holds 5 x 7"):
         from_onnx(model)
+    model = _model([node], [helper.make_tensor_value_info("x", F, [1, 9, 30])], [helper.make_tensor_value_info("y", F, None)],
+                   [numpy_helper.from_array(np.array([2, 9], np.int64), "image"),
+                    numpy_helper.from_array(np.array([3, 3], np.int64), "block")])
+    with pytest.raises(OnnxImportError, match="no whole block along an axis .image axis 0: window 3 "):
+        from_onnx(model)
 
 
 @pytest.mark.gpu

@@ -13,6 +13,7 @@ from rlxc.frontends.builder import Tensor
 from rlxc.frontends.onnx.core import (
     Node,
     Value,
+    as_type,
     emitter,
     in_f32,
 )
@@ -80,11 +81,11 @@ def _conv3d(n: Node, x: Tensor, w: Tensor, b: Tensor | None, strides: list[int],
     times x's size (the depth axis's im2col)."""
     nb, c, d, h, wd = x.shape
     o, cg, kd = w.shape[0], w.shape[1], w.shape[2]
-    span = (kd - 1) * dil[0] + 1
-    dout = (d + pads[0] + pads[3] - span) // strides[0] + 1
-    if dout < 1:
-        raise n.unsupported(f"a kernel depth of {span} (dilated) over a padded depth of {d + pads[0] + pads[3]}",
-                            "kernels that fit the padded input")
+    try:
+        dout = window_out("depth", d, kd, strides[0], pads[0], pads[3], dil[0])
+    except VerifyException:
+        raise n.unsupported(f"a kernel depth of {(kd - 1) * dil[0] + 1} (dilated) over a padded depth of "
+                            f"{d + pads[0] + pads[3]}", "kernels that fit the padded input") from None
     if pads[0] or pads[3]:
         x = n.g.pad(x, [0, 0, pads[0], 0, 0], [0, 0, pads[3], 0, 0])
     taps = []
@@ -540,8 +541,13 @@ def _col2im(n: Node) -> list[Value]:
     if x.ndim != 3 or x.shape[1] % k:
         raise n.error(f"input {x.shape}: it must be [N, C·{'·'.join(map(str, block))}, L]")
     c = x.shape[1] // k
-    out = [(image[a] + pads[a] + pads[a + nd] - dil[a] * (block[a] - 1) - 1) // strides[a] + 1 for a in range(nd)]
-    if min(out) < 1 or int(np.prod(out)) != x.shape[2]:
+    try:
+        out = [window_out(f"image axis {a}", image[a], block[a], strides[a], pads[a], pads[a + nd], dil[a])
+               for a in range(nd)]
+    except VerifyException as e:
+        raise n.error(f"{x.shape[2]} blocks, but image {image} with block {block}: no whole block along an axis "
+                      f"({e})") from None
+    if int(np.prod(out)) != x.shape[2]:
         raise n.error(f"{x.shape[2]} blocks, but image {image} with block {block} holds {' x '.join(map(str, out))}")
     short = [image[a] - ((out[a] - 1) * strides[a] - pads[a] - pads[a + nd] + dil[a] * (block[a] - 1) + 1)
              for a in range(nd)]
@@ -551,7 +557,7 @@ def _col2im(n: Node) -> list[Value]:
             w[(ch * k + t, 0, *tap)] = 1.0
     g = n.g
     cols = g.reshape(x, [x.shape[0], c * k, *out])
-    weight = n.imp.constant(w, "f32") if x.dtype == "f32" else g.cast(n.imp.constant(w, "f32"), x.dtype)
+    weight = as_type(g, n.imp.constant(w, "f32"), x.dtype)
     if nd == 3:
         return [_conv_transpose3d(n, cols, weight, None, strides, pads, dil, short, c)]
     return [g.conv_transpose2d(cols, weight, None, strides, pads, dil, short, groups=c)]
