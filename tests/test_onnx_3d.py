@@ -144,6 +144,17 @@ def test_pool3d_keeps_its_errors():
         rlxc.from_onnx(_model("LpPool", [1, 1, 5, 5, 5], dict(kernel_shape=[2, 2, 2], ceil_mode=1), "f32", 18))
 
 
+def _run_conv(op: str, x, w, b, attrs: dict, dt: str, backend: str):
+    """A one-node model of `op` (Conv or ConvTranspose) with w (and b, if
+    given) as initializers, and its output on `backend` for x, as float64."""
+    inits = [numpy_helper.from_array(w, "w")] + ([numpy_helper.from_array(b, "b")] if b is not None else [])
+    node = helper.make_node(op, ["x", "w"] + (["b"] if b is not None else []), ["y"], **attrs)
+    model = make_model([node], [helper.make_tensor_value_info("x", ONNX_T[dt], list(x.shape))],
+                       [helper.make_tensor_value_info("y", ONNX_T[dt], None)], inits)
+    module, params = rlxc.from_onnx(model)
+    return model, np.asarray(rlxc.compile(module, backend, params=params).run({"x": x})[0], np.float64)
+
+
 def conv3d_reference(x, w, b, strides, pads, dil, groups):
     """The 3-D convolution in float64, tap by tap: y[n, o] = b[o] + Σ over
     the kernel's (i, j, k) and o's group's channels of w[o, c, i, j, k] ·
@@ -188,12 +199,7 @@ def test_conv3d_matches_reference_and_onnxruntime(case, dt, backend):
     x = rng.standard_normal(xs).astype(NP_T[dt])
     w = (rng.standard_normal(ws) / np.sqrt(np.prod(ws[1:]))).astype(NP_T[dt])
     b = rng.standard_normal(ws[0]).astype(NP_T[dt]) if bias else None
-    inits = [numpy_helper.from_array(w, "w")] + ([numpy_helper.from_array(b, "b")] if bias else [])
-    node = helper.make_node("Conv", ["x", "w"] + (["b"] if bias else []), ["y"], **attrs)
-    model = make_model([node], [helper.make_tensor_value_info("x", ONNX_T[dt], xs)],
-                       [helper.make_tensor_value_info("y", ONNX_T[dt], None)], inits)
-    module, params = rlxc.from_onnx(model)
-    got = np.asarray(rlxc.compile(module, backend, params=params).run({"x": x})[0], np.float64)
+    model, got = _run_conv("Conv", x, w, b, attrs, dt, backend)
     k, s, pads, d = _resolved(xs, dict(attrs, kernel_shape=ws[2:]))
     want = conv3d_reference(x, w, b, s, pads, d, attrs.get("group", 1))
     _compare(got, want, dt, 1e-4, model, x)
@@ -250,12 +256,7 @@ def test_conv_transpose3d_matches_reference_and_onnxruntime(case, dt, backend):
     x = rng.standard_normal(xs).astype(NP_T[dt])
     w = (rng.standard_normal(ws) / np.sqrt(np.prod(ws[2:]) * ws[0])).astype(NP_T[dt])
     b = rng.standard_normal(ws[1] * attrs.get("group", 1)).astype(NP_T[dt]) if bias else None
-    inits = [numpy_helper.from_array(w, "w")] + ([numpy_helper.from_array(b, "b")] if bias else [])
-    node = helper.make_node("ConvTranspose", ["x", "w"] + (["b"] if bias else []), ["y"], **attrs)
-    model = make_model([node], [helper.make_tensor_value_info("x", ONNX_T[dt], xs)],
-                       [helper.make_tensor_value_info("y", ONNX_T[dt], None)], inits)
-    module, params = rlxc.from_onnx(model)
-    got = np.asarray(rlxc.compile(module, backend, params=params).run({"x": x})[0], np.float64)
+    model, got = _run_conv("ConvTranspose", x, w, b, attrs, dt, backend)
     scale = max(np.abs(got).max(), 1e-30)
     if "output_shape" not in attrs and "auto_pad" not in attrs:
         want = conv_transpose3d_reference(x, w, b, attrs.get("strides", [1] * 3), attrs.get("pads", [0] * 6),
