@@ -240,7 +240,8 @@ def test_warp_rows_hold_their_params_in_registers():
     """rows.WARP_HELD_PARAMS: the warp form's f32 rows of one element an
     access (and 16-bit rows of a thread each) read gamma and beta once per
     thread, before their rows, and the output takes them from registers;
-    16-bit rows over several lanes still read them per row."""
+    16-bit rows over 2-8 lanes, or over 16-32 lanes past 9 elements a
+    thread, still read them per row."""
     for d, n in (("f32", 9), ("f32", 13), ("f16", 7), ("bf16", 5)):
         src = _sources(lambda g: [g.layer_norm(g.input("x", [4000, n], d), g.param("g", [n], d), g.param("b", [n], d))])
         head, loop = src.split("for (int u = ", 1) if "for (int u = " in src else src.split("for (long long r = ", 1)
@@ -251,6 +252,12 @@ def test_warp_rows_hold_their_params_in_registers():
     src = _sources(lambda g: [g.layer_norm(g.input("x", [4000, 13], "f16"), g.param("g", [13], "f16"),
                                            g.param("b", [13], "f16"))])
     assert "2 threads per row" in src and "ph_g" not in src and "rlx_ld_f16(g[k])" in src
+    # rows.WARP_HELD_PARAMS_16_ITEMS: 16-bit rows over 16 or 32 lanes hold theirs up to 9 a thread
+    for d, n, held in (("bf16", 89, True), ("f16", 197, True), ("bf16", 257, True), ("f16", 289, False),
+                       ("bf16", 577, False)):
+        src = _sources(lambda g: [g.layer_norm(g.input("x", [4000, n], d), g.param("g", [n], d), g.param("b", [n], d))])
+        assert ("float ph_g[" in src and "float ph_b[" in src) == held, (d, n)
+        assert ("inv * ph_g[j] + ph_b[j]" in src) == held and (f"inv * rlx_ld_{d}(g[k])" in src) != held, (d, n)
     src = _sources(lambda g: [g.layer_norm(g.input("x", [64, 768]), g.param("g", [768]), g.param("b", [768]))])
     assert "ph_g" not in src  # vector accesses read the params as vectors
 
@@ -551,30 +558,34 @@ def test_warp_solo_vector_params(monkeypatch):
     assert all("__ldg(reinterpret_cast<const uint4*>(" not in src for src in _kernels(build))
 
 
-def test_warp_solo_min_blocks(monkeypatch):
-    """rows.WARP_SOLO_MIN_BLOCKS (0, off; not measured): at 3, the kernels of
-    rows staged a thread a row ask `__launch_bounds__(128, 3)`, and the ones
-    ptxas spilled in without it (softmax of 55 and 63, log_softmax of 81,
-    rms_norm of 73 and 75 over 3001 16-bit rows; the 13-20 of 308 such
-    kernels that spill) compile without spills; rows over lanes keep their
-    bounds."""
+@pytest.mark.parametrize("d", ["f16", "bf16"])
+def test_short_odd_rows_staged(d, monkeypatch):
+    """rows.WARP_STAGED_ROW_BYTES (200) and WARP_STAGE_SHORT_BYTES (8192):
+    softmax, log_softmax and rms_norm over 16-bit rows of odd length 101-255
+    staged, a block's span about 8 KB and a whole number of 16-byte accesses
+    (rows of 129 over 4 groups: 24, an even count), compiling without
+    spills; layer_norm's rows (WARP_STAGED_SHORT_PARAMS) and rows of 99 keep
+    their lanes. At 512 bytes none is staged."""
     from rlxc.codegen import rows
 
     def build(g):
         outs = []
-        for n, d in ((55, "f16"), (63, "bf16"), (73, "bf16"), (75, "bf16"), (81, "f16")):
+        for n in (99, 101, 129, 197, 255):
             x = g.input(f"x{n}", [3001, n], d)
-            outs += [g.softmax(x), g.log_softmax(x), g.rms_norm(x, g.param(f"w{n}", [n], d))]
-        return outs + [g.softmax(g.input("o", [3001, 89], "f16"))]
+            outs += [g.softmax(x), g.log_softmax(x), g.rms_norm(x, g.param(f"w{n}", [n], d)),
+                     g.layer_norm(x, g.param(f"g{n}", [n], d), g.param(f"b{n}", [n], d))]
+        return outs
 
-    off = _kernels(build)
-    assert sum(nvrtc.resources(src, "sm_90", headers=HEADERS).spill_stores > 0 for src in off[:-1]) >= 5
-    monkeypatch.setattr(rows, "WARP_SOLO_MIN_BLOCKS", 3)
-    on = _kernels(build)
-    assert all("__launch_bounds__(128, 3)" in src for src in on[:-1]) and "__launch_bounds__(128)" in on[-1]
-    for src in on:
+    srcs = _kernels(build)
+    forms = [src.splitlines()[2] for src in srcs]
+    staged = [("staged: the block's" in f) for f in forms]
+    assert staged == [False] * 4 + [True, True, True, False] * 4, forms
+    assert [f.split("the block's ")[1].split(" rows")[0] for f in forms if "staged" in f] == ["40"] * 3 + ["24"] * 3 + ["16"] * 6
+    for src in srcs:
         res = nvrtc.resources(src, "sm_90", headers=HEADERS)
         assert res.spill_stores == 0, res
+    monkeypatch.setattr(rows, "WARP_STAGED_ROW_BYTES", 512)
+    assert not any("staged: the block's" in src for src in _kernels(build))
 
 
 def test_warp_staged_odd_solo_bounds():

@@ -251,8 +251,8 @@ def test_staged_warp_rows_on_gpu(dtype):
     block's span where rows are shorter (257: 3, 383: 2), with a
     last block of fewer rows (13, 9, 61, 1003 and 7 rows are no multiple
     of a block's), for softmax, log_softmax, layer_norm and rms_norm,
-    against the interpreter (the dtype's tolerance); rows of 255 are not
-    staged."""
+    against the interpreter (the dtype's tolerance); layer_norm's rows of
+    255 are not staged, softmax's are (rows.WARP_STAGED_ROW_BYTES)."""
     from rlxc.dialects import rlx_cuda
 
     g = rlxc.GraphBuilder()
@@ -267,8 +267,10 @@ def test_staged_warp_rows_on_gpu(dtype):
     assert len(notes) == len(outs) and all("staged: the block's" in n for n in notes), notes
     assert [n.split("staged: the block's ")[1].split(" ")[0] for n in notes[::4]] == ["8", "24", "16", "8", "8"], notes
     g2 = rlxc.GraphBuilder()
-    s255 = rlxc.run_pipeline(g2.build([g2.softmax(g2.input("x", [9, 255], dtype))]), "rlx-cuda{arch=sm_90}")
-    assert all("staged" not in op.source.data for op in s255.walk() if isinstance(op, rlx_cuda.KernelOp))
+    x2 = g2.input("x", [9, 255], dtype)
+    s255 = rlxc.run_pipeline(g2.build([g2.layer_norm(x2, g2.param("g", [255], dtype), g2.param("b", [255], dtype)),
+                                       g2.softmax(x2)]), "rlx-cuda{arch=sm_90}")
+    assert ["staged" in op.source.data for op in s255.walk() if isinstance(op, rlx_cuda.KernelOp)] == [False, True]
     check(module)
 
 
@@ -684,7 +686,8 @@ def test_row_kernels_in_batches_of_narrow_rows(rows, cols, dtype):
     instead (rows.WARP_STAGED_TINY), with a last block of fewer rows, and
     so are 16-bit rows of 33 and 65 (odd, a thread a row:
     rows.WARP_STAGED_ODD_SOLO) and of 66 (4-byte accesses, a thread a row:
-    rows.WARP_STAGED_NARROW_SOLO)."""
+    rows.WARP_STAGED_NARROW_SOLO), and softmax's 16-bit rows of 129 and 197
+    (over 32 lanes: rows.WARP_STAGED_ROW_BYTES)."""
     from rlxc.codegen import rows as rows_mod
 
     g = rlxc.GraphBuilder()
@@ -692,8 +695,9 @@ def test_row_kernels_in_batches_of_narrow_rows(rows, cols, dtype):
     lowered = rlxc.run_pipeline(g.build([g.softmax(x)]), "rlx-cuda{arch=sm_90 sm_count=132}")
     # softmax batched in every case here but f32 rows of 196 (16-byte accesses) and of 33/65
     # (WARP_NARROW_ITEMS: 5 a lane)/129/197 (a lane's accesses past WARP_BATCH_NARROW_HELD_MAX),
-    # and 16-bit rows staged (rows.WARP_STAGED_TINY; 33-66 a thread a row: WARP_STAGED_ODD_SOLO, _NARROW_SOLO)
-    staged = dtype != "f32" and cols in (5, 7, 11, 13, 15, 21, 25, 31, 33, 65, 66)
+    # and 16-bit rows staged (rows.WARP_STAGED_TINY; 33-66 a thread a row: WARP_STAGED_ODD_SOLO, _NARROW_SOLO;
+    # softmax's odd rows of 129 and 197 over 32 lanes: WARP_STAGED_ROW_BYTES)
+    staged = dtype != "f32" and cols in (5, 7, 11, 13, 15, 21, 25, 31, 33, 65, 66, 129, 197)
     if staged and rows_mod.WARP_STAGED_TINY:
         assert "staged: the block's" in str(lowered)
     elif rows_mod.WARP_BATCH_NARROW_MAX > 1 and not (dtype == "f32" and cols in (33, 65, 129, 196, 197)):

@@ -203,6 +203,33 @@ def test_odd_rows_staged_a_thread_each(d, odd, vec, m, monkeypatch):
     check(module)
 
 
+@pytest.mark.parametrize("d", ["f16", "bf16"])
+@pytest.mark.parametrize("row_bytes, stage", [(512, 8192), (200, 8192), (200, 16384), (200, 4096)])
+def test_short_odd_rows_staged(d, row_bytes, stage, monkeypatch):
+    """rows.WARP_STAGED_ROW_BYTES and WARP_STAGE_SHORT_BYTES (200 and 8192,
+    the defaults; and others): 16-bit rows of odd length 101-255 over 16 or
+    32 lanes staged through shared memory for softmax, log_softmax and
+    rms_norm (layer_norm's keep their lanes: WARP_STAGED_SHORT_PARAMS; rows
+    of 129 and 225: the block's rows an even count, so that its span is a
+    whole number of 16-byte accesses), the row counts no multiple of a
+    block's rows; all four against the interpreter. At 512 bytes none is
+    staged."""
+    from rlxc.codegen import rows
+
+    monkeypatch.setattr(rows, "WARP_STAGED_ROW_BYTES", row_bytes)
+    monkeypatch.setattr(rows, "WARP_STAGE_SHORT_BYTES", stage)
+    g = rlxc.GraphBuilder()
+    outs = []
+    for n, m in ((101, 1001), (129, 77), (197, 3001), (225, 45), (255, 9)):
+        x = g.input(f"x{n}", [m, n], d)
+        outs += [g.softmax(x), g.log_softmax(x), g.layer_norm(x, g.param(f"g{n}", [n], d), g.param(f"b{n}", [n], d)),
+                 g.rms_norm(x, g.param(f"w{n}", [n], d))]
+    module = g.build(outs)
+    text = str(rlxc.run_pipeline(module, "rlx-cuda{arch=sm_90 sm_count=132}"))
+    assert text.count("staged: the block's") == (0 if row_bytes == 512 else 15)
+    check(module)
+
+
 def test_forms_cover_cases():
     assert {n for n, _ in PARAMS} == set(CASES)
 

@@ -224,7 +224,8 @@ def _warp_loop(body: list[str], rows: Rows, warps: int, group: int = 32, batch: 
 def _stages(s: RowSpec, row: CachedRow, block_rows: int, narrow: bool) -> bool:
     """Whether the warp form's rows of `s` are staged through shared memory
     (WARP_STAGED): f16/bf16 elements one per access, rows over
-    WARP_SHORT_ROW_BYTES or of a thread each from WARP_STAGED_TINY_MIN
+    WARP_STAGED_ROW_BYTES (WARP_SHORT_ROW_BYTES where the row has more than
+    WARP_STAGED_SHORT_PARAMS per-column params) or of a thread each from WARP_STAGED_TINY_MIN
     elements (WARP_STAGED_TINY), or short f16/bf16 rows of narrower or
     guarded vector accesses (WARP_STAGED_NARROW), no prologue, the row read from
     `x` and written to `y` alone (the other buffers are per-column params),
@@ -237,7 +238,8 @@ def _stages(s: RowSpec, row: CachedRow, block_rows: int, narrow: bool) -> bool:
     size = dtype(s.t).bytes
     if s.prologue is not None or not narrow and (
             not WARP_STAGED or row.width > 1 or not (size == 2 or size == 4 and tiny and WARP_STAGED_TINY_F32)
-            or (s.rows.cols * size <= WARP_SHORT_ROW_BYTES and not tiny)):
+            or (s.rows.cols * size <= (WARP_STAGED_ROW_BYTES if len(s.columns) <= WARP_STAGED_SHORT_PARAMS
+                                       else WARP_SHORT_ROW_BYTES) and not tiny)):
         return False
     n = s.rows.rows * s.rows.cols
     shaped = sorted((name, w) for name, v, w in s.bufs if numel(shape(v)) == n)
@@ -285,8 +287,14 @@ def staged_odd_solo(s: RowSpec, row: CachedRow) -> bool:
 
 def stage_rows(row_bytes: int, per_block: int, span: int) -> int:
     """Rows each group of a staged warp-form block takes: a block's span
-    about `span` bytes (WARP_STAGE_BYTES, or WARP_STAGED_NARROW), 1 at least."""
-    return max(1, span // (per_block * row_bytes))
+    about `span` bytes (WARP_STAGE_BYTES, WARP_STAGE_SHORT_BYTES or
+    WARP_STAGED_NARROW), 1 at least, and fewer where that makes the span a
+    whole number of 16-byte accesses (odd rows of 4 groups a block: an even
+    count), which `_stages` requires."""
+    k = max(1, span // (per_block * row_bytes))
+    while k > 1 and k * per_block * row_bytes % 16:
+        k -= 1
+    return k
 
 
 def _staged_warp(body: list[str], rows: Rows, threads: int, group: int, per_block: int, t: Attribute,
@@ -2435,6 +2443,25 @@ WARP_SHORT_ROW_BYTES = 512
 #: f32 rows (4-byte accesses) lost 1-18%.
 WARP_STAGED = True
 WARP_STAGE_BYTES = 16384
+#: ... and so are rows over WARP_STAGED_ROW_BYTES up to WARP_SHORT_ROW_BYTES
+#: (odd 16-bit rows of 101-255 elements over 16 or 32 lanes) where the op
+#: has at most WARP_STAGED_SHORT_PARAMS per-column params (softmax,
+#: log_softmax, rms_norm: not layer_norm), a block's span about
+#: WARP_STAGE_SHORT_BYTES (an even count of rows where a block has 4
+#: groups: `stage_rows`). H200 (session 41, `variant.py
+#: WARP_STAGED_ROW_BYTES=512,200 WARP_STAGE_SHORT_BYTES=S -- --ops
+#: softmax,log_softmax,layer_norm,rms_norm --rows 101,129,161,197,225,255
+#: --dtypes f16,bf16 --sizes 64,512` for S of 16384, 8192 and 4096, each
+#: against unstaged rows; `sweeps/variant-WARP_STAGED_ROW_BYTES-…-session41`):
+#: at 8192 every softmax, log_softmax and rms_norm case faster, +1.2% to
+#: +25% (softmax bf16 of 197: 43.5 -> 39.1 µs at 64 MiB, 306.5 -> 263.8 at
+#: 512, 98% of copy; rms_norm bf16 of 129 327.0 -> 260.8), layer_norm -7.1%
+#: to +10% (at 64 MiB 9 of 12 slower); at 16384 (the longer rows' span)
+#: the 64 MiB cases lost up to 17.5% (a block's 40 rows of 197 take 10
+#: rows a group, one after another), at 4096 rows of 129-161 lost up to 14%.
+WARP_STAGED_ROW_BYTES = 200
+WARP_STAGE_SHORT_BYTES = 8192
+WARP_STAGED_SHORT_PARAMS = 1
 #: ... and so are its odd 16-bit rows of a thread each (5 or 7 elements:
 #: WARP_STAGED_TINY_MIN up to 8). Unstaged, a warp's loads of such rows
 #: are two bytes a thread 10-14 bytes apart. H200 (session 28, `variant.py
@@ -2563,20 +2590,16 @@ WARP_STAGED_ODD_SOLO = 176
 #: ptxas picks these kernels' registers, in steps of 8, by the row count
 #: too: over 3001 rows, softmax, log_softmax and rms_norm of some odd
 #: lengths (51-85) spill 4-16 bytes at 64-128 registers, over 37 rows up to
-#: 12 (WARP_SOLO_MIN_BLOCKS, below).
+#: 12 (asking for fewer registers was slower: below).
 WARP_STAGED_ODD_SOLO_MIN = 32
-#: Blocks per multiprocessor the kernels of rows staged a thread a row ask
-#: `__launch_bounds__` for (0: none, as before). With the threads alone,
-#: ptxas picks fewer registers than the row needs and spills (f16
-#: log_softmax of 81 over 37 rows: 96 registers, 12 bytes spilled). Over
-#: the thread-a-row kernels of softmax, log_softmax, layer_norm and rms_norm
-#: over 16-bit rows of 12-88 and f32 rows of 12-28 (308 kernels; 37, 3001
-#: or 100000 rows), 13-20 spill up to 16 bytes; with 3 blocks none does (up
-#: to 168 registers), with 4 ten spill up to 52 bytes (128 registers). Not
-#: measured yet: `variant.py WARP_SOLO_MIN_BLOCKS=0,3 -- --ops
+#: Measured and removed (session 41): those kernels asking
+#: `__launch_bounds__(128, 3)`, which leaves none spilling (up to 168
+#: registers). H200 (`variant.py WARP_SOLO_MIN_BLOCKS=0,3 -- --ops
 #: softmax,log_softmax,layer_norm,rms_norm --rows 51,55,63,77,81,87 --dtypes
-#: f16,bf16 --sizes 64`.
-WARP_SOLO_MIN_BLOCKS = 0
+#: f16,bf16 --sizes 64`; `sweeps/variant-WARP_SOLO_MIN_BLOCKS-…-session41`):
+#: 11 of 48 faster (up to +3.8%), log_softmax -2.8% to -11.9%, layer_norm up
+#: to -16.4% (f16 of 55: 39.8 -> 47.6 µs), rms_norm up to -7.9%: over 64 MiB
+#: of rows the spills cost less than the occupancy the registers take.
 #: The per-column params (gamma, beta) of rows of one element an access
 #: taken a thread a row (WARP_STAGED_ODD_SOLO; WARP_STAGED_TINY's rows of 5
 #: and 7 hold theirs in registers, WARP_HELD_PARAMS) read 16 bytes at a
@@ -2698,6 +2721,18 @@ WARP_WINDOW_MIN = 0
 WARP_HELD_PARAMS = True
 WARP_HELD_PARAMS_16_LANES = 1
 WARP_HELD_PARAMS_ITEMS = 8
+#: ... and f16/bf16 rows over 16 or 32 lanes of at most
+#: WARP_HELD_PARAMS_16_ITEMS elements a thread (0: none): the rows of odd
+#: length 89-288, which no thread-a-row form takes (rows over 2-8 lanes
+#: read per row, as measured in session 30). H200 (session 41,
+#: `variant.py WARP_HELD_PARAMS_16_LANES=1,32 WARP_HELD_PARAMS_ITEMS=24 --
+#: --ops layer_norm,rms_norm --rows 89,97,129,161,197,225,257,321,385,449,511,577
+#: --dtypes f16,bf16 --sizes 64`; `sweeps/variant-WARP_HELD_PARAMS_16-…-session41`):
+#: layer_norm of 89-257 (6-9 a thread) +4.7% to +7.8% (f16 of 197: 43.3 ->
+#: 41.3 µs) but bf16 of 129 (-6.7%; f16 of 129 +6.4%), rms_norm -1.0% to
+#: +5.1%; of 321-449 (11-15) -3.6% to +4.4%, of 511 and 577 (16 and 19)
+#: -1% to -22% (layer_norm of 577: 42.3 -> 54.5 µs).
+WARP_HELD_PARAMS_16_ITEMS = 9
 
 
 def warp_window_lanes(s: RowSpec) -> int:
@@ -4078,7 +4113,9 @@ def row_kernel(s: RowSpec, sm_count: int) -> KernelSpec:
             group, row = lanes, CachedRow.for_spec(s, lanes, "lane", window=True)
         narrow_staged = staged_narrow(s, row)
         threads = WARP_SHORT_THREADS if rows.cols * s.elem_bytes <= WARP_SHORT_ROW_BYTES else WARP_THREADS
-        span = WARP_STAGED_NARROW if narrow_staged else WARP_STAGE_BYTES
+        span = (WARP_STAGED_NARROW if narrow_staged
+                else WARP_STAGE_SHORT_BYTES if WARP_STAGED_ROW_BYTES < rows.cols * s.elem_bytes <= WARP_SHORT_ROW_BYTES
+                else WARP_STAGE_BYTES)
 
         def blocked(lanes: int) -> int:  # a block's rows, if staged, over `lanes` lanes a row
             return threads // lanes * stage_rows(rows.cols * dtype(s.t).bytes, threads // lanes, span)
@@ -4096,8 +4133,8 @@ def row_kernel(s: RowSpec, sm_count: int) -> KernelSpec:
             row = replace(row, loaded="nx[u]")
         pre: list[str] = []
         if (WARP_HELD_PARAMS and s.columns and row.width == 1 and not row.window and not row.peel
-                and (dtype(s.t).bytes == 4 or row.lanes <= WARP_HELD_PARAMS_16_LANES)
-                and row.slots <= WARP_HELD_PARAMS_ITEMS):
+                and row.slots <= (WARP_HELD_PARAMS_ITEMS if dtype(s.t).bytes == 4 or row.lanes <= WARP_HELD_PARAMS_16_LANES
+                                  else WARP_HELD_PARAMS_16_ITEMS if row.lanes >= 16 else 0)):
             row = replace(row, held=tuple(s.columns))
             pre = row.hold_params(s.columns)
         if staged:
@@ -4115,8 +4152,7 @@ def row_kernel(s: RowSpec, sm_count: int) -> KernelSpec:
         src = _row_kernel(decl, _cached_form(s, row, group_reduce(group), "warp"), rows, form="warp", note=note, group=group,
                           batch=row if batched else None, per_group=per_group, threads=threads,
                           one_row="warp" in ROW_PER_BLOCK and not batched and grid * per_block >= rows.rows,
-                          staged=(block_rows, s.t) if staged else None, pre=pre,
-                          min_blocks=WARP_SOLO_MIN_BLOCKS if staged and group == 1 else 0)
+                          staged=(block_rows, s.t) if staged else None, pre=pre)
         return KernelSpec(s.family, src, bufs, grid, threads)
     if form == "block":
         threads = block_threads(rows.cols, s.elem_bytes)
