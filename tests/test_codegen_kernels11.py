@@ -10,6 +10,7 @@ import re
 
 import numpy as np
 import pytest
+from hypothesis import HealthCheck, given, settings
 
 import rlxc
 from rlxc.codegen import HEADERS
@@ -17,6 +18,7 @@ from rlxc.codegen.injective import coalesce
 from rlxc.codegen.rows import reduce_layout
 from rlxc.dialects import rlx_cuda
 from rlxc.runtime import nvrtc
+from strategies import graphs
 
 ARCHS = ["sm_80", "sm_90"]
 DTYPES = ["f32", "f16", "bf16"]
@@ -646,3 +648,23 @@ def _check_solo(monkeypatch, knob: str, value: int, lengths, d: str, max_spill: 
         assert "(a thread per row" in src.splitlines()[2] and "staged" in src.splitlines()[2], src.splitlines()[2]
         res = nvrtc.resources(src, "sm_90", headers=HEADERS)
         assert res.spill_stores <= max_spill, res
+
+
+#: The row lengths whose kernel forms differ (a thread a row, lanes batched
+#: or staged, vectors, the block form), and the op kinds of issue 11 (rows,
+#: elementwise, reductions, injective ops), for random graphs over them.
+ROW_DIMS = (1, 3, 7, 8, 13, 33, 64, 77, 101, 128, 197, 255, 257, 577, 768, 1001, 4097)
+ROW_KINDS = ("unary", "exp", "binary", "div", "select", "reduce", "softmax", "layer_norm", "rms_norm", "reshape",
+             "transpose", "expand", "concat", "slice", "cast", "fused_residual", "constant_binary", "gather", "argmax")
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=list(HealthCheck))
+@given(case=graphs(dtypes=("f32", "f16", "bf16"), kinds=ROW_KINDS, last_dims=ROW_DIMS))
+def test_random_graphs_over_row_lengths_compile(case):
+    """Random graphs whose inputs' last axis is one of ROW_DIMS lower to
+    CUDA and every kernel compiles with NVRTC (sm_90); their values are
+    checked on a GPU (tests/test_gpu_kernels11.py)."""
+    lowered = rlxc.run_pipeline(case.module.clone(), "rlx-cuda{arch=sm_90 sm_count=132}")
+    ks = [op for op in lowered.walk() if isinstance(op, rlx_cuda.KernelOp)]
+    cubins = nvrtc.compile_many([(f"{k.sym_name.data}.cu", k.source.data) for k in ks], "sm_90", headers=HEADERS)
+    assert all(c[:4] == b"\x7fELF" for c in cubins)

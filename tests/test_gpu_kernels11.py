@@ -9,10 +9,12 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from hypothesis import HealthCheck, given, settings
 
 import reference as R
 import rlxc
-from test_codegen_kernels11 import CASES, PARAMS, build
+from strategies import graphs
+from test_codegen_kernels11 import CASES, PARAMS, ROW_DIMS, ROW_KINDS, build
 from test_gpu import check
 
 pytestmark = [
@@ -253,6 +255,24 @@ def test_layer_norm_odd_rows_merged_stats(d, on, monkeypatch):
     text = str(rlxc.run_pipeline(module, "rlx-cuda{arch=sm_90 sm_count=132}"))
     assert ("RlxWelfordMerge()" in text) == on
     check(module)
+
+
+@settings(max_examples=40, deadline=None, suppress_health_check=list(HealthCheck))
+@given(case=graphs(kinds=ROW_KINDS, last_dims=ROW_DIMS))
+def test_random_f32_graphs_over_row_lengths(case):
+    """Random f32 graphs (rows, elementwise, reductions, injective ops) whose
+    inputs' last axis is one of ROW_DIMS (every row form: a thread a row,
+    lanes batched or staged, vectors, blocks) against the interpreter; the
+    bound of test_gpu.py's random graphs (an ill-conditioned layer_norm)."""
+    check(case.module, tol_scale=100.0)
+
+
+@settings(max_examples=40, deadline=None, suppress_health_check=list(HealthCheck))
+@given(case=graphs(dtypes=("f16", "bf16"), kinds=ROW_KINDS, last_dims=ROW_DIMS))
+def test_random_16bit_graphs_over_row_lengths(case):
+    """The same in f16 and bf16, 10x the dtype's tolerance as in test_gpu.py's
+    random 16-bit graphs."""
+    check(case.module, tol_scale=10.0)
 
 
 def test_forms_cover_cases():

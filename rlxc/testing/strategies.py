@@ -72,13 +72,18 @@ def graphs(
     max_ops: int = 12,
     dtypes: tuple[str, ...] = ("f32",),
     kinds: tuple[str, ...] | None = None,
+    last_dims: tuple[int, ...] | None = None,
 ) -> GraphCase:
-    """A random valid rlx graph of `min_ops`..`max_ops` drawn op steps."""
+    """A random valid rlx graph of `min_ops`..`max_ops` drawn op steps.
+    `last_dims`: the inputs' last axis drawn from these (the row lengths
+    whose kernel forms differ), the others 1-5 as without it."""
     kinds_list = list(kinds or OP_KINDS)
     dtype = draw(st.sampled_from(dtypes))
     g = GraphBuilder()
     rank = draw(st.integers(1, 3))
     base = draw(st.lists(st.integers(1, 5), min_size=rank, max_size=rank))
+    if last_dims:
+        base[-1] = draw(st.sampled_from(last_dims))
     values: list[Tensor] = []
     used: set[int] = set()
     log: list[str] = []
