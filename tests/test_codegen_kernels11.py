@@ -260,6 +260,10 @@ def test_warp_rows_hold_their_params_in_registers():
         src = _sources(lambda g: [g.layer_norm(g.input("x", [4000, n], d), g.param("g", [n], d), g.param("b", [n], d))])
         assert ("float ph_g[" in src and "float ph_b[" in src) == held, (d, n)
         assert ("inv * ph_g[j] + ph_b[j]" in src) == held and (f"inv * rlx_ld_{d}(g[k])" in src) != held, (d, n)
+    # ... but not rows a prologue computes (the fused residual norms': not measured)
+    src = _sources(lambda g: list(g.fused_residual_layer_norm(g.input("x", [4000, 197], "f16"), g.input("r", [4000, 197], "f16"),
+                                                              g.param("g", [197], "f16"), g.param("b", [197], "f16"))))
+    assert "32 threads per row" in src and "ph_g" not in src
     src = _sources(lambda g: [g.layer_norm(g.input("x", [64, 768]), g.param("g", [768]), g.param("b", [768]))])
     assert "ph_g" not in src  # vector accesses read the params as vectors
 

@@ -2723,8 +2723,10 @@ WARP_HELD_PARAMS_16_LANES = 1
 WARP_HELD_PARAMS_ITEMS = 8
 #: ... and f16/bf16 rows over 16 or 32 lanes of at most
 #: WARP_HELD_PARAMS_16_ITEMS elements a thread (0: none): the rows of odd
-#: length 89-288, which no thread-a-row form takes (rows over 2-8 lanes
-#: read per row, as measured in session 30). H200 (session 41,
+#: length 89-288, which no thread-a-row form takes, and 65-87 where the
+#: input is one row (rows over 2-8 lanes read per row, as measured in
+#: session 30; so do rows a prologue computes, the fused residual norms',
+#: which were not measured). H200 (session 41,
 #: `variant.py WARP_HELD_PARAMS_16_LANES=1,32 WARP_HELD_PARAMS_ITEMS=24 --
 #: --ops layer_norm,rms_norm --rows 89,97,129,161,197,225,257,321,385,449,511,577
 #: --dtypes f16,bf16 --sizes 64`; `sweeps/variant-WARP_HELD_PARAMS_16-…-session41`):
@@ -4151,7 +4153,7 @@ def row_kernel(s: RowSpec, sm_count: int) -> KernelSpec:
         pre: list[str] = []
         if (WARP_HELD_PARAMS and s.columns and row.width == 1 and not row.window and not row.peel
                 and row.slots <= (WARP_HELD_PARAMS_ITEMS if dtype(s.t).bytes == 4 or row.lanes <= WARP_HELD_PARAMS_16_LANES
-                                  else WARP_HELD_PARAMS_16_ITEMS if row.lanes >= 16 else 0)):
+                                  else WARP_HELD_PARAMS_16_ITEMS if row.lanes >= 16 and s.prologue is None else 0)):
             row = replace(row, held=tuple(s.columns))
             pre = row.hold_params(s.columns)
         if staged:
