@@ -22,7 +22,7 @@ from __future__ import annotations
 import numpy as np
 
 from rlxc.frontends.builder import Tensor
-from rlxc.frontends.onnx.core import Node, Value, emitter
+from rlxc.frontends.onnx.core import Node, Value, as_type, emitter
 
 
 def _heads(n: Node, x: Tensor, heads: int | None, what: str) -> Tensor:
@@ -123,10 +123,10 @@ def _attention(n: Node) -> list[Value]:
         if m.shape[-1] < sk:  # keys past the mask's are masked
             m = g.pad(m, [0] * m.ndim, [0] * (m.ndim - 1) + [sk - m.shape[-1]],
                       value=0.0 if m.dtype == "i1" else float("-inf"))
-        terms.append(g.select(m, scalar(0.0), scalar(-np.inf)) if m.dtype == "i1" else (m if m.dtype == d else g.cast(m, d)))
+        terms.append(g.select(m, scalar(0.0), scalar(-np.inf)) if m.dtype == "i1" else as_type(g, m, d))
     offset: Tensor | int = past
     if nonpad is not None:
-        nonpad = nonpad if nonpad.dtype == "i64" else g.cast(nonpad, "i64")
+        nonpad = as_type(g, nonpad, "i64")
         offset = g.sub(nonpad, n.imp.scalar(sq, "i64"))  # per batch
         keys = n.imp.constant(np.arange(sk).reshape(1, 1, 1, sk), "i64")
         terms.append(g.select(g.lt(keys, g.reshape(nonpad, [b, 1, 1, 1])), scalar(0.0), scalar(-np.inf)))
@@ -264,7 +264,7 @@ def _tensor_scatter(n: Node) -> list[Value]:
     big_m, s, b = cache.shape[axis], upd.shape[axis], cache.shape[0]
     if n.input(2) is not None:
         w = n.tensor(2)
-        w = w if w.dtype == "i64" else g.cast(w, "i64")
+        w = as_type(g, w, "i64")
     else:
         w = n.imp.constant(np.zeros(b, np.int64), "i64")
     at = [1] * r

@@ -26,7 +26,7 @@ import numpy as np
 
 from rlxc.dialects.types import dtype
 from rlxc.frontends.builder import Tensor
-from rlxc.frontends.onnx.core import Const, Node, OpView, Value, emitter
+from rlxc.frontends.onnx.core import Const, Node, OpView, Value, as_type, emitter
 from rlxc.frontends.onnx.reductions import _affine_param, _rms_norm, _stats
 from rlxc.values import round_bf16
 
@@ -411,7 +411,7 @@ def _ms_group_query_attention(n: Node) -> list[Value]:
             pos = n.tensor(9)
         else:
             pos = g.add(g.reshape(start, [b, 1]), n.imp.constant(np.arange(s).reshape(1, s), it))
-        pos = g.cast(pos, "i64") if pos.dtype != "i64" else pos
+        pos = as_type(g, pos, "i64")
         rot = {"interleaved": int(n.attr("rotary_interleaved", 0))}
         q = OpView(n, "RotaryEmbedding", [q, n.tensor(7), n.tensor(8), pos], drop=tuple(n.attrs), opset=23,
                    attrs=rot | {"num_heads": hq}).run()

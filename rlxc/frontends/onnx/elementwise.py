@@ -198,7 +198,7 @@ def _clamp(n: Node, x: Tensor, lo: Tensor | None, hi: Tensor | None) -> Tensor:
 def _cast(n: Node) -> list[Value]:
     to = _dtype_of(n.attr("to"), f"{n.where}: the target type")
     x = n.tensor(0)
-    return [x if x.dtype == to else n.g.cast(x, to)]
+    return [as_type(n.g, x, to)]
 
 
 #: CastLike of an import-time value takes only its target's type from the
@@ -214,7 +214,7 @@ def _cast_like(n: Node) -> list[Value]:
     if isinstance(x0, Const) and x0.array.size <= CAST_LIKE_FOLD_MAX:
         return [cast_const(n, x0, to)]
     x = n.tensor(0)
-    return [x if x.dtype == to else n.g.cast(x, to)]
+    return [as_type(n.g, x, to)]
 
 
 @emitter("Identity", "Dropout")

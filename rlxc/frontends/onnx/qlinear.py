@@ -28,7 +28,7 @@ from __future__ import annotations
 import numpy as np
 
 from rlxc.frontends.builder import Tensor
-from rlxc.frontends.onnx.core import QUANT_RANGES, Const, Node, OpView, Value, emitter
+from rlxc.frontends.onnx.core import QUANT_RANGES, Const, Node, OpView, Value, as_type, emitter
 from rlxc.frontends.onnx.quantize import _FLOATS, _exact_matmul, _integer_operand, _requantize, _scaled
 
 MS = "com.microsoft"
@@ -77,7 +77,7 @@ def _dequantized(n: Node, k: int, what: str) -> tuple[Tensor, str]:
         return n.imp.constant((v.array.astype(f32) - f32(z)) * f32(s), "f32"), q
     g = n.g
     x = n.tensor(k)
-    x = g.cast(x, "f32") if x.dtype != "f32" else x
+    x = as_type(g, x, "f32")
     if z:
         x = g.sub(x, n.imp.scalar(float(z), "f32"))
     return g.mul(x, n.imp.scalar(s, "f32")), q

@@ -157,7 +157,7 @@ def dequantize_linear(n: Node) -> list[Value]:
     out_code = n.attr("output_dtype", 0)
     out = _rlx_float(n, out_code, "output_dtype") if out_code else scale.dtype
     g = n.g
-    y = g.cast(x, "f32") if x.dtype != "f32" else x
+    y = as_type(g, x, "f32")
     if zp is not None:
         zq = zp.narrow or ("INT32" if zp.dtype == "i32" else zp.dtype)
         if zq != q:
@@ -229,11 +229,11 @@ def _integer_operand(n: Node, k: int, zk: int, what: str, along: int | None) -> 
     lo, hi = QUANT_RANGES[q]
     g = n.g
     t = n.imp.tensor(v)
-    y = g.cast(t, "f32") if t.dtype != "f32" else t
+    y = as_type(g, t, "f32")
     if zp is None:
         return y, max(hi, -lo)
     z = n.imp.tensor(zp)
-    z = g.cast(z, "f32") if z.dtype != "f32" else z
+    z = as_type(g, z, "f32")
     y = g.sub(y, g.reshape(z, z_shape) if list(zp.shape) != z_shape else z)
     if isinstance(zp, Const):
         return y, int(max(hi - zp.array.min(), zp.array.max() - lo))

@@ -130,7 +130,7 @@ class _Recurrence:
             if t.shape != (self.batch,) or t.dtype not in ("i32", "i64"):
                 raise n.error(f"sequence_lens {t.shape} ({t.dtype}) for a batch of {self.batch}: it must be "
                               f"[{self.batch}] integers")
-            self.lens = t if t.dtype == "i64" else self.g.cast(t, "i64")
+            self.lens = as_type(self.g, t, "i64")
 
     def f32(self, t: Tensor) -> Tensor:
         return as_type(self.g, t, "f32")

@@ -404,7 +404,7 @@ def _nll(n: Node, logp: Tensor, target: Tensor, weight: Tensor | None, reduction
     if target.dtype not in ("i32", "i64") or logp.ndim < 2 or target.shape != (logp.shape[0], *logp.shape[2:]):
         raise n.error(f"input {logp.shape} and target {target.shape} ({target.dtype}): the target must be "
                       "[N, d1, ...] of integers for an input [N, C, d1, ...]")
-    t = target if target.dtype == "i64" else g.cast(target, "i64")
+    t = as_type(g, target, "i64")
     ignore = n.attr("ignore_index")
     keep = g.ne(t, n.imp.scalar(int(ignore), "i64")) if ignore is not None else None
     c = logp.shape[1]

@@ -14,6 +14,7 @@ from rlxc.frontends.onnx.core import (
     Node,
     Value,
     _dtype_of,
+    as_type,
     emitter,
     import_time_flag,
     positions,
@@ -229,7 +230,7 @@ def _scatter_elements(n: Node) -> list[Value]:
     axis = n.attr("axis", 0) % x.ndim
     g, shape = n.g, list(idx.shape)
     coords = np.indices(shape, dtype=np.int64)
-    parts = [g.reshape(g.cast(idx, "i64") if idx.dtype != "i64" else idx, [*shape, 1]) if a == axis
+    parts = [g.reshape(as_type(g, idx, "i64"), [*shape, 1]) if a == axis
              else g.constant(coords[a][..., None], "i64") for a in range(x.ndim)]
     tuples = parts[0] if len(parts) == 1 else g.concat(parts, axis=-1)
     return [g.scatter_nd(x, tuples, upd, _reduction(n))]
