@@ -209,6 +209,22 @@ def test_halves_move_16_bytes_and_convert_in_pairs():
     assert "p0[u] = reinterpret_cast<const float4*>(in0)[w];" in src  # f32 keeps float4
 
 
+def test_cyclic_bias_rows_split_at_the_wrap(monkeypatch):
+    """elementwise.CYCLIC_SPLIT: a bias row of 8191 elements (no vector
+    divides it) is read with no wrap test where a vector's columns do not
+    wrap, with one where they do; NVRTC compiles both with no spills."""
+    from rlxc.codegen import elementwise
+
+    for d, w in (("f32", 4), ("f16", 8), ("bf16", 8)):
+        for on in (False, True):
+            monkeypatch.setattr(elementwise, "CYCLIC_SPLIT", on)
+            src = _sources(lambda g: [g.gelu(g.add(g.input("x", [33, 8191], d), g.param("b", [8191], d)))])
+            assert "cyclic: 8191 elements" in src
+            assert (f"if (c1 + {w}u <= 8191u) {{  // columns c..c+{w - 1}: no wrap" in src) == on
+            assert f"for (int l = 0; l < {w}; ++l) {{ b1[u][l] = in1[c1]; c1 = c1 + 1u == 8191u ? 0u : c1 + 1u; }}" in src
+            assert nvrtc.resources(src, "sm_90", headers=HEADERS).spill_stores == 0
+
+
 def test_head_transpose_moves_d_runs_as_vectors():
     for d, vw in (("f32", 4), ("f16", 8), ("bf16", 8)):
         src = _sources(lambda g: [g.transpose(g.input("x", [2, 512, 12, 64], d), [0, 2, 1, 3])])

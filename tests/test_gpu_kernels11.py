@@ -257,6 +257,45 @@ def test_layer_norm_odd_rows_merged_stats(d, on, monkeypatch):
     check(module)
 
 
+@pytest.mark.parametrize("d", ["f32", "f16", "bf16"])
+@pytest.mark.parametrize("split", [False, True])
+def test_cyclic_bias_rows_exact(d, split, monkeypatch):
+    """Bias rows whose length the output's vectors do not divide, read
+    cyclically (elementwise.CYCLIC_PRELOAD), element by element with a wrap
+    test each, or, where a vector's columns do not wrap, without
+    (CYCLIC_SPLIT): rows of 5-8191, a bias
+    of [3, 1001] over [4, 3, 1001], tails after the last vector. x + bias
+    rounds once on both sides, so it must equal the interpreter bit for bit;
+    bias+gelu against it within the dtype's tolerance."""
+    from rlxc.codegen import elementwise
+    from rlxc.values import round_bf16
+
+    monkeypatch.setattr(elementwise, "CYCLIC_SPLIT", split)
+    shapes = [((301, 5), (5,)), ((77, 13), (13,)), ((99, 1001), (1001,)), ((33, 8191), (8191,)), ((4, 3, 1001), (3, 1001))]
+    g, h = rlxc.GraphBuilder(), rlxc.GraphBuilder()
+    outs, gelus = [], []
+    for i, (xs, bs) in enumerate(shapes):
+        outs.append(g.add(g.input(f"x{i}", list(xs), d), g.input(f"b{i}", list(bs), d)))
+        gelus.append(h.gelu(h.add(h.input(f"y{i}", list(xs), d), h.param(f"p{i}", list(bs), d))))
+    module = g.build(outs)
+    text = str(rlxc.run_pipeline(module.clone(), "rlx-cuda{arch=sm_90 sm_count=132}"))
+    # not 16-bit's bias of 5: a vector's 8 columns always wrap there
+    assert text.count("no wrap") == (0 if not split else 5 if d == "f32" else 4)
+    rng = np.random.default_rng()
+    carrier = np.float16 if d == "f16" else np.float32
+    inputs = {}
+    for i, (xs, bs) in enumerate(shapes):
+        inputs[f"x{i}"] = rng.standard_normal(xs).astype(carrier)
+        inputs[f"b{i}"] = rng.standard_normal(bs).astype(carrier)
+    if d == "bf16":
+        inputs = {k: round_bf16(v) for k, v in inputs.items()}
+    want = rlxc.interpret(module, inputs)
+    got = rlxc.compile(module, target="cuda").run(inputs, poison=True)
+    for w, o in zip(want, got):
+        np.testing.assert_array_equal(o, w)
+    check(h.build(gelus))
+
+
 @settings(max_examples=40, deadline=None, suppress_health_check=list(HealthCheck))
 @given(case=graphs(kinds=ROW_KINDS, last_dims=ROW_DIMS))
 def test_random_f32_graphs_over_row_lengths(case):

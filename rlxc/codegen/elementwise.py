@@ -60,6 +60,18 @@ BROADCAST16_UNROLL = 4
 #: 358.6 -> 323.4 at 512), f32 within -2% .. +4%. Still 73-75% of copy at
 #: 64 MiB: 8 two-byte loads a vector against one 16-byte load of x.
 CYCLIC_PRELOAD = True
+#: ... where a thread's W columns do not wrap past the row's end (all but
+#: one vector a row), W loads at c + l, with no wrap test per element (the
+#: vectors that wrap keep it). H200, session 42 (`variant.py
+#: elementwise.CYCLIC_SPLIT=False,True -- --ops bias_gelu --rows
+#: 1001,2049,4096,8191,24577,30522 --dtypes f32,f16,bf16 --sizes 64,512`):
+#: 16-bit +5.6% to +11.7% (f16 of 8191 43.6 -> 40.1 µs at 64 MiB, 323.0 ->
+#: 297.5 at 512; bf16 of 2049 44.8 -> 40.6), f32 within -1.2% .. +0.6%
+#: (as its rows of 4096, which read no row cyclically). Measured and not
+#: taken: one shifted 16-byte vector instead (`rlx_ld_window`: two 16-byte
+#: loads and selects), 4-13% slower in all three; 16-bit regions that read
+#: a row cyclically at BROADCAST16_THREADS x BROADCAST16_UNROLL, 4-9% slower.
+CYCLIC_SPLIT = True
 
 #: Element types moved as 8 elements per uint4, converted in pairs
 #: (`rlx_ld8_*` / `rlx_st8_*` of rlx_kernels.cuh).
@@ -246,11 +258,20 @@ def elementwise_kernel(op: rlx.ElementwiseRegionOp, sm_count: int) -> KernelSpec
                 for k in range(c):
                     src.append(f"      p{j}[u][{k}] = reinterpret_cast<const {cv}*>(in{j})[{vec_index(j)} * {c}{sfx} + {k}];")
         for j, k in cyclic.items():
-            src += [
-                f"      {idx_t} c{j} = (w * {W}{sfx}) % {k}{sfx};",
-                "      #pragma unroll",
-                f"      for (int l = 0; l < {W}; ++l) {{ b{j}[u][l] = in{j}[c{j}]; c{j} = c{j} + 1{sfx} == {k}{sfx} ? 0{sfx} : c{j} + 1{sfx}; }}",
-            ]
+            wrap = f"for (int l = 0; l < {W}; ++l) {{ b{j}[u][l] = in{j}[c{j}]; c{j} = c{j} + 1{sfx} == {k}{sfx} ? 0{sfx} : c{j} + 1{sfx}; }}"
+            src.append(f"      {idx_t} c{j} = (w * {W}{sfx}) % {k}{sfx};")
+            if CYCLIC_SPLIT and k > W:
+                src += [
+                    f"      if (c{j} + {W}{sfx} <= {k}{sfx}) {{  // columns c..c+{W - 1}: no wrap",
+                    "        #pragma unroll",
+                    f"        for (int l = 0; l < {W}; ++l) b{j}[u][l] = in{j}[c{j} + l];",
+                    "      } else {",
+                    "        #pragma unroll",
+                    f"        {wrap}",
+                    "      }",
+                ]
+            else:
+                src += ["      #pragma unroll", f"      {wrap}"]
         src.append("    }")
         src.append("  }")
     src.append("  #pragma unroll")
