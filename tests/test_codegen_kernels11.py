@@ -610,32 +610,6 @@ def test_short_odd_rows_staged(d, monkeypatch):
     assert not any("staged: the block's" in src for src in _kernels(build))
 
 
-def test_merged_stats_warp_odd(monkeypatch):
-    """rows.MERGED_STATS_WARP_ODD (off; prepared, not measured): layer_norm
-    over rows of one element an access (odd lengths: a thread a row, staged
-    over lanes, batched over lanes; f32 and 16-bit) takes one
-    RlxWelfordMerge reduction in place of two sums, and compiles without
-    spills (f32 rows of 257, not here, spill 12 bytes at 48 registers);
-    rows of vector accesses and rms_norm keep theirs. Off, none merges."""
-    from rlxc.codegen import rows
-
-    def build(g):
-        outs = []
-        for n, d in ((77, "f16"), (197, "bf16"), (257, "f16"), (99, "bf16"), (65, "f32"), (768, "f16")):
-            x = g.input(f"x{n}", [3001, n], d)
-            outs.append(g.layer_norm(x, g.param(f"g{n}", [n], d), g.param(f"b{n}", [n], d)))
-        return outs + [g.rms_norm(g.input("r", [3001, 197], "f16"), g.param("w", [197], "f16"))]
-
-    assert not any("RlxWelfordMerge" in src for src in _kernels(build))
-    monkeypatch.setattr(rows, "MERGED_STATS_WARP_ODD", True)
-    srcs = _kernels(build)
-    assert ["RlxWelfordMerge()" in src for src in srcs] == [True] * 5 + [False, False]
-    assert all("RlxSum()" not in src for src in srcs[:5])
-    for src in srcs:
-        res = nvrtc.resources(src, "sm_90", headers=HEADERS)
-        assert res.spill_stores == 0, res
-
-
 def test_warp_staged_odd_solo_bounds():
     """WARP_STAGED_ODD_SOLO takes odd 16-bit rows up to 176 bytes only: rows
     of 89 elements and f32 rows of 77 keep their lanes."""

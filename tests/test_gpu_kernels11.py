@@ -233,31 +233,6 @@ def test_short_odd_rows_staged(d, row_bytes, stage, monkeypatch):
 
 
 @pytest.mark.parametrize("d", ["f32", "f16", "bf16"])
-@pytest.mark.parametrize("on", [False, True])
-def test_layer_norm_odd_rows_merged_stats(d, on, monkeypatch):
-    """rows.MERGED_STATS_WARP_ODD (off by default; and on): layer_norm and
-    the fused residual layer_norm over odd rows of every warp-form shape (a
-    thread a row, 2 lanes staged, 16 and 32 lanes batched, staged over 32
-    lanes; rows loaded, and computed by a prologue), with row counts no
-    block's rows divide, against the interpreter; rows offset by a large
-    mean (30) check the merged deviations."""
-    from rlxc.codegen import rows
-
-    monkeypatch.setattr(rows, "MERGED_STATS_WARP_ODD", on)
-    g = rlxc.GraphBuilder()
-    outs = []
-    for n, m in ((13, 1001), (77, 301), (99, 77), (197, 45), (257, 9), (577, 19)):
-        x = g.input(f"x{n}", [m, n], d)
-        gamma, beta = g.param(f"g{n}", [n], d), g.param(f"b{n}", [n], d)
-        outs += [g.layer_norm(x, gamma, beta), g.layer_norm(g.add(x, g.constant(np.full([n], 30.0, np.float32), d)), gamma, beta),
-                 *g.fused_residual_layer_norm(x, g.input(f"r{n}", [m, n], d), gamma, beta)]
-    module = g.build(outs)
-    text = str(rlxc.run_pipeline(module, "rlx-cuda{arch=sm_90 sm_count=132}"))
-    assert ("RlxWelfordMerge()" in text) == on
-    check(module)
-
-
-@pytest.mark.parametrize("d", ["f32", "f16", "bf16"])
 @pytest.mark.parametrize("split", [False, True])
 def test_cyclic_bias_rows_exact(d, split, monkeypatch):
     """Bias rows whose length the output's vectors do not divide, read

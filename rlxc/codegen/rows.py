@@ -2928,19 +2928,14 @@ WINDOW_WHOLE_CHUNKS = True
 #: in f16) and the block form (f16 of 4097: 61.3 -> 67.8; f32 of 4097 gained,
 #: 53.5 -> 48.8). `variant.py` MERGED_STATS_<FORM>=True/False compares them.
 MERGED_STATS_WARP = False
-#: ... and the warp form's rows of one element an access (odd lengths, over
-#: lanes or a thread each) of layer_norm (its `merged_odd`: count, mean and
-#: squared deviations a thread, one RlxWelfordMerge reduction, in place of
-#: a reduction for the mean and another for the deviations). Prepared in
-#: session 41, off, not measured: 16-bit layer_norm over odd rows is the
-#: row op furthest under the copy's bandwidth (73-78% at 64 MiB, where
-#: softmax and rms_norm over the same rows reach 82-90%), and the staged
-#: form's groups take its rows one after another, two reduction chains
-#: each. f32 rows of 257 (9 a lane, 48 registers) then spill 12 bytes, the
-#: rest none. To measure: `variant.py MERGED_STATS_WARP_ODD=False,True -- --ops
-#: layer_norm --rows 77,101,129,197,257,577 --dtypes f32,f16,bf16 --sizes
-#: 64,512`, and with `WARP_STAGED_SHORT_PARAMS=2`.
-MERGED_STATS_WARP_ODD = False
+#: Measured and removed (H200, session 42; `variant.py MERGED_STATS_WARP_ODD=
+#: False,True -- --ops layer_norm --rows 77,101,129,197,257,577 --dtypes
+#: f32,f16,bf16 --sizes 64,512`): layer_norm over the warp form's rows of
+#: one element an access (odd lengths) by one RlxWelfordMerge reduction of
+#: each thread's count, mean and squared deviations: 35 of 36 cases slower,
+#: f32 -1% to -23%, f16/bf16 -0.1% to -41% (f16 of 129 at 64 MiB 45.3 ->
+#: 73.4 µs); the per-thread mean's second pass over the row costs more
+#: than the reduction it saves.
 MERGED_STATS_BLOCK = False
 MERGED_STATS_CLUSTER = True
 MERGED_STATS_SMEM = False
@@ -3846,9 +3841,6 @@ class RowSpec:
     #: updates no element (it then serves a row kept in 16 bits, `stored`)
     merged_out: Out | None = None
     merged_pure: bool = False
-    #: `merged` for the warp form's rows of one element an access alone
-    #: (MERGED_STATS_WARP_ODD; layer_norm's, whatever MERGED_NORM_STATS says)
-    merged_odd: tuple[Stat, ...] | None = None
 
     @property
     def elem_bytes(self) -> int:
@@ -3866,10 +3858,9 @@ def _round(t: Attribute) -> str:
 
 def _cached_form(s: RowSpec, row: CachedRow, red: Reducer, form: str) -> list[str]:
     body = row.compute(s.prologue) if s.prologue is not None else row.load("x")
-    odd = MERGED_STATS_WARP_ODD and form == "warp" and row.width == 1 and s.merged_odd is not None
-    merged = odd or s.merged is not None and merged_stats(form) and row.width > 1
+    merged = s.merged is not None and merged_stats(form) and row.width > 1
     if merged and (s.merged_pure or not row.stored):
-        stats, out = (s.merged_odd if odd else s.merged), s.merged_out or s.cached_out
+        stats, out = s.merged, s.merged_out or s.cached_out
     elif row.stored:
         stats, out = s.pure, s.pure_out
     else:
@@ -4811,7 +4802,7 @@ def norm_kernel(op: rlx.LayerNormOp | rlx.RmsNormOp | rlx.FusedResidualLayerNorm
         spec = RowSpec(
             "norm", rows, t, bufs, cached=cached,
             cached_out=lambda v, p: f"{v} * inv * {p('g')} + {p('b')}",
-            merged=merged if MERGED_NORM_STATS else None, merged_pure=True, merged_odd=merged,
+            merged=merged if MERGED_NORM_STATS else None, merged_pure=True,
             merged_out=lambda v, p: f"({v} - mean) * inv * {p('g')} + {p('b')}",
             pure=pure, pure_out=lambda v, p: f"({v} - mean) * inv * {p('g')} + {p('b')}",
             streamed=welford,
