@@ -65,6 +65,27 @@ def test_reductions_over_a_middle_axis_with_an_odd_inner_axis(d):
                    g.reduce_sum(b, axes=[1]), g.reduce_sum(c, axes=[1]), g.reduce_max(c, axes=[1])]))
 
 
+@pytest.mark.parametrize("d", ["f32", "f16", "bf16"])
+@pytest.mark.parametrize("below", [1, 2])
+def test_long_middle_axis_reductions_split_below_two_blocks(d, below, monkeypatch):
+    """rows.SPLIT_LONG_BELOW (here over 1024 reduced elements or more:
+    SPLIT_LONG_ELEMS): the columns form with 160 blocks, over 1 and under 2
+    a multiprocessor, splits its reduced axis of 2048 (or 2049, chunks of
+    unequal length) at 2, not at 1; sum, mean and max against the
+    interpreter."""
+    from rlxc.codegen import rows
+
+    monkeypatch.setattr(rows, "SPLIT_LONG_BELOW", below)
+    monkeypatch.setattr(rows, "SPLIT_LONG_ELEMS", 1024)
+    b = 20 if d == "f32" else 40  # 160 blocks of 4 items
+    g = rlxc.GraphBuilder()
+    x, y = g.input("x", [b, 2048, 128], d), g.input("y", [b, 2049, 128], d)
+    module = g.build([g.reduce_sum(x, axes=[1]), g.reduce_max(x, axes=[1]), g.reduce_mean(y, axes=[1])])
+    text = str(rlxc.run_pipeline(module.clone(), "rlx-cuda{arch=sm_90 sm_count=132}"))
+    assert text.count("the reduced axis split in 4 chunks of 51") == (3 if below == 2 else 0)
+    check(module, offset=1.0)
+
+
 def test_reductions_with_nan_and_infinities():
     """max/min propagate NaN and sums reach inf in every form (group,
     block, columns, peeled rows' edges), as numpy does."""

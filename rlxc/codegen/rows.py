@@ -720,6 +720,20 @@ COLUMN_WIDE_THREADS = 1024
 #: reset by it) folds the partials in chunk order, so results are the same
 #: from run to run. SPLIT_BLOCKS_PER_SM = 0 turns splitting off.
 SPLIT_BELOW = 1
+#: ... and below SPLIT_LONG_BELOW blocks per multiprocessor where the
+#: columns form reduces SPLIT_LONG_ELEMS elements or more per output. H200,
+#: session 42 (`variant.py SPLIT_BELOW=1,2,3 -- --ops reduce_sum_mid --rows
+#: 4096,32768 --sizes 64,512`): 2 took [64, 32768, 128] f16/bf16 at 512 MiB
+#: (256 blocks, 1.9 a multiprocessor, 512 elements a thread) from 137.6 to
+#: 125.8 µs (93% -> 102% of copy; f32 [32, 32768, 128] 131.1 -> 124.9) but
+#: cost [64, 4096, 128] at 64 MiB 2-3% (64 elements a thread). Then
+#: `variant.py SPLIT_LONG_BELOW=1,2 -- --ops reduce_sum_mid --rows
+#: 4096,8192,16384,32768 --sizes 64,512`: [64, 32768, 128] f16 133.8 ->
+#: 123.7 µs (105% of copy), bf16 134.6 -> 123.0, f32 [32, 32768, 128]
+#: 126.1 -> 121.4; the cases the rule leaves alone within -3.4% .. +0.5%
+#: (the second run's drift).
+SPLIT_LONG_BELOW = 2
+SPLIT_LONG_ELEMS = 16384
 #: The columns form's loads in flight per thread (each an item of up to 16
 #: bytes). H100, f16/bf16 [8, 32768, 128] over the middle axis (split): 4
 #: beat 8 (64 MiB: 78-79% -> 77% of copy bandwidth; 512 MiB: 95% -> 89-90%)
@@ -901,7 +915,8 @@ def _reduce_columns(x: SSAValue, y: SSAValue, xs: list[int], axes: list[int], re
     while tile_cv > 1 and tile_cv * vw * dtype(t).bytes > SPLIT_TILE_BYTES:
         tile_cv //= 2
     tiles = -(-rows.rows // tile_cv)
-    split = split_count(tiles, rows.cols, THREADS // tile_cv, sm_count) if blocks < SPLIT_BELOW * sm_count else 1
+    below = max(SPLIT_BELOW, SPLIT_LONG_BELOW) if rows.cols >= SPLIT_LONG_ELEMS else SPLIT_BELOW
+    split = split_count(tiles, rows.cols, THREADS // tile_cv, sm_count, below) if blocks < below * sm_count else 1
     if split > 1 and tiles * split >= 2 * blocks:  # worth it: at least twice the blocks
         cv, blocks = tile_cv, tiles
     else:
