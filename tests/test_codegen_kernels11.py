@@ -225,6 +225,23 @@ def test_cyclic_bias_rows_split_at_the_wrap(monkeypatch):
             assert nvrtc.resources(src, "sm_90", headers=HEADERS).spill_stores == 0
 
 
+def test_long_middle_axis_reductions_take_wider_blocks_and_split():
+    """rows.SPLIT_LONG_BELOW and COLUMN_LONG_MIN_BYTES: over a middle axis of
+    16384 or more, the columns form keeps 128 bytes of outputs a block and
+    splits the axis below 2 blocks a multiprocessor; shorter axes keep 64
+    bytes and split below 1."""
+    def form(shape, d):
+        src = _sources(lambda g: [g.reduce_sum(g.input("x", shape, d), axes=[1])])
+        return src.splitlines()[2]
+
+    assert "8 items of 8 adjacent outputs per block" in form([128, 16384, 128], "f16")
+    assert "the reduced axis split in 3 chunks of 5462" in form([128, 16384, 128], "f16")
+    assert "the reduced axis split in 5 chunks of 6554" in form([64, 32768, 128], "bf16")
+    assert "8 items of 4 adjacent outputs per block" in form([64, 16384, 128], "f32")
+    short = form([64, 4096, 128], "f16")
+    assert "4 items of 8 adjacent outputs per block" in short and "split" not in short
+
+
 def test_head_transpose_moves_d_runs_as_vectors():
     for d, vw in (("f32", 4), ("f16", 8), ("bf16", 8)):
         src = _sources(lambda g: [g.transpose(g.input("x", [2, 512, 12, 64], d), [0, 2, 1, 3])])

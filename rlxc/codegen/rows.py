@@ -703,6 +703,15 @@ GROUP_ROW_ITEMS = 256
 #: threads where they still number under one per multiprocessor.
 COLUMN_BLOCKS_PER_SM = 2
 COLUMN_MIN_BYTES = 64  # H100: 64-byte segments read at 86% of copy bandwidth where 16-byte ones reached 76%
+#: ... and COLUMN_LONG_MIN_BYTES where the reduced axis has SPLIT_LONG_ELEMS
+#: elements or more (fewer, wider blocks, split along it where they are
+#: too few: SPLIT_LONG_BELOW). H200, session 42 (`variant.py
+#: COLUMN_MIN_BYTES=64,128 -- --ops reduce_sum_mid --rows
+#: 4096,8192,16384,32768 --sizes 64,512`): 128 took [128, 16384, 128] f16
+#: at 512 MiB from 153.5 to 138.7 µs, bf16 148.2 -> 141.0, f32 [64, 16384,
+#: 128] 144.7 -> 122.0 (109% of copy), but cost shorter axes at 64 MiB up
+#: to 4.8% (f32 [128, 4096, 128] 19.3 -> 20.2); rows of 32768 within 1%.
+COLUMN_LONG_MIN_BYTES = 128
 COLUMN_WIDE_THREADS = 1024
 
 #: Split reductions: where the columns or block form still has fewer than
@@ -907,7 +916,7 @@ def _reduce_columns(x: SSAValue, y: SSAValue, xs: list[int], axes: list[int], re
     cv = wide_cv = _fewer_items(THREADS // rk, rows.rows)
     # halved while the blocks are too few and each thread still gets 4 reduced elements
     while (cv > 1 and -(-rows.rows // cv) < COLUMN_BLOCKS_PER_SM * sm_count and rows.cols >= 4 * (THREADS // (cv // 2))
-           and (cv // 2) * vw * dtype(t).bytes >= COLUMN_MIN_BYTES):
+           and (cv // 2) * vw * dtype(t).bytes >= (COLUMN_LONG_MIN_BYTES if rows.cols >= SPLIT_LONG_ELEMS else COLUMN_MIN_BYTES)):
         cv //= 2
     blocks = -(-rows.rows // cv)
     # still too few: split the reduced axis instead, over tiles of SPLIT_TILE_BYTES of outputs
