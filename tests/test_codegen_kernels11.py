@@ -242,6 +242,27 @@ def test_long_middle_axis_reductions_take_wider_blocks_and_split():
     assert "4 items of 8 adjacent outputs per block" in short and "split" not in short
 
 
+def test_split_whole_wave(monkeypatch):
+    """rows.SPLIT_WHOLE_WAVE (off; prepared): the split's chunks rounded down,
+    so that the blocks number at most SPLIT_BLOCKS_PER_SM (4) a
+    multiprocessor: [128, 16384, 128] f16 in 2 chunks of its 256 tiles (512
+    blocks, not 3 and 768), [64, 32768, 128] in 4 (not 5); [8, 32768, 128]
+    in 33 either way (16 tiles: 528 blocks exactly); NVRTC compiles them."""
+    from rlxc.codegen import rows
+
+    def forms():
+        srcs = [_sources(lambda g: [g.reduce_sum(g.input("x", s, "f16"), axes=[1])])
+                for s in ([128, 16384, 128], [64, 32768, 128], [8, 32768, 128])]
+        return [src.splitlines()[2].split("split in ")[1].split(" chunks")[0] for src in srcs], srcs
+
+    assert forms()[0] == ["3", "5", "33"]
+    monkeypatch.setattr(rows, "SPLIT_WHOLE_WAVE", True)
+    counts, srcs = forms()
+    assert counts == ["2", "4", "33"]
+    for src in srcs:
+        assert nvrtc.resources(src, "sm_90", headers=HEADERS).spill_stores == 0
+
+
 def test_head_transpose_moves_d_runs_as_vectors():
     for d, vw in (("f32", 4), ("f16", 8), ("bf16", 8)):
         src = _sources(lambda g: [g.transpose(g.input("x", [2, 512, 12, 64], d), [0, 2, 1, 3])])

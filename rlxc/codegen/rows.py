@@ -743,6 +743,14 @@ SPLIT_BELOW = 1
 #: (the second run's drift).
 SPLIT_LONG_BELOW = 2
 SPLIT_LONG_ELEMS = 16384
+#: Split chunks rounded down (the blocks at most SPLIT_BLOCKS_PER_SM a
+#: multiprocessor, one wave where that many fit), not up (at least that
+#: many: 768 blocks for [128, 16384, 128] f16 over 132 multiprocessors,
+#: 640 for [64, 32768, 128], where the unsplit [512, 4096, 128] makes 512
+#: and reads at 108% of copy). Prepared in session 42, off, not measured:
+#: `variant.py SPLIT_WHOLE_WAVE=False,True -- --ops reduce_sum_mid,
+#: reduce_sum_last,argmax --rows 4096,16384,32768,65536 --sizes 64,512`.
+SPLIT_WHOLE_WAVE = False
 #: The columns form's loads in flight per thread (each an item of up to 16
 #: bytes). H100, f16/bf16 [8, 32768, 128] over the middle axis (split): 4
 #: beat 8 (64 MiB: 78-79% -> 77% of copy bandwidth; 512 MiB: 95% -> 89-90%)
@@ -791,7 +799,7 @@ def split_count(blocks: int, items: int, threads_along: int, sm_count: int, belo
     if SPLIT_BLOCKS_PER_SM <= 0 or blocks <= 0 or items <= 0 \
             or blocks >= (SPLIT_BELOW if below is None else below) * sm_count:
         return 1
-    want = -(-SPLIT_BLOCKS_PER_SM * sm_count // blocks)
+    want = SPLIT_BLOCKS_PER_SM * sm_count // blocks if SPLIT_WHOLE_WAVE else -(-SPLIT_BLOCKS_PER_SM * sm_count // blocks)
     least = SPLIT_MIN_ITEMS if min_items is None else min_items
     s = max(1, min(want, items // (threads_along * least), SPLIT_MAX))
     return -(-items // -(-items // s))  # no empty chunk
