@@ -38,12 +38,18 @@ def test_head_transpose_and_copies_are_exact(d):
     g = rlxc.GraphBuilder()
     x = g.input("x", [2, 77, 12, 64], d)
     module = g.build([g.transpose(x, [0, 2, 1, 3]), g.transpose(x, [0, 1, 3, 2]), g.transpose(g.input("y", [3, 1, 40], d), [1, 0, 2])])
-    rng = np.random.default_rng(0)
-    carrier = np.float16 if d == "f16" else np.float32
-    inputs = {"x": rng.standard_normal((2, 77, 12, 64)).astype(carrier), "y": rng.standard_normal((3, 1, 40)).astype(carrier)}
-    if d == "bf16":
-        from rlxc.values import round_bf16
+    assert_exact(module, {"x": (2, 77, 12, 64), "y": (3, 1, 40)}, d, np.random.default_rng(0))
 
+
+def assert_exact(module, shapes: dict[str, tuple[int, ...]], d: str, rng=None) -> None:
+    """`module` on the GPU equals the interpreter bit for bit, on standard
+    normal inputs of `shapes` in `d` (rounded to it)."""
+    from rlxc.values import round_bf16
+
+    rng = rng or np.random.default_rng()
+    carrier = np.float16 if d == "f16" else np.float32
+    inputs = {k: rng.standard_normal(s).astype(carrier) for k, s in shapes.items()}
+    if d == "bf16":
         inputs = {k: round_bf16(v) for k, v in inputs.items()}
     want = rlxc.interpret(module, inputs)
     got = rlxc.compile(module, target="cuda").run(inputs, poison=True)
@@ -264,7 +270,6 @@ def test_cyclic_bias_rows_exact(d, split, monkeypatch):
     rounds once on both sides, so it must equal the interpreter bit for bit;
     bias+gelu against it within the dtype's tolerance."""
     from rlxc.codegen import elementwise
-    from rlxc.values import round_bf16
 
     monkeypatch.setattr(elementwise, "CYCLIC_SPLIT", split)
     shapes = [((301, 5), (5,)), ((77, 13), (13,)), ((99, 1001), (1001,)), ((33, 8191), (8191,)), ((4, 3, 1001), (3, 1001))]
@@ -277,18 +282,7 @@ def test_cyclic_bias_rows_exact(d, split, monkeypatch):
     text = str(rlxc.run_pipeline(module.clone(), "rlx-cuda{arch=sm_90 sm_count=132}"))
     # not 16-bit's bias of 5: a vector's 8 columns always wrap there
     assert text.count("no wrap") == (0 if not split else 5 if d == "f32" else 4)
-    rng = np.random.default_rng()
-    carrier = np.float16 if d == "f16" else np.float32
-    inputs = {}
-    for i, (xs, bs) in enumerate(shapes):
-        inputs[f"x{i}"] = rng.standard_normal(xs).astype(carrier)
-        inputs[f"b{i}"] = rng.standard_normal(bs).astype(carrier)
-    if d == "bf16":
-        inputs = {k: round_bf16(v) for k, v in inputs.items()}
-    want = rlxc.interpret(module, inputs)
-    got = rlxc.compile(module, target="cuda").run(inputs, poison=True)
-    for w, o in zip(want, got):
-        np.testing.assert_array_equal(o, w)
+    assert_exact(module, {k: s for i, (xs, bs) in enumerate(shapes) for k, s in ((f"x{i}", xs), (f"b{i}", bs))}, d)
     check(h.build(gelus))
 
 
