@@ -710,7 +710,7 @@ COLUMN_MIN_BYTES = 64  # H100: 64-byte segments read at 86% of copy bandwidth wh
 #: 4096,8192,16384,32768 --sizes 64,512`): 128 took [128, 16384, 128] f16
 #: at 512 MiB from 153.5 to 138.7 µs, bf16 148.2 -> 141.0, f32 [64, 16384,
 #: 128] 144.7 -> 122.0 (109% of copy), but cost shorter axes at 64 MiB up
-#: to 4.8% (f32 [128, 4096, 128] 19.3 -> 20.2); rows of 32768 within 1%.
+#: to 4.8% (f32 [32, 4096, 128] 19.3 -> 20.2); rows of 32768 within 1%.
 COLUMN_LONG_MIN_BYTES = 128
 COLUMN_WIDE_THREADS = 1024
 
