@@ -221,6 +221,15 @@ def _warp_loop(body: list[str], rows: Rows, warps: int, group: int = 32, batch: 
     ]
 
 
+def _short_staged(s: RowSpec) -> bool:
+    """Whether the rows of `s` are short rows staged in spans of
+    WARP_STAGE_SHORT_BYTES: over WARP_STAGED_ROW_BYTES up to
+    WARP_SHORT_ROW_BYTES, of an op with at most WARP_STAGED_SHORT_PARAMS
+    per-column params (`_stages` decides the rest)."""
+    return (WARP_STAGED_ROW_BYTES < s.rows.cols * dtype(s.t).bytes <= WARP_SHORT_ROW_BYTES
+            and len(s.columns) <= WARP_STAGED_SHORT_PARAMS)
+
+
 def _stages(s: RowSpec, row: CachedRow, block_rows: int, narrow: bool) -> bool:
     """Whether the warp form's rows of `s` are staged through shared memory
     (WARP_STAGED): f16/bf16 elements one per access, rows over
@@ -238,8 +247,7 @@ def _stages(s: RowSpec, row: CachedRow, block_rows: int, narrow: bool) -> bool:
     size = dtype(s.t).bytes
     if s.prologue is not None or not narrow and (
             not WARP_STAGED or row.width > 1 or not (size == 2 or size == 4 and tiny and WARP_STAGED_TINY_F32)
-            or (s.rows.cols * size <= (WARP_STAGED_ROW_BYTES if len(s.columns) <= WARP_STAGED_SHORT_PARAMS
-                                       else WARP_SHORT_ROW_BYTES) and not tiny)):
+            or (s.rows.cols * size <= WARP_SHORT_ROW_BYTES and not _short_staged(s) and not tiny)):
         return False
     n = s.rows.rows * s.rows.cols
     shaped = sorted((name, w) for name, v, w in s.bufs if numel(shape(v)) == n)
@@ -922,9 +930,11 @@ def _reduce_columns(x: SSAValue, y: SSAValue, xs: list[int], axes: list[int], re
     loads = max(COLUMN_LOADS, min(COLUMN_MAX_LOADS, COLUMN_LOAD_BYTES // (vw * dtype(t).bytes))) \
         if COLUMN_LOAD_BYTES else COLUMN_LOADS
     cv = wide_cv = _fewer_items(THREADS // rk, rows.rows)
+    long_axis = rows.cols >= SPLIT_LONG_ELEMS  # COLUMN_LONG_MIN_BYTES, SPLIT_LONG_BELOW
+    min_bytes = COLUMN_LONG_MIN_BYTES if long_axis else COLUMN_MIN_BYTES
     # halved while the blocks are too few and each thread still gets 4 reduced elements
     while (cv > 1 and -(-rows.rows // cv) < COLUMN_BLOCKS_PER_SM * sm_count and rows.cols >= 4 * (THREADS // (cv // 2))
-           and (cv // 2) * vw * dtype(t).bytes >= (COLUMN_LONG_MIN_BYTES if rows.cols >= SPLIT_LONG_ELEMS else COLUMN_MIN_BYTES)):
+           and (cv // 2) * vw * dtype(t).bytes >= min_bytes):
         cv //= 2
     blocks = -(-rows.rows // cv)
     # still too few: split the reduced axis instead, over tiles of SPLIT_TILE_BYTES of outputs
@@ -932,7 +942,7 @@ def _reduce_columns(x: SSAValue, y: SSAValue, xs: list[int], axes: list[int], re
     while tile_cv > 1 and tile_cv * vw * dtype(t).bytes > SPLIT_TILE_BYTES:
         tile_cv //= 2
     tiles = -(-rows.rows // tile_cv)
-    below = max(SPLIT_BELOW, SPLIT_LONG_BELOW) if rows.cols >= SPLIT_LONG_ELEMS else SPLIT_BELOW
+    below = max(SPLIT_BELOW, SPLIT_LONG_BELOW) if long_axis else SPLIT_BELOW
     split = split_count(tiles, rows.cols, THREADS // tile_cv, sm_count, below) if blocks < below * sm_count else 1
     if split > 1 and tiles * split >= 2 * blocks:  # worth it: at least twice the blocks
         cv, blocks = tile_cv, tiles
@@ -4155,9 +4165,7 @@ def row_kernel(s: RowSpec, sm_count: int) -> KernelSpec:
             group, row = lanes, CachedRow.for_spec(s, lanes, "lane", window=True)
         narrow_staged = staged_narrow(s, row)
         threads = WARP_SHORT_THREADS if rows.cols * s.elem_bytes <= WARP_SHORT_ROW_BYTES else WARP_THREADS
-        span = (WARP_STAGED_NARROW if narrow_staged
-                else WARP_STAGE_SHORT_BYTES if WARP_STAGED_ROW_BYTES < rows.cols * s.elem_bytes <= WARP_SHORT_ROW_BYTES
-                else WARP_STAGE_BYTES)
+        span = WARP_STAGED_NARROW if narrow_staged else WARP_STAGE_SHORT_BYTES if _short_staged(s) else WARP_STAGE_BYTES
 
         def blocked(lanes: int) -> int:  # a block's rows, if staged, over `lanes` lanes a row
             return threads // lanes * stage_rows(rows.cols * dtype(s.t).bytes, threads // lanes, span)
