@@ -235,15 +235,15 @@ def test_long_middle_axis_reductions_take_wider_blocks_and_split():
         return src.splitlines()[2]
 
     assert "8 items of 8 adjacent outputs per block" in form([128, 16384, 128], "f16")
-    assert "the reduced axis split in 3 chunks of 5462" in form([128, 16384, 128], "f16")
-    assert "the reduced axis split in 5 chunks of 6554" in form([64, 32768, 128], "bf16")
+    assert "the reduced axis split in 2 chunks of 8192" in form([128, 16384, 128], "f16")
+    assert "the reduced axis split in 4 chunks of 8192" in form([64, 32768, 128], "bf16")
     assert "8 items of 4 adjacent outputs per block" in form([64, 16384, 128], "f32")
     short = form([64, 4096, 128], "f16")
     assert "4 items of 8 adjacent outputs per block" in short and "split" not in short
 
 
 def test_split_whole_wave(monkeypatch):
-    """rows.SPLIT_WHOLE_WAVE (off; prepared): the split's chunks rounded down,
+    """rows.SPLIT_WHOLE_WAVE (on): the split's chunks rounded down,
     so that the blocks number at most SPLIT_BLOCKS_PER_SM (4) a
     multiprocessor: [128, 16384, 128] f16 in 2 chunks of its 256 tiles (512
     blocks, not 3 and 768), [64, 32768, 128] in 4 (not 5); [8, 32768, 128]
@@ -255,10 +255,10 @@ def test_split_whole_wave(monkeypatch):
                 for s in ([128, 16384, 128], [64, 32768, 128], [8, 32768, 128])]
         return [src.splitlines()[2].split("split in ")[1].split(" chunks")[0] for src in srcs], srcs
 
-    assert forms()[0] == ["3", "5", "33"]
-    monkeypatch.setattr(rows, "SPLIT_WHOLE_WAVE", True)
     counts, srcs = forms()
     assert counts == ["2", "4", "33"]
+    monkeypatch.setattr(rows, "SPLIT_WHOLE_WAVE", False)
+    assert forms()[0] == ["3", "5", "33"]
     for src in srcs:
         assert nvrtc.resources(src, "sm_90", headers=HEADERS).spill_stores == 0
 

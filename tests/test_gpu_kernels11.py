@@ -83,7 +83,9 @@ def test_long_middle_axis_reductions_split_below_two_blocks(d, below, monkeypatc
 
     monkeypatch.setattr(rows, "SPLIT_LONG_BELOW", below)
     monkeypatch.setattr(rows, "SPLIT_LONG_ELEMS", 1024)
-    b = 20 if d == "f32" else 40  # 160 blocks of 4 items
+    # 160 blocks of 128 bytes of outputs each (rows.COLUMN_LONG_MIN_BYTES,
+    # which applies over the same long axes)
+    b = 40 if d == "f32" else 80
     g = rlxc.GraphBuilder()
     x, y = g.input("x", [b, 2048, 128], d), g.input("y", [b, 2049, 128], d)
     module = g.build([g.reduce_sum(x, axes=[1]), g.reduce_max(x, axes=[1]), g.reduce_mean(y, axes=[1])])

@@ -755,10 +755,14 @@ SPLIT_LONG_ELEMS = 16384
 #: multiprocessor, one wave where that many fit), not up (at least that
 #: many: 768 blocks for [128, 16384, 128] f16 over 132 multiprocessors,
 #: 640 for [64, 32768, 128], where the unsplit [512, 4096, 128] makes 512
-#: and reads at 108% of copy). Prepared in session 42, off, not measured:
-#: `variant.py SPLIT_WHOLE_WAVE=False,True -- --ops reduce_sum_mid,
-#: reduce_sum_last,argmax --rows 4096,16384,32768,65536 --sizes 64,512`.
-SPLIT_WHOLE_WAVE = False
+#: and reads at 108% of copy). H200, session 43 (`variant.py
+#: SPLIT_WHOLE_WAVE=False,True -- --ops reduce_sum_mid,reduce_sum_last,
+#: argmax_last --rows 4096,16384,32768,65536 --sizes 64,512`): f16
+#: [128, 16384, 128] at 512 MiB 140.1 -> 125.3 µs (+11.8%, 103% of copy),
+#: bf16 142.2 -> 124.5 (+14.2%); the other 70 cases within -2.8% .. +2.3%
+#: (the second run's drift) but f32 argmax of 32768 at 64 MiB (+25%, 5.0%
+#: at 65536).
+SPLIT_WHOLE_WAVE = True
 #: The columns form's loads in flight per thread (each an item of up to 16
 #: bytes). H100, f16/bf16 [8, 32768, 128] over the middle axis (split): 4
 #: beat 8 (64 MiB: 78-79% -> 77% of copy bandwidth; 512 MiB: 95% -> 89-90%)
