@@ -949,8 +949,9 @@ def test_argmax_peeled_rows(arch, monkeypatch):
     assert "split in" in named[0]  # 3 rows: split over grid.y
     loads = ", 2 loads in flight a lane"
     assert named[1] == "// argmax form: warp (8 rows per block), 4 elements per 16-byte access" + peeled.format(4) + loads
+    held = ", the best of 2 items held (their largest element by packed maxima, its index found after the scan)"
     assert named[2] == ("// argmax form: lane groups (2 lanes per row, 128 rows per block), 8 elements per 16-byte access"
-                        + peeled.format(8) + loads)
+                        + peeled.format(8) + held)  # rows.ARGMAX_HELD_DTYPES
     assert "one element per access" in named[3] and "peeled" not in named[3]  # 27 < 4 vectors of 8
     assert "peeled" not in named[4]  # a middle axis
     assert "8 elements per 16-byte access" in named[5] and "peeled" not in named[5]  # 1000: no edges
@@ -959,7 +960,7 @@ def test_argmax_peeled_rows(arch, monkeypatch):
     # head, middle (16-byte items counted from the buffer's start), tail, in that order
     head, mid, tail = a.index("e < hc;"), a.index("reinterpret_cast<const uint4*>(x)[k4]"), a.index("e < tc;")
     assert head < mid < tail
-    assert "const long long k = k4 * 8 + i - base;" in a
+    assert "oi = (gk + j * 256LL) * 8LL + i - base; }" in a  # the held-best form's index (rows.ARGMAX_HELD_DTYPES)
     assert "const long long va = (base + 7LL) / 8LL, vb = (base + 300001LL) / 8LL;" in a
     assert compile_all(lowered, arch) == 7
     monkeypatch.setattr(rows, "ARGMAX_PEEL", False)
@@ -968,15 +969,16 @@ def test_argmax_peeled_rows(arch, monkeypatch):
     assert "one element per access" in named[0] and "one element per access" in named[1]
 
 
-def test_argmax_vector_scans_screen_items_and_batch_loads():
+def test_argmax_vector_scans_screen_items_and_batch_loads(monkeypatch):
     """rows.ARGMAX_VECTOR_MAX: the block form's threads that scan at least
     ARGMAX_SCREEN_ITEMS 16-byte items take each item's largest element (and
     a NaN probe) first and compare its elements only where it may win; the
     warp forms load ARGMAX_VECTOR_LOADS items a lane before comparing, the
     screened block form ARGMAX_SCREEN_LOADS a thread, in increasing order of
-    index."""
+    index (16-bit rows without the held-best form, rows.ARGMAX_HELD_DTYPES)."""
     from rlxc.codegen import rows
 
+    monkeypatch.setattr(rows, "ARGMAX_HELD_DTYPES", ())
     g = rlxc.GraphBuilder()
     module = g.build([g.argmax(g.input("a", [256, 1048576], "f16")), g.argmax(g.input("b", [2048, 32768], "bf16")),
                       g.argmax(g.input("c", [256, 1048576])), g.argmax(g.input("d", [1000, 4096], "bf16"))])

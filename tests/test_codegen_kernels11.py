@@ -700,3 +700,30 @@ def test_random_graphs_over_row_lengths_compile(case):
     ks = [op for op in lowered.walk() if isinstance(op, rlx_cuda.KernelOp)]
     cubins = nvrtc.compile_many([(f"{k.sym_name.data}.cu", k.source.data) for k in ks], "sm_90", headers=HEADERS)
     assert all(c[:4] == b"\x7fELF" for c in cubins)
+
+
+@pytest.mark.parametrize("d", ["f32", "f16", "bf16"])
+def test_argmax_held_best_form_compiles(d, monkeypatch):
+    """rows.ARGMAX_HELD_DTYPES: the held-best form in argmax's lane-group
+    (rows of 64), warp (1024), block (70001, peeled), split (4 rows of
+    300000) forms names itself and its group, takes 16-bit maxima two at a
+    time (max.NaN.f16x2 / bf16x2 through rlx_max2_*) and f32 ones through
+    rlx_maxf, and NVRTC compiles it for sm_90 without spills (and for
+    sm_75, without max.NaN); dtypes not
+    named keep the per-element compares."""
+    from rlxc.codegen import rows as R
+
+    def src(n, r=64):
+        return _sources(lambda g: [g.argmax(g.input("x", [r, n], d), axis=-1)])
+
+    monkeypatch.setattr(R, "ARGMAX_HELD_DTYPES", ())
+    assert "held" not in src(70001)
+    monkeypatch.setattr(R, "ARGMAX_HELD_DTYPES", (d,))
+    for n, r, loads in ((64, 4096, 2), (1024, 64, 2), (70001, 64, 4), (300000, 4, 4)):
+        s = src(n, r)
+        assert f"the best of {loads} items held" in s, s.splitlines()[8]
+        assert (f"rlx_max2_{d}(raw[0].x, raw[0].y)" if d != "f32" else
+                "rlx_maxf(__uint_as_float(raw[0].x), __uint_as_float(raw[0].y))") in s
+        assert nvrtc.resources(s, "sm_90", headers=HEADERS).spill_stores == 0
+    assert nvrtc.resources(s, "sm_75", headers=HEADERS).registers > 0  # the maxima through floats before sm_80
+    assert "split in" in src(300000, 4) and "peeled" in src(70001)

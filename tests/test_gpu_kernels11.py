@@ -76,8 +76,9 @@ def test_reductions_over_a_middle_axis_with_an_odd_inner_axis(d):
 def test_long_middle_axis_reductions_split_below_two_blocks(d, below, monkeypatch):
     """rows.SPLIT_LONG_BELOW (here over 1024 reduced elements or more:
     SPLIT_LONG_ELEMS): the columns form with 160 blocks, over 1 and under 2
-    a multiprocessor, splits its reduced axis of 2048 (or 2049, chunks of
-    unequal length) at 2, not at 1; sum, mean and max against the
+    a multiprocessor, splits its reduced axis of 2048 (chunks of unequal
+    length) or 2049 in 3 (SPLIT_WHOLE_WAVE: at most 4 blocks a
+    multiprocessor) at 2, not at 1; sum, mean and max against the
     interpreter."""
     from rlxc.codegen import rows
 
@@ -90,7 +91,7 @@ def test_long_middle_axis_reductions_split_below_two_blocks(d, below, monkeypatc
     x, y = g.input("x", [b, 2048, 128], d), g.input("y", [b, 2049, 128], d)
     module = g.build([g.reduce_sum(x, axes=[1]), g.reduce_max(x, axes=[1]), g.reduce_mean(y, axes=[1])])
     text = str(rlxc.run_pipeline(module.clone(), "rlx-cuda{arch=sm_90 sm_count=132}"))
-    assert text.count("the reduced axis split in 4 chunks of 51") == (3 if below == 2 else 0)
+    assert text.count("the reduced axis split in 3 chunks of 683") == (3 if below == 2 else 0)
     check(module, offset=1.0)
 
 
@@ -359,6 +360,7 @@ def test_argmax_infinities_in_vector_scans(d, screened, monkeypatch):
     forms, against the interpreter."""
     from rlxc.codegen import rows as R
 
+    monkeypatch.setattr(R, "ARGMAX_HELD_DTYPES", ())  # the forms before it (test_argmax_held_best_form)
     monkeypatch.setattr(R, "ARGMAX_VECTOR_MAX", screened)
     monkeypatch.setattr(R, "ARGMAX_VECTOR_LOADS", 4 if screened else 1)
     monkeypatch.setattr(R, "ARGMAX_SCREEN_LOADS", 4 if screened else 1)
@@ -366,6 +368,15 @@ def test_argmax_infinities_in_vector_scans(d, screened, monkeypatch):
         monkeypatch.setattr(R, "ARGMAX_SCREEN_ITEMS", 1)
         monkeypatch.setattr(R, "ARGMAX_LANE_CHAINS", 0)
     shapes = [(8, 64), (8, 1024), (8, 8192), (8, 30000), (8, 1001), (8, 70001)]
+    check_argmax_exact(shapes, d, argmax_special_rows(shapes, d))
+
+
+def argmax_special_rows(shapes, d: str) -> dict:
+    """Inputs x<i> of `shapes` ([10, n]: 10 rows or more) on fresh random
+    rows: +inf twice (the first wins), -inf only (index 0), +inf and -inf in
+    one item, a NaN after +inf (the NaN wins), the largest finite value
+    (once, twice), all -big but one, +inf last, -0.0 before +0.0 and +0.0
+    before -0.0 among negative values (equal: the first wins)."""
     rng = np.random.default_rng()
     carrier = np.float16 if d == "f16" else np.float32
     big = float(np.finfo(np.float16).max) if d == "f16" else 3.0e38
@@ -381,12 +392,40 @@ def test_argmax_infinities_in_vector_scans(d, screened, monkeypatch):
         x[5, a] = x[5, b] = big
         x[6, :], x[6, b] = -big, -1.0
         x[7, n - 1] = np.inf
+        if r >= 10:
+            x[8, :] = -np.abs(x[8, :]) - 1.0
+            x[8, a], x[8, b] = -0.0, 0.0
+            x[9, :] = -np.abs(x[9, :]) - 1.0
+            x[9, a], x[9, b] = 0.0, -0.0
         if d == "bf16":
             from rlxc.values import round_bf16
 
             x = round_bf16(x)
         inputs[f"x{i}"] = x
-    check_argmax_exact(shapes, d, inputs)
+    return inputs
+
+
+@pytest.mark.parametrize("d", ["f32", "f16", "bf16"])
+@pytest.mark.parametrize("loads,warp_loads", [(4, 2), (3, 1)])
+def test_argmax_held_best_form(d, loads, warp_loads, monkeypatch):
+    """rows.ARGMAX_HELD_DTYPES (here every float dtype): each thread keeps the
+    group of items whose largest element (packed NaN-propagating maxima)
+    first beat the rest, and finds the element's index after the scan.
+    Infinities, NaN after +inf, ties of the largest, -0.0 and +0.0, the
+    lane-group, warp, block, split and peeled forms, groups of 3 items that
+    run past a row's end (item 0 again), against the interpreter; then many
+    ties over few values (integers)."""
+    from rlxc.codegen import rows as R
+
+    monkeypatch.setattr(R, "ARGMAX_HELD_DTYPES", ("f32", "f16", "bf16"))
+    monkeypatch.setattr(R, "ARGMAX_HELD_LOADS", loads)
+    monkeypatch.setattr(R, "ARGMAX_HELD_WARP_LOADS", warp_loads)
+    shapes = [(10, 64), (10, 1024), (10, 8192), (10, 30000), (10, 1001), (10, 70001), (10, 32776), (10, 300001)]
+    check_argmax_exact(shapes, d, argmax_special_rows(shapes, d))
+    rng = np.random.default_rng()
+    carrier = np.float16 if d == "f16" else np.float32
+    ties = [(6, 296), (4, 4104), (3, 65536), (5, 6, 7)]
+    check_argmax_exact(ties, d, {f"x{i}": rng.integers(-3, 4, size=s).astype(carrier) for i, s in enumerate(ties)})
 
 
 @pytest.mark.parametrize("d", ["f32", "f16", "bf16", "i32", "i64"])

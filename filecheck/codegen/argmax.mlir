@@ -12,18 +12,23 @@
 // CHECK: const unsigned int gmask = 65535u << ((threadIdx.x & 31) & ~15);  // this row's lanes
 // CHECK: for (int s = 8; s > 0; s >>= 1) {
 // CHECK: if (lane == 0) y[r] = bi;
-// CHECK: // argmax form: warp (8 rows per block), 8 elements per 16-byte access, 2 loads in flight a lane
+// f16/bf16 rows read 16 bytes at a time take the held-best form: a group of
+// items' largest element by packed NaN-propagating maxima, the best group's
+// items held, the index found in them after the scan.
+// CHECK: // argmax form: warp (8 rows per block), 8 elements per 16-byte access, the best of 2 items held (their largest element by packed maxima, its index found after the scan)
 // CHECK: for (long long k0 = lane; k0 < 512LL; k0 += 64LL) {
+// CHECK: oi = (gk + j * 32LL) * 8LL + i; }
 // Three rows of 2048 accesses: a block per row, each split in two (grid.y).
-// CHECK: // argmax form: block, 8 elements per 16-byte access, each row split in 2 chunks of 1024 items (grid.y)
-// CHECK: for (long long k4 = k_lo + threadIdx.x; k4 < k_hi; k4 += 256) {
+// CHECK: // argmax form: block, 8 elements per 16-byte access, the best of 4 items held ({{.*}}), each row split in 2 chunks of 1024 items (grid.y)
+// CHECK: for (long long k0 = k_lo + threadIdx.x; k0 < k_hi; k0 += 1024LL) {
+// CHECK: const unsigned int m0 = rlx_max2_bf16(raw[0].x, raw[0].y);
 // Rows of 1001: the head before the first 16-byte boundary, the aligned
 // middle (accesses counted from the buffer's start), the tail, in that order.
 // CHECK: // argmax form: lane groups (8 lanes per row, 32 rows per block), 8 elements per 16-byte access, peeled
 // CHECK: const long long va = (base + 7LL) / 8LL, vb = (base + 1001LL) / 8LL;  // peeled
 // CHECK: for (int e = lane; e < hc; e += 8) { const long long k = 0LL + e;
 // CHECK: for (long long k0 = va + lane; k0 < vb; k0 += 16LL) {
-// CHECK: const long long k = k4 * 8 + i - base;
+// CHECK: oi = (gk + j * 8LL) * 8LL + i - base; }
 // CHECK: for (int e = lane; e < tc; e += 8) { const long long k = (vb * 8LL - base) + e;
 // A middle axis of 6 over 20 rows (too few for the columns form): a lane per row, element by element.
 // CHECK: // argmax form: lane groups (1 lane per row, 256 rows per block), one element per access

@@ -437,6 +437,27 @@ __device__ __forceinline__ float rlx_half_bf16(unsigned int w, int i) {
 __device__ __forceinline__ unsigned int rlx_with_half(unsigned int w, int i, unsigned short e) {
   return i ? (w & 0xffffu) | ((unsigned int)e << 16) : (w & 0xffff0000u) | e;
 }
+// The larger of each pair of f16 (bf16) elements of two words, NaN where
+// either is NaN: max.NaN.f16x2 / .bf16x2, one instruction (sm_80+); before,
+// through floats (a 16-bit value is exact as a float and back). argmax's
+// held-best form (rows.ARGMAX_HELD_DTYPES) takes an item's largest element
+// with these.
+__device__ __forceinline__ unsigned int rlx_max2_f16(unsigned int a, unsigned int b) {
+#if __CUDA_ARCH__ >= 800
+  unsigned int d; asm("max.NaN.f16x2 %0, %1, %2;" : "=r"(d) : "r"(a), "r"(b)); return d;
+#else
+  const float2 x = rlx_ld2_f16(a), y = rlx_ld2_f16(b);
+  return rlx_st2_f16(rlx_maxf(x.x, y.x), rlx_maxf(x.y, y.y));
+#endif
+}
+__device__ __forceinline__ unsigned int rlx_max2_bf16(unsigned int a, unsigned int b) {
+#if __CUDA_ARCH__ >= 800
+  unsigned int d; asm("max.NaN.bf16x2 %0, %1, %2;" : "=r"(d) : "r"(a), "r"(b)); return d;
+#else
+  const float2 x = rlx_ld2_bf16(a), y = rlx_ld2_bf16(b);
+  return rlx_st2_bf16(rlx_maxf(x.x, y.x), rlx_maxf(x.y, y.y));
+#endif
+}
 // 8 elements of a uint4 to floats f[0..7], and back (rounded to nearest even).
 __device__ __forceinline__ void rlx_ld8_f16(uint4 v, float* f) {
   float2 t;

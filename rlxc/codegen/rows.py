@@ -761,7 +761,9 @@ SPLIT_LONG_ELEMS = 16384
 #: [128, 16384, 128] at 512 MiB 140.1 -> 125.3 µs (+11.8%, 103% of copy),
 #: bf16 142.2 -> 124.5 (+14.2%); the other 70 cases within -2.8% .. +2.3%
 #: (the second run's drift) but f32 argmax of 32768 at 64 MiB (+25%, 5.0%
-#: at 65536).
+#: at 65536). Those argmax and last-axis cases have rows enough not to
+#: split, so only the columns form (the middle-axis reductions) takes it;
+#: argmax and the last-axis split of few rows round up as before.
 SPLIT_WHOLE_WAVE = True
 #: The columns form's loads in flight per thread (each an item of up to 16
 #: bytes). H100, f16/bf16 [8, 32768, 128] over the middle axis (split): 4
@@ -802,16 +804,17 @@ SPLIT_TILE_BYTES = 128  # same cases: 128 beat 64, 256 and 512 (f16 75% / 73% / 
 
 
 def split_count(blocks: int, items: int, threads_along: int, sm_count: int, below: int | None = None,
-                min_items: int | None = None) -> int:
+                min_items: int | None = None, whole_wave: bool = False) -> int:
     """Chunks to cut a reduction of `items` per output into, for a form
     with `blocks` blocks and `threads_along` threads along the reduced
     axis (1: no split); split only where the blocks are fewer than `below`
     (default SPLIT_BELOW) per multiprocessor, each thread keeping at least
-    `min_items` (default SPLIT_MIN_ITEMS) items."""
+    `min_items` (default SPLIT_MIN_ITEMS) items; `whole_wave`: the count
+    rounded down (SPLIT_WHOLE_WAVE, the columns form's), not up."""
     if SPLIT_BLOCKS_PER_SM <= 0 or blocks <= 0 or items <= 0 \
             or blocks >= (SPLIT_BELOW if below is None else below) * sm_count:
         return 1
-    want = SPLIT_BLOCKS_PER_SM * sm_count // blocks if SPLIT_WHOLE_WAVE else -(-SPLIT_BLOCKS_PER_SM * sm_count // blocks)
+    want = SPLIT_BLOCKS_PER_SM * sm_count // blocks if whole_wave else -(-SPLIT_BLOCKS_PER_SM * sm_count // blocks)
     least = SPLIT_MIN_ITEMS if min_items is None else min_items
     s = max(1, min(want, items // (threads_along * least), SPLIT_MAX))
     return -(-items // -(-items // s))  # no empty chunk
@@ -947,7 +950,8 @@ def _reduce_columns(x: SSAValue, y: SSAValue, xs: list[int], axes: list[int], re
         tile_cv //= 2
     tiles = -(-rows.rows // tile_cv)
     below = max(SPLIT_BELOW, SPLIT_LONG_BELOW) if long_axis else SPLIT_BELOW
-    split = split_count(tiles, rows.cols, THREADS // tile_cv, sm_count, below) if blocks < below * sm_count else 1
+    split = split_count(tiles, rows.cols, THREADS // tile_cv, sm_count, below,
+                        whole_wave=SPLIT_WHOLE_WAVE) if blocks < below * sm_count else 1
     if split > 1 and tiles * split >= 2 * blocks:  # worth it: at least twice the blocks
         cv, blocks = tile_cv, tiles
     else:
@@ -1454,6 +1458,28 @@ ARGMAX_VECTOR_LOADS = 2
 #: rows of 77 and 4097 in f16/bf16 at 64 MiB 3-7% slower (their edges'
 #: single loads), which the warp form below then took back.
 ARGMAX_PEEL = True
+#: argmax over 16-byte items of these dtypes in the "held best" form (warp,
+#: lane-group and block forms; replaces ARGMAX_LANE_CHAINS, the screen and
+#: the per-element compares there): each thread loads ARGMAX_HELD_LOADS
+#: items at a time (ARGMAX_HELD_WARP_LOADS in the warp and lane-group forms),
+#: takes their largest element with NaN-propagating packed maxima
+#: (`rlx_max2_f16`: max.NaN.f16x2, one instruction a pair; `rlx_maxf` for
+#: f32) and, where it beats the best so far (strictly: the first such group
+#: wins; or is the first NaN), keeps that value, the group's first item and
+#: its raw items in registers. After the scan the first of the held elements
+#: equal to the value (or the first NaN) gives the index, so the result is
+#: numpy's. Per element half a packed max and a share of the group's
+#: selects, where the per-element compare took about ten instructions.
+#: H200, session 43 (`variant.py ARGMAX_HELD_DTYPES=+,f16+bf16+f32 --
+#: --ops argmax_last --rows 64,128,512,1001,4096,16384,32768,50257,65536
+#: --sizes 64,512`): f16/bf16 22-69% faster in all 36 cases (f16 rows of
+#: 65536 at 512 MiB 196.8 -> 128.2 µs, 67% -> 101% of copy; of 1001 238.9
+#: -> 157.3); f32 -7.3% .. +32.6% (rows of 1001 and of 16384
+#: at 64 MiB 7% slower), hence 16-bit only. 8 loads a group lost 5-17%; 4
+#: in the warp forms +10% .. -5%.
+ARGMAX_HELD_DTYPES: tuple[str, ...] = ("f16", "bf16")
+ARGMAX_HELD_LOADS = 4
+ARGMAX_HELD_WARP_LOADS = 2
 
 
 def _argmax_keep(v: str = "v", bv: str = "bv", bi: str = "bi") -> str:
@@ -1521,9 +1547,63 @@ def argmax_kernel(op: rlx.ArgMaxOp, sm_count: int) -> KernelSpec:
         lo, hi = ("va + k_lo + ", "va + k_hi") if split > 1 else ("va + ", "vb")
     keep = _ARGMAX_KEEP
     unroll = [f"#pragma unroll {ARGMAX_UNROLL}"] if ARGMAX_UNROLL > 1 and not warp else []
-    chains = not warp and 1 < w <= ARGMAX_LANE_CHAINS
-    screened = (ARGMAX_VECTOR_MAX and ARGMAX_SCREEN_ITEMS > 0 and not warp and not chains and w > 1
+    held = w > 1 and acc == "float" and dtype_name(t) in ARGMAX_HELD_DTYPES
+    chains = not warp and not held and 1 < w <= ARGMAX_LANE_CHAINS
+    screened = (ARGMAX_VECTOR_MAX and ARGMAX_SCREEN_ITEMS > 0 and not warp and not chains and not held and w > 1
                 and chunk >= ARGMAX_SCREEN_ITEMS * THREADS)
+    held_loads = max(1, ARGMAX_HELD_WARP_LOADS if warp else ARGMAX_HELD_LOADS)
+
+    def held_scan() -> list[str]:
+        """ARGMAX_HELD_DTYPES: the thread's items `held_loads` at a time, each
+        group's largest element (NaN where one is) against the best group so
+        far, whose items stay in graw[]; then the first element of graw[]
+        equal to that value (or NaN) merged into (`bv`, `bi`)."""
+        at, first = ("x", " - base") if peel else ("x + base", "")
+        n, name = held_loads, dtype_name(t)
+        if size == 2:
+            level, ty, op = [f"raw[{j}].{c}" for j in range(n) for c in "xyzw"], "unsigned int", f"rlx_max2_{name}"
+        else:
+            level, ty, op = [f"__uint_as_float(raw[{j}].{c})" for j in range(n) for c in "xyzw"], "float", "rlx_maxf"
+        tree: list[str] = []
+        while len(level) > 1:  # a balanced tree of maxima
+            nxt = []
+            for a in range(0, len(level) - 1, 2):
+                tree.append(f"const {ty} m{len(tree)} = {op}({level[a]}, {level[a + 1]});")
+                nxt.append(f"m{len(tree) - 1}")
+            level = nxt + level[len(level) - len(level) % 2:]
+        top = (f"rlx_maxf(rlx_half_{name}({level[0]}, 0), rlx_half_{name}({level[0]}, 1))" if size == 2
+               else level[0])
+        item = f"reinterpret_cast<const uint4*>({at})"
+        return [
+            f"float gv = 0; long long gk = -1; uint4 graw[{n}];  // the best group: its largest value, first item, items",
+            f"for (long long k0 = {lo}{lane}; k0 < {hi}; k0 += {n * lanes}LL) {{",
+            f"  uint4 raw[{n}];",
+            f"  raw[0] = {item}[k0];",
+            *([
+                "  #pragma unroll  // past the end: item 0 again (no new maximum)",
+                f"  for (int j = 1; j < {n}; ++j) {{ const long long k4 = k0 + j * {lanes}LL; "
+                f"raw[j] = k4 < {hi} ? {item}[k4] : raw[0]; }}"]
+              if n > 1 else []),
+            *("  " + line for line in tree),
+            f"  const float v = {top};",
+            "  if (gk < 0 || (v != v && gv == gv) || (v > gv && gv == gv)) {",
+            "    gv = v; gk = k0;",
+            "    #pragma unroll",
+            f"    for (int j = 0; j < {n}; ++j) graw[j] = raw[j];",
+            "  }",
+            "}",
+            "if (gk >= 0) {  // the first held element equal to gv (NaN: the first NaN), from the last one back",
+            "  long long oi = -1; const float ov = gv;",
+            "  #pragma unroll",
+            f"  for (int j = {n - 1}; j >= 0; --j) {{",
+            f"    union {{ uint4 raw; {dtype(t).c_storage} e[{w}]; }} pk; pk.raw = graw[j];",
+            "    #pragma unroll",
+            f"    for (int i = {w - 1}; i >= 0; --i) {{ const float v = (float){load('pk.e[i]', t)}; "
+            f"if (v == gv || (v != v && gv != gv)) oi = (gk + j * {lanes}LL) * {w}LL + i{first}; }}",
+            "  }",
+            f"  {_ARGMAX_BETTER}",
+            "}",
+        ]
 
     def vector_scan(step: str) -> list[str]:
         """The row's 16-byte items this thread takes, `step` for each element;
@@ -1592,6 +1672,8 @@ def argmax_kernel(op: rlx.ArgMaxOp, sm_count: int) -> KernelSpec:
             "#pragma unroll",
             f"for (int i = 0; i < {w}; ++i) {{ const {acc} ov = cbv[i]; const long long oi = cbi[i]; {_ARGMAX_BETTER} }}",
         ]
+    elif held:
+        scan = held_scan()
     elif w > 1:
         scan = vector_scan(keep)
     else:
@@ -1656,7 +1738,9 @@ def argmax_kernel(op: rlx.ArgMaxOp, sm_count: int) -> KernelSpec:
     per += (f", peeled: the row's 16-byte aligned middle as items, the fewer than {w} elements before and after it "
             "one at a time") if peel else ""
     per += ", items screened by their largest element" if screened else ""
-    per += f", {ARGMAX_VECTOR_LOADS} loads in flight a lane" if warp and w > 1 and ARGMAX_VECTOR_LOADS > 1 else ""
+    per += (f", the best of {held_loads} items held (their largest element by packed maxima, "
+            "its index found after the scan)") if held else ""
+    per += f", {ARGMAX_VECTOR_LOADS} loads in flight a lane" if warp and w > 1 and ARGMAX_VECTOR_LOADS > 1 and not held else ""
     per += f", {ARGMAX_SCREEN_LOADS} loads in flight a thread" if screened and ARGMAX_SCREEN_LOADS > 1 else ""
     form = ("warp (8 rows per block)" if group == 32 else f"lane groups ({group} lane{'s' if group > 1 else ''} per row, {THREADS // group} rows "
             "per block)") if warp else "block"
