@@ -541,6 +541,7 @@ def test_columns_forms_filled_vectors_and_batched_output(arch, monkeypatch):
 
     monkeypatch.setattr(R, "COLUMN_CACHED_ELEMS", 0)
     monkeypatch.setattr(R, "COLUMN_CACHED_ELEMS_16", 0)
+    monkeypatch.setattr(R, "ARGMAX_COLUMN_PACKED", False)  # (test_argmax_packed_columns_form)
 
     def lower(*ops):
         g = rlxc.GraphBuilder()
@@ -561,11 +562,11 @@ def test_columns_forms_filled_vectors_and_batched_output(arch, monkeypatch):
         "// row form: columns (32 rows x 8 slices of the reduced axis per block, an element at a time)",
         "// argmax form: columns (32 rows x 8 slices of the axis per block, one element per access)",
         "// row form: columns (16 rows x 16 slices of the reduced axis per block, an element at a time)",
-        "// argmax form: columns (32 rows x 8 slices of the axis per block, one element per access)"], off
+        # f32 argmax's vector form is on (rows.ARGMAX_COLUMN_VECTORS_F32)
+        "// argmax form: columns (32 threads of 4 rows x 8 slices of the axis per block, 4 elements per 16-byte access)"], off
     monkeypatch.setattr(R, "COLUMN_VECTOR_FILLED_BLOCKS_PER_SM", 3)
     monkeypatch.setattr(R, "COLUMN_FORM_OUT_LOADS", 4)
     monkeypatch.setattr(R, "ARGMAX_COLUMN_VECTORS", True)
-    monkeypatch.setattr(R, "ARGMAX_COLUMN_VECTORS_F32", True)
     lowered, on = lower(*cases)
     assert [(form(s), g, b) for s, g, b in on] == [
         ("// row form: columns (8 threads of 8 rows x 32 slices of the reduced axis per block, "

@@ -727,3 +727,27 @@ def test_argmax_held_best_form_compiles(d, monkeypatch):
         assert nvrtc.resources(s, "sm_90", headers=HEADERS).spill_stores == 0
     assert nvrtc.resources(s, "sm_75", headers=HEADERS).registers > 0  # the maxima through floats before sm_80
     assert "split in" in src(300000, 4) and "peeled" in src(70001)
+
+
+def test_argmax_packed_columns_form(monkeypatch):
+    """rows.ARGMAX_COLUMN_PACKED: 16-bit argmax over a middle axis in the
+    vector columns form compares two elements a word (rlx_gt2_*,
+    rlx_nan2_*) with 16-bit indices, named in the source; NVRTC compiles it
+    for sm_90 (bf16x2 compares) and sm_80 (bf16 through floats) without
+    spills; f32, and axes of 65535 or more (indices past 16 bits), keep the
+    forms before it."""
+    from rlxc.codegen import rows as R
+
+    def src(shape, d):
+        return _sources(lambda g: [g.argmax(g.input("x", shape, d), axis=1)])
+
+    monkeypatch.setattr(R, "ARGMAX_COLUMN_PACKED", True)
+    for d in ("f16", "bf16"):
+        s = src([2048, 128, 128], d)
+        assert "8 elements per 16-byte access, compared as packed pairs (16-bit indices)" in s
+        assert f"up = rlx_gt2_{d}(v, bw[0]) | (rlx_nan2_{d}(v) & ~bn[0])" in s
+        for arch in ("sm_90", "sm_80"):
+            assert nvrtc.resources(s, arch, headers=HEADERS).spill_stores == 0
+    assert "packed" not in src([2048, 128, 128], "f32")
+    monkeypatch.setattr(R, "COLUMN_VECTOR_BLOCKS_PER_SM", 0)
+    assert "packed" in src([8, 65534, 128], "f16") and "packed" not in src([8, 65535, 128], "f16")

@@ -494,6 +494,7 @@ def test_argmax_over_middle_axes_ties_and_nan(d, columns, loads, monkeypatch):
     loads = 4 if vectors else loads
     monkeypatch.setattr(R, "ARGMAX_COLUMN_VECTORS", vectors)
     monkeypatch.setattr(R, "ARGMAX_COLUMN_VECTORS_F32", vectors)
+    monkeypatch.setattr(R, "ARGMAX_COLUMN_PACKED", False)  # (test_argmax_over_middle_axes_packed_pairs)
     monkeypatch.setattr(R, "COLUMN_VECTOR_BLOCKS_PER_SM", 0)
     monkeypatch.setattr(R, "ARGMAX_COLUMNS", columns)
     monkeypatch.setattr(R, "ARGMAX_COLUMN_LOADS", loads)
@@ -509,6 +510,47 @@ def test_argmax_over_middle_axes_ties_and_nan(d, columns, loads, monkeypatch):
         if d != "i32":
             x[0, 1, 2] = np.nan
             x[0, -1, 2] = np.nan  # row 2: the first NaN wins
+        inputs[f"x{i}"] = x
+    check_argmax_exact(shapes, d, inputs, axis=1)
+
+
+@pytest.mark.parametrize("d", ["f16", "bf16"])
+def test_argmax_over_middle_axes_packed_pairs(d, monkeypatch):
+    """rows.ARGMAX_COLUMN_PACKED: 16-bit argmax over a middle axis, 8
+    neighbouring rows a thread compared two a word (set.gt/.nan.u32.f16x2)
+    with 16-bit indices, against the interpreter exactly: many ties (the
+    first index wins within and across slices), the first NaN (also at
+    index 0 and after +inf), a column all -inf (index 0), -0.0 before +0.0
+    and +0.0 before -0.0, +inf twice, the largest at the axis' end, axes of
+    3 (slices past the axis stay empty), 21, 128, 1000 and 4096, a last
+    block part full."""
+    from rlxc.codegen import rows as R
+
+    monkeypatch.setattr(R, "ARGMAX_COLUMN_PACKED", True)
+    monkeypatch.setattr(R, "COLUMN_VECTOR_BLOCKS_PER_SM", 0)  # the vector form however few its blocks
+    # every shape takes the packed form (a last block part full at 4104 and 264)
+    shapes = [(2, 21, 64, 64), (8, 1000, 512), (1, 3, 4104), (700, 3, 48), (48, 128, 128), (4, 4096, 256), (16, 500, 264),
+              (30, 16, 56)]
+    rng = np.random.default_rng()
+    carrier = np.float16 if d == "f16" else np.float32
+    inputs = {}
+    for i, s in enumerate(shapes):
+        x = rng.integers(-3, 4, size=s).astype(carrier)  # few values: many ties
+        v = x.reshape(s[0], s[1], -1)  # [outer, axis, inner]: column c of outer 0 is v[0, :, c]
+        n = s[1]
+        v[0, :, 0] = 2  # all equal: index 0
+        v[0, -1, 1] = 9  # the largest at the end
+        v[0, 1, 2] = v[0, -1, 2] = np.nan  # the first NaN wins
+        v[0, 0, 3] = np.nan  # a NaN at index 0
+        v[0, :, 4] = -np.inf  # all -inf: index 0
+        v[0, :, 5] = -1.0
+        v[0, n // 3, 5], v[0, n - 1, 5] = -0.0, 0.0  # equal zeros: the first
+        v[0, :, 6] = -1.0
+        v[0, n // 3, 6], v[0, n - 1, 6] = 0.0, -0.0
+        v[0, n // 3, 7] = v[0, n - 1, 7] = np.inf  # +inf twice: the first
+        if n > 2:
+            v[0, 0, 8 % v.shape[2]] = np.inf
+            v[0, 2, 8 % v.shape[2]] = np.nan  # NaN after +inf wins
         inputs[f"x{i}"] = x
     check_argmax_exact(shapes, d, inputs, axis=1)
 

@@ -458,6 +458,42 @@ __device__ __forceinline__ unsigned int rlx_max2_bf16(unsigned int a, unsigned i
   return rlx_st2_bf16(rlx_maxf(x.x, y.x), rlx_maxf(x.y, y.y));
 #endif
 }
+// Per pair of f16 (bf16) elements of two words: 0xffff in each half where
+// a > b (ordered: 0 where either is NaN), and where a is NaN. set.gt/.nan
+// .u32.f16x2 (sm_53+) and .bf16x2 (sm_90), one instruction a pair; before,
+// through floats. argmax's packed columns form (rows.ARGMAX_COLUMN_PACKED).
+__device__ __forceinline__ unsigned int rlx_gt2_f16(unsigned int a, unsigned int b) {
+#if __CUDA_ARCH__ >= 800
+  unsigned int d; asm("set.gt.u32.f16x2 %0, %1, %2;" : "=r"(d) : "r"(a), "r"(b)); return d;
+#else
+  const float2 x = rlx_ld2_f16(a), y = rlx_ld2_f16(b);
+  return (x.x > y.x ? 0xffffu : 0u) | (x.y > y.y ? 0xffff0000u : 0u);
+#endif
+}
+__device__ __forceinline__ unsigned int rlx_nan2_f16(unsigned int a) {
+#if __CUDA_ARCH__ >= 800
+  unsigned int d; asm("set.nan.u32.f16x2 %0, %1, %1;" : "=r"(d) : "r"(a)); return d;
+#else
+  const float2 x = rlx_ld2_f16(a);
+  return (x.x != x.x ? 0xffffu : 0u) | (x.y != x.y ? 0xffff0000u : 0u);
+#endif
+}
+__device__ __forceinline__ unsigned int rlx_gt2_bf16(unsigned int a, unsigned int b) {
+#if __CUDA_ARCH__ >= 900
+  unsigned int d; asm("set.gt.u32.bf16x2 %0, %1, %2;" : "=r"(d) : "r"(a), "r"(b)); return d;
+#else
+  const float2 x = rlx_ld2_bf16(a), y = rlx_ld2_bf16(b);
+  return (x.x > y.x ? 0xffffu : 0u) | (x.y > y.y ? 0xffff0000u : 0u);
+#endif
+}
+__device__ __forceinline__ unsigned int rlx_nan2_bf16(unsigned int a) {
+#if __CUDA_ARCH__ >= 900
+  unsigned int d; asm("set.nan.u32.bf16x2 %0, %1, %1;" : "=r"(d) : "r"(a)); return d;
+#else
+  const float2 x = rlx_ld2_bf16(a);
+  return (x.x != x.x ? 0xffffu : 0u) | (x.y != x.y ? 0xffff0000u : 0u);
+#endif
+}
 // 8 elements of a uint4 to floats f[0..7], and back (rounded to nearest even).
 __device__ __forceinline__ void rlx_ld8_f16(uint4 v, float* f) {
   float2 t;

@@ -1407,16 +1407,39 @@ ARGMAX_BATCH_SHARE = 32
 ARGMAX_ONE_SLICE_UNROLL = 16
 #: ... and with 16-byte accesses over neighbouring rows where softmax's
 #: columns form takes them (COLUMN_VECTORS: `inner` a multiple of 8 f16 /
-#: bf16 or, with ARGMAX_COLUMN_VECTORS_F32, 4 f32; blocks enough), each
-#: thread scanning its rows' slice with one (value, index) per row. H100
-#: (session 18, `variant.py ARGMAX_COLUMN_VECTORS=False,True -- --ops
-#: argmax_mid --rows 21,128,1000 --sizes 64,512`): f16/bf16 faster in 3 of
-#: 12 cases (f16 [16384, 128, 128] 290 -> 247 µs), 2-18% slower in 8 (bf16
-#: 21 channels at 64 MiB 38.0 -> 46.0); f32 within 4% either way; with
+#: bf16 (ARGMAX_COLUMN_VECTORS) or 4 f32 (ARGMAX_COLUMN_VECTORS_F32); blocks
+#: enough), each thread scanning its rows' slice with one (value, index) per
+#: row. H100 (session 18, `variant.py ARGMAX_COLUMN_VECTORS=False,True --
+#: --ops argmax_mid --rows 21,128,1000 --sizes 64,512`): f16/bf16 faster in
+#: 3 of 12 cases (f16 [16384, 128, 128] 290 -> 247 µs), 2-18% slower in 8
+#: (bf16 21 channels at 64 MiB 38.0 -> 46.0); f32 within 4% either way; with
 #: filled slices (COLUMN_VECTOR_FILLED_BLOCKS_PER_SM=3) axes of 1000 at 64
-#: MiB 30% slower. Off.
+#: MiB 30% slower. H200 (session 43, `variant.py ARGMAX_COLUMN_VECTORS=
+#: False,True ARGMAX_COLUMN_VECTORS_F32=True -- --ops argmax_mid --dtypes
+#: f32 --rows 21,128,1000,4096 --sizes 64,512`): f32 over [8192, 128, 128]
+#: at 512 MiB 157.5 -> 137.7 µs (+14.4%; torch.compile took 147.2: 0.92x
+#: before), axes of 1000 +4.3%, 21 +2.1%; at 64 MiB -1.2% .. -2.8%. f32 on;
+#: f16/bf16 take the packed form below instead.
 ARGMAX_COLUMN_VECTORS = False
-ARGMAX_COLUMN_VECTORS_F32 = False
+ARGMAX_COLUMN_VECTORS_F32 = True
+#: ... and for f16/bf16 (axes under 65535 elements), that vector form
+#: compared as packed pairs: each thread keeps its 8 rows' best values as 4
+#: words of two 16-bit elements and their indices as 4 words of two 16-bit
+#: indices; per step and word, `rlx_gt2_*` (set.gt.u32.f16x2: 0xffff a half
+#: where greater; 0 with a NaN) and `rlx_nan2_*` give the halves that win
+#: (greater, or the first NaN), and three bit selects take their values and
+#: the step's index: about 3 instructions an element where the per-element
+#: compare of floats took about 9. A thread's best starts as -inf at its
+#: slice's first index (right where that element is -inf; any other value
+#: wins there), so no "none yet" test is needed. H200 (session 43,
+#: `variant.py ARGMAX_COLUMN_PACKED=False,True -- --ops argmax_mid --dtypes
+#: f16,bf16 --rows 21,128,1000,4096 --sizes 64,512`): at 512 MiB axes of 128
+#: 49-50% faster (f16 [16384, 128, 128] 283.4 -> 190.3 µs, where
+#: torch.compile took 254.9: 0.89x before, 1.34x now), of 1000 20%, of 21
+#: 15%; at 64 MiB axes of 21 6.7-6.9% slower and of 128 2-3% (still 1.2-1.5x
+#: the faster peer); axes of 4096 keep the element form (too few blocks for
+#: vectors: COLUMN_VECTOR_BLOCKS_PER_SM; forcing them lost 14-85%).
+ARGMAX_COLUMN_PACKED = True
 #: argmax's block form (without ARGMAX_LANE_CHAINS), where each thread
 #: scans at least ARGMAX_SCREEN_ITEMS 16-byte items of a row (or of its
 #: chunk), takes an item's largest element first (fmaxf over its 2-8
@@ -1815,7 +1838,8 @@ def _argmax_column_vectors(x: SSAValue, y: SSAValue, rows: Rows, sm_count: int) 
     t = eltype(x)
     ty = dtype_name(t)
     w = 16 // dtype(t).bytes
-    if not ARGMAX_COLUMN_VECTORS or ty not in (("f32", "f16", "bf16") if ARGMAX_COLUMN_VECTORS_F32 else ("f16", "bf16")) \
+    packed = ARGMAX_COLUMN_PACKED and ty in ("f16", "bf16") and rows.cols < 65535
+    if not (packed or (ARGMAX_COLUMN_VECTORS_F32 if ty == "f32" else ARGMAX_COLUMN_VECTORS and ty in ("f16", "bf16"))) \
             or rows.inner <= 0 or rows.inner % w:
         return None
     groups = rows.rows // w
@@ -1839,9 +1863,31 @@ def _argmax_column_vectors(x: SSAValue, y: SSAValue, rows: Rows, sm_count: int) 
         f"{_argmax_better('bv[e]', 'bi[e]')} }}",
         "}",
     ]
+    scan = _vector_pass(rows, slices, u, vec, unpack,
+                        [f"{{ const float v{e} = {el}; {kp} }}" for e, (el, kp) in enumerate(zip(elems, keep))], "k")
+    init = [f"  float bv[{w}]; long long bi[{w}];",
+            "  #pragma unroll",
+            f"  for (int e = 0; e < {w}; ++e) {{ bv[e] = 0; bi[e] = -1; }}"]
+    if packed:  # ARGMAX_COLUMN_PACKED: values and 16-bit indices two a word
+        ninf = "0xfc00fc00u" if ty == "f16" else "0xff80ff80u"
+        step = ["const unsigned int kk = (unsigned int)k * 0x10001u;  // the index in both halves",
+                *(f"{{ const unsigned int v = raw[j].{c}, up = rlx_gt2_{ty}(v, bw[{q}]) | (rlx_nan2_{ty}(v) & ~bn[{q}]); "
+                  f"bn[{q}] |= rlx_nan2_{ty}(v); bw[{q}] = (v & up) | (bw[{q}] & ~up); bk[{q}] = (kk & up) | (bk[{q}] & ~up); }}"
+                  for q, c in enumerate("xyzw"))]
+        scan = _vector_pass(rows, slices, u, vec, lambda item: [], step, "k")
+        init = [f"  unsigned int bw[4], bk[4], bn[4];  // best values, their indices, NaN seen: two 16-bit halves a word",
+                "  #pragma unroll",
+                f"  for (int q = 0; q < 4; ++q) {{ bw[q] = {ninf}; bk[q] = (unsigned int)threadIdx.y * 0x10001u; bn[q] = 0u; }}"]
+        unpack_best = [
+            f"  float bv[{w}]; long long bi[{w}];  // as floats and indices (-1: an empty slice)",
+            "  #pragma unroll",
+            f"  for (int e = 0; e < {w}; ++e) {{ bv[e] = rlx_half_{ty}(bw[e >> 1], e & 1); "
+            f"bi[e] = threadIdx.y < {rows.cols} ? (long long)((bk[e >> 1] >> (16 * (e & 1))) & 0xffffu) : -1LL; }}"]
+    else:
+        unpack_best = []
+    form = f"{w} elements per 16-byte access" + (", compared as packed pairs (16-bit indices)" if packed else "")
     src = [
-        f"// argmax form: columns ({per_block} threads of {w} rows x {slices} slices of the axis per block, "
-        f"{w} elements per 16-byte access)",
+        f"// argmax form: columns ({per_block} threads of {w} rows x {slices} slices of the axis per block, {form})",
         f'extern "C" __global__ void __launch_bounds__({COLUMN_FORM_THREADS}) '
         f'ENTRY({params_decl([("x", x, False), ("y", y, True)])}) {{',
         *([f"  __shared__ float col_v[{COLUMN_FORM_THREADS * w}]; "
@@ -1849,11 +1895,9 @@ def _argmax_column_vectors(x: SSAValue, y: SSAValue, rows: Rows, sm_count: int) 
         f"  const long long gt = (long long)blockIdx.x * {per_block} + threadIdx.x;",
         f"  const long long r = (gt < {groups}LL ? gt : {groups - 1}LL) * {w};",
         f"  const long long base = {rows.row_base};",
-        f"  float bv[{w}]; long long bi[{w}];",
-        "  #pragma unroll",
-        f"  for (int e = 0; e < {w}; ++e) {{ bv[e] = 0; bi[e] = -1; }}",
-        *_vector_pass(rows, slices, u, vec, unpack,
-                      [f"{{ const float v{e} = {el}; {kp} }}" for e, (el, kp) in enumerate(zip(elems, keep))], "k"),
+        *init,
+        *scan,
+        *unpack_best,
         *("  " + line for line in merge),
         f"  if (gt < {groups}LL) {{",
         "    #pragma unroll",
