@@ -751,3 +751,29 @@ def test_argmax_packed_columns_form(monkeypatch):
     assert "packed" not in src([2048, 128, 128], "f32")
     monkeypatch.setattr(R, "COLUMN_VECTOR_BLOCKS_PER_SM", 0)
     assert "packed" in src([8, 65534, 128], "f16") and "packed" not in src([8, 65535, 128], "f16")
+
+
+def test_argmax_long_middle_axes_split_over_blocks():
+    """rows.ARGMAX_COLUMN_SPLIT_BELOW: few outputs over a long middle axis
+    ([8, 32768, 128]: 128 groups of 8 rows, 4 blocks) split the axis over
+    grid.y in the packed form (f32: the vector form), the chunk bests to
+    scratch, the last block of a tile folding them with every thread; many
+    outputs keep one chunk; NVRTC compiles them without spills; 0 turns
+    it off (the element columns form)."""
+    from rlxc.codegen import rows as R
+
+    def src(shape, d):
+        return _sources(lambda g: [g.argmax(g.input("x", shape, d), axis=1)])
+
+    s = src([8, 32768, 128], "f16")
+    assert "compared as packed pairs (16-bit indices), the axis split in 132 chunks of 249 (grid.y)" in s
+    assert "rlx_last = atomicAdd(&" in s and "for (int t = threadIdx.y * 32 + threadIdx.x; t < 256; t += 256)" in s
+    f32 = src([32, 32768, 128], "f32")
+    assert "4 elements per 16-byte access, the axis split in 17 chunks of 1928 (grid.y)" in f32
+    assert "split" not in src([16384, 128, 128], "f16")
+    for code in (s, f32):
+        assert nvrtc.resources(code, "sm_90", headers=HEADERS).spill_stores == 0
+    monkeypatch = pytest.MonkeyPatch()
+    with monkeypatch.context() as m:
+        m.setattr(R, "ARGMAX_COLUMN_SPLIT_BELOW", 0)
+        assert "one element per access" in src([8, 32768, 128], "f16")

@@ -555,6 +555,44 @@ def test_argmax_over_middle_axes_packed_pairs(d, monkeypatch):
     check_argmax_exact(shapes, d, inputs, axis=1)
 
 
+@pytest.mark.parametrize("d", ["f32", "f16", "bf16"])
+def test_argmax_over_long_middle_axes_split(d):
+    """rows.ARGMAX_COLUMN_SPLIT_BELOW: few outputs over a long middle axis
+    (1024 rows: 128 groups of 8 or 256 of 4) take the vector columns form with the
+    axis split over grid.y, each chunk's bests folded by the tile's last
+    block, against the interpreter exactly, twice (the arrival counters
+    reset): ties across chunks (the first index wins), a NaN late and one
+    early, the largest in the last chunk, all -inf, -0.0 before +0.0, an
+    axis the chunks do not divide."""
+    shapes = [(8, 6001, 128), (16, 4099, 64)]
+    g = rlxc.GraphBuilder()
+    module = g.build([g.argmax(g.input(f"x{i}", list(s), d), axis=1) for i, s in enumerate(shapes)])
+    text = str(rlxc.run_pipeline(module.clone(), "rlx-cuda{arch=sm_90 sm_count=132}"))
+    assert text.count("the axis split in") == 2
+    rng = np.random.default_rng()
+    carrier = np.float16 if d == "f16" else np.float32
+    exe = rlxc.compile(module, target="cuda")
+    for _ in range(2):
+        inputs = {}
+        for i, s in enumerate(shapes):
+            x = rng.integers(-50, 50, size=s).astype(carrier)
+            n = s[1]
+            x[0, :, 0] = 7  # all equal: index 0
+            x[0, [n // 3, n - 2], 1] = 60  # a tie across chunks: the first
+            x[0, [n - 3, 5], 2] = np.nan  # the first NaN (early)
+            x[0, n - 1, 3] = 99  # the largest last
+            x[0, :, 4] = -np.inf
+            x[0, :, 5] = -60
+            x[0, n // 2, 5], x[0, n - 1, 5] = -0.0, 0.0
+            x[-1, n // 2 + 1, 6] = np.nan  # a NaN late, after a +inf
+            x[-1, 3, 6] = np.inf
+            inputs[f"x{i}"] = x
+        want = rlxc.interpret(module, inputs)
+        got = exe.run(inputs, poison=True)
+        for w, o in zip(want, got):
+            np.testing.assert_array_equal(o, w)
+
+
 @pytest.mark.parametrize("cols,d", [(16384, "f16"), (32768, "f32"), (32768, "f16"), (32768, "bf16"), (131072, "f32"),
                                     (311296, "f32"), (32001, "f16")])
 def test_layer_norm_of_rows_split_over_blocks(cols, d):

@@ -1440,6 +1440,24 @@ ARGMAX_COLUMN_VECTORS_F32 = True
 #: the faster peer); axes of 4096 keep the element form (too few blocks for
 #: vectors: COLUMN_VECTOR_BLOCKS_PER_SM; forcing them lost 14-85%).
 ARGMAX_COLUMN_PACKED = True
+#: ... and where its blocks number under this many per multiprocessor (few
+#: outputs over a long axis: [8, 32768, 128]; COLUMN_VECTOR_BLOCKS_PER_SM
+#: sends them to the element form unsplit), the packed form and f32's vector
+#: form split the axis over grid.y (`split_count`, each slice at least
+#: ARGMAX_COLUMN_SPLIT_MIN_ITEMS items), each chunk's bests to scratch, the
+#: last block of a tile folding them, a thread an output (0: never); f32
+#: only over axes of ARGMAX_COLUMN_SPLIT_F32_AXIS or more. H200 (session 43,
+#: `variant.py ARGMAX_COLUMN_SPLIT_BELOW=0,3 -- --ops argmax_mid --rows
+#: 768,1000,4096,32768 --sizes 64,512`): f16/bf16 [8, 32768, 128] at 64 MiB
+#: 152.5 -> 42.9 µs (eager took 105.2: 0.68x before), at 512 MiB 251.5 ->
+#: 159.2; [512, 4096, 128] at 512 MiB 220.8 -> 143.9 (59% -> 90% of copy),
+#: [64, 4096, 128] +10-12%, [341, 768, 128] at 64 MiB +18%, axes of 1000
+#: within 2%; f32 [32, 32768, 128] at 512 MiB 205.2 -> 134.1 (0.98x
+#: torch.compile before), [32, 4096, 128] at 64 MiB +17.7%, but f32 axes of
+#: 768 and 1000 at 64 MiB 19% and 8% slower, hence the f32 floor.
+ARGMAX_COLUMN_SPLIT_BELOW = 3
+ARGMAX_COLUMN_SPLIT_MIN_ITEMS = 16
+ARGMAX_COLUMN_SPLIT_F32_AXIS = 2048
 #: argmax's block form (without ARGMAX_LANE_CHAINS), where each thread
 #: scans at least ARGMAX_SCREEN_ITEMS 16-byte items of a row (or of its
 #: chunk), takes an item's largest element first (fmaxf over its 2-8
@@ -1844,28 +1862,45 @@ def _argmax_column_vectors(x: SSAValue, y: SSAValue, rows: Rows, sm_count: int) 
         return None
     groups = rows.rows // w
     slices = _vector_slices(rows, groups, sm_count)
+    split, chunk = 1, rows.cols
+    if not slices and (packed or ty == "f32" and rows.cols >= ARGMAX_COLUMN_SPLIT_F32_AXIS) and rows.cols < 2**31 \
+            and ARGMAX_COLUMN_SPLIT_BELOW:
+        # too few blocks: split the axis over grid.y
+        slices = _slice_count(rows.cols, groups, sm_count)
+        blocks = -(-groups // (COLUMN_FORM_THREADS // slices))
+        split = split_count(blocks, rows.cols, slices, sm_count, ARGMAX_COLUMN_SPLIT_BELOW, ARGMAX_COLUMN_SPLIT_MIN_ITEMS)
+        if split <= 1:
+            return None
+        chunk = -(-rows.cols // split)
     if not slices:
         return None
     per_block = COLUMN_FORM_THREADS // slices
     vec, unpack, elems = _vector_unpack(ty)
     keep = [_argmax_keep(f"v{e}", f"bv[{e}]", f"bi[{e}]") for e in range(w)]
-    u = _batched_loads(ARGMAX_COLUMN_LOADS, slices, rows.cols, ARGMAX_BATCH_SHARE)
+    u = _batched_loads(ARGMAX_COLUMN_LOADS, slices, chunk, ARGMAX_BATCH_SHARE)
     slot = f"(threadIdx.y * {per_block} + threadIdx.x) * {w}"
+    better = _argmax_better('bv[e]', 'bi[e]')
+    fold = [
+        f"for (int s = 1; s < {slices}; ++s) {{",
+        "  #pragma unroll",
+        f"  for (int e = 0; e < {w}; ++e) {{ const float ov = col_v[(s * {per_block} + threadIdx.x) * {w} + e]; "
+        f"const long long oi = col_i[(s * {per_block} + threadIdx.x) * {w} + e]; {better} }}",
+        "}",
+    ]
     merge = [] if slices == 1 else [
         "#pragma unroll",
         f"for (int e = 0; e < {w}; ++e) {{ col_v[{slot} + e] = bv[e]; col_i[{slot} + e] = bi[e]; }}",
         "__syncthreads();",
-        "if (threadIdx.y != 0) return;",
-        f"for (int s = 1; s < {slices}; ++s) {{",
-        "  #pragma unroll",
-        f"  for (int e = 0; e < {w}; ++e) {{ const float ov = col_v[(s * {per_block} + threadIdx.x) * {w} + e]; "
-        f"const long long oi = col_i[(s * {per_block} + threadIdx.x) * {w} + e]; "
-        f"{_argmax_better('bv[e]', 'bi[e]')} }}",
-        "}",
+        *(["if (threadIdx.y != 0) return;", *fold] if split == 1 else
+          ["if (threadIdx.y == 0) {", *("  " + line for line in fold), "}"]),
     ]
+    lo, hi = ("k_lo + ", "k_hi") if split > 1 else ("", "")
+    bounds = [f"  const long long k_lo = (long long)blockIdx.y * {chunk}LL, "
+              f"k_hi = k_lo + {chunk}LL < {rows.cols}LL ? k_lo + {chunk}LL : {rows.cols}LL;"] if split > 1 else []
     scan = _vector_pass(rows, slices, u, vec, unpack,
-                        [f"{{ const float v{e} = {el}; {kp} }}" for e, (el, kp) in enumerate(zip(elems, keep))], "k")
-    init = [f"  float bv[{w}]; long long bi[{w}];",
+                        [f"{{ const float v{e} = {el}; {kp} }}" for e, (el, kp) in enumerate(zip(elems, keep))], "k",
+                        lo, hi)
+    init = [*bounds, f"  float bv[{w}]; long long bi[{w}];",
             "  #pragma unroll",
             f"  for (int e = 0; e < {w}; ++e) {{ bv[e] = 0; bi[e] = -1; }}"]
     if packed:  # ARGMAX_COLUMN_PACKED: values and 16-bit indices two a word
@@ -1874,18 +1909,21 @@ def _argmax_column_vectors(x: SSAValue, y: SSAValue, rows: Rows, sm_count: int) 
                 *(f"{{ const unsigned int v = raw[j].{c}, up = rlx_gt2_{ty}(v, bw[{q}]) | (rlx_nan2_{ty}(v) & ~bn[{q}]); "
                   f"bn[{q}] |= rlx_nan2_{ty}(v); bw[{q}] = (v & up) | (bw[{q}] & ~up); bk[{q}] = (kk & up) | (bk[{q}] & ~up); }}"
                   for q, c in enumerate("xyzw"))]
-        scan = _vector_pass(rows, slices, u, vec, lambda item: [], step, "k")
-        init = [f"  unsigned int bw[4], bk[4], bn[4];  // best values, their indices, NaN seen: two 16-bit halves a word",
+        scan = _vector_pass(rows, slices, u, vec, lambda item: [], step, "k", lo, hi)
+        first = f"{lo}threadIdx.y"
+        init = [*bounds,
+                f"  unsigned int bw[4], bk[4], bn[4];  // best values, their indices, NaN seen: two 16-bit halves a word",
                 "  #pragma unroll",
-                f"  for (int q = 0; q < 4; ++q) {{ bw[q] = {ninf}; bk[q] = (unsigned int)threadIdx.y * 0x10001u; bn[q] = 0u; }}"]
+                f"  for (int q = 0; q < 4; ++q) {{ bw[q] = {ninf}; bk[q] = (unsigned int)({first}) * 0x10001u; bn[q] = 0u; }}"]
         unpack_best = [
             f"  float bv[{w}]; long long bi[{w}];  // as floats and indices (-1: an empty slice)",
             "  #pragma unroll",
             f"  for (int e = 0; e < {w}; ++e) {{ bv[e] = rlx_half_{ty}(bw[e >> 1], e & 1); "
-            f"bi[e] = threadIdx.y < {rows.cols} ? (long long)((bk[e >> 1] >> (16 * (e & 1))) & 0xffffu) : -1LL; }}"]
+            f"bi[e] = {first} < {hi or f'{rows.cols}LL'} ? (long long)((bk[e >> 1] >> (16 * (e & 1))) & 0xffffu) : -1LL; }}"]
     else:
         unpack_best = []
     form = f"{w} elements per 16-byte access" + (", compared as packed pairs (16-bit indices)" if packed else "")
+    form += f", the axis split in {split} chunks of {chunk} (grid.y)" if split > 1 else ""
     src = [
         f"// argmax form: columns ({per_block} threads of {w} rows x {slices} slices of the axis per block, {form})",
         f'extern "C" __global__ void __launch_bounds__({COLUMN_FORM_THREADS}) '
@@ -1899,14 +1937,58 @@ def _argmax_column_vectors(x: SSAValue, y: SSAValue, rows: Rows, sm_count: int) 
         *scan,
         *unpack_best,
         *("  " + line for line in merge),
-        f"  if (gt < {groups}LL) {{",
-        "    #pragma unroll",
-        f"    for (int e = 0; e < {w}; ++e) y[r + e] = bi[e];",
-        "  }",
+        *(["  if (gt < {groups}LL) {{".format(groups=groups),
+           "    #pragma unroll",
+           f"    for (int e = 0; e < {w}; ++e) y[r + e] = bi[e];",
+           "  }"] if split == 1 else _argmax_column_fold(w, rows.rows, groups, split, per_block)),
         "}",
     ]
-    return KernelSpec("argmax", _argmax_helper("float") + "\n".join(src) + "\n", [Buf(x), Buf(y, True)],
-                      -(-groups // per_block), (per_block, slices, 1))
+    blocks = -(-groups // per_block)
+    glob = [] if split == 1 else [
+        f"__device__ float ENTRY_pv[{split * rows.rows}];  // split partials: [chunk][output]",
+        f"__device__ int ENTRY_pi[{split * rows.rows}];",
+        f"__device__ unsigned int ENTRY_count[{blocks}] = {{}};  // blocks arrived per tile (reset by the last)"]
+    return KernelSpec("argmax", _argmax_helper("float") + "\n".join([*src[:1], *glob, *src[1:]]) + "\n",
+                      [Buf(x), Buf(y, True)], (blocks, split, 1) if split > 1 else blocks, (per_block, slices, 1))
+
+
+def _argmax_column_fold(w: int, outputs: int, groups: int, split: int, per_block: int) -> list[str]:
+    """The end of the split packed columns form: each tile's chunk bests (of
+    threads y == 0, `w` outputs each) to scratch, then the last of its
+    `split` blocks to arrive takes the best of the chunks in chunk order
+    (ties: the smaller index, so the arrival order does not matter), all its
+    threads an output each, 8 chunks' loads in flight. The fences are
+    thread 0's, after the block's barrier (see `_split_fold`)."""
+    tile = per_block * w
+    return [
+        f"  if (threadIdx.y == 0 && gt < {groups}LL) {{",
+        "    #pragma unroll",
+        f"    for (int e = 0; e < {w}; ++e) {{ ENTRY_pv[(long long)blockIdx.y * {outputs}LL + r + e] = bv[e]; "
+        f"ENTRY_pi[(long long)blockIdx.y * {outputs}LL + r + e] = (int)bi[e]; }}",
+        "  }",
+        "  __syncthreads();",
+        "  __shared__ bool rlx_last;",
+        "  if (threadIdx.x == 0 && threadIdx.y == 0) {",
+        "    __threadfence();",
+        f"    rlx_last = atomicAdd(&ENTRY_count[blockIdx.x], 1u) == {split - 1}u;",
+        "    if (rlx_last) __threadfence();  // the other blocks' partials, seen before the fold reads them",
+        "  }",
+        "  __syncthreads();",
+        "  if (!rlx_last) return;",
+        f"  for (int t = threadIdx.y * {per_block} + threadIdx.x; t < {tile}; t += {COLUMN_FORM_THREADS}) {{  // the tile's outputs",
+        f"    const long long ro = (long long)blockIdx.x * {tile}LL + t;",
+        f"    if (ro >= {outputs}LL) break;",
+        "    float bv = 0; long long bi = -1;",
+        "    #pragma unroll 8",
+        f"    for (int s = 0; s < {split}; ++s) {{",
+        f"      const float ov = __ldcg(&ENTRY_pv[(long long)s * {outputs}LL + ro]); "
+        f"const long long oi = __ldcg(&ENTRY_pi[(long long)s * {outputs}LL + ro]);",
+        f"      {_ARGMAX_BETTER}",
+        "    }",
+        "    y[ro] = bi;",
+        "  }",
+        "  if (threadIdx.x == 0 && threadIdx.y == 0) ENTRY_count[blockIdx.x] = 0u;  // ready for the next launch",
+    ]
 
 
 # --------------------------------------------------------------------------- softmax and norms
@@ -4723,25 +4805,27 @@ def _paired_columns_kernel(s: RowSpec, decl: str, bufs: list[Buf], sm_count: int
 
 
 def _vector_pass(rows: Rows, y: int, loads: int, vec: str, unpack: Callable[[str], list[str]], stmts: Sequence[str],
-                 names: str = "") -> list[str]:
+                 names: str = "", lo: str = "", hi: str = "") -> list[str]:
     """One pass of the 16-byte columns forms over the `vec` items (float4 or
     uint4) of the slice thread threadIdx.y of `y` takes: `loads` loads
     issued, then for each `unpack(item)` (its values) and `stmts`; with
     `loads` 0 a load and its statements per step. `names`: what `stmts` use
     besides the values, "k" (the element's index along the axis) and "o"
-    (its offset)."""
+    (its offset). `lo` and `hi`: the axis' chunk (a split form's), from
+    `lo` (an expression ending in " + ") up to `hi` (default: all of it)."""
     o = f"const long long o = base + ({rows.col_off});"
+    hi = hi or f"{rows.cols}LL"
     if not loads:
-        return ["  #pragma unroll 4", f"  for (long long k = threadIdx.y; k < {rows.cols}LL; k += {y}) {{ {o}",
+        return ["  #pragma unroll 4", f"  for (long long k = {lo}threadIdx.y; k < {hi}; k += {y}) {{ {o}",
                 *(f"    {line}" for line in unpack(f"*reinterpret_cast<const {vec}*>(x + o)")),
                 *(f"    {line}" for line in stmts), "  }"]
-    skip = ([f"const long long k = k0 + j * {y};", f"if (k >= {rows.cols}LL) continue;", *([o] if "o" in names else [])]
-            if names else [f"if (k0 + j * {y} >= {rows.cols}LL) continue;"])
+    skip = ([f"const long long k = k0 + j * {y};", f"if (k >= {hi}) continue;", *([o] if "o" in names else [])]
+            if names else [f"if (k0 + j * {y} >= {hi}) continue;"])
     return [
-        f"  for (long long k0 = threadIdx.y; k0 < {rows.cols}LL; k0 += {loads * y}) {{  // {loads} loads in flight",
+        f"  for (long long k0 = {lo}threadIdx.y; k0 < {hi}; k0 += {loads * y}) {{  // {loads} loads in flight",
         f"    {vec} raw[{loads}];",
         "    #pragma unroll",
-        f"    for (int j = 0; j < {loads}; ++j) {{ const long long k = k0 + j * {y}; if (k < {rows.cols}LL) {{ "
+        f"    for (int j = 0; j < {loads}; ++j) {{ const long long k = k0 + j * {y}; if (k < {hi}) {{ "
         f"{o} raw[j] = *reinterpret_cast<const {vec}*>(x + o); }} }}",
         "    #pragma unroll",
         f"    for (int j = 0; j < {loads}; ++j) {{",
