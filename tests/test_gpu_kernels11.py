@@ -558,17 +558,18 @@ def test_argmax_over_middle_axes_packed_pairs(d, monkeypatch):
 @pytest.mark.parametrize("d", ["f32", "f16", "bf16"])
 def test_argmax_over_long_middle_axes_split(d):
     """rows.ARGMAX_COLUMN_SPLIT_BELOW: few outputs over a long middle axis
-    (1024 rows: 128 groups of 8 or 256 of 4) take the vector columns form with the
-    axis split over grid.y, each chunk's bests folded by the tile's last
-    block, against the interpreter exactly, twice (the arrival counters
-    reset): ties across chunks (the first index wins), a NaN late and one
-    early, the largest in the last chunk, all -inf, -0.0 before +0.0, an
-    axis the chunks do not divide."""
-    shapes = [(8, 6001, 128), (16, 4099, 64)]
+    (1024 rows: 128 groups of 8 or 256 of 4; and fewer rows than the
+    columns form takes, 128 and 8: ARGMAX_COLUMN_SPLIT_FEW_ROWS) take the
+    vector columns form with the axis split over grid.y, each chunk's bests
+    folded by the tile's last block, against the interpreter exactly, twice
+    (the arrival counters reset): ties across chunks (the first index wins),
+    a NaN late and one early, the largest in the last chunk, all -inf, -0.0
+    before +0.0, an axis the chunks do not divide."""
+    shapes = [(8, 6001, 128), (16, 4099, 64), (2, 5001, 64), (1, 2050, 8)]
     g = rlxc.GraphBuilder()
     module = g.build([g.argmax(g.input(f"x{i}", list(s), d), axis=1) for i, s in enumerate(shapes)])
     text = str(rlxc.run_pipeline(module.clone(), "rlx-cuda{arch=sm_90 sm_count=132}"))
-    assert text.count("the axis split in") == 2
+    assert text.count("the axis split in") == 4
     rng = np.random.default_rng()
     carrier = np.float16 if d == "f16" else np.float32
     exe = rlxc.compile(module, target="cuda")

@@ -1458,6 +1458,14 @@ ARGMAX_COLUMN_PACKED = True
 ARGMAX_COLUMN_SPLIT_BELOW = 3
 ARGMAX_COLUMN_SPLIT_MIN_ITEMS = 16
 ARGMAX_COLUMN_SPLIT_F32_AXIS = 2048
+#: ... also for fewer rows than the columns form takes (COLUMN_FORM_MIN_ROWS:
+#: f32 [4, 32768, 128], 512 rows, went to the block form, a row's elements
+#: 512 bytes apart) over axes of ARGMAX_COLUMN_SPLIT_F32_AXIS or more (any
+#: dtype), where the split gives each slice its ARGMAX_COLUMN_SPLIT_MIN_ITEMS.
+#: H200 (session 43, `variant.py ARGMAX_COLUMN_SPLIT_FEW_ROWS=False,True --
+#: --ops argmax_mid --rows 4096,32768 --inner 64 --sizes 64`): f32 [8, 32768,
+#: 64] 107.6 -> 35.6 µs; the other 5 cases (1024+ rows) within -2.0% .. 0.
+ARGMAX_COLUMN_SPLIT_FEW_ROWS = True
 #: argmax's block form (without ARGMAX_LANE_CHAINS), where each thread
 #: scans at least ARGMAX_SCREEN_ITEMS 16-byte items of a row (or of its
 #: chunk), takes an item's largest element first (fmaxf over its 2-8
@@ -1567,6 +1575,10 @@ def argmax_kernel(op: rlx.ArgMaxOp, sm_count: int) -> KernelSpec:
         if (vector := _argmax_column_vectors(x, y, rows, sm_count)) is not None:
             return vector
         return _argmax_columns(x, y, rows, acc, slices)
+    if ARGMAX_COLUMNS and ARGMAX_COLUMN_SPLIT_FEW_ROWS and rows.inner > 0 and rows.col_off != "k" \
+            and rows.cols >= ARGMAX_COLUMN_SPLIT_F32_AXIS \
+            and (vector := _argmax_column_vectors(x, y, rows, sm_count)) is not None:
+        return vector  # fewer rows than the columns form takes, over an axis long enough to split
     size = dtype(t).bytes
     contiguous = rows.col_off == "k" and size < 16
     peel = _reduce_peel(t, rows.cols) if ARGMAX_PEEL and contiguous else 0  # as the reductions peel
