@@ -749,6 +749,11 @@ def test_argmax_packed_columns_form(monkeypatch):
         for arch in ("sm_90", "sm_80"):
             assert nvrtc.resources(s, arch, headers=HEADERS).spill_stores == 0
     assert "packed" not in src([2048, 128, 128], "f32")
+    monkeypatch.setattr(R, "ARGMAX_PACKED_MAX_SLICES", 1)  # prepared, off: one slice, 4 loads in flight
+    capped = src([16384, 128, 128], "f16")
+    assert "(256 threads of 8 rows x 1 slices of the axis per block" in capped and "// 4 loads in flight" in capped
+    assert nvrtc.resources(capped, "sm_90", headers=HEADERS).spill_stores == 0
+    monkeypatch.setattr(R, "ARGMAX_PACKED_MAX_SLICES", 0)
     monkeypatch.setattr(R, "COLUMN_VECTOR_BLOCKS_PER_SM", 0)
     assert "packed" in src([8, 65534, 128], "f16") and "packed" not in src([8, 65535, 128], "f16")
 

@@ -515,7 +515,8 @@ def test_argmax_over_middle_axes_ties_and_nan(d, columns, loads, monkeypatch):
 
 
 @pytest.mark.parametrize("d", ["f16", "bf16"])
-def test_argmax_over_middle_axes_packed_pairs(d, monkeypatch):
+@pytest.mark.parametrize("max_slices", [0, 1, 2])
+def test_argmax_over_middle_axes_packed_pairs(d, max_slices, monkeypatch):
     """rows.ARGMAX_COLUMN_PACKED: 16-bit argmax over a middle axis, 8
     neighbouring rows a thread compared two a word (set.gt/.nan.u32.f16x2)
     with 16-bit indices, against the interpreter exactly: many ties (the
@@ -523,10 +524,12 @@ def test_argmax_over_middle_axes_packed_pairs(d, monkeypatch):
     index 0 and after +inf), a column all -inf (index 0), -0.0 before +0.0
     and +0.0 before -0.0, +inf twice, the largest at the axis' end, axes of
     3 (slices past the axis stay empty), 21, 128, 1000 and 4096, a last
-    block part full."""
+    block part full; with the slices capped at 1 and 2
+    (rows.ARGMAX_PACKED_MAX_SLICES, prepared) too."""
     from rlxc.codegen import rows as R
 
     monkeypatch.setattr(R, "ARGMAX_COLUMN_PACKED", True)
+    monkeypatch.setattr(R, "ARGMAX_PACKED_MAX_SLICES", max_slices)
     monkeypatch.setattr(R, "COLUMN_VECTOR_BLOCKS_PER_SM", 0)  # the vector form however few its blocks
     # every shape takes the packed form (a last block part full at 4104 and 264)
     shapes = [(2, 21, 64, 64), (8, 1000, 512), (1, 3, 4104), (700, 3, 48), (48, 128, 128), (4, 4096, 256), (16, 500, 264),

@@ -1456,6 +1456,16 @@ ARGMAX_COLUMN_PACKED = True
 #: torch.compile before), [32, 4096, 128] at 64 MiB +17.7%, but f32 axes of
 #: 768 and 1000 at 64 MiB 19% and 8% slower, hence the f32 floor.
 ARGMAX_COLUMN_SPLIT_BELOW = 3
+#: The unsplit packed form's slices at most (0: COLUMN_FORM_SLICES' count),
+#: where its blocks stay COLUMN_VECTOR_BLOCKS_PER_SM a multiprocessor or more.
+#: Over short axes (64-128) at 512 MiB the form reads 47-70% of copy: each
+#: thread scans 8-16 steps, then writes 8 values and 8 indices to shared
+#: memory, and a quarter of the block (threadIdx.y 0) merges 8 slices, 56
+#: compares each; fewer slices trade that merge for longer scans. Prepared in
+#: session 43, off, not measured: `variant.py ARGMAX_PACKED_MAX_SLICES=0,1,2
+#: -- --ops argmax_mid --dtypes f16,bf16 --rows 21,64,128,512,768 --sizes
+#: 64,512` (GPU test: test_argmax_over_middle_axes_packed_pairs[max_slices]).
+ARGMAX_PACKED_MAX_SLICES = 0
 ARGMAX_COLUMN_SPLIT_MIN_ITEMS = 16
 ARGMAX_COLUMN_SPLIT_F32_AXIS = 2048
 #: ... also for fewer rows than the columns form takes (COLUMN_FORM_MIN_ROWS:
@@ -1886,10 +1896,17 @@ def _argmax_column_vectors(x: SSAValue, y: SSAValue, rows: Rows, sm_count: int) 
         chunk = -(-rows.cols // split)
     if not slices:
         return None
+    if packed and split == 1 and 0 < ARGMAX_PACKED_MAX_SLICES < slices \
+            and -(-groups // (COLUMN_FORM_THREADS // ARGMAX_PACKED_MAX_SLICES)) >= COLUMN_VECTOR_BLOCKS_PER_SM * sm_count:
+        slices = ARGMAX_PACKED_MAX_SLICES  # fewer slices: less of the shared-memory merge, its blocks still enough
+        capped = True
+    else:
+        capped = False
     per_block = COLUMN_FORM_THREADS // slices
     vec, unpack, elems = _vector_unpack(ty)
     keep = [_argmax_keep(f"v{e}", f"bv[{e}]", f"bi[{e}]") for e in range(w)]
-    u = _batched_loads(ARGMAX_COLUMN_LOADS, slices, chunk, ARGMAX_BATCH_SHARE)
+    # (capped: the loads batched even in one slice, whose scan is then the longest)
+    u = ARGMAX_COLUMN_LOADS if capped else _batched_loads(ARGMAX_COLUMN_LOADS, slices, chunk, ARGMAX_BATCH_SHARE)
     slot = f"(threadIdx.y * {per_block} + threadIdx.x) * {w}"
     better = _argmax_better('bv[e]', 'bi[e]')
     fold = [
