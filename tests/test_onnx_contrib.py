@@ -50,10 +50,21 @@ def _run(model, feeds, backend="numpy"):
 
 def _close(got, want, d, backend="numpy"):
     """Within TOL[d] (relative, and of the output's largest magnitude); on the
-    GPU 10x looser in f32 (another reduction order, CUDA's exp: a few ulps)."""
+    GPU 10x looser in f32 (another reduction order, CUDA's exp: a few ulps).
+    f16: ||got - want|| / ||want|| within TOL (the device tool's METHOD.md
+    measure), each element within 5 TOL of the output's scale. Elementwise
+    alone failed 2 in 280 runs of the com.microsoft Attention test (f16
+    scores rounded before the softmax: up to 3.1e-3 of the scale, 1.1e-3 by
+    norm; session 43)."""
     w = np.asarray(want, np.float64)
+    g = np.asarray(got, np.float64)
     rtol = TOL[d] * (10 if backend == "cuda" and d == "f32" else 1)
-    np.testing.assert_allclose(np.asarray(got, np.float64), w, rtol=rtol, atol=rtol * max(1.0, np.abs(w).max()))
+    if d == "f16":
+        assert not np.isnan(g).any() and np.linalg.norm(g - w) <= rtol * np.linalg.norm(w), \
+            f"relative error {np.linalg.norm(g - w) / np.linalg.norm(w):.2e} over {rtol:.0e}"
+        np.testing.assert_allclose(g, w, rtol=0, atol=5 * rtol * max(1.0, np.abs(w).max()))
+        return
+    np.testing.assert_allclose(g, w, rtol=rtol, atol=rtol * max(1.0, np.abs(w).max()))
 
 
 def _gelu(x):
