@@ -821,13 +821,15 @@ def split_count(blocks: int, items: int, threads_along: int, sm_count: int, belo
 
 
 def _split_fold(values: Sequence[str], outputs: int, split: int, holds: str, index: str, tile: str,
-                fold: list[str]) -> list[str]:
+                fold: list[str], stores: Sequence[str] | None = None, leader: str = "threadIdx.x == 0") -> list[str]:
     """The end of a split kernel: the block's partials (`values`, of the
     outputs `index` * len(values) on, written by the threads where `holds`)
-    into the scratch array, then, in the last block of tile `tile` to
-    arrive, `fold` (statements that read `ENTRY_part` with `__ldcg` in
-    chunk order and store the outputs). The fences are thread 0's, after
-    the block's barrier, as cooperative groups' grid sync has them (a
+    into the scratch array (or the statements `stores`, which write them
+    elsewhere), then, in the last block of tile `tile` to arrive, `fold`
+    (statements that read the partials with `__ldcg` in chunk order and
+    store the outputs). `leader`: the thread that fences and counts (in a
+    2-d block "threadIdx.x == 0 && threadIdx.y == 0"). The fences are thread
+    0's, after the block's barrier, as cooperative groups' grid sync has them (a
     fence is cumulative: it orders the writes the barrier made visible to
     thread 0); the last block's second fence, before its barrier, orders
     the fold's reads after the other blocks' writes. Before, every thread
@@ -838,12 +840,13 @@ def _split_fold(values: Sequence[str], outputs: int, split: int, holds: str, ind
     return [
         f"  // split: chunk blockIdx.y's partials to scratch; the last of the tile's {split} blocks folds them in chunk order",
         f"  if ({holds}) {{",
-        f"    const long long at = ((long long)blockIdx.y * {outputs}LL + {index}) * {vw};",
-        *(f"    ENTRY_part[at + {e}] = {v};" for e, v in enumerate(values)),
+        *(f"    {line}" for line in (stores if stores is not None else [
+            f"const long long at = ((long long)blockIdx.y * {outputs}LL + {index}) * {vw};",
+            *(f"ENTRY_part[at + {e}] = {v};" for e, v in enumerate(values))])),
         "  }",
         "  __syncthreads();  // the block's partials written, then one thread's fence makes them visible (cumulative)",
         "  __shared__ bool rlx_last;",
-        "  if (threadIdx.x == 0) {",
+        f"  if ({leader}) {{",
         "    __threadfence();",
         f"    rlx_last = atomicAdd(&ENTRY_count[{tile}], 1u) == {split - 1}u;",
         "    if (rlx_last) __threadfence();  // the other blocks' partials, seen before the fold reads them",
@@ -851,7 +854,7 @@ def _split_fold(values: Sequence[str], outputs: int, split: int, holds: str, ind
         "  __syncthreads();",
         "  if (!rlx_last) return;",
         *fold,
-        f"  if (threadIdx.x == 0) ENTRY_count[{tile}] = 0u;  // ready for the next launch",
+        f"  if ({leader}) ENTRY_count[{tile}] = 0u;  // ready for the next launch",
     ]
 
 
@@ -1456,16 +1459,6 @@ ARGMAX_COLUMN_PACKED = True
 #: torch.compile before), [32, 4096, 128] at 64 MiB +17.7%, but f32 axes of
 #: 768 and 1000 at 64 MiB 19% and 8% slower, hence the f32 floor.
 ARGMAX_COLUMN_SPLIT_BELOW = 3
-#: The unsplit packed form's slices at most (0: COLUMN_FORM_SLICES' count),
-#: where its blocks stay COLUMN_VECTOR_BLOCKS_PER_SM a multiprocessor or more.
-#: Over short axes (64-128) at 512 MiB the form reads 47-70% of copy: each
-#: thread scans 8-16 steps, then writes 8 values and 8 indices to shared
-#: memory, and a quarter of the block (threadIdx.y 0) merges 8 slices, 56
-#: compares each; fewer slices trade that merge for longer scans. Prepared in
-#: session 43, off, not measured: `variant.py ARGMAX_PACKED_MAX_SLICES=0,1,2
-#: -- --ops argmax_mid --dtypes f16,bf16 --rows 21,64,128,512,768 --sizes
-#: 64,512` (GPU test: test_argmax_over_middle_axes_packed_pairs[max_slices]).
-ARGMAX_PACKED_MAX_SLICES = 0
 ARGMAX_COLUMN_SPLIT_MIN_ITEMS = 16
 ARGMAX_COLUMN_SPLIT_F32_AXIS = 2048
 #: ... also for fewer rows than the columns form takes (COLUMN_FORM_MIN_ROWS:
@@ -1476,6 +1469,16 @@ ARGMAX_COLUMN_SPLIT_F32_AXIS = 2048
 #: --ops argmax_mid --rows 4096,32768 --inner 64 --sizes 64`): f32 [8, 32768,
 #: 64] 107.6 -> 35.6 µs; the other 5 cases (1024+ rows) within -2.0% .. 0.
 ARGMAX_COLUMN_SPLIT_FEW_ROWS = True
+#: The unsplit packed form's slices at most (0: COLUMN_FORM_SLICES' count),
+#: where its blocks stay COLUMN_VECTOR_BLOCKS_PER_SM a multiprocessor or more.
+#: Over short axes (64-128) at 512 MiB the form reads 47-70% of copy: each
+#: thread scans 8-16 steps, then writes 8 values and 8 indices to shared
+#: memory, and a quarter of the block (threadIdx.y 0) merges 8 slices, 56
+#: compares each; fewer slices trade that merge for longer scans. Prepared in
+#: session 43, off, not measured: `variant.py ARGMAX_PACKED_MAX_SLICES=0,1,2
+#: -- --ops argmax_mid --dtypes f16,bf16 --rows 21,64,128,512,768 --sizes
+#: 64,512` (GPU test: test_argmax_over_middle_axes_packed_pairs[max_slices]).
+ARGMAX_PACKED_MAX_SLICES = 0
 #: argmax's block form (without ARGMAX_LANE_CHAINS), where each thread
 #: scans at least ARGMAX_SCREEN_ITEMS 16-byte items of a row (or of its
 #: chunk), takes an item's largest element first (fmaxf over its 2-8
@@ -1624,14 +1627,14 @@ def argmax_kernel(op: rlx.ArgMaxOp, sm_count: int) -> KernelSpec:
         at, first = ("x", " - base") if peel else ("x + base", "")
         n, name = held_loads, dtype_name(t)
         if size == 2:
-            level, ty, op = [f"raw[{j}].{c}" for j in range(n) for c in "xyzw"], "unsigned int", f"rlx_max2_{name}"
+            level, ty, mx = [f"raw[{j}].{c}" for j in range(n) for c in "xyzw"], "unsigned int", f"rlx_max2_{name}"
         else:
-            level, ty, op = [f"__uint_as_float(raw[{j}].{c})" for j in range(n) for c in "xyzw"], "float", "rlx_maxf"
+            level, ty, mx = [f"__uint_as_float(raw[{j}].{c})" for j in range(n) for c in "xyzw"], "float", "rlx_maxf"
         tree: list[str] = []
         while len(level) > 1:  # a balanced tree of maxima
             nxt = []
             for a in range(0, len(level) - 1, 2):
-                tree.append(f"const {ty} m{len(tree)} = {op}({level[a]}, {level[a + 1]});")
+                tree.append(f"const {ty} m{len(tree)} = {mx}({level[a]}, {level[a + 1]});")
                 nxt.append(f"m{len(tree) - 1}")
             level = nxt + level[len(level) - len(level) % 2:]
         top = (f"rlx_maxf(rlx_half_{name}({level[0]}, 0), rlx_half_{name}({level[0]}, 1))" if size == 2
@@ -1896,12 +1899,10 @@ def _argmax_column_vectors(x: SSAValue, y: SSAValue, rows: Rows, sm_count: int) 
         chunk = -(-rows.cols // split)
     if not slices:
         return None
-    if packed and split == 1 and 0 < ARGMAX_PACKED_MAX_SLICES < slices \
-            and -(-groups // (COLUMN_FORM_THREADS // ARGMAX_PACKED_MAX_SLICES)) >= COLUMN_VECTOR_BLOCKS_PER_SM * sm_count:
+    capped = packed and split == 1 and 0 < ARGMAX_PACKED_MAX_SLICES < slices \
+        and -(-groups // (COLUMN_FORM_THREADS // ARGMAX_PACKED_MAX_SLICES)) >= COLUMN_VECTOR_BLOCKS_PER_SM * sm_count
+    if capped:
         slices = ARGMAX_PACKED_MAX_SLICES  # fewer slices: less of the shared-memory merge, its blocks still enough
-        capped = True
-    else:
-        capped = False
     per_block = COLUMN_FORM_THREADS // slices
     vec, unpack, elems = _vector_unpack(ty)
     keep = [_argmax_keep(f"v{e}", f"bv[{e}]", f"bi[{e}]") for e in range(w)]
@@ -1923,7 +1924,7 @@ def _argmax_column_vectors(x: SSAValue, y: SSAValue, rows: Rows, sm_count: int) 
         *(["if (threadIdx.y != 0) return;", *fold] if split == 1 else
           ["if (threadIdx.y == 0) {", *("  " + line for line in fold), "}"]),
     ]
-    lo, hi = ("k_lo + ", "k_hi") if split > 1 else ("", "")
+    lo, hi = ("k_lo + ", "k_hi") if split > 1 else ("", f"{rows.cols}LL")
     bounds = [f"  const long long k_lo = (long long)blockIdx.y * {chunk}LL, "
               f"k_hi = k_lo + {chunk}LL < {rows.cols}LL ? k_lo + {chunk}LL : {rows.cols}LL;"] if split > 1 else []
     scan = _vector_pass(rows, slices, u, vec, unpack,
@@ -1948,7 +1949,7 @@ def _argmax_column_vectors(x: SSAValue, y: SSAValue, rows: Rows, sm_count: int) 
             f"  float bv[{w}]; long long bi[{w}];  // as floats and indices (-1: an empty slice)",
             "  #pragma unroll",
             f"  for (int e = 0; e < {w}; ++e) {{ bv[e] = rlx_half_{ty}(bw[e >> 1], e & 1); "
-            f"bi[e] = {first} < {hi or f'{rows.cols}LL'} ? (long long)((bk[e >> 1] >> (16 * (e & 1))) & 0xffffu) : -1LL; }}"]
+            f"bi[e] = {first} < {hi} ? (long long)((bk[e >> 1] >> (16 * (e & 1))) & 0xffffu) : -1LL; }}"]
     else:
         unpack_best = []
     form = f"{w} elements per 16-byte access" + (", compared as packed pairs (16-bit indices)" if packed else "")
@@ -1982,28 +1983,13 @@ def _argmax_column_vectors(x: SSAValue, y: SSAValue, rows: Rows, sm_count: int) 
 
 
 def _argmax_column_fold(w: int, outputs: int, groups: int, split: int, per_block: int) -> list[str]:
-    """The end of the split packed columns form: each tile's chunk bests (of
-    threads y == 0, `w` outputs each) to scratch, then the last of its
-    `split` blocks to arrive takes the best of the chunks in chunk order
-    (ties: the smaller index, so the arrival order does not matter), all its
-    threads an output each, 8 chunks' loads in flight. The fences are
-    thread 0's, after the block's barrier (see `_split_fold`)."""
+    """The end of the split packed columns form (`_split_fold`): each tile's
+    chunk bests (of threads y == 0, `w` outputs each) to scratch, then the
+    last of its `split` blocks to arrive takes the best of the chunks in
+    chunk order (ties: the smaller index, so the arrival order does not
+    matter), all its threads an output each, 8 chunks' loads in flight."""
     tile = per_block * w
-    return [
-        f"  if (threadIdx.y == 0 && gt < {groups}LL) {{",
-        "    #pragma unroll",
-        f"    for (int e = 0; e < {w}; ++e) {{ ENTRY_pv[(long long)blockIdx.y * {outputs}LL + r + e] = bv[e]; "
-        f"ENTRY_pi[(long long)blockIdx.y * {outputs}LL + r + e] = (int)bi[e]; }}",
-        "  }",
-        "  __syncthreads();",
-        "  __shared__ bool rlx_last;",
-        "  if (threadIdx.x == 0 && threadIdx.y == 0) {",
-        "    __threadfence();",
-        f"    rlx_last = atomicAdd(&ENTRY_count[blockIdx.x], 1u) == {split - 1}u;",
-        "    if (rlx_last) __threadfence();  // the other blocks' partials, seen before the fold reads them",
-        "  }",
-        "  __syncthreads();",
-        "  if (!rlx_last) return;",
+    return _split_fold([], outputs, split, f"threadIdx.y == 0 && gt < {groups}LL", "r", "blockIdx.x", [
         f"  for (int t = threadIdx.y * {per_block} + threadIdx.x; t < {tile}; t += {COLUMN_FORM_THREADS}) {{  // the tile's outputs",
         f"    const long long ro = (long long)blockIdx.x * {tile}LL + t;",
         f"    if (ro >= {outputs}LL) break;",
@@ -2016,8 +2002,11 @@ def _argmax_column_fold(w: int, outputs: int, groups: int, split: int, per_block
         "    }",
         "    y[ro] = bi;",
         "  }",
-        "  if (threadIdx.x == 0 && threadIdx.y == 0) ENTRY_count[blockIdx.x] = 0u;  // ready for the next launch",
-    ]
+    ], stores=[
+        "#pragma unroll",
+        f"for (int e = 0; e < {w}; ++e) {{ ENTRY_pv[(long long)blockIdx.y * {outputs}LL + r + e] = bv[e]; "
+        f"ENTRY_pi[(long long)blockIdx.y * {outputs}LL + r + e] = (int)bi[e]; }}",
+    ], leader="threadIdx.x == 0 && threadIdx.y == 0")
 
 
 # --------------------------------------------------------------------------- softmax and norms
