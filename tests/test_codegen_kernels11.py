@@ -749,7 +749,10 @@ def test_argmax_packed_columns_form(monkeypatch):
         for arch in ("sm_90", "sm_80"):
             assert nvrtc.resources(s, arch, headers=HEADERS).spill_stores == 0
     assert "packed" not in src([2048, 128, 128], "f32")
-    monkeypatch.setattr(R, "ARGMAX_PACKED_MAX_SLICES", 1)  # prepared, off: one slice, 4 loads in flight
+    capped = src([16384, 128, 128], "f16")  # ARGMAX_PACKED_MAX_SLICES: 2 slices, not 8
+    assert "(128 threads of 8 rows x 2 slices of the axis per block" in capped
+    assert nvrtc.resources(capped, "sm_90", headers=HEADERS).spill_stores == 0
+    monkeypatch.setattr(R, "ARGMAX_PACKED_MAX_SLICES", 1)  # one slice, 4 loads in flight
     capped = src([16384, 128, 128], "f16")
     assert "(256 threads of 8 rows x 1 slices of the axis per block" in capped and "// 4 loads in flight" in capped
     assert nvrtc.resources(capped, "sm_90", headers=HEADERS).spill_stores == 0

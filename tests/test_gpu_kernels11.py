@@ -524,8 +524,8 @@ def test_argmax_over_middle_axes_packed_pairs(d, max_slices, monkeypatch):
     index 0 and after +inf), a column all -inf (index 0), -0.0 before +0.0
     and +0.0 before -0.0, +inf twice, the largest at the axis' end, axes of
     3 (slices past the axis stay empty), 21, 128, 1000 and 4096, a last
-    block part full; with the slices capped at 1 and 2
-    (rows.ARGMAX_PACKED_MAX_SLICES, prepared) too."""
+    block part full; with the slices uncapped (0) and capped
+    at 1 and 2 (rows.ARGMAX_PACKED_MAX_SLICES, 2 by default)."""
     from rlxc.codegen import rows as R
 
     monkeypatch.setattr(R, "ARGMAX_COLUMN_PACKED", True)

@@ -1471,14 +1471,17 @@ ARGMAX_COLUMN_SPLIT_F32_AXIS = 2048
 ARGMAX_COLUMN_SPLIT_FEW_ROWS = True
 #: The unsplit packed form's slices at most (0: COLUMN_FORM_SLICES' count),
 #: where its blocks stay COLUMN_VECTOR_BLOCKS_PER_SM a multiprocessor or more.
-#: Over short axes (64-128) at 512 MiB the form reads 47-70% of copy: each
-#: thread scans 8-16 steps, then writes 8 values and 8 indices to shared
-#: memory, and a quarter of the block (threadIdx.y 0) merges 8 slices, 56
-#: compares each; fewer slices trade that merge for longer scans. Prepared in
-#: session 43, off, not measured: `variant.py ARGMAX_PACKED_MAX_SLICES=0,1,2
-#: -- --ops argmax_mid --dtypes f16,bf16 --rows 21,64,128,512,768 --sizes
-#: 64,512` (GPU test: test_argmax_over_middle_axes_packed_pairs[max_slices]).
-ARGMAX_PACKED_MAX_SLICES = 0
+#: Over short axes (64-128) each thread scanned 8-16 steps, then wrote 8
+#: values and 8 indices to shared memory, and a quarter of the block
+#: (threadIdx.y 0) merged 8 slices, 56 compares each; fewer slices trade that
+#: merge for longer scans. H200 (session 44, `variant.py
+#: ARGMAX_PACKED_MAX_SLICES=0,1,2 -- --ops argmax_mid --dtypes f16,bf16
+#: --rows 21,64,128,512,768 --sizes 64,512`): at 2, f16 [32768, 64, 128]
+#: 289.7 -> 153.8 µs (46% -> 90% of copy), [16384, 128, 128] 188.6 -> 146.0,
+#: [4096, 512, 128] 169.9 -> 145.0, [4096, 64, 128] at 64 MiB 48.5 -> 26.4
+#: (bf16 the same); the other 12 cases within -2.1% .. +0.5%. At 1, axes of
+#: 64 and 128 at 512 MiB as good, the others not faster.
+ARGMAX_PACKED_MAX_SLICES = 2
 #: argmax's block form (without ARGMAX_LANE_CHAINS), where each thread
 #: scans at least ARGMAX_SCREEN_ITEMS 16-byte items of a row (or of its
 #: chunk), takes an item's largest element first (fmaxf over its 2-8
