@@ -444,13 +444,29 @@ def test_odd_f32_block_rows_are_peeled():
 
 
 @pytest.mark.parametrize("d", ["f16", "bf16"])
-def test_narrow_injective_items_take_16_bytes_a_thread(d):
-    """injective.MIN_THREAD_BYTES: 16-bit elements moved one at a time (rows
-    no vector divides) go 8 to a thread; 16-byte items stay 4."""
-    srcs = _kernels(lambda g: [g.concat([g.input("a", [5, 2048], d), g.input("b", [5, 2049], d)], axis=1),
-                               g.concat([g.input("c", [5, 2048], d), g.input("e", [5, 2048], d)], axis=1)])
-    assert any("one element per item, 8 items per thread" in s for s in srcs)
+def test_narrow_injective_items_take_16_bytes_a_thread(d, monkeypatch):
+    """injective.STAGED_MAX_BYTES: 16-bit elements moved one at a time (rows
+    no vector divides) go 8 to a thread and are written as 16-byte vectors
+    through shared memory; without it (MIN_THREAD_BYTES) 8 element items a
+    thread; 16-byte items stay 4 either way. NVRTC compiles the staged form
+    for sm_90 and sm_75 without spills."""
+    from rlxc.codegen import injective as I
+
+    def build(g):
+        return [g.concat([g.input("a", [5, 2048], d), g.input("b", [5, 2049], d)], axis=1),
+                g.concat([g.input("c", [5, 2048], d), g.input("e", [5, 2048], d)], axis=1)]
+
+    srcs = _kernels(build)
+    staged = [s for s in srcs if "staged: 8 elements per thread read a lane each, written as 16-byte vectors" in s]
+    assert len(staged) == 1 and "__syncwarp();" in staged[0]
+    assert "*reinterpret_cast<uint4*>(y + e) = *reinterpret_cast<const uint4*>(s + at);" in staged[0]
+    assert "for (int k = 0; k < 5; ++k) y[e + k] = s[at + k];" in staged[0]  # 5 * 4097 = 20485: a partial vector
+    for arch in ("sm_90", "sm_75"):
+        assert nvrtc.resources(staged[0], arch, headers=HEADERS).spill_stores == 0
     assert any("8 elements per 16-byte item, 4 items per thread" in s for s in srcs)
+    monkeypatch.setattr(I, "STAGED_MAX_BYTES", 0)
+    srcs = _kernels(build)
+    assert any("one element per item, 8 items per thread" in s for s in srcs)
 
 
 def test_block_form_threads_by_row_length():
