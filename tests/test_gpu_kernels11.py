@@ -555,7 +555,7 @@ def test_argmax_over_middle_axes_ties_and_nan(d, columns, loads, monkeypatch):
 
 
 @pytest.mark.parametrize("d", ["f16", "bf16"])
-@pytest.mark.parametrize("max_slices", [0, 1, 2])
+@pytest.mark.parametrize("max_slices", [0, 1, 2, 4])
 def test_argmax_over_middle_axes_packed_pairs(d, max_slices, monkeypatch):
     """rows.ARGMAX_COLUMN_PACKED: 16-bit argmax over a middle axis, 8
     neighbouring rows a thread compared two a word (set.gt/.nan.u32.f16x2)
@@ -565,7 +565,8 @@ def test_argmax_over_middle_axes_packed_pairs(d, max_slices, monkeypatch):
     and +0.0 before -0.0, +inf twice, the largest at the axis' end, axes of
     3 (slices past the axis stay empty), 21, 128, 1000 and 4096, a last
     block part full; with the slices uncapped (0) and capped
-    at 1 and 2 (rows.ARGMAX_PACKED_MAX_SLICES, 2 by default)."""
+    at 1, 2 and 4 (rows.ARGMAX_PACKED_MAX_SLICES, 2 by default; 4 where
+    ARGMAX_PACKED_FILL_SLICES takes it)."""
     from rlxc.codegen import rows as R
 
     monkeypatch.setattr(R, "ARGMAX_COLUMN_PACKED", True)

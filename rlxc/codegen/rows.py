@@ -1482,6 +1482,18 @@ ARGMAX_COLUMN_SPLIT_FEW_ROWS = True
 #: (bf16 the same); the other 12 cases within -2.1% .. +0.5%. At 1, axes of
 #: 64 and 128 at 512 MiB as good, the others not faster.
 ARGMAX_PACKED_MAX_SLICES = 2
+#: ... and where those slices leave too few blocks, the fewest that leave
+#: enough (4 rather than 8), not COLUMN_FORM_SLICES'. H200 (session 44,
+#: `variant.py ARGMAX_PACKED_FILL_SLICES=False,True -- --ops argmax_mid
+#: --rows 21,64,128,256,512,768 --dtypes f16,bf16 --sizes 64,512`): f16
+#: [2048, 128, 128] 39.7 -> 25.4 µs (42% -> 66% of copy; ncu before: 1024
+#: blocks of which 6 a multiprocessor fit, 1.3 waves), [2730, 768, 128]
+#: 155.8 -> 133.5 (84% -> 98%), bf16 the same; the others (not changed)
+#: within -2.9% .. +1.1%.
+ARGMAX_PACKED_FILL_SLICES = True
+#: The capped packed form's loads in flight a thread (ARGMAX_COLUMN_LOADS
+#: where 0).
+ARGMAX_PACKED_LOADS = 0
 #: argmax's block form (without ARGMAX_LANE_CHAINS), where each thread
 #: scans at least ARGMAX_SCREEN_ITEMS 16-byte items of a row (or of its
 #: chunk), takes an item's largest element first (fmaxf over its 2-8
@@ -1902,15 +1914,19 @@ def _argmax_column_vectors(x: SSAValue, y: SSAValue, rows: Rows, sm_count: int) 
         chunk = -(-rows.cols // split)
     if not slices:
         return None
-    capped = packed and split == 1 and 0 < ARGMAX_PACKED_MAX_SLICES < slices \
-        and -(-groups // (COLUMN_FORM_THREADS // ARGMAX_PACKED_MAX_SLICES)) >= COLUMN_VECTOR_BLOCKS_PER_SM * sm_count
+    cap = 0
+    if packed and split == 1 and 0 < ARGMAX_PACKED_MAX_SLICES < slices:
+        cap = ARGMAX_PACKED_MAX_SLICES
+        while cap < slices and -(-groups // (COLUMN_FORM_THREADS // cap)) < COLUMN_VECTOR_BLOCKS_PER_SM * sm_count:
+            cap = cap * 2 if ARGMAX_PACKED_FILL_SLICES else slices  # too few blocks: the next count that fills them
+    capped = 0 < cap < slices
     if capped:
-        slices = ARGMAX_PACKED_MAX_SLICES  # fewer slices: less of the shared-memory merge, its blocks still enough
+        slices = cap  # fewer slices: less of the shared-memory merge, its blocks still enough
     per_block = COLUMN_FORM_THREADS // slices
     vec, unpack, elems = _vector_unpack(ty)
     keep = [_argmax_keep(f"v{e}", f"bv[{e}]", f"bi[{e}]") for e in range(w)]
     # (capped: the loads batched even in one slice, whose scan is then the longest)
-    u = ARGMAX_COLUMN_LOADS if capped else _batched_loads(ARGMAX_COLUMN_LOADS, slices, chunk, ARGMAX_BATCH_SHARE)
+    u = (ARGMAX_PACKED_LOADS or ARGMAX_COLUMN_LOADS) if capped else _batched_loads(ARGMAX_COLUMN_LOADS, slices, chunk, ARGMAX_BATCH_SHARE)
     slot = f"(threadIdx.y * {per_block} + threadIdx.x) * {w}"
     better = _argmax_better('bv[e]', 'bi[e]')
     fold = [
