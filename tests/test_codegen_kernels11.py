@@ -765,10 +765,14 @@ def test_argmax_packed_columns_form(monkeypatch):
         for arch in ("sm_90", "sm_80"):
             assert nvrtc.resources(s, arch, headers=HEADERS).spill_stores == 0
     assert "packed" not in src([2048, 128, 128], "f32")
-    capped = src([16384, 128, 128], "f16")  # ARGMAX_PACKED_MAX_SLICES: 2 slices, not 8
-    assert "(128 threads of 8 rows x 2 slices of the axis per block" in capped
+    # ARGMAX_PACKED_MAX_SLICES: 2 slices, not 8, with 8 loads in flight (ARGMAX_PACKED_LOADS)
+    capped = src([16384, 128, 128], "f16")
+    assert "(128 threads of 8 rows x 2 slices of the axis per block" in capped and "// 8 loads in flight" in capped
     assert nvrtc.resources(capped, "sm_90", headers=HEADERS).spill_stores == 0
-    monkeypatch.setattr(R, "ARGMAX_PACKED_MAX_SLICES", 1)  # one slice, 4 loads in flight
+    filled = src([2048, 128, 128], "f16")  # ARGMAX_PACKED_FILL_SLICES: 2 leave too few blocks, 4 do not
+    assert "(64 threads of 8 rows x 4 slices of the axis per block" in filled and "// 4 loads in flight" in filled
+    monkeypatch.setattr(R, "ARGMAX_PACKED_MAX_SLICES", 1)  # one slice
+    monkeypatch.setattr(R, "ARGMAX_PACKED_LOADS", 0)  # ARGMAX_COLUMN_LOADS in flight
     capped = src([16384, 128, 128], "f16")
     assert "(256 threads of 8 rows x 1 slices of the axis per block" in capped and "// 4 loads in flight" in capped
     assert nvrtc.resources(capped, "sm_90", headers=HEADERS).spill_stores == 0

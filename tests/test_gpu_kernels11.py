@@ -64,10 +64,12 @@ def test_staged_injective_moves_are_exact(d, staged, monkeypatch):
     element at a time (rows no vector divides) write 16-byte vectors
     through shared memory; the interpreter's bits exactly, with the arena
     poisoned: slices at odd starts and negative steps, concats of odd rows
-    on either axis, a gather of odd rows (negative ids, axis 1), an expand of
-    an odd row and a batched copy of odd runs; outputs of many blocks whose
-    element counts a vector (4 to 16 elements) does not divide (a partial
-    last vector), and one of 32 elements."""
+    on either axis, a gather of odd rows (negative ids, axis 1) and one of
+    rows of 4097 (the staged form in f32 and i32, the row form
+    `_gather_rows` in 16-bit and bool), an expand of an odd row and a
+    batched copy of odd runs; outputs of many blocks whose element counts a
+    vector (4 to 16 elements) does not divide (a partial last vector), and
+    one of 32 elements."""
     from rlxc.codegen import injective as I
     from rlxc.values import round_bf16
 
@@ -79,7 +81,8 @@ def test_staged_injective_moves_are_exact(d, staged, monkeypatch):
     ids = g.constant(np.array([[2, -1, 0], [1, 1, -3]], np.int64))
     outs = [g.slice(a, [19], [57], axes=[1]), g.slice(a, [300, 76], [0, 0], steps=[-3, -2]),
             g.concat([a, b], axis=1), g.concat([a, a], axis=0), g.gather(c, ids, axis=1),
-            g.expand(f, [33, 4097]), g.transpose(h, [1, 0, 2, 3]), g.concat([e, e], axis=0)]
+            g.expand(f, [33, 4097]), g.transpose(h, [1, 0, 2, 3]), g.concat([e, e], axis=0),
+            g.gather(f, g.constant(np.array([[0, -1], [0, 0]], np.int64)), axis=0)]
     module = g.build(outs)
     rng = np.random.default_rng()
     if d == "i1":
@@ -90,7 +93,8 @@ def test_staged_injective_moves_are_exact(d, staged, monkeypatch):
         inputs = {k: rng.standard_normal(s).astype(np.float16 if d == "f16" else np.float32) for k, s in shapes.items()}
         inputs = {k: round_bf16(v) for k, v in inputs.items()} if d == "bf16" else inputs
     srcs = [op.source.data for op in rlxc.run_pipeline(module, "rlx-cuda{arch=sm_90}").ops if hasattr(op, "source")]
-    assert sum("staged" in s for s in srcs) == (7 if staged else 0)
+    wide = d in ("f32", "i32")  # the gather of rows of 4097: the staged one-trip form, else the row form
+    assert sum("staged" in s for s in srcs) == ((8 if wide else 7) if staged else 0)
     want = rlxc.interpret(module, inputs)
     got = rlxc.compile(module, target="cuda").run(inputs, poison=True)
     for w, o in zip(want, got):
@@ -556,7 +560,8 @@ def test_argmax_over_middle_axes_ties_and_nan(d, columns, loads, monkeypatch):
 
 @pytest.mark.parametrize("d", ["f16", "bf16"])
 @pytest.mark.parametrize("max_slices", [0, 1, 2, 4])
-def test_argmax_over_middle_axes_packed_pairs(d, max_slices, monkeypatch):
+@pytest.mark.parametrize("loads", [8, 0])
+def test_argmax_over_middle_axes_packed_pairs(d, max_slices, loads, monkeypatch):
     """rows.ARGMAX_COLUMN_PACKED: 16-bit argmax over a middle axis, 8
     neighbouring rows a thread compared two a word (set.gt/.nan.u32.f16x2)
     with 16-bit indices, against the interpreter exactly: many ties (the
@@ -566,11 +571,13 @@ def test_argmax_over_middle_axes_packed_pairs(d, max_slices, monkeypatch):
     3 (slices past the axis stay empty), 21, 128, 1000 and 4096, a last
     block part full; with the slices uncapped (0) and capped
     at 1, 2 and 4 (rows.ARGMAX_PACKED_MAX_SLICES, 2 by default; 4 where
-    ARGMAX_PACKED_FILL_SLICES takes it)."""
+    ARGMAX_PACKED_FILL_SLICES takes it), capped with 8 loads in flight
+    (ARGMAX_PACKED_LOADS) and 4."""
     from rlxc.codegen import rows as R
 
     monkeypatch.setattr(R, "ARGMAX_COLUMN_PACKED", True)
     monkeypatch.setattr(R, "ARGMAX_PACKED_MAX_SLICES", max_slices)
+    monkeypatch.setattr(R, "ARGMAX_PACKED_LOADS", loads)
     monkeypatch.setattr(R, "COLUMN_VECTOR_BLOCKS_PER_SM", 0)  # the vector form however few its blocks
     # every shape takes the packed form (a last block part full at 4104 and 264)
     shapes = [(2, 21, 64, 64), (8, 1000, 512), (1, 3, 4104), (700, 3, 48), (48, 128, 128), (4, 4096, 256), (16, 500, 264),

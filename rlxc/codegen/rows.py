@@ -1491,9 +1491,16 @@ ARGMAX_PACKED_MAX_SLICES = 2
 #: 155.8 -> 133.5 (84% -> 98%), bf16 the same; the others (not changed)
 #: within -2.9% .. +1.1%.
 ARGMAX_PACKED_FILL_SLICES = True
-#: The capped packed form's loads in flight a thread (ARGMAX_COLUMN_LOADS
-#: where 0).
-ARGMAX_PACKED_LOADS = 0
+#: The packed form's loads in flight a thread where its slices are
+#: ARGMAX_PACKED_MAX_SLICES (ARGMAX_COLUMN_LOADS, 4, where 0). H200 (session
+#: 44, `variant.py ARGMAX_PACKED_LOADS=0,8 -- --ops argmax_mid --rows
+#: 21,64,128,256,768 --dtypes f16,bf16 --sizes 64,512`): at 2 slices, f16
+#: [16384, 128, 128] 145.0 -> 138.2 µs (97% of copy), [32768, 64, 128]
+#: 153.0 -> 144.7, [4096, 64, 128] 26.2 -> 25.6, [8192, 256, 128] +1.3%,
+#: axes of 21 within 0.8% (bf16 the same); at 4 slices (FILL) [2730, 768,
+#: 128] lost 7-9% (59-63 registers: 4 blocks a multiprocessor, not 5) and
+#: [2048, 128, 128] gained 0.6-1.5%, so 4 slices keep 4 loads.
+ARGMAX_PACKED_LOADS = 8
 #: argmax's block form (without ARGMAX_LANE_CHAINS), where each thread
 #: scans at least ARGMAX_SCREEN_ITEMS 16-byte items of a row (or of its
 #: chunk), takes an item's largest element first (fmaxf over its 2-8
@@ -1926,7 +1933,10 @@ def _argmax_column_vectors(x: SSAValue, y: SSAValue, rows: Rows, sm_count: int) 
     vec, unpack, elems = _vector_unpack(ty)
     keep = [_argmax_keep(f"v{e}", f"bv[{e}]", f"bi[{e}]") for e in range(w)]
     # (capped: the loads batched even in one slice, whose scan is then the longest)
-    u = (ARGMAX_PACKED_LOADS or ARGMAX_COLUMN_LOADS) if capped else _batched_loads(ARGMAX_COLUMN_LOADS, slices, chunk, ARGMAX_BATCH_SHARE)
+    if capped:
+        u = ARGMAX_PACKED_LOADS if ARGMAX_PACKED_LOADS and slices == ARGMAX_PACKED_MAX_SLICES else ARGMAX_COLUMN_LOADS
+    else:
+        u = _batched_loads(ARGMAX_COLUMN_LOADS, slices, chunk, ARGMAX_BATCH_SHARE)
     slot = f"(threadIdx.y * {per_block} + threadIdx.x) * {w}"
     better = _argmax_better('bv[e]', 'bi[e]')
     fold = [
