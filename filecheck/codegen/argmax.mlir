@@ -5,16 +5,19 @@
 // a block beyond; 16-byte reads where the row allows, peeled where 16 bytes
 // do not divide it. Rows whose lanes would take fewer than 4 accesses each
 // take a group of fewer lanes (75 accesses: 16 lanes), shuffling within the
-// group's mask.
-// CHECK: // argmax form: lane groups (16 lanes per row, 16 rows per block), 4 elements per 16-byte access, 2 loads in flight a lane
+// group's mask. Rows read 16 bytes at a time (f32 ones in the warp and
+// lane-group forms: rows.ARGMAX_HELD_F32_MAX) take the held-best form: a
+// group of items' largest element by NaN-propagating maxima (packed pairs
+// for f16/bf16), the best group's items held, the index found in them
+// after the scan.
+// CHECK: // argmax form: lane groups (16 lanes per row, 16 rows per block), 4 elements per 16-byte access, the best of 2 items held (their largest element by packed maxima, its index found after the scan)
 // CHECK: for (long long k0 = lane; k0 < 75LL; k0 += 32LL) {
-// CHECK: for (int j = 0; j < 2; ++j) { const long long k4 = k0 + j * 16LL; if (k4 < 75LL) raw[j] = reinterpret_cast<const uint4*>(x + base)[k4]; }
+// CHECK: for (int j = 1; j < 2; ++j) { const long long k4 = k0 + j * 16LL; raw[j] = k4 < 75LL ? reinterpret_cast<const uint4*>(x + base)[k4] : raw[0]; }
+// CHECK: const float m0 = rlx_maxf(__uint_as_float(raw[0].x), __uint_as_float(raw[0].y));
+// CHECK: oi = (gk + j * 16LL) * 4LL + i; }
 // CHECK: const unsigned int gmask = 65535u << ((threadIdx.x & 31) & ~15);  // this row's lanes
 // CHECK: for (int s = 8; s > 0; s >>= 1) {
 // CHECK: if (lane == 0) y[r] = bi;
-// f16/bf16 rows read 16 bytes at a time take the held-best form: a group of
-// items' largest element by packed NaN-propagating maxima, the best group's
-// items held, the index found in them after the scan.
 // CHECK: // argmax form: warp (8 rows per block), 8 elements per 16-byte access, the best of 2 items held (their largest element by packed maxima, its index found after the scan)
 // CHECK: for (long long k0 = lane; k0 < 512LL; k0 += 64LL) {
 // CHECK: oi = (gk + j * 32LL) * 8LL + i; }

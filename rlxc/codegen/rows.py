@@ -1562,6 +1562,15 @@ ARGMAX_PEEL = True
 #: at 64 MiB 7% slower), hence 16-bit only. 8 loads a group lost 5-17%; 4
 #: in the warp forms +10% .. -5%.
 ARGMAX_HELD_DTYPES: tuple[str, ...] = ("f16", "bf16")
+#: ... and f32 rows of up to this many elements that a vector divides
+#: (not peeled), in the warp and lane-group forms (0: none): session 43's
+#: f32 losses were of peeled rows (77, 1001, 50257) and of the block form
+#: (8192 and up). H200 (session 44, `variant.py ARGMAX_HELD_F32_MAX=0,4096
+#: -- --ops argmax_last --rows 64,128,256,300,384,512,768,1024,2048,4096
+#: --dtypes f32 --sizes 64,512`): all 20 cases faster, +0.2% (1024 at 512
+#: MiB) to +24.6% (300 at 64 MiB: 23.7 -> 19.0 µs); rows of 512 at 512 MiB
+#: 146.7 -> 130.9 (99% of copy; torch.compile took 142.1 in session 43).
+ARGMAX_HELD_F32_MAX = 4096
 ARGMAX_HELD_LOADS = 4
 ARGMAX_HELD_WARP_LOADS = 2
 
@@ -1635,7 +1644,8 @@ def argmax_kernel(op: rlx.ArgMaxOp, sm_count: int) -> KernelSpec:
         lo, hi = ("va + k_lo + ", "va + k_hi") if split > 1 else ("va + ", "vb")
     keep = _ARGMAX_KEEP
     unroll = [f"#pragma unroll {ARGMAX_UNROLL}"] if ARGMAX_UNROLL > 1 and not warp else []
-    held = w > 1 and acc == "float" and dtype_name(t) in ARGMAX_HELD_DTYPES
+    held = w > 1 and acc == "float" and (dtype_name(t) in ARGMAX_HELD_DTYPES or (
+        dtype_name(t) == "f32" and warp and not peel and rows.cols <= ARGMAX_HELD_F32_MAX))
     chains = not warp and not held and 1 < w <= ARGMAX_LANE_CHAINS
     screened = (ARGMAX_VECTOR_MAX and ARGMAX_SCREEN_ITEMS > 0 and not warp and not chains and not held and w > 1
                 and chunk >= ARGMAX_SCREEN_ITEMS * THREADS)
