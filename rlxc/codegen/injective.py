@@ -11,12 +11,12 @@ transpose [b, s, h, d] -> [b, h, s, d] moves each d-run as 16-byte
 vectors); the index arithmetic is then done in vectors, as if the
 innermost axis were that many times shorter. A transpose that changes the
 innermost axis goes through a padded 32x32 shared-memory tile, so reads
-and writes are both coalesced (`transpose_tiled`). Elements of up to STAGED_MAX_BYTES moved one at a
-time (rows no vector divides) are written as 16-byte vectors through
-shared memory (`_staged`). A gather of 16-bit rows moved an element at a
-time takes a row form instead (`_gather_rows`: a block per output row and
-chunk, the row's index read once). The form is named in a comment line of
-the source.
+and writes are both coalesced (`transpose_tiled`). Elements of up to
+STAGED_MAX_BYTES moved one at a time (rows no vector divides) are written
+as 16-byte vectors through shared memory (`_staged`). A gather of 16-bit
+rows moved an element at a time takes a row form instead (`_gather_rows`:
+a block per output row and chunk, the row's index read once). The form is
+named in a comment line of the source.
 
 `injective` (a grid-stride loop writing `y[i]`) remains for the indexing
 kernels (rlxc/codegen/indexing.py).
@@ -202,12 +202,13 @@ def moves(family: str, out: SSAValue, ins: list[tuple[str, SSAValue]], lines: Ca
 
 def _staged(family: str, out: SSAValue, ins: list[tuple[str, SSAValue]], lines: Callable[[Index], list[str]],
             form: str, idx: Index) -> KernelSpec:
-    """`moves` for elements of under 16 bytes: warp w of the block reads
-    elements `e0 + u * 32 + lane` (`lines(idx)` with `i` an element index,
-    coalesced as in `moves`), puts them in its slice of a shared-memory
-    stage, and after `__syncwarp` writes its span of the output as 16-byte
-    vectors, a lane each (the output is contiguous and its buffer 16-byte
-    aligned); a partial last vector is written element by element."""
+    """`moves` for elements of up to STAGED_MAX_BYTES: warp w of the block
+    reads elements `e0 + u * 32 + lane` (`lines(idx)` with `i` an element
+    index, coalesced as in `moves`), puts them in its slice of a
+    shared-memory stage, and after `__syncwarp` writes its span of the
+    output as 16-byte vectors, a lane each (the output is contiguous and its
+    buffer 16-byte aligned); a partial last vector is written element by
+    element."""
     idx_t, sfx = idx
     t = eltype(out)
     size = dtype(t).bytes
