@@ -449,7 +449,7 @@ def test_narrow_injective_items_take_16_bytes_a_thread(d, monkeypatch):
     no vector divides) go 8 to a thread and are written as 16-byte vectors
     through shared memory; without it (MIN_THREAD_BYTES) 8 element items a
     thread; 16-byte items stay 4 either way. NVRTC compiles the staged form
-    for sm_90 and sm_75 without spills."""
+    (and STAGED_RUNS', prepared) for sm_90 and sm_75 without spills."""
     from rlxc.codegen import injective as I
 
     def build(g):
@@ -464,6 +464,12 @@ def test_narrow_injective_items_take_16_bytes_a_thread(d, monkeypatch):
     for arch in ("sm_90", "sm_75"):
         assert nvrtc.resources(staged[0], arch, headers=HEADERS).spill_stores == 0
     assert any("8 elements per 16-byte item, 4 items per thread" in s for s in srcs)
+    monkeypatch.setattr(I, "STAGED_RUNS", True)  # prepared: a run of 8 a thread, packed in registers
+    runs = [s for s in _kernels(build) if "staged: 8 elements per thread read 8 at a time in a run" in s]
+    assert len(runs) == 1 and "__shared__" not in runs[0]
+    assert "make_uint4((unsigned)v[0] | ((unsigned)v[1] << 16), " in runs[0]
+    for arch in ("sm_90", "sm_75"):
+        assert nvrtc.resources(runs[0], arch, headers=HEADERS).spill_stores == 0
     monkeypatch.setattr(I, "STAGED_MAX_BYTES", 0)
     srcs = _kernels(build)
     assert any("one element per item, 8 items per thread" in s for s in srcs)

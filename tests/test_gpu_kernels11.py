@@ -58,8 +58,8 @@ def assert_exact(module, shapes: dict[str, tuple[int, ...]], d: str, rng=None) -
 
 
 @pytest.mark.parametrize("d", ["f32", "f16", "bf16", "i32", "i1"])
-@pytest.mark.parametrize("staged", [4, 0])
-def test_staged_injective_moves_are_exact(d, staged, monkeypatch):
+@pytest.mark.parametrize("staged, runs", [(4, False), (0, False), (4, True)])
+def test_staged_injective_moves_are_exact(d, staged, runs, monkeypatch):
     """injective.STAGED_MAX_BYTES: moves of 4-, 2- and 1-byte elements an
     element at a time (rows no vector divides) write 16-byte vectors
     through shared memory; the interpreter's bits exactly, with the arena
@@ -69,11 +69,13 @@ def test_staged_injective_moves_are_exact(d, staged, monkeypatch):
     `_gather_rows` in 16-bit and bool), an expand of an odd row and a
     batched copy of odd runs; outputs of many blocks whose element counts a
     vector (4 to 16 elements) does not divide (a partial last vector), and
-    one of 32 elements."""
+    one of 32 elements; each thread's elements a run packed in registers
+    too (injective.STAGED_RUNS, prepared)."""
     from rlxc.codegen import injective as I
     from rlxc.values import round_bf16
 
     monkeypatch.setattr(I, "STAGED_MAX_BYTES", staged)
+    monkeypatch.setattr(I, "STAGED_RUNS", runs)
     g = rlxc.GraphBuilder()
     shapes = {"a": (301, 77), "b": (301, 38), "c": (5, 3, 201), "e": (16, 1), "f": (1, 4097), "h": (7, 9, 5, 3)}
     a, b, c, e = (g.input(k, list(shapes[k]), d) for k in "abce")

@@ -157,6 +157,27 @@ def index_kind(values: Sequence[SSAValue], signed: bool = False) -> Index:
 STAGED_MAX_BYTES = 4
 #: The staged form's bytes per thread (rounded to whole 16-byte vectors).
 STAGED_THREAD_BYTES = 16
+#: ... its elements read a vector's run a thread (each thread's 16 bytes of
+#: output, element by element, packed into words in registers: no shared
+#: memory; TorchInductor's layout for gathers of odd rows, whose bf16
+#: gather of random rows of 77 ran 12% faster than this form's, 63.4
+#: against 71.9 µs at 64 MiB on the H200, session 44) rather than a lane
+#: each. Prepared in session 44, off, not measured: `variant.py
+#: injective.STAGED_RUNS=False,True -- --ops slice,gather,concat --rows
+#: 77,197,1001,4097 --dtypes f32,f16,bf16 --sizes 64,512` (GPU test:
+#: test_staged_injective_moves_are_exact[runs]).
+STAGED_RUNS = False
+
+
+def _words(c: str, g: int, v: str = "v") -> list[str]:
+    """The four 32-bit words of `g` elements `v[0 .. g)` of C storage type
+    `c` (16 bytes), low element first."""
+    per = g // 4
+    if per == 1:
+        return [f"__float_as_uint({v}[{w}])" if c == "float" else f"(unsigned)({v}[{w}])" for w in range(4)]
+    bits = 32 // per
+    return [" | ".join(f"((unsigned){v}[{w * per + k}] << {k * bits})" if k else f"(unsigned){v}[{w * per}]"
+                       for k in range(per)) for w in range(4)]
 
 
 def moves(family: str, out: SSAValue, ins: list[tuple[str, SSAValue]], lines: Callable[[Index], list[str]],
@@ -218,6 +239,29 @@ def _staged(family: str, out: SSAValue, ins: list[tuple[str, SSAValue]], lines: 
     span = 32 * per  # elements per warp
     c = storage_type(t)
     decl = params_decl([(name, v, False) for name, v in ins] + [("y", out, True)])
+    params: list[Buf | int] = [Buf(v) for _, v in ins] + [Buf(out, True)]
+    grid = -(-n // (BLOCK_THREADS * per))
+    if STAGED_RUNS:
+        src = [f"// injective form: {form}, staged: {per} elements per thread read {g} at a time in a run, "
+               f"written as 16-byte vectors packed in registers",
+               f'extern "C" __global__ void __launch_bounds__({BLOCK_THREADS}) ENTRY({decl}) {{',
+               f"  const {idx_t} e0 = ({idx_t})blockIdx.x * {BLOCK_THREADS * per}{sfx} + threadIdx.x * {g}{sfx};",
+               "  #pragma unroll",
+               f"  for (int r = 0; r < {per // g}; ++r) {{",
+               f"    const {idx_t} e = e0 + r * {BLOCK_THREADS * g}{sfx};",
+               f"    {c} v[{g}];",
+               "    #pragma unroll",
+               f"    for (int u = 0; u < {g}; ++u) {{",
+               f"      const {idx_t} i = e + u;",
+               f"      if (i < {n}{sfx}) {{"]
+        src.extend("        " + line for line in lines(idx))
+        src += ["      }",
+                "    }",
+                f"    if (e + {g}{sfx} <= {n}{sfx}) *reinterpret_cast<uint4*>(y + e) = make_uint4({', '.join(_words(c, g))});"]
+        if n % g:
+            src.append(f"    else if (e < {n}{sfx}) for (int u = 0; u < {n % g}; ++u) y[e + u] = v[u];")
+        src += ["  }", "}"]
+        return KernelSpec(family, "\n".join(src) + "\n", params, grid, BLOCK_THREADS)
     src = [f"// injective form: {form}, staged: {per} elements per thread read a lane each, written as "
            f"16-byte vectors ({g} elements) through shared memory",
            f'extern "C" __global__ void __launch_bounds__({BLOCK_THREADS}) ENTRY({decl}) {{',
@@ -244,8 +288,7 @@ def _staged(family: str, out: SSAValue, ins: list[tuple[str, SSAValue]], lines: 
     if n % g:
         src.append(f"    else if (e < {n}{sfx}) for (int k = 0; k < {n % g}; ++k) y[e + k] = s[at + k];")
     src += ["  }", "}"]
-    params: list[Buf | int] = [Buf(v) for _, v in ins] + [Buf(out, True)]
-    return KernelSpec(family, "\n".join(src) + "\n", params, -(-n // (BLOCK_THREADS * per)), BLOCK_THREADS)
+    return KernelSpec(family, "\n".join(src) + "\n", params, grid, BLOCK_THREADS)
 
 
 # --------------------------------------------------------------------------- transpose
