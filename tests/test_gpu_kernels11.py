@@ -43,12 +43,18 @@ def test_head_transpose_and_copies_are_exact(d):
 
 def assert_exact(module, shapes: dict[str, tuple[int, ...]], d: str, rng=None) -> None:
     """`module` on the GPU equals the interpreter bit for bit, on standard
-    normal inputs of `shapes` in `d` (rounded to it)."""
+    normal inputs of `shapes` in `d` (rounded to it; i32: any 32 bits, i1:
+    fair coins)."""
     from rlxc.values import round_bf16
 
     rng = rng or np.random.default_rng()
-    carrier = np.float16 if d == "f16" else np.float32
-    inputs = {k: rng.standard_normal(s).astype(carrier) for k, s in shapes.items()}
+    if d == "i1":
+        inputs = {k: rng.random(s) < 0.5 for k, s in shapes.items()}
+    elif d == "i32":
+        inputs = {k: rng.integers(-2**31, 2**31, s, dtype=np.int32) for k, s in shapes.items()}
+    else:
+        carrier = np.float16 if d == "f16" else np.float32
+        inputs = {k: rng.standard_normal(s).astype(carrier) for k, s in shapes.items()}
     if d == "bf16":
         inputs = {k: round_bf16(v) for k, v in inputs.items()}
     want = rlxc.interpret(module, inputs)
@@ -72,7 +78,6 @@ def test_staged_injective_moves_are_exact(d, staged, runs, monkeypatch):
     one of 32 elements; each thread's elements a run packed in registers
     too (injective.STAGED_RUNS, prepared)."""
     from rlxc.codegen import injective as I
-    from rlxc.values import round_bf16
 
     monkeypatch.setattr(I, "STAGED_MAX_BYTES", staged)
     monkeypatch.setattr(I, "STAGED_RUNS", runs)
@@ -86,21 +91,10 @@ def test_staged_injective_moves_are_exact(d, staged, runs, monkeypatch):
             g.expand(f, [33, 4097]), g.transpose(h, [1, 0, 2, 3]), g.concat([e, e], axis=0),
             g.gather(f, g.constant(np.array([[0, -1], [0, 0]], np.int64)), axis=0)]
     module = g.build(outs)
-    rng = np.random.default_rng()
-    if d == "i1":
-        inputs = {k: rng.random(s) < 0.5 for k, s in shapes.items()}
-    elif d == "i32":
-        inputs = {k: rng.integers(-2**31, 2**31, s, dtype=np.int32) for k, s in shapes.items()}
-    else:
-        inputs = {k: rng.standard_normal(s).astype(np.float16 if d == "f16" else np.float32) for k, s in shapes.items()}
-        inputs = {k: round_bf16(v) for k, v in inputs.items()} if d == "bf16" else inputs
     srcs = [op.source.data for op in rlxc.run_pipeline(module, "rlx-cuda{arch=sm_90}").ops if hasattr(op, "source")]
     wide = d in ("f32", "i32")  # the gather of rows of 4097: the staged one-trip form, else the row form
     assert sum("staged" in s for s in srcs) == ((8 if wide else 7) if staged else 0)
-    want = rlxc.interpret(module, inputs)
-    got = rlxc.compile(module, target="cuda").run(inputs, poison=True)
-    for w, o in zip(want, got):
-        np.testing.assert_array_equal(o, w)
+    assert_exact(module, shapes, d)
 
 
 @pytest.mark.parametrize("d", ["f32", "f16", "bf16"])

@@ -180,6 +180,20 @@ def _words(c: str, g: int, v: str = "v") -> list[str]:
                        for k in range(per)) for w in range(4)]
 
 
+def _reads(count: int, first: str, n: int, lines: Callable[[Index], list[str]], idx: Index,
+           pad: str = "  ") -> list[str]:
+    """The unrolled loop setting `v[u]` for u < `count`: index `i` =
+    `first` (in terms of u), `lines(idx)` where it is under `n`."""
+    idx_t, sfx = idx
+    return [f"{pad}#pragma unroll",
+            f"{pad}for (int u = 0; u < {count}; ++u) {{",
+            f"{pad}  const {idx_t} i = {first};",
+            f"{pad}  if (i < {n}{sfx}) {{",
+            *(f"{pad}    {line}" for line in lines(idx)),
+            f"{pad}  }}",
+            f"{pad}}}"]
+
+
 def moves(family: str, out: SSAValue, ins: list[tuple[str, SSAValue]], lines: Callable[[Index], list[str]],
           form: str, vw: int = 1, idx: Index = ("unsigned", "u"), vector_ins: Sequence[str] = ("x",)) -> KernelSpec:
     """The one-trip kernel: each thread sets `v[u]`, the output item `i`,
@@ -204,13 +218,7 @@ def moves(family: str, out: SSAValue, ins: list[tuple[str, SSAValue]], lines: Ca
         src.append(f"  {const}{item}* __restrict__ {name} = reinterpret_cast<{const}{item}*>({name}_);")
     src.append(f"  const {idx_t} i0 = ({idx_t})blockIdx.x * {BLOCK_THREADS * unroll}{sfx} + threadIdx.x;")
     src.append(f"  {item} v[{unroll}];")
-    src.append("  #pragma unroll")
-    src.append(f"  for (int u = 0; u < {unroll}; ++u) {{")
-    src.append(f"    const {idx_t} i = i0 + u * {BLOCK_THREADS}{sfx};")
-    src.append(f"    if (i < {n}{sfx}) {{")
-    src.extend("      " + line for line in lines(idx))
-    src.append("    }")
-    src.append("  }")
+    src += _reads(unroll, f"i0 + u * {BLOCK_THREADS}{sfx}", n, lines, idx)
     src.append("  #pragma unroll")
     src.append(f"  for (int u = 0; u < {unroll}; ++u) {{")
     src.append(f"    const {idx_t} i = i0 + u * {BLOCK_THREADS}{sfx};")
@@ -250,14 +258,8 @@ def _staged(family: str, out: SSAValue, ins: list[tuple[str, SSAValue]], lines: 
                f"  for (int r = 0; r < {per // g}; ++r) {{",
                f"    const {idx_t} e = e0 + r * {BLOCK_THREADS * g}{sfx};",
                f"    {c} v[{g}];",
-               "    #pragma unroll",
-               f"    for (int u = 0; u < {g}; ++u) {{",
-               f"      const {idx_t} i = e + u;",
-               f"      if (i < {n}{sfx}) {{"]
-        src.extend("        " + line for line in lines(idx))
-        src += ["      }",
-                "    }",
-                f"    if (e + {g}{sfx} <= {n}{sfx}) *reinterpret_cast<uint4*>(y + e) = make_uint4({', '.join(_words(c, g))});"]
+               *_reads(g, "e + u", n, lines, idx, "    "),
+               f"    if (e + {g}{sfx} <= {n}{sfx}) *reinterpret_cast<uint4*>(y + e) = make_uint4({', '.join(_words(c, g))});"]
         if n % g:
             src.append(f"    else if (e < {n}{sfx}) for (int u = 0; u < {n % g}; ++u) y[e + u] = v[u];")
         src += ["  }", "}"]
@@ -270,14 +272,8 @@ def _staged(family: str, out: SSAValue, ins: list[tuple[str, SSAValue]], lines: 
            f"  const {idx_t} e0 = ({idx_t})blockIdx.x * {BLOCK_THREADS * per}{sfx} + ({idx_t})warp * {span}{sfx};",
            f"  {c}* __restrict__ s = stage + warp * {span};",
            f"  {c} v[{per}];",
+           *_reads(per, f"e0 + u * 32{sfx} + lane", n, lines, idx),
            "  #pragma unroll",
-           f"  for (int u = 0; u < {per}; ++u) {{",
-           f"    const {idx_t} i = e0 + u * 32{sfx} + lane;",
-           f"    if (i < {n}{sfx}) {{"]
-    src.extend("      " + line for line in lines(idx))
-    src += ["    }",
-            "  }",
-            "  #pragma unroll",
             f"  for (int u = 0; u < {per}; ++u) s[u * 32 + lane] = v[u];",
             "  __syncwarp();",
             "  #pragma unroll",
