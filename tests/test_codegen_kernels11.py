@@ -449,8 +449,14 @@ def test_narrow_injective_items_take_16_bytes_a_thread(d, monkeypatch):
     no vector divides) go 8 to a thread and are written as 16-byte vectors
     through shared memory; without it (MIN_THREAD_BYTES) 8 element items a
     thread; 16-byte items stay 4 either way. NVRTC compiles the staged form
-    (and STAGED_RUNS', prepared) for sm_90 and sm_75 without spills."""
+    (and, for the families in STAGED_RUNS, its runs: a concat's, and a
+    gather's, which reads each of its two rows' ids once) for sm_90 and
+    sm_75 without spills."""
     from rlxc.codegen import injective as I
+
+    runs_default = I.STAGED_RUNS
+    assert set(runs_default) == {"gather", "concat"}
+    monkeypatch.setattr(I, "STAGED_RUNS", ())  # a lane an element, through shared memory
 
     def build(g):
         return [g.concat([g.input("a", [5, 2048], d), g.input("b", [5, 2049], d)], axis=1),
@@ -464,12 +470,18 @@ def test_narrow_injective_items_take_16_bytes_a_thread(d, monkeypatch):
     for arch in ("sm_90", "sm_75"):
         assert nvrtc.resources(staged[0], arch, headers=HEADERS).spill_stores == 0
     assert any("8 elements per 16-byte item, 4 items per thread" in s for s in srcs)
-    monkeypatch.setattr(I, "STAGED_RUNS", True)  # prepared: a run of 8 a thread, packed in registers
+    monkeypatch.setattr(I, "STAGED_RUNS", runs_default)  # a run of 8 a thread, packed in registers
     runs = [s for s in _kernels(build) if "staged: 8 elements per thread read 8 at a time in a run" in s]
     assert len(runs) == 1 and "__shared__" not in runs[0]
     assert "make_uint4((unsigned)v[0] | ((unsigned)v[1] << 16), " in runs[0]
     for arch in ("sm_90", "sm_75"):
         assert nvrtc.resources(runs[0], arch, headers=HEADERS).spill_stores == 0
+    gathers = _kernels(lambda g: [g.gather(g.input("x", [1000, 77], d), g.input("i", [999], "i64"), axis=0),
+                                  g.gather(g.input("z", [5, 3, 21], d), g.input("j", [2], "i64"), axis=1)])
+    assert "long long q1 = (long long)ids[w1];" in gathers[0]  # a run's second row, its id read once
+    assert "ids[w1 % 2u]" in gathers[1] and "((w1 / 2u) * 3LL + q1) * 21LL" in gathers[1]
+    for src in gathers:
+        assert "read 8 at a time in a run" in src and nvrtc.resources(src, "sm_90", headers=HEADERS).spill_stores == 0
     monkeypatch.setattr(I, "STAGED_MAX_BYTES", 0)
     srcs = _kernels(build)
     assert any("one element per item, 8 items per thread" in s for s in srcs)

@@ -64,7 +64,8 @@ def assert_exact(module, shapes: dict[str, tuple[int, ...]], d: str, rng=None) -
 
 
 @pytest.mark.parametrize("d", ["f32", "f16", "bf16", "i32", "i1"])
-@pytest.mark.parametrize("staged, runs", [(4, False), (0, False), (4, True)])
+@pytest.mark.parametrize("staged, runs", [(4, ()), (0, ()), (4, ("gather", "concat")),
+                                          (4, ("gather", "concat", "slice", "transpose", "expand"))])
 def test_staged_injective_moves_are_exact(d, staged, runs, monkeypatch):
     """injective.STAGED_MAX_BYTES: moves of 4-, 2- and 1-byte elements an
     element at a time (rows no vector divides) write 16-byte vectors
@@ -76,7 +77,9 @@ def test_staged_injective_moves_are_exact(d, staged, runs, monkeypatch):
     batched copy of odd runs; outputs of many blocks whose element counts a
     vector (4 to 16 elements) does not divide (a partial last vector), and
     one of 32 elements; each thread's elements a run packed in registers
-    too (injective.STAGED_RUNS, prepared)."""
+    (injective.STAGED_RUNS: none, the default's families, all; a gather's
+    run reads the ids of the two rows it may span: rows of 77 along axis 0,
+    random ids)."""
     from rlxc.codegen import injective as I
 
     monkeypatch.setattr(I, "STAGED_MAX_BYTES", staged)
@@ -89,11 +92,12 @@ def test_staged_injective_moves_are_exact(d, staged, runs, monkeypatch):
     outs = [g.slice(a, [19], [57], axes=[1]), g.slice(a, [300, 76], [0, 0], steps=[-3, -2]),
             g.concat([a, b], axis=1), g.concat([a, a], axis=0), g.gather(c, ids, axis=1),
             g.expand(f, [33, 4097]), g.transpose(h, [1, 0, 2, 3]), g.concat([e, e], axis=0),
-            g.gather(f, g.constant(np.array([[0, -1], [0, 0]], np.int64)), axis=0)]
+            g.gather(f, g.constant(np.array([[0, -1], [0, 0]], np.int64)), axis=0),
+            g.gather(a, g.constant(np.random.default_rng().integers(-301, 301, (3, 101))), axis=0)]
     module = g.build(outs)
     srcs = [op.source.data for op in rlxc.run_pipeline(module, "rlx-cuda{arch=sm_90}").ops if hasattr(op, "source")]
     wide = d in ("f32", "i32")  # the gather of rows of 4097: the staged one-trip form, else the row form
-    assert sum("staged" in s for s in srcs) == ((8 if wide else 7) if staged else 0)
+    assert sum("staged" in s for s in srcs) == ((9 if wide else 8) if staged else 0)
     assert_exact(module, shapes, d)
 
 

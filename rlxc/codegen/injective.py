@@ -157,16 +157,20 @@ def index_kind(values: Sequence[SSAValue], signed: bool = False) -> Index:
 STAGED_MAX_BYTES = 4
 #: The staged form's bytes per thread (rounded to whole 16-byte vectors).
 STAGED_THREAD_BYTES = 16
-#: ... its elements read a vector's run a thread (each thread's 16 bytes of
-#: output, element by element, packed into words in registers: no shared
-#: memory; TorchInductor's layout for gathers of odd rows, whose bf16
-#: gather of random rows of 77 ran 12% faster than this form's, 63.4
-#: against 71.9 µs at 64 MiB on the H200, session 44) rather than a lane
-#: each. Prepared in session 44, off, not measured: `variant.py
-#: injective.STAGED_RUNS=False,True -- --ops slice,gather,concat --rows
-#: 77,197,1001,4097 --dtypes f32,f16,bf16 --sizes 64,512` (GPU test:
-#: test_staged_injective_moves_are_exact[runs]).
-STAGED_RUNS = False
+#: The families (kernel names) whose staged moves read each thread's 16
+#: bytes of output as a run, element by element, packed into words in
+#: registers (no shared memory; TorchInductor's layout), not a lane each; a
+#: gather's run reads the id of each of the two rows it may span once
+#: rather than an element's. H200 (session 45, `variant.py
+#: injective.STAGED_RUNS=False,True -- --ops gather,slice,concat --rows
+#: 77,197,1001,4097 --dtypes f32,f16,bf16 --sizes 64,512`, all three
+#: families then): gathers +2.8% .. +24.5% (16-bit rows of 197 49.9 against
+#: 58.6 µs at 64 MiB; rows of 1001 and 4097 in 16-bit take `_gather_rows`,
+#: unchanged), 16-bit concats +0.1% .. +10.5% (rows of 77 44.2 -> 40.1),
+#: f32 concats -1.5% .. +2.5%; slices lost 16-bit -0.9% .. -10.5% (their
+#: lanes each read a run of 16 bytes: more L1 wavefronts) and keep a lane
+#: an element.
+STAGED_RUNS: tuple[str, ...] = ("gather", "concat")
 
 
 def _words(c: str, g: int, v: str = "v") -> list[str]:
@@ -195,13 +199,15 @@ def _reads(count: int, first: str, n: int, lines: Callable[[Index], list[str]], 
 
 
 def moves(family: str, out: SSAValue, ins: list[tuple[str, SSAValue]], lines: Callable[[Index], list[str]],
-          form: str, vw: int = 1, idx: Index = ("unsigned", "u"), vector_ins: Sequence[str] = ("x",)) -> KernelSpec:
+          form: str, vw: int = 1, idx: Index = ("unsigned", "u"), vector_ins: Sequence[str] = ("x",),
+          run: Callable[[Index, int], list[str]] | None = None) -> KernelSpec:
     """The one-trip kernel: each thread sets `v[u]`, the output item `i`,
     for UNROLL items (`lines(idx)`, in items of `vw` elements: the inputs
     named in `vector_ins` are seen as arrays of items), then stores them.
-    Elements of up to STAGED_MAX_BYTES moved one at a time: the staged form."""
+    Elements of up to STAGED_MAX_BYTES moved one at a time: the staged form
+    (`run`, where given, sets a run of elements in its runs variant)."""
     if vw == 1 and dtype(eltype(out)).bytes <= STAGED_MAX_BYTES and numel(shape(out)) >= 16:
-        return _staged(family, out, ins, lines, form, idx)
+        return _staged(family, out, ins, lines, form, idx, run)
     idx_t, sfx = idx
     n = numel(shape(out)) // vw
     t = eltype(out)
@@ -230,7 +236,7 @@ def moves(family: str, out: SSAValue, ins: list[tuple[str, SSAValue]], lines: Ca
 
 
 def _staged(family: str, out: SSAValue, ins: list[tuple[str, SSAValue]], lines: Callable[[Index], list[str]],
-            form: str, idx: Index) -> KernelSpec:
+            form: str, idx: Index, run: Callable[[Index, int], list[str]] | None = None) -> KernelSpec:
     """`moves` for elements of up to STAGED_MAX_BYTES: warp w of the block
     reads elements `e0 + u * 32 + lane` (`lines(idx)` with `i` an element
     index, coalesced as in `moves`), puts them in its slice of a
@@ -249,7 +255,7 @@ def _staged(family: str, out: SSAValue, ins: list[tuple[str, SSAValue]], lines: 
     decl = params_decl([(name, v, False) for name, v in ins] + [("y", out, True)])
     params: list[Buf | int] = [Buf(v) for _, v in ins] + [Buf(out, True)]
     grid = -(-n // (BLOCK_THREADS * per))
-    if STAGED_RUNS:
+    if family in STAGED_RUNS:
         src = [f"// injective form: {form}, staged: {per} elements per thread read {g} at a time in a run, "
                f"written as 16-byte vectors packed in registers",
                f'extern "C" __global__ void __launch_bounds__({BLOCK_THREADS}) ENTRY({decl}) {{',
@@ -258,7 +264,7 @@ def _staged(family: str, out: SSAValue, ins: list[tuple[str, SSAValue]], lines: 
                f"  for (int r = 0; r < {per // g}; ++r) {{",
                f"    const {idx_t} e = e0 + r * {BLOCK_THREADS * g}{sfx};",
                f"    {c} v[{g}];",
-               *_reads(g, "e + u", n, lines, idx, "    "),
+               *(["    " + line for line in run(idx, g)] if run else _reads(g, "e + u", n, lines, idx, "    ")),
                f"    if (e + {g}{sfx} <= {n}{sfx}) *reinterpret_cast<uint4*>(y + e) = make_uint4({', '.join(_words(c, g))});"]
         if n % g:
             src.append(f"    else if (e < {n}{sfx}) for (int u = 0; u < {n % g}; ++u) y[e + u] = v[u];")
@@ -480,16 +486,54 @@ def gather_kernel(op: rlx.GatherOp, sm_count: int) -> KernelSpec:
             and inner < 65535 * BLOCK_THREADS * GATHER_ROW_UNROLL):  # the grid's x and y limits
         return _gather_rows(op, vw, inner, nid, d)
 
+    outer = numel(vx[:axis])
+
+    def take(q: str, j: str) -> str:
+        """`long long q` = ids[j], negative counting from the end, clamped."""
+        return (f"long long {q} = (long long)ids[{j}]; if ({q} < 0) {q} += {d}LL; "
+                f"{q} = {q} < 0 ? 0 : ({q} >= {d}LL ? {d - 1}LL : {q});")
+
     def lines(idx: Index) -> list[str]:
         idx_t, sfx = idx
+        # One outer slice: output row j is input row ids[j], with no modulo by
+        # the id count or division for the slice. H200, session 45, against
+        # the general index (the staged form a lane each): 16-bit gathers of
+        # rows of 77 and 197 +21% .. +27% (bf16 of 77 at 64 MiB 71.3 -> 57.6
+        # µs), f32 +4% .. +12%.
+        if outer == 1:
+            return [f"const {idx_t} j = i / {inner}{sfx}, in_ = i - j * {inner}{sfx};",
+                    take("q", "j"),
+                    f"v[u] = x[q * {inner}{sfx} + in_];"]
         return [
             f"const {idx_t} in_ = i % {inner}{sfx}, j = (i / {inner}{sfx}) % {nid}{sfx}, outer = i / {inner * nid}{sfx};",
-            f"long long q = (long long)ids[j]; if (q < 0) q += {d}LL; q = q < 0 ? 0 : (q >= {d}LL ? {d - 1}LL : q);",
+            take("q", "j"),
             f"v[u] = x[(outer * {d}{sfx} + q) * {inner}{sfx} + in_];",
         ]
 
+    def run(idx: Index, g: int) -> list[str]:
+        """A run of g elements from `e` spans at most two output rows (inner
+        >= g), w0 and w1: each row's id read once, not an element's."""
+        idx_t, sfx = idx
+        n = numel(shape(op.result))
+        c = storage_type(t)
+
+        def src(k: str, r: str) -> list[str]:
+            j, row = (r, f"q{k}") if outer == 1 else (f"{r} % {nid}{sfx}", f"(({r} / {nid}{sfx}) * {d}LL + q{k})")
+            return [take(f"q{k}", j), f"const {c}* __restrict__ s{k} = x + {row} * {inner}LL;"]
+
+        return [f"if (e < {n}{sfx}) {{",
+                f"  const {idx_t} w0 = e / {inner}{sfx}, c0 = e - w0 * {inner}{sfx};",
+                f"  const {idx_t} w1 = c0 + {g}{sfx} > {inner}{sfx} && e + ({inner}{sfx} - c0) < {n}{sfx} ? w0 + 1{sfx} : w0;",
+                *("  " + line for line in src("0", "w0") + src("1", "w1")),
+                "  #pragma unroll",
+                f"  for (int u = 0; u < {g}; ++u) {{",
+                f"    const {idx_t} c = c0 + u;",
+                f"    if (e + u < {n}{sfx}) v[u] = *(c < {inner}{sfx} ? s0 + c : s1 + (c - {inner}{sfx}));",
+                "  }",
+                "}"]
+
     return moves("gather", op.result, [("x", op.input), ("ids", op.indices)], lines, f"gather along axis {axis}", vw,
-                 index_kind([op.input, op.result]))
+                 index_kind([op.input, op.result]), run=run if vw == 1 and inner >= 16 else None)
 
 
 #: Gathers whose rows (the run of items after the gathered axis) hold at
