@@ -389,17 +389,18 @@ def test_unit_axis_transpose_is_a_view_and_its_copy_form_compiles(d):
     assert cubins[0][:4] == b"\x7fELF"
 
 
-def test_gather_row_form_for_narrow_items():
-    """injective.GATHER_ROW_MIN_ITEMS: 16-bit rows moved an element at a time
-    (odd lengths) take the row form, over any axis; f32 elements and rows of
-    vectors keep the one-trip form."""
-    for d in ("f16", "bf16"):
+def test_gathers_of_odd_rows_read_runs():
+    """injective.STAGED_RUNS: gathers of rows no vector divides, short or
+    long, over any axis and in any dtype, take the staged form's runs
+    (each thread's 16 bytes of output, the ids of the two rows they may
+    span read once); rows a vector divides keep 16-byte items."""
+    for d, g_ in (("f16", 8), ("bf16", 8), ("f32", 4)):
         src = _sources(lambda g: [g.gather(g.input("x", [40, 1001], d), g.constant(np.array([3, -1], np.int64)), axis=0),
                                   g.gather(g.input("y", [2, 6, 2057], d), g.constant(np.array([5, 0], np.int32)), axis=1)])
-        assert "gather rows along axis 0" in src and "gather rows along axis 1" in src
-    for d, n in (("f32", 1001), ("f16", 1000)):
-        src = _sources(lambda g: [g.gather(g.input("x", [40, n], d), g.constant(np.array([3, -1], np.int64)), axis=0)])
-        assert "gather rows" not in src and "gather along axis 0" in src
+        assert src.count(f"staged: {g_} elements per thread read {g_} at a time in a run") == 2
+        assert "ids[w1]" in src and "ids[w1 % 2u]" in src
+    src = _sources(lambda g: [g.gather(g.input("x", [40, 1000], "f16"), g.constant(np.array([3, -1], np.int64)), axis=0)])
+    assert "staged" not in src and "gather along axis 0, 8 elements per 16-byte item" in src
 
 
 def _kernels(build_fn) -> list[str]:

@@ -72,8 +72,7 @@ def test_staged_injective_moves_are_exact(d, staged, runs, monkeypatch):
     through shared memory; the interpreter's bits exactly, with the arena
     poisoned: slices at odd starts and negative steps, concats of odd rows
     on either axis, a gather of odd rows (negative ids, axis 1) and one of
-    rows of 4097 (the staged form in f32 and i32, the row form
-    `_gather_rows` in 16-bit and bool), an expand of an odd row and a
+    rows of 4097, an expand of an odd row and a
     batched copy of odd runs; outputs of many blocks whose element counts a
     vector (4 to 16 elements) does not divide (a partial last vector), and
     one of 32 elements; each thread's elements a run packed in registers
@@ -96,8 +95,7 @@ def test_staged_injective_moves_are_exact(d, staged, runs, monkeypatch):
             g.gather(a, g.constant(np.random.default_rng().integers(-301, 301, (3, 101))), axis=0)]
     module = g.build(outs)
     srcs = [op.source.data for op in rlxc.run_pipeline(module, "rlx-cuda{arch=sm_90}").ops if hasattr(op, "source")]
-    wide = d in ("f32", "i32")  # the gather of rows of 4097: the staged one-trip form, else the row form
-    assert sum("staged" in s for s in srcs) == ((9 if wide else 8) if staged else 0)
+    assert sum("staged" in s for s in srcs) == (9 if staged else 0)
     assert_exact(module, shapes, d)
 
 

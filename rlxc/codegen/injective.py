@@ -13,10 +13,11 @@ innermost axis were that many times shorter. A transpose that changes the
 innermost axis goes through a padded 32x32 shared-memory tile, so reads
 and writes are both coalesced (`transpose_tiled`). Elements of up to
 STAGED_MAX_BYTES moved one at a time (rows no vector divides) are written
-as 16-byte vectors through shared memory (`_staged`). A gather of 16-bit
-rows moved an element at a time takes a row form instead (`_gather_rows`:
-a block per output row and chunk, the row's index read once). The form is
-named in a comment line of the source.
+as 16-byte vectors through shared memory (`_staged`), or, for the
+families in STAGED_RUNS (gathers, concats), read as a run of 16 bytes a
+thread and packed in registers (a gather's run reads each of the two
+output rows it may span's id once). The form is named in a comment line of
+the source.
 
 `injective` (a grid-stride loop writing `y[i]`) remains for the indexing
 kernels (rlxc/codegen/indexing.py).
@@ -165,11 +166,13 @@ STAGED_THREAD_BYTES = 16
 #: injective.STAGED_RUNS=False,True -- --ops gather,slice,concat --rows
 #: 77,197,1001,4097 --dtypes f32,f16,bf16 --sizes 64,512`, all three
 #: families then): gathers +2.8% .. +24.5% (16-bit rows of 197 49.9 against
-#: 58.6 µs at 64 MiB; rows of 1001 and 4097 in 16-bit take `_gather_rows`,
-#: unchanged), 16-bit concats +0.1% .. +10.5% (rows of 77 44.2 -> 40.1),
+#: 58.6 µs at 64 MiB), 16-bit concats +0.1% .. +10.5% (rows of 77 44.2 -> 40.1),
 #: f32 concats -1.5% .. +2.5%; slices lost 16-bit -0.9% .. -10.5% (their
 #: lanes each read a run of 16 bytes: more L1 wavefronts) and keep a lane
-#: an element.
+#: an element. With them 16-bit gathers of rows of 1001 and 4097 are 4.4%
+#: to 21.8% faster than in session 36's row form (a block per output row
+#: and chunk, removed; bf16 of 1001 at 64 MiB 52.5 -> 43.2 µs), and of
+#: 32768 within 0.5% (`variant.py injective.GATHER_ROW_MIN_ITEMS=256,0`).
 STAGED_RUNS: tuple[str, ...] = ("gather", "concat")
 
 
@@ -481,11 +484,6 @@ def gather_kernel(op: rlx.GatherOp, sm_count: int) -> KernelSpec:
     nid = numel(ids)
     d = xs[axis]
 
-    if (GATHER_ROW_MIN_ITEMS and inner >= GATHER_ROW_MIN_ITEMS and vw * dtype(t).bytes < GATHER_ROW_ITEM_BYTES
-            and numel(ids) * numel(vx[:axis]) < 2**31
-            and inner < 65535 * BLOCK_THREADS * GATHER_ROW_UNROLL):  # the grid's x and y limits
-        return _gather_rows(op, vw, inner, nid, d)
-
     outer = numel(vx[:axis])
 
     def take(q: str, j: str) -> str:
@@ -534,59 +532,3 @@ def gather_kernel(op: rlx.GatherOp, sm_count: int) -> KernelSpec:
 
     return moves("gather", op.result, [("x", op.input), ("ids", op.indices)], lines, f"gather along axis {axis}", vw,
                  index_kind([op.input, op.result]), run=run if vw == 1 and inner >= 16 else None)
-
-
-#: Gathers whose rows (the run of items after the gathered axis) hold at
-#: least this many items, of under GATHER_ROW_ITEM_BYTES each, take the row
-#: form (`_gather_rows`: blocks over (output row, chunk of it), the row's
-#: index read once per block, no division per item); 0: never. H100
-#: (session 36, `variant.py injective.GATHER_ROW_MIN_ITEMS=256,0 -- --ops
-#: gather --rows 768,1001,4096,4097,32768 --sizes 64,512`), against the
-#: one-trip form: f16/bf16 rows of 1001 and 4097 (an element an item) 62.1
-#: against 70.0 and 61.0 against 78.8 µs at 64 MiB, 8.6-12.9% at 512 MiB
-#: (torch.compile: 61.7 and 62.6); rows of 16-byte items within 2.4% either
-#: way; f32 elements mixed (1001 +5-6%, 4097 -6.5% at 512 MiB), so they
-#: keep the one-trip form.
-GATHER_ROW_MIN_ITEMS = 256
-GATHER_ROW_ITEM_BYTES = 4
-#: The row form's items per thread at most.
-GATHER_ROW_UNROLL = 8
-
-
-def _gather_rows(op: rlx.GatherOp, vw: int, inner: int, nid: int, d: int) -> KernelSpec:
-    """The row form of `gather_kernel`: output row `blockIdx.x` (outer × nid
-    of them, `inner` items each) is input row ids[j] of its outer slice;
-    its chunks (blockIdx.y) are split evenly over the blocks, at most
-    GATHER_ROW_UNROLL items a thread."""
-    t = eltype(op.input)
-    item = _item_type(t, vw)
-    threads = BLOCK_THREADS
-    chunks = -(-inner // (threads * GATHER_ROW_UNROLL))
-    unroll = -(-inner // (threads * chunks))
-    rows = numel(shape(op.result)) // (inner * vw)
-    vec = vw > 1
-    decl = params_decl([("x_" if vec else "x", op.input, False), ("ids", op.indices, False),
-                        ("y_" if vec else "y", op.result, True)])
-    src = [f"// injective form: gather rows along axis {int_of(op.axis) % len(shape(op.input))}, a block per "
-           f"(output row, chunk of {threads * unroll} items), "
-           + (f"{vw} elements per {vw * dtype(t).bytes}-byte item" if vec else "one element per item")
-           + f", {unroll} items per thread",
-           f'extern "C" __global__ void __launch_bounds__({threads}) ENTRY({decl}) {{']
-    if vec:
-        src += [f"  const {item}* __restrict__ x = reinterpret_cast<const {item}*>(x_);",
-                f"  {item}* __restrict__ y = reinterpret_cast<{item}*>(y_);"]
-    src += [
-        f"  const long long row = blockIdx.x, j = row % {nid}LL, outer = row / {nid}LL;",
-        f"  long long q = (long long)ids[j]; if (q < 0) q += {d}LL; q = q < 0 ? 0 : (q >= {d}LL ? {d - 1}LL : q);",
-        f"  const {item}* __restrict__ src = x + (outer * {d}LL + q) * {inner}LL;",
-        f"  {item}* __restrict__ dst = y + row * {inner}LL;",
-        f"  const unsigned c0 = blockIdx.y * {threads * unroll}u + threadIdx.x;",
-        f"  {item} v[{unroll}];",
-        "  #pragma unroll",
-        f"  for (int u = 0; u < {unroll}; ++u) {{ const unsigned c = c0 + u * {threads}u; if (c < {inner}u) v[u] = src[c]; }}",
-        "  #pragma unroll",
-        f"  for (int u = 0; u < {unroll}; ++u) {{ const unsigned c = c0 + u * {threads}u; if (c < {inner}u) dst[c] = v[u]; }}",
-        "}",
-    ]
-    params: list[Buf | int] = [Buf(op.input), Buf(op.indices), Buf(op.result, True)]
-    return KernelSpec("gather", "\n".join(src) + "\n", params, (rows, chunks, 1), threads)
