@@ -397,7 +397,7 @@ def test_gathers_of_odd_rows_read_runs():
     for d, g_ in (("f16", 8), ("bf16", 8), ("f32", 4)):
         src = _sources(lambda g: [g.gather(g.input("x", [40, 1001], d), g.constant(np.array([3, -1], np.int64)), axis=0),
                                   g.gather(g.input("y", [2, 6, 2057], d), g.constant(np.array([5, 0], np.int32)), axis=1)])
-        assert src.count(f"staged: {g_} elements per thread read {g_} at a time in a run") == 2
+        assert src.count(f"staged: {2 * g_} elements per thread read {g_} at a time in a run") == 2
         assert "ids[w1]" in src and "ids[w1 % 2u]" in src
     src = _sources(lambda g: [g.gather(g.input("x", [40, 1000], "f16"), g.constant(np.array([3, -1], np.int64)), axis=0)])
     assert "staged" not in src and "gather along axis 0, 8 elements per 16-byte item" in src
@@ -472,7 +472,7 @@ def test_narrow_injective_items_take_16_bytes_a_thread(d, monkeypatch):
         assert nvrtc.resources(staged[0], arch, headers=HEADERS).spill_stores == 0
     assert any("8 elements per 16-byte item, 4 items per thread" in s for s in srcs)
     monkeypatch.setattr(I, "STAGED_RUNS", runs_default)  # a run of 8 a thread, packed in registers
-    runs = [s for s in _kernels(build) if "staged: 8 elements per thread read 8 at a time in a run" in s]
+    runs = [s for s in _kernels(build) if "staged: 16 elements per thread read 8 at a time in a run" in s]
     assert len(runs) == 1 and "__shared__" not in runs[0]
     assert "make_uint4((unsigned)v[0] | ((unsigned)v[1] << 16), " in runs[0]
     for arch in ("sm_90", "sm_75"):

@@ -174,6 +174,13 @@ STAGED_THREAD_BYTES = 16
 #: and chunk, removed; bf16 of 1001 at 64 MiB 52.5 -> 43.2 µs), and of
 #: 32768 within 0.5% (`variant.py injective.GATHER_ROW_MIN_ITEMS=256,0`).
 STAGED_RUNS: tuple[str, ...] = ("gather", "concat")
+#: ... and their bytes per thread (two runs of 16 bytes). H200 (session 45,
+#: `variant.py injective.STAGED_THREAD_BYTES=16,32 -- --ops gather,concat
+#: --rows 77,197,1001,4097 --dtypes f32,f16,bf16 --sizes 64,512`, both
+#: families in runs): gathers +0.2% .. +12.6% (bf16 of 1001 at 512 MiB 354.9
+#: -> 315.3 µs, f32 of 4097 296.3 -> 272.6), concats -1.2% .. +6.2% (f32
+#: of 1001 and 4097 -1.2% at 64 MiB, 16-bit of 1001 +6% at 512).
+STAGED_RUN_BYTES = 32
 
 
 def _words(c: str, g: int, v: str = "v") -> list[str]:
@@ -252,13 +259,14 @@ def _staged(family: str, out: SSAValue, ins: list[tuple[str, SSAValue]], lines: 
     size = dtype(t).bytes
     n = numel(shape(out))
     g = 16 // size  # elements per 16-byte vector
-    per = max(1, STAGED_THREAD_BYTES // 16) * g  # elements per thread
+    runs = family in STAGED_RUNS
+    per = max(1, (STAGED_RUN_BYTES if runs else STAGED_THREAD_BYTES) // 16) * g  # elements per thread
     span = 32 * per  # elements per warp
     c = storage_type(t)
     decl = params_decl([(name, v, False) for name, v in ins] + [("y", out, True)])
     params: list[Buf | int] = [Buf(v) for _, v in ins] + [Buf(out, True)]
     grid = -(-n // (BLOCK_THREADS * per))
-    if family in STAGED_RUNS:
+    if runs:
         src = [f"// injective form: {form}, staged: {per} elements per thread read {g} at a time in a run, "
                f"written as 16-byte vectors packed in registers",
                f'extern "C" __global__ void __launch_bounds__({BLOCK_THREADS}) ENTRY({decl}) {{',
