@@ -55,8 +55,12 @@ each pair (10 at 64 MiB, 4 at 512 MiB) and divides: device time with the
 host's per-call overhead hidden, as it is in a busy program (torch.compile's
 Python wrapper costs tens of µs a call, as much as a 64 MiB kernel).
 `--timing single` times each call alone with gpu.py's `torch_time` and
-`exe.time_launches`. The copy ceiling is taken the same way as the cases
-(gpu.py's `copy_bandwidth` figure is printed beside it). torch.compile is the default mode with `dynamic=False`, a fresh
+`exe.time_launches`. `--timing wall` is what a user sees a call take: the
+host's clock around each call (rlxc: `run()` with device inputs and
+outputs, which copies them into and out of its arena, waited for; torch:
+the call and a synchronize), the median of 200. The copy ceiling is taken
+the same way as the cases (batched for wall; gpu.py's `copy_bandwidth`
+figure is printed beside it). torch.compile is the default mode with `dynamic=False`, a fresh
 compile (after `torch._dynamo.reset()`) for each case; by default it runs at
 every size (`--compile-sizes 64` keeps it to the 64 MiB cases, and the
 512 MiB cases are then compared with eager only). Compile time is not timed
@@ -361,13 +365,37 @@ def batched_copy_bandwidth(nbytes: int, repeat: int) -> float:
     return 2 * nbytes / (ms * 1e-3) / 1e9
 
 
-def time_rlxc(exe, case: Case, args) -> float:
+def wall_time(call, repeat: int, warmup: int) -> float:
+    """Milliseconds per call of `call()` by the host's clock, each call
+    timed alone and returning only once its outputs are complete: the
+    median of `repeat` calls after `warmup`."""
+    for _ in range(warmup):
+        call()
+    times = []
+    for _ in range(repeat):
+        t0 = time.perf_counter()
+        call()
+        times.append((time.perf_counter() - t0) * 1e3)
+    return statistics.median(times)
+
+
+def time_rlxc(exe, case: Case, args, dev_inputs=None) -> float:
+    if args.timing == "wall":  # run() as a user calls it: device inputs copied in, device outputs, waited for
+        return wall_time(lambda: exe.run(dev_inputs, device_outputs=True), args.repeat, args.warmup)
     if args.timing == "single":
         return statistics.median(exe.time_launches(repeat=args.repeat, warmup=args.warmup))
     return statistics.median(exe.time_launches(repeat=args.repeat, warmup=args.warmup, inner=inner_calls(case.mb)))
 
 
 def time_torch(fn, targs, case: Case, args) -> float:
+    if args.timing == "wall":
+        import torch
+
+        def call():
+            fn(*targs)
+            torch.cuda.synchronize()
+
+        return wall_time(call, args.repeat, max(args.warmup, 3))
     if args.timing == "single":
         return torch_time(fn, targs, args.repeat)
     return torch_time(fn, targs, args.repeat, inner=inner_calls(case.mb), warmup=3)
@@ -484,10 +512,11 @@ def run_case(case: Case, args, compile_peer: bool) -> dict:
         row["rlxc_kernels"] = len(getattr(exe, "launches", []))
         torch.cuda.synchronize()
         dts = {k: dt for k, (_, dt) in input_shapes(case).items()}
-        outs = exe.run({k: _DeviceView(t, dts[k]) for k, t in inputs.items()}, device_outputs=True)
+        dev_inputs = {k: _DeviceView(t, dts[k]) for k, t in inputs.items()}
+        outs = exe.run(dev_inputs, device_outputs=True)
         y_r = [to_torch(o, torch.int64 if case.op.startswith("argmax") else tdt) for o in outs]
         del outs
-        row["rlxc_ms"] = time_rlxc(exe, case, args)
+        row["rlxc_ms"] = time_rlxc(exe, case, args, dev_inputs)
     except Exception as e:  # noqa: BLE001 - report and go on
         row["errors"]["rlxc"] = _short(e)
         if args.verbose:
@@ -638,9 +667,12 @@ def main() -> int:
                     help="sizes (MiB) at which torch.compile is timed (default: every size; 'none' for none)")
     ap.add_argument("--repeat", type=int, default=None, help="timed repetitions per measurement")
     ap.add_argument("--warmup", type=int, default=3, help="rlxc warm-up launches (the torch timers do 3 or 5)")
-    ap.add_argument("--timing", choices=("batched", "single"), default="batched",
+    ap.add_argument("--timing", choices=("batched", "single", "wall"), default="batched",
                     help="batched (default): events around back-to-back calls (10 at 64 MB, 4 at 512 MB); "
-                         "single: events around each call (gpu.py's torch_time and exe.time_launches)")
+                         "single: events around each call (gpu.py's torch_time and exe.time_launches); "
+                         "wall: the host's clock around each call, as a user calls it (rlxc: run() with device "
+                         "inputs and outputs, which copies them in and out of its arena; torch: the call and "
+                         "a synchronize), median of --repeat (default 200)")
     ap.add_argument("--dry-run", action="store_true",
                     help="no GPU: build and lower every case's module (rlx-cuda for sm_90)")
     ap.add_argument("--nvrtc", action="store_true", help="with --dry-run: also compile the kernels with NVRTC")
@@ -672,7 +704,7 @@ def main() -> int:
     compile_sizes = sizes if args.compile_sizes is None else (
         [] if args.compile_sizes == "none" else pick(args.compile_sizes, sizes, float))
     if args.repeat is None:
-        args.repeat = 10 if args.quick else 20
+        args.repeat = 200 if args.timing == "wall" else 10 if args.quick else 20
     case_list = cases(ops, dtypes, rows, sizes)
     if args.dry_run:
         return dry_run(case_list, args.nvrtc)
@@ -698,7 +730,10 @@ def main() -> int:
     print(f"# rlxc kernel sweep: {report['device']}, {report['date']}, torch {torch.__version__}")
     print(f"\ndevice-to-device copy (512 MiB, read + write): **{copy_gbs:.0f} GB/s** "
           f"({args.timing} timing; gpu.py's copy_bandwidth, events around each copy: {copy_single:.0f} GB/s); "
-          f"{len(case_list)} cases; median of {args.repeat} CUDA-event-timed samples each ({args.timing} timing"
+          f"{len(case_list)} cases; median of {args.repeat} "
+          + ("calls each by the host's clock (wall timing: rlxc's run() with device inputs and outputs, torch's "
+             "call and a synchronize; the copy is timed batched" if args.timing == "wall"
+             else f"CUDA-event-timed samples each ({args.timing} timing")
           + (", a sample = back-to-back calls: 10 at 64 MB, 4 at 512 MB" if args.timing == "batched" else "")
           + "); "
           f"torch.compile (default, dynamic=False) at sizes {compile_sizes or 'none'} MiB\n")
