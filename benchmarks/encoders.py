@@ -65,7 +65,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path[:0] = [str(ROOT)]
 
 import rlxc  # noqa: E402
-from gpu import torch_time  # noqa: E402
+from gpu import torch_time, wall_ms  # noqa: E402
 
 
 @dataclass(frozen=True)
@@ -226,18 +226,6 @@ def padding_mask(batch: int, seq: int, dtype):
 def events_ms(fn, repeat: int, warmup: int = 3) -> float:
     """Median device milliseconds of fn(), CUDA events on torch's current stream."""
     return torch_time(fn, (), repeat, warmup=warmup)
-
-
-def wall_ms(fn, repeat: int, warmup: int = 3) -> float:
-    """Median wall milliseconds of fn() (which returns with its work done)."""
-    for _ in range(warmup):
-        fn()
-    times = []
-    for _ in range(repeat):
-        t0 = time.perf_counter()
-        fn()
-        times.append((time.perf_counter() - t0) * 1e3)
-    return statistics.median(times)
 
 
 def max_rel(y, ref) -> float:

@@ -37,6 +37,19 @@ SLOW_CALL_MS = 5.0
 SLOW_BUDGET_MS = 3000.0
 
 
+def wall_ms(fn, repeat: int, warmup: int = 3) -> float:
+    """Median wall milliseconds of fn() (which returns with its work done),
+    each call timed alone by the host's clock, after `warmup` calls."""
+    for _ in range(warmup):
+        fn()
+    times = []
+    for _ in range(repeat):
+        t0 = time.perf_counter()
+        fn()
+        times.append((time.perf_counter() - t0) * 1e3)
+    return statistics.median(times)
+
+
 def torch_time(fn, args, repeat: int, inner: int = 1, warmup: int = 5) -> float:
     """Milliseconds per call of fn(*args): the median over `repeat` samples,
     each a pair of CUDA events (torch's current stream) around `inner`

@@ -26,11 +26,12 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 import rlxc  # noqa: E402
-from encoders import MODELS, build_rlxc, make_weights, rlxc_params, wall_ms  # noqa: E402
+from encoders import MODELS, build_rlxc, make_weights, rlxc_params  # noqa: E402
+from gpu import wall_ms  # noqa: E402
 
 
 def median_us(fn, n=400) -> float:
-    """Median wall microseconds of fn(), no warm-up (encoders.wall_ms)."""
+    """Median wall microseconds of fn(), no warm-up (gpu.wall_ms)."""
     return wall_ms(fn, n, warmup=0) * 1e3
 
 

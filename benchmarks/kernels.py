@@ -103,7 +103,7 @@ import numpy as np
 ROOT = Path(__file__).resolve().parent.parent
 sys.path[:0] = [str(ROOT), str(ROOT / "benchmarks")]
 
-from gpu import copy_bandwidth, torch_time
+from gpu import copy_bandwidth, torch_time, wall_ms
 
 import rlxc
 
@@ -365,23 +365,9 @@ def batched_copy_bandwidth(nbytes: int, repeat: int) -> float:
     return 2 * nbytes / (ms * 1e-3) / 1e9
 
 
-def wall_time(call, repeat: int, warmup: int) -> float:
-    """Milliseconds per call of `call()` by the host's clock, each call
-    timed alone and returning only once its outputs are complete: the
-    median of `repeat` calls after `warmup`."""
-    for _ in range(warmup):
-        call()
-    times = []
-    for _ in range(repeat):
-        t0 = time.perf_counter()
-        call()
-        times.append((time.perf_counter() - t0) * 1e3)
-    return statistics.median(times)
-
-
 def time_rlxc(exe, case: Case, args, dev_inputs=None) -> float:
     if args.timing == "wall":  # run() as a user calls it: device inputs copied in, device outputs, waited for
-        return wall_time(lambda: exe.run(dev_inputs, device_outputs=True), args.repeat, args.warmup)
+        return wall_ms(lambda: exe.run(dev_inputs, device_outputs=True), args.repeat, args.warmup)
     if args.timing == "single":
         return statistics.median(exe.time_launches(repeat=args.repeat, warmup=args.warmup))
     return statistics.median(exe.time_launches(repeat=args.repeat, warmup=args.warmup, inner=inner_calls(case.mb)))
@@ -395,7 +381,7 @@ def time_torch(fn, targs, case: Case, args) -> float:
             fn(*targs)
             torch.cuda.synchronize()
 
-        return wall_time(call, args.repeat, max(args.warmup, 3))
+        return wall_ms(call, args.repeat, max(args.warmup, 3))
     if args.timing == "single":
         return torch_time(fn, targs, args.repeat)
     return torch_time(fn, targs, args.repeat, inner=inner_calls(case.mb), warmup=3)
