@@ -40,12 +40,11 @@ from dataclasses import dataclass, field
 import numpy as np
 from xdsl.dialects import func
 from xdsl.dialects.builtin import ModuleOp
-from xdsl.ir import Operation
 
 from rlxc.dialects import plan as P
 from rlxc.dialects import rlx, rlx_cuda
 from rlxc.dialects.types import tensor_bytes
-from rlxc.runtime import cublaslt
+from rlxc.runtime import binding, cublaslt
 from rlxc.runtime.device_arrays import (
     DeviceArray,
     DeviceBuffer,
@@ -133,6 +132,17 @@ SYNC_SLEEP_MIN_S = 0.002
 #: 1 ms kernel, 34-47 µs after 20 ms), which run() no longer waits for.
 SIGNAL_WAIT = "write"
 SIGNAL_QUERY_EVERY = 256
+
+#: Outputs written in place: the kernels (and gemms) that write a function
+#: output, and those that read it after, are pointed at its slot in the
+#: output pool instead of the arena (`binding.bind_outputs`: where the plan
+#: lets them move without another value), so that run() with device outputs
+#: copies nothing out and host outputs are read from the pool. Session 45
+#: measured run()'s copies as what a single op over 64 MiB pays a call
+#: beyond its kernel (`kernels.py --timing wall`, H200: softmax 111 µs a
+#: call, 35 µs of kernel, two 64 MiB copies). Prepared in session 45, off:
+#: not yet run on a GPU (tests/test_gpu_binding.py).
+BIND_OUTPUTS = False
 
 #: Tensor classes seen to be torch's (a set lookup instead of a module-name test per input)
 _TORCH_TYPES: set[type] = set()
@@ -288,6 +298,18 @@ class CudaExecutable:
             self.modules[sym] = mod
             functions[sym] = check(cu.cuModuleGetFunction(mod, k.entry.data.encode()), f"cuModuleGetFunction({k.entry.data})")
         self._upload_params(params or {})
+        self.arg_offsets = fplan.arg_offsets
+        ret = self.func.body.block.last_op
+        assert isinstance(ret, func.ReturnOp)
+        self.output_locations = [self._location_of(v) for v in ret.arguments]
+        self._outputs = [(t, self._ptr(loc), tensor_bytes(t)) for loc, t in zip(self.output_locations, self.sig.outputs)]
+        self._pool: list[DeviceArray] | None = None
+        self._pool_dsts: list[int] = []
+        #: outputs written in place into the pool (BIND_OUTPUTS), and why the others are not
+        self.bindings: list[binding.Binding] = []
+        self.unbound: dict[int, str] = {}
+        if BIND_OUTPUTS:
+            self._bind_outputs()
         self.launches = []
         self.lt_handle = None
         if gemms:
@@ -307,13 +329,14 @@ class CudaExecutable:
                     self._check_co_resident(kernels[sym], functions[sym], op)
                 launch = self._pack(functions[sym], [a for a in op.args.data],
                                     tuple(op.grid.get_values()), tuple(op.block.get_values()),
-                                    op.smem.value.data, kernels[sym].entry.data)
+                                    op.smem.value.data, kernels[sym].entry.data, len(self.launches))
                 if self._debug:
                     launch.source_path = _save_source(kernels[sym])
                 self.launches.append(launch)
             elif isinstance(op, rlx_cuda.GemmOp):
+                at = len(self.launches)
                 self.launches.append(
-                    cublaslt.LtGemm(op, self._ptr, self.lt_handle, int(self.workspace), allow_tf32)
+                    cublaslt.LtGemm(op, lambda a, at=at: self._ptr(a, at), self.lt_handle, int(self.workspace), allow_tf32)
                 )
         #: per cuBLASLt gemm: the candidates' median µs where they were timed (`LtGemm.autotune`)
         self.gemm_tuning: list[list[float]] = []
@@ -321,19 +344,12 @@ class CudaExecutable:
             for g in self.launches:
                 if isinstance(g, cublaslt.LtGemm):
                     self.gemm_tuning.append(g.autotune(int(self.stream), int(self.device)))
-        self.arg_offsets = fplan.arg_offsets
-        ret = self.func.body.block.last_op
-        assert isinstance(ret, func.ReturnOp)
-        self.output_locations = [self._location_of(v) for v in ret.arguments]
         # per-call facts, computed once
         self._inputs = [(n, t, int(self.arena) + off, tensor_bytes(t))
                         for (n, t), off in zip(self.sig.inputs, self.arg_offsets)]
         self._in_slots = [_Slot(n, t, tuple(t.get_shape()), tensor_bytes(t)) for n, t in self.sig.inputs]
         self._out_slots = [_Slot(f"out[{i}]", t, tuple(t.get_shape()), tensor_bytes(t))
                            for i, t in enumerate(self.sig.outputs)]
-        self._outputs = [(t, self._ptr(loc), tensor_bytes(t)) for loc, t in zip(self.output_locations, self.sig.outputs)]
-        self._pool: list[DeviceArray] | None = None
-        self._pool_dsts: list[int] = []
         self._io: _IOGraph | None = None
         #: why the I/O graph could not be built (run then takes the general path)
         self.io_graph_error: str | None = None
@@ -345,20 +361,39 @@ class CudaExecutable:
         self._last_wait_s = 0.0  # how long the last polled wait took (SYNC_SLEEP_MARGIN_S)
 
     # -- setup helpers
-    def _ptr(self, arg: rlx_cuda.ArgAttr) -> int:
-        base = self.arena if arg.kind.data == "arena" else self.params
-        return int(base) + arg.value.value.data
+    def _ptr(self, arg: rlx_cuda.ArgAttr, at: int | None = None) -> int:
+        """The device address of a location; for an argument of launch `at`,
+        a bound output's slot is its place in the output pool."""
+        off = arg.value.value.data
+        if arg.kind.data != "arena":
+            return int(self.params) + off
+        if at is not None:
+            for b in self.bindings:
+                if b.covers(at, off):
+                    return self._pool[b.output].ptr + (off - b.offset)  # pyright: ignore[reportOptionalSubscript]
+        return int(self.arena) + off
 
     def _location_of(self, v) -> rlx_cuda.ArgAttr:
-        owner = v.owner
-        if isinstance(owner, rlx.ParamOp | rlx.ConstantOp):
-            return rlx_cuda.param(P.param_offset(owner))
-        if isinstance(owner, Operation) and rlx.is_view(owner):
-            return self._location_of(owner.operands[0])
-        if isinstance(owner, Operation) and (offs := P.offsets(owner)) is not None:
-            return rlx_cuda.arena(offs[v.index])
-        i = list(self.func.body.block.args).index(v)
-        return rlx_cuda.arena(self.arg_offsets[i])
+        return binding.location(self.func, self.arg_offsets, v)
+
+    def _bind_outputs(self) -> None:
+        """BIND_OUTPUTS: makes the output pool now and points the bound
+        outputs (and the outputs sharing their values) at it."""
+        self.bindings, self.unbound = binding.bind_outputs(self.func, self.arg_offsets)
+        if not self.bindings:
+            return
+        pool = self._output_pool()
+        slot = {}  # an arena slot's start -> where in the pool its bytes now are
+        for b in self.bindings:
+            slot[int(self.arena) + b.offset] = (pool[b.output].ptr, b.nbytes)
+        moved = []
+        for t, src, n in self._outputs:
+            for start, (dst, nbytes) in slot.items():
+                if start <= src < start + nbytes:
+                    src = dst + (src - start)
+                    break
+            moved.append((t, src, n))
+        self._outputs = moved
 
     def _upload_params(self, params: Mapping[str, np.ndarray]) -> None:
         cu = _driver()
@@ -391,13 +426,13 @@ class CudaExecutable:
                 "larger device; compile for this one (rlxc.compile asks the device, rlx-cuda{... sm_count=N} sets it)"
             )
 
-    def _pack(self, function, args, grid, block, smem, name) -> _Launch:
+    def _pack(self, function, args, grid, block, smem, name, at: int | None = None) -> _Launch:
         values = []
         for a in args:
             if a.kind.data == "i64":
                 values.append(np.array([a.value.value.data], dtype=np.int64))
             else:
-                values.append(np.array([self._ptr(a)], dtype=np.uint64))
+                values.append(np.array([self._ptr(a, at)], dtype=np.uint64))
         pointers = np.array([v.ctypes.data for v in values], dtype=np.uint64)
         return _Launch(function, grid, block, smem, values, pointers, name, None)
 
@@ -519,7 +554,8 @@ class CudaExecutable:
             check(cu.cuCtxSetCurrent(self.context), "cuCtxSetCurrent")
         # the I/O graph gives device outputs: asked for, or by default where every input is on
         # the device (a graph with no inputs has none there: host outputs, as numpy's backend)
-        if not poison and self._io_ok and (device_outputs or (device_outputs is None and self._in_slots)):
+        if (not poison and self._io_ok and (device_outputs or (device_outputs is None and self._in_slots))
+                and (out is None or not self.bindings)):  # bound outputs are in the pool: out= copies from there
             srcs = self._device_sources(inputs)
             if srcs is not None:
                 io = self._io
@@ -596,6 +632,8 @@ class CudaExecutable:
         cu = self._cu
         if srcs != io.srcs:
             self._rebind(io, io.in_nodes, io.in_params, io.srcs, srcs, "input")
+        if self.bindings:  # the pool's, always (out= takes the general path): bound ones have no node
+            dsts = io.dsts
         if dsts != io.dsts:
             self._rebind(io, io.out_nodes, io.out_params, io.dsts, dsts, "output")
         events = self._events
@@ -765,7 +803,8 @@ class CudaExecutable:
         graph, and finds the copy nodes (by source and destination)."""
         cu = _driver()
         ins = [(src, dst, n) for src, (_, _, dst, n) in zip(srcs, [i for i in self._inputs if i[3]])]
-        outs = [(src, dst, n) for dst, (_, src, n) in zip(dsts, [o for o in self._outputs if o[2]])]
+        outs = [(src, dst, n) for dst, (_, src, n) in zip(dsts, [o for o in self._outputs if o[2]])
+                if src != dst or not self.bindings]  # a bound output is written where it is returned
         form = SIGNAL_WAIT
         try:
             graph, signal = self._capture_io(ins, outs, form)
@@ -801,7 +840,7 @@ class CudaExecutable:
             cu.cuGraphDestroy(graph)
             raise
         return _IOGraph(graph, exec_, [n for n, _ in in_found], [p for _, p in in_found], list(srcs),
-                        [n for n, _ in out_found], [p for _, p in out_found], list(dsts), signal)
+                        [n for n, _ in out_found], [p for _, p in out_found], [d for _, d, _ in outs], signal)
 
     def _capture_io(self, ins: list, outs: list, form: str) -> tuple[object, bool]:
         """The I/O graph's capture: input copies, the launch list, output
@@ -847,6 +886,8 @@ class CudaExecutable:
         dsts, results = self._destinations(out) if device_outputs else ([], [])
         if poison:
             check(cu.cuMemsetD8(self.arena, 0xFF, self.arena_bytes), "cuMemsetD8(arena)")
+            for b in self.bindings:  # written in place: their pool slots too
+                check(cu.cuMemsetD8(self._pool[b.output].ptr, 0xFF, b.nbytes), "cuMemsetD8(output pool)")  # pyright: ignore[reportOptionalSubscript]
         for (name, t, dst, nbytes), a in zip(self._inputs, args):
             if isinstance(a, int):  # a device pointer
                 if nbytes:
@@ -858,7 +899,8 @@ class CudaExecutable:
         self.launch()
         if device_outputs:
             for (_, src, nbytes), dst in zip([o for o in self._outputs if o[2]], dsts):
-                check(cu.cuMemcpyDtoDAsync(dst, src, nbytes, self.stream), "cuMemcpyDtoD(output)")
+                if src != dst:  # a bound output is already there
+                    check(cu.cuMemcpyDtoDAsync(dst, src, nbytes, self.stream), "cuMemcpyDtoD(output)")
         check(cu.cuStreamSynchronize(self.stream), "cuStreamSynchronize")
         held.clear()
         if device_outputs:

@@ -1,0 +1,159 @@
+"""Outputs written where the caller gets them: which kernel arguments of a
+planned, lowered function write (and later read) its outputs, so that the
+runtime can point them at buffers of its own (`CudaExecutable`'s output
+pool) instead of the arena and skip the copy out of the arena
+(`executable.BIND_OUTPUTS`). Pure: no CUDA, testable on a lowered module.
+
+A function output is bound when it is a kernel's (or gemm's) result, or a
+view of one, and the plan lets every argument that touches its slot from
+its producer on be moved without touching another value:
+
+* at the producer, no operand's slot overlaps the result's (an in-place
+  kernel reads what it writes: moving the write would move the read);
+* after it, every arena argument inside the slot is the slot's start and
+  an operand of that op that is the output's value or a view of it, and no
+  later result overlaps the slot (the planner keeps an output's slot to
+  itself until the end; this checks rather than trusts it);
+* before it, arguments inside the slot belong to other values and stay.
+
+One base value is bound once (outputs that return it twice, or a view of
+it beside it, are copied from where it was bound).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from xdsl.dialects import func
+from xdsl.ir import BlockArgument, Operation, SSAValue
+
+from rlxc.dialects import plan as P
+from rlxc.dialects import rlx, rlx_cuda
+from rlxc.dialects.types import tensor_bytes
+
+
+def location(f: func.FuncOp, arg_offsets: Sequence[int], v: SSAValue) -> rlx_cuda.ArgAttr:
+    """Where a planned value lives: the parameter buffer (params and
+    constants), its base's slot (views), its op's planned slot, or its
+    argument's slot."""
+    owner = v.owner
+    if isinstance(owner, rlx.ParamOp | rlx.ConstantOp):
+        return rlx_cuda.param(P.param_offset(owner))
+    if isinstance(owner, Operation) and rlx.is_view(owner):
+        return location(f, arg_offsets, owner.operands[0])
+    if isinstance(owner, Operation) and (offs := P.offsets(owner)) is not None:
+        return rlx_cuda.arena(offs[v.index])  # pyright: ignore[reportAttributeAccessIssue]
+    i = list(f.body.block.args).index(v)
+    return rlx_cuda.arena(arg_offsets[i])
+
+
+def base(v: SSAValue) -> SSAValue:
+    """The value a chain of views starts from."""
+    while isinstance(v.owner, Operation) and rlx.is_view(v.owner):
+        v = v.owner.operands[0]
+    return v
+
+
+def launch_ops(f: func.FuncOp) -> list[Operation]:
+    """The function's launch list, in order: kernel launches and gemms."""
+    return [op for op in f.body.block.ops if isinstance(op, rlx_cuda.LaunchOp | rlx_cuda.GemmOp)]
+
+
+def op_args(op: Operation) -> list[rlx_cuda.ArgAttr]:
+    """The locations an op of the launch list passes to its kernel or gemm."""
+    if isinstance(op, rlx_cuda.LaunchOp):
+        return list(op.args.data)
+    assert isinstance(op, rlx_cuda.GemmOp)
+    return list(op.locations.data)
+
+
+@dataclass(frozen=True)
+class Binding:
+    """Output `output` written in place: the arena slot [offset, offset +
+    nbytes) of its base value, moved from launch `first` (its producer's
+    index in `launch_ops`) on."""
+
+    output: int
+    offset: int
+    nbytes: int
+    first: int
+
+    def covers(self, index: int, offset: int) -> bool:
+        """Whether an arena argument at `offset` of launch `index` is this output."""
+        return index >= self.first and self.offset <= offset < self.offset + self.nbytes
+
+
+def bind_outputs(f: func.FuncOp, arg_offsets: Sequence[int]) -> tuple[list[Binding], dict[int, str]]:
+    """The outputs that can be bound (at most one per base value), and why
+    each other output cannot (output index -> reason)."""
+    ret = f.body.block.last_op
+    assert isinstance(ret, func.ReturnOp)
+    ops = launch_ops(f)
+    index = {op: i for i, op in enumerate(ops)}
+    bindings: list[Binding] = []
+    why: dict[int, str] = {}
+    seen: dict[SSAValue, int] = {}
+    for k, v in enumerate(ret.arguments):
+        b = base(v)
+        if b in seen:
+            why[k] = f"its value is output {seen[b]}'s, bound there"
+            continue
+        seen[b] = k
+        if isinstance(b, BlockArgument):
+            why[k] = "a function argument"
+            continue
+        owner = b.owner
+        if isinstance(owner, rlx.ParamOp | rlx.ConstantOp):
+            why[k] = "a param or constant"
+            continue
+        if owner not in index:
+            why[k] = f"made by {owner.name}, not a kernel or gemm"  # pyright: ignore[reportAttributeAccessIssue]
+            continue
+        assert isinstance(owner, Operation)
+        offs, sizes = P.offsets(owner), P.sizes(owner)
+        if offs is None or sizes is None:
+            why[k] = "not planned"
+            continue
+        start, nbytes = offs[b.index], sizes[b.index]  # pyright: ignore[reportAttributeAccessIssue]
+        if tensor_bytes(v.type) != tensor_bytes(b.type):  # pyright: ignore[reportArgumentType]
+            why[k] = "a view of another size"
+            continue
+        reason = _unsafe(f, arg_offsets, ops, index[owner], b, start, nbytes)
+        if reason:
+            why[k] = reason
+            continue
+        bindings.append(Binding(k, start, nbytes, index[owner]))
+    return bindings, why
+
+
+def _overlaps(a: int, an: int, b: int, bn: int) -> bool:
+    return a < b + bn and b < a + an
+
+
+def _unsafe(f: func.FuncOp, arg_offsets: Sequence[int], ops: list[Operation], first: int, value: SSAValue,
+            start: int, nbytes: int) -> str:
+    """Why moving `value`'s slot from launch `first` on could move another
+    value's bytes too ("" when it cannot)."""
+    producer = ops[first]
+    for x in producer.operands:
+        loc = location(f, arg_offsets, x)
+        if loc.kind.data == "arena" and _overlaps(loc.value.value.data, max(tensor_bytes(x.type), 1), start, nbytes):  # pyright: ignore[reportArgumentType]
+            return f"its producer (launch {first}) reads an operand in its slot (in place)"
+    offs, sizes = P.offsets(producer) or [], P.sizes(producer) or []
+    for r, (o, n) in enumerate(zip(offs, sizes)):
+        if r != value.index and _overlaps(o, n, start, nbytes):  # pyright: ignore[reportAttributeAccessIssue]
+            return f"its producer (launch {first}) writes another result into its slot"
+    for i in range(first + 1, len(ops)):
+        op = ops[i]
+        for o, n in zip(P.offsets(op) or [], P.sizes(op) or []):
+            if _overlaps(o, n, start, nbytes):
+                return f"launch {i} writes into its slot"
+        ours = {location(f, arg_offsets, x).value.value.data for x in op.operands if base(x) is value}
+        for a in op_args(op):
+            if a.kind.data != "arena":
+                continue
+            off = a.value.value.data
+            if start <= off < start + nbytes and (off != start or start not in ours):
+                return f"launch {i} passes an argument inside its slot that is not its value"
+    return ""

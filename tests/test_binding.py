@@ -1,0 +1,102 @@
+"""rlxc.runtime.binding (no GPU): which outputs' kernels can write them in
+place in the output pool (executable.BIND_OUTPUTS), from the lowered,
+planned module alone; the cases that must not be bound are refused with
+their reason."""
+
+from __future__ import annotations
+
+import rlxc
+from xdsl.dialects.builtin import ArrayAttr
+
+from rlxc.dialects import plan as P
+from rlxc.dialects import rlx_cuda
+from rlxc.runtime import binding as B
+
+
+def _lowered(build):
+    g = rlxc.GraphBuilder()
+    low = rlxc.run_pipeline(g.build(build(g)), "rlx-cuda{arch=sm_90 gemm=cublaslt}")
+    (f,) = [op for op in low.ops if op.name == "func.func"]
+    return f
+
+
+def _bind(f):
+    return B.bind_outputs(f, P.function_plan(f).arg_offsets)
+
+
+def _softmaxes(g, n):
+    x = g.input("x", [64, 256], "f32")
+    vals = [x]
+    for _ in range(n):
+        vals.append(g.softmax(vals[-1]))
+    return vals
+
+
+def test_a_kernels_result_is_bound_from_its_launch():
+    f = _lowered(lambda g: [_softmaxes(g, 1)[1]])
+    (launch,) = B.launch_ops(f)
+    bound, why = _bind(f)
+    assert why == {} and bound == [B.Binding(0, P.offsets(launch)[0], 64 * 256 * 4, 0)]
+    b = bound[0]
+    assert b.covers(0, b.offset) and b.covers(0, b.offset + b.nbytes - 1)
+    assert not b.covers(0, b.offset + b.nbytes) and not b.covers(0, b.offset - 1)
+
+
+def test_what_is_not_a_kernels_result_is_copied():
+    """A gemm's result is bound from the gemm on; a view of a bound value
+    returned beside it is copied from where it was bound; a function
+    argument and a param are copied."""
+
+    def build(g):
+        x, a, b, c = _softmaxes(g, 3)
+        d = g.matmul(c, g.param("w", [256, 128], "f32"))
+        return [d, a, g.reshape(d, [64 * 128]), x, g.param("p", [3], "f32"), a]
+
+    f = _lowered(build)
+    ops = B.launch_ops(f)
+    bound, why = _bind(f)
+    assert [(b.output, b.first) for b in bound] == [(0, 3), (1, 0)]
+    assert isinstance(ops[3], rlx_cuda.GemmOp)
+    assert why == {2: "its value is output 0's, bound there", 3: "a function argument",
+                   4: "a param or constant", 5: "its value is output 1's, bound there"}
+    assert bound[0].offset == P.offsets(ops[3])[0] and bound[1].offset == P.offsets(ops[0])[0]
+
+
+def test_in_place_and_shared_slots_are_refused():
+    """Slots the plan shares (made so here by moving a slot by hand) keep
+    the arena: a producer reading its own slot, a later launch writing into
+    an output's slot, a later argument inside it that is not its value."""
+    f = _lowered(lambda g: [_softmaxes(g, 2)[2]])
+    first, second = B.launch_ops(f)
+    P.set_slots(second, P.offsets(first), P.sizes(first))  # the second softmax writes over its operand
+    second.properties["args"] = ArrayAttr([rlx_cuda.arena(P.offsets(first)[0])] * 2)
+    assert _bind(f) == ([], {0: "its producer (launch 1) reads an operand in its slot (in place)"})
+
+    f = _lowered(lambda g: (lambda v: [v[1], v[3]])(_softmaxes(g, 3)))
+    ops = B.launch_ops(f)
+    P.set_slots(ops[2], [P.offsets(ops[0])[0] + 256], P.sizes(ops[2]))  # the third softmax over the first's
+    bound, why = _bind(f)
+    assert [b.output for b in bound] == [1] and why == {0: "launch 2 writes into its slot"}
+
+    f = _lowered(lambda g: (lambda v: [v[1], v[2]])(_softmaxes(g, 2)))
+    ops = B.launch_ops(f)
+    args = list(ops[1].args.data)
+    args[0] = rlx_cuda.arena(args[0].value.value.data + 16)  # a pointer into the middle of output 0's slot
+    ops[1].properties["args"] = ArrayAttr(args)
+    bound, why = _bind(f)
+    assert [b.output for b in bound] == [1]
+    assert why == {0: "launch 1 passes an argument inside its slot that is not its value"}
+
+
+def test_location_follows_views_params_and_arguments():
+    def build(g):
+        x = g.input("x", [4, 6], "f32")
+        return [g.reshape(g.softmax(x), [24]), g.param("p", [2], "f32"), x]
+
+    f = _lowered(build)
+    ret = f.body.block.last_op
+    plan = P.function_plan(f)
+    (launch,) = B.launch_ops(f)
+    locs = [B.location(f, plan.arg_offsets, v) for v in ret.arguments]
+    assert [(a.kind.data, a.value.value.data) for a in locs] == [
+        ("arena", P.offsets(launch)[0]), ("param", 0), ("arena", plan.arg_offsets[0])]
