@@ -100,3 +100,99 @@ def test_location_follows_views_params_and_arguments():
     locs = [B.location(f, plan.arg_offsets, v) for v in ret.arguments]
     assert [(a.kind.data, a.value.value.data) for a in locs] == [
         ("arena", P.offsets(launch)[0]), ("param", 0), ("arena", plan.arg_offsets[0])]
+
+
+def _empty_first(g):
+    x, e = g.input("x", [4, 8], "f32"), g.input("e", [0, 8], "f32")
+    z = g.softmax(e)  # planned at the start of the slot that softmax(softmax(x)) gets later
+    return [z, g.softmax(g.softmax(x)), z]
+
+
+def test_empty_outputs_are_not_bound():
+    """A slot of no bytes may start where a live one does: it is not bound
+    (and does not stand in for the live one); a later launch passing an
+    empty value's slot inside a bound one's is refused (it cannot be told
+    from the output's own)."""
+    f = _lowered(_empty_first)
+    ops = B.launch_ops(f)
+    assert P.offsets(ops[0]) == P.offsets(ops[2])  # the empty slot and the live one start together
+    bound, why = _bind(f)
+    assert [(b.output, b.nbytes, b.first) for b in bound] == [(1, 128, 2)]
+    assert why == {0: "empty", 2: "its value is output 0's"}
+
+    def later(g):
+        x, e = g.input("x", [4, 8], "f32"), g.input("e", [0, 8], "f32")
+        return [g.softmax(g.softmax(x)), g.softmax(e)]
+
+    f = _lowered(later)
+    ops = B.launch_ops(f)
+    assert P.offsets(ops[1]) == P.offsets(ops[2])
+    assert _bind(f) == ([], {0: "launch 2 passes an argument inside its slot that is not its value", 1: "empty"})
+
+
+def _fake_executable(build):
+    """A CudaExecutable's loader state without a GPU: made-up arena, param
+    and pool addresses, the output pool faked, then `_bind_outputs`."""
+    from types import SimpleNamespace
+
+    from rlxc.dialects.types import tensor_bytes
+    from rlxc.runtime import executable as E
+    from rlxc.signature import signature
+
+    g = rlxc.GraphBuilder()
+    low = rlxc.run_pipeline(g.build(build(g)), "rlx-cuda{arch=sm_90 gemm=cublaslt}")
+    exe = object.__new__(E.CudaExecutable)
+    exe.sig = signature(low)
+    exe.func = exe.sig.func
+    exe.arg_offsets = P.function_plan(exe.func).arg_offsets
+    exe.arena, exe.params = 1 << 32, 1 << 40
+    ret = exe.func.body.block.last_op
+    exe._outputs = [(t, exe._ptr(exe._location_of(v)), tensor_bytes(t)) for v, t in zip(ret.arguments, exe.sig.outputs)]
+    pool = [SimpleNamespace(ptr=(1 << 36) + (k << 20)) for k in range(len(exe._outputs))]
+
+    def make_pool():
+        exe._pool = pool
+        return pool
+
+    exe._output_pool = make_pool
+    exe.bindings, exe.unbound = [], {}
+    before = list(exe._outputs)
+    exe._bind_outputs()
+    return exe, before, pool
+
+
+def test_the_loader_moves_bound_outputs_and_their_readers_to_the_pool():
+    """`_bind_outputs` and `_ptr`: a bound output and the outputs returning
+    its value are read from its pool slot; each launch's arguments in its
+    slot from its producer on point there (before it, at the arena); the
+    other outputs stay where they were."""
+
+    def build(g):
+        x, a, b, c = _softmaxes(g, 3)
+        d = g.matmul(c, g.param("w", [256, 128], "f32"))
+        return [d, a, g.reshape(d, [64 * 128]), x, g.param("p", [3], "f32"), a, g.softmax(a)]
+
+    exe, before, pool = _fake_executable(build)
+    assert [b.output for b in exe.bindings] == [0, 1, 6]
+    srcs = [src for _, src, _ in exe._outputs]
+    assert srcs[0] == srcs[2] == pool[0].ptr and srcs[1] == srcs[5] == pool[1].ptr and srcs[6] == pool[6].ptr
+    assert srcs[3:5] == [before[3][1], before[4][1]]  # the argument and the param
+    ops = B.launch_ops(exe.func)
+    moved = 0
+    for i, op in enumerate(ops):
+        for a in B.op_args(op):
+            got, arena = exe._ptr(a, i), exe._ptr(a)
+            owner = [b for b in exe.bindings if b.covers(i, a.value.value.data)] if a.kind.data == "arena" else []
+            if owner:
+                assert got == pool[owner[0].output].ptr + a.value.value.data - owner[0].offset
+                moved += 1
+            else:
+                assert got == arena
+    # a's producer writes it, the second softmax and the last read it; the gemm writes d; the last softmax writes its own
+    assert moved == 5
+
+
+def test_an_empty_output_at_a_live_slot_moves_nothing():
+    exe, before, pool = _fake_executable(_empty_first)
+    assert [b.output for b in exe.bindings] == [1]
+    assert [src for _, src, _ in exe._outputs] == [before[0][1], pool[1].ptr, before[2][1]]

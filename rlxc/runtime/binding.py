@@ -17,7 +17,8 @@ its producer on be moved without touching another value:
 * before it, arguments inside the slot belong to other values and stay.
 
 One base value is bound once (outputs that return it twice, or a view of
-it beside it, are copied from where it was bound).
+it beside it, are copied from where it was bound); empty outputs are not
+bound.
 """
 
 from __future__ import annotations
@@ -93,38 +94,43 @@ def bind_outputs(f: func.FuncOp, arg_offsets: Sequence[int]) -> tuple[list[Bindi
     index = {op: i for i, op in enumerate(ops)}
     bindings: list[Binding] = []
     why: dict[int, str] = {}
-    seen: dict[SSAValue, int] = {}
+    first: dict[SSAValue, int] = {}  # a base value -> the first output returning it
     for k, v in enumerate(ret.arguments):
         b = base(v)
-        if b in seen:
-            why[k] = f"its value is output {seen[b]}'s, bound there"
+        if b in first:
+            bound = any(x.output == first[b] for x in bindings)
+            why[k] = f"its value is output {first[b]}'s" + (", bound there" if bound else "")
             continue
-        seen[b] = k
-        if isinstance(b, BlockArgument):
-            why[k] = "a function argument"
-            continue
-        owner = b.owner
-        if isinstance(owner, rlx.ParamOp | rlx.ConstantOp):
-            why[k] = "a param or constant"
-            continue
-        if owner not in index:
-            why[k] = f"made by {owner.name}, not a kernel or gemm"  # pyright: ignore[reportAttributeAccessIssue]
-            continue
-        assert isinstance(owner, Operation)
-        offs, sizes = P.offsets(owner), P.sizes(owner)
-        if offs is None or sizes is None:
-            why[k] = "not planned"
-            continue
-        start, nbytes = offs[b.index], sizes[b.index]  # pyright: ignore[reportAttributeAccessIssue]
-        if tensor_bytes(v.type) != tensor_bytes(b.type):  # pyright: ignore[reportArgumentType]
-            why[k] = "a view of another size"
-            continue
-        reason = _unsafe(f, arg_offsets, ops, index[owner], b, start, nbytes)
+        first[b] = k
+        reason = _refused(f, arg_offsets, ops, index, b)
         if reason:
             why[k] = reason
             continue
+        owner = b.owner
+        assert isinstance(owner, Operation)
+        start, nbytes = P.offsets(owner)[b.index], P.sizes(owner)[b.index]  # pyright: ignore
         bindings.append(Binding(k, start, nbytes, index[owner]))
     return bindings, why
+
+
+def _refused(f: func.FuncOp, arg_offsets: Sequence[int], ops: list[Operation], index: dict[Operation, int],
+             b: SSAValue) -> str:
+    """Why base value `b` is not bound ("" when it is)."""
+    if isinstance(b, BlockArgument):
+        return "a function argument"
+    owner = b.owner
+    if isinstance(owner, rlx.ParamOp | rlx.ConstantOp):
+        return "a param or constant"
+    if owner not in index:
+        return f"made by {owner.name}, not a kernel or gemm"  # pyright: ignore[reportAttributeAccessIssue]
+    assert isinstance(owner, Operation)
+    offs, sizes = P.offsets(owner), P.sizes(owner)
+    if offs is None or sizes is None:
+        return "not planned"
+    start, nbytes = offs[b.index], sizes[b.index]  # pyright: ignore[reportAttributeAccessIssue]
+    if nbytes == 0:  # nothing to copy, and a slot of no bytes may start where a live one does
+        return "empty"
+    return _unsafe(f, arg_offsets, ops, index[owner], b, start, nbytes)
 
 
 def _overlaps(a: int, an: int, b: int, bn: int) -> bool:

@@ -140,8 +140,12 @@ SIGNAL_QUERY_EVERY = 256
 #: copies nothing out and host outputs are read from the pool. Session 45
 #: measured run()'s copies as what a single op over 64 MiB pays a call
 #: beyond its kernel (`kernels.py --timing wall`, H200: softmax 111 µs a
-#: call, 35 µs of kernel, two 64 MiB copies). Prepared in session 45, off:
-#: not yet run on a GPU (tests/test_gpu_binding.py).
+#: call, 35 µs of kernel, two 64 MiB copies). With it, the pool is made at
+#: load; the device arrays run() returns are written by every run of the
+#: launch list (launch(), time_launches(), runs with host outputs or out=),
+#: not only by the next run that returns them; out= takes the general path
+#: (the outputs copied from the pool after the launches). Prepared in
+#: session 45, off: not yet run on a GPU (tests/test_gpu_binding.py).
 BIND_OUTPUTS = False
 
 #: Tensor classes seen to be torch's (a set lookup instead of a module-name test per input)
@@ -383,14 +387,12 @@ class CudaExecutable:
         if not self.bindings:
             return
         pool = self._output_pool()
-        slot = {}  # an arena slot's start -> where in the pool its bytes now are
-        for b in self.bindings:
-            slot[int(self.arena) + b.offset] = (pool[b.output].ptr, b.nbytes)
         moved = []
         for t, src, n in self._outputs:
-            for start, (dst, nbytes) in slot.items():
-                if start <= src < start + nbytes:
-                    src = dst + (src - start)
+            for b in self.bindings:  # (none empty: an empty slot may start where a live one does)
+                start = int(self.arena) + b.offset
+                if n and start <= src < start + b.nbytes:
+                    src = pool[b.output].ptr + (src - start)
                     break
             moved.append((t, src, n))
         self._outputs = moved
