@@ -208,6 +208,18 @@ def _reads(count: int, first: str, n: int, lines: Callable[[Index], list[str]], 
             f"{pad}}}"]
 
 
+def _store(vector: str, k: str, element: str, g: int, n: int, idx: Index) -> list[str]:
+    """The staged forms' store of the `g` output elements from `e` as one
+    16-byte `vector`, or, for a partial last vector, element by element
+    (`element` in terms of the loop variable `k`); then the ends of the
+    loop over runs and of the kernel."""
+    sfx = idx[1]
+    out = [f"    if (e + {g}{sfx} <= {n}{sfx}) *reinterpret_cast<uint4*>(y + e) = {vector};"]
+    if n % g:
+        out.append(f"    else if (e < {n}{sfx}) for (int {k} = 0; {k} < {n % g}; ++{k}) y[e + {k}] = {element};")
+    return out + ["  }", "}"]
+
+
 def moves(family: str, out: SSAValue, ins: list[tuple[str, SSAValue]], lines: Callable[[Index], list[str]],
           form: str, vw: int = 1, idx: Index = ("unsigned", "u"), vector_ins: Sequence[str] = ("x",),
           run: Callable[[Index, int], list[str]] | None = None) -> KernelSpec:
@@ -253,7 +265,10 @@ def _staged(family: str, out: SSAValue, ins: list[tuple[str, SSAValue]], lines: 
     shared-memory stage, and after `__syncwarp` writes its span of the
     output as 16-byte vectors, a lane each (the output is contiguous and its
     buffer 16-byte aligned); a partial last vector is written element by
-    element."""
+    element. For the families in STAGED_RUNS each thread instead reads runs
+    of g elements from `e` (`run(idx, g)` where given, else `lines` an
+    element at a time) and writes each run as a vector packed in registers
+    (`_words`), with no shared memory."""
     idx_t, sfx = idx
     t = eltype(out)
     size = dtype(t).bytes
@@ -276,10 +291,7 @@ def _staged(family: str, out: SSAValue, ins: list[tuple[str, SSAValue]], lines: 
                f"    const {idx_t} e = e0 + r * {BLOCK_THREADS * g}{sfx};",
                f"    {c} v[{g}];",
                *(["    " + line for line in run(idx, g)] if run else _reads(g, "e + u", n, lines, idx, "    ")),
-               f"    if (e + {g}{sfx} <= {n}{sfx}) *reinterpret_cast<uint4*>(y + e) = make_uint4({', '.join(_words(c, g))});"]
-        if n % g:
-            src.append(f"    else if (e < {n}{sfx}) for (int u = 0; u < {n % g}; ++u) y[e + u] = v[u];")
-        src += ["  }", "}"]
+               *_store(f"make_uint4({', '.join(_words(c, g))})", "u", "v[u]", g, n, idx)]
         return KernelSpec(family, "\n".join(src) + "\n", params, grid, BLOCK_THREADS)
     src = [f"// injective form: {form}, staged: {per} elements per thread read a lane each, written as "
            f"16-byte vectors ({g} elements) through shared memory",
@@ -297,10 +309,7 @@ def _staged(family: str, out: SSAValue, ins: list[tuple[str, SSAValue]], lines: 
             f"  for (int r = 0; r < {per // g}; ++r) {{",
             f"    const {idx_t} e = e0 + (r * 32 + lane) * {g}{sfx};",
             f"    const int at = (r * 32 + lane) * {g};",
-            f"    if (e + {g}{sfx} <= {n}{sfx}) *reinterpret_cast<uint4*>(y + e) = *reinterpret_cast<const uint4*>(s + at);"]
-    if n % g:
-        src.append(f"    else if (e < {n}{sfx}) for (int k = 0; k < {n % g}; ++k) y[e + k] = s[at + k];")
-    src += ["  }", "}"]
+            *_store("*reinterpret_cast<const uint4*>(s + at)", "k", "s[at + k]", g, n, idx)]
     return KernelSpec(family, "\n".join(src) + "\n", params, grid, BLOCK_THREADS)
 
 
