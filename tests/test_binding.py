@@ -148,7 +148,8 @@ def _fake_executable(build):
     exe.arena, exe.params = 1 << 32, 1 << 40
     ret = exe.func.body.block.last_op
     exe._outputs = [(t, exe._ptr(exe._location_of(v)), tensor_bytes(t)) for v, t in zip(ret.arguments, exe.sig.outputs)]
-    pool = [SimpleNamespace(ptr=(1 << 36) + (k << 20)) for k in range(len(exe._outputs))]
+    buf = SimpleNamespace(ptr=1 << 36, nbytes=len(exe._outputs) << 20)
+    pool = [SimpleNamespace(ptr=(1 << 36) + (k << 20), _owner=buf) for k in range(len(exe._outputs))]
 
     def make_pool():
         exe._pool = pool
@@ -156,6 +157,7 @@ def _fake_executable(build):
 
     exe._output_pool = make_pool
     exe.bindings, exe.unbound = [], {}
+    exe._pool_range = (0, 0)
     before = list(exe._outputs)
     exe._bind_outputs()
     return exe, before, pool
@@ -196,3 +198,108 @@ def test_an_empty_output_at_a_live_slot_moves_nothing():
     exe, before, pool = _fake_executable(_empty_first)
     assert [b.output for b in exe.bindings] == [1]
     assert [src for _, src, _ in exe._outputs] == [before[0][1], pool[1].ptr, before[2][1]]
+
+
+# ------------------------------------------------------------------ inputs read in place (BIND_INPUTS)
+
+
+def _bind_in(f):
+    return B.bind_inputs(f, P.function_plan(f).arg_offsets)
+
+
+def test_an_input_read_by_kernels_is_bound_up_to_its_last_reader():
+    """Every launch passing the input's slot up to its last reader is
+    named with the argument positions; the slot's reuse after that is not."""
+
+    def build(g):
+        x = g.input("x", [64, 256], "f32")
+        a = g.softmax(x)
+        return [g.softmax(g.add(a, x)), a]
+
+    f = _lowered(build)
+    ops = B.launch_ops(f)
+    start = P.function_plan(f).arg_offsets[0]
+    bound, why = _bind_in(f)
+    assert why == {} and len(bound) == 1
+    b = bound[0]
+    assert (b.input, b.offset, b.nbytes) == (0, start, 64 * 256 * 4)
+    readers = [i for i, op in enumerate(ops) if any(v.name_hint == "x" or v is f.body.block.args[0] for v in op.operands)]
+    assert [i for i, _ in b.args] == readers and len(readers) == 2
+    for i, at in b.args:
+        args = B.op_args(ops[i])
+        assert at and all(args[j].value.value.data == start for j in at)
+        assert [j for j, a in enumerate(args) if a.kind.data == "arena" and a.value.value.data == start] == list(at)
+
+
+def test_inputs_not_read_in_place():
+    """A gemm's operand, a returned input, an input written in place and one
+    whose slot holds another value's argument before its last reader keep
+    their copy, each with its reason; an empty input is neither."""
+
+    def build(g):
+        x, y = g.input("x", [64, 256], "f32"), g.input("y", [64, 256], "f32")
+        e = g.input("e", [0, 4], "f32")
+        return [g.matmul(g.softmax(x), g.param("w", [256, 8], "f32")), g.matmul(y, g.param("v", [256, 8], "f32")),
+                x, g.softmax(e)]
+
+    f = _lowered(build)
+    bound, why = _bind_in(f)
+    ops = B.launch_ops(f)
+    gemm = [i for i, op in enumerate(ops) if isinstance(op, rlx_cuda.GemmOp) and f.body.block.args[1] in op.operands]
+    assert bound == [] and why == {0: "it is returned (the output is copied from its slot)",
+                                   1: f"launch {gemm[0]} (a gemm) reads it"}
+
+    f = _lowered(lambda g: [_softmaxes(g, 2)[2]])
+    first, second = B.launch_ops(f)
+    start = P.function_plan(f).arg_offsets[0]
+    P.set_slots(first, [start], P.sizes(first))  # the first softmax writes over its input
+    assert _bind_in(f) == ([], {0: "launch 0 writes into its slot (in place)"})
+
+    f = _lowered(lambda g: (lambda x: [g.softmax(g.add(g.softmax(g.softmax(x)), x))])(g.input("x", [64, 256], "f32")))
+    ops = B.launch_ops(f)
+    start = P.function_plan(f).arg_offsets[0]
+    k = next(i for i, op in enumerate(ops) if f.body.block.args[0] not in op.operands)  # the softmax of a softmax
+    args = list(ops[k].args.data)
+    args[0] = rlx_cuda.arena(start + 256)  # another value's pointer inside the input's slot, before its last reader
+    ops[k].properties["args"] = ArrayAttr(args)
+    assert k < max(i for i, op in enumerate(ops) if f.body.block.args[0] in op.operands)
+    assert _bind_in(f) == ([], {0: f"launch {k} passes an argument inside its slot that is not its start"})
+
+
+def test_a_launch_reading_two_inputs_names_both():
+    def build(g):
+        x, y = g.input("x", [33, 77], "bf16"), g.input("y", [33, 77], "bf16")
+        return [g.mul(g.add(x, y), y)]
+
+    f = _lowered(build)
+    bound, why = _bind_in(f)
+    assert why == {} and [b.input for b in bound] == [0, 1]
+    assert {i for b in bound for i, _ in b.args} == {0}
+
+
+def test_a_slot_reused_after_the_last_reader_is_not_the_inputs():
+    f = _lowered(lambda g: [_softmaxes(g, 3)[3]])
+    ops = B.launch_ops(f)
+    start = P.function_plan(f).arg_offsets[0]
+    P.set_slots(ops[2], [start], P.sizes(ops[2]))  # the third softmax's result where x was
+    args = list(ops[2].args.data)
+    args[-1] = rlx_cuda.arena(start)
+    ops[2].properties["args"] = ArrayAttr(args)
+    bound, why = _bind_in(f)
+    assert why == {} and [(b.input, b.args) for b in bound] == [(0, ((0, (0,)),))]
+
+
+def test_inputs_are_read_in_place_only_where_aligned_and_outside_the_written_pool():
+    """`_in_place_ok`: a pointer off the plan's alignment, or overlapping the
+    pool whose slots the kernels write, sends the call to the copying path;
+    elsewhere (the unwritten pool too) the input is read in place."""
+    exe, _, pool = _fake_executable(lambda g: [_softmaxes(g, 1)[1]])
+    assert exe.bindings and exe._pool_range == (1 << 36, (1 << 36) + (1 << 20))
+    exe._bound_srcs, exe._bound_bytes = [1], [4096]
+    arena = 1 << 32
+    assert exe._in_place_ok([0, arena])
+    assert not exe._in_place_ok([0, arena + 16]) and not exe._in_place_ok([0, arena + P.ALIGN // 2])
+    assert not exe._in_place_ok([0, pool[0].ptr]) and not exe._in_place_ok([0, pool[0].ptr - 256])
+    assert exe._in_place_ok([0, pool[0].ptr - 4096]) and exe._in_place_ok([0, (1 << 36) + (1 << 20)])
+    exe._pool_range = (0, 0)  # outputs copied out: the pool is written after every kernel has read
+    assert exe._in_place_ok([0, pool[0].ptr])

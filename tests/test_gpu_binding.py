@@ -1,12 +1,15 @@
 """GPU tests (marker `gpu`) of outputs written in place
-(`executable.BIND_OUTPUTS`, prepared in session 45, off by default): the
+(`executable.BIND_OUTPUTS`) and inputs read in place (`BIND_INPUTS`): the
 kernels that write a function's outputs, and those that read them after,
-are pointed at the output pool, and run() copies nothing out for them.
-Every way of running (stream and graph mode, host outputs with the arena
-and pool poisoned, device inputs and outputs through the I/O graph, its
-replay, out=) must give the bits of the same executable without binding,
-and the interpreter's values; outputs that share a value, views, function
-arguments and params returned beside them included."""
+are pointed at the output pool, and run() copies nothing out for them; in
+the I/O graph, the kernels that read an input are pointed at the caller's
+array, and nothing is copied in for it. Every way of running (stream and
+graph mode, host outputs with the arena and pool poisoned, device inputs
+and outputs through the I/O graph, its replay, new input pointers, new
+contents at the same pointers, a misaligned input, out=) must give the
+bits of the same executable without binding, and the interpreter's values;
+outputs that share a value, views, function arguments and params returned
+beside them included."""
 
 from __future__ import annotations
 
@@ -24,10 +27,11 @@ pytestmark = [
 
 def _chain(g):
     """Three softmaxes and a matmul (a gemm where cuBLASLt is there); the
-    gemm's result twice (once as a view), a softmax's twice, the argument
-    and a param returned too."""
-    x = g.input("x", [64, 256], "f32")
-    a = g.softmax(x)
+    gemm's result twice (once as a view), a softmax's twice, an argument
+    (copied in: it is returned) and a param returned too; the other
+    argument is read in place."""
+    x, z = g.input("x", [64, 256], "f32"), g.input("z", [64, 256], "f32")
+    a = g.softmax(g.add(x, z))
     c = g.softmax(g.softmax(a))
     d = g.matmul(c, g.param("w", [256, 128], "f32"))
     return [d, a, g.reshape(d, [64 * 128]), x, g.param("p", [3], "f32"), a]
@@ -47,13 +51,22 @@ def _single(g):
     return [g.softmax(g.gelu(g.input("x", [64, 96], "bf16")))]
 
 
-def _upload(exe, name, host):
-    from rlxc.runtime.device_arrays import DeviceArray, to_device_bytes
+def _upload(exe, name, host, misalign=0):
+    """`host` on the device as run() would copy it (bf16 rounded, not cut),
+    `misalign` bytes past an aligned address."""
+    from rlxc.runtime.device_arrays import DeviceArray, DeviceBuffer, to_device_bytes
     from rlxc.runtime.driver_api import _driver, check
+    from rlxc.signature import check_array
 
     t = dict(exe.sig.inputs)[name]
-    a = DeviceArray(t)
-    data = to_device_bytes(host, t)
+    if misalign:
+        from rlxc.dialects.types import tensor_bytes
+
+        buf = DeviceBuffer(tensor_bytes(t) + misalign, "a misaligned input")
+        a = DeviceArray(t, buf.ptr + misalign, buf)
+    else:
+        a = DeviceArray(t)
+    data = to_device_bytes(check_array("input", name, host, t), t)
     if data.nbytes:
         check(_driver().cuMemcpyHtoD(a.ptr, data.ctypes.data, data.nbytes), "cuMemcpyHtoD")
     return a
@@ -62,14 +75,20 @@ def _upload(exe, name, host):
 #: Relative L2 error against the interpreter, by output element type (test_gpu.TOL's).
 TOL = {"f32": 1e-5, "f16": 2e-3, "bf16": 1e-2}
 
+#: which knobs each case turns on
+BOUND = {"outputs": ("BIND_OUTPUTS",), "inputs": ("BIND_INPUTS",), "both": ("BIND_OUTPUTS", "BIND_INPUTS")}
+
 
 @pytest.mark.parametrize("build", [_single, _chain, _halves], ids=["single", "chain", "halves"])
 @pytest.mark.parametrize("mode", ["graph", "stream"])
-def test_bound_outputs_give_the_unbound_bits(build, mode, monkeypatch):
+@pytest.mark.parametrize("bound", list(BOUND))
+def test_bound_arrays_give_the_unbound_bits(build, mode, bound, monkeypatch):
     """Each way of running gets fresh inputs, so an output a path fails to
-    write shows up as the last path's values (or the poison's NaN)."""
+    write (or an input a path fails to read) shows up as the last path's
+    values (or the poison's NaN)."""
     from rlxc.dialects.types import dtype_name
     from rlxc.runtime import executable as E
+    from rlxc.runtime.driver_api import _driver, check
 
     g = rlxc.GraphBuilder()
     module = g.build(build(g))
@@ -82,11 +101,20 @@ def test_bound_outputs_give_the_unbound_bits(build, mode, monkeypatch):
         return inputs
 
     _, params = random_inputs(module, rng)
+    monkeypatch.setattr(E, "BIND_OUTPUTS", False)
+    monkeypatch.setattr(E, "BIND_INPUTS", False)
     plain = rlxc.compile(module, target="cuda", params=params, mode=mode)
-    assert plain.bindings == []
-    monkeypatch.setattr(E, "BIND_OUTPUTS", True)
+    assert plain.bindings == [] and plain.input_bindings == []
+    for knob in BOUND[bound]:
+        monkeypatch.setattr(E, knob, True)
     exe = rlxc.compile(module, target="cuda", params=params, mode=mode)
-    assert exe.bindings and set(exe.unbound).isdisjoint(b.output for b in exe.bindings)
+    assert bool(exe.bindings) == ("BIND_OUTPUTS" in BOUND[bound])
+    assert set(exe.unbound).isdisjoint(b.output for b in exe.bindings)
+    reads = "BIND_INPUTS" in BOUND[bound] and mode == "graph"
+    assert bool(exe.input_bindings) == reads, exe.inputs_unbound
+    if reads and build is _chain:
+        assert [b.input for b in exe.input_bindings] == [1] and exe.inputs_unbound == {0: "it is returned (the output is copied from its slot)"}
+    assert set(exe.inputs_unbound).isdisjoint(b.input for b in exe.input_bindings)
 
     def same(inputs, got, what):
         ref = plain.run(inputs, poison=True)
@@ -103,6 +131,28 @@ def test_bound_outputs_give_the_unbound_bits(build, mode, monkeypatch):
         inputs = fresh()
         dev = {k: _upload(exe, k, v) for k, v in inputs.items()}
         same(inputs, exe.run(dev, device_outputs=True), "device outputs")
+    if mode == "graph":
+        assert exe._io is not None
+        copied = [s for s in exe._in_slots if s.nbytes]
+        assert len(exe._io.in_nodes) == len(copied) - len(exe.input_bindings)
+        assert len(exe._io.bound) == len(exe.input_bindings)
+    inputs = fresh()  # new contents at the same pointers
+    for k, v in inputs.items():
+        new = _upload(exe, k, v)
+        if new.nbytes:
+            check(_driver().cuMemcpyDtoD(dev[k].ptr, new.ptr, new.nbytes), "cuMemcpyDtoD")
+    same(inputs, exe.run(dev, device_outputs=True), "device outputs, new contents at the same pointers")
+    inputs = fresh()  # an input 16 bytes past an aligned address: copied in (the general path where bound)
+    name = next(n for n, t in exe.sig.inputs if dtype_name(t.get_element_type()) != "i64")
+    dev = {k: _upload(exe, k, v, misalign=16 if k == name else 0) for k, v in inputs.items()}
+    same(inputs, exe.run(dev, device_outputs=True), "device outputs, an input misaligned")
+    inputs = fresh()
+    dev = {k: _upload(exe, k, v) for k, v in inputs.items()}
+    same(inputs, exe.run(dev, device_outputs=True), "device outputs, aligned again")
+    if build is _single:  # an output of the last run passed back in: read while the kernel writes the pool
+        first = exe.run(dev, device_outputs=True)
+        host = {"x": first[0].numpy()}
+        same(host, exe.run({"x": first[0]}, device_outputs=True), "an output passed back in")
     inputs = fresh()
     dev = {k: _upload(exe, k, v) for k, v in inputs.items()}
     out = [rlxc.cuda.DeviceArray(t) for t in exe.sig.outputs]

@@ -19,6 +19,14 @@ its producer on be moved without touching another value:
 One base value is bound once (outputs that return it twice, or a view of
 it beside it, are copied from where it was bound); empty outputs are not
 bound.
+
+Inputs read where the caller has them (`executable.BIND_INPUTS`): a
+function argument is bound when only kernels read it (no gemm: cuBLASLt's
+captured launches cannot be re-pointed), it is not returned, and, up to
+its last reader, no launch writes into its slot or passes any other value
+there (the caller's array must not be written, nor another value moved).
+The launches that read it (`InputBinding.args`) are then re-pointed at
+the caller's array in the I/O graph, and run() copies nothing in for it.
 """
 
 from __future__ import annotations
@@ -163,3 +171,71 @@ def _unsafe(f: func.FuncOp, arg_offsets: Sequence[int], ops: list[Operation], fi
             if start <= off < start + nbytes and (off != start or start not in ours):
                 return f"launch {i} passes an argument inside its slot that is not its value"
     return ""
+
+
+@dataclass(frozen=True)
+class InputBinding:
+    """Input `input` read in place: the launches (indices in `launch_ops`)
+    and argument positions that pass its slot [offset, offset + nbytes),
+    all at its start, up to its last reader."""
+
+    input: int
+    offset: int
+    nbytes: int
+    args: tuple[tuple[int, tuple[int, ...]], ...]
+
+
+def bind_inputs(f: func.FuncOp, arg_offsets: Sequence[int]) -> tuple[list[InputBinding], dict[int, str]]:
+    """The inputs that can be read in place, and why each other non-empty
+    input cannot (input index -> reason)."""
+    ret = f.body.block.last_op
+    assert isinstance(ret, func.ReturnOp)
+    ops = launch_ops(f)
+    returned = {base(v) for v in ret.arguments}
+    bindings: list[InputBinding] = []
+    why: dict[int, str] = {}
+    for i, arg in enumerate(f.body.block.args):
+        nbytes = tensor_bytes(arg.type)  # pyright: ignore[reportArgumentType]
+        if not nbytes:
+            continue
+        if arg in returned:
+            why[i] = "it is returned (the output is copied from its slot)"
+            continue
+        found = _input_args(f, arg_offsets, ops, arg, arg_offsets[i], nbytes)
+        if isinstance(found, str):
+            why[i] = found
+        else:
+            bindings.append(InputBinding(i, arg_offsets[i], nbytes, found))
+    return bindings, why
+
+
+def _input_args(f: func.FuncOp, arg_offsets: Sequence[int], ops: list[Operation], arg: SSAValue, start: int,
+                nbytes: int) -> tuple[tuple[int, tuple[int, ...]], ...] | str:
+    """The (launch, argument positions) that pass input `arg`'s slot, or why
+    it cannot be read in place."""
+    readers = [i for i, op in enumerate(ops) if any(base(x) is arg for x in op.operands)]
+    for i in readers:
+        if isinstance(ops[i], rlx_cuda.GemmOp):
+            return f"launch {i} (a gemm) reads it"
+    last = readers[-1] if readers else -1
+    found = []
+    for i in range(last + 1):
+        op = ops[i]
+        for o, n in zip(P.offsets(op) or [], P.sizes(op) or []):
+            if _overlaps(o, max(n, 1), start, nbytes):
+                return f"launch {i} writes into its slot" + (" (in place)" if i in readers else "")
+        for x in op.operands:
+            if base(x) is arg:
+                continue
+            loc = location(f, arg_offsets, x)
+            if loc.kind.data == "arena" and _overlaps(loc.value.value.data, max(tensor_bytes(x.type), 1), start, nbytes):  # pyright: ignore[reportArgumentType]
+                return f"launch {i} reads another value inside its slot"
+        at = []
+        for j, a in enumerate(op_args(op)):
+            if a.kind.data == "arena" and start <= a.value.value.data < start + nbytes:
+                if a.value.value.data != start or i not in readers:
+                    return f"launch {i} passes an argument inside its slot that is not its start"
+                at.append(j)
+        if at:
+            found.append((i, tuple(at)))
+    return tuple(found)

@@ -10,14 +10,18 @@ captured on the first run and replayed after (`mode="graph"`, the default).
 
 Host overhead: with device-array inputs and device outputs in graph mode,
 `run` is one CUDA graph launch and a wait. That graph (the "I/O graph")
-holds the input copies into the arena, the launch list, the output copies
-into an output pool that the executable owns, and a last node setting a
-flag in mapped host memory that the wait reads (SIGNAL_WAIT); a later call
-with other input (or `out=`) pointers updates the copy nodes in place
-(`cuGraphExecMemcpyNodeSetParams`) instead of capturing again. Nothing is
-allocated per call: the pool's `DeviceArray`s are returned every time and
-are overwritten by the next `run` (copy what must outlive it, or pass
-`out=[...]`, arrays of your own that the outputs are copied into).
+holds the launch list, its kernels reading the caller's input arrays in
+place where the plan allows (BIND_INPUTS; other inputs are copied into
+the arena first) and writing the outputs in place into an output pool that
+the executable owns where the plan allows (BIND_OUTPUTS; other outputs are
+copied there after), and a last node setting a flag in mapped host memory
+that the wait reads (SIGNAL_WAIT). A later call with other input (or
+`out=`) pointers updates the kernel and copy nodes in place
+(`cuGraphExecKernelNodeSetParams`, `cuGraphExecMemcpyNodeSetParams`)
+instead of capturing again. Nothing is allocated per call: the pool's
+`DeviceArray`s are returned every time and are overwritten by the next run
+of the launch list (copy what must outlive it, or pass `out=[...]`, arrays
+of your own that the outputs are copied into).
 
 `rlx_cuda.gemm` runs on cuBLASLt (nvmath-python's bindings, the `cuda`
 extra). Without nvmath-python, modules must be lowered with
@@ -94,6 +98,29 @@ class _IOGraph:
     out_params: list
     dsts: list[int] = field(default_factory=list)
     signal: bool = False  # its last node sets the executable's mapped flag (SIGNAL_WAIT)
+    in_index: list[int] = field(default_factory=list)  # which of srcs each input copy node copies
+    bound: list[_BoundInput] = field(default_factory=list)  # inputs read in place (BIND_INPUTS)
+
+
+@dataclass
+class _KernelNode:
+    """A kernel node of the I/O graph that reads inputs in place, with
+    parameters of our own to set it with: `kp`, whose argument arrays
+    `values` (addresses in `pointers`) hold the bound inputs' pointers."""
+
+    node: object
+    kp: object
+    values: list[np.ndarray]
+    pointers: np.ndarray
+
+
+@dataclass
+class _BoundInput:
+    """An input read in place by the I/O graph: `srcs[src]` is passed to
+    each of `nodes` at its argument positions."""
+
+    src: int
+    nodes: list[tuple[_KernelNode, tuple[int, ...]]]
 
 
 #: CUDA_SUCCESS (CUresult is an int enum): hot paths compare without `check`
@@ -137,16 +164,32 @@ SIGNAL_QUERY_EVERY = 256
 #: output, and those that read it after, are pointed at its slot in the
 #: output pool instead of the arena (`binding.bind_outputs`: where the plan
 #: lets them move without another value), so that run() with device outputs
-#: copies nothing out and host outputs are read from the pool. Session 45
-#: measured run()'s copies as what a single op over 64 MiB pays a call
-#: beyond its kernel (`kernels.py --timing wall`, H200: softmax 111 µs a
-#: call, 35 µs of kernel, two 64 MiB copies). With it, the pool is made at
-#: load; the device arrays run() returns are written by every run of the
-#: launch list (launch(), time_launches(), runs with host outputs or out=),
-#: not only by the next run that returns them; out= takes the general path
-#: (the outputs copied from the pool after the launches). Prepared in
-#: session 45, off: not yet run on a GPU (tests/test_gpu_binding.py).
-BIND_OUTPUTS = False
+#: copies nothing out and host outputs are read from the pool. The pool is
+#: made at load; the device arrays run() returns are written by every run
+#: of the launch list (launch(), time_launches(), runs with host outputs or
+#: out=), not only by the next run that returns them; out= takes the
+#: general path (the outputs copied from the pool after the launches).
+#: With BIND_INPUTS, H200 (session 46, `variant.py ...BIND_INPUTS=False,True
+#: ...BIND_OUTPUTS=True -- --quick --timing wall --sizes 1,64`, and
+#: BIND_OUTPUTS=False,True alone): a single op over 64 MiB with device
+#: inputs and outputs took a median 112 µs a call copying both ways (slower
+#: than PyTorch eager in 68 of 72 cases, geomean 0.68x), 78 µs with outputs
+#: bound (56 slower, 0.87x), 44 µs with both (none slower, 1.53x); at
+#: 1 MiB 16.0 -> 13.0 -> 11.1 µs (1.57x -> 1.68x -> 1.79x the faster peer).
+BIND_OUTPUTS = True
+#: Inputs read in place: in the I/O graph (device inputs, graph mode), the
+#: kernels that read a function input are pointed at the caller's array
+#: (`cuGraphExecKernelNodeSetParams` on their nodes when its pointer
+#: changes) instead of its arena slot, and the input is not copied in
+#: (`binding.bind_inputs`: inputs read only by kernels, not returned, whose
+#: slot holds nothing else up to their last reader). A caller's array whose
+#: address is not a multiple of the plan's alignment (P.ALIGN, what the
+#: kernels were generated for), or that overlaps the output pool where
+#: outputs are written in place (an output passed back in), takes the
+#: general path. Other paths (host inputs, stream mode, launch(),
+#: time_launches()) copy into the arena and read it there, as before.
+#: Measured with BIND_OUTPUTS (above).
+BIND_INPUTS = True
 
 #: Tensor classes seen to be torch's (a set lookup instead of a module-name test per input)
 _TORCH_TYPES: set[type] = set()
@@ -309,11 +352,17 @@ class CudaExecutable:
         self._outputs = [(t, self._ptr(loc), tensor_bytes(t)) for loc, t in zip(self.output_locations, self.sig.outputs)]
         self._pool: list[DeviceArray] | None = None
         self._pool_dsts: list[int] = []
+        self._pool_range = (0, 0)  # [first, last) address of the pool where outputs are written in place
         #: outputs written in place into the pool (BIND_OUTPUTS), and why the others are not
         self.bindings: list[binding.Binding] = []
         self.unbound: dict[int, str] = {}
         if BIND_OUTPUTS:
             self._bind_outputs()
+        #: inputs the I/O graph reads in place (BIND_INPUTS), and why the others are not
+        self.input_bindings: list[binding.InputBinding] = []
+        self.inputs_unbound: dict[int, str] = {}
+        if BIND_INPUTS and mode == "graph":
+            self.input_bindings, self.inputs_unbound = binding.bind_inputs(self.func, self.arg_offsets)
         self.launches = []
         self.lt_handle = None
         if gemms:
@@ -354,6 +403,10 @@ class CudaExecutable:
         self._in_slots = [_Slot(n, t, tuple(t.get_shape()), tensor_bytes(t)) for n, t in self.sig.inputs]
         self._out_slots = [_Slot(f"out[{i}]", t, tuple(t.get_shape()), tensor_bytes(t))
                            for i, t in enumerate(self.sig.outputs)]
+        # the bound inputs' places in the I/O graph's sources (those of the non-empty inputs)
+        src_of = {i: k for k, i in enumerate(i for i, s in enumerate(self._in_slots) if s.nbytes)}
+        self._bound_srcs = [src_of[b.input] for b in self.input_bindings]
+        self._bound_bytes = [b.nbytes for b in self.input_bindings]
         self._io: _IOGraph | None = None
         #: why the I/O graph could not be built (run then takes the general path)
         self.io_graph_error: str | None = None
@@ -387,6 +440,8 @@ class CudaExecutable:
         if not self.bindings:
             return
         pool = self._output_pool()
+        buf = pool[0]._owner
+        self._pool_range = (buf.ptr, buf.ptr + buf.nbytes)  # pyright: ignore[reportAttributeAccessIssue]
         moved = []
         for t, src, n in self._outputs:
             for b in self.bindings:  # (none empty: an empty slot may start where a live one does)
@@ -540,10 +595,13 @@ class CudaExecutable:
         there instead, and returns `out`.
 
         With every input on the device and device outputs, in graph mode,
-        this is one CUDA graph launch (input copies, kernels, output copies,
-        the flag's write) and a wait for that flag, which is set once the
-        outputs are complete: no allocation, no per-input driver call
-        unless an input's pointer changed since the last run.
+        this is one CUDA graph launch (the kernels, which read the inputs
+        and write the outputs in place where the plan allows, the other
+        inputs' and outputs' copies, the flag's write) and a wait for that
+        flag, which is set once the outputs are complete: no allocation, no
+        per-input driver call unless an input's pointer changed since the
+        last run. An input array whose address is not 256-byte aligned (a
+        view into a larger tensor) is copied in by the general path.
 
         `poison=True` fills the arena with 0xFF bytes first (NaN for floats),
         so an output element no kernel wrote shows up.
@@ -559,6 +617,8 @@ class CudaExecutable:
         if (not poison and self._io_ok and (device_outputs or (device_outputs is None and self._in_slots))
                 and (out is None or not self.bindings)):  # bound outputs are in the pool: out= copies from there
             srcs = self._device_sources(inputs)
+            if srcs is not None and self._bound_srcs and not self._in_place_ok(srcs):
+                srcs = None  # an input to be read in place cannot be: the general path copies it in
             if srcs is not None:
                 io = self._io
                 if io is not None and out is None and self._pool is not None:  # every run after the first
@@ -595,6 +655,19 @@ class CudaExecutable:
             if slot.nbytes:
                 srcs.append(p)
         return srcs
+
+    def _in_place_ok(self, srcs: list[int]) -> bool:
+        """Whether the inputs read in place (BIND_INPUTS) can be, at these
+        pointers: aligned as the plan aligns slots (what the kernels were
+        generated for), and outside the output pool where outputs are
+        written in place (an output of the last run passed back in would be
+        read while the kernels write it)."""
+        lo, hi = self._pool_range
+        for k, n in zip(self._bound_srcs, self._bound_bytes):
+            p = srcs[k]
+            if p % P.ALIGN or (p < hi and lo < p + n):
+                return False
+        return True
 
     def _destinations(self, out: Sequence[object] | None) -> tuple[list[int], list]:
         """Where the outputs go (pointers of the non-empty ones) and what
@@ -633,7 +706,10 @@ class CudaExecutable:
         `dsts` where those changed since the last run; waits with `sync`."""
         cu = self._cu
         if srcs != io.srcs:
-            self._rebind(io, io.in_nodes, io.in_params, io.srcs, srcs, "input")
+            self._rebind(io, io.in_nodes, io.in_params, io.srcs, srcs, "input", io.in_index)
+            for b in io.bound:
+                if srcs[b.src] != io.srcs[b.src]:
+                    self._repoint(io, b, srcs[b.src])
         if self.bindings:  # the pool's, always (out= takes the general path): bound ones have no node
             dsts = io.dsts
         if dsts != io.dsts:
@@ -786,25 +862,39 @@ class CudaExecutable:
                         check(err, "cuStreamSynchronize")
                     return
 
-    def _rebind(self, io: _IOGraph, nodes: list, params: list, last: list[int], now: list[int], what: str) -> None:
+    def _rebind(self, io: _IOGraph, nodes: list, params: list, last: list[int], now: list[int], what: str,
+                index: list[int] | None = None) -> None:
         """Points the I/O graph's `what` ("input" or "output") copy nodes
-        whose pointer changed (`last` -> `now`) at their new source or
-        destination, in the instantiated graph (no new capture)."""
+        whose pointer changed (`last` -> `now`; node k copies `now[index[k]]`,
+        `now[k]` without `index`) at their new source or destination, in
+        the instantiated graph (no new capture)."""
         side = "src" if what == "input" else "dst"
-        for k, p in enumerate(now):
-            if p != last[k]:
+        for k, node in enumerate(nodes):
+            i = index[k] if index is not None else k
+            p = now[i]
+            if p != last[i]:
                 prm = params[k]
                 for name, value in ((f"{side}Device", p), (f"{side}XInBytes", 0), (f"{side}Y", 0), (f"{side}Z", 0)):
                     setattr(prm, name, value)
-                check(self._cu.cuGraphExecMemcpyNodeSetParams(io.exec, nodes[k], prm, self.context),
+                check(self._cu.cuGraphExecMemcpyNodeSetParams(io.exec, node, prm, self.context),
                       f"cuGraphExecMemcpyNodeSetParams({what})")
-                last[k] = p
+                last[i] = p
+
+    def _repoint(self, io: _IOGraph, b: _BoundInput, p: int) -> None:
+        """Points the kernel nodes that read an input in place at `p`."""
+        for k, at in b.nodes:
+            for j in at:
+                k.values[j][0] = p
+            check(self._cu.cuGraphExecKernelNodeSetParams(io.exec, k.node, k.kp), "cuGraphExecKernelNodeSetParams(input)")
+        io.srcs[b.src] = p
 
     def _build_io(self, srcs: list[int], dsts: list[int]) -> _IOGraph:
         """Captures input copies, the launch list and output copies as one
         graph, and finds the copy nodes (by source and destination)."""
         cu = _driver()
-        ins = [(src, dst, n) for src, (_, _, dst, n) in zip(srcs, [i for i in self._inputs if i[3]])]
+        bound = set(self._bound_srcs)
+        ins = [(src, dst, n) for k, (src, (_, _, dst, n)) in enumerate(zip(srcs, [i for i in self._inputs if i[3]]))
+               if k not in bound]
         outs = [(src, dst, n) for dst, (_, src, n) in zip(dsts, [o for o in self._outputs if o[2]])
                 if src != dst or not self.bindings]  # a bound output is written where it is returned
         form = SIGNAL_WAIT
@@ -837,12 +927,62 @@ class CudaExecutable:
             in_found = [take(s, d, "input") for s, d, _ in ins]
             out_found = [take(s, d, "output") for s, d, _ in outs]
             self._fill_memsets(graph)
-            exec_ = check(cu.cuGraphInstantiate(graph, 0), "cuGraphInstantiate(I/O graph)")
+            try:
+                read_in_place = self._bound_nodes(graph) if bound else []
+            except CudaError as e:  # the inputs are copied in instead (the graph made again without it)
+                read_in_place = None
+                self.inputs_unbound.update({b.input: f"the I/O graph's nodes not found: {e}" for b in self.input_bindings})
+                self.input_bindings, self._bound_srcs, self._bound_bytes = [], [], []
+            if read_in_place is not None:
+                exec_ = check(cu.cuGraphInstantiate(graph, 0), "cuGraphInstantiate(I/O graph)")
         except Exception:
             cu.cuGraphDestroy(graph)
             raise
-        return _IOGraph(graph, exec_, [n for n, _ in in_found], [p for _, p in in_found], list(srcs),
-                        [n for n, _ in out_found], [p for _, p in out_found], [d for _, d, _ in outs], signal)
+        if read_in_place is None:
+            cu.cuGraphDestroy(graph)
+            return self._build_io(srcs, dsts)
+        # the inputs read in place are pointed at the caller's arrays by the first _run_io (0: not yet)
+        last = [0 if k in bound else p for k, p in enumerate(srcs)]
+        return _IOGraph(graph, exec_, [n for n, _ in in_found], [p for _, p in in_found], last,
+                        [n for n, _ in out_found], [p for _, p in out_found], [d for _, d, _ in outs], signal,
+                        [k for k in range(len(srcs)) if k not in bound], read_in_place)
+
+    def _bound_nodes(self, graph) -> list[_BoundInput]:
+        """The captured graph's kernel nodes that read the inputs in place
+        (BIND_INPUTS), with parameters of our own to re-point them: the
+        graph's kernel nodes of our kernels, in stream order, are the
+        launch list's kernel launches."""
+        cu = self._cu
+        ours = {int(x.function) for x in self.launches if isinstance(x, _Launch)}
+        kernel = cu.CUgraphNodeType.CU_GRAPH_NODE_TYPE_KERNEL
+        nodes = [n for n in _in_stream_order(graph)
+                 if check(cu.cuGraphNodeGetType(n), "cuGraphNodeGetType") == kernel
+                 and int(check(cu.cuGraphKernelNodeGetParams(n), "cuGraphKernelNodeGetParams").func) in ours]
+        launches = [k for k, x in enumerate(self.launches) if isinstance(x, _Launch)]
+        if len(nodes) != len(launches):
+            raise CudaError(f"the captured I/O graph has {len(nodes)} nodes of our kernels for {len(launches)} launches")
+        node_of = dict(zip(launches, nodes))
+        made: dict[int, _KernelNode] = {}  # one per node: a launch may read two bound inputs
+
+        def kernel_node(k: int) -> _KernelNode:
+            if k not in made:
+                launch, node = self.launches[k], node_of[k]
+                got = check(cu.cuGraphKernelNodeGetParams(node), "cuGraphKernelNodeGetParams")
+                if int(got.func) != int(launch.function):
+                    raise CudaError(f"the kernel node found for launch {k} ({launch.name}) runs another kernel")
+                values = [v.copy() for v in launch.values]
+                pointers = np.array([v.ctypes.data for v in values], dtype=np.uint64)
+                kp = cu.CUDA_KERNEL_NODE_PARAMS()
+                kp.func = launch.function
+                kp.gridDimX, kp.gridDimY, kp.gridDimZ = launch.grid
+                kp.blockDimX, kp.blockDimY, kp.blockDimZ = launch.block
+                kp.sharedMemBytes = launch.smem
+                kp.kernelParams = pointers.ctypes.data
+                made[k] = _KernelNode(node, kp, values, pointers)
+            return made[k]
+
+        return [_BoundInput(src, [(kernel_node(k), at) for k, at in b.args])
+                for b, src in zip(self.input_bindings, self._bound_srcs)]
 
     def _capture_io(self, ins: list, outs: list, form: str) -> tuple[object, bool]:
         """The I/O graph's capture: input copies, the launch list, output
@@ -1228,6 +1368,33 @@ def _memsets_as_kernels(graph, memsets: list, fill16, fill) -> int:
         if broken:
             raise
     return done
+
+
+def _in_stream_order(graph) -> list:
+    """A graph's nodes in an order that keeps every dependency before its
+    dependents (for a capture of one stream: the order of capture), ties
+    kept in cuGraphGetNodes's order."""
+    cu = _driver()
+    nodes = _graph_nodes(graph)
+    by_key = {int(n): n for n in nodes}
+    waiting = {int(n): 0 for n in nodes}  # how many of its dependencies are not yet in the order
+    dependents: dict[int, list[int]] = {k: [] for k in waiting}
+    for n in nodes:
+        for d in _neighbours(cu.cuGraphNodeGetDependencies, n)[0]:
+            waiting[int(n)] += 1
+            dependents[int(d)].append(int(n))
+    ready = [k for k in waiting if not waiting[k]]
+    order = []
+    while ready:
+        k = ready.pop(0)
+        order.append(by_key[k])
+        for x in dependents[k]:
+            waiting[x] -= 1
+            if not waiting[x]:
+                ready.append(x)
+    if len(order) != len(nodes):
+        raise CudaError("the captured graph has a cycle")
+    return order
 
 
 def _graph_nodes(graph) -> list:
