@@ -634,9 +634,9 @@ def test_columns_form_held_in_registers(arch, monkeypatch):
     # not merged: the max and the sum each reduced over the slices
     assert "16 elements per slice held in registers" in d and d.count("rlx_column_reduce") == 2, d
     # f16 slices of 63 are too long to hold (16 rows x 32 slices would be 16 bytes wide): the slices
-    # spread over 2 blocks (rows.COLUMN_GRID), merged once
-    assert "columns over blocks (16 rows x 16 slices of the reduced axis per block, 2 blocks per 16 rows, 32 " \
-        "elements per slice held in registers)" in e and e.count("rlx_column_grid_reduce<16, 2>") == 2, e
+    # spread over 4 blocks of 32 rows (rows.COLUMN_GRID, COLUMN_GRID_ROWS_16), merged once
+    assert "columns over blocks (32 rows x 8 slices of the reduced axis per block, 4 blocks per 32 rows, 32 " \
+        "elements per slice held in registers)" in e and e.count("rlx_column_grid_reduce<8, 4>") == 2, e
     assert compile_all(lowered, arch) == 3
     monkeypatch.setattr(R, "COLUMN_GRID", False)  # the element form
     g = rlxc.GraphBuilder()
@@ -646,13 +646,17 @@ def test_columns_form_held_in_registers(arch, monkeypatch):
 
 
 @pytest.mark.parametrize("arch", ARCHS)
-def test_columns_form_over_blocks(arch):
+def test_columns_form_over_blocks(arch, monkeypatch):
     """rows.COLUMN_GRID: where a block's slices cannot hold the axis in
     registers (f16 slices of more than 32, f32 of more than 64), a group of
     16 rows' slices spread over C blocks, each block's tickets giving its
     group and rank, the statistics merged over the block column and then
     over the C blocks through global slots; C grows until the blocks fill
-    the GPU (few rows). Every kernel compiles."""
+    the GPU (few rows). Every kernel compiles. (16 rows for 2-byte elements
+    too here: COLUMN_GRID_ROWS_16's 32 are the next test's.)"""
+    from rlxc.codegen import rows as R
+
+    monkeypatch.setattr(R, "COLUMN_GRID_ROWS_16", 16)
     g = rlxc.GraphBuilder()
     outs = [g.softmax(g.input("a", [32, 8192, 128], "f16"), axis=1),
             g.log_softmax(g.input("b", [128, 8192, 128]), axis=1),
@@ -676,6 +680,32 @@ def test_columns_form_over_blocks(arch):
     assert compile_all(lowered, arch) == 5
     for k in kernels_of(lowered)[:3]:
         assert k.attributes["rlx.co_resident"].value.data in (16, 8, 10)
+
+
+@pytest.mark.parametrize("arch", ARCHS)
+def test_columns_form_over_blocks_of_32_rows_for_2_byte_elements(arch):
+    """rows.COLUMN_GRID_ROWS_16: 2-byte elements take groups of 32 rows (a
+    warp reads 64 consecutive bytes of one slice), 8 slices a block, where
+    C stays within its cap; else 16 rows; f32 keeps 16. Every kernel
+    compiles."""
+    g = rlxc.GraphBuilder()
+    outs = [g.softmax(g.input("a", [32, 8192, 128], "f16"), axis=1),
+            g.softmax(g.input("e", [1, 32768, 128], "bf16"), axis=1),  # 32 rows would need 128 blocks: 16
+            g.softmax(g.input("h", [5, 3000, 49], "f16"), axis=1),  # groups across outer indices
+            g.log_softmax(g.input("b", [128, 8192, 128]), axis=1)]
+    lowered = rlxc.run_pipeline(g.build(outs), f"rlx-cuda{{arch={arch} sm_count=132}}")
+    (a, ga, ba), (e, ge, be), (h, gh, bh), (b, gb, bb) = launched(lowered)
+    assert ("// row form: columns over blocks (32 rows x 8 slices of the reduced axis per block, 32 blocks per 32 "
+            "rows, 32 elements per slice held in registers)") in a and ga == (4096, 1, 1) and ba == (32, 8, 1)
+    assert "const long long r = min(g * 32 + threadIdx.x, 4095LL);" in a and "const int sl = rank * 8 + threadIdx.y;" in a
+    assert "rlx_column_grid_reduce<8, 32>(RlxMS{m, s}, RlxMSMerge(), col_slots0, " in a and "_part0 + g * 1024, " in a
+    assert "16 rows x 16 slices of the reduced axis per block, 64 blocks per 16 rows" in e and ge == (512, 1, 1) \
+        and be == (16, 16, 1)
+    assert "32 rows x 8 slices of the reduced axis per block, 12 blocks per 32 rows" in h and gh == (96, 1, 1)
+    assert "const long long r = min(g * 32 + threadIdx.x, 244LL);" in h
+    assert "16 rows x 16 slices of the reduced axis per block, 8 blocks per 16 rows" in b and bb == (16, 16, 1)
+    assert compile_all(lowered, arch) == 4
+    assert [k.attributes["rlx.co_resident"].value.data for k in kernels_of(lowered)] == [32, 64, 12, 8]
 
 
 @pytest.mark.parametrize("arch", ARCHS)

@@ -958,7 +958,8 @@ def test_softmax_over_middle_axes_held_in_registers_on_gpu(dtype, merged, paired
 
 @pytest.mark.parametrize("dtype", ["f32", "f16", "bf16"])
 @pytest.mark.parametrize("merged", [True, False])
-def test_softmax_over_middle_axes_over_blocks_on_gpu(dtype, merged, monkeypatch):
+@pytest.mark.parametrize("rows16", [32, 16])
+def test_softmax_over_middle_axes_over_blocks_on_gpu(dtype, merged, rows16, monkeypatch):
     """The columns form over blocks (rows.COLUMN_GRID: a group of 16 rows'
     slices spread over C blocks that meet through global slots): an axis of
     3000 over 520 rows (6 blocks per group, the last group half full, the
@@ -966,12 +967,15 @@ def test_softmax_over_middle_axes_over_blocks_on_gpu(dtype, merged, monkeypatch)
     over 4200 rows (f16/bf16: 2 blocks; f32 holds it in one), axis -2;
     softmax and log_softmax, the statistics merged in one round over the
     blocks or in two, against the interpreter in stream and graph mode (the
-    graph replayed: the ticket and arrival counters go on over launches)."""
+    graph replayed: the ticket and arrival counters go on over launches);
+    2-byte elements in groups of 32 rows (rows.COLUMN_GRID_ROWS_16, the
+    axis of 20000 falling back to 16) and of 16."""
     from rlxc.codegen import rows as R
     from rlxc.dialects import rlx_cuda
     from rlxc.runtime.driver_api import device_arch
 
     monkeypatch.setattr(R, "COLUMN_CACHED_MERGED", merged)
+    monkeypatch.setattr(R, "COLUMN_GRID_ROWS_16", rows16)
     g = rlxc.GraphBuilder()
     a, b, c = g.input("a", [4, 3000, 130], dtype), g.input("b", [1, 20000, 3], dtype), g.input("c", [3, 1000, 1400], dtype)
     module = g.build([g.softmax(a, axis=1), g.log_softmax(a, axis=-2), g.softmax(b, axis=1), g.log_softmax(c, axis=1)])
@@ -979,6 +983,8 @@ def test_softmax_over_middle_axes_over_blocks_on_gpu(dtype, merged, monkeypatch)
     lowered = rlxc.run_pipeline(module, f"rlx-cuda{{arch={arch} sm_count={sms}}}")
     forms = [op.source.data.splitlines()[2] for op in lowered.walk() if isinstance(op, rlx_cuda.KernelOp)]
     assert sum("columns over blocks" in f for f in forms) == (3 if dtype == "f32" else 4), forms
+    if dtype != "f32":
+        assert sum("(32 rows x 8 slices" in f for f in forms) == (3 if rows16 == 32 else 0), forms
     check(module)
 
 

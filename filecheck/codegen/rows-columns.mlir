@@ -27,23 +27,25 @@
 // CHECK: // row form: columns (64 rows x 4 slices of the reduced axis per block, 1 element per slice held in registers)
 // CHECK: for (int j = 0; j < 1; ++j) { v[j] = v[j] - mz; s += expf(v[j]); }
 // CHECK: rlx_column_reduce<4>(
-// An f16 axis of 1000 over 8192 rows: a block's 16 slices of 63 are too long to
-// hold, so 16 rows' slices are spread over 2 blocks (32 slices of at most 32
-// elements, in registers). A block takes its group of rows and its rank from a
-// ticket; the (max, sum) pairs meet over the block column in shared memory,
-// then over the group's 2 blocks through global slots and an arrival counter.
-// CHECK: // row form: columns over blocks (16 rows x 16 slices of the reduced axis per block, 2 blocks per 16 rows, 32 elements per slice held in registers)
+// An f16 axis of 1000 over 8192 rows: a block's slices of 63 are too long to
+// hold, so 32 rows' slices (a warp reads 64 consecutive bytes of one slice:
+// rows.COLUMN_GRID_ROWS_16) are spread over 4 blocks of 8 slices (32 slices
+// of at most 32 elements, in registers). A block takes its group of rows and
+// its rank from a ticket; the (max, sum) pairs meet over the block column in
+// shared memory, then over the group's 4 blocks through global slots and an
+// arrival counter.
+// CHECK: // row form: columns over blocks (32 rows x 8 slices of the reduced axis per block, 4 blocks per 32 rows, 32 elements per slice held in registers)
 // CHECK-NEXT: __device__ unsigned long long [[K:.*]]_ticket = 0;
-// CHECK-NEXT: __device__ unsigned long long [[K]]_arrived[8192] = {};
-// CHECK-NEXT: __device__ RlxMS [[K]]_part0[16384];
+// CHECK-NEXT: __device__ unsigned long long [[K]]_arrived[4096] = {};
+// CHECK-NEXT: __device__ RlxMS [[K]]_part0[32768];
 // CHECK: if (threadIdx.x == 0 && threadIdx.y == 0) g_ticket = atomicAdd(&[[K]]_ticket, 1ull);
 // CHECK: const long long g_at = (long long)(g_ticket % 1024ull);
-// CHECK-NEXT: const int rank = (int)(g_at % 2);
-// CHECK-NEXT: const long long g = g_at / 2;
-// CHECK-NEXT: const long long r = min(g * 16 + threadIdx.x, 8191LL);
-// CHECK: const int sl = rank * 16 + threadIdx.y;  // this thread's slice, of 32
+// CHECK-NEXT: const int rank = (int)(g_at % 4);
+// CHECK-NEXT: const long long g = g_at / 4;
+// CHECK-NEXT: const long long r = min(g * 32 + threadIdx.x, 8191LL);
+// CHECK: const int sl = rank * 8 + threadIdx.y;  // this thread's slice, of 32
 // CHECK: for (int j = 0; j < 31; ++j) { const long long k = sl + j * 32; { const long long o = base + (k * 4096LL); v[j] = rlx_ld_f16(x[o]); } }
-// CHECK: const RlxMS st = rlx_column_grid_reduce<16, 2>(RlxMS{m, s}, RlxMSMerge(), col_slots0, [[K]]_part0 + g * 32, [[K]]_arrived + g * 16, rank);
+// CHECK: const RlxMS st = rlx_column_grid_reduce<8, 4>(RlxMS{m, s}, RlxMSMerge(), col_slots0, [[K]]_part0 + g * 128, [[K]]_arrived + g * 16, rank);
 // CHECK: { const int j = 31; const long long k = sl + j * 32; if (k < 1000LL) { const long long o = base + (k * 4096LL); y[o] = rlx_st_f16(v[j] * inv); } }
 // Too few rows (384) to fill the GPU this way: the looping form, a block per row.
 // CHECK: // row form: looping
@@ -55,10 +57,10 @@
 // CHECK: // row form: columns (40 rows (all of the inner axis: one read of consecutive elements) x 6 slices of the reduced axis per block, 17 elements per slice held in registers)
 // CHECK-NEXT: extern "C" __global__ void __launch_bounds__(240)
 // CHECK: const long long r = min((long long)blockIdx.x * 40 + threadIdx.x, 119LL);
-// LAUNCH: rlx_cuda.kernel @k2 {{.*}} {rlx.co_resident = 2 : i64}
+// LAUNCH: rlx_cuda.kernel @k2 {{.*}} {rlx.co_resident = 4 : i64}
 // LAUNCH: %a = rlx_cuda.launch @k0 grid [256, 1, 1] block [32, 8, 1]
 // LAUNCH: %b = rlx_cuda.launch @k1 grid [128, 1, 1] block [64, 4, 1]
-// LAUNCH: %c = rlx_cuda.launch @k2 grid [1024, 1, 1] block [16, 16, 1]
+// LAUNCH: %c = rlx_cuda.launch @k2 grid [1024, 1, 1] block [32, 8, 1]
 // LAUNCH: %d = rlx_cuda.launch @k3 grid [384, 1, 1] block [256, 1, 1]
 // LAUNCH: %e = rlx_cuda.launch @k4 grid [3, 1, 1] block [40, 6, 1]
 func.func @main(%x: tensor<2x21x64x64xf16>, %w: tensor<8x4x1024xf32>, %v: tensor<2x1000x4096xf16>, %y: tensor<3x100x128xf32>, %z: tensor<3x100x40xf32>) -> (tensor<2x21x64x64xf16>, tensor<8x4x1024xf32>, tensor<2x1000x4096xf16>, tensor<3x100x128xf32>, tensor<3x100x40xf32>) {

@@ -2637,6 +2637,15 @@ COLUMN_FORM_MIN_RUN_BYTES = 32
 #: was 7% slower at 64 MiB, within 2.3% at 512.
 COLUMN_GRID = True
 COLUMN_GRID_ROWS = 16
+#: ... and for 2-byte elements, COLUMN_GRID_ROWS_16 rows a block where that
+#: keeps C within its cap (else COLUMN_GRID_ROWS): a warp then reads 64
+#: consecutive bytes of one slice (with 16, two 32-byte pieces of two).
+#: H200 (session 46, `variant.py COLUMN_GRID_ROWS=16,32 -- --ops softmax_mid
+#: --dtypes f16,bf16 --rows 1000,2048,4096,8192 --sizes 64,512
+#: --compile-sizes none`, inner 128): axes of 1000 +20.5-26.1% (f16 at 512
+#: MiB 456.7 -> 362.2 µs), 2048 +5.9-16.4%, 8192 +5.6-12.3%, 4096 -0.3% to
+#: -9.1% (at 64 MiB 68.7 -> 75.5).
+COLUMN_GRID_ROWS_16 = 32
 COLUMN_GRID_BLOCKS_PER_SM = 4
 COLUMN_GRID_MAX_BLOCKS = 64
 COLUMN_GRID_SLOT_BYTES = 16 << 20
@@ -2657,7 +2666,16 @@ def column_grid_shape(rows: Rows, elem_bytes: int, sm_count: int) -> tuple[int, 
     most = _held_elems(elem_bytes)
     if not COLUMN_GRID or not most or sm_count <= 0 or rows.inner == 0 or rows.col_off == "k" or rows.rows == 0:
         return None
-    x = min(COLUMN_GRID_ROWS, COLUMN_FORM_THREADS)
+    if elem_bytes < 4 and COLUMN_GRID_ROWS_16 and COLUMN_GRID_ROWS_16 != COLUMN_GRID_ROWS:
+        wide = _column_grid_shape(rows, most, sm_count, COLUMN_GRID_ROWS_16)
+        if wide is not None:
+            return wide
+    return _column_grid_shape(rows, most, sm_count, COLUMN_GRID_ROWS)
+
+
+def _column_grid_shape(rows: Rows, most: int, sm_count: int, rows_per_block: int) -> tuple[int, int, int] | None:
+    """column_grid_shape with `rows_per_block` rows (X) a block."""
+    x = min(rows_per_block, COLUMN_FORM_THREADS)
     y = COLUMN_FORM_THREADS // x
     groups = -(-rows.rows // x)
     c = -(-rows.cols // (most * y))
