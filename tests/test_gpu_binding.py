@@ -55,6 +55,7 @@ def _upload(exe, name, host, misalign=0):
     """`host` on the device as run() would copy it (bf16 rounded, not cut),
     `misalign` bytes past an aligned address."""
     from rlxc.runtime.device_arrays import DeviceArray, DeviceBuffer, to_device_bytes
+    from rlxc.runtime.device_arrays import from_device_bytes
     from rlxc.runtime.driver_api import _driver, check
     from rlxc.signature import check_array
 
@@ -88,6 +89,7 @@ def test_bound_arrays_give_the_unbound_bits(build, mode, bound, monkeypatch):
     values (or the poison's NaN)."""
     from rlxc.dialects.types import dtype_name
     from rlxc.runtime import executable as E
+    from rlxc.runtime.device_arrays import from_device_bytes
     from rlxc.runtime.driver_api import _driver, check
 
     g = rlxc.GraphBuilder()
@@ -131,21 +133,44 @@ def test_bound_arrays_give_the_unbound_bits(build, mode, bound, monkeypatch):
         inputs = fresh()
         dev = {k: _upload(exe, k, v) for k, v in inputs.items()}
         same(inputs, exe.run(dev, device_outputs=True), "device outputs")
-    if mode == "graph":
+    if mode == "graph":  # the I/O graph found its kernel nodes (no silent fallback to copies)
         assert exe._io is not None
         copied = [s for s in exe._in_slots if s.nbytes]
         assert len(exe._io.in_nodes) == len(copied) - len(exe.input_bindings)
-        assert len(exe._io.bound) == len(exe.input_bindings)
+        assert len(exe._io.bound) == len(exe.input_bindings) and bool(exe._io.bound) == reads
+        assert not any("not found" in why for why in exe.inputs_unbound.values()), exe.inputs_unbound
+    if mode == "graph" and reads:
+        # launch() after a run that read inputs in place: they are copied into their (poisoned) slots first
+        for b in exe.input_bindings:
+            check(_driver().cuMemsetD8(int(exe.arena) + b.offset, 0xFF, b.nbytes), "cuMemsetD8(an input's slot)")
+        exe.launch()
+        check(_driver().cuStreamSynchronize(exe.stream), "cuStreamSynchronize")
+        launched = []
+        for t, src, nbytes in exe._outputs:  # where the launch list leaves each output
+            raw = np.empty(nbytes, np.uint8)
+            if nbytes:
+                check(_driver().cuMemcpyDtoH(raw.ctypes.data, src, nbytes), "cuMemcpyDtoH")
+            launched.append(from_device_bytes(raw, t))
+        same(inputs, launched, "launch() after a run that read inputs in place")
+        exe.run(dev, device_outputs=True)  # the arrays of that run's mapping changed since: launch() says so
+        k = exe.sig.inputs[exe.input_bindings[0].input][0]
+        dev[k] = _upload(exe, k, inputs[k])
+        with pytest.raises(rlxc.cuda.CudaError, match="changed since"):
+            exe.launch()
     inputs = fresh()  # new contents at the same pointers
     for k, v in inputs.items():
         new = _upload(exe, k, v)
         if new.nbytes:
             check(_driver().cuMemcpyDtoD(dev[k].ptr, new.ptr, new.nbytes), "cuMemcpyDtoD")
     same(inputs, exe.run(dev, device_outputs=True), "device outputs, new contents at the same pointers")
-    inputs = fresh()  # an input 16 bytes past an aligned address: copied in (the general path where bound)
-    name = next(n for n, t in exe.sig.inputs if dtype_name(t.get_element_type()) != "i64")
-    dev = {k: _upload(exe, k, v, misalign=16 if k == name else 0) for k, v in inputs.items()}
+    inputs = fresh()  # an input 4 bytes past an aligned address: copied in (the general path where bound)
+    name = (exe.sig.inputs[exe.input_bindings[0].input][0] if exe.input_bindings
+            else next(n for n, t in exe.sig.inputs if dtype_name(t.get_element_type()) != "i64"))
+    dev = {k: _upload(exe, k, v, misalign=4 if k == name else 0) for k, v in inputs.items()}
     same(inputs, exe.run(dev, device_outputs=True), "device outputs, an input misaligned")
+    if reads:  # the I/O graph's timers refuse it rather than read it in place
+        with pytest.raises(rlxc.cuda.CudaError, match="aligned"):
+            exe.time_runs(dev, repeat=2, warmup=1)
     inputs = fresh()
     dev = {k: _upload(exe, k, v) for k, v in inputs.items()}
     same(inputs, exe.run(dev, device_outputs=True), "device outputs, aligned again")

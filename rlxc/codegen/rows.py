@@ -2646,6 +2646,14 @@ COLUMN_GRID_ROWS = 16
 #: MiB 456.7 -> 362.2 µs), 2048 +5.9-16.4%, 8192 +5.6-12.3%, 4096 -0.3% to
 #: -9.1% (at 64 MiB 68.7 -> 75.5).
 COLUMN_GRID_ROWS_16 = 32
+#: ... and where 32 rows' slices of COLUMN_CACHED_ELEMS_16 would need more
+#: blocks than the cap (axes of 32768 over few rows), slices of up to
+#: COLUMN_GRID_HELD_16 elements in groups of 32 rows before 16 rows (0:
+#: never). H200 (session 46, `variant.py COLUMN_GRID_HELD_16=0,64 -- --ops
+#: softmax_mid --dtypes f16,bf16 --rows 16384,32768 --sizes 64,512
+#: --compile-sizes 64`): axes of 32768 +2.4-4.6% at 64 MiB (bf16 96.9 ->
+#: 92.6 µs), -2.1-2.2% at 512; 16384 unchanged (not taken there): off.
+COLUMN_GRID_HELD_16 = 0
 COLUMN_GRID_BLOCKS_PER_SM = 4
 COLUMN_GRID_MAX_BLOCKS = 64
 COLUMN_GRID_SLOT_BYTES = 16 << 20
@@ -2668,6 +2676,8 @@ def column_grid_shape(rows: Rows, elem_bytes: int, sm_count: int) -> tuple[int, 
         return None
     if elem_bytes < 4 and COLUMN_GRID_ROWS_16 and COLUMN_GRID_ROWS_16 != COLUMN_GRID_ROWS:
         wide = _column_grid_shape(rows, most, sm_count, COLUMN_GRID_ROWS_16)
+        if wide is None and COLUMN_GRID_HELD_16 > most:
+            wide = _column_grid_shape(rows, COLUMN_GRID_HELD_16, sm_count, COLUMN_GRID_ROWS_16)
         if wide is not None:
             return wide
     return _column_grid_shape(rows, most, sm_count, COLUMN_GRID_ROWS)

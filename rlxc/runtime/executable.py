@@ -186,8 +186,10 @@ BIND_OUTPUTS = True
 #: address is not a multiple of the plan's alignment (P.ALIGN, what the
 #: kernels were generated for), or that overlaps the output pool where
 #: outputs are written in place (an output passed back in), takes the
-#: general path. Other paths (host inputs, stream mode, launch(),
-#: time_launches()) copy into the arena and read it there, as before.
+#: general path. Other paths (host inputs, stream mode) copy into the arena
+#: and read it there, as before; launch() and time_launches() after a run
+#: that read inputs in place copy them into the arena first (from that
+#: run's arrays, which the executable holds until the next run or launch).
 #: Measured with BIND_OUTPUTS (above).
 BIND_INPUTS = True
 
@@ -408,6 +410,8 @@ class CudaExecutable:
         self._bound_srcs = [src_of[b.input] for b in self.input_bindings]
         self._bound_bytes = [b.nbytes for b in self.input_bindings]
         self._io: _IOGraph | None = None
+        #: the mapping of the last run whose inputs were read in place and are not in the arena (launch() copies them)
+        self._unloaded: Mapping[str, object] | None = None
         #: why the I/O graph could not be built (run then takes the general path)
         self.io_graph_error: str | None = None
         self._closed = False
@@ -520,12 +524,19 @@ class CudaExecutable:
         executable was loaded) forces stream mode with a sync after every
         kernel, to name a failing one. A launch list with nothing in it (every
         op a relabelling: reshapes, transposes of size-1 axes) enqueues
-        nothing: an empty graph's launch still took a few µs of the stream."""
+        nothing: an empty graph's launch still took a few µs of the stream.
+
+        The launch list reads the inputs where the last run put them in the
+        arena. Inputs that run() read in place (BIND_INPUTS) are copied in
+        first, from the arrays of the mapping that run was given (the
+        executable keeps a reference to it until the next run or launch)."""
         if self._closed:
             raise CudaError("this executable was closed")
         if not self.launches:
             return
         cu = _driver()
+        if self._unloaded is not None:
+            self._load_read_in_place()
         if self._debug:
             self._launch_list(debug=True)
             return
@@ -623,6 +634,8 @@ class CudaExecutable:
                 io = self._io
                 if io is not None and out is None and self._pool is not None:  # every run after the first
                     self._run_io(io, srcs, self._pool_dsts)
+                    if io.bound:
+                        self._unloaded = inputs  # for launch(): these inputs are not in the arena
                     return list(self._pool)
                 dsts, results = self._destinations(out)
                 if io is None:
@@ -633,6 +646,8 @@ class CudaExecutable:
                         self._io_ok = False
                 if io is not None:
                     self._run_io(io, srcs, dsts)
+                    if io.bound:
+                        self._unloaded = inputs
                     return results
         return self._run_general(inputs, poison, device_outputs, out)
 
@@ -655,6 +670,22 @@ class CudaExecutable:
             if slot.nbytes:
                 srcs.append(p)
         return srcs
+
+    def _load_read_in_place(self) -> None:
+        """Copies the inputs the last run read in place into their arena
+        slots (for launch()), from the arrays of that run's mapping; raises
+        where those arrays have changed since."""
+        inputs, self._unloaded = self._unloaded, None
+        srcs, io = self._device_sources(inputs), self._io
+        if srcs is None or io is None or any(srcs[k] != io.srcs[k] for k in self._bound_srcs):
+            raise CudaError(
+                "launch() runs the launch list over the inputs in the arena, and the last run() read its device "
+                "inputs in place; the arrays of the mapping it was given have changed since. A run() with host "
+                "inputs, or with device_outputs=False, copies its inputs into the arena")
+        cu = self._cu
+        for k, b in zip(self._bound_srcs, self.input_bindings):
+            check(cu.cuMemcpyDtoDAsync(int(self.arena) + b.offset, srcs[k], b.nbytes, self.stream),
+                  f"cuMemcpyDtoD(input '{self._in_slots[b.input].name}' into the arena, for launch())")
 
     def _in_place_ok(self, srcs: list[int]) -> bool:
         """Whether the inputs read in place (BIND_INPUTS) can be, at these
@@ -926,11 +957,13 @@ class CudaExecutable:
 
             in_found = [take(s, d, "input") for s, d, _ in ins]
             out_found = [take(s, d, "output") for s, d, _ in outs]
+            filled = self.memsets_as_kernels
             self._fill_memsets(graph)
             try:
                 read_in_place = self._bound_nodes(graph) if bound else []
-            except CudaError as e:  # the inputs are copied in instead (the graph made again without it)
+            except Exception as e:  # noqa: BLE001 - the inputs are copied in instead (the graph made again)
                 read_in_place = None
+                self.memsets_as_kernels = filled
                 self.inputs_unbound.update({b.input: f"the I/O graph's nodes not found: {e}" for b in self.input_bindings})
                 self.input_bindings, self._bound_srcs, self._bound_bytes = [], [], []
             if read_in_place is not None:
@@ -951,7 +984,9 @@ class CudaExecutable:
         """The captured graph's kernel nodes that read the inputs in place
         (BIND_INPUTS), with parameters of our own to re-point them: the
         graph's kernel nodes of our kernels, in stream order, are the
-        launch list's kernel launches."""
+        launch list's kernel launches (the capture is of one stream: a
+        chain, so its order is the launch list's; each node's function is
+        checked against its launch's)."""
         cu = self._cu
         ours = {int(x.function) for x in self.launches if isinstance(x, _Launch)}
         kernel = cu.CUgraphNodeType.CU_GRAPH_NODE_TYPE_KERNEL
@@ -1038,6 +1073,7 @@ class CudaExecutable:
             data = to_device_bytes(a, t)
             if data.nbytes:
                 check(cu.cuMemcpyHtoD(dst, data.ctypes.data, data.nbytes), f"cuMemcpyHtoD(input '{name}')")
+        self._unloaded = None  # every input is in the arena now
         self.launch()
         if device_outputs:
             for (_, src, nbytes), dst in zip([o for o in self._outputs if o[2]], dsts):
@@ -1062,10 +1098,7 @@ class CudaExecutable:
         each timed with CUDA events on the executable's stream."""
         cu = _driver()
         self.run(inputs)  # builds the I/O graph, checks the inputs
-        srcs = self._device_sources(inputs)
-        if srcs is None or self._io is None:
-            raise CudaError("time_runs needs device inputs, graph mode and the I/O graph"
-                            + (f" ({self.io_graph_error})" if self.io_graph_error else ""))
+        srcs = self._io_sources(inputs, "time_runs")
         dsts, _ = self._destinations(None)
         start = check(cu.cuEventCreate(0), "cuEventCreate")
         stop = check(cu.cuEventCreate(0), "cuEventCreate")
@@ -1102,9 +1135,7 @@ class CudaExecutable:
 
         cu = _driver()
         self.run(inputs)
-        if self._io is None or self._device_sources(inputs) is None:
-            raise CudaError("host_overhead needs device inputs and the I/O graph (graph mode)"
-                            + (f": {self.io_graph_error}" if self.io_graph_error else ""))
+        self._io_sources(inputs, "host_overhead")
         start = check(cu.cuEventCreate(0), "cuEventCreate")
         stop = check(cu.cuEventCreate(0), "cuEventCreate")
         walls, devices, diffs = [], [], []
@@ -1128,6 +1159,18 @@ class CudaExecutable:
             cu.cuEventDestroy(stop)
 
         return {"wall_us": median(walls), "device_us": median(devices), "overhead_us": median(diffs)}
+
+    def _io_sources(self, inputs: Mapping[str, object], what: str) -> list[int]:
+        """The inputs' pointers where run(inputs) takes the I/O graph (which
+        `what` times); raises, saying why, where it does not."""
+        srcs = self._device_sources(inputs)
+        if srcs is None or self._io is None:
+            raise CudaError(f"{what} needs device inputs, graph mode and the I/O graph"
+                            + (f" ({self.io_graph_error})" if self.io_graph_error else ""))
+        if self._bound_srcs and not self._in_place_ok(srcs):
+            raise CudaError(f"{what} times the I/O graph, and run() copies these inputs by the general path instead: "
+                            f"an input read in place is not {P.ALIGN}-byte aligned, or lies in the output pool")
+        return srcs
 
     def clock_ratio(self, span_s: float = 0.1, rounds: int = 5) -> float:
         """Host seconds (time.perf_counter) per second of CUDA event time on
