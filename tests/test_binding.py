@@ -1,15 +1,21 @@
 """rlxc.runtime.binding (no GPU): which outputs' kernels can write them in
-place in the output pool (executable.BIND_OUTPUTS), from the lowered,
-planned module alone; the cases that must not be bound are refused with
-their reason."""
+place in the output pool (executable.BIND_OUTPUTS) and which inputs kernels
+can read where the caller has them (BIND_INPUTS), from the lowered, planned
+module alone; the cases that must not be bound are refused with their
+reason; on random graphs (f32/f16/bf16), every argument the runtime moves
+holds a value that lives where it is moved at that launch, and every
+argument of such a value is moved."""
 
 from __future__ import annotations
 
 import rlxc
+from hypothesis import given
+from strategies import graphs
 from xdsl.dialects.builtin import ArrayAttr
 
 from rlxc.dialects import plan as P
 from rlxc.dialects import rlx_cuda
+from rlxc.dialects.types import tensor_bytes
 from rlxc.runtime import binding as B
 
 
@@ -303,3 +309,69 @@ def test_inputs_are_read_in_place_only_where_aligned_and_outside_the_written_poo
     assert exe._in_place_ok([0, pool[0].ptr - 4096]) and exe._in_place_ok([0, (1 << 36) + (1 << 20)])
     exe._pool_range = (0, 0)  # outputs copied out: the pool is written after every kernel has read
     assert exe._in_place_ok([0, pool[0].ptr])
+
+
+# ------------------------------------------------------------------ random graphs
+
+
+def _places(f, bound_out, bound_in):
+    """For every arena argument of every launch: where the runtime points it
+    (the caller's array of a bound input at a reader's listed position, a
+    bound output's pool slot from its producer on, else the arena), beside
+    where each value the argument may hold (operands and results whose slot
+    holds that offset) lives at that launch."""
+    ret = f.body.block.last_op
+    offs = P.function_plan(f).arg_offsets
+    args = list(f.body.block.args)
+    out_base = {B.base(ret.arguments[b.output]): b for b in bound_out}
+    in_of = {args[b.input]: b for b in bound_in}
+    for i, op in enumerate(B.launch_ops(f)):
+        vals = []
+        for v in [*op.operands, *op.results]:
+            loc = B.location(f, offs, v)
+            if loc.kind.data == "arena":
+                vals.append((v, loc.value.value.data, max(tensor_bytes(v.type), 1)))
+
+        def value_place(v, off):
+            b = B.base(v)
+            if b in in_of and v in op.operands:  # a reader of a bound input: the caller's array
+                return ("caller", in_of[b].input, off - in_of[b].offset)
+            if b in out_base and i >= out_base[b].first:
+                return ("pool", out_base[b].output, off - out_base[b].offset)
+            return ("arena", off)
+
+        for j, a in enumerate(B.op_args(op)):
+            if a.kind.data != "arena":
+                continue
+            off = a.value.value.data
+            ins_ = [b for b in bound_in if any(k == i and j in at for k, at in b.args)]
+            outs_ = [b for b in bound_out if b.covers(i, off)]
+            runtime = (("caller", ins_[0].input, off - ins_[0].offset) if ins_ else
+                       ("pool", outs_[0].output, off - outs_[0].offset) if outs_ else ("arena", off))
+            held = [value_place(v, off) for v, start, n in vals if start <= off < start + n]
+            yield i, j, runtime, held
+
+
+@given(case=graphs(max_ops=14, dtypes=("f32", "f16", "bf16")))
+def test_bound_arguments_point_where_their_values_are(case):
+    """On random graphs lowered for sm_90: every argument the runtime moves
+    to a caller's array or the output pool is one whose value lives there at
+    that launch (a bound input's reader, a bound output from its producer
+    on), and every argument of a value that lives there is moved; nothing is
+    written into a caller's array; no bound slot is shared with another
+    value while bound."""
+    low = rlxc.run_pipeline(case.module, "rlx-cuda{arch=sm_90 gemm=cublaslt}")
+    (f,) = [op for op in low.ops if op.name == "func.func"]
+    offs = P.function_plan(f).arg_offsets
+    bound_out, _ = B.bind_outputs(f, offs)
+    bound_in, _ = B.bind_inputs(f, offs)
+    ops = B.launch_ops(f)
+    for b in bound_in:  # its readers, each passing the slot's start
+        for i, at in b.args:
+            assert any(B.base(x) is f.body.block.args[b.input] for x in ops[i].operands), (case, b)
+            assert all(B.op_args(ops[i])[j].value.value.data == b.offset for j in at), (case, b)
+    for i, j, runtime, held in _places(f, bound_out, bound_in):
+        if held:
+            assert all(h == runtime for h in held), (case, i, j, runtime, held)
+        else:  # an argument no operand or result of its launch holds: left in the arena
+            assert runtime[0] == "arena", (case, i, j, runtime)
