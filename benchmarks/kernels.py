@@ -57,8 +57,9 @@ Python wrapper costs tens of µs a call, as much as a 64 MiB kernel).
 `--timing single` times each call alone with gpu.py's `torch_time` and
 `exe.time_launches`. `--timing wall` is what a user sees a call take: the
 host's clock around each call (rlxc: `run()` with device inputs and
-outputs, which copies them into and out of its arena, waited for; torch:
-the call and a synchronize), the median of 200. The copy ceiling is taken
+outputs, waited for, which reads and writes them in place where the plan
+allows and copies the others; torch: the call and a synchronize), the
+median of 200. The copy ceiling is taken
 the same way as the cases (batched for wall; gpu.py's `copy_bandwidth`
 figure is printed beside it). torch.compile is the default mode with `dynamic=False`, a fresh
 compile (after `torch._dynamo.reset()`) for each case; by default it runs at
@@ -366,7 +367,7 @@ def batched_copy_bandwidth(nbytes: int, repeat: int) -> float:
 
 
 def time_rlxc(exe, case: Case, args, dev_inputs=None) -> float:
-    if args.timing == "wall":  # run() as a user calls it: device inputs copied in, device outputs, waited for
+    if args.timing == "wall":  # run() as a user calls it: device inputs and outputs, waited for
         return wall_ms(lambda: exe.run(dev_inputs, device_outputs=True), args.repeat, args.warmup)
     if args.timing == "single":
         return statistics.median(exe.time_launches(repeat=args.repeat, warmup=args.warmup))
@@ -657,8 +658,7 @@ def main() -> int:
                     help="batched (default): events around back-to-back calls (10 at 64 MB, 4 at 512 MB); "
                          "single: events around each call (gpu.py's torch_time and exe.time_launches); "
                          "wall: the host's clock around each call, as a user calls it (rlxc: run() with device "
-                         "inputs and outputs, which copies them in and out of its arena; torch: the call and "
-                         "a synchronize), median of --repeat (default 200)")
+                         "inputs and outputs; torch: the call and a synchronize), median of --repeat (default 200)")
     ap.add_argument("--dry-run", action="store_true",
                     help="no GPU: build and lower every case's module (rlx-cuda for sm_90)")
     ap.add_argument("--nvrtc", action="store_true", help="with --dry-run: also compile the kernels with NVRTC")

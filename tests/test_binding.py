@@ -141,7 +141,6 @@ def _fake_executable(build):
     and pool addresses, the output pool faked, then `_bind_outputs`."""
     from types import SimpleNamespace
 
-    from rlxc.dialects.types import tensor_bytes
     from rlxc.runtime import executable as E
     from rlxc.signature import signature
 
@@ -153,7 +152,8 @@ def _fake_executable(build):
     exe.arg_offsets = P.function_plan(exe.func).arg_offsets
     exe.arena, exe.params = 1 << 32, 1 << 40
     ret = exe.func.body.block.last_op
-    exe._outputs = [(t, exe._ptr(exe._location_of(v)), tensor_bytes(t)) for v, t in zip(ret.arguments, exe.sig.outputs)]
+    exe.output_locations = [exe._location_of(v) for v in ret.arguments]
+    exe._outputs = [(t, exe._ptr(loc), tensor_bytes(t)) for loc, t in zip(exe.output_locations, exe.sig.outputs)]
     buf = SimpleNamespace(ptr=1 << 36, nbytes=len(exe._outputs) << 20)
     pool = [SimpleNamespace(ptr=(1 << 36) + (k << 20), _owner=buf) for k in range(len(exe._outputs))]
 
@@ -301,7 +301,7 @@ def test_inputs_are_read_in_place_only_where_aligned_and_outside_the_written_poo
     elsewhere (the unwritten pool too) the input is read in place."""
     exe, _, pool = _fake_executable(lambda g: [_softmaxes(g, 1)[1]])
     assert exe.bindings and exe._pool_range == (1 << 36, (1 << 36) + (1 << 20))
-    exe._bound_srcs, exe._bound_bytes = [1], [4096]
+    exe._bound_srcs, exe.input_bindings = [1], [B.InputBinding(0, 0, 4096, ())]
     arena = 1 << 32
     assert exe._in_place_ok([0, arena])
     assert not exe._in_place_ok([0, arena + 16]) and not exe._in_place_ok([0, arena + P.ALIGN // 2])

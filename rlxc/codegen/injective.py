@@ -497,16 +497,13 @@ def concat_kernel(op: rlx.ConcatOp, sm_count: int) -> KernelSpec:
         from one pointer; else element by element."""
         idx_t, sfx = idx
         n, slab = numel(ys), ys[axis] * inner
-        ends, start = [], 0
-        for x in ins:
-            start += shape(x)[axis] * inner
-            ends.append(start)
-        pick = [f"const {c}* __restrict__ s;", f"{idx_t} end;"]
+        pick = [f"const {storage_type(t)}* __restrict__ s;", f"{idx_t} end;"]
         begin = 0
-        for j, (x, end) in enumerate(zip(ins, ends)):
+        for j, x in enumerate(ins):
+            d = shape(x)[axis] * inner
+            end = begin + d
             cond = "if" if j == 0 else ("else if" if j < len(ins) - 1 else "else")
             test = f" (p < {end}{sfx})" if j < len(ins) - 1 else ""
-            d = shape(x)[axis] * inner
             pick.append(f"{cond}{test} {{ s = x{j} + o * {d}{sfx} + (p - {begin}{sfx}); end = {end}{sfx}; }}")
             begin = end
         return [f"if (e < {n}{sfx}) {{",
@@ -520,7 +517,6 @@ def concat_kernel(op: rlx.ConcatOp, sm_count: int) -> KernelSpec:
                 "  }",
                 "}"]
 
-    c = storage_type(t)
     return moves("concat", op.result, [(n, x) for n, x in zip(names, ins)], lines, f"concat along axis {axis}", vw,
                  index_kind([op.result]), vector_ins=names, run=run if CONCAT_RUN_SOURCE and vw == 1 else None)
 

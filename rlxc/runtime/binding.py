@@ -145,15 +145,20 @@ def _overlaps(a: int, an: int, b: int, bn: int) -> bool:
     return a < b + bn and b < a + an
 
 
+def _in_slot(f: func.FuncOp, arg_offsets: Sequence[int], x: SSAValue, start: int, nbytes: int) -> bool:
+    """Whether value `x` lives in the arena overlapping [start, start +
+    nbytes) (an empty value as one byte at its offset)."""
+    loc = location(f, arg_offsets, x)
+    return loc.kind.data == "arena" and _overlaps(loc.value.value.data, max(tensor_bytes(x.type), 1), start, nbytes)  # pyright: ignore[reportArgumentType]
+
+
 def _unsafe(f: func.FuncOp, arg_offsets: Sequence[int], ops: list[Operation], first: int, value: SSAValue,
             start: int, nbytes: int) -> str:
     """Why moving `value`'s slot from launch `first` on could move another
     value's bytes too ("" when it cannot)."""
     producer = ops[first]
-    for x in producer.operands:
-        loc = location(f, arg_offsets, x)
-        if loc.kind.data == "arena" and _overlaps(loc.value.value.data, max(tensor_bytes(x.type), 1), start, nbytes):  # pyright: ignore[reportArgumentType]
-            return f"its producer (launch {first}) reads an operand in its slot (in place)"
+    if any(_in_slot(f, arg_offsets, x, start, nbytes) for x in producer.operands):
+        return f"its producer (launch {first}) reads an operand in its slot (in place)"
     offs, sizes = P.offsets(producer) or [], P.sizes(producer) or []
     for r, (o, n) in enumerate(zip(offs, sizes)):
         if r != value.index and _overlaps(o, n, start, nbytes):  # pyright: ignore[reportAttributeAccessIssue]
@@ -224,12 +229,8 @@ def _input_args(f: func.FuncOp, arg_offsets: Sequence[int], ops: list[Operation]
         for o, n in zip(P.offsets(op) or [], P.sizes(op) or []):
             if _overlaps(o, max(n, 1), start, nbytes):
                 return f"launch {i} writes into its slot" + (" (in place)" if i in readers else "")
-        for x in op.operands:
-            if base(x) is arg:
-                continue
-            loc = location(f, arg_offsets, x)
-            if loc.kind.data == "arena" and _overlaps(loc.value.value.data, max(tensor_bytes(x.type), 1), start, nbytes):  # pyright: ignore[reportArgumentType]
-                return f"launch {i} reads another value inside its slot"
+        if any(base(x) is not arg and _in_slot(f, arg_offsets, x, start, nbytes) for x in op.operands):
+            return f"launch {i} reads another value inside its slot"
         at = []
         for j, a in enumerate(op_args(op)):
             if a.kind.data == "arena" and start <= a.value.value.data < start + nbytes:

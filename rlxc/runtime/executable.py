@@ -408,7 +408,6 @@ class CudaExecutable:
         # the bound inputs' places in the I/O graph's sources (those of the non-empty inputs)
         src_of = {i: k for k, i in enumerate(i for i, s in enumerate(self._in_slots) if s.nbytes)}
         self._bound_srcs = [src_of[b.input] for b in self.input_bindings]
-        self._bound_bytes = [b.nbytes for b in self.input_bindings]
         self._io: _IOGraph | None = None
         #: the mapping of the last run whose inputs were read in place and are not in the arena (launch() copies them)
         self._unloaded: Mapping[str, object] | None = None
@@ -446,15 +445,10 @@ class CudaExecutable:
         pool = self._output_pool()
         buf = pool[0]._owner
         self._pool_range = (buf.ptr, buf.ptr + buf.nbytes)  # pyright: ignore[reportAttributeAccessIssue]
-        moved = []
-        for t, src, n in self._outputs:
-            for b in self.bindings:  # (none empty: an empty slot may start where a live one does)
-                start = int(self.arena) + b.offset
-                if n and start <= src < start + b.nbytes:
-                    src = pool[b.output].ptr + (src - start)
-                    break
-            moved.append((t, src, n))
-        self._outputs = moved
+        end = len(binding.launch_ops(self.func))  # after the last launch: every binding in force
+        # (empty outputs stay: an empty slot may start where a live one does)
+        self._outputs = [(t, self._ptr(loc, end) if n else src, n)
+                         for (t, src, n), loc in zip(self._outputs, self.output_locations)]
 
     def _upload_params(self, params: Mapping[str, np.ndarray]) -> None:
         cu = _driver()
@@ -694,9 +688,9 @@ class CudaExecutable:
         written in place (an output of the last run passed back in would be
         read while the kernels write it)."""
         lo, hi = self._pool_range
-        for k, n in zip(self._bound_srcs, self._bound_bytes):
+        for k, b in zip(self._bound_srcs, self.input_bindings):
             p = srcs[k]
-            if p % P.ALIGN or (p < hi and lo < p + n):
+            if p % P.ALIGN or (p < hi and lo < p + b.nbytes):
                 return False
         return True
 
@@ -965,7 +959,7 @@ class CudaExecutable:
                 read_in_place = None
                 self.memsets_as_kernels = filled
                 self.inputs_unbound.update({b.input: f"the I/O graph's nodes not found: {e}" for b in self.input_bindings})
-                self.input_bindings, self._bound_srcs, self._bound_bytes = [], [], []
+                self.input_bindings, self._bound_srcs = [], []
             if read_in_place is not None:
                 exec_ = check(cu.cuGraphInstantiate(graph, 0), "cuGraphInstantiate(I/O graph)")
         except Exception:
