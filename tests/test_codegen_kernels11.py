@@ -488,32 +488,6 @@ def test_narrow_injective_items_take_16_bytes_a_thread(d, monkeypatch):
     assert any("one element per item, 8 items per thread" in s for s in srcs)
 
 
-@pytest.mark.parametrize("d", ["f32", "f16", "i1"])
-def test_concat_runs_read_one_inputs_block_from_one_pointer(d, monkeypatch):
-    """injective.CONCAT_RUN_SOURCE (prepared, off): a concat's run inside one
-    input's block of an outer slab picks the input once (the slab and the
-    place in it from one division), its g elements read from one pointer;
-    a run across a block's end element by element as before. NVRTC compiles
-    it for sm_90 and sm_75 without spills."""
-    from rlxc.codegen import injective as I
-
-    assert I.CONCAT_RUN_SOURCE is False
-    monkeypatch.setattr(I, "CONCAT_RUN_SOURCE", True)
-    srcs = _kernels(lambda g: [g.concat([g.input("b", [301, 38], d), g.input("k", [301, 3], d),
-                                         g.input("a", [301, 77], d)], axis=1)])
-    (src,) = srcs
-    g = {"f32": 4, "f16": 8, "i1": 16}[d]
-    assert "const unsigned o = e / 118u, p = e - o * 118u;" in src
-    assert "if (p < 38u) { s = x0 + o * 38u + (p - 0u); end = 38u; }" in src
-    assert "else if (p < 41u) { s = x1 + o * 3u + (p - 38u); end = 41u; }" in src
-    assert "else { s = x2 + o * 77u + (p - 41u); end = 118u; }" in src
-    assert f"if (p + {g}u <= end && e + {g}u <= 35518u) {{  // one input's block: one pointer" in src
-    assert f"for (int u = 0; u < {g}; ++u) v[u] = s[u];" in src
-    assert "else if (a < 118u) v[u] = x2[(outer * 77u + (a - 41u)) * 1u + in_];" in src  # across a block's end
-    for arch in ("sm_90", "sm_75"):
-        assert nvrtc.resources(src, arch, headers=HEADERS).spill_stores == 0
-
-
 def test_block_form_threads_by_row_length():
     """rows.BLOCK_MIN_ITEMS and BLOCK_ROW_ELEMS: the block form gives each
     thread two 16-byte items at least (16-bit rows of 1536: 96 threads; f32

@@ -181,13 +181,6 @@ STAGED_RUNS: tuple[str, ...] = ("gather", "concat")
 #: -> 315.3 µs, f32 of 4097 296.3 -> 272.6), concats -1.2% .. +6.2% (f32
 #: of 1001 and 4097 -1.2% at 64 MiB, 16-bit of 1001 +6% at 512).
 STAGED_RUN_BYTES = 32
-#: A concat's run (STAGED_RUNS) within one input's block of an outer slab
-#: picks that input once and reads its g elements from one pointer; a run
-#: across a block's end reads element by element, as before. Prepared in
-#: session 46, off, not yet run on a GPU: to measure with `variant.py
-#: injective.CONCAT_RUN_SOURCE=False,True -- --ops concat --rows
-#: 64,77,197,1001,4097 --dtypes f32,f16,bf16 --sizes 64,512`.
-CONCAT_RUN_SOURCE = False
 
 
 def _words(c: str, g: int, v: str = "v") -> list[str]:
@@ -491,34 +484,8 @@ def concat_kernel(op: rlx.ConcatOp, sm_count: int) -> KernelSpec:
             start += d
         return out
 
-    def run(idx: Index, g: int) -> list[str]:
-        """CONCAT_RUN_SOURCE: a run of g elements from `e` inside one input's
-        block (its d x inner consecutive elements of an outer slab) read
-        from one pointer; else element by element."""
-        idx_t, sfx = idx
-        n, slab = numel(ys), ys[axis] * inner
-        pick = [f"const {storage_type(t)}* __restrict__ s;", f"{idx_t} end;"]
-        begin = 0
-        for j, x in enumerate(ins):
-            d = shape(x)[axis] * inner
-            end = begin + d
-            cond = "if" if j == 0 else ("else if" if j < len(ins) - 1 else "else")
-            test = f" (p < {end}{sfx})" if j < len(ins) - 1 else ""
-            pick.append(f"{cond}{test} {{ s = x{j} + o * {d}{sfx} + (p - {begin}{sfx}); end = {end}{sfx}; }}")
-            begin = end
-        return [f"if (e < {n}{sfx}) {{",
-                f"  const {idx_t} o = e / {slab}{sfx}, p = e - o * {slab}{sfx};  // the outer slab, the place in it",
-                *("  " + line for line in pick),
-                f"  if (p + {g}{sfx} <= end && e + {g}{sfx} <= {n}{sfx}) {{  // one input's block: one pointer",
-                "    #pragma unroll",
-                f"    for (int u = 0; u < {g}; ++u) v[u] = s[u];",
-                "  } else {",
-                *_reads(g, "e + u", n, lines, idx, "    "),
-                "  }",
-                "}"]
-
     return moves("concat", op.result, [(n, x) for n, x in zip(names, ins)], lines, f"concat along axis {axis}", vw,
-                 index_kind([op.result]), vector_ins=names, run=run if CONCAT_RUN_SOURCE and vw == 1 else None)
+                 index_kind([op.result]), vector_ins=names)
 
 
 def gather_kernel(op: rlx.GatherOp, sm_count: int) -> KernelSpec:
