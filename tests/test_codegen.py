@@ -657,6 +657,7 @@ def test_columns_form_over_blocks(arch, monkeypatch):
     from rlxc.codegen import rows as R
 
     monkeypatch.setattr(R, "COLUMN_GRID_ROWS_16", 16)
+    monkeypatch.setattr(R, "COLUMN_GRID_VECTORS", False)  # the f16 cases' form: the next tests'
     g = rlxc.GraphBuilder()
     outs = [g.softmax(g.input("a", [32, 8192, 128], "f16"), axis=1),
             g.log_softmax(g.input("b", [128, 8192, 128]), axis=1),
@@ -683,11 +684,15 @@ def test_columns_form_over_blocks(arch, monkeypatch):
 
 
 @pytest.mark.parametrize("arch", ARCHS)
-def test_columns_form_over_blocks_of_32_rows_for_2_byte_elements(arch):
+def test_columns_form_over_blocks_of_32_rows_for_2_byte_elements(arch, monkeypatch):
     """rows.COLUMN_GRID_ROWS_16: 2-byte elements take groups of 32 rows (a
     warp reads 64 consecutive bytes of one slice), 8 slices a block, where
     C stays within its cap; else 16 rows; f32 keeps 16. Every kernel
-    compiles."""
+    compiles. (The f16/bf16 cases with an inner axis of 128 take
+    rows.COLUMN_GRID_VECTORS by default: the next test's.)"""
+    from rlxc.codegen import rows as R
+
+    monkeypatch.setattr(R, "COLUMN_GRID_VECTORS", False)
     g = rlxc.GraphBuilder()
     outs = [g.softmax(g.input("a", [32, 8192, 128], "f16"), axis=1),
             g.softmax(g.input("e", [1, 32768, 128], "bf16"), axis=1),  # 32 rows would need 128 blocks: 16
@@ -706,6 +711,57 @@ def test_columns_form_over_blocks_of_32_rows_for_2_byte_elements(arch):
     assert "16 rows x 16 slices of the reduced axis per block, 8 blocks per 16 rows" in b and bb == (16, 16, 1)
     assert compile_all(lowered, arch) == 4
     assert [k.attributes["rlx.co_resident"].value.data for k in kernels_of(lowered)] == [32, 64, 12, 8]
+
+
+@pytest.mark.parametrize("arch", ARCHS)
+def test_columns_form_over_blocks_in_16_byte_items(arch, monkeypatch):
+    """rows.COLUMN_GRID_VECTORS: f16/bf16 softmax over a middle axis whose
+    inner axis 16 bytes divide, past what one block holds: TX threads of 8
+    rows (16 bytes each, 128 bytes a position at most: all of an inner axis
+    of 64, 8 of 16 items of one of 128, 7 of 175 of one of 1400) x TY
+    positions a block, 8 items a thread held in registers, C blocks a group
+    of rows (the last block's positions guarded where C x span exceeds the
+    axis), met in groups of 16 blocks and then over the groups; C = 4
+    (an axis of 1000) under COLUMN_GRID_VECTOR_MIN_BLOCKS, an axis whose C
+    would pass half of what 132 multiprocessors hold (131072: 512 blocks
+    over 264), f32 (off by default; the form's f32 source with it on) and
+    an inner axis 8 does not divide keep COLUMN_GRID or its fallbacks.
+    Every kernel compiles, the new ones spilling 8 bytes at most."""
+    from rlxc.codegen import rows as R
+    from rlxc.runtime import nvrtc
+
+    g = rlxc.GraphBuilder()
+    outs = [g.softmax(g.input("a", [8, 32768, 128], "bf16"), axis=1),
+            g.log_softmax(g.input("b", [2, 3000, 1400], "f16"), axis=1),
+            g.softmax(g.input("c", [4, 20000, 64], "f16"), axis=-2),
+            g.softmax(g.input("d", [262, 1000, 128], "f16"), axis=1),  # C = 4: COLUMN_GRID
+            g.softmax(g.input("e", [1, 131072, 128], "bf16"), axis=1),  # C = 512 > 264: COLUMN_GRID's fallbacks
+            g.softmax(g.input("f", [16, 8192, 128], "f32"), axis=1),  # f32: COLUMN_GRID
+            g.softmax(g.input("h", [4, 8192, 130], "f16"), axis=1)]  # 130 rows: 8 does not divide them
+    lowered = rlxc.run_pipeline(g.build(outs), f"rlx-cuda{{arch={arch} sm_count=132}}")
+    (a, ga, ba), (b, gb, bb), (c, gc, bc), (d, _, _), (e, _, _), (f, _, _), (h, _, _) = launched(lowered)
+    assert ("// row form: columns over blocks in 16-byte items (8 threads of 8 rows x 32 positions per block, 128 "
+            "blocks per 64 rows, 8 items per thread held in registers, met in groups of 16)") in a
+    assert ga == (16 * 128, 1, 1) and ba == (8, 32, 1) and "__launch_bounds__(256, 4)" in a
+    assert "const long long base = (g / 2) * 4194304LL + (g % 2) * 64 + threadIdx.x * 8 + at * 128LL;" in a
+    assert a.count("*reinterpret_cast<const uint4*>(x + base") == 8 and "if (at +" not in a  # 32768 = 128 x 256
+    assert "rlx_ld2v_bf16(q[7].w)" in a and "rlx_ex2f(fmaf(p7_3.y, 1.44269504f, -mo[7])) * so[7]" in a
+    assert "_arrived[(g * 8 + sub) * 16], 1ull)" in a and "% 8 == 7;" in a  # 8 groups of 16 blocks
+    assert "(7 threads of 8 rows x 36 positions per block, 11 blocks per 56 rows" in b and gb == (50 * 11, 1, 1)
+    assert bb == (7, 36, 1) and "if (at + 252 < 3000) {" in b and "(p0_0.x - mo[0]) - so[0]" in b  # log_softmax
+    assert "(8 threads of 8 rows x 32 positions per block, 79 blocks per 64 rows" in c and gc == (4 * 79, 1, 1)
+    assert "members = sub == 4 ? 15 : 16;" in c  # 79 = 4 x 16 + 15
+    assert "columns over blocks (32 rows x 8 slices" in d
+    assert all("16-byte items" not in k for k in (d, e, f, h)), (d, e, f, h)
+    for k in kernels_of(lowered)[:3]:
+        assert nvrtc.resources(k.source.data, arch, headers=HEADERS).spill_stores <= 8
+    assert compile_all(lowered, arch) == 7
+    assert [k.attributes["rlx.co_resident"].value.data for k in kernels_of(lowered)[:3]] == [128, 11, 79]
+    monkeypatch.setattr(R, "COLUMN_GRID_VECTORS_F32", True)
+    g = rlxc.GraphBuilder()
+    f = kernels_of(rlxc.run_pipeline(g.build([g.softmax(g.input("f", [16, 8192, 128]), axis=1)]),
+                                     f"rlx-cuda{{arch={arch} sm_count=132}}"))[0].source.data
+    assert "(8 threads of 4 rows x 32 positions per block, 32 blocks per 32 rows" in f and "expf(q[0].x - mo[0])" in f
 
 
 @pytest.mark.parametrize("arch", ARCHS)

@@ -976,6 +976,7 @@ def test_softmax_over_middle_axes_over_blocks_on_gpu(dtype, merged, rows16, monk
 
     monkeypatch.setattr(R, "COLUMN_CACHED_MERGED", merged)
     monkeypatch.setattr(R, "COLUMN_GRID_ROWS_16", rows16)
+    monkeypatch.setattr(R, "COLUMN_GRID_VECTORS", False)  # [3, 1000, 1400]'s form (the next test's)
     g = rlxc.GraphBuilder()
     a, b, c = g.input("a", [4, 3000, 130], dtype), g.input("b", [1, 20000, 3], dtype), g.input("c", [3, 1000, 1400], dtype)
     module = g.build([g.softmax(a, axis=1), g.log_softmax(a, axis=-2), g.softmax(b, axis=1), g.log_softmax(c, axis=1)])
@@ -986,6 +987,54 @@ def test_softmax_over_middle_axes_over_blocks_on_gpu(dtype, merged, rows16, monk
     if dtype != "f32":
         assert sum("(32 rows x 8 slices" in f for f in forms) == (3 if rows16 == 32 else 0), forms
     check(module)
+
+
+@pytest.mark.parametrize("dtype", ["f32", "f16", "bf16"])
+@pytest.mark.parametrize("fan_in", [16, 4])
+def test_softmax_over_middle_axes_over_blocks_in_vectors_on_gpu(dtype, fan_in, monkeypatch):
+    """The columns form over blocks in 16-byte items (rows.COLUMN_GRID_VECTORS:
+    a group of rows spread over C blocks that hold 16-byte items in
+    registers and meet in groups of COLUMN_GRID_VECTOR_FAN_IN, the last of
+    each group folding theirs): [3, 3000, 128] (the last block's positions
+    guarded), [1, 20000, 64] (79 blocks a group: the last group of blocks
+    smaller), [2, 3000, 1400] (groups across the inner axis: 7
+    threads of 16 bytes, 25 or 50 groups an outer index), [2, 6000, 24] (3 or
+    6 threads of 16 bytes: all of the inner axis); f32 too
+    (COLUMN_GRID_VECTORS_F32, off by default); softmax and log_softmax
+    against the interpreter in stream and graph mode (the graph replayed:
+    the counters go on over launches), then a column holding +inf, one NaN
+    and one all -inf (NaN, as the interpreter gives) next to ordinary ones."""
+    from rlxc.codegen import rows as R
+    from rlxc.dialects import rlx_cuda
+    from rlxc.runtime.driver_api import device_arch
+    from rlxc.values import round_bf16
+
+    monkeypatch.setattr(R, "COLUMN_GRID_VECTOR_FAN_IN", fan_in)
+    monkeypatch.setattr(R, "COLUMN_GRID_VECTORS_F32", True)
+    shapes = [(3, 3000, 128), (1, 20000, 64), (2, 3000, 1400), (2, 6000, 24)]
+    g = rlxc.GraphBuilder()
+    ins = [g.input(f"x{i}", list(sh), dtype) for i, sh in enumerate(shapes)]
+    module = g.build([op(x, axis=1) for x in ins for op in (g.softmax, g.log_softmax)])
+    arch, sms = device_arch()
+    lowered = rlxc.run_pipeline(module, f"rlx-cuda{{arch={arch} sm_count={sms}}}")
+    forms = [op.source.data.splitlines()[2] for op in lowered.walk() if isinstance(op, rlx_cuda.KernelOp)]
+    assert len(forms) == 8 and all("columns over blocks in 16-byte items" in f for f in forms), forms
+    assert all(f"met in groups of {fan_in})" in f for f in forms[2:4]), forms  # 79 or 157 blocks
+    check(module)
+    rng = np.random.default_rng()
+    inputs = {}
+    for i, sh in enumerate(shapes):
+        x = rng.standard_normal(sh).astype(np.float16 if dtype == "f16" else np.float32)
+        x[0, sh[1] // 2, 0], x[-1, sh[1] - 1, 2], x[-1, :, 5] = np.inf, np.nan, -np.inf
+        x[0, :, 1] -= 80.0  # a column far under the others: no rescale may flush it
+        inputs[f"x{i}"] = round_bf16(x) if dtype == "bf16" else x
+    want = rlxc.interpret(module, inputs)
+    got = rlxc.compile(module, target="cuda").run(inputs, poison=True)
+    tol = {"f32": (1e-5, 1e-6), "f16": (2e-3, 1e-3), "bf16": (2e-2, 1e-2)}[dtype]
+    for k, (w, o) in enumerate(zip(want, got)):
+        assert np.isnan(w[0, :, 0]).all() and np.isnan(w[-1, :, 2]).all() and np.isnan(w[-1, :, 5]).all(), k
+        np.testing.assert_allclose(o.astype(np.float64), w.astype(np.float64), rtol=tol[0], atol=tol[1], equal_nan=True,
+                                   err_msg=f"output #{k}")
 
 
 @pytest.mark.parametrize("dtype", ["f32", "f16", "bf16"])

@@ -386,6 +386,21 @@ __device__ __forceinline__ float2 rlx_ld2_f16(unsigned int v) {
 __device__ __forceinline__ float2 rlx_ld2_bf16(unsigned int v) {
   return make_float2(__uint_as_float(v << 16), __uint_as_float(v & 0xffff0000u));
 }
+// The same as volatile asm: converted again at each use, never kept as two
+// floats from one use to the next (a form holding 16-byte items in registers
+// across passes, whose converted copies would not fit: COLUMN_GRID_VECTORS).
+__device__ __forceinline__ float2 rlx_ld2v_f16(unsigned int v) {
+  float2 f;
+  asm volatile("{.reg .b16 lo, hi; mov.b32 {lo, hi}, %2; cvt.f32.f16 %0, lo; cvt.f32.f16 %1, hi;}"
+               : "=f"(f.x), "=f"(f.y) : "r"(v));
+  return f;
+}
+__device__ __forceinline__ float2 rlx_ld2v_bf16(unsigned int v) {
+  float2 f;
+  asm volatile("{shl.b32 %0, %2, 16; and.b32 %1, %2, 0xffff0000;}" : "=r"(*reinterpret_cast<unsigned int*>(&f.x)),
+               "=r"(*reinterpret_cast<unsigned int*>(&f.y)) : "r"(v));
+  return f;
+}
 __device__ __forceinline__ unsigned int rlx_st2_f16(float lo, float hi) {
 #if __CUDA_ARCH__ >= 800
   unsigned int v; asm("cvt.rn.f16x2.f32 %0, %1, %2;" : "=r"(v) : "f"(hi), "f"(lo)); return v;

@@ -60,7 +60,9 @@ element type and layout (`ROW_FORMS`, the one table of thresholds):
   (COLUMN_CACHED_ELEMS: one read); else, with any number of rows, the
   slices of 16 rows spread over C blocks, still held in registers, their
   statistics met across the blocks as the grid form's (COLUMN_GRID: one
-  read); else 16-byte accesses over 8 (4) neighbouring rows per thread
+  read; f16/bf16 softmax over an inner axis 16 bytes divide in 16-byte
+  items of 8 rows a thread, the blocks met in groups: COLUMN_GRID_VECTORS);
+  else 16-byte accesses over 8 (4) neighbouring rows per thread
   where blocks are enough (COLUMN_VECTORS); else read twice, element by
   element, 4 loads in flight. Over a short inner axis 16 does not divide,
   a block's rows are all of it (COLUMN_INNER_ROWS: consecutive reads), or
@@ -2661,6 +2663,100 @@ COLUMN_GRID_SLOT_BYTES = 16 << 20
 COLUMN_GRID_MIN_BLOCKS = 0
 
 
+#: COLUMN_GRID_VECTORS: softmax and log_softmax over a middle axis whose
+#: inner axis 16 bytes divide, where one block cannot hold the axis: a
+#: group of W neighbouring rows spread over C blocks of
+#: COLUMN_GRID_VECTOR_THREADS threads, TX threads of 16 bytes (8 f16/bf16,
+#: 4 f32 rows) a position (TX × 16 at most COLUMN_GRID_VECTOR_RUN_BYTES;
+#: W all of the inner axis where that allows) and TY positions a step,
+#: each thread holding COLUMN_GRID_VECTOR_HELD 16-byte items in registers
+#: (where COLUMN_GRID moves a 2-byte element a thread). The (max, sum) of
+#: each row met over the block's positions in shared memory, then over the
+#: C blocks in groups of COLUMN_GRID_VECTOR_FAN_IN: the last block of a
+#: group of them to arrive folds theirs, the last of those folds the
+#: groups' (in order of rank both times, so the bits do not depend on who
+#: arrives last) and counts the rows' statistics done; every block waits
+#: for that and writes from its registers (one read). C at least
+#: COLUMN_GRID_VECTOR_MIN_BLOCKS and at most half of what the
+#: multiprocessors hold (`__launch_bounds__`: COLUMN_GRID_VECTOR_BLOCKS_PER_SM
+#: for 8 items), the slots within COLUMN_GRID_SLOT_BYTES; else COLUMN_GRID.
+#: f32 only with COLUMN_GRID_VECTORS_F32. H200 (session 47, `variant.py
+#: COLUMN_GRID_VECTORS=False,True ... -- --ops softmax_mid --dtypes
+#: f32,f16,bf16 --rows 1000,2048,4096,8192,32768 --sizes 64,512
+#: --compile-sizes none`, inner 128): f16/bf16 axes of 4096 +16-19%
+#: (64 MiB 75.9 -> 63.0 µs), 8192 +4-8%, 32768 +20-32% (96.2 -> 73.6),
+#: 2048 +5-9% (C = 8), but 1000 (C = 4: COLUMN_GRID's 4 blocks of 32
+#: rows) 5-14% slower, and f32, whose COLUMN_GRID moves 64-byte runs
+#: already, 10-25% slower at 4096-32768: hence MIN_BLOCKS and f32 off.
+#: Runs of 128 bytes beat 64, 256 and 512 (f16 at 512 MiB, axis 4096: 397.5
+#: µs against 435.9, 423.0, 426.1); 4 items a thread lost 26-40% (more
+#: blocks, each paying the meeting), 16 (2 blocks a multiprocessor) 2-9%;
+#: groups of 4 blocks lost up to 6.8% against 16. Still 48-62% of copy
+#: bandwidth: the blocks of the 2-4 groups in flight wait for the chain of
+#: arrivals together, with nothing else resident to overlap it.
+COLUMN_GRID_VECTORS = True
+COLUMN_GRID_VECTORS_F32 = False
+COLUMN_GRID_VECTOR_THREADS = 256
+COLUMN_GRID_VECTOR_HELD = 8
+COLUMN_GRID_VECTOR_BLOCKS_PER_SM = 4
+COLUMN_GRID_VECTOR_FAN_IN = 16
+COLUMN_GRID_VECTOR_RUN_BYTES = 128
+COLUMN_GRID_VECTOR_MIN_BLOCKS = 8
+
+
+@dataclass(frozen=True)
+class VectorGrid:
+    """The shape of the columns form over blocks in 16-byte items (see
+    COLUMN_GRID_VECTORS): TX × TY threads a block, each holding L items
+    of V elements; W rows a group (`chunks` groups across the inner axis),
+    C blocks a group, met in groups of F."""
+
+    tx: int
+    ty: int
+    l: int
+    v: int
+    w: int
+    chunks: int
+    c: int
+    f: int
+
+    @property
+    def subs(self) -> int:
+        return -(-self.c // self.f)
+
+
+def vector_grid_blocks_per_sm() -> int:
+    """The blocks a multiprocessor holds in COLUMN_GRID_VECTORS' form
+    (`__launch_bounds__`): COLUMN_GRID_VECTOR_BLOCKS_PER_SM where a thread
+    holds up to 8 items, fewer in proportion past that."""
+    return max(1, COLUMN_GRID_VECTOR_BLOCKS_PER_SM * 8 // max(8, COLUMN_GRID_VECTOR_HELD))
+
+
+def column_grid_vectors(rows: Rows, elem_bytes: int, sm_count: int) -> VectorGrid | None:
+    """The VectorGrid over `rows` of `elem_bytes` elements on `sm_count`
+    multiprocessors, or None where COLUMN_GRID_VECTORS does not apply."""
+    if not COLUMN_GRID_VECTORS or sm_count <= 0 or rows.inner <= 0 or rows.col_off == "k" or rows.rows == 0 \
+            or (elem_bytes >= 4 and not COLUMN_GRID_VECTORS_F32):
+        return None
+    v = 16 // elem_bytes
+    if rows.inner % v:
+        return None
+    items = rows.inner // v  # 16-byte items across the inner axis
+    tx = max(d for d in range(1, min(items, 32, max(1, COLUMN_GRID_VECTOR_RUN_BYTES // 16)) + 1) if items % d == 0)
+    if tx < items and tx * 16 < 64:  # a group's run of the inner axis under 64 bytes
+        return None
+    ty = COLUMN_GRID_VECTOR_THREADS // tx
+    if ty < v:  # a block's threads fold its W rows
+        return None
+    held = COLUMN_GRID_VECTOR_HELD
+    c = -(-rows.cols // (ty * held))
+    groups = rows.rows // (tx * v)
+    cap = sm_count * vector_grid_blocks_per_sm() // 2
+    if c < max(2, COLUMN_GRID_VECTOR_MIN_BLOCKS) or c > cap or groups * c >= 2**31 or groups * c * tx * v * 8 > COLUMN_GRID_SLOT_BYTES:
+        return None
+    return VectorGrid(tx, ty, held, v, tx * v, items // tx, c, min(COLUMN_GRID_VECTOR_FAN_IN, c))
+
+
 def _held_elems(elem_bytes: int) -> int:
     """The elements a columns-form thread holds in registers at most
     (COLUMN_CACHED_ELEMS; COLUMN_CACHED_ELEMS_16 for 2-byte elements)."""
@@ -4587,6 +4683,8 @@ def _columns_kernel(s: RowSpec, decl: str, bufs: list[Buf], sm_count: int) -> Ke
     if (not whole or COLUMN_SLAB_FIRST) and (slab := _column_slab_kernel(s, decl, bufs, sm_count)) is not None:
         return slab
     held = whole or (_slices_to_hold(y, rows.cols, most, size) if y and most and s.prologue is None else 0)
+    if not held and (vgrid := _column_grid_vector_kernel(s, decl, bufs, sm_count)) is not None:
+        return vgrid
     if not held and s.prologue is None and (grid := _column_grid_kernel(s, decl, bufs, sm_count)) is not None:
         return grid
     if not held and (paired := _paired_columns_kernel(s, decl, bufs, sm_count)) is not None:
@@ -4803,6 +4901,157 @@ def _column_grid_kernel(s: RowSpec, decl: str, bufs: list[Buf], sm_count: int) -
         "}",
     ]
     return KernelSpec(s.family, "\n".join(src) + "\n", bufs, groups * c, (x, y, 1), co_resident=c)
+
+
+def _column_grid_vector_kernel(s: RowSpec, decl: str, bufs: list[Buf], sm_count: int) -> KernelSpec | None:
+    """Softmax or log_softmax in the columns form over blocks in 16-byte
+    items (see COLUMN_GRID_VECTORS), or None where it does not apply."""
+    rows, ty = s.rows, dtype_name(s.t)
+    if s.softmax_log is None or s.prologue is not None or ty not in ("f32", "f16", "bf16"):
+        return None
+    vg = column_grid_vectors(rows, dtype(s.t).bytes, sm_count)
+    if vg is None:
+        return None
+    tx, yy, held, v, w, c, f = vg.tx, vg.ty, vg.l, vg.v, vg.w, vg.c, vg.f
+    subs, log = vg.subs, s.softmax_log
+    a, inner = rows.cols, rows.inner
+    groups = rows.rows // w
+    span = yy * held  # positions a block takes
+    approx = CACHED_APPROX and ty != "f32"
+    vec = "float4" if ty == "f32" else "uint4"
+    ex = (lambda e: f"rlx_ex2f(({e}) * 1.44269504f)") if approx else (lambda e: f"expf({e})")
+
+    def elems(j: int) -> tuple[list[str], list[str]]:  # the lines naming item j's elements, their names
+        if ty == "f32":
+            return [], [f"q[{j}].{k}" for k in "xyzw"]
+        return ([" ".join(f"const float2 p{j}_{i} = rlx_ld2v_{ty}(q[{j}].{k});" for i, k in enumerate("xyzw"))],
+                [f"p{j}_{e // 2}.{'xy'[e % 2]}" for e in range(8)])
+
+    guarded = a % span != 0
+    def each(j: int, lines: list[str]) -> list[str]:  # `lines` for item j where its position is on the axis
+        test = f"if (at + {j * yy} < {a}) " if guarded else ""
+        return [f"  {test}{{ {' '.join(lines)} }}"]
+
+    def fold(src_: str, count: str, step: str) -> str:  # RlxMS over `count` slots from src_, `step` apart, in order
+        return (f"RlxMS st = rlx_ldcg({src_}); for (int b = 1; b < {count}; ++b) "
+                f"st = RlxMSMerge()(st, rlx_ldcg({src_} + b * {step}));")
+
+    body = [
+        f"  const long long g = g_at / {c};",
+        f"  const long long at = (long long)rank * {span} + threadIdx.y;  // this thread's first position",
+        f"  const long long base = (g / {vg.chunks}) * {a * inner}LL + (g % {vg.chunks}) * {w} + threadIdx.x * {v} "
+        f"+ at * {inner}LL;" if vg.chunks > 1 else
+        f"  const long long base = g * {a * inner}LL + threadIdx.x * {v} + at * {inner}LL;",
+        f"  {vec} q[{held}];  // this thread's items, in registers",
+    ]
+    for j in range(held):
+        body += each(j, [f"q[{j}] = *reinterpret_cast<const {vec}*>(x + base + {j * yy * inner}LL);"])
+    body += [f"  float m[{v}], s[{v}];", f"#pragma unroll", f"  for (int e = 0; e < {v}; ++e) {{ m[e] = -RLX_INF; s[e] = 0.0f; }}"]
+    for j in range(held):
+        lines, names = elems(j)
+        body += each(j, [*lines, *(f"m[{e}] = rlx_maxf(m[{e}], {n});" for e, n in enumerate(names))])
+    body += ["#pragma unroll",  # (m, s) of none or all -inf: (0, 0), then (-inf, 0) (s is 1 or more past that)
+             f"  for (int e = 0; e < {v}; ++e) m[e] = m[e] == -RLX_INF ? 0.0f : m[e];  // all -inf: adds exp(-inf) = 0"]
+    for j in range(held):
+        lines, names = elems(j)
+        body += each(j, [*lines, *(f"s[{e}] += {ex(f'{n} - m[{e}]')};" for e, n in enumerate(names))])
+    slot = lambda i: f"ENTRY_{i}"  # noqa: E731
+    body += [
+        "  // the block's (max, sum) of each row: slot e * TX + x of position row y",
+        "#pragma unroll",
+        f"  for (int e = 0; e < {v}; ++e) red[(threadIdx.y * {v} + e) * {tx} + threadIdx.x] = "
+        "RlxMS{s[e] == 0.0f ? -RLX_INF : m[e], s[e]};",
+        "  __syncthreads();",
+        f"  const int t = threadIdx.y * {tx} + threadIdx.x;",
+        f"  if (t < {w}) {{",
+        f"    RlxMS st = red[t]; for (int b = 1; b < {yy}; ++b) st = RlxMSMerge()(st, red[b * {w} + t]);",
+        f"    {slot('part0')}[(g * {c} + rank) * {w} + t] = st; __threadfence();",
+        "  }",
+        "  __syncthreads();",
+        f"  const int sub = rank / {f};",
+        f"  const int members = sub == {subs - 1} ? {c - (subs - 1) * f} : {f};",
+        "  if (t == 0) {",
+        f"    const unsigned long long n = atomicAdd(&{slot('arrived')}[(g * {subs} + sub) * 16], 1ull);",
+        "    g_round = n / members; g_last = n % members == members - 1; __threadfence();",
+        "  }",
+        "  __syncthreads();",
+        "  if (g_last) {  // the last of its group of blocks to arrive: fold theirs, in order of rank",
+    ]
+    final = slot("final") if subs == 1 else slot("part1")
+    first = f"{slot('part0')} + (g * {c} + sub * {f}) * {w} + t"  # the group of blocks' first slot of row t
+    groups_first = f"{slot('part1')} + g * {subs * w} + t"
+    body += [
+        f"    if (t < {w}) {{ {fold(first, 'members', w)} {final}[(g * {subs} + sub) * {w} + t] = st; __threadfence(); }}",
+        "    __syncthreads();",
+    ]
+    if subs > 1:
+        body += [
+            "    if (t == 0) {",
+            f"      g_last = atomicAdd(&{slot('arrived')}[({groups * subs} + g) * 16], 1ull) % {subs} == {subs - 1};",
+            "      __threadfence();",
+            "    }",
+            "    __syncthreads();",
+            "    if (g_last) {  // the last group: fold the groups', in order",
+            f"      if (t < {w}) {{ {fold(groups_first, str(subs), w)} {slot('final')}[g * {w} + t] = st; __threadfence(); }}",
+            "      __syncthreads();",
+            f"      if (t == 0) atomicAdd(&{slot('arrived')}[({groups * subs + groups} + g) * 16], 1ull);",
+            "    }",
+        ]
+    else:
+        body += [f"    if (t == 0) atomicAdd(&{slot('arrived')}[({groups * subs + groups} + g) * 16], 1ull);"]
+    body += [
+        "  }",
+        "  if (t == 0) {  // wait for the rows' statistics of this launch",
+        f"    const unsigned long long* done = &{slot('arrived')}[({groups * subs + groups} + g) * 16];",
+        "    for (;;) {",
+        "      unsigned long long seen;",
+        '      asm volatile("ld.acquire.gpu.u64 %0, [%1];" : "=l"(seen) : "l"(done) : "memory");',
+        "      if (seen > g_round) break;",
+        "      __nanosleep(64);",
+        "    }",
+        "    __threadfence();",
+        "  }",
+        "  __syncthreads();",
+        f"  if (t < {w}) red[t] = rlx_ldcg({slot('final')} + g * {w} + t);",
+        "  __syncthreads();",
+        f"  float mo[{v}], so[{v}];",
+        "#pragma unroll",
+        f"  for (int e = 0; e < {v}; ++e) {{",
+        f"    const RlxMS st = red[e * {tx} + threadIdx.x];",
+        ("    mo[e] = st.m; so[e] = logf(st.s);" if log else
+         "    mo[e] = st.m * 1.44269504f; so[e] = 1.0f / st.s;" if approx else "    mo[e] = st.m; so[e] = 1.0f / st.s;"),
+        "  }",
+    ]
+    for j in range(held):
+        lines, names = elems(j)
+        if log:
+            outs = [f"({n} - mo[{e}]) - so[{e}]" for e, n in enumerate(names)]
+        elif approx:
+            outs = [f"rlx_ex2f(fmaf({n}, 1.44269504f, -mo[{e}])) * so[{e}]" for e, n in enumerate(names)]
+        else:
+            outs = [f"expf({n} - mo[{e}]) * so[{e}]" for e, n in enumerate(names)]
+        packed = f"make_float4({', '.join(outs)})" if ty == "f32" else _pack8(outs, ty)
+        body += each(j, [*lines, f"*reinterpret_cast<{vec}*>(y + base + {j * yy * inner}LL) = {packed};"])
+    counters = groups * subs + 2 * groups
+    src = [
+        f"// row form: columns over blocks in 16-byte items ({tx} threads of {v} rows x {yy} positions per block, "
+        f"{c} blocks per {w} rows, {held} items per thread held in registers, met in groups of {f})",
+        "__device__ unsigned long long ENTRY_ticket = 0;  // blocks started, over all launches",
+        f"__device__ unsigned long long ENTRY_arrived[{counters * 16}] = {{}};  // arrivals per (group of rows, group of "
+        "blocks), per group of rows, statistics done per group of rows (128 bytes apart), over all launches",
+        f"__device__ RlxMS ENTRY_part0[{groups * c * w}];  // each block's: [group][block][row]",
+        *([f"__device__ RlxMS ENTRY_part1[{groups * subs * w}];  // each group of blocks': [group][group of blocks][row]"]
+          if subs > 1 else []),
+        f"__device__ RlxMS ENTRY_final[{groups * w}];  // [group][row]",
+        f'extern "C" __global__ void __launch_bounds__({tx * yy}, {vector_grid_blocks_per_sm()}) ENTRY({decl}) {{',
+        f"  __shared__ RlxMS red[{yy * w}];",
+        "  __shared__ unsigned long long g_round;",
+        "  __shared__ bool g_last;",
+        *_ticket("threadIdx.x == 0 && threadIdx.y == 0", groups * c, c, "  // tickets in the order blocks start"),
+        *body,
+        "}",
+    ]
+    return KernelSpec(s.family, "\n".join(src) + "\n", bufs, groups * c, (tx, yy, 1), co_resident=c)
 
 
 def _slices_to_hold(y: int, cols: int, most: int, run_bytes: int) -> int:

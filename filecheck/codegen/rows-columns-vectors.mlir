@@ -1,0 +1,34 @@
+// RUN: rlxc-opt %s -p rlx-cuda -t cuda-source | filecheck %s
+// RUN: rlxc-opt %s -p rlx-cuda | filecheck %s --check-prefix=LAUNCH
+
+// bf16 softmax over the middle axis of [4, 8192, 128]: one block cannot hold
+// an axis of 8192, so each outer index's 128 rows are cut into groups of 64
+// (8 threads of 16 bytes, 8 rows each: a warp reads four runs of 128 bytes)
+// spread over 32 blocks of 32 positions x 8 items a thread, held in
+// registers (rows.COLUMN_GRID_VECTORS). The blocks' (max, sum) per row meet
+// in shared memory, then the last of each 16 blocks to arrive folds theirs
+// and the last of the 2 groups folds the groups' (in order of rank), and
+// every block waits for that count before writing from its registers.
+// CHECK: // row form: columns over blocks in 16-byte items (8 threads of 8 rows x 32 positions per block, 32 blocks per 64 rows, 8 items per thread held in registers, met in groups of 16)
+// CHECK-NEXT: __device__ unsigned long long [[K:.*]]_ticket = 0;
+// CHECK-NEXT: __device__ unsigned long long [[K]]_arrived[512] = {};
+// CHECK-NEXT: __device__ RlxMS [[K]]_part0[16384];
+// CHECK-NEXT: __device__ RlxMS [[K]]_part1[1024];
+// CHECK-NEXT: __device__ RlxMS [[K]]_final[512];
+// CHECK-NEXT: extern "C" __global__ void __launch_bounds__(256, 4)
+// CHECK: const long long base = (g / 2) * 1048576LL + (g % 2) * 64 + threadIdx.x * 8 + at * 128LL;
+// CHECK: { q[7] = *reinterpret_cast<const uint4*>(x + base + 28672LL); }
+// CHECK: m[7] = rlx_maxf(m[7], p7_3.y);
+// CHECK: s[7] += rlx_ex2f((p7_3.y - m[7]) * 1.44269504f);
+// CHECK: red[(threadIdx.y * 8 + e) * 8 + threadIdx.x] = RlxMS{s[e] == 0.0f ? -RLX_INF : m[e], s[e]};
+// CHECK: const unsigned long long n = atomicAdd(&[[K]]_arrived[(g * 2 + sub) * 16], 1ull);
+// CHECK: g_last = atomicAdd(&[[K]]_arrived[(16 + g) * 16], 1ull) % 2 == 1;
+// CHECK: if (seen > g_round) break;
+// CHECK: *reinterpret_cast<uint4*>(y + base + 28672LL) = make_uint4(rlx_st2_bf16(
+// LAUNCH: rlx_cuda.kernel @k0 {{.*}} {rlx.co_resident = 32 : i64}
+// LAUNCH: rlx_cuda.launch @k0 grid [256, 1, 1] block [8, 32, 1]
+
+func.func @main(%x: tensor<4x8192x128xbf16>) -> tensor<4x8192x128xbf16> {
+  %a = rlx.softmax %x axis = 1 : tensor<4x8192x128xbf16>
+  func.return %a : tensor<4x8192x128xbf16>
+}
