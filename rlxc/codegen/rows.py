@@ -2680,14 +2680,15 @@ COLUMN_GRID_MIN_BLOCKS = 0
 #: COLUMN_GRID_VECTOR_MIN_BLOCKS and at most half of what the
 #: multiprocessors hold (`__launch_bounds__`: COLUMN_GRID_VECTOR_BLOCKS_PER_SM
 #: for 8 items), the slots within COLUMN_GRID_SLOT_BYTES; else COLUMN_GRID.
-#: f32 only with COLUMN_GRID_VECTORS_F32. H200 (session 47, `variant.py
-#: COLUMN_GRID_VECTORS=False,True ... -- --ops softmax_mid --dtypes
-#: f32,f16,bf16 --rows 1000,2048,4096,8192,32768 --sizes 64,512
-#: --compile-sizes none`, inner 128): f16/bf16 axes of 4096 +16-19%
-#: (64 MiB 75.9 -> 63.0 µs), 8192 +4-8%, 32768 +20-32% (96.2 -> 73.6),
-#: 2048 +5-9% (C = 8), but 1000 (C = 4: COLUMN_GRID's 4 blocks of 32
-#: rows) 5-14% slower, and f32, whose COLUMN_GRID moves 64-byte runs
-#: already, 10-25% slower at 4096-32768: hence MIN_BLOCKS and f32 off.
+#: f32 only with COLUMN_GRID_VECTORS_F32. H200 (session 47, one device
+#: call, `variant.py ... -- --ops softmax_mid --dtypes f32,f16,bf16 --rows
+#: 1000,2048,4096,8192,32768 --sizes 64,512 --compile-sizes none`, inner
+#: 128; sweeps/variant-column-grid-vectors-h200-2026-11-29-session47.md):
+#: f16/bf16 axes of 4096 +19.8-26.5% (64 MiB 75.9 -> 63.3 µs), 8192
+#: +2.9-8.2%, 32768 +29.5-32.7% (96.6 -> 74.4), 2048 +4.5-8.7% (C = 8),
+#: but 1000 (C = 4: COLUMN_GRID's 4 blocks of 32 rows) 5.7-10.7% slower,
+#: and f32, whose COLUMN_GRID moves 64-byte runs already, 7-17% slower at
+#: 4096-32768: hence MIN_BLOCKS and f32 off.
 #: Runs of 128 bytes beat 64, 256 and 512 (f16 at 512 MiB, axis 4096: 397.5
 #: µs against 435.9, 423.0, 426.1); 4 items a thread lost 26-40% (more
 #: blocks, each paying the meeting), 16 (2 blocks a multiprocessor) 2-9%;
