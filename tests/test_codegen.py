@@ -762,6 +762,19 @@ def test_columns_form_over_blocks_in_16_byte_items(arch, monkeypatch):
     f = kernels_of(rlxc.run_pipeline(g.build([g.softmax(g.input("f", [16, 8192, 128]), axis=1)]),
                                      f"rlx-cuda{{arch={arch} sm_count=132}}"))[0].source.data
     assert "(8 threads of 4 rows x 32 positions per block, 32 blocks per 32 rows" in f and "expf(q[0].x - mo[0])" in f
+    # COLUMN_GRID_VECTOR_SHARED (off): 7 more items a thread in shared memory (8 would pass 48 KB), copied in
+    # first, without registers; an axis of 8192 then over 18 blocks
+    monkeypatch.setattr(R, "COLUMN_GRID_VECTOR_SHARED", 8)
+    g = rlxc.GraphBuilder()
+    lowered = rlxc.run_pipeline(g.build([g.softmax(g.input("a", [4, 8192, 128], "bf16"), axis=1)]),
+                                f"rlx-cuda{{arch={arch} sm_count=132}}")
+    s = kernels_of(lowered)[0].source.data
+    assert "18 blocks per 64 rows, 8 items per thread held in registers and 7 in shared memory" in s
+    assert "__shared__ uint4 qs[1792];" in s and "rlx_cp_async16(&qs[1536 + t], x + base + 57344LL);" in s
+    assert s.index("rlx_cp_async16(&qs[0 + t]") < s.index("q[0] = *reinterpret_cast") < s.index("rlx_cp_async_wait_all")
+    assert "const uint4 u14 = qs[1536 + t];" in s and "if (at + 448 < 8192)" in s  # 18 x 480 positions > 8192
+    assert compile_all(lowered, arch) == 1
+    assert nvrtc.resources(s, arch, headers=HEADERS).spill_stores <= 8
 
 
 @pytest.mark.parametrize("arch", ARCHS)

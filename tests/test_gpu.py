@@ -1035,7 +1035,8 @@ def test_softmax_over_middle_axes_over_blocks_on_gpu(dtype, merged, rows16, monk
 
 @pytest.mark.parametrize("dtype", ["f32", "f16", "bf16"])
 @pytest.mark.parametrize("fan_in", [16, 4])
-def test_softmax_over_middle_axes_over_blocks_in_vectors_on_gpu(dtype, fan_in, monkeypatch):
+@pytest.mark.parametrize("shared", [0, 7])
+def test_softmax_over_middle_axes_over_blocks_in_vectors_on_gpu(dtype, fan_in, shared, monkeypatch):
     """The columns form over blocks in 16-byte items (rows.COLUMN_GRID_VECTORS:
     a group of rows spread over C blocks that hold 16-byte items in
     registers and meet in groups of COLUMN_GRID_VECTOR_FAN_IN, the last of
@@ -1047,7 +1048,9 @@ def test_softmax_over_middle_axes_over_blocks_in_vectors_on_gpu(dtype, fan_in, m
     (COLUMN_GRID_VECTORS_F32, off by default); softmax and log_softmax
     against the interpreter in stream and graph mode (the graph replayed:
     the counters go on over launches), then a column holding +inf, one NaN
-    and one all -inf (NaN, as the interpreter gives) next to ordinary ones."""
+    and one all -inf (NaN, as the interpreter gives) next to ordinary ones;
+    with 7 more items a thread in shared memory (COLUMN_GRID_VECTOR_SHARED,
+    copied in by cp.async), C as low as 2 (COLUMN_GRID_VECTOR_MIN_BLOCKS)."""
     from rlxc.codegen import rows as R
     from rlxc.dialects import rlx_cuda
     from rlxc.runtime.driver_api import device_arch
@@ -1055,6 +1058,8 @@ def test_softmax_over_middle_axes_over_blocks_in_vectors_on_gpu(dtype, fan_in, m
 
     monkeypatch.setattr(R, "COLUMN_GRID_VECTOR_FAN_IN", fan_in)
     monkeypatch.setattr(R, "COLUMN_GRID_VECTORS_F32", True)
+    monkeypatch.setattr(R, "COLUMN_GRID_VECTOR_SHARED", shared)
+    monkeypatch.setattr(R, "COLUMN_GRID_VECTOR_MIN_BLOCKS", 2)
     shapes = [(3, 3000, 128), (1, 20000, 64), (2, 3000, 1400), (2, 6000, 24)]
     g = rlxc.GraphBuilder()
     ins = [g.input(f"x{i}", list(sh), dtype) for i, sh in enumerate(shapes)]
@@ -1063,7 +1068,8 @@ def test_softmax_over_middle_axes_over_blocks_in_vectors_on_gpu(dtype, fan_in, m
     lowered = rlxc.run_pipeline(module, f"rlx-cuda{{arch={arch} sm_count={sms}}}")
     forms = [op.source.data.splitlines()[2] for op in lowered.walk() if isinstance(op, rlx_cuda.KernelOp)]
     assert len(forms) == 8 and all("columns over blocks in 16-byte items" in f for f in forms), forms
-    assert all(f"met in groups of {fan_in})" in f for f in forms[2:4]), forms  # 79 or 157 blocks
+    assert all(f"met in groups of {fan_in})" in f for f in forms[2:4]), forms  # 42 to 157 blocks
+    assert all(("7 in shared memory" in f) == (shared == 7) for f in forms), forms
     check(module)
     rng = np.random.default_rng()
     inputs = {}

@@ -386,6 +386,22 @@ __device__ __forceinline__ float2 rlx_ld2_f16(unsigned int v) {
 __device__ __forceinline__ float2 rlx_ld2_bf16(unsigned int v) {
   return make_float2(__uint_as_float(v << 16), __uint_as_float(v & 0xffff0000u));
 }
+// 16 bytes from global to shared memory without a register on the way
+// (cp.async, sm_80+; a plain copy before), in flight until
+// rlx_cp_async_wait_all; the copies a thread waits for are its own.
+__device__ __forceinline__ void rlx_cp_async16(void* s, const void* g) {
+#if __CUDA_ARCH__ >= 800
+  asm volatile("cp.async.cg.shared.global [%0], [%1], 16;" :: "r"((unsigned)__cvta_generic_to_shared(s)), "l"(g)
+               : "memory");
+#else
+  *reinterpret_cast<uint4*>(s) = *reinterpret_cast<const uint4*>(g);
+#endif
+}
+__device__ __forceinline__ void rlx_cp_async_wait_all() {
+#if __CUDA_ARCH__ >= 800
+  asm volatile("cp.async.wait_all;" ::: "memory");
+#endif
+}
 // The same as volatile asm: converted again at each use, never kept as two
 // floats from one use to the next (a form holding 16-byte items in registers
 // across passes, whose converted copies would not fit: COLUMN_GRID_VECTORS).

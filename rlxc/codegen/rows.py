@@ -2703,6 +2703,15 @@ COLUMN_GRID_VECTOR_BLOCKS_PER_SM = 4
 COLUMN_GRID_VECTOR_FAN_IN = 16
 COLUMN_GRID_VECTOR_RUN_BYTES = 128
 COLUMN_GRID_VECTOR_MIN_BLOCKS = 8
+#: ... and COLUMN_GRID_VECTOR_SHARED more items a thread in static shared
+#: memory (copied in by `cp.async` on sm_80+; as many as fit 48 KB), so
+#: that the blocks in flight hold more of the tensor (up to 1.9x). H200
+#: (session 47, `variant.py COLUMN_GRID_VECTOR_SHARED=0,4,7
+#: COLUMN_GRID_VECTOR_MIN_BLOCKS=0 -- --ops softmax_mid --dtypes f16,bf16
+#: --rows 1000,2048,4096,8192,32768 --sizes 64,512 --compile-sizes none`):
+#: 7 items +4.5-6.4% at 512 MiB over axes of 8192 and 32768, but -4% to
+#: -12% at 64 MiB and -1% to -9% elsewhere (4 items: -13% to +4%): off.
+COLUMN_GRID_VECTOR_SHARED = 0
 
 
 @dataclass(frozen=True)
@@ -2720,6 +2729,7 @@ class VectorGrid:
     chunks: int
     c: int
     f: int
+    shared: int = 0  # items a thread holds in shared memory, past its L in registers
 
     @property
     def subs(self) -> int:
@@ -2750,12 +2760,15 @@ def column_grid_vectors(rows: Rows, elem_bytes: int, sm_count: int) -> VectorGri
     if ty < v:  # a block's threads fold its W rows
         return None
     held = COLUMN_GRID_VECTOR_HELD
-    c = -(-rows.cols // (ty * held))
+    room = (48 * 1024 - 64 - ty * tx * v * 8) // (tx * ty * 16)  # static shared memory past the block's (max, sum)s
+    shared = max(0, min(COLUMN_GRID_VECTOR_SHARED, room))
+    c = -(-rows.cols // (ty * (held + shared)))
     groups = rows.rows // (tx * v)
     cap = sm_count * vector_grid_blocks_per_sm() // 2
-    if c < max(2, COLUMN_GRID_VECTOR_MIN_BLOCKS) or c > cap or groups * c >= 2**31 or groups * c * tx * v * 8 > COLUMN_GRID_SLOT_BYTES:
+    if c < max(2, COLUMN_GRID_VECTOR_MIN_BLOCKS) or c > cap or groups * c >= 2**31 \
+            or groups * c * tx * v * 8 > COLUMN_GRID_SLOT_BYTES:
         return None
-    return VectorGrid(tx, ty, held, v, tx * v, items // tx, c, min(COLUMN_GRID_VECTOR_FAN_IN, c))
+    return VectorGrid(tx, ty, held, v, tx * v, items // tx, c, min(COLUMN_GRID_VECTOR_FAN_IN, c), shared)
 
 
 def _held_elems(elem_bytes: int) -> int:
@@ -4914,18 +4927,24 @@ def _column_grid_vector_kernel(s: RowSpec, decl: str, bufs: list[Buf], sm_count:
     if vg is None:
         return None
     tx, yy, held, v, w, c, f = vg.tx, vg.ty, vg.l, vg.v, vg.w, vg.c, vg.f
-    subs, log = vg.subs, s.softmax_log
+    subs, log, shared = vg.subs, s.softmax_log, vg.shared
     a, inner = rows.cols, rows.inner
     groups = rows.rows // w
-    span = yy * held  # positions a block takes
+    items = held + shared
+    span = yy * items  # positions a block takes
     approx = CACHED_APPROX and ty != "f32"
     vec = "float4" if ty == "f32" else "uint4"
     ex = (lambda e: f"rlx_ex2f(({e}) * 1.44269504f)") if approx else (lambda e: f"expf({e})")
 
+    def item(j: int) -> str:  # item j: in registers, or in shared memory past `held`
+        return f"q[{j}]" if j < held else f"qs[{(j - held) * tx * yy} + t]"
+
     def elems(j: int) -> tuple[list[str], list[str]]:  # the lines naming item j's elements, their names
+        got = [] if j < held else [f"const {vec} u{j} = {item(j)};"]
+        it = f"q[{j}]" if j < held else f"u{j}"
         if ty == "f32":
-            return [], [f"q[{j}].{k}" for k in "xyzw"]
-        return ([" ".join(f"const float2 p{j}_{i} = rlx_ld2v_{ty}(q[{j}].{k});" for i, k in enumerate("xyzw"))],
+            return got, [f"{it}.{k}" for k in "xyzw"]
+        return ([*got, " ".join(f"const float2 p{j}_{i} = rlx_ld2v_{ty}({it}.{k});" for i, k in enumerate("xyzw"))],
                 [f"p{j}_{e // 2}.{'xy'[e % 2]}" for e in range(8)])
 
     guarded = a % span != 0
@@ -4943,17 +4962,22 @@ def _column_grid_vector_kernel(s: RowSpec, decl: str, bufs: list[Buf], sm_count:
         f"  const long long base = (g / {vg.chunks}) * {a * inner}LL + (g % {vg.chunks}) * {w} + threadIdx.x * {v} "
         f"+ at * {inner}LL;" if vg.chunks > 1 else
         f"  const long long base = g * {a * inner}LL + threadIdx.x * {v} + at * {inner}LL;",
+        f"  const int t = threadIdx.y * {tx} + threadIdx.x;",
         f"  {vec} q[{held}];  // this thread's items, in registers",
     ]
+    for j in range(held, items):  # the shared ones first: copies in flight without registers
+        body += each(j, [f"rlx_cp_async16(&{item(j)}, x + base + {j * yy * inner}LL);"])
     for j in range(held):
         body += each(j, [f"q[{j}] = *reinterpret_cast<const {vec}*>(x + base + {j * yy * inner}LL);"])
+    if shared:
+        body += ["  rlx_cp_async_wait_all();  // this thread's own copies"]
     body += [f"  float m[{v}], s[{v}];", f"#pragma unroll", f"  for (int e = 0; e < {v}; ++e) {{ m[e] = -RLX_INF; s[e] = 0.0f; }}"]
-    for j in range(held):
+    for j in range(items):
         lines, names = elems(j)
         body += each(j, [*lines, *(f"m[{e}] = rlx_maxf(m[{e}], {n});" for e, n in enumerate(names))])
     body += ["#pragma unroll",  # (m, s) of none or all -inf: (0, 0), then (-inf, 0) (s is 1 or more past that)
              f"  for (int e = 0; e < {v}; ++e) m[e] = m[e] == -RLX_INF ? 0.0f : m[e];  // all -inf: adds exp(-inf) = 0"]
-    for j in range(held):
+    for j in range(items):
         lines, names = elems(j)
         body += each(j, [*lines, *(f"s[{e}] += {ex(f'{n} - m[{e}]')};" for e, n in enumerate(names))])
     slot = lambda i: f"ENTRY_{i}"  # noqa: E731
@@ -4963,7 +4987,6 @@ def _column_grid_vector_kernel(s: RowSpec, decl: str, bufs: list[Buf], sm_count:
         f"  for (int e = 0; e < {v}; ++e) red[(threadIdx.y * {v} + e) * {tx} + threadIdx.x] = "
         "RlxMS{s[e] == 0.0f ? -RLX_INF : m[e], s[e]};",
         "  __syncthreads();",
-        f"  const int t = threadIdx.y * {tx} + threadIdx.x;",
         f"  if (t < {w}) {{",
         f"    RlxMS st = red[t]; for (int b = 1; b < {yy}; ++b) st = RlxMSMerge()(st, red[b * {w} + t]);",
         f"    {slot('part0')}[(g * {c} + rank) * {w} + t] = st; __threadfence();",
@@ -5023,7 +5046,7 @@ def _column_grid_vector_kernel(s: RowSpec, decl: str, bufs: list[Buf], sm_count:
          "    mo[e] = st.m * 1.44269504f; so[e] = 1.0f / st.s;" if approx else "    mo[e] = st.m; so[e] = 1.0f / st.s;"),
         "  }",
     ]
-    for j in range(held):
+    for j in range(items):
         lines, names = elems(j)
         if log:
             outs = [f"({n} - mo[{e}]) - so[{e}]" for e, n in enumerate(names)]
@@ -5036,7 +5059,8 @@ def _column_grid_vector_kernel(s: RowSpec, decl: str, bufs: list[Buf], sm_count:
     counters = groups * subs + 2 * groups
     src = [
         f"// row form: columns over blocks in 16-byte items ({tx} threads of {v} rows x {yy} positions per block, "
-        f"{c} blocks per {w} rows, {held} items per thread held in registers, met in groups of {f})",
+        f"{c} blocks per {w} rows, {held} items per thread held in registers"
+        f"{f' and {shared} in shared memory' if shared else ''}, met in groups of {f})",
         "__device__ unsigned long long ENTRY_ticket = 0;  // blocks started, over all launches",
         f"__device__ unsigned long long ENTRY_arrived[{counters * 16}] = {{}};  // arrivals per (group of rows, group of "
         "blocks), per group of rows, statistics done per group of rows (128 bytes apart), over all launches",
@@ -5046,6 +5070,8 @@ def _column_grid_vector_kernel(s: RowSpec, decl: str, bufs: list[Buf], sm_count:
         f"__device__ RlxMS ENTRY_final[{groups * w}];  // [group][row]",
         f'extern "C" __global__ void __launch_bounds__({tx * yy}, {vector_grid_blocks_per_sm()}) ENTRY({decl}) {{',
         f"  __shared__ RlxMS red[{yy * w}];",
+        *([f"  __shared__ {vec} qs[{shared * tx * yy}];  // the thread's items past its registers' (item j at j x "
+           f"{tx * yy} + t)"] if shared else []),
         "  __shared__ unsigned long long g_round;",
         "  __shared__ bool g_last;",
         *_ticket("threadIdx.x == 0 && threadIdx.y == 0", groups * c, c, "  // tickets in the order blocks start"),
