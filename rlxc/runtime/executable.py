@@ -622,7 +622,9 @@ class CudaExecutable:
         if (not poison and self._io_ok and (device_outputs or (device_outputs is None and self._in_slots))
                 and (out is None or not self.bindings)):  # bound outputs are in the pool: out= copies from there
             srcs = self._device_sources(inputs)
-            if srcs is not None and self._bound_srcs and not self._in_place_ok(srcs):
+            # (the pointers of the last I/O graph run passed: the check depends on them alone)
+            if srcs is not None and self._bound_srcs and (self._io is None or srcs != self._io.srcs) \
+                    and not self._in_place_ok(srcs):
                 srcs = None  # an input to be read in place cannot be: the general path copies it in
             if srcs is not None:
                 io = self._io
@@ -984,9 +986,12 @@ class CudaExecutable:
         cu = self._cu
         ours = {int(x.function) for x in self.launches if isinstance(x, _Launch)}
         kernel = cu.CUgraphNodeType.CU_GRAPH_NODE_TYPE_KERNEL
-        nodes = [n for n in _in_stream_order(graph)
-                 if check(cu.cuGraphNodeGetType(n), "cuGraphNodeGetType") == kernel
-                 and int(check(cu.cuGraphKernelNodeGetParams(n), "cuGraphKernelNodeGetParams").func) in ours]
+        nodes = []  # (node, its parameters as captured)
+        for n in _in_stream_order(graph):
+            if check(cu.cuGraphNodeGetType(n), "cuGraphNodeGetType") == kernel:
+                got = check(cu.cuGraphKernelNodeGetParams(n), "cuGraphKernelNodeGetParams")
+                if int(got.func) in ours:
+                    nodes.append((n, got))
         launches = [k for k, x in enumerate(self.launches) if isinstance(x, _Launch)]
         if len(nodes) != len(launches):
             raise CudaError(f"the captured I/O graph has {len(nodes)} nodes of our kernels for {len(launches)} launches")
@@ -995,8 +1000,7 @@ class CudaExecutable:
 
         def kernel_node(k: int) -> _KernelNode:
             if k not in made:
-                launch, node = self.launches[k], node_of[k]
-                got = check(cu.cuGraphKernelNodeGetParams(node), "cuGraphKernelNodeGetParams")
+                launch, (node, got) = self.launches[k], node_of[k]
                 if int(got.func) != int(launch.function):
                     raise CudaError(f"the kernel node found for launch {k} ({launch.name}) runs another kernel")
                 values = [v.copy() for v in launch.values]
