@@ -745,7 +745,7 @@ def test_columns_form_over_blocks_in_16_byte_items(arch, monkeypatch):
     assert ga == (16 * 128, 1, 1) and ba == (8, 32, 1) and "__launch_bounds__(256, 4)" in a
     assert "const long long base = (g / 2) * 4194304LL + (g % 2) * 64 + threadIdx.x * 8 + at * 128LL;" in a
     assert a.count("*reinterpret_cast<const uint4*>(x + base") == 8 and "if (at +" not in a  # 32768 = 128 x 256
-    assert "rlx_ld2v_bf16(q[7].w)" in a and "rlx_ex2f(fmaf(p7_3.y, 1.44269504f, -mo[7])) * so[7]" in a
+    assert "rlx_ld2v_bf16(q[7].w)" in a and "rlx_ex2f((p7_3.y - mo[7]) * 1.44269504f) * so[7]" in a  # x - max first
     assert "_arrived[(g * 8 + sub) * 16], 1ull)" in a and "% 8 == 7;" in a  # 8 groups of 16 blocks
     assert "(7 threads of 8 rows x 36 positions per block, 11 blocks per 56 rows" in b and gb == (50 * 11, 1, 1)
     assert bb == (7, 36, 1) and "if (at + 252 < 3000) {" in b and "(p0_0.x - mo[0]) - so[0]" in b  # log_softmax

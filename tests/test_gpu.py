@@ -32,8 +32,9 @@ def check(module, params=None, rng=None, tol_scale=1.0, offset=0.0):
     on random inputs (plus `offset`, where sums of zero-mean values would
     cancel: the relative error of a near-zero sum is no measure of a
     kernel); an f32 output past the bound passes only within ten times what
-    one rounding of every f32 value moves it on the interpreter
-    (`sensitivity`: random graphs that sum terms that cancel)."""
+    one rounding of every f32 value moves it on the interpreter, and 5% at
+    most (`sensitivity`: random graphs that sum terms that cancel; a zero or
+    negated output still fails)."""
     from rlxc.dialects.types import dtype_name
     from rlxc.signature import signature
     from rlxc.values import round_bf16
@@ -66,7 +67,7 @@ def check(module, params=None, rng=None, tol_scale=1.0, offset=0.0):
         bound = TOL.get(name, 1e-5) * tol_scale
         if not err < bound and name == "float32":  # an output no f32 computation gets closer to?
             moved = sensitivity(module, inputs, params, i, rng)
-            assert err < bound + 10 * moved, \
+            assert err < bound + min(10 * moved, 0.05), \
                 f"output #{i}: relative error {err:.3e} (a rounding of the inputs moves it {moved:.3e})"
         else:
             assert err < bound, f"output #{i}: relative error {err:.3e}"
@@ -79,7 +80,7 @@ def sensitivity(module, inputs, params, i, rng):
     interpreter rounds on the way move by one unit in the last place: the
     error any f32 computation of an ill-conditioned output may make (a sum
     of terms that cancel: row-normalized values of opposite signs summed),
-    which `check` allows ten times over the dtype's bound. The most of three
+    which `check` allows ten times over the dtype's bound (5% at most). The most of three
     ways of moving them (all up, and up or down at random twice: terms that
     cancel move apart in one of them)."""
     from unittest import mock
@@ -1048,7 +1049,8 @@ def test_softmax_over_middle_axes_over_blocks_in_vectors_on_gpu(dtype, fan_in, s
     (COLUMN_GRID_VECTORS_F32, off by default); softmax and log_softmax
     against the interpreter in stream and graph mode (the graph replayed:
     the counters go on over launches), then a column holding +inf, one NaN
-    and one all -inf (NaN, as the interpreter gives) next to ordinary ones;
+    and one all -inf (NaN, as the interpreter gives) next to ordinary ones,
+    and a masked column (all -1e9; f16 -6e4: uniform);
     with 7 more items a thread in shared memory (COLUMN_GRID_VECTOR_SHARED,
     copied in by cp.async), C as low as 2 (COLUMN_GRID_VECTOR_MIN_BLOCKS)."""
     from rlxc.codegen import rows as R
@@ -1077,12 +1079,15 @@ def test_softmax_over_middle_axes_over_blocks_in_vectors_on_gpu(dtype, fan_in, s
         x = rng.standard_normal(sh).astype(np.float16 if dtype == "f16" else np.float32)
         x[0, sh[1] // 2, 0], x[-1, sh[1] - 1, 2], x[-1, :, 5] = np.inf, np.nan, -np.inf
         x[0, :, 1] -= 80.0  # a column far under the others: no rescale may flush it
+        x[-1, :, 3] = -6e4 if dtype == "f16" else -1e9  # a masked column (all equal, far from 0): 1 / axis each
         inputs[f"x{i}"] = round_bf16(x) if dtype == "bf16" else x
     want = rlxc.interpret(module, inputs)
     got = rlxc.compile(module, target="cuda").run(inputs, poison=True)
     tol = {"f32": (1e-5, 1e-6), "f16": (2e-3, 1e-3), "bf16": (2e-2, 1e-2)}[dtype]
     for k, (w, o) in enumerate(zip(want, got)):
         assert np.isnan(w[0, :, 0]).all() and np.isnan(w[-1, :, 2]).all() and np.isnan(w[-1, :, 5]).all(), k
+        if k % 2 == 0:  # softmax: the masked column uniform (the approximate 2^x of x - max, not of a rounded max)
+            np.testing.assert_allclose(o[-1, :, 3].astype(np.float64), 1.0 / shapes[k // 2][1], rtol=tol[0])
         np.testing.assert_allclose(o.astype(np.float64), w.astype(np.float64), rtol=tol[0], atol=tol[1], equal_nan=True,
                                    err_msg=f"output #{k}")
 

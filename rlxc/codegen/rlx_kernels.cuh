@@ -412,10 +412,9 @@ __device__ __forceinline__ float2 rlx_ld2v_f16(unsigned int v) {
   return f;
 }
 __device__ __forceinline__ float2 rlx_ld2v_bf16(unsigned int v) {
-  float2 f;
-  asm volatile("{shl.b32 %0, %2, 16; and.b32 %1, %2, 0xffff0000;}" : "=r"(*reinterpret_cast<unsigned int*>(&f.x)),
-               "=r"(*reinterpret_cast<unsigned int*>(&f.y)) : "r"(v));
-  return f;
+  unsigned int lo, hi;  // early-clobber: lo is written before v is read again
+  asm volatile("{shl.b32 %0, %2, 16; and.b32 %1, %2, 0xffff0000;}" : "=&r"(lo), "=&r"(hi) : "r"(v));
+  return make_float2(__uint_as_float(lo), __uint_as_float(hi));
 }
 __device__ __forceinline__ unsigned int rlx_st2_f16(float lo, float hi) {
 #if __CUDA_ARCH__ >= 800

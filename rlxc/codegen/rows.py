@@ -2705,7 +2705,10 @@ COLUMN_GRID_VECTOR_RUN_BYTES = 128
 COLUMN_GRID_VECTOR_MIN_BLOCKS = 8
 #: ... and COLUMN_GRID_VECTOR_SHARED more items a thread in static shared
 #: memory (copied in by `cp.async` on sm_80+; as many as fit 48 KB), so
-#: that the blocks in flight hold more of the tensor (up to 1.9x). H200
+#: that the blocks in flight hold more of the tensor (up to 1.9x); C's cap
+#: still counts COLUMN_GRID_VECTOR_BLOCKS_PER_SM blocks a multiprocessor, which
+#: 45 KB blocks keep on sm_90 (228 KB) but not on sm_80/86/89 (the runtime's
+#: co-residency check then refuses a large C at load). H200
 #: (session 47, `variant.py COLUMN_GRID_VECTOR_SHARED=0,4,7
 #: COLUMN_GRID_VECTOR_MIN_BLOCKS=0 -- --ops softmax_mid --dtypes f16,bf16
 #: --rows 1000,2048,4096,8192,32768 --sizes 64,512 --compile-sizes none`):
@@ -2765,8 +2768,9 @@ def column_grid_vectors(rows: Rows, elem_bytes: int, sm_count: int) -> VectorGri
     c = -(-rows.cols // (ty * (held + shared)))
     groups = rows.rows // (tx * v)
     cap = sm_count * vector_grid_blocks_per_sm() // 2
+    subs = -(-c // min(COLUMN_GRID_VECTOR_FAN_IN, c))
     if c < max(2, COLUMN_GRID_VECTOR_MIN_BLOCKS) or c > cap or groups * c >= 2**31 \
-            or groups * c * tx * v * 8 > COLUMN_GRID_SLOT_BYTES:
+            or groups * (c + subs + 1) * tx * v * 8 + groups * (subs + 2) * 128 > COLUMN_GRID_SLOT_BYTES:  # slots, counters
         return None
     return VectorGrid(tx, ty, held, v, tx * v, items // tx, c, min(COLUMN_GRID_VECTOR_FAN_IN, c), shared)
 
@@ -5042,8 +5046,7 @@ def _column_grid_vector_kernel(s: RowSpec, decl: str, bufs: list[Buf], sm_count:
         "#pragma unroll",
         f"  for (int e = 0; e < {v}; ++e) {{",
         f"    const RlxMS st = red[e * {tx} + threadIdx.x];",
-        ("    mo[e] = st.m; so[e] = logf(st.s);" if log else
-         "    mo[e] = st.m * 1.44269504f; so[e] = 1.0f / st.s;" if approx else "    mo[e] = st.m; so[e] = 1.0f / st.s;"),
+        "    mo[e] = st.m; so[e] = logf(st.s);" if log else "    mo[e] = st.m; so[e] = 1.0f / st.s;",
         "  }",
     ]
     for j in range(items):
@@ -5051,7 +5054,9 @@ def _column_grid_vector_kernel(s: RowSpec, decl: str, bufs: list[Buf], sm_count:
         if log:
             outs = [f"({n} - mo[{e}]) - so[{e}]" for e, n in enumerate(names)]
         elif approx:
-            outs = [f"rlx_ex2f(fmaf({n}, 1.44269504f, -mo[{e}])) * so[{e}]" for e, n in enumerate(names)]
+            # x - max first, as the sum's terms were: fmaf(x, log2e, -fl(max * log2e)) leaves the rounding
+            # of max * log2e in the exponent (half an ulp of 1.4e9 for a column of -1e9: 2^64 off)
+            outs = [f"{ex(f'{n} - mo[{e}]')} * so[{e}]" for e, n in enumerate(names)]
         else:
             outs = [f"expf({n} - mo[{e}]) * so[{e}]" for e, n in enumerate(names)]
         packed = f"make_float4({', '.join(outs)})" if ty == "f32" else _pack8(outs, ty)
