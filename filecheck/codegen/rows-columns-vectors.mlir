@@ -23,7 +23,7 @@
 // CHECK: red[(threadIdx.y * 8 + e) * 8 + threadIdx.x] = RlxMS{s[e] == 0.0f ? -RLX_INF : m[e], s[e]};
 // CHECK: const unsigned long long n = atomicAdd(&[[K]]_arrived[(g * 2 + sub) * 16], 1ull);
 // CHECK: g_last = atomicAdd(&[[K]]_arrived[(16 + g) * 16], 1ull) % 2 == 1;
-// CHECK: if (seen > g_round) break;
+// CHECK: rlx_wait_count(&[[K]]_arrived[(24 + g) * 16], g_round + 1ull, 64);
 // CHECK: *reinterpret_cast<uint4*>(y + base + 28672LL) = make_uint4(rlx_st2_bf16(
 // LAUNCH: rlx_cuda.kernel @k0 {{.*}} {rlx.co_resident = 32 : i64}
 // LAUNCH: rlx_cuda.launch @k0 grid [256, 1, 1] block [8, 32, 1]

@@ -251,18 +251,24 @@ __device__ __forceinline__ RlxWelford rlx_ldcg(const RlxWelford* p) {
   const float* f = reinterpret_cast<const float*>(p);
   return {__ldcg(f), __ldcg(f + 1), __ldcg(f + 2)};
 }
+// Waits until the counter *count (which only grows) reaches `target`,
+// sleeping `ns` between reads, and makes what was written before it counted
+// visible to this thread.
+__device__ __forceinline__ void rlx_wait_count(const unsigned long long* count, unsigned long long target,
+                                               unsigned int ns) {
+  for (;;) {
+    unsigned long long seen;
+    asm volatile("ld.acquire.gpu.u64 %0, [%1];" : "=l"(seen) : "l"(count) : "memory");
+    if (seen >= target) break;
+    __nanosleep(ns);
+  }
+  __threadfence();
+}
 // Counts this block's arrival at *arrived and waits for the C arrivals of its
 // round (the counter only grows: the round of an arrival is its count / C).
 template <int C>
 __device__ __forceinline__ void rlx_arrive_and_wait(unsigned long long* arrived) {
-  const unsigned long long target = (atomicAdd(arrived, 1ull) / C + 1ull) * C;
-  for (;;) {
-    unsigned long long seen;
-    asm volatile("ld.acquire.gpu.u64 %0, [%1];" : "=l"(seen) : "l"(arrived) : "memory");
-    if (seen >= target) break;
-    __nanosleep(100);
-  }
-  __threadfence();
+  rlx_wait_count(arrived, (atomicAdd(arrived, 1ull) / C + 1ull) * C, 100);
 }
 // Reduces v over the C blocks of a row: over the block, then block `rank`'s
 // value to parts[rank], made visible before its arrival is counted at

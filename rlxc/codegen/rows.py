@@ -2768,11 +2768,12 @@ def column_grid_vectors(rows: Rows, elem_bytes: int, sm_count: int) -> VectorGri
     c = -(-rows.cols // (ty * (held + shared)))
     groups = rows.rows // (tx * v)
     cap = sm_count * vector_grid_blocks_per_sm() // 2
-    subs = -(-c // min(COLUMN_GRID_VECTOR_FAN_IN, c))
-    if c < max(2, COLUMN_GRID_VECTOR_MIN_BLOCKS) or c > cap or groups * c >= 2**31 \
-            or groups * (c + subs + 1) * tx * v * 8 + groups * (subs + 2) * 128 > COLUMN_GRID_SLOT_BYTES:  # slots, counters
+    if c < max(2, COLUMN_GRID_VECTOR_MIN_BLOCKS) or c > cap or groups * c >= 2**31:
         return None
-    return VectorGrid(tx, ty, held, v, tx * v, items // tx, c, min(COLUMN_GRID_VECTOR_FAN_IN, c), shared)
+    vg = VectorGrid(tx, ty, held, v, tx * v, items // tx, c, min(COLUMN_GRID_VECTOR_FAN_IN, c), shared)
+    if groups * (c + vg.subs + 1) * vg.w * 8 + groups * (vg.subs + 2) * 128 > COLUMN_GRID_SLOT_BYTES:  # slots, counters
+        return None
+    return vg
 
 
 def _held_elems(elem_bytes: int) -> int:
@@ -5029,16 +5030,8 @@ def _column_grid_vector_kernel(s: RowSpec, decl: str, bufs: list[Buf], sm_count:
         body += [f"    if (t == 0) atomicAdd(&{slot('arrived')}[({groups * subs + groups} + g) * 16], 1ull);"]
     body += [
         "  }",
-        "  if (t == 0) {  // wait for the rows' statistics of this launch",
-        f"    const unsigned long long* done = &{slot('arrived')}[({groups * subs + groups} + g) * 16];",
-        "    for (;;) {",
-        "      unsigned long long seen;",
-        '      asm volatile("ld.acquire.gpu.u64 %0, [%1];" : "=l"(seen) : "l"(done) : "memory");',
-        "      if (seen > g_round) break;",
-        "      __nanosleep(64);",
-        "    }",
-        "    __threadfence();",
-        "  }",
+        "  if (t == 0)  // wait for the rows' statistics of this launch",
+        f"    rlx_wait_count(&{slot('arrived')}[({groups * subs + groups} + g) * 16], g_round + 1ull, 64);",
         "  __syncthreads();",
         f"  if (t < {w}) red[t] = rlx_ldcg({slot('final')} + g * {w} + t);",
         "  __syncthreads();",
@@ -5053,12 +5046,9 @@ def _column_grid_vector_kernel(s: RowSpec, decl: str, bufs: list[Buf], sm_count:
         lines, names = elems(j)
         if log:
             outs = [f"({n} - mo[{e}]) - so[{e}]" for e, n in enumerate(names)]
-        elif approx:
-            # x - max first, as the sum's terms were: fmaf(x, log2e, -fl(max * log2e)) leaves the rounding
+        else:  # x - max first, as the sum's terms were: fmaf(x, log2e, -fl(max * log2e)) leaves the rounding
             # of max * log2e in the exponent (half an ulp of 1.4e9 for a column of -1e9: 2^64 off)
             outs = [f"{ex(f'{n} - mo[{e}]')} * so[{e}]" for e, n in enumerate(names)]
-        else:
-            outs = [f"expf({n} - mo[{e}]) * so[{e}]" for e, n in enumerate(names)]
         packed = f"make_float4({', '.join(outs)})" if ty == "f32" else _pack8(outs, ty)
         body += each(j, [*lines, f"*reinterpret_cast<{vec}*>(y + base + {j * yy * inner}LL) = {packed};"])
     counters = groups * subs + 2 * groups
