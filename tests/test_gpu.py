@@ -806,8 +806,11 @@ def test_stream_form_softmax(rows, cols, dtype, monkeypatch):
     assert str(lowered).count("row form: stream (a ") == streamed  # a block, or a cluster (rows past 64 KB)
     check(module)
     rng = np.random.default_rng()
-    xin = rng.standard_normal((4, cols)).astype(np.float32) * 4
+    big = {"f32": 3.4e38, "f16": 65504.0, "bf16": 3.3895e38}[dtype]  # the dtype's largest finite
+    xin = rng.standard_normal((6, cols)).astype(np.float32) * 4
     xin[0, :] = -np.inf
+    xin[4, :] = -big  # a row masked with the dtype's lowest (as Hugging Face masks): uniform
+    xin[5, rng.integers(cols)] = big  # a huge max: one-hot (max * log2e overflows f32)
     threads = rows_mod.stream_threads(cols, 8) if dtype != "f32" else 1024
     second = min(threads, cols // 16) * 8  # a thread's second load (from 16384 elements in blocks of 1024: 8192)
     xin[1, [0, 7, second + 3, cols - 1]] = -np.inf
@@ -815,7 +818,7 @@ def test_stream_form_softmax(rows, cols, dtype, monkeypatch):
     xin[3, cols // 2 + 5] = np.nan
     xin = round_bf16(xin) if dtype == "bf16" else xin.astype({"f32": np.float32, "f16": np.float16}[dtype])
     g = rlxc.GraphBuilder()
-    x = g.input("x", [4, cols], dtype)
+    x = g.input("x", [6, cols], dtype)
     module = g.build([g.softmax(x), g.log_softmax(x)])
     got = rlxc.compile(module, target="cuda").run({"x": xin}, poison=True)
     want = rlxc.interpret(module, {"x": xin}, {})
@@ -828,6 +831,8 @@ def test_stream_form_softmax(rows, cols, dtype, monkeypatch):
         tol = {"f32": 1e-5, "f16": 2e-3, "bf16": 1.6e-2}[dtype]
         assert np.allclose(gt[fin], wt[fin], rtol=tol, atol=tol * 1e-3), np.max(np.abs(gt[fin] - wt[fin]))
     assert math.isfinite(float(np.asarray(got[0], np.float64)[1].sum()))
+    sm = np.asarray(got[0], np.float64)
+    assert np.allclose(sm[4], 1.0 / cols, rtol=1e-2) and np.isclose(sm[5].max(), 1.0) and np.isclose(sm[5].sum(), 1.0)
 
 
 @pytest.mark.parametrize("dtype", ["f32", "f16", "bf16"])

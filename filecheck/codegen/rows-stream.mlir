@@ -10,8 +10,10 @@
 // CHECK: uint4 pv[2];
 // CHECK: rlx_ms_add_n_afn(st, {f0.x, f0.y, f1.x, f1.y, f2.x, f2.y, f3.x, f3.y});
 // CHECK: st = rlx_block_reduce(st, RlxMSMerge(), RlxMS{-RLX_INF, 0.0f}, ms_smem);
-// CHECK: ml = m * 1.44269504f;
-// CHECK: reinterpret_cast<uint4*>(y + base)[k8] = make_uint4(rlx_st2_f16(rlx_ex2f(fmaf(f0.x, 1.44269504f, -ml)) * inv
+// (x - max first: a rounded max * log2e would shift every exponent of a row
+// masked with -1e9 by up to 64)
+// CHECK: const float m = st.m, ls = logf(st.s), inv = 1.0f / st.s;
+// CHECK: reinterpret_cast<uint4*>(y + base)[k8] = make_uint4(rlx_st2_f16(rlx_ex2f((f0.x - m) * 1.44269504f) * inv
 // log_softmax: the same reads, the output (x - m) - log(s):
 // CHECK: // row form: stream
 // CHECK: rlx_st2_bf16((f0.x - m) - ls

@@ -123,9 +123,9 @@ __device__ __forceinline__ void rlx_ms_add(RlxMS& a, float v) {
 }
 // rlx_ms_add of N elements at once (the stream form's 16-byte accesses): one
 // rescale to their max, no branch per element, and exp(v - m) as
-// 2^(v log2(e) - m log2(e)) (one fmaf and an approximate 2^x each): for
-// results rounded to f16/bf16 only, within about 1e-5 relative for |m| under
-// 100, where expf's full range reduction costs about twice the instructions.
+// 2^((v - m) log2(e)) (a subtraction, a product and an approximate 2^x each):
+// for results rounded to f16/bf16 only, where expf's full range reduction costs
+// about twice the instructions.
 // NaN or +inf makes s NaN, as rlx_ms_add; elements of -inf add nothing.
 template <int N> __device__ __forceinline__ void rlx_ms_add_n_afn(RlxMS& a, const float (&v)[N]) {
   float mx = v[0];
@@ -137,11 +137,13 @@ template <int N> __device__ __forceinline__ void rlx_ms_add_n_afn(RlxMS& a, cons
     for (int i = 0; i < N; ++i) if (v[i] != v[i]) a.s = RLX_NAN;
     return;
   }
-  const float nl = nm * 1.44269504f;
+  // x - max first: fmaf(x, log2e, -fl(max * log2e)) would leave the rounding of
+  // max * log2e in every exponent (half an ulp of 1.4e9 for a row masked with
+  // -1e9: a factor of up to 2^64), differently for threads whose maxima differ
   float t = 0.0f;
   #pragma unroll
-  for (int i = 0; i < N; ++i) t += rlx_ex2f(fmaf(v[i], 1.44269504f, -nl));  // +inf: inf - inf, NaN
-  a.s = fmaf(a.s, rlx_ex2f(fmaf(a.m, 1.44269504f, -nl)), t);
+  for (int i = 0; i < N; ++i) t += rlx_ex2f((v[i] - nm) * 1.44269504f);  // +inf: inf - inf, NaN
+  a.s = fmaf(a.s, rlx_ex2f((a.m - nm) * 1.44269504f), t);
   a.m = nm;
 }
 // Welford state: count, mean, sum of squared deviations (Chan's merge).

@@ -5294,17 +5294,16 @@ def softmax_kernel(op: rlx.SoftmaxOp | rlx.LogSoftmaxOp, sm_count: int, fused: F
         (several rows per thread: the vector columns form); `approx`: the
         exponentials as approximate 2^x (`rlx_ms_add_n_afn`; results rounded
         to f16/bf16 only)."""
-        st, m, ls, inv, ml = f"st{sfx}", f"m{sfx}", f"ls{sfx}", f"inv{sfx}", f"ml{sfx}"
+        st, m, ls, inv = f"st{sfx}", f"m{sfx}", f"ls{sfx}", f"inv{sfx}"
         stat = Stat((f"RlxMS {st} = {{-RLX_INF, 0.0f}};",),
                     lambda vs: (f"rlx_ms_add_n_afn({st}, {{{', '.join(vs)}}});" if approx and len(vs) > 1
                                 else " ".join(f"rlx_ms_add({st}, {v});" for v in vs)),
                     lambda red: (f"{st} = {red(st, 'RlxMSMerge', 'RlxMS{-RLX_INF, 0.0f}', smem)};",
-                                 f"const float {m} = {st}.m, {ls} = logf({st}.s), {inv} = 1.0f / {st}.s"
-                                 + (f", {ml} = {m} * 1.44269504f;" if approx else ";")))
+                                 f"const float {m} = {st}.m, {ls} = logf({st}.s), {inv} = 1.0f / {st}.s;"))
         if log:
             return stat, lambda v, p: f"({v} - {m}) - {ls}"
         if approx:
-            return stat, lambda v, p: f"rlx_ex2f(fmaf({v}, 1.44269504f, -{ml})) * {inv}"
+            return stat, lambda v, p: f"rlx_ex2f(({v} - {m}) * 1.44269504f) * {inv}"  # x - max first (rlx_ms_add_n_afn)
         return stat, lambda v, p: f"expf({v} - {m}) * {inv}"
 
     def shared(stat: Stat) -> Stat:
