@@ -715,7 +715,8 @@ def test_columns_form_over_blocks_of_32_rows_for_2_byte_elements(arch, monkeypat
 
 @pytest.mark.parametrize("arch", ARCHS)
 def test_columns_form_over_blocks_in_16_byte_items(arch, monkeypatch):
-    """rows.COLUMN_GRID_VECTORS: f16/bf16 softmax over a middle axis whose
+    """rows.COLUMN_GRID_VECTORS (held, then lagged: COLUMN_GRID_VECTOR_LAG):
+    f16/bf16 softmax over a middle axis whose
     inner axis 16 bytes divide, past what one block holds: TX threads of 8
     rows (16 bytes each, 128 bytes a position at most: all of an inner axis
     of 64, 8 of 16 items of one of 128, 7 of 175 of one of 1400) x TY
@@ -730,6 +731,8 @@ def test_columns_form_over_blocks_in_16_byte_items(arch, monkeypatch):
     from rlxc.codegen import rows as R
     from rlxc.runtime import nvrtc
 
+    monkeypatch.setattr(R, "COLUMN_GRID_VECTOR_LAG", 0)  # the held form first (COLUMN_GRID_VECTOR_LAG below)
+    monkeypatch.setattr(R, "COLUMN_GRID_VECTOR_LAG_CAP", True)
     g = rlxc.GraphBuilder()
     outs = [g.softmax(g.input("a", [8, 32768, 128], "bf16"), axis=1),
             g.log_softmax(g.input("b", [2, 3000, 1400], "f16"), axis=1),
@@ -775,6 +778,46 @@ def test_columns_form_over_blocks_in_16_byte_items(arch, monkeypatch):
     assert "const uint4 u14 = qs[1536 + t];" in s and "if (at + 448 < 8192)" in s  # 18 x 480 positions > 8192
     assert compile_all(lowered, arch) == 1
     assert nvrtc.resources(s, arch, headers=HEADERS).spill_stores <= 8
+    # COLUMN_GRID_VECTOR_LAG: ticket T takes the statistics of its items and writes those of ticket T - LAG's
+    # (4 x 132 = 528 tickets back; at least C), read again (streamed); the launch LAG blocks longer, no co-residency
+    monkeypatch.setattr(R, "COLUMN_GRID_VECTOR_SHARED", 0)
+    monkeypatch.setattr(R, "COLUMN_GRID_VECTOR_LAG", 4)
+
+    def lagged(*outs):
+        g = rlxc.GraphBuilder()
+        lowered = rlxc.run_pipeline(g.build([getattr(g, op)(g.input(f"x{i}", sh, ty), axis=1) for i, (op, sh, ty) in
+                                             enumerate(outs)]), f"rlx-cuda{{arch={arch} sm_count=132}}")
+        return lowered, launched(lowered)
+
+    # C = 128 lagged, C = 11 (under COLUMN_GRID_VECTOR_LAG_MIN_BLOCKS) held, C = 512 (past half of what 132
+    # multiprocessors hold) not this form
+    lowered, ((a, ga, _), (b, gb, _), (e, _, _)) = lagged(
+        ("softmax", [8, 32768, 128], "bf16"), ("log_softmax", [2, 3000, 1400], "f16"), ("softmax", [1, 131072, 128], "bf16"))
+    assert "8 items per thread read for the statistics, read again 528 blocks later for the output" in a
+    assert ga == (16 * 128 + 528, 1, 1) and gb == (50 * 11, 1, 1) and "held in registers" in b
+    assert "const long long g_at = (long long)(g_ticket % 2576ull);" in a and "if (g_at < 2048) {" in a
+    assert "if (g_at >= 528) {" in a and "const long long g = (g_at - 528) / 128;" in a
+    assert "q[7] = __ldcs(reinterpret_cast<const uint4*>(x + base + 28672LL));" in a  # the second read
+    assert a.index("q[7] = __ldcs(") < a.index("rlx_wait_count(")  # in flight while it waits
+    assert "q[7] = *reinterpret_cast<const uint4*>(x + base + 28672LL);" in a  # the first
+    assert "__stcs(reinterpret_cast<uint4*>(y + base + 28672LL), " in a and "rlx_ld2v_bf16(q[7].w)" in a
+    assert "rlx_wait_count(&" in a and "g_launch + 1ull, 64);" in a and "g_round + 1ull" not in a
+    assert "16-byte items" not in e
+    assert compile_all(lowered, arch) == 3
+    assert [k.attributes.get("rlx.co_resident") is None for k in kernels_of(lowered)[:2]] == [True, False]
+    assert nvrtc.resources(a, arch, headers=HEADERS).spill_stores <= 8
+    monkeypatch.setattr(R, "COLUMN_GRID_VECTOR_LAG_MIN_BLOCKS", 2)
+    monkeypatch.setattr(R, "COLUMN_GRID_VECTOR_LAG_CAP", False)
+    lowered, ((b, gb, _), (e, ge, _)) = lagged(("log_softmax", [2, 3000, 1400], "f16"), ("softmax", [1, 131072, 128], "bf16"))
+    assert gb == (50 * 11 + 528, 1, 1) and "if (at + 252 < 3000) { q[7] = __ldcs(" in b
+    assert "512 blocks per 64 rows, 8 items per thread read for the statistics, read again 528 blocks later" in e
+    assert ge == (2 * 512 + 528, 1, 1) and compile_all(lowered, arch) == 2
+    monkeypatch.undo()  # the defaults: lagged 2 x 132 tickets where C is 16 or more, C not capped
+    g = rlxc.GraphBuilder()
+    lowered, ((a, ga, _), (b, _, _), (e, ge, _)) = lagged(
+        ("softmax", [8, 32768, 128], "bf16"), ("softmax", [8, 2048, 128], "f16"), ("softmax", [1, 131072, 128], "bf16"))
+    assert "read again 264 blocks later" in a and ga == (16 * 128 + 264, 1, 1) and "held in registers" in b
+    assert "512 blocks per 64 rows" in e and "read again 512 blocks later" in e and ge == (2 * 512 + 512, 1, 1)
 
 
 @pytest.mark.parametrize("arch", ARCHS)

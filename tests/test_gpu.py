@@ -1041,8 +1041,8 @@ def test_softmax_over_middle_axes_over_blocks_on_gpu(dtype, merged, rows16, monk
 
 @pytest.mark.parametrize("dtype", ["f32", "f16", "bf16"])
 @pytest.mark.parametrize("fan_in", [16, 4])
-@pytest.mark.parametrize("shared", [0, 7])
-def test_softmax_over_middle_axes_over_blocks_in_vectors_on_gpu(dtype, fan_in, shared, monkeypatch):
+@pytest.mark.parametrize("shared,lag", [(0, 0), (7, 0), (0, 1), (0, 4)])
+def test_softmax_over_middle_axes_over_blocks_in_vectors_on_gpu(dtype, fan_in, shared, lag, monkeypatch):
     """The columns form over blocks in 16-byte items (rows.COLUMN_GRID_VECTORS:
     a group of rows spread over C blocks that hold 16-byte items in
     registers and meet in groups of COLUMN_GRID_VECTOR_FAN_IN, the last of
@@ -1057,7 +1057,9 @@ def test_softmax_over_middle_axes_over_blocks_in_vectors_on_gpu(dtype, fan_in, s
     and one all -inf (NaN, as the interpreter gives) next to ordinary ones,
     and a masked column (all -1e9; f16 -6e4: uniform);
     with 7 more items a thread in shared memory (COLUMN_GRID_VECTOR_SHARED,
-    copied in by cp.async), C as low as 2 (COLUMN_GRID_VECTOR_MIN_BLOCKS)."""
+    copied in by cp.async), C as low as 2 (COLUMN_GRID_VECTOR_MIN_BLOCKS);
+    lagged (COLUMN_GRID_VECTOR_LAG 1 and 4: the output written by the block
+    of a later ticket, the items read again)."""
     from rlxc.codegen import rows as R
     from rlxc.dialects import rlx_cuda
     from rlxc.runtime.driver_api import device_arch
@@ -1067,6 +1069,8 @@ def test_softmax_over_middle_axes_over_blocks_in_vectors_on_gpu(dtype, fan_in, s
     monkeypatch.setattr(R, "COLUMN_GRID_VECTORS_F32", True)
     monkeypatch.setattr(R, "COLUMN_GRID_VECTOR_SHARED", shared)
     monkeypatch.setattr(R, "COLUMN_GRID_VECTOR_MIN_BLOCKS", 2)
+    monkeypatch.setattr(R, "COLUMN_GRID_VECTOR_LAG", lag)
+    monkeypatch.setattr(R, "COLUMN_GRID_VECTOR_LAG_MIN_BLOCKS", 2)
     shapes = [(3, 3000, 128), (1, 20000, 64), (2, 3000, 1400), (2, 6000, 24)]
     g = rlxc.GraphBuilder()
     ins = [g.input(f"x{i}", list(sh), dtype) for i, sh in enumerate(shapes)]
@@ -1077,6 +1081,7 @@ def test_softmax_over_middle_axes_over_blocks_in_vectors_on_gpu(dtype, fan_in, s
     assert len(forms) == 8 and all("columns over blocks in 16-byte items" in f for f in forms), forms
     assert all(f"met in groups of {fan_in})" in f for f in forms[2:4]), forms  # 42 to 157 blocks
     assert all(("7 in shared memory" in f) == (shared == 7) for f in forms), forms
+    assert all(("read again" in f) == (lag > 0) for f in forms), forms
     check(module)
     rng = np.random.default_rng()
     inputs = {}
@@ -1094,6 +1099,44 @@ def test_softmax_over_middle_axes_over_blocks_in_vectors_on_gpu(dtype, fan_in, s
         if k % 2 == 0:  # softmax: the masked column uniform (the approximate 2^x of x - max, not of a rounded max)
             np.testing.assert_allclose(o[-1, :, 3].astype(np.float64), 1.0 / shapes[k // 2][1], rtol=tol[0])
         np.testing.assert_allclose(o.astype(np.float64), w.astype(np.float64), rtol=tol[0], atol=tol[1], equal_nan=True,
+                                   err_msg=f"output #{k}")
+
+
+@pytest.mark.parametrize("dtype", ["f16", "bf16"])
+def test_softmax_over_long_middle_axes_lagged_on_gpu(dtype):
+    """The lagged columns form by default (rows.COLUMN_GRID_VECTOR_LAG) over
+    axes whose C passes half of what the device holds (no co-residency:
+    [1, 131072, 128], 512 blocks a group; [2, 70001, 64], the last block
+    guarded) and one of 16 blocks ([4, 4096, 128]), softmax and
+    log_softmax against the interpreter in stream and graph mode (the
+    tickets and counters go on over launches), with a masked column."""
+    from rlxc.dialects import rlx_cuda
+    from rlxc.runtime.driver_api import device_arch
+    from rlxc.values import round_bf16
+
+    shapes = [(1, 131072, 128), (2, 70001, 64), (4, 4096, 128)]
+    g = rlxc.GraphBuilder()
+    ins = [g.input(f"x{i}", list(sh), dtype) for i, sh in enumerate(shapes)]
+    module = g.build([op(x, axis=1) for x in ins for op in (g.softmax, g.log_softmax)])
+    arch, sms = device_arch()
+    lowered = rlxc.run_pipeline(module, f"rlx-cuda{{arch={arch} sm_count={sms}}}")
+    forms = [op.source.data.splitlines()[2] for op in lowered.walk() if isinstance(op, rlx_cuda.KernelOp)]
+    assert len(forms) == 6 and all("16-byte items" in f and "read again" in f for f in forms), forms
+    check(module)
+    rng = np.random.default_rng()
+    inputs = {}
+    for i, sh in enumerate(shapes):
+        x = rng.standard_normal(sh).astype(np.float32) * 3
+        x[-1, :, 3] = -6e4 if dtype == "f16" else -1e9  # masked: uniform
+        inputs[f"x{i}"] = x.astype(np.float16) if dtype == "f16" else round_bf16(x)
+    want = rlxc.interpret(module, inputs)
+    got = rlxc.compile(module, target="cuda").run(inputs, poison=True)
+    tol = {"f16": (2e-3,), "bf16": (2e-2,)}[dtype]
+    for k, (w, o) in enumerate(zip(want, got)):
+        if k % 2 == 0:
+            np.testing.assert_allclose(o[-1, :, 3].astype(np.float64), 1.0 / shapes[k // 2][1], rtol=tol[0], atol=1e-7)
+        # atol 1e-7: outputs near 1 / 131072 are f16 subnormals (spacing 6e-8)
+        np.testing.assert_allclose(o.astype(np.float64), w.astype(np.float64), rtol=tol[0], atol=1e-7,
                                    err_msg=f"output #{k}")
 
 

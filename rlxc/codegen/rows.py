@@ -61,7 +61,10 @@ element type and layout (`ROW_FORMS`, the one table of thresholds):
   slices of 16 rows spread over C blocks, still held in registers, their
   statistics met across the blocks as the grid form's (COLUMN_GRID: one
   read; f16/bf16 softmax over an inner axis 16 bytes divide in 16-byte
-  items of 8 rows a thread, the blocks met in groups: COLUMN_GRID_VECTORS);
+  items of 8 rows a thread, the blocks met in groups: COLUMN_GRID_VECTORS;
+  where that takes 16 blocks or more, each block folds its items'
+  statistics and writes the output of the block that started LAG before
+  it, its items read again mostly from L2: COLUMN_GRID_VECTOR_LAG);
   else 16-byte accesses over 8 (4) neighbouring rows per thread
   where blocks are enough (COLUMN_VECTORS); else read twice, element by
   element, 4 loads in flight. Over a short inner axis 16 does not divide,
@@ -2694,7 +2697,8 @@ COLUMN_GRID_MIN_BLOCKS = 0
 #: blocks, each paying the meeting), 16 (2 blocks a multiprocessor) 2-9%;
 #: groups of 4 blocks lost up to 6.8% against 16. Still 48-62% of copy
 #: bandwidth: the blocks of the 2-4 groups in flight wait for the chain of
-#: arrivals together, with nothing else resident to overlap it.
+#: arrivals together, with nothing else resident to overlap it (hence the
+#: lagged form below, taken where C is 16 or more).
 COLUMN_GRID_VECTORS = True
 COLUMN_GRID_VECTORS_F32 = False
 COLUMN_GRID_VECTOR_THREADS = 256
@@ -2715,6 +2719,36 @@ COLUMN_GRID_VECTOR_MIN_BLOCKS = 8
 #: 7 items +4.5-6.4% at 512 MiB over axes of 8192 and 32768, but -4% to
 #: -12% at 64 MiB and -1% to -9% elsewhere (4 items: -13% to +4%): off.
 COLUMN_GRID_VECTOR_SHARED = 0
+#: COLUMN_GRID_VECTOR_LAG (0: off), the lagged form: the blocks take tickets
+#: in the order they start; the block of ticket T folds the statistics of
+#: ticket T's items (no wait: it arrives and leaves them to the last of its
+#: group), then reads ticket T - LAG's items again (all 8 loads in flight
+#: while it waits for their rows' statistics) and writes their output. LAG is
+#: COLUMN_GRID_VECTOR_LAG blocks a multiprocessor, at least C, so that the
+#: blocks it waits for started before it: no block needs another resident
+#: (no co-residency, and no cap on C), nothing is held while a block waits,
+#: and the second read mostly hits L2 (H200, ncu, bf16 [64, 4096, 128]: 75
+#: MB read from HBM for a 67 MB input; [64, 32768, 128]: 673 for 537).
+#: COLUMN_GRID_VECTOR_LAG_HINTS: the second read and the stores streamed
+#: (`__ldcs`, `__stcs`: evicted first). Only where C is at least
+#: COLUMN_GRID_VECTOR_LAG_MIN_BLOCKS; COLUMN_GRID_VECTOR_LAG_CAP: C still at
+#: most half of what the multiprocessors hold. H200 (session 48, one device
+#: call each, `variant.py COLUMN_GRID_VECTOR_LAG=0,2,3 -- --ops softmax_mid
+#: --dtypes f16,bf16 --rows 2048,4096,8192,32768 --sizes 64,512
+#: --compile-sizes none`): LAG 2 against the held form +8.0% to +22.8% over
+#: axes of 4096-32768 (bf16 [8, 32768, 128] 74.3 -> 62.5 µs, [64, 32768,
+#: 128] 500.3 -> 407.3), LAG 3 -1% to +9% against 2 (worse at 512 MiB), LAG
+#: 1 +0.4% to +14.8%, 4 and 8 worse again (the second read from HBM);
+#: axes of 2048 (C = 8, held) were -5.5% lagged at 512 MiB; hints +5% at
+#: axes of 32768, else within 2%; 128 threads a block (8 a multiprocessor)
+#: -4% to -38%, 512 -3% to -10%, groups of 8 blocks -0.5% to -4%. Without
+#: the cap, axes of 131072 (C = 512: COLUMN_GRID's fallback read the axis
+#: a thread at a time, 2153-2960 µs) take 72.6-543.5 µs, and 65536
+#: (C = 256) stays within 1.4%.
+COLUMN_GRID_VECTOR_LAG = 2
+COLUMN_GRID_VECTOR_LAG_HINTS = True
+COLUMN_GRID_VECTOR_LAG_MIN_BLOCKS = 16
+COLUMN_GRID_VECTOR_LAG_CAP = False
 
 
 @dataclass(frozen=True)
@@ -2733,6 +2767,7 @@ class VectorGrid:
     c: int
     f: int
     shared: int = 0  # items a thread holds in shared memory, past its L in registers
+    lag: int = 0  # tickets between a block's statistics and its output (COLUMN_GRID_VECTOR_LAG; 0: held)
 
     @property
     def subs(self) -> int:
@@ -2764,13 +2799,16 @@ def column_grid_vectors(rows: Rows, elem_bytes: int, sm_count: int) -> VectorGri
         return None
     held = COLUMN_GRID_VECTOR_HELD
     room = (48 * 1024 - 64 - ty * tx * v * 8) // (tx * ty * 16)  # static shared memory past the block's (max, sum)s
-    shared = max(0, min(COLUMN_GRID_VECTOR_SHARED, room))
+    shared = 0 if COLUMN_GRID_VECTOR_LAG else max(0, min(COLUMN_GRID_VECTOR_SHARED, room))
     c = -(-rows.cols // (ty * (held + shared)))
     groups = rows.rows // (tx * v)
     cap = sm_count * vector_grid_blocks_per_sm() // 2
-    if c < max(2, COLUMN_GRID_VECTOR_MIN_BLOCKS) or c > cap or groups * c >= 2**31:
+    lagged = COLUMN_GRID_VECTOR_LAG and c >= COLUMN_GRID_VECTOR_LAG_MIN_BLOCKS
+    if c < max(2, COLUMN_GRID_VECTOR_MIN_BLOCKS) or (c > cap and not (lagged and not COLUMN_GRID_VECTOR_LAG_CAP)) \
+            or groups * c >= 2**31 - 2**24:
         return None
-    vg = VectorGrid(tx, ty, held, v, tx * v, items // tx, c, min(COLUMN_GRID_VECTOR_FAN_IN, c), shared)
+    lag = max(COLUMN_GRID_VECTOR_LAG * sm_count, c) if lagged else 0
+    vg = VectorGrid(tx, ty, held, v, tx * v, items // tx, c, min(COLUMN_GRID_VECTOR_FAN_IN, c), shared, lag)
     if groups * (c + vg.subs + 1) * vg.w * 8 + groups * (vg.subs + 2) * 128 > COLUMN_GRID_SLOT_BYTES:  # slots, counters
         return None
     return vg
@@ -3604,7 +3642,7 @@ def row_form(rows: Rows, t: Attribute, smem_elem_bytes: int = 4, stored: bool = 
         size = dtype(t).bytes
         whole = _inner_slices(rows, _held_elems(size), size)
         return ("columns" if column_slices(rows, sm_count) or column_grid_shape(rows, size, sm_count) or whole
-                or _slab_shape(rows, sm_count) else "looping")
+                or _slab_shape(rows, sm_count) or column_grid_vectors(rows, size, sm_count) else "looping")
     if rows.cols <= WARP_ROW_MAX:
         return "warp"
     if rows.cols <= BLOCK_ROW_MAX:
@@ -4924,7 +4962,8 @@ def _column_grid_kernel(s: RowSpec, decl: str, bufs: list[Buf], sm_count: int) -
 
 def _column_grid_vector_kernel(s: RowSpec, decl: str, bufs: list[Buf], sm_count: int) -> KernelSpec | None:
     """Softmax or log_softmax in the columns form over blocks in 16-byte
-    items (see COLUMN_GRID_VECTORS), or None where it does not apply."""
+    items (see COLUMN_GRID_VECTORS; lagged: COLUMN_GRID_VECTOR_LAG), or
+    None where it does not apply."""
     rows, ty = s.rows, dtype_name(s.t)
     if s.softmax_log is None or s.prologue is not None or ty not in ("f32", "f16", "bf16"):
         return None
@@ -4932,7 +4971,7 @@ def _column_grid_vector_kernel(s: RowSpec, decl: str, bufs: list[Buf], sm_count:
     if vg is None:
         return None
     tx, yy, held, v, w, c, f = vg.tx, vg.ty, vg.l, vg.v, vg.w, vg.c, vg.f
-    subs, log, shared = vg.subs, s.softmax_log, vg.shared
+    subs, log, shared, lag = vg.subs, s.softmax_log, vg.shared, vg.lag
     a, inner = rows.cols, rows.inner
     groups = rows.rows // w
     items = held + shared
@@ -4940,6 +4979,7 @@ def _column_grid_vector_kernel(s: RowSpec, decl: str, bufs: list[Buf], sm_count:
     approx = CACHED_APPROX and ty != "f32"
     vec = "float4" if ty == "f32" else "uint4"
     ex = (lambda e: f"rlx_ex2f(({e}) * 1.44269504f)") if approx else (lambda e: f"expf({e})")
+    hints = lag and COLUMN_GRID_VECTOR_LAG_HINTS
 
     def item(j: int) -> str:  # item j: in registers, or in shared memory past `held`
         return f"q[{j}]" if j < held else f"qs[{(j - held) * tx * yy} + t]"
@@ -4961,32 +5001,42 @@ def _column_grid_vector_kernel(s: RowSpec, decl: str, bufs: list[Buf], sm_count:
         return (f"RlxMS st = rlx_ldcg({src_}); for (int b = 1; b < {count}; ++b) "
                 f"st = RlxMSMerge()(st, rlx_ldcg({src_} + b * {step}));")
 
-    body = [
-        f"  const long long g = g_at / {c};",
-        f"  const long long at = (long long)rank * {span} + threadIdx.y;  // this thread's first position",
-        f"  const long long base = (g / {vg.chunks}) * {a * inner}LL + (g % {vg.chunks}) * {w} + threadIdx.x * {v} "
-        f"+ at * {inner}LL;" if vg.chunks > 1 else
-        f"  const long long base = g * {a * inner}LL + threadIdx.x * {v} + at * {inner}LL;",
-        f"  const int t = threadIdx.y * {tx} + threadIdx.x;",
-        f"  {vec} q[{held}];  // this thread's items, in registers",
-    ]
-    for j in range(held, items):  # the shared ones first: copies in flight without registers
-        body += each(j, [f"rlx_cp_async16(&{item(j)}, x + base + {j * yy * inner}LL);"])
-    for j in range(held):
-        body += each(j, [f"q[{j}] = *reinterpret_cast<const {vec}*>(x + base + {j * yy * inner}LL);"])
-    if shared:
-        body += ["  rlx_cp_async_wait_all();  // this thread's own copies"]
-    body += [f"  float m[{v}], s[{v}];", f"#pragma unroll", f"  for (int e = 0; e < {v}; ++e) {{ m[e] = -RLX_INF; s[e] = 0.0f; }}"]
-    for j in range(items):
-        lines, names = elems(j)
-        body += each(j, [*lines, *(f"m[{e}] = rlx_maxf(m[{e}], {n});" for e, n in enumerate(names))])
-    body += ["#pragma unroll",  # (m, s) of none or all -inf: (0, 0), then (-inf, 0) (s is 1 or more past that)
-             f"  for (int e = 0; e < {v}; ++e) m[e] = m[e] == -RLX_INF ? 0.0f : m[e];  // all -inf: adds exp(-inf) = 0"]
-    for j in range(items):
-        lines, names = elems(j)
-        body += each(j, [*lines, *(f"s[{e}] += {ex(f'{n} - m[{e}]')};" for e, n in enumerate(names))])
+    def locate(at_: str) -> list[str]:  # group g, rank and this thread's first element of block `at_` of a launch
+        return [
+            f"  const long long g = {at_} / {c};",
+            f"  const int rank = (int)({at_} % {c});",
+            f"  const long long at = (long long)rank * {span} + threadIdx.y;  // this thread's first position",
+            f"  const long long base = (g / {vg.chunks}) * {a * inner}LL + (g % {vg.chunks}) * {w} + threadIdx.x * {v} "
+            f"+ at * {inner}LL;" if vg.chunks > 1 else
+            f"  const long long base = g * {a * inner}LL + threadIdx.x * {v} + at * {inner}LL;",
+        ]
+
     slot = lambda i: f"ENTRY_{i}"  # noqa: E731
-    body += [
+    done = f"&{slot('arrived')}[({groups * subs + groups} + g) * 16]"  # the rows' statistics done, over all launches
+    def loads(again: bool) -> list[str]:  # this thread's items into registers, all in flight at once (`again`:
+        # the lagged form's second read, streamed with COLUMN_GRID_VECTOR_LAG_HINTS)
+        def ld(at_: str) -> str:
+            return f"__ldcs({at_})" if again and hints else f"*{at_}"
+        return [f"  {vec} q[{held}];  // this thread's items, in registers",
+                *(line for j in range(held)
+                  for line in each(j, [f"q[{j}] = {ld(f'reinterpret_cast<const {vec}*>(x + base + {j * yy * inner}LL)')};"]))]
+
+    stats = []
+    for j in range(held, items):  # the shared ones first: copies in flight without registers
+        stats += each(j, [f"rlx_cp_async16(&{item(j)}, x + base + {j * yy * inner}LL);"])
+    stats += loads(False)
+    if shared:
+        stats += ["  rlx_cp_async_wait_all();  // this thread's own copies"]
+    stats += [f"  float m[{v}], s[{v}];", "#pragma unroll", f"  for (int e = 0; e < {v}; ++e) {{ m[e] = -RLX_INF; s[e] = 0.0f; }}"]
+    for j in range(items):
+        lines, names = elems(j)
+        stats += each(j, [*lines, *(f"m[{e}] = rlx_maxf(m[{e}], {n});" for e, n in enumerate(names))])
+    stats += ["#pragma unroll",  # (m, s) of none or all -inf: (0, 0), then (-inf, 0) (s is 1 or more past that)
+              f"  for (int e = 0; e < {v}; ++e) m[e] = m[e] == -RLX_INF ? 0.0f : m[e];  // all -inf: adds exp(-inf) = 0"]
+    for j in range(items):
+        lines, names = elems(j)
+        stats += each(j, [*lines, *(f"s[{e}] += {ex(f'{n} - m[{e}]')};" for e, n in enumerate(names))])
+    stats += [
         "  // the block's (max, sum) of each row: slot e * TX + x of position row y",
         "#pragma unroll",
         f"  for (int e = 0; e < {v}; ++e) red[(threadIdx.y * {v} + e) * {tx} + threadIdx.x] = "
@@ -5009,12 +5059,12 @@ def _column_grid_vector_kernel(s: RowSpec, decl: str, bufs: list[Buf], sm_count:
     final = slot("final") if subs == 1 else slot("part1")
     first = f"{slot('part0')} + (g * {c} + sub * {f}) * {w} + t"  # the group of blocks' first slot of row t
     groups_first = f"{slot('part1')} + g * {subs * w} + t"
-    body += [
+    stats += [
         f"    if (t < {w}) {{ {fold(first, 'members', w)} {final}[(g * {subs} + sub) * {w} + t] = st; __threadfence(); }}",
         "    __syncthreads();",
     ]
     if subs > 1:
-        body += [
+        stats += [
             "    if (t == 0) {",
             f"      g_last = atomicAdd(&{slot('arrived')}[({groups * subs} + g) * 16], 1ull) % {subs} == {subs - 1};",
             "      __threadfence();",
@@ -5023,39 +5073,68 @@ def _column_grid_vector_kernel(s: RowSpec, decl: str, bufs: list[Buf], sm_count:
             "    if (g_last) {  // the last group: fold the groups', in order",
             f"      if (t < {w}) {{ {fold(groups_first, str(subs), w)} {slot('final')}[g * {w} + t] = st; __threadfence(); }}",
             "      __syncthreads();",
-            f"      if (t == 0) atomicAdd(&{slot('arrived')}[({groups * subs + groups} + g) * 16], 1ull);",
+            f"      if (t == 0) atomicAdd({done}, 1ull);",
             "    }",
         ]
     else:
-        body += [f"    if (t == 0) atomicAdd(&{slot('arrived')}[({groups * subs + groups} + g) * 16], 1ull);"]
-    body += [
-        "  }",
-        "  if (t == 0)  // wait for the rows' statistics of this launch",
-        f"    rlx_wait_count(&{slot('arrived')}[({groups * subs + groups} + g) * 16], g_round + 1ull, 64);",
-        "  __syncthreads();",
-        f"  if (t < {w}) red[t] = rlx_ldcg({slot('final')} + g * {w} + t);",
-        "  __syncthreads();",
-        f"  float mo[{v}], so[{v}];",
-        "#pragma unroll",
-        f"  for (int e = 0; e < {v}; ++e) {{",
-        f"    const RlxMS st = red[e * {tx} + threadIdx.x];",
-        "    mo[e] = st.m; so[e] = logf(st.s);" if log else "    mo[e] = st.m; so[e] = 1.0f / st.s;",
-        "  }",
-    ]
-    for j in range(items):
-        lines, names = elems(j)
-        if log:
-            outs = [f"({n} - mo[{e}]) - so[{e}]" for e, n in enumerate(names)]
-        else:  # x - max first, as the sum's terms were: fmaf(x, log2e, -fl(max * log2e)) leaves the rounding
-            # of max * log2e in the exponent (half an ulp of 1.4e9 for a column of -1e9: 2^64 off)
-            outs = [f"{ex(f'{n} - mo[{e}]')} * so[{e}]" for e, n in enumerate(names)]
-        packed = f"make_float4({', '.join(outs)})" if ty == "f32" else _pack8(outs, ty)
-        body += each(j, [*lines, f"*reinterpret_cast<{vec}*>(y + base + {j * yy * inner}LL) = {packed};"])
+        stats += [f"    if (t == 0) atomicAdd({done}, 1ull);"]
+    stats += ["  }"]
+
+    def output(round_: str) -> list[str]:  # wait for the rows' statistics of this launch, write them
+        out = [
+            "  if (t == 0)  // wait for the rows' statistics of this launch",
+            f"    rlx_wait_count({done}, {round_} + 1ull, 64);",
+            "  __syncthreads();",
+            f"  if (t < {w}) red[t] = rlx_ldcg({slot('final')} + g * {w} + t);",
+            "  __syncthreads();",
+            f"  float mo[{v}], so[{v}];",
+            "#pragma unroll",
+            f"  for (int e = 0; e < {v}; ++e) {{",
+            f"    const RlxMS st = red[e * {tx} + threadIdx.x];",
+            "    mo[e] = st.m; so[e] = logf(st.s);" if log else "    mo[e] = st.m; so[e] = 1.0f / st.s;",
+            "  }",
+        ]
+        for j in range(items):
+            lines, names = elems(j)
+            if log:
+                outs = [f"({n} - mo[{e}]) - so[{e}]" for e, n in enumerate(names)]
+            else:  # x - max first, as the sum's terms were: fmaf(x, log2e, -fl(max * log2e)) leaves the rounding
+                # of max * log2e in the exponent (half an ulp of 1.4e9 for a column of -1e9: 2^64 off)
+                outs = [f"{ex(f'{n} - mo[{e}]')} * so[{e}]" for e, n in enumerate(names)]
+            packed = f"make_float4({', '.join(outs)})" if ty == "f32" else _pack8(outs, ty)
+            dst = f"reinterpret_cast<{vec}*>(y + base + {j * yy * inner}LL)"
+            out += each(j, [*lines, f"__stcs({dst}, {packed});" if hints else f"*{dst} = {packed};"])
+        return out
+
     counters = groups * subs + 2 * groups
+    launch = groups * c + lag
+    head = [
+        "  __shared__ unsigned long long g_ticket;",
+        "  if (threadIdx.x == 0 && threadIdx.y == 0) g_ticket = atomicAdd(&ENTRY_ticket, 1ull);  // in the order "
+        "blocks start",
+        "  __syncthreads();",
+        f"  const long long g_at = (long long)(g_ticket % {launch}ull);",
+        f"  const int t = threadIdx.y * {tx} + threadIdx.x;",
+    ]
+    if lag:  # block T takes the statistics of block T's items and writes those of block T - lag's
+        body = [
+            *head,
+            f"  const unsigned long long g_launch = g_ticket / {launch}ull;",
+            f"  if (g_at < {groups * c}) {{  // the statistics of this ticket's items (no wait)",
+            *("  " + b for b in [*locate("g_at"), *stats]),
+            "  }",
+            f"  if (g_at >= {lag}) {{  // the output of ticket {lag} back's items: their group's blocks started "
+            "earlier, read again (from L2)",
+            *("  " + b for b in [*locate(f"(g_at - {lag})"), *loads(True), *output("g_launch")]),
+            "  }",
+        ]
+    else:
+        body = [*head, *locate("g_at"), *stats, *output("g_round")]
+    how = (f"{held} items per thread read for the statistics, read again {lag} blocks later for the output"
+           if lag else f"{held} items per thread held in registers" + (f" and {shared} in shared memory" if shared else ""))
     src = [
         f"// row form: columns over blocks in 16-byte items ({tx} threads of {v} rows x {yy} positions per block, "
-        f"{c} blocks per {w} rows, {held} items per thread held in registers"
-        f"{f' and {shared} in shared memory' if shared else ''}, met in groups of {f})",
+        f"{c} blocks per {w} rows, {how}, met in groups of {f})",
         "__device__ unsigned long long ENTRY_ticket = 0;  // blocks started, over all launches",
         f"__device__ unsigned long long ENTRY_arrived[{counters * 16}] = {{}};  // arrivals per (group of rows, group of "
         "blocks), per group of rows, statistics done per group of rows (128 bytes apart), over all launches",
@@ -5069,11 +5148,10 @@ def _column_grid_vector_kernel(s: RowSpec, decl: str, bufs: list[Buf], sm_count:
            f"{tx * yy} + t)"] if shared else []),
         "  __shared__ unsigned long long g_round;",
         "  __shared__ bool g_last;",
-        *_ticket("threadIdx.x == 0 && threadIdx.y == 0", groups * c, c, "  // tickets in the order blocks start"),
         *body,
         "}",
     ]
-    return KernelSpec(s.family, "\n".join(src) + "\n", bufs, groups * c, (tx, yy, 1), co_resident=c)
+    return KernelSpec(s.family, "\n".join(src) + "\n", bufs, launch, (tx, yy, 1), co_resident=0 if lag else c)
 
 
 def _slices_to_hold(y: int, cols: int, most: int, run_bytes: int) -> int:
