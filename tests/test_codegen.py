@@ -812,6 +812,15 @@ def test_columns_form_over_blocks_in_16_byte_items(arch, monkeypatch):
     assert gb == (50 * 11 + 528, 1, 1) and "if (at + 252 < 3000) { q[7] = __ldcs(" in b
     assert "512 blocks per 64 rows, 8 items per thread read for the statistics, read again 528 blocks later" in e
     assert ge == (2 * 512 + 528, 1, 1) and compile_all(lowered, arch) == 2
+    # COLUMN_GRID_VECTOR_SHUFFLE (off): each warp's 4 positions (TX = 8) folded by shuffles, then 8 warps' in
+    # shared memory; TX = 7 (an inner axis of 1400) keeps the fold over all 36 positions
+    monkeypatch.setattr(R, "COLUMN_GRID_VECTOR_SHUFFLE", True)
+    lowered, ((a, _, _), (b, _, _)) = lagged(("softmax", [8, 32768, 128], "bf16"), ("log_softmax", [2, 3000, 1400], "f16"))
+    assert "st = RlxMSMerge()(st, rlx_shfl(st, 8)); st = RlxMSMerge()(st, rlx_shfl(st, 16));" in " ".join(a.split())
+    assert "if (threadIdx.y % 4 == 0) red[(threadIdx.y / 4 * 8 + e) * 8 + threadIdx.x] = st;" in a
+    assert "for (int b = 1; b < 8; ++b) st = RlxMSMerge()(st, red[b * 64 + t]);" in a
+    assert "rlx_shfl" not in b and "for (int b = 1; b < 36; ++b)" in b
+    assert compile_all(lowered, arch) == 2 and nvrtc.resources(a, arch, headers=HEADERS).spill_stores <= 8
     monkeypatch.undo()  # the defaults: lagged 2 x 132 tickets where C is 16 or more, C not capped
     g = rlxc.GraphBuilder()
     lowered, ((a, ga, _), (b, _, _), (e, ge, _)) = lagged(

@@ -1041,8 +1041,9 @@ def test_softmax_over_middle_axes_over_blocks_on_gpu(dtype, merged, rows16, monk
 
 @pytest.mark.parametrize("dtype", ["f32", "f16", "bf16"])
 @pytest.mark.parametrize("fan_in", [16, 4])
-@pytest.mark.parametrize("shared,lag", [(0, 0), (7, 0), (0, 1), (0, 4)])
-def test_softmax_over_middle_axes_over_blocks_in_vectors_on_gpu(dtype, fan_in, shared, lag, monkeypatch):
+@pytest.mark.parametrize("shared,lag,shuffle", [(0, 0, False), (7, 0, False), (0, 1, False), (0, 4, False),
+                                                (0, 2, True), (0, 0, True)])
+def test_softmax_over_middle_axes_over_blocks_in_vectors_on_gpu(dtype, fan_in, shared, lag, shuffle, monkeypatch):
     """The columns form over blocks in 16-byte items (rows.COLUMN_GRID_VECTORS:
     a group of rows spread over C blocks that hold 16-byte items in
     registers and meet in groups of COLUMN_GRID_VECTOR_FAN_IN, the last of
@@ -1058,8 +1059,10 @@ def test_softmax_over_middle_axes_over_blocks_in_vectors_on_gpu(dtype, fan_in, s
     and a masked column (all -1e9; f16 -6e4: uniform);
     with 7 more items a thread in shared memory (COLUMN_GRID_VECTOR_SHARED,
     copied in by cp.async), C as low as 2 (COLUMN_GRID_VECTOR_MIN_BLOCKS);
-    lagged (COLUMN_GRID_VECTOR_LAG 1 and 4: the output written by the block
-    of a later ticket, the items read again)."""
+    lagged (COLUMN_GRID_VECTOR_LAG 1, 2 and 4: the output written by the
+    block of a later ticket, the items read again); a block's positions
+    folded by shuffles first (COLUMN_GRID_VECTOR_SHUFFLE, where 32 / TX
+    positions fill a warp: the first two shapes)."""
     from rlxc.codegen import rows as R
     from rlxc.dialects import rlx_cuda
     from rlxc.runtime.driver_api import device_arch
@@ -1071,6 +1074,7 @@ def test_softmax_over_middle_axes_over_blocks_in_vectors_on_gpu(dtype, fan_in, s
     monkeypatch.setattr(R, "COLUMN_GRID_VECTOR_MIN_BLOCKS", 2)
     monkeypatch.setattr(R, "COLUMN_GRID_VECTOR_LAG", lag)
     monkeypatch.setattr(R, "COLUMN_GRID_VECTOR_LAG_MIN_BLOCKS", 2)
+    monkeypatch.setattr(R, "COLUMN_GRID_VECTOR_SHUFFLE", shuffle)
     shapes = [(3, 3000, 128), (1, 20000, 64), (2, 3000, 1400), (2, 6000, 24)]
     g = rlxc.GraphBuilder()
     ins = [g.input(f"x{i}", list(sh), dtype) for i, sh in enumerate(shapes)]
@@ -1082,6 +1086,8 @@ def test_softmax_over_middle_axes_over_blocks_in_vectors_on_gpu(dtype, fan_in, s
     assert all(f"met in groups of {fan_in})" in f for f in forms[2:4]), forms  # 42 to 157 blocks
     assert all(("7 in shared memory" in f) == (shared == 7) for f in forms), forms
     assert all(("read again" in f) == (lag > 0) for f in forms), forms
+    sources = [op.source.data for op in lowered.walk() if isinstance(op, rlx_cuda.KernelOp)]
+    assert [("rlx_shfl(st, " in s) for s in sources] == [shuffle] * 4 + [False] * 4  # TX 8 and 8; 7 and 3
     check(module)
     rng = np.random.default_rng()
     inputs = {}

@@ -2747,6 +2747,13 @@ COLUMN_GRID_VECTOR_SHARED = 0
 #: (C = 256) stays within 1.4%.
 COLUMN_GRID_VECTOR_LAG = 2
 COLUMN_GRID_VECTOR_LAG_HINTS = True
+#: COLUMN_GRID_VECTOR_SHUFFLE (off, not measured yet: prepared in session 48
+#: without device time left): a block's statistics folded over each warp's
+#: positions by shuffles (32 / TX of them, where TX divides 32) before the
+#: warps' meet in shared memory, so that the chain the block's other threads
+#: wait for at the barrier is 8 merges long instead of 32 (ncu, session 48:
+#: barrier stalls about as many as the loads').
+COLUMN_GRID_VECTOR_SHUFFLE = False
 COLUMN_GRID_VECTOR_LAG_MIN_BLOCKS = 16
 COLUMN_GRID_VECTOR_LAG_CAP = False
 
@@ -5036,14 +5043,29 @@ def _column_grid_vector_kernel(s: RowSpec, decl: str, bufs: list[Buf], sm_count:
     for j in range(items):
         lines, names = elems(j)
         stats += each(j, [*lines, *(f"s[{e}] += {ex(f'{n} - m[{e}]')};" for e, n in enumerate(names))])
+    warp_ys = 32 // tx if COLUMN_GRID_VECTOR_SHUFFLE and 32 % tx == 0 and tx < 32 else 1  # positions a warp folds
+    if warp_ys > 1:  # a warp's positions folded by shuffles first (lane = y % P x TX + x), then the warps' in order
+        stats += [
+            f"  // the block's (max, sum) of each row: each warp's {warp_ys} positions by shuffles, then slot e * TX + x "
+            "of the warp's row",
+            "#pragma unroll",
+            f"  for (int e = 0; e < {v}; ++e) {{",
+            "    RlxMS st{s[e] == 0.0f ? -RLX_INF : m[e], s[e]};",
+            *(f"    st = RlxMSMerge()(st, rlx_shfl(st, {o}));" for o in (tx << k for k in range(warp_ys.bit_length() - 1))),
+            f"    if (threadIdx.y % {warp_ys} == 0) red[(threadIdx.y / {warp_ys} * {v} + e) * {tx} + threadIdx.x] = st;",
+            "  }",
+        ]
+    else:
+        stats += [
+            "  // the block's (max, sum) of each row: slot e * TX + x of position row y",
+            "#pragma unroll",
+            f"  for (int e = 0; e < {v}; ++e) red[(threadIdx.y * {v} + e) * {tx} + threadIdx.x] = "
+            "RlxMS{s[e] == 0.0f ? -RLX_INF : m[e], s[e]};",
+        ]
     stats += [
-        "  // the block's (max, sum) of each row: slot e * TX + x of position row y",
-        "#pragma unroll",
-        f"  for (int e = 0; e < {v}; ++e) red[(threadIdx.y * {v} + e) * {tx} + threadIdx.x] = "
-        "RlxMS{s[e] == 0.0f ? -RLX_INF : m[e], s[e]};",
         "  __syncthreads();",
         f"  if (t < {w}) {{",
-        f"    RlxMS st = red[t]; for (int b = 1; b < {yy}; ++b) st = RlxMSMerge()(st, red[b * {w} + t]);",
+        f"    RlxMS st = red[t]; for (int b = 1; b < {yy // warp_ys}; ++b) st = RlxMSMerge()(st, red[b * {w} + t]);",
         f"    {slot('part0')}[(g * {c} + rank) * {w} + t] = st; __threadfence();",
         "  }",
         "  __syncthreads();",
