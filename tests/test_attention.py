@@ -425,6 +425,7 @@ def test_attention_kernel_compiles(dtype, d, variant, arch):
     _, src = _compile(_module(dtype, d, variant), arch)
     form = "mma" if dtype != "f32" else "tiled"
     assert f"attention, {form} form" in src
+    assert ("+ rlx_mask_log2(" in src) == variant.startswith("mask")  # the mask in log2 units, kept finite
     if form == "mma":
         assert "mma.sync.aligned.m16n8k16" in src and ("cp.async" in src) == (d % 8 == 0)
 

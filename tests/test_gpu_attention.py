@@ -244,6 +244,36 @@ def test_padding_masks_and_fully_masked_rows(dtype):
     _run_custom(module, {**x, "pad": padm, "full": fullm, "low": lowm})
 
 
+@pytest.mark.parametrize("dtype", ["f32", "f16", "bf16"])
+@pytest.mark.parametrize("causal", [False, True])
+def test_masks_of_the_lowest_value(dtype, causal):
+    """Hugging Face's masks: the dtype's lowest finite value (finfo.min)
+    where a key is masked. log2(e) times it overflows f32 in f32 and bf16;
+    the kernels keep it finite (rlx_mask_log2), so a row masked throughout
+    (a left-padded query) is uniform, as the reference's (-3.4e38 + score is
+    -3.4e38 for every key), not NaN; padded keys weigh 0. (f16's lowest,
+    -65504, does not overflow: such a row is the softmax of its scores.)"""
+    b, h, sq, sk, d = 2, 2, 40, 150, 64
+    lowest = {"f32": float(np.finfo(np.float32).min), "f16": -65504.0, "bf16": -3.3895313892515355e38}[dtype]
+    g = rlxc.GraphBuilder()
+    q, k, v = g.input("q", [b, h, sq, d], dtype), g.input("k", [b, h, sk, d], dtype), g.input("v", [b, h, sk, d], dtype)
+    m = g.input("m", [b, 1, sq, sk], dtype)
+    module = g.build([g.attention(q, k, v, m, causal=causal)])
+    rng = np.random.default_rng()
+    carrier = np.float16 if dtype == "f16" else np.float32
+    x = {n: rng.standard_normal(s).astype(carrier) for n, s in (("q", [b, h, sq, d]), ("k", [b, h, sk, d]), ("v", [b, h, sk, d]))}
+    mask = np.zeros((b, 1, sq, sk), carrier)
+    mask[0, 0, :7, :] = lowest  # rows masked throughout
+    mask[1, 0, :, 120:] = lowest  # padded keys
+    mask[1, 0, 30, :] = lowest
+    want = rlxc.interpret(module, {**x, "m": mask})[0].astype(np.float64)
+    if dtype != "f16":  # f16's lowest (-65504) leaves the scores' differences: softmax of the scores there
+        keys = 4 if causal else sk  # row 3 attends to keys 0-3 under the causal mask
+        np.testing.assert_allclose(want[0, :, 3], np.asarray(x["v"], np.float64)[0, :, :keys].mean(axis=1), rtol=1e-2,
+                                   atol=1e-2)
+    _run_custom(module, {**x, "m": mask})
+
+
 @pytest.mark.parametrize("mask,causal", [(False, False), (True, False), (False, True)])
 @pytest.mark.parametrize("dtype", ["f32", "f16", "bf16"])
 def test_bert_layer_through_fold_layout(dtype, mask, causal):

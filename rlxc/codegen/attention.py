@@ -215,11 +215,12 @@ def _constants(a: Attention) -> list[str]:
 
 
 def _mask_term(a: Attention, row: str, col: str) -> str:
-    """log2 e · mask[row, col] (row clamped into range), or nothing."""
+    """log2 e · mask[row, col] (row clamped into range; finite where the mask
+    is: rlx_mask_log2), or nothing."""
     if a.mask is None:
         return ""
     t = eltype(a.q)
-    return f" + {float_literal(LOG2E)} * {load(f'Mb[(long long)min({row}, SQ - 1) * MSI + (long long)({col}) * MSJ]', t)}"
+    return f" + rlx_mask_log2({load(f'Mb[(long long)min({row}, SQ - 1) * MSI + (long long)({col}) * MSJ]', t)})"
 
 
 # --------------------------------------------------------------------------- mma form

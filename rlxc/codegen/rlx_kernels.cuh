@@ -91,6 +91,18 @@ template <typename T> __device__ __forceinline__ T rlx_min(T a, T b) { return a 
 template <typename T> __device__ __forceinline__ T rlx_div(T a, T b) { return b == 0 ? (T)0 : a / b; }
 template <typename T> __device__ __forceinline__ T rlx_rem(T a, T b) { return b == 0 ? (T)0 : a % b; }
 
+// log2(e) x an additive attention mask's value (the fused attention kernels
+// keep their scores in log2 units), kept finite where the mask is: a mask of
+// the type's lowest (Hugging Face's finfo(dtype).min, f32 or bf16) overflows
+// to -inf there, and a row masked so throughout (a left-padded query) would
+// come out NaN where the reference's is uniform (-3.4e38 + score rounds to
+// -3.4e38 for every key), and its NaN would reach every row that reads it
+// as a key in the next layer.
+__device__ __forceinline__ float rlx_mask_log2(float m) {
+  const float t = 1.4426950216293335f * m;
+  return t == -RLX_INF && m != -RLX_INF ? -3.40282347e38f : t;
+}
+
 // Reductions of the row kernels (reduce, softmax, norms).
 struct RlxSum { template <typename T> __device__ __forceinline__ T operator()(T a, T b) const { return a + b; } };
 struct RlxProd { template <typename T> __device__ __forceinline__ T operator()(T a, T b) const { return a * b; } };
