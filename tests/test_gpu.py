@@ -1115,7 +1115,10 @@ def test_softmax_over_long_middle_axes_lagged_on_gpu(dtype):
     [1, 131072, 128], 512 blocks a group; [2, 70001, 64], the last block
     guarded) and one of 16 blocks ([4, 4096, 128]), softmax and
     log_softmax against the interpreter in stream and graph mode (the
-    tickets and counters go on over launches), with a masked column."""
+    tickets and counters go on over launches), then one executable a mode
+    launched three times on new inputs, shifted by 4 each time (a block
+    reading the last launch's statistics would be off by e^4), with a
+    masked column."""
     from rlxc.dialects import rlx_cuda
     from rlxc.runtime.driver_api import device_arch
     from rlxc.values import round_bf16
@@ -1130,20 +1133,25 @@ def test_softmax_over_long_middle_axes_lagged_on_gpu(dtype):
     assert len(forms) == 6 and all("16-byte items" in f and "read again" in f for f in forms), forms
     check(module)
     rng = np.random.default_rng()
-    inputs = {}
-    for i, sh in enumerate(shapes):
-        x = rng.standard_normal(sh).astype(np.float32) * 3
-        x[-1, :, 3] = -6e4 if dtype == "f16" else -1e9  # masked: uniform
-        inputs[f"x{i}"] = x.astype(np.float16) if dtype == "f16" else round_bf16(x)
-    want = rlxc.interpret(module, inputs)
-    got = rlxc.compile(module, target="cuda").run(inputs, poison=True)
     tol = {"f16": (2e-3,), "bf16": (2e-2,)}[dtype]
-    for k, (w, o) in enumerate(zip(want, got)):
-        if k % 2 == 0:
-            np.testing.assert_allclose(o[-1, :, 3].astype(np.float64), 1.0 / shapes[k // 2][1], rtol=tol[0], atol=1e-7)
-        # atol 1e-7: outputs near 1 / 131072 are f16 subnormals (spacing 6e-8)
-        np.testing.assert_allclose(o.astype(np.float64), w.astype(np.float64), rtol=tol[0], atol=1e-7,
-                                   err_msg=f"output #{k}")
+    for mode in ("stream", "graph"):
+        exe = rlxc.compile(module, target="cuda", mode=mode)
+        for rep in range(3):  # new inputs each launch (shifted too): statistics left from the last launch would show
+            inputs = {}
+            for i, sh in enumerate(shapes):
+                x = rng.standard_normal(sh).astype(np.float32) * 3 + 4.0 * rep
+                x[-1, :, 3] = -6e4 if dtype == "f16" else -1e9  # masked: uniform
+                inputs[f"x{i}"] = x.astype(np.float16) if dtype == "f16" else round_bf16(x)
+            want = rlxc.interpret(module, inputs)
+            got = exe.run(inputs, poison=True)
+            for k, (w, o) in enumerate(zip(want, got)):
+                msg = f"{mode}, launch {rep}, output #{k}"
+                if k % 2 == 0:
+                    np.testing.assert_allclose(o[-1, :, 3].astype(np.float64), 1.0 / shapes[k // 2][1], rtol=tol[0],
+                                               atol=1e-7, err_msg=msg)
+                # atol 1e-7: outputs near 1 / 131072 are f16 subnormals (spacing 6e-8)
+                np.testing.assert_allclose(o.astype(np.float64), w.astype(np.float64), rtol=tol[0], atol=1e-7,
+                                           err_msg=msg)
 
 
 @pytest.mark.parametrize("dtype", ["f32", "f16", "bf16"])

@@ -2678,11 +2678,13 @@ COLUMN_GRID_MIN_BLOCKS = 0
 #: C blocks in groups of COLUMN_GRID_VECTOR_FAN_IN: the last block of a
 #: group of them to arrive folds theirs, the last of those folds the
 #: groups' (in order of rank both times, so the bits do not depend on who
-#: arrives last) and counts the rows' statistics done; every block waits
-#: for that and writes from its registers (one read). C at least
-#: COLUMN_GRID_VECTOR_MIN_BLOCKS and at most half of what the
-#: multiprocessors hold (`__launch_bounds__`: COLUMN_GRID_VECTOR_BLOCKS_PER_SM
-#: for 8 items), the slots within COLUMN_GRID_SLOT_BYTES; else COLUMN_GRID.
+#: arrives last) and counts the rows' statistics done; in the held form
+#: (C under COLUMN_GRID_VECTOR_LAG_MIN_BLOCKS, or COLUMN_GRID_VECTOR_LAG 0)
+#: every block waits for that and writes from its registers (one read), C
+#: at most half of what the multiprocessors hold (`__launch_bounds__`:
+#: COLUMN_GRID_VECTOR_BLOCKS_PER_SM for 8 items); the lagged form is below.
+#: C at least COLUMN_GRID_VECTOR_MIN_BLOCKS, the slots within
+#: COLUMN_GRID_SLOT_BYTES; else COLUMN_GRID.
 #: f32 only with COLUMN_GRID_VECTORS_F32. H200 (session 47, one device
 #: call, `variant.py ... -- --ops softmax_mid --dtypes f32,f16,bf16 --rows
 #: 1000,2048,4096,8192,32768 --sizes 64,512 --compile-sizes none`, inner
@@ -2707,7 +2709,7 @@ COLUMN_GRID_VECTOR_BLOCKS_PER_SM = 4
 COLUMN_GRID_VECTOR_FAN_IN = 16
 COLUMN_GRID_VECTOR_RUN_BYTES = 128
 COLUMN_GRID_VECTOR_MIN_BLOCKS = 8
-#: ... and COLUMN_GRID_VECTOR_SHARED more items a thread in static shared
+#: ... and (held form only) COLUMN_GRID_VECTOR_SHARED more items a thread in static shared
 #: memory (copied in by `cp.async` on sm_80+; as many as fit 48 KB), so
 #: that the blocks in flight hold more of the tensor (up to 1.9x); C's cap
 #: still counts COLUMN_GRID_VECTOR_BLOCKS_PER_SM blocks a multiprocessor, which
@@ -2726,8 +2728,9 @@ COLUMN_GRID_VECTOR_SHARED = 0
 #: while it waits for their rows' statistics) and writes their output. LAG is
 #: COLUMN_GRID_VECTOR_LAG blocks a multiprocessor, at least C, so that the
 #: blocks it waits for started before it: no block needs another resident
-#: (no co-residency, and no cap on C), nothing is held while a block waits,
-#: and the second read mostly hits L2 (H200, ncu, bf16 [64, 4096, 128]: 75
+#: (no co-residency, and no cap on C but the slots' COLUMN_GRID_SLOT_BYTES:
+#: bf16 [128, 32768, 128] still passes it), a block holds only its second
+#: read's items while thread 0 waits, and the second read mostly hits L2 (H200, ncu, bf16 [64, 4096, 128]: 75
 #: MB read from HBM for a 67 MB input; [64, 32768, 128]: 673 for 537).
 #: COLUMN_GRID_VECTOR_LAG_HINTS: the second read and the stores streamed
 #: (`__ldcs`, `__stcs`: evicted first). Only where C is at least
@@ -2806,15 +2809,16 @@ def column_grid_vectors(rows: Rows, elem_bytes: int, sm_count: int) -> VectorGri
         return None
     held = COLUMN_GRID_VECTOR_HELD
     room = (48 * 1024 - 64 - ty * tx * v * 8) // (tx * ty * 16)  # static shared memory past the block's (max, sum)s
-    shared = 0 if COLUMN_GRID_VECTOR_LAG else max(0, min(COLUMN_GRID_VECTOR_SHARED, room))
+    c = -(-rows.cols // (ty * held))
+    lagged = COLUMN_GRID_VECTOR_LAG and c >= COLUMN_GRID_VECTOR_LAG_MIN_BLOCKS
+    shared = 0 if lagged else max(0, min(COLUMN_GRID_VECTOR_SHARED, room))  # items in shared memory: held form only
     c = -(-rows.cols // (ty * (held + shared)))
     groups = rows.rows // (tx * v)
     cap = sm_count * vector_grid_blocks_per_sm() // 2
-    lagged = COLUMN_GRID_VECTOR_LAG and c >= COLUMN_GRID_VECTOR_LAG_MIN_BLOCKS
-    if c < max(2, COLUMN_GRID_VECTOR_MIN_BLOCKS) or (c > cap and not (lagged and not COLUMN_GRID_VECTOR_LAG_CAP)) \
-            or groups * c >= 2**31 - 2**24:
-        return None
     lag = max(COLUMN_GRID_VECTOR_LAG * sm_count, c) if lagged else 0
+    if c < max(2, COLUMN_GRID_VECTOR_MIN_BLOCKS) or (c > cap and not (lagged and not COLUMN_GRID_VECTOR_LAG_CAP)) \
+            or groups * c + lag >= 2**31:
+        return None
     vg = VectorGrid(tx, ty, held, v, tx * v, items // tx, c, min(COLUMN_GRID_VECTOR_FAN_IN, c), shared, lag)
     if groups * (c + vg.subs + 1) * vg.w * 8 + groups * (vg.subs + 2) * 128 > COLUMN_GRID_SLOT_BYTES:  # slots, counters
         return None
