@@ -1039,6 +1039,20 @@ def test_softmax_over_middle_axes_over_blocks_on_gpu(dtype, merged, rows16, monk
     check(module)
 
 
+def _softmax_over_axis_1(shapes, dtype):
+    """A module of softmax and log_softmax over axis 1 of an input of each of
+    `shapes`, and its kernels' sources lowered for this device."""
+    from rlxc.dialects import rlx_cuda
+    from rlxc.runtime.driver_api import device_arch
+
+    g = rlxc.GraphBuilder()
+    ins = [g.input(f"x{i}", list(sh), dtype) for i, sh in enumerate(shapes)]
+    module = g.build([op(x, axis=1) for x in ins for op in (g.softmax, g.log_softmax)])
+    arch, sms = device_arch()
+    lowered = rlxc.run_pipeline(module, f"rlx-cuda{{arch={arch} sm_count={sms}}}")
+    return module, [op.source.data for op in lowered.walk() if isinstance(op, rlx_cuda.KernelOp)]
+
+
 @pytest.mark.parametrize("dtype", ["f32", "f16", "bf16"])
 @pytest.mark.parametrize("fan_in", [16, 4])
 @pytest.mark.parametrize("shared,lag,shuffle", [(0, 0, False), (7, 0, False), (0, 1, False), (0, 4, False),
@@ -1064,8 +1078,6 @@ def test_softmax_over_middle_axes_over_blocks_in_vectors_on_gpu(dtype, fan_in, s
     folded by shuffles first (COLUMN_GRID_VECTOR_SHUFFLE, where 32 / TX
     positions fill a warp: the first two shapes)."""
     from rlxc.codegen import rows as R
-    from rlxc.dialects import rlx_cuda
-    from rlxc.runtime.driver_api import device_arch
     from rlxc.values import round_bf16
 
     monkeypatch.setattr(R, "COLUMN_GRID_VECTOR_FAN_IN", fan_in)
@@ -1076,17 +1088,12 @@ def test_softmax_over_middle_axes_over_blocks_in_vectors_on_gpu(dtype, fan_in, s
     monkeypatch.setattr(R, "COLUMN_GRID_VECTOR_LAG_MIN_BLOCKS", 2)
     monkeypatch.setattr(R, "COLUMN_GRID_VECTOR_SHUFFLE", shuffle)
     shapes = [(3, 3000, 128), (1, 20000, 64), (2, 3000, 1400), (2, 6000, 24)]
-    g = rlxc.GraphBuilder()
-    ins = [g.input(f"x{i}", list(sh), dtype) for i, sh in enumerate(shapes)]
-    module = g.build([op(x, axis=1) for x in ins for op in (g.softmax, g.log_softmax)])
-    arch, sms = device_arch()
-    lowered = rlxc.run_pipeline(module, f"rlx-cuda{{arch={arch} sm_count={sms}}}")
-    forms = [op.source.data.splitlines()[2] for op in lowered.walk() if isinstance(op, rlx_cuda.KernelOp)]
+    module, sources = _softmax_over_axis_1(shapes, dtype)
+    forms = [s.splitlines()[2] for s in sources]
     assert len(forms) == 8 and all("columns over blocks in 16-byte items" in f for f in forms), forms
     assert all(f"met in groups of {fan_in})" in f for f in forms[2:4]), forms  # 42 to 157 blocks
     assert all(("7 in shared memory" in f) == (shared == 7) for f in forms), forms
     assert all(("read again" in f) == (lag > 0) for f in forms), forms
-    sources = [op.source.data for op in lowered.walk() if isinstance(op, rlx_cuda.KernelOp)]
     assert [("rlx_shfl(st, " in s) for s in sources] == [shuffle] * 4 + [False] * 4  # TX 8 and 8; 7 and 3
     check(module)
     rng = np.random.default_rng()
@@ -1119,17 +1126,11 @@ def test_softmax_over_long_middle_axes_lagged_on_gpu(dtype):
     launched three times on new inputs, shifted by 4 each time (a block
     reading the last launch's statistics would be off by e^4), with a
     masked column."""
-    from rlxc.dialects import rlx_cuda
-    from rlxc.runtime.driver_api import device_arch
     from rlxc.values import round_bf16
 
     shapes = [(1, 131072, 128), (2, 70001, 64), (4, 4096, 128)]
-    g = rlxc.GraphBuilder()
-    ins = [g.input(f"x{i}", list(sh), dtype) for i, sh in enumerate(shapes)]
-    module = g.build([op(x, axis=1) for x in ins for op in (g.softmax, g.log_softmax)])
-    arch, sms = device_arch()
-    lowered = rlxc.run_pipeline(module, f"rlx-cuda{{arch={arch} sm_count={sms}}}")
-    forms = [op.source.data.splitlines()[2] for op in lowered.walk() if isinstance(op, rlx_cuda.KernelOp)]
+    module, sources = _softmax_over_axis_1(shapes, dtype)
+    forms = [s.splitlines()[2] for s in sources]
     assert len(forms) == 6 and all("16-byte items" in f and "read again" in f for f in forms), forms
     check(module)
     rng = np.random.default_rng()
