@@ -99,7 +99,7 @@ template <typename T> __device__ __forceinline__ T rlx_rem(T a, T b) { return b 
 // -3.4e38 for every key), and its NaN would reach every row that reads it
 // as a key in the next layer.
 __device__ __forceinline__ float rlx_mask_log2(float m) {
-  const float t = 1.4426950216293335f * m;
+  const float t = 1.44269504f * m;  // the float nearest log2(e), as the kernels' LOG2E
   return t == -RLX_INF && m != -RLX_INF ? -3.40282347e38f : t;
 }
 

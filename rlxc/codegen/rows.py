@@ -2709,9 +2709,10 @@ COLUMN_GRID_VECTOR_BLOCKS_PER_SM = 4
 COLUMN_GRID_VECTOR_FAN_IN = 16
 COLUMN_GRID_VECTOR_RUN_BYTES = 128
 COLUMN_GRID_VECTOR_MIN_BLOCKS = 8
-#: ... and (held form only) COLUMN_GRID_VECTOR_SHARED more items a thread in static shared
-#: memory (copied in by `cp.async` on sm_80+; as many as fit 48 KB), so
-#: that the blocks in flight hold more of the tensor (up to 1.9x); C's cap
+#: ... and (held form only) COLUMN_GRID_VECTOR_SHARED more items a thread
+#: in static shared memory (copied in by `cp.async` on sm_80+; as many as
+#: fit 48 KB), so that the blocks in flight hold more of the tensor (up to
+#: 1.9x); C's cap
 #: still counts COLUMN_GRID_VECTOR_BLOCKS_PER_SM blocks a multiprocessor, which
 #: 45 KB blocks keep on sm_90 (228 KB) but not on sm_80/86/89 (the runtime's
 #: co-residency check then refuses a large C at load). H200
@@ -2730,8 +2731,9 @@ COLUMN_GRID_VECTOR_SHARED = 0
 #: blocks it waits for started before it: no block needs another resident
 #: (no co-residency, and no cap on C but the slots' COLUMN_GRID_SLOT_BYTES:
 #: bf16 [128, 32768, 128] still passes it), a block holds only its second
-#: read's items while thread 0 waits, and the second read mostly hits L2 (H200, ncu, bf16 [64, 4096, 128]: 75
-#: MB read from HBM for a 67 MB input; [64, 32768, 128]: 673 for 537).
+#: read's items while thread 0 waits, and the second read mostly hits L2
+#: (H200, ncu, bf16 [64, 4096, 128]: 75 MB read from HBM for a 67 MB input;
+#: [64, 32768, 128]: 673 for 537).
 #: COLUMN_GRID_VECTOR_LAG_HINTS: the second read and the stores streamed
 #: (`__ldcs`, `__stcs`: evicted first). Only where C is at least
 #: COLUMN_GRID_VECTOR_LAG_MIN_BLOCKS; COLUMN_GRID_VECTOR_LAG_CAP: C still at
@@ -2750,6 +2752,8 @@ COLUMN_GRID_VECTOR_SHARED = 0
 #: (C = 256) stays within 1.4%.
 COLUMN_GRID_VECTOR_LAG = 2
 COLUMN_GRID_VECTOR_LAG_HINTS = True
+COLUMN_GRID_VECTOR_LAG_MIN_BLOCKS = 16
+COLUMN_GRID_VECTOR_LAG_CAP = False
 #: COLUMN_GRID_VECTOR_SHUFFLE (off, not measured yet: prepared in session 48
 #: without device time left): a block's statistics folded over each warp's
 #: positions by shuffles (32 / TX of them, where TX divides 32) before the
@@ -2757,8 +2761,6 @@ COLUMN_GRID_VECTOR_LAG_HINTS = True
 #: wait for at the barrier is 8 merges long instead of 32 (ncu, session 48:
 #: barrier stalls about as many as the loads').
 COLUMN_GRID_VECTOR_SHUFFLE = False
-COLUMN_GRID_VECTOR_LAG_MIN_BLOCKS = 16
-COLUMN_GRID_VECTOR_LAG_CAP = False
 
 
 @dataclass(frozen=True)
@@ -4971,6 +4973,13 @@ def _column_grid_kernel(s: RowSpec, decl: str, bufs: list[Buf], sm_count: int) -
     return KernelSpec(s.family, "\n".join(src) + "\n", bufs, groups * c, (x, y, 1), co_resident=c)
 
 
+def _exp_of(e: str, approx: bool) -> str:
+    """exp(`e`) (an element less its row's max): as approximate 2^x with
+    `approx` (results rounded to f16/bf16 only: CACHED_APPROX,
+    STREAM_APPROX), else expf."""
+    return f"rlx_ex2f(({e}) * 1.44269504f)" if approx else f"expf({e})"
+
+
 def _column_grid_vector_kernel(s: RowSpec, decl: str, bufs: list[Buf], sm_count: int) -> KernelSpec | None:
     """Softmax or log_softmax in the columns form over blocks in 16-byte
     items (see COLUMN_GRID_VECTORS; lagged: COLUMN_GRID_VECTOR_LAG), or
@@ -4989,7 +4998,6 @@ def _column_grid_vector_kernel(s: RowSpec, decl: str, bufs: list[Buf], sm_count:
     span = yy * items  # positions a block takes
     approx = CACHED_APPROX and ty != "f32"
     vec = "float4" if ty == "f32" else "uint4"
-    ex = (lambda e: f"rlx_ex2f(({e}) * 1.44269504f)") if approx else (lambda e: f"expf({e})")
     hints = lag and COLUMN_GRID_VECTOR_LAG_HINTS
 
     def item(j: int) -> str:  # item j: in registers, or in shared memory past `held`
@@ -5046,7 +5054,7 @@ def _column_grid_vector_kernel(s: RowSpec, decl: str, bufs: list[Buf], sm_count:
               f"  for (int e = 0; e < {v}; ++e) m[e] = m[e] == -RLX_INF ? 0.0f : m[e];  // all -inf: adds exp(-inf) = 0"]
     for j in range(items):
         lines, names = elems(j)
-        stats += each(j, [*lines, *(f"s[{e}] += {ex(f'{n} - m[{e}]')};" for e, n in enumerate(names))])
+        stats += each(j, [*lines, *(f"s[{e}] += {_exp_of(f'{n} - m[{e}]', approx)};" for e, n in enumerate(names))])
     warp_ys = 32 // tx if COLUMN_GRID_VECTOR_SHUFFLE and 32 % tx == 0 and tx < 32 else 1  # positions a warp folds
     if warp_ys > 1:  # a warp's positions folded by shuffles first (lane = y % P x TX + x), then the warps' in order
         stats += [
@@ -5126,7 +5134,7 @@ def _column_grid_vector_kernel(s: RowSpec, decl: str, bufs: list[Buf], sm_count:
                 outs = [f"({n} - mo[{e}]) - so[{e}]" for e, n in enumerate(names)]
             else:  # x - max first, as the sum's terms were: fmaf(x, log2e, -fl(max * log2e)) leaves the rounding
                 # of max * log2e in the exponent (half an ulp of 1.4e9 for a column of -1e9: 2^64 off)
-                outs = [f"{ex(f'{n} - mo[{e}]')} * so[{e}]" for e, n in enumerate(names)]
+                outs = [f"{_exp_of(f'{n} - mo[{e}]', approx)} * so[{e}]" for e, n in enumerate(names)]
             packed = f"make_float4({', '.join(outs)})" if ty == "f32" else _pack8(outs, ty)
             dst = f"reinterpret_cast<{vec}*>(y + base + {j * yy * inner}LL)"
             out += each(j, [*lines, f"__stcs({dst}, {packed});" if hints else f"*{dst} = {packed};"])
@@ -5373,8 +5381,8 @@ def softmax_kernel(op: rlx.SoftmaxOp | rlx.LogSoftmaxOp, sm_count: int, fused: F
     rows = Rows.of(shape(x), [int_of(op.axis)])
     log = isinstance(op, rlx.LogSoftmaxOp)
     # exp of an element less the max (CACHED_APPROX: 2^x approximate, for 16-bit results)
-    ex = ((lambda a: f"rlx_ex2f(({a}) * 1.44269504f)")
-          if CACHED_APPROX and dtype_name(eltype(y)) in ("f16", "bf16") else (lambda a: f"expf({a})"))
+    approx16 = CACHED_APPROX and dtype_name(eltype(y)) in ("f16", "bf16")
+    ex = lambda a: _exp_of(a, approx16)  # noqa: E731
     cached = (
         each_stat("float m = -RLX_INF;", lambda v: f"m = rlx_maxf(m, {v});",
                   lambda red: f"m = {red('m', 'RlxMax', '-RLX_INF', 'smem')};"),
@@ -5406,9 +5414,7 @@ def softmax_kernel(op: rlx.SoftmaxOp | rlx.LogSoftmaxOp, sm_count: int, fused: F
                                  f"const float {m} = {st}.m, {ls} = logf({st}.s), {inv} = 1.0f / {st}.s;"))
         if log:
             return stat, lambda v, p: f"({v} - {m}) - {ls}"
-        if approx:
-            return stat, lambda v, p: f"rlx_ex2f(({v} - {m}) * 1.44269504f) * {inv}"  # x - max first (rlx_ms_add_n_afn)
-        return stat, lambda v, p: f"expf({v} - {m}) * {inv}"
+        return stat, lambda v, p: f"{_exp_of(f'{v} - {m}', approx)} * {inv}"  # x - max first, as rlx_ms_add_n_afn
 
     def shared(stat: Stat) -> Stat:
         """`stat` with the block reduction's shared slots declared."""
