@@ -1340,6 +1340,8 @@ WINDOW_SETTINGS = {
     "param-copies": {"PARAM_COPIES": True, "PARAM_COPIES_MIN_COLUMNS": 1},
     # softmax's 16-bit rows of 8193-65536 too through the cluster form (by default the stream form)
     "cluster-softmax": {"STREAM_ROWS": False},
+    # the fused residual norms' computed rows element by element (by default windowed as the loaded rows)
+    "prologue-unwindowed": {"WINDOW_PROLOGUE": False},
 }
 
 
@@ -1358,8 +1360,11 @@ def test_cluster_rows_every_start_alignment(cols, dtype, window, monkeypatch):
     16-byte boundary (h = 0..7), with values in the neighbouring rows far
     from the row's (a window element leaking into a statistic or a write
     shows) and random per-column params (a param misaligned by an element
-    shows); the fused residual layer_norm beside them (a prologue: not
-    windowed, peeled at 4097)."""
+    shows); the fused residual layer_norm and rms_norm beside them (a
+    prologue: x + residual computed over the window, their sum written
+    whole inside the row and element by element at its edges, where a write
+    past the row would reach the neighbouring row's sum, or past the last
+    row the tensor's end; peeled at 4097)."""
     from rlxc.codegen import rows
 
     for name, value in WINDOW_SETTINGS[window].items():
@@ -1370,7 +1375,7 @@ def test_cluster_rows_every_start_alignment(cols, dtype, window, monkeypatch):
     x, res = g.input("x", [9, cols], dtype), g.input("res", [9, cols], dtype)
     gamma, beta = g.param("g", [cols], dtype), g.param("b", [cols], dtype)
     module = g.build([g.softmax(x), g.log_softmax(x), g.layer_norm(x, gamma, beta), g.rms_norm(x, gamma),
-                      *g.fused_residual_layer_norm(x, res, gamma, beta)])
+                      *g.fused_residual_layer_norm(x, res, gamma, beta), *g.fused_residual_rms_norm(x, res, gamma)])
     from rlxc.testing.strategies import random_array
 
     rng = np.random.default_rng()

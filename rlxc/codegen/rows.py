@@ -82,7 +82,9 @@ converted two per instruction (`CachedRow._paired`); the form and the
 vector width are named in the kernel's source. Rows 16 bytes do not divide
 (odd f32 lengths, 16-bit lengths 8 does not divide) are windowed in the
 cluster form: each row's 16-byte-aligned window read whole, the elements
-outside the row left out of the statistics and written around; per-column
+outside the row left out of the statistics and written around (rows a
+prologue computes too, where every tensor it reads and writes is laid out
+as the row: WINDOW_PROLOGUE, the residual sum written so); per-column
 params (gamma, beta) are realigned to the row's start (`rlx_ld_window`: two
 aligned 16-byte reads and funnel shifts) and read an element at a time only
 at the window's edges; 16-bit rows held in registers keep two elements per
@@ -3335,6 +3337,22 @@ PEEL_F32 = True
 #: Off: the cluster form's f16/bf16 rows of lengths 8 does not divide move
 #: fewer elements per access (see `windowed`).
 WINDOW_ROWS = True
+#: ... and rows a prologue computes (the fused residual norms' x + residual,
+#: an `rlx.fusion`'s elementwise ops), where every tensor the prologue reads
+#: or writes is laid out as the row and of its type (`window_prologue`):
+#: each input read over the window, 16 bytes an access, and each output
+#: written so inside the row, its window's edges element by element. Off,
+#: such rows moved one element per access in the cluster form (H200,
+#: session 49: bf16 residual layer_norm of 24577 at 64 MiB 393 µs, 0.46x
+#: torch.compile). H200, session 49 (`variant.py WINDOW_PROLOGUE=False,True
+#: -- --ops residual_layer_norm,residual_rms_norm --rows
+#: 16385,20001,24577,30522,50257 --sizes 64,512 --compile-sizes none`), µs
+#: at 64 / 512 MiB: bf16 residual layer_norm of 24577 391.4 -> 88.4 / 3089
+#: -> 631, of 50257 417.8 -> 90.9; f16 of 16385 198.2 -> 87.9; residual
+#: rms_norm 16-bit +84% to +217%, of 30522 (even: two elements an access
+#: before) +1% to +17%; f32 +4% to +18% (of 30522, not windowed: -0.3% to
+#: +0.4%); 60 cases, none slower.
+WINDOW_PROLOGUE = True
 #: ... of which each thread holds this many bytes. H100, rows of 30522,
 #: 32001 and 50257 at 64 and 512 MiB: 64 bytes (45-61 registers) beat 128
 #: (100-128 registers; softmax of 50257 42-46% of copy bandwidth against
@@ -3601,10 +3619,10 @@ SOFTMAX_STORED_ROWS = False
 
 def _row_bytes(stored: bool, window: bool, prologue: bool = False) -> int:
     """Bytes of the row each thread holds in the cluster and grid forms."""
+    if stored and prologue:  # a computed row cannot be read again (see CLUSTER_PROLOGUE_ROW_BYTES)
+        return min(CLUSTER_PROLOGUE_ROW_BYTES, WINDOW_STORED_ROW_BYTES) if window else CLUSTER_PROLOGUE_ROW_BYTES
     if window:
         return WINDOW_STORED_ROW_BYTES if stored else WINDOW_ROW_BYTES
-    if stored and prologue:
-        return CLUSTER_PROLOGUE_ROW_BYTES
     return CLUSTER_STORED_ROW_BYTES if stored else CLUSTER_ROW_BYTES
 
 
@@ -4028,6 +4046,11 @@ class CachedRow:
         stores = [f"po{m}.e[i] = {store(e, eltype(v))};" for m, (_, v, e) in enumerate(p.outputs)]
         writes = [f"reinterpret_cast<{self.raw_of(eltype(v))}*>({n} + {self._at('base')})[c * {self.lanes} + {self.lane}] = po{m}.raw;"
                   for m, (n, v, _) in enumerate(p.outputs)]
+        if self.window and writes:  # inside the row whole; the window's edges element by element
+            edges = [f"for (int i = 0; i < {w}; ++i) {{ const long long k = k0 + i; if ({self._in_row()}) {n}[base + k] = po{m}.e[i]; }}"
+                     for m, (n, _, _) in enumerate(p.outputs)]
+            writes = [self._first_col(), f"if ({self._whole()}) {{", *("  " + x for x in writes), f"}} else if ({self._edge_chunk()}) {{",
+                      *("  " + x for x in edges), "}"]
         if self.packed and PAIRED_PROLOGUE:  # a pair of elements, then their word of v at once
             element = " ".join([*p.lines(args), f"e2_[u] = {p.value};", *stores])
             loop = [f"for (int i2 = 0; i2 < {w // 2}; ++i2) {{ float e2_[2];",
@@ -4569,6 +4592,18 @@ def _looping_form(s: RowSpec, red: Reducer = block_reduce, lane: str = "threadId
     ]
 
 
+def window_prologue(p: Prologue | None, t: Attribute) -> bool:
+    """Whether rows prologue `p` computes can take the windowed form
+    (WINDOW_PROLOGUE): each tensor it reads element by element is laid out
+    as the row (from `base`) and of the row's type `t`, as are its outputs,
+    so that the row's window is every such tensor's."""
+    if p is None or not WINDOW_PROLOGUE:
+        return False
+    rows = [i for i in p.inputs if i.kind != "scalar"]
+    return (all(i.kind == "row" and i.base == "base" and eltype(i.value) == t for i in rows)
+            and all(eltype(v) == t for _, v, _ in p.outputs))
+
+
 def param_copy_bytes(cols: int, width: int, size: int) -> int:
     """Bytes of one shifted copy of a param of `cols` elements of `size`
     bytes, `width` per 16-byte access: the param, up to width - 1 elements
@@ -4610,7 +4645,7 @@ def row_kernel(s: RowSpec, sm_count: int) -> KernelSpec:
     stored = _stored_row(s)
     regs16 = CLUSTER_STORED and stored
     computed = s.prologue is not None  # the row is computed, not loaded
-    window = WINDOW_ROWS and not computed and windowed(s.rows.cols, s.t, regs16)
+    window = WINDOW_ROWS and (not computed or window_prologue(s.prologue, s.t)) and windowed(s.rows.cols, s.t, regs16)
     form = row_form(s.rows, s.t, 2 if stored else 4, regs16, window, sm_count,
                     online=s.streamed_at is not None and not computed, prologue=computed)
     if form == "smem" and stored and not s.pure_in_smem:  # the shared row as f32 after all
