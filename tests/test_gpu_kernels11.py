@@ -194,6 +194,36 @@ def test_warp_rows_over_even_lanes(d):
     check(module)
 
 
+@pytest.mark.parametrize("d", ["f32", "f16", "bf16"])
+@pytest.mark.parametrize("wide", [1, 2])
+def test_warp_rows_over_wide_even_lanes(d, wide, monkeypatch):
+    """rows.WARP_WIDE_EVEN_LANES (1: loaded rows, 2: the residual norms'
+    computed rows too): warp-form rows of 40, 48 and 80 16-byte accesses
+    over 8 or 16 lanes of 3 or 5 each (37 rows: the last warp's groups part
+    empty), rows of 56 (7 a lane: a warp); softmax, log_softmax, the norms
+    and the residual norms (their sum an output too) against the
+    interpreter."""
+    from rlxc.codegen import rows
+
+    monkeypatch.setattr(rows, "WARP_WIDE_EVEN_LANES", wide)
+    monkeypatch.setattr(rows, "WARP_WIDE_EVEN_LANES_BELOW", 256)  # by default 16-bit rows under 64 accesses
+    monkeypatch.setattr(rows, "WARP_WIDE_EVEN_LANES_BYTES", (2, 4))
+    w = 16 // {"f32": 4, "f16": 2, "bf16": 2}[d]
+    g = rlxc.GraphBuilder()
+    outs = []
+    for k, n in enumerate((40 * w, 48 * w, 80 * w, 56 * w)):
+        x, r = g.input(f"x{k}", [37, n], d), g.input(f"r{k}", [37, n], d)
+        gamma, beta = g.param(f"g{k}", [n], d), g.param(f"b{k}", [n], d)
+        outs += [g.softmax(x), g.log_softmax(x), g.layer_norm(x, gamma, beta), g.rms_norm(x, gamma),
+                 *g.fused_residual_layer_norm(x, r, gamma, beta), *g.fused_residual_rms_norm(x, r, gamma)]
+    module = g.build(outs)
+    text = str(rlxc.run_pipeline(module, "rlx-cuda{arch=sm_90 sm_count=132}"))
+    for lanes in (8, 16):
+        assert f"({lanes} threads per row" in text
+    assert text.count("(8 threads per row") == (6 if wide == 2 else 4)  # rows of 40: 4 loaded, 2 computed
+    check(module)
+
+
 @pytest.mark.parametrize("d", ["f16", "bf16"])
 def test_guarded_warp_rows_batched(d):
     """rows.WARP_BATCH_GUARDED (on): guarded 16-bit warp rows of 5 accesses

@@ -8,7 +8,8 @@ element type and layout (`ROW_FORMS`, the one table of thresholds):
 * warp: a warp per row (8 rows per block), the row in registers, reduced
   with shuffles alone (no shared memory, no block barrier): attention rows
   of 64-1024 elements; rows of up to 31 × 16 bytes take a group of lanes,
-  one 16-byte access each (64 halves: 8 lanes, 4 rows a warp); short
+  one 16-byte access each (64 halves: 8 lanes, 4 rows a warp), and 16-bit
+  rows of 40 or 48 accesses 8 or 16 lanes (WARP_WIDE_EVEN_LANES); short
   f16/bf16 rows reduced twice, WARP_BATCH rows a group, loaded together,
   and rows of accesses under 16 bytes up to 4 (`warp_batch`); odd f16/bf16
   rows over 512 bytes, of 5-7 elements, or of 11-31 over 2-4 lanes holding
@@ -666,6 +667,28 @@ def _group_of(lanes: int) -> int:
 #: keep a lane an access: there the even lanes lost 0-6% (rows of 24-224).
 WARP_EVEN_LANES = True
 WARP_EVEN_LANES_ITEMS = {4: {2: 3, 4: 7, 8: 7}, 2: {2: 5, 4: 7, 8: 7}}
+#: ... and rows of 33 to WARP_WIDE_EVEN_LANES_BELOW - 1 16-byte accesses
+#: that 32 does not divide, of elements of WARP_WIDE_EVEN_LANES_BYTES,
+#: where their largest power-of-two factor is 8 or 16 lanes of at most
+#: WARP_WIDE_EVEN_LANES_ITEMS accesses each (16-bit rows of 320: 40
+#: accesses, 8 lanes of 5 rather than a warp whose second access keeps 8
+#: of 32 lanes busy; of 384: 16 lanes of 3): 0 off, 1 for loaded rows, 2
+#: for computed ones (the fused residual norms') too. H200, session 49
+#: (`variant.py WARP_WIDE_EVEN_LANES=0,1,2 -- --ops
+#: layer_norm,rms_norm,softmax,residual_layer_norm,residual_rms_norm --rows
+#: 160,320,384,640 --sizes 64 --compile-sizes none`), 2 against 0: 16-bit
+#: rows of 40 accesses: residual layer_norm +5.9% / +9.9% (f16 / bf16; the
+#: bf16 case had been 0.95x torch.compile), residual rms_norm +2.4% /
+#: +2.9%, layer_norm f16 +8.3%, the rest within ±1.6%; of 48: layer_norm
+#: +6.7% / +6.4%, residual layer_norm +1.4% / +2.0%, rms_norm and softmax
+#: -1.3% to +0.1%. Rows of 80 accesses (16 lanes of 5) lost (layer_norm
+#: 16-bit -4.6% / -10.8%, rms_norm -2.8% / -3.1%), and f32 rows of 40
+#: mixed (layer_norm +6.1%, softmax and the residual norms -2.6% to -3.2%):
+#: so 16-bit rows under 64 accesses only.
+WARP_WIDE_EVEN_LANES = 2
+WARP_WIDE_EVEN_LANES_ITEMS = 5
+WARP_WIDE_EVEN_LANES_BELOW = 64
+WARP_WIDE_EVEN_LANES_BYTES = (2,)
 
 
 def row_group(cols: int, elem_bytes: int, loaded: bool = True) -> int:
@@ -674,6 +697,11 @@ def row_group(cols: int, elem_bytes: int, loaded: bool = True) -> int:
     (see WARP_EVEN_LANES, for `loaded` rows: not a prologue's)."""
     items = -(-cols * elem_bytes // 16)
     g = _group_of(items)
+    if (WARP_WIDE_EVEN_LANES > (0 if loaded else 1) and 32 < items < min(WARP_WIDE_EVEN_LANES_BELOW, 256)
+            and items % 32 and elem_bytes in WARP_WIDE_EVEN_LANES_BYTES
+            and cols * elem_bytes % 16 == 0 and (items & -items) >= 8
+            and items // (items & -items) <= WARP_WIDE_EVEN_LANES_ITEMS):
+        return items & -items
     if WARP_EVEN_LANES and loaded and items < g and cols * elem_bytes % 16 == 0:
         even = items & -items  # the largest power of two dividing the accesses
         if items // even <= WARP_EVEN_LANES_ITEMS.get(elem_bytes, {}).get(even, 0):
