@@ -195,17 +195,19 @@ def test_warp_rows_over_even_lanes(d):
 
 
 @pytest.mark.parametrize("d", ["f32", "f16", "bf16"])
-@pytest.mark.parametrize("wide", [1, 2])
-def test_warp_rows_over_wide_even_lanes(d, wide, monkeypatch):
+@pytest.mark.parametrize("wide,min_blocks", [(1, 0), (2, 0), (2, 3)])
+def test_warp_rows_over_wide_even_lanes(d, wide, min_blocks, monkeypatch):
     """rows.WARP_WIDE_EVEN_LANES (1: loaded rows, 2: the residual norms'
     computed rows too): warp-form rows of 40, 48 and 80 16-byte accesses
     over 8 or 16 lanes of 3 or 5 each (37 rows: the last warp's groups part
     empty), rows of 56 (7 a lane: a warp); softmax, log_softmax, the norms
     and the residual norms (their sum an output too) against the
-    interpreter."""
+    interpreter; with `min_blocks`, their registers capped for 3 blocks a
+    multiprocessor (WARP_WIDE_EVEN_LANES_MIN_BLOCKS)."""
     from rlxc.codegen import rows
 
     monkeypatch.setattr(rows, "WARP_WIDE_EVEN_LANES", wide)
+    monkeypatch.setattr(rows, "WARP_WIDE_EVEN_LANES_MIN_BLOCKS", min_blocks)
     monkeypatch.setattr(rows, "WARP_WIDE_EVEN_LANES_BELOW", 256)  # by default 16-bit rows under 64 accesses
     monkeypatch.setattr(rows, "WARP_WIDE_EVEN_LANES_BYTES", (2, 4))
     w = 16 // {"f32": 4, "f16": 2, "bf16": 2}[d]
@@ -221,6 +223,7 @@ def test_warp_rows_over_wide_even_lanes(d, wide, monkeypatch):
     for lanes in (8, 16):
         assert f"({lanes} threads per row" in text
     assert text.count("(8 threads per row") == (6 if wide == 2 else 4)  # rows of 40: 4 loaded, 2 computed
+    assert text.count(", 3)") == (18 if min_blocks else 0)  # rows of 40, 48 and 80: 6 kernels each over 8 or 16 lanes
     check(module)
 
 

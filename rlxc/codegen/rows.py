@@ -689,6 +689,13 @@ WARP_WIDE_EVEN_LANES = 2
 WARP_WIDE_EVEN_LANES_ITEMS = 5
 WARP_WIDE_EVEN_LANES_BELOW = 64
 WARP_WIDE_EVEN_LANES_BYTES = (2,)
+#: ... their blocks per multiprocessor at least this many through
+#: `__launch_bounds__` (0: as the compiler likes). Prepared in session 49,
+#: not measured: NVRTC 13 (sm_90) gives bf16 layer_norm of 320 over 8 lanes
+#: 90 registers (2 blocks of 256 threads a multiprocessor) where f16 takes
+#: 69 (3 blocks); with 3, 80 and no spills (4: 64 and 112 bytes spilled).
+#: The wide lanes gained f16 layer_norm of 320 8.3% and bf16 nothing.
+WARP_WIDE_EVEN_LANES_MIN_BLOCKS = 0
 
 
 def row_group(cols: int, elem_bytes: int, loaded: bool = True) -> int:
@@ -4686,9 +4693,10 @@ def row_kernel(s: RowSpec, sm_count: int) -> KernelSpec:
         form = "looping"  # the prologue's inputs are read one element at a time there
     if form == "warp":
         group = row_group(rows.cols, s.elem_bytes, loaded=not computed)
+        wide = group < 32 and -(-rows.cols * s.elem_bytes // 16) > 32  # WARP_WIDE_EVEN_LANES' lanes
         row = CachedRow.for_spec(s, group, "lane")
         if (narrow := narrow_group(rows.cols, row.width)) < group:
-            group, row = narrow, CachedRow.for_spec(s, narrow, "lane")
+            group, row, wide = narrow, CachedRow.for_spec(s, narrow, "lane"), False
         if lanes := warp_window_lanes(s):
             group, row = lanes, CachedRow.for_spec(s, lanes, "lane", window=True)
         narrow_staged = staged_narrow(s, row)
@@ -4730,7 +4738,8 @@ def row_kernel(s: RowSpec, sm_count: int) -> KernelSpec:
         src = _row_kernel(decl, _cached_form(s, row, group_reduce(group), "warp"), rows, form="warp", note=note, group=group,
                           batch=row if batched else None, per_group=per_group, threads=threads,
                           one_row="warp" in ROW_PER_BLOCK and not batched and grid * per_block >= rows.rows,
-                          staged=(block_rows, s.t) if staged else None, pre=pre)
+                          staged=(block_rows, s.t) if staged else None, pre=pre,
+                          min_blocks=WARP_WIDE_EVEN_LANES_MIN_BLOCKS if wide and row.lanes == group and not staged else 0)
         return KernelSpec(s.family, src, bufs, grid, threads)
     if form == "block":
         threads = block_threads(rows.cols, s.elem_bytes)
