@@ -1342,6 +1342,8 @@ WINDOW_SETTINGS = {
     "cluster-softmax": {"STREAM_ROWS": False},
     # the fused residual norms' computed rows element by element (by default windowed as the loaded rows)
     "prologue-unwindowed": {"WINDOW_PROLOGUE": False},
+    # the grid form (before the cluster form) over the same windowed rows, the residual norms' too
+    "grid-first": {"GRID_FIRST": True},
 }
 
 
@@ -1362,9 +1364,10 @@ def test_cluster_rows_every_start_alignment(cols, dtype, window, monkeypatch):
     shows) and random per-column params (a param misaligned by an element
     shows); the fused residual layer_norm and rms_norm beside them (a
     prologue: x + residual computed over the window, their sum written
-    whole inside the row and element by element at its edges, where a write
-    past the row would reach the neighbouring row's sum, or past the last
-    row the tensor's end; peeled at 4097)."""
+    whole inside the row and element by element at its edges; a missed
+    element of the sum shows as the poison's NaN, while a write past the row
+    would put there the value its own row writes, so it cannot show;
+    peeled at 4097). "grid-first": the same rows over the grid form."""
     from rlxc.codegen import rows
 
     for name, value in WINDOW_SETTINGS[window].items():

@@ -673,7 +673,9 @@ WARP_EVEN_LANES_ITEMS = {4: {2: 3, 4: 7, 8: 7}, 2: {2: 5, 4: 7, 8: 7}}
 #: WARP_WIDE_EVEN_LANES_ITEMS accesses each (16-bit rows of 320: 40
 #: accesses, 8 lanes of 5 rather than a warp whose second access keeps 8
 #: of 32 lanes busy; of 384: 16 lanes of 3): 0 off, 1 for loaded rows, 2
-#: for computed ones (the fused residual norms') too. H200, session 49
+#: for computed ones too (measured on the fused residual norms'; an
+#: `rlx.fusion`'s prologue takes them too where it reads every input 16
+#: bytes an access, not measured). H200, session 49
 #: (`variant.py WARP_WIDE_EVEN_LANES=0,1,2 -- --ops
 #: layer_norm,rms_norm,softmax,residual_layer_norm,residual_rms_norm --rows
 #: 160,320,384,640 --sizes 64 --compile-sizes none`), 2 against 0: 16-bit
@@ -698,13 +700,15 @@ WARP_WIDE_EVEN_LANES_BYTES = (2,)
 WARP_WIDE_EVEN_LANES_MIN_BLOCKS = 0
 
 
-def row_group(cols: int, elem_bytes: int, loaded: bool = True) -> int:
+def row_group(cols: int, elem_bytes: int, loaded: bool = True, vector: bool = True) -> int:
     """Lanes per row of the warp form: one 16-byte access each where the row
     is that short (64 f16 elements: 8 lanes, 4 rows a warp), else a warp
-    (see WARP_EVEN_LANES, for `loaded` rows: not a prologue's)."""
+    (see WARP_EVEN_LANES, for `loaded` rows: not a prologue's; and
+    WARP_WIDE_EVEN_LANES, for rows of several elements an access: `vector`,
+    whose prologue, if any, reads no input an element at a time)."""
     items = -(-cols * elem_bytes // 16)
     g = _group_of(items)
-    if (WARP_WIDE_EVEN_LANES > (0 if loaded else 1) and 32 < items < min(WARP_WIDE_EVEN_LANES_BELOW, 256)
+    if (WARP_WIDE_EVEN_LANES > (0 if loaded else 1) and vector and 32 < items < min(WARP_WIDE_EVEN_LANES_BELOW, 256)
             and items % 32 and elem_bytes in WARP_WIDE_EVEN_LANES_BYTES
             and cols * elem_bytes % 16 == 0 and (items & -items) >= 8
             and items // (items & -items) <= WARP_WIDE_EVEN_LANES_ITEMS):
@@ -3373,7 +3377,7 @@ PEEL_F32 = True
 #: fewer elements per access (see `windowed`).
 WINDOW_ROWS = True
 #: ... and rows a prologue computes (the fused residual norms' x + residual,
-#: an `rlx.fusion`'s elementwise ops), where every tensor the prologue reads
+#: an `rlx.fusion`'s elementwise ops: not measured), where every tensor the prologue reads
 #: or writes is laid out as the row and of its type (`window_prologue`):
 #: each input read over the window, 16 bytes an access, and each output
 #: written so inside the row, its window's edges element by element. Off,
@@ -3528,8 +3532,9 @@ def merged_stats(form: str) -> bool:
 
 def windowed(cols: int, t: Attribute, stored: bool) -> bool:
     """Whether rows of `cols` elements of `t` take the windowed form in
-    the cluster form (`stored`: the row is kept in registers as 16 bits;
-    `row_kernel` also asks for no prologue): odd lengths (one element per
+    the cluster and grid forms (`stored`: the row is kept in registers as 16 bits;
+    `row_kernel` also asks that a prologue, if any, reads and writes
+    tensors laid out as the row: `window_prologue`): odd lengths (one element per
     access otherwise), and for the 16-bit rows any length 8 does not
     divide.
 
@@ -3842,7 +3847,7 @@ class CachedRow:
     vector: bool = True  # whether several elements may move per access
     stored: bool = False  # the row (shared or in registers) holds t's storage type, not f32
     peel: bool = False  # f16/bf16 rows of an odd length: see `peels`
-    window: bool = False  # f16/bf16 rows whose length 8 does not divide, in the cluster form: see `windowed`
+    window: bool = False  # rows 16 bytes do not divide, in the cluster and grid forms: see `windowed`
     loaded: str = ""  # the registers holding this row's accesses, loaded with the group's batch (WARP_BATCH), if any
     copies: tuple[str, ...] = ()  # per-column params read from their shifted copies, `<name>_c` (PARAM_COPIES)
     held: tuple[str, ...] = ()  # per-column params held in registers, `ph_<name>[j]` (WARP_HELD_PARAMS: `hold_params`)
@@ -4692,7 +4697,7 @@ def row_kernel(s: RowSpec, sm_count: int) -> KernelSpec:
     if computed and form in ("float4", "uint4"):
         form = "looping"  # the prologue's inputs are read one element at a time there
     if form == "warp":
-        group = row_group(rows.cols, s.elem_bytes, loaded=not computed)
+        group = row_group(rows.cols, s.elem_bytes, loaded=not computed, vector=s.prologue is None or s.prologue.vector)
         wide = group < 32 and -(-rows.cols * s.elem_bytes // 16) > 32  # WARP_WIDE_EVEN_LANES' lanes
         row = CachedRow.for_spec(s, group, "lane")
         if (narrow := narrow_group(rows.cols, row.width)) < group:
