@@ -523,7 +523,12 @@ class CudaExecutable:
         The launch list reads the inputs where the last run put them in the
         arena. Inputs that run() read in place (BIND_INPUTS) are copied in
         first, from the arrays of the mapping that run was given (the
-        executable keeps a reference to it until the next run or launch)."""
+        executable keeps a reference to it until the next run or launch).
+        The memory plan hands an input's arena slot to a later tensor once
+        the input is dead, so after a run or launch such a slot may hold
+        that tensor, and a second launch reads it as the input: launch()
+        repeats a run's work (what `time_launches` times), not necessarily
+        its results; run() copies the inputs in again."""
         if self._closed:
             raise CudaError("this executable was closed")
         if not self.launches:
