@@ -436,16 +436,17 @@ def _grid_row(body: list[str], rows: Rows, grid: GridReducer) -> list[str]:
     ]
 
 
-def _ticket(first: str, tickets: int, blocks: int, note: str = "") -> list[str]:
+def _ticket(first: str, tickets: int, blocks: int = 0, note: str = "") -> list[str]:
     """The opening of a kernel whose blocks take tickets (the grid forms):
     thread `first` draws the block's ticket, whose place `g_at` among a
-    launch's `tickets` gives the block's `rank` among `blocks`."""
+    launch's `tickets` gives the block's `rank` among `blocks` (0: no rank,
+    the kernel places its blocks itself)."""
     return [
         "  __shared__ unsigned long long g_ticket;",
         f"  if ({first}) g_ticket = atomicAdd(&ENTRY_ticket, 1ull);",
         "  __syncthreads();",
         f"  const long long g_at = (long long)(g_ticket % {tickets}ull);{note}",
-        f"  const int rank = (int)(g_at % {blocks});",
+        *([f"  const int rank = (int)(g_at % {blocks});"] if blocks else []),
     ]
 
 
@@ -4087,8 +4088,7 @@ class CachedRow:
         writes = [f"reinterpret_cast<{self.raw_of(eltype(v))}*>({n} + {self._at('base')})[c * {self.lanes} + {self.lane}] = po{m}.raw;"
                   for m, (n, v, _) in enumerate(p.outputs)]
         if self.window and writes:  # inside the row whole; the window's edges element by element
-            edges = [f"for (int i = 0; i < {w}; ++i) {{ const long long k = k0 + i; if ({self._in_row()}) {n}[base + k] = po{m}.e[i]; }}"
-                     for m, (n, _, _) in enumerate(p.outputs)]
+            edges = [self._edge_write(n, f"po{m}") for m, (n, _, _) in enumerate(p.outputs)]
             writes = [self._first_col(), f"if ({self._whole()}) {{", *("  " + x for x in writes), f"}} else if ({self._edge_chunk()}) {{",
                       *("  " + x for x in edges), "}"]
         if self.packed and PAIRED_PROLOGUE:  # a pair of elements, then their word of v at once
@@ -4190,6 +4190,12 @@ class CachedRow:
         lo, hi = ((self.cols + w - 1) // w - 1) // self.lanes, ((self.cols + 2 * w - 2) // w - 1) // self.lanes
         return f"c == 0 || c == {lo}" if lo == hi else f"c == 0 || (c >= {lo} && c <= {hi})"
 
+    def _edge_write(self, buf: str, union: str) -> str:
+        """The windowed form: access c's elements inside the row, held in
+        `union`.e, written to `buf` one at a time (k0: `_first_col`)."""
+        return (f"for (int i = 0; i < {self.width}; ++i) {{ const long long k = k0 + i; "
+                f"if ({self._in_row()}) {buf}[base + k] = {union}.e[i]; }}")
+
     def _in_row(self, k: str = "k") -> str:
         return f"{k} >= 0 && {k} < {self.cols}LL" if self.window else f"{k} < {self.cols}LL"
 
@@ -4275,7 +4281,7 @@ class CachedRow:
                 f"for (int i = 0; i < {w}; ++i) {{ const int j = c * {w} + i; const long long k = k0 + i; "
                 f"pk.e[i] = {inside} ? {value} : ({storage_type(self.t)})0; }}",
             ]
-            scalar_write = f"for (int i = 0; i < {w}; ++i) {{ const long long k = k0 + i; if ({inside}) {buf}[base + k] = pk.e[i]; }}"
+            scalar_write = self._edge_write(buf, "pk")
             if columns and WINDOW_VECTOR_PARAMS:  # inside the row: each param's 16 bytes realigned to the row's
                 size = dtype(self.t).bytes
                 copy = param_copy_bytes(self.cols, w, size)
@@ -4744,7 +4750,7 @@ def row_kernel(s: RowSpec, sm_count: int) -> KernelSpec:
                           batch=row if batched else None, per_group=per_group, threads=threads,
                           one_row="warp" in ROW_PER_BLOCK and not batched and grid * per_block >= rows.rows,
                           staged=(block_rows, s.t) if staged else None, pre=pre,
-                          min_blocks=WARP_WIDE_EVEN_LANES_MIN_BLOCKS if wide and row.lanes == group and not staged else 0)
+                          min_blocks=WARP_WIDE_EVEN_LANES_MIN_BLOCKS if wide and not staged else 0)
         return KernelSpec(s.family, src, bufs, grid, threads)
     if form == "block":
         threads = block_threads(rows.cols, s.elem_bytes)
@@ -5220,11 +5226,7 @@ def _column_grid_vector_kernel(s: RowSpec, decl: str, bufs: list[Buf], sm_count:
     counters = groups * subs + 2 * groups
     launch = groups * c + lag
     head = [
-        "  __shared__ unsigned long long g_ticket;",
-        "  if (threadIdx.x == 0 && threadIdx.y == 0) g_ticket = atomicAdd(&ENTRY_ticket, 1ull);  // in the order "
-        "blocks start",
-        "  __syncthreads();",
-        f"  const long long g_at = (long long)(g_ticket % {launch}ull);",
+        *_ticket("threadIdx.x == 0 && threadIdx.y == 0", launch, note="  // in the order blocks start"),
         f"  const int t = threadIdx.y * {tx} + threadIdx.x;",
     ]
     if lag:  # block T takes the statistics of block T's items and writes those of block T - lag's
