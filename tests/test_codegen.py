@@ -20,6 +20,7 @@ from rlxc.codegen import HEADER_NAME, HEADERS
 from rlxc.dialects import rlx_cuda
 from rlxc.runtime import nvrtc
 from rlxc.signature import signature
+from forms import block_form_up_to
 from strategies import graphs, random_inputs
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "examples"))
@@ -127,7 +128,7 @@ def test_long_row_kernels_compile(arch, grid, monkeypatch):
 
     monkeypatch.setattr(rows, "USE_CLUSTERS", False)
     monkeypatch.setattr(rows, "GRID_ROWS", grid)
-    monkeypatch.setattr(rows, "BLOCK_ROW_MAX", 8192)  # the forms past the block form at these lengths (by default up to 16384)
+    block_form_up_to(monkeypatch, 8192)  # the forms past the block form at these lengths (by default up to 16384-32768)
     lowered = rlxc.run_pipeline(_long_rows(), f"rlx-cuda{{arch={arch}}}")
     sources = [k.source.data for k in kernels_of(lowered)]
     smem = [s for s in sources if "// row form: smem" in s]
@@ -161,7 +162,7 @@ def test_long_rows_on_sm90_split_over_clusters(monkeypatch):
     from rlxc.codegen import rows
 
     monkeypatch.setattr(rows, "STREAM_ROWS", False)
-    monkeypatch.setattr(rows, "BLOCK_ROW_MAX", 8192)  # the forms past the block form at these lengths (by default up to 16384)
+    block_form_up_to(monkeypatch, 8192)  # the forms past the block form at these lengths (by default up to 16384-32768)
     lowered = rlxc.run_pipeline(_long_rows(), "rlx-cuda{arch=sm_90}")
     sources = [k.source.data for k in kernels_of(lowered)]
     assert all("// row form: cluster (" in s for s in sources), [s.splitlines()[2] for s in sources]
@@ -188,7 +189,7 @@ def test_stream_form_rows(monkeypatch):
     sm_80 and USE_CLUSTERS off keep the forms they had. Every kernel compiles."""
     from rlxc.codegen import rows
 
-    monkeypatch.setattr(rows, "BLOCK_ROW_MAX", 8192)  # the forms past the block form at these lengths (by default up to 16384)
+    block_form_up_to(monkeypatch, 8192)  # the forms past the block form at these lengths (by default up to 16384-32768)
     g = rlxc.GraphBuilder()
     xs = [g.input(f"x{n}", [3, n], "f16") for n in (16384, 8191, 10001, 16385, 30522, 32000, 50257, 65536, 131072)]
     b, f = g.input("b", [3, 32768], "bf16"), g.input("f", [3, 32768])
@@ -216,7 +217,7 @@ def test_stream_form_threads_by_accesses(monkeypatch):
     Every kernel compiles."""
     from rlxc.codegen import rows
 
-    monkeypatch.setattr(rows, "BLOCK_ROW_MAX", 8192)  # the forms past the block form at these lengths (by default up to 16384)
+    block_form_up_to(monkeypatch, 8192)  # the forms past the block form at these lengths (by default up to 16384-32768)
     g = rlxc.GraphBuilder()
     lengths = (8193, 10001, 16385, 24001, 28002, 32768)  # accesses (windowed: + 1) 1026, 1252, 2050, 3002, 3502, 4096
     outs = [g.softmax(g.input(f"x{n}", [3, n], "f16")) for n in lengths]
@@ -360,7 +361,7 @@ def test_window_whole_chunks(monkeypatch):
     from rlxc.codegen import rows
 
     monkeypatch.setattr(rows, "STREAM_ROWS", False)
-    monkeypatch.setattr(rows, "BLOCK_ROW_MAX", 8192)  # the forms past the block form at these lengths (by default up to 16384)
+    block_form_up_to(monkeypatch, 8192)  # the forms past the block form at these lengths (by default up to 16384-32768)
 
     def lower():
         g = rlxc.GraphBuilder()
@@ -1624,6 +1625,7 @@ def test_norm_params_read_from_shifted_copies(monkeypatch):
 
     monkeypatch.setattr(rows, "PARAM_COPIES", True)
     monkeypatch.setattr(rows, "PARAM_COPIES_MIN_COLUMNS", 1)
+    block_form_up_to(monkeypatch, 16384)  # f32 layer_norm of 20001 in the cluster form (by default a block)
 
     def lower():
         g = rlxc.GraphBuilder()

@@ -492,10 +492,13 @@ def test_block_form_threads_by_row_length():
     """rows.BLOCK_MIN_ITEMS and BLOCK_ROW_ELEMS: the block form gives each
     thread two 16-byte items at least (16-bit rows of 1536: 96 threads; f32
     rows of 2049: 256) and past 8192 elements 32 elements a thread, up to
-    rows of BLOCK_ROW_MAX = 16384 (512 threads); longer rows take the
-    cluster form. Every kernel fits 64 registers and spills 8 bytes at most."""
+    rows of BLOCK_ROW_MAX = 16384 (512 threads), and f32 layer_norm rows up
+    to BLOCK_LAYER_NORM_F32_ROW_MAX = 32768 (1024 threads); longer rows
+    take the cluster form (test_block_form_reach_by_op_and_dtype). Every
+    kernel fits 64 registers and spills 8 bytes at most."""
     cases = [(1536, "f16", 96), (2049, "bf16", 160), (2049, "f32", 256), (8192, "f32", 256), (10001, "f16", 320),
-             (12000, "bf16", 384), (16384, "f32", 512), (16385, "f32", 0)]
+             (12000, "bf16", 384), (16384, "f32", 512), (16385, "f32", 544), (32768, "f32", 1024),
+             (32769, "f32", 0)]
 
     def build(g):
         outs = []
@@ -513,6 +516,61 @@ def test_block_form_threads_by_row_length():
             assert "row form: cluster" in form, (n, d, form)
         res = nvrtc.resources(src, "sm_90", headers=HEADERS)
         assert res.spill_stores <= 8 and res.registers <= 64, (n, d, res)
+
+
+def test_block_form_reach_by_op_and_dtype():
+    """rows.block_row_max: past BLOCK_ROW_MAX = 16384 the block form keeps
+    f32 softmax and log_softmax rows up to 30720 (960 threads), f16/bf16
+    softmax and log_softmax up to 22528 (704) and f32 layer_norm up to
+    32768 (1024); past them softmax takes the cluster form (f32) or the
+    stream form (16-bit), and f32 rms_norm, 16-bit layer_norm and softmax
+    over a computed row (an `rlx.fusion` prologue) take the cluster form
+    from 16385. Every block kernel compiles without spilling more than 8
+    bytes."""
+    cases = [("softmax", 30720, "f32", "block (960 threads"), ("log_softmax", 30721, "f32", "cluster"),
+             ("log_softmax", 22528, "bf16", "block (704 threads"), ("softmax", 22529, "f16", "stream"),
+             ("layer_norm", 32768, "f32", "block (1024 threads"), ("layer_norm", 32769, "f32", "cluster"),
+             ("layer_norm", 16385, "f16", "cluster"), ("rms_norm", 16385, "f32", "cluster"),
+             ("fused_softmax", 16385, "f32", "cluster")]
+
+    def build(g):
+        outs = []
+        for k, (op, n, d, _) in enumerate(cases):
+            x = g.input(f"x{k}", [3, n], d)
+            if op == "layer_norm":
+                outs.append(g.layer_norm(x, g.param(f"g{k}", [n], d), g.param(f"b{k}", [n], d)))
+            elif op == "rms_norm":
+                outs.append(g.rms_norm(x, g.param(f"g{k}", [n], d)))
+            elif op == "fused_softmax":
+                outs.append(g.softmax(g.mul(x, g.input(f"y{k}", [3, n], d))))
+            else:
+                outs.append(getattr(g, op)(x))
+        return outs
+
+    srcs = _kernels(build)
+    assert len(srcs) == len(cases)
+    for src, (op, n, d, form) in zip(srcs, cases):
+        assert f"// row form: {form}" in src.splitlines()[2], (op, n, d, src.splitlines()[2])
+        if form.startswith("block"):
+            res = nvrtc.resources(src, "sm_90", headers=HEADERS)
+            assert res.spill_stores <= 8, (op, n, d, res)
+
+
+@pytest.mark.parametrize("d", ["f16", "bf16"])
+def test_wide_even_lanes_capped_where_a_lane_holds_five_accesses(d):
+    """rows.WARP_WIDE_EVEN_LANES_MIN_BLOCKS: 16-bit layer_norm rows of 40
+    16-byte accesses (320 elements: 8 lanes of 5) ask for 3 blocks of 256
+    threads a multiprocessor, and fit 80 registers without spilling; rows
+    of 48 (384: 16 lanes of 3) ask nothing."""
+    def build(g):
+        return [g.layer_norm(x := g.input(f"x{n}", [64, n], d), g.param(f"g{n}", [n], d), g.param(f"b{n}", [n], d))
+                for n in (320, 384)]
+
+    five, three = _kernels(build)
+    assert "(8 threads per row" in five and "__launch_bounds__(256, 3)" in five, five[:400]
+    assert "(16 threads per row" in three and "__launch_bounds__(256)" in three, three[:400]
+    res = nvrtc.resources(five, "sm_90", headers=HEADERS)
+    assert res.registers <= 80 and res.spill_stores == 0, res
 
 
 def test_warp_even_lanes(monkeypatch):

@@ -12,6 +12,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 
 import rlxc
+from forms import block_form_up_to
 from strategies import graphs, random_inputs
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "examples"))
@@ -793,7 +794,7 @@ def test_stream_form_softmax(rows, cols, dtype, monkeypatch):
     from rlxc.values import round_bf16
 
     monkeypatch.setattr(rows_mod, "STREAM_DTYPES", ("f32", "f16", "bf16"))
-    monkeypatch.setattr(rows_mod, "BLOCK_ROW_MAX", 8192)  # rows of 8193-16384 take the block form by default
+    block_form_up_to(monkeypatch, 8192)  # rows of 8193-16384 (some ops' up to 32768) take the block form by default
     monkeypatch.setattr(rows_mod, "STREAM_ROW_MIN", 16384)
     monkeypatch.setattr(rows_mod, "STREAM_ROW_MAX_BYTES", 2**20)
     g = rlxc.GraphBuilder()
@@ -1344,6 +1345,9 @@ WINDOW_SETTINGS = {
     "prologue-unwindowed": {"WINDOW_PROLOGUE": False},
     # the grid form (before the cluster form) over the same windowed rows, the residual norms' too
     "grid-first": {"GRID_FIRST": True},
+    # f32 softmax and layer_norm of 30522 through the cluster form (by default a block of 960 threads)
+    "short-block": {"BLOCK_SOFTMAX_F32_ROW_MAX": 16384, "BLOCK_SOFTMAX_16_ROW_MAX": 16384,
+                    "BLOCK_LAYER_NORM_F32_ROW_MAX": 16384},
 }
 
 
@@ -1373,7 +1377,7 @@ def test_cluster_rows_every_start_alignment(cols, dtype, window, monkeypatch):
     for name, value in WINDOW_SETTINGS[window].items():
         monkeypatch.setattr(rows, name, value)
     if cols == 10001:
-        monkeypatch.setattr(rows, "BLOCK_ROW_MAX", 8192)
+        block_form_up_to(monkeypatch, 8192)
     g = rlxc.GraphBuilder()
     x, res = g.input("x", [9, cols], dtype), g.input("res", [9, cols], dtype)
     gamma, beta = g.param("g", [cols], dtype), g.param("b", [cols], dtype)

@@ -202,8 +202,9 @@ def test_warp_rows_over_wide_even_lanes(d, wide, min_blocks, monkeypatch):
     over 8 or 16 lanes of 3 or 5 each (37 rows: the last warp's groups part
     empty), rows of 56 (7 a lane: a warp); softmax, log_softmax, the norms
     and the residual norms (their sum an output too) against the
-    interpreter; with `min_blocks`, their registers capped for 3 blocks a
-    multiprocessor (WARP_WIDE_EVEN_LANES_MIN_BLOCKS)."""
+    interpreter; with `min_blocks`, the registers of the rows of 5 accesses
+    a lane capped for 3 blocks a multiprocessor
+    (WARP_WIDE_EVEN_LANES_MIN_BLOCKS)."""
     from rlxc.codegen import rows
 
     monkeypatch.setattr(rows, "WARP_WIDE_EVEN_LANES", wide)
@@ -223,7 +224,28 @@ def test_warp_rows_over_wide_even_lanes(d, wide, min_blocks, monkeypatch):
     for lanes in (8, 16):
         assert f"({lanes} threads per row" in text
     assert text.count("(8 threads per row") == (6 if wide == 2 else 4)  # rows of 40: 4 loaded, 2 computed
-    assert text.count(", 3)") == (18 if min_blocks else 0)  # rows of 40, 48 and 80: 6 kernels each over 8 or 16 lanes
+    assert text.count(", 3)") == (12 if min_blocks else 0)  # rows of 40 and 80 (not 48: 3 a lane), 6 kernels each
+    check(module)
+
+
+@pytest.mark.parametrize("d", ["f32", "f16", "bf16"])
+def test_long_rows_in_the_block_form(d):
+    """rows.block_row_max: rows of 16385-32768 that the block form keeps
+    past BLOCK_ROW_MAX (f32 softmax and log_softmax up to 960 threads,
+    16-bit ones up to 704, f32 layer_norm up to 1024), odd (peeled) and
+    aligned, beside the norms that take the cluster form at these lengths,
+    against the interpreter; 5 rows each, so the rows start at several
+    offsets from a 16-byte boundary."""
+    g = rlxc.GraphBuilder()
+    outs = []
+    for n in (16385, 20001, 22528, 28001, 32768):
+        x = g.input(f"x{n}", [5, n], d)
+        outs += [g.softmax(x), g.log_softmax(x), g.layer_norm(x, g.param(f"g{n}", [n], d), g.param(f"b{n}", [n], d)),
+                 g.rms_norm(x, g.param(f"w{n}", [n], d))]
+    module = g.build(outs)
+    text = str(rlxc.run_pipeline(module, "rlx-cuda{arch=sm_90 sm_count=132}"))
+    blocks = ["(896 threads per row", "(1024 threads per row"] if d == "f32" else ["(704 threads per row"]
+    assert all(b in text for b in blocks), blocks  # f32 softmax of 28001 and layer_norm of 32768; 16-bit softmax of 22528
     check(module)
 
 

@@ -21,7 +21,9 @@ element type and layout (`ROW_FORMS`, the one table of thresholds):
   from 32 elements over as few lanes as hold 8 each (WARP_NARROW_ITEMS);
 * block: a block per row, the row in registers (BLOCK_THREADS threads, fewer
   for rows of under 512 16-byte items: BLOCK_MIN_ITEMS; up to 512 of
-  BLOCK_ROW_ELEMS elements each past 8192);
+  BLOCK_ROW_ELEMS elements each past 8192; up to 704-1024 of them for f32
+  softmax, log_softmax and layer_norm and for f16/bf16 softmax and
+  log_softmax: BLOCK_SOFTMAX_F32_ROW_MAX);
 * stream (softmax, log_softmax: f16/bf16 rows of 30000-65536 elements, no
   prologue; rows 8 does not divide through their 16-byte-aligned windows,
   from 8193 elements):
@@ -29,7 +31,7 @@ element type and layout (`ROW_FORMS`, the one table of thresholds):
   accesses: STREAM_WINDOW_THREADS) reads it twice,
   2 loads in flight per thread, the online (max, sum) in the first read,
   the output in the second, which finds the row in L2 (STREAM_ROWS);
-* cluster (sm_90, past BLOCK_ROW_MAX): the row split over the 2-8 blocks
+* cluster (sm_90, past the block form): the row split over the 2-8 blocks
   of a thread-block cluster, 128 bytes of it in each thread's registers;
   each statistic reduced over the block, then over the cluster through
   distributed shared memory (`rlx_cluster_reduce`: every block folds the
@@ -693,12 +695,19 @@ WARP_WIDE_EVEN_LANES_ITEMS = 5
 WARP_WIDE_EVEN_LANES_BELOW = 64
 WARP_WIDE_EVEN_LANES_BYTES = (2,)
 #: ... their blocks per multiprocessor at least this many through
-#: `__launch_bounds__` (0: as the compiler likes). Prepared in session 49,
-#: not measured: NVRTC 13 (sm_90) gives bf16 layer_norm of 320 over 8 lanes
-#: 90 registers (2 blocks of 256 threads a multiprocessor) where f16 takes
-#: 69 (3 blocks); with 3, 80 and no spills (4: 64 and 112 bytes spilled).
-#: The wide lanes gained f16 layer_norm of 320 8.3% and bf16 nothing.
-WARP_WIDE_EVEN_LANES_MIN_BLOCKS = 0
+#: `__launch_bounds__` (0: as the compiler likes), where a lane holds
+#: WARP_WIDE_EVEN_LANES_MIN_BLOCKS_ITEMS accesses or more. NVRTC 13 (sm_90)
+#: gives bf16 layer_norm of 320 over 8 lanes 90 registers (2 blocks of 256
+#: threads a multiprocessor) where f16 takes 69 (3 blocks); with 3, 80 and
+#: no spills (4: 64 and 112 bytes spilled). H200, session 50 (`variant.py
+#: WARP_WIDE_EVEN_LANES_MIN_BLOCKS=0,3 -- --ops
+#: layer_norm,residual_layer_norm --dtypes f16,bf16 --rows 320,384 --sizes
+#: 64,512`, every lane capped), 3 against 0: layer_norm of 320 (5 accesses
+#: a lane) bf16 41.6 -> 38.0 / 290.8 -> 260.9 µs at 64 / 512 MiB, f16 +2.4%
+#: / +1.4%; of 384 (3 a lane) -6.3% to -8.7%; the residual layer_norm
+#: within ±0.8%. So lanes of 5 accesses only.
+WARP_WIDE_EVEN_LANES_MIN_BLOCKS = 3
+WARP_WIDE_EVEN_LANES_MIN_BLOCKS_ITEMS = 5
 
 
 def row_group(cols: int, elem_bytes: int, loaded: bool = True, vector: bool = True) -> int:
@@ -2123,6 +2132,27 @@ WARP_ROW_MAX = 1024
 #: form's guarded computed rows), f32 softmax of 8193 46.5 -> 36.3, layer_norm
 #: +6-30%; worst the f32 residual layer_norm of 12289 (-1.3% / -4.8%).
 BLOCK_ROW_MAX = 16384
+#: ... and past it, up to these lengths, the rows of the ops and dtypes the
+#: block form (up to 1024 threads of BLOCK_ROW_ELEMS elements) serves faster
+#: than the cluster and stream forms (`block_row_max`): f32 softmax and
+#: log_softmax up to 960 threads, f16/bf16 softmax and log_softmax up to 704
+#: threads, f32 layer_norm; rows an `rlx.fusion` prologue computes keep
+#: BLOCK_ROW_MAX. H200, session 50 (`variant.py NAME=16384,... -- --ops
+#: softmax,log_softmax | layer_norm --rows 16385,18000,20001,20480,22001 |
+#: 16385,20001,24577,28001,32768 --sizes 64,512`), µs at 64 / 512 MiB:
+#: f32 softmax of 16385 49.8 -> 38.6 / 371 -> 266, of 24577 48.8 -> 44.5 /
+#: 361 -> 287, of 28001 +9% / +26%, of 32768 (1024 threads) -7.4% / +3.6%,
+#: which keeps the cluster form; log_softmax the same; f32 layer_norm +2.8%
+#: (20001) to +24% (16385) at 64 MiB, +4% to +32% at 512, 32768 +4.7% /
+#: +9.7%; 16-bit softmax and log_softmax of 16385-20480 +1% to +16%, of
+#: 22001 (688 threads) +2.6% to +9.9% in blocks up to 704 threads, of 24577
+#: (800: one block a multiprocessor) -18% against the stream form. Not
+#: taken (`BLOCK_ROW_MAX=16384,32768`, rows of 20001-30001 at 64 MiB): f32
+#: rms_norm (+2% at 20001, -7..-10% past it), 16-bit layer_norm (-1..-15%)
+#: and rms_norm (-3..-22%).
+BLOCK_SOFTMAX_F32_ROW_MAX = 30720
+BLOCK_SOFTMAX_16_ROW_MAX = 22528
+BLOCK_LAYER_NORM_F32_ROW_MAX = 32768
 SMEM_ROW_BYTES = 160 * 1024
 SMEM_THREADS = 1024
 
@@ -3703,13 +3733,14 @@ def grid_shape(cols: int, t: Attribute, sm_count: int, stored: bool = False,
 
 
 def row_form(rows: Rows, t: Attribute, smem_elem_bytes: int = 4, stored: bool = False, window: bool = False,
-             sm_count: int = 0, online: bool = False, prologue: bool = False) -> str:
+             sm_count: int = 0, online: bool = False, prologue: bool = False, block_max: int = 0) -> str:
     """The form (see the module docstring) of a row kernel over `rows`, whose
     shared-memory row would take `smem_elem_bytes` per element, on
     `sm_count` multiprocessors (0: unknown, no grid form); `online`: the
     op's statistics take one read (softmax's online max and sum) and it has
     no prologue (the stream form); `prologue`: the row is computed by one
-    (CLUSTER_PROLOGUE_ROW_BYTES)."""
+    (CLUSTER_PROLOGUE_ROW_BYTES); `block_max`: the block form's longest
+    row, past BLOCK_ROW_MAX (`block_row_max`)."""
     if rows.col_off != "k":  # not contiguous: one element at a time
         size = dtype(t).bytes
         whole = _inner_slices(rows, _held_elems(size), size)
@@ -3717,7 +3748,7 @@ def row_form(rows: Rows, t: Attribute, smem_elem_bytes: int = 4, stored: bool = 
                 or _slab_shape(rows, sm_count) or column_grid_vectors(rows, size, sm_count) else "looping")
     if rows.cols <= WARP_ROW_MAX:
         return "warp"
-    if rows.cols <= BLOCK_ROW_MAX:
+    if rows.cols <= max(BLOCK_ROW_MAX, block_max):
         return "block"
     aligned = rows.cols % (16 // dtype(t).bytes) == 0
     if (STREAM_ROWS and online and USE_CLUSTERS and has_clusters()
@@ -4417,6 +4448,8 @@ class RowSpec:
     #: updates no element (it then serves a row kept in 16 bits, `stored`)
     merged_out: Out | None = None
     merged_pure: bool = False
+    #: layer_norm (its block form's reach: BLOCK_LAYER_NORM_F32_ROW_MAX)
+    layer_norm: bool = False
 
     @property
     def elem_bytes(self) -> int:
@@ -4683,6 +4716,19 @@ def _with_copies(s: RowSpec, row: CachedRow, bufs: list[Buf], decl: str) -> tupl
     return replace(row, copies=names), [*bufs, *extra], decl
 
 
+def block_row_max(s: RowSpec) -> int:
+    """The block form's longest row for `s` (BLOCK_SOFTMAX_F32_ROW_MAX and
+    the two below it; BLOCK_ROW_MAX for the others)."""
+    size = dtype(s.t).bytes
+    if s.prologue is not None:
+        return BLOCK_ROW_MAX
+    if s.softmax_log is not None:
+        return BLOCK_SOFTMAX_F32_ROW_MAX if size == 4 else BLOCK_SOFTMAX_16_ROW_MAX
+    if s.layer_norm and size == 4:
+        return BLOCK_LAYER_NORM_F32_ROW_MAX
+    return BLOCK_ROW_MAX
+
+
 def row_kernel(s: RowSpec, sm_count: int) -> KernelSpec:
     """`s` in the form `row_form` picks (see the module docstring)."""
     if s.rows.rows == 0 or s.rows.cols == 0:  # no elements in or out: a kernel that does nothing
@@ -4693,10 +4739,10 @@ def row_kernel(s: RowSpec, sm_count: int) -> KernelSpec:
     computed = s.prologue is not None  # the row is computed, not loaded
     window = WINDOW_ROWS and (not computed or window_prologue(s.prologue, s.t)) and windowed(s.rows.cols, s.t, regs16)
     form = row_form(s.rows, s.t, 2 if stored else 4, regs16, window, sm_count,
-                    online=s.streamed_at is not None and not computed, prologue=computed)
+                    online=s.streamed_at is not None and not computed, prologue=computed, block_max=block_row_max(s))
     if form == "smem" and stored and not s.pure_in_smem:  # the shared row as f32 after all
         stored = regs16 = window = False
-        form = row_form(s.rows, s.t, 4, sm_count=sm_count)
+        form = row_form(s.rows, s.t, 4, sm_count=sm_count, block_max=block_row_max(s))
     bufs = [Buf(v, w) for _, v, w in s.bufs]
     decl = params_decl(s.bufs)
     rows = s.rows
@@ -4750,7 +4796,8 @@ def row_kernel(s: RowSpec, sm_count: int) -> KernelSpec:
                           batch=row if batched else None, per_group=per_group, threads=threads,
                           one_row="warp" in ROW_PER_BLOCK and not batched and grid * per_block >= rows.rows,
                           staged=(block_rows, s.t) if staged else None, pre=pre,
-                          min_blocks=WARP_WIDE_EVEN_LANES_MIN_BLOCKS if wide and not staged else 0)
+                          min_blocks=WARP_WIDE_EVEN_LANES_MIN_BLOCKS if wide and not staged
+                          and -(-rows.cols * s.elem_bytes // 16) >= group * WARP_WIDE_EVEN_LANES_MIN_BLOCKS_ITEMS else 0)
         return KernelSpec(s.family, src, bufs, grid, threads)
     if form == "block":
         threads = block_threads(rows.cols, s.elem_bytes)
@@ -5607,7 +5654,7 @@ def norm_kernel(op: rlx.LayerNormOp | rlx.RmsNormOp | rlx.FusedResidualLayerNorm
             pure=pure, pure_out=lambda v, p: f"({v} - mean) * inv * {p('g')} + {p('b')}",
             streamed=welford,
             streamed_out=lambda v, p: f"({v} - mean) * inv * {p('g')} + {p('b')}",
-            prologue=fused.prologue if fused else None, columns=("g", "b"), name_read=True,
+            prologue=fused.prologue if fused else None, columns=("g", "b"), name_read=True, layer_norm=True,
         )  # fmt: skip
     else:
         stats, out = (sum_of_squares("q"),), (lambda v, p: f"{v} * inv * {p('g')}")
