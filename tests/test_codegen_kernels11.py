@@ -556,6 +556,35 @@ def test_block_form_reach_by_op_and_dtype():
             assert res.spill_stores <= 8, (op, n, d, res)
 
 
+def test_argmax_block_threads_by_dtype():
+    """rows.ARGMAX_BLOCK_THREADS_16: argmax's block form takes blocks of 128
+    threads over f16/bf16 rows at least ARGMAX_SPLIT_BELOW (4) blocks a
+    multiprocessor (600 on 132: launch bounds, the thread's items 128
+    apart, the launch's block), of 256 over f32 rows and fewer rows (6 of
+    24577, split over grid.y); rows the warp form takes are as before.
+    Every kernel compiles without spills."""
+    def build(g):
+        return [g.argmax(g.input(f"x{d}{n}", [600, n], d), axis=-1)
+                for d, n in (("f16", 24577), ("bf16", 32768), ("f32", 24577), ("f16", 5120))] \
+            + [g.argmax(g.input("few", [6, 24577], "f16"), axis=-1)]
+
+    g = rlxc.GraphBuilder()
+    lowered = rlxc.run_pipeline(g.build(build(g)), "rlx-cuda{arch=sm_90 sm_count=132}")
+    kernels = [op for op in lowered.ops if isinstance(op, rlx_cuda.KernelOp)]
+    srcs = [k.source.data for k in kernels]
+    assert "argmax form: block (128 threads)" in srcs[0] and "__launch_bounds__(128)" in srcs[0], srcs[0][:600]
+    assert "k4 = k0 + j * 128LL;" in srcs[0] and "k0 += 512LL)" in srcs[0], srcs[0]  # 4 loads in flight
+    assert "argmax form: block (128 threads)" in srcs[1]
+    assert "argmax form: block," in srcs[2] and "__launch_bounds__(256)" in srcs[2]
+    assert "argmax form: warp" in srcs[3]
+    assert "argmax form: block," in srcs[4] and "split in" in srcs[4] and "__launch_bounds__(256)" in srcs[4]
+    launches = [op for op in lowered.walk() if op.name == "rlx_cuda.launch"]
+    assert "block [128, 1, 1]" in str(launches[0]) and "block [256, 1, 1]" in str(launches[2]), launches
+    for src in srcs:
+        res = nvrtc.resources(src, "sm_90", headers=HEADERS)
+        assert res.spill_stores == 0, res
+
+
 @pytest.mark.parametrize("d", ["f16", "bf16"])
 def test_wide_even_lanes_capped_where_a_lane_holds_five_accesses(d):
     """rows.WARP_WIDE_EVEN_LANES_MIN_BLOCKS: 16-bit layer_norm rows of 40

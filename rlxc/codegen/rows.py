@@ -1432,6 +1432,23 @@ ARGMAX_GROUP_WIDE_ITEMS_F32 = 256
 #: (151936 at 512 MiB 181 -> 202); f16/bf16's 8 chains lost 20% at 4096 and
 #: 15-18% at 1048576 x 512 MiB, so they keep one.
 ARGMAX_LANE_CHAINS = 4
+#: ... the block form's chains taking this many 16-byte items a thread
+#: before comparing any (loads in flight; 1: an item at a time).
+ARGMAX_CHAIN_LOADS = 1
+#: argmax's block form: threads per block (ARGMAX_BLOCK_THREADS_16 over
+#: f16/bf16 rows at least ARGMAX_SPLIT_BELOW blocks a multiprocessor: never
+#: split; fewer rows were not measured). H200, session 50 (`variant.py
+#: ARGMAX_BLOCK_THREADS=256,128,512,1024 -- --ops argmax_last --rows
+#: 5120,14336,24577,32768 --sizes 64,512`), 128 against 256: f16/bf16 rows
+#: of 24577 25.5 -> 24.0 / 152.0 -> 134.5 µs at 64 / 512 MiB, of 14336
+#: -3% / +11-12%, of 32768 +6-8% / +2-3% (rows of 5120 take the warp form);
+#: f32 mixed (-4.3% to +16%: of 5120 -4.3% / +10%, of 24577 -1.8% / +1.8%);
+#: 512 and 1024 lost 5-69% (a block of 1024 a multiprocessor while it
+#: reduces). Also measured and not taken: ARGMAX_CHAIN_LOADS 2 and 4
+#: (f32: -16% to +5%), ARGMAX_SPLIT_BELOW 32 with SPLIT_BLOCKS_PER_SM 24
+#: (rows of 14336-32768 at 64 MiB 18-37% slower).
+ARGMAX_BLOCK_THREADS = 256
+ARGMAX_BLOCK_THREADS_16 = 128
 #: argmax along a non-contiguous axis in the columns form where softmax's
 #: would take it (`column_slices`: COLUMN_FORM_MIN_ROWS rows or more): X neighbouring rows
 #: × Y slices of the axis per block, each thread scanning its slice (so the
@@ -1685,7 +1702,11 @@ def argmax_kernel(op: rlx.ArgMaxOp, sm_count: int) -> KernelSpec:
     w = peel or (16 // size if contiguous and rows.cols % (16 // size) == 0 else 1)
     items = rows.cols // w  # peeled: the most a row has (m or m - 1 aligned items)
     warp = rows.cols <= ARGMAX_WARP_ROW_MAX or items <= ARGMAX_WARP_ITEMS_MAX
-    lanes, lane = (32, "lane") if warp else (THREADS, "threadIdx.x")
+    bt = THREADS if warp else ARGMAX_BLOCK_THREADS  # the block's threads
+    split = 1 if warp else split_count(rows.rows, items, bt, sm_count, ARGMAX_SPLIT_BELOW, ARGMAX_SPLIT_MIN_ITEMS)
+    if not warp and size == 2 and rows.rows >= ARGMAX_SPLIT_BELOW * sm_count > 0:  # (fewer rows as measured)
+        bt = ARGMAX_BLOCK_THREADS_16
+    lanes, lane = (32, "lane") if warp else (bt, "threadIdx.x")
     group = 32
     if warp and ARGMAX_GROUP_ITEMS:  # fewer lanes per row where each would take too few items
         wide = items >= (ARGMAX_GROUP_WIDE_ITEMS if size < 4 else ARGMAX_GROUP_WIDE_ITEMS_F32)
@@ -1693,7 +1714,6 @@ def argmax_kernel(op: rlx.ArgMaxOp, sm_count: int) -> KernelSpec:
         while group > 1 and items < least * group:
             group //= 2
         lanes = group
-    split = 1 if warp else split_count(rows.rows, items, THREADS, sm_count, ARGMAX_SPLIT_BELOW, ARGMAX_SPLIT_MIN_ITEMS)
     chunk = -(-items // split)
     lo, hi = ("k_lo + ", "k_hi") if split > 1 else ("", f"{items}LL")
     if peel:  # items counted from the buffer's start: va .. vb - 1 are the row's
@@ -1704,7 +1724,7 @@ def argmax_kernel(op: rlx.ArgMaxOp, sm_count: int) -> KernelSpec:
         dtype_name(t) == "f32" and warp and not peel and rows.cols <= ARGMAX_HELD_F32_MAX))
     chains = not warp and not held and 1 < w <= ARGMAX_LANE_CHAINS
     screened = (ARGMAX_VECTOR_MAX and ARGMAX_SCREEN_ITEMS > 0 and not warp and not chains and not held and w > 1
-                and chunk >= ARGMAX_SCREEN_ITEMS * THREADS)
+                and chunk >= ARGMAX_SCREEN_ITEMS * bt)
     held_loads = max(1, ARGMAX_HELD_WARP_LOADS if warp else ARGMAX_HELD_LOADS)
 
     def held_scan() -> list[str]:
@@ -1789,7 +1809,7 @@ def argmax_kernel(op: rlx.ArgMaxOp, sm_count: int) -> KernelSpec:
                 f"for (int i = 0; i < {w}; ++i) ve[i] = ({acc}){load('pk.e[i]', t)};",
                 *steps)]
 
-        loads = ARGMAX_VECTOR_LOADS if warp else ARGMAX_SCREEN_LOADS if screened else 1
+        loads = ARGMAX_VECTOR_LOADS if warp else ARGMAX_SCREEN_LOADS if screened else ARGMAX_CHAIN_LOADS if chains else 1
         if loads <= 1:
             return [*unroll, f"for (long long k4 = {lo}{lane}; k4 < {hi}; k4 += {lanes}) {{",
                     *item(f"reinterpret_cast<const uint4*>({at})[k4]", "  "), "}"]
@@ -1897,14 +1917,14 @@ def argmax_kernel(op: rlx.ArgMaxOp, sm_count: int) -> KernelSpec:
     per += f", {ARGMAX_VECTOR_LOADS} loads in flight a lane" if warp and w > 1 and ARGMAX_VECTOR_LOADS > 1 and not held else ""
     per += f", {ARGMAX_SCREEN_LOADS} loads in flight a thread" if screened and ARGMAX_SCREEN_LOADS > 1 else ""
     form = ("warp (8 rows per block)" if group == 32 else f"lane groups ({group} lane{'s' if group > 1 else ''} per row, {THREADS // group} rows "
-            "per block)") if warp else "block"
+            "per block)") if warp else "block" if bt == THREADS else f"block ({bt} threads)"
     how = f", each row split in {split} chunks of {chunk} items (grid.y)" if split > 1 else ""
     src = [f"// argmax form: {form}, {per}{how}"]
     if split > 1:
         src += [f"__device__ {acc} ENTRY_pv[{split * rows.rows}];  // split partials: [chunk][row]",
                 f"__device__ long long ENTRY_pi[{split * rows.rows}];",
                 f"__device__ unsigned int ENTRY_count[{rows.rows}] = {{}};  // blocks arrived per row (reset by the last)"]
-    src.append(f'extern "C" __global__ void __launch_bounds__({THREADS}) ENTRY({decl}) {{')
+    src.append(f'extern "C" __global__ void __launch_bounds__({bt}) ENTRY({decl}) {{')
     if warp:
         src += _warp_loop(body, rows, THREADS // 32, group)
         grid: int | tuple[int, int, int] = min(-(-rows.rows // (THREADS // group)), sm_count * 16)
@@ -1916,9 +1936,9 @@ def argmax_kernel(op: rlx.ArgMaxOp, sm_count: int) -> KernelSpec:
             grid = (rows.rows, split, 1)
         else:
             src.extend(_row_loop(body, rows))
-            grid = min(rows.rows, sm_count * 16)
+            grid = min(rows.rows, sm_count * (2048 // bt) * 2)
     src.append("}")
-    return KernelSpec("argmax", helper + "\n".join(src) + "\n", [Buf(x), Buf(y, True)], grid)
+    return KernelSpec("argmax", helper + "\n".join(src) + "\n", [Buf(x), Buf(y, True)], grid, bt)
 
 
 def _argmax_columns(x: SSAValue, y: SSAValue, rows: Rows, acc: str, slices: int) -> KernelSpec:
