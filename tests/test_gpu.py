@@ -691,7 +691,9 @@ def test_topk_nan_ties_and_infinities_on_gpu():
 #: Row lengths of the row-kernel sweep: attention rows (64, 128), odd and
 #: unaligned lengths (100, 1000, 4097), hidden sizes (768, 4096), and long
 #: rows past the register-cached forms: split over clusters on sm_90 (8200,
-#: 32768, 50000, 131072; 200000 at 8 blocks of 800 threads in f32), and
+#: 32768, 50000, 131072; 200000 at 8 blocks of 800 threads in f32; f32
+#: softmax of 30522 and f32 layer_norm up to 32768 in a block of up to 1024
+#: threads: rows.block_row_max), and
 #: past a cluster over blocks that meet through global memory (300001,
 #: 1048576: the grid form).
 ROW_LENGTHS = [33, 64, 65, 100, 128, 197, 257, 768, 1000, 1001, 4096, 4097, 8200, 30522, 32000, 32768, 50000, 50257, 131072, 200000,
@@ -840,7 +842,8 @@ def test_stream_form_softmax(rows, cols, dtype, monkeypatch):
 @pytest.mark.parametrize("rows,cols", [(9, 30522), (5, 32768), (9, 50257), (3, 32001), (2, 131072)])
 def test_long_norm_rows(rows, cols, dtype):
     """layer_norm and rms_norm over long rows (the cluster form, windowed
-    where 8 does not divide the row) against the interpreter, every element
+    where 8 does not divide the row; f32 layer_norm up to 32768 in the block
+    form: rows.block_row_max) against the interpreter, every element
     within the dtype's tolerance: rows 8 does not divide start at every
     offset of their 16-byte windows (9 rows of 50257), a row far from zero
     (a mean of 300 over a spread of 1) and a row of one value (variance 0)."""
@@ -1345,9 +1348,9 @@ WINDOW_SETTINGS = {
     "prologue-unwindowed": {"WINDOW_PROLOGUE": False},
     # the grid form (before the cluster form) over the same windowed rows, the residual norms' too
     "grid-first": {"GRID_FIRST": True},
-    # f32 softmax and layer_norm of 30522 through the cluster form (by default a block of 960 threads)
-    "short-block": {"BLOCK_SOFTMAX_F32_ROW_MAX": 16384, "BLOCK_SOFTMAX_16_ROW_MAX": 16384,
-                    "BLOCK_LAYER_NORM_F32_ROW_MAX": 16384},
+    # the defaults but rows.block_row_max's reach (so f32 softmax and layer_norm of 30522 in the
+    # cluster form, as under every setting but "default"; by default a block of 960 threads)
+    "block-16384": {},
 }
 
 
@@ -1371,9 +1374,14 @@ def test_cluster_rows_every_start_alignment(cols, dtype, window, monkeypatch):
     whole inside the row and element by element at its edges; a missed
     element of the sum shows as the poison's NaN, while a write past the row
     would put there the value its own row writes, so it cannot show;
-    peeled at 4097). "grid-first": the same rows over the grid form."""
+    peeled at 4097). "grid-first": the same rows over the grid form. Every
+    setting but "default" holds the block form to BLOCK_ROW_MAX (16384):
+    by default f32 softmax, log_softmax and layer_norm of 30522 take it
+    (rows.block_row_max)."""
     from rlxc.codegen import rows
 
+    if window != "default":
+        block_form_up_to(monkeypatch, 16384)
     for name, value in WINDOW_SETTINGS[window].items():
         monkeypatch.setattr(rows, name, value)
     if cols == 10001:

@@ -21,12 +21,12 @@ element type and layout (`ROW_FORMS`, the one table of thresholds):
   from 32 elements over as few lanes as hold 8 each (WARP_NARROW_ITEMS);
 * block: a block per row, the row in registers (BLOCK_THREADS threads, fewer
   for rows of under 512 16-byte items: BLOCK_MIN_ITEMS; up to 512 of
-  BLOCK_ROW_ELEMS elements each past 8192; up to 704-1024 of them for f32
-  softmax, log_softmax and layer_norm and for f16/bf16 softmax and
-  log_softmax: BLOCK_SOFTMAX_F32_ROW_MAX);
+  BLOCK_ROW_ELEMS elements each past 8192; on sm_90 past BLOCK_ROW_MAX,
+  without a prologue, up to 960 for f32 softmax and log_softmax, 704 for
+  f16/bf16 ones and 1024 for f32 layer_norm: `block_row_max`);
 * stream (softmax, log_softmax: f16/bf16 rows of 30000-65536 elements, no
   prologue; rows 8 does not divide through their 16-byte-aligned windows,
-  from 8193 elements):
+  past the block form):
   a block of 1024 threads per row (256 or 512 for windowed rows of few
   accesses: STREAM_WINDOW_THREADS) reads it twice,
   2 loads in flight per thread, the online (max, sum) in the first read,
@@ -705,7 +705,9 @@ WARP_WIDE_EVEN_LANES_BYTES = (2,)
 #: 64,512`, every lane capped), 3 against 0: layer_norm of 320 (5 accesses
 #: a lane) bf16 41.6 -> 38.0 / 290.8 -> 260.9 µs at 64 / 512 MiB, f16 +2.4%
 #: / +1.4%; of 384 (3 a lane) -6.3% to -8.7%; the residual layer_norm
-#: within ±0.8%. So lanes of 5 accesses only.
+#: within ±0.8%. So layer_norm's (the residual one's too) lanes of 5
+#: accesses only: the cap gave f16 rms_norm of 320 80 registers where it
+#: takes 64 (4 blocks a multiprocessor), not measured.
 WARP_WIDE_EVEN_LANES_MIN_BLOCKS = 3
 WARP_WIDE_EVEN_LANES_MIN_BLOCKS_ITEMS = 5
 
@@ -1436,8 +1438,8 @@ ARGMAX_LANE_CHAINS = 4
 #: before comparing any (loads in flight; 1: an item at a time).
 ARGMAX_CHAIN_LOADS = 1
 #: argmax's block form: threads per block (ARGMAX_BLOCK_THREADS_16 over
-#: f16/bf16 rows at least ARGMAX_SPLIT_BELOW blocks a multiprocessor: never
-#: split; fewer rows were not measured). H200, session 50 (`variant.py
+#: contiguous f16/bf16 rows at least ARGMAX_SPLIT_BELOW blocks a
+#: multiprocessor: never split; fewer rows were not measured). H200, session 50 (`variant.py
 #: ARGMAX_BLOCK_THREADS=256,128,512,1024 -- --ops argmax_last --rows
 #: 5120,14336,24577,32768 --sizes 64,512`), 128 against 256: f16/bf16 rows
 #: of 24577 25.5 -> 24.0 / 152.0 -> 134.5 µs at 64 / 512 MiB, of 14336
@@ -1704,7 +1706,7 @@ def argmax_kernel(op: rlx.ArgMaxOp, sm_count: int) -> KernelSpec:
     warp = rows.cols <= ARGMAX_WARP_ROW_MAX or items <= ARGMAX_WARP_ITEMS_MAX
     bt = THREADS if warp else ARGMAX_BLOCK_THREADS  # the block's threads
     split = 1 if warp else split_count(rows.rows, items, bt, sm_count, ARGMAX_SPLIT_BELOW, ARGMAX_SPLIT_MIN_ITEMS)
-    if not warp and size == 2 and rows.rows >= ARGMAX_SPLIT_BELOW * sm_count > 0:  # (fewer rows as measured)
+    if not warp and contiguous and size == 2 and rows.rows >= ARGMAX_SPLIT_BELOW * sm_count > 0:  # (as measured)
         bt = ARGMAX_BLOCK_THREADS_16
     lanes, lane = (32, "lane") if warp else (bt, "threadIdx.x")
     group = 32
@@ -1916,6 +1918,7 @@ def argmax_kernel(op: rlx.ArgMaxOp, sm_count: int) -> KernelSpec:
             "its index found after the scan)") if held else ""
     per += f", {ARGMAX_VECTOR_LOADS} loads in flight a lane" if warp and w > 1 and ARGMAX_VECTOR_LOADS > 1 and not held else ""
     per += f", {ARGMAX_SCREEN_LOADS} loads in flight a thread" if screened and ARGMAX_SCREEN_LOADS > 1 else ""
+    per += f", {ARGMAX_CHAIN_LOADS} loads in flight a thread" if chains and ARGMAX_CHAIN_LOADS > 1 else ""
     form = ("warp (8 rows per block)" if group == 32 else f"lane groups ({group} lane{'s' if group > 1 else ''} per row, {THREADS // group} rows "
             "per block)") if warp else "block" if bt == THREADS else f"block ({bt} threads)"
     how = f", each row split in {split} chunks of {chunk} items (grid.y)" if split > 1 else ""
@@ -2127,13 +2130,14 @@ def _argmax_column_fold(w: int, outputs: int, groups: int, split: int, per_block
 # --------------------------------------------------------------------------- softmax and norms
 
 #: Row forms by the row's length: a warp per row up to WARP_ROW_MAX
-#: elements, a block per row (in registers) up to BLOCK_ROW_MAX, a block of
+#: elements, a block per row (in registers) up to BLOCK_ROW_MAX (some ops'
+#: rows further on sm_90: `block_row_max`, whose limits follow), a block of
 #: SMEM_THREADS per row with the row in shared memory (as f32) up to
 #: SMEM_ROW_BYTES (on sm_90 the cluster form first), then the grid form,
 #: then the streamed forms (split over blocks where the rows are few:
 #: STREAM_GRID); rows along non-contiguous axes take the columns form
 #: (COLUMN_FORM) or the looping one. `row_form` reads this table and
-#: nothing else.
+#: nothing else (`block_row_max` reads its block limits for it).
 WARP_ROW_MAX = 1024
 #: H200 (session 37, `variant.py BLOCK_ROW_MAX=8192,16384,32768 -- --ops
 #: layer_norm,rms_norm,softmax --dtypes f32,bf16 --rows
@@ -2145,7 +2149,9 @@ WARP_ROW_MAX = 1024
 #: than -1.0%. Past 16384 the block takes 640-1024 threads of 64
 #: registers, one block a multiprocessor, whose read and write phases do
 #: not overlap: bf16 layer_norm and softmax of 32768 lost 8-11%, f32
-#: layer_norm of 20000 5-11% (others of 20000 gained 4-19%). Odd rows
+#: layer_norm of 20000 5-11% (others of 20000 gained 4-19%; session 50
+#: measured the cluster form, since windowed and capped, anew: the limits
+#: below). Odd rows
 #: (`--ops softmax,layer_norm,residual_layer_norm --rows
 #: 8193,12289,16383,12000`): the fused residual layer_norm over bf16 rows
 #: of 8193-16383 173-357 -> 81-93 µs at 64 MiB (2.1-4.2x: the cluster
@@ -2166,7 +2172,11 @@ BLOCK_ROW_MAX = 16384
 #: (20001) to +24% (16385) at 64 MiB, +4% to +32% at 512, 32768 +4.7% /
 #: +9.7%; 16-bit softmax and log_softmax of 16385-20480 +1% to +16%, of
 #: 22001 (688 threads) +2.6% to +9.9% in blocks up to 704 threads, of 24577
-#: (800: one block a multiprocessor) -18% against the stream form. Not
+#: (800: one block a multiprocessor) -18% against the stream form (NVRTC 13
+#: gives the 16-bit softmax rows in blocks of 672-704 threads 40 registers
+#: and 16-28 bytes of spills; they were measured so). Only where the
+#: cluster and stream forms are the others (sm_90): the shared-memory form
+#: they replace elsewhere was not measured against. Not
 #: taken (`BLOCK_ROW_MAX=16384,32768`, rows of 20001-30001 at 64 MiB): f32
 #: rms_norm (+2% at 20001, -7..-10% past it), 16-bit layer_norm (-1..-15%)
 #: and rms_norm (-3..-22%).
@@ -3392,7 +3402,7 @@ BLOCK_THREADS = THREADS
 BLOCK_MIN_ITEMS = 2
 
 
-#: Rows past BLOCK_THREADS x BLOCK_ROW_ELEMS elements (up to BLOCK_ROW_MAX)
+#: Rows past BLOCK_THREADS x BLOCK_ROW_ELEMS elements (up to the block form's limit)
 #: take more threads, BLOCK_ROW_ELEMS elements a thread (registers of row:
 #: the cluster form's f32 share), up to 1024.
 BLOCK_ROW_ELEMS = 32
@@ -3760,7 +3770,8 @@ def row_form(rows: Rows, t: Attribute, smem_elem_bytes: int = 4, stored: bool = 
     op's statistics take one read (softmax's online max and sum) and it has
     no prologue (the stream form); `prologue`: the row is computed by one
     (CLUSTER_PROLOGUE_ROW_BYTES); `block_max`: the block form's longest
-    row, past BLOCK_ROW_MAX (`block_row_max`)."""
+    row, past BLOCK_ROW_MAX (`block_row_max`), where the forms it was
+    measured against (cluster, stream: sm_90) are the others."""
     if rows.col_off != "k":  # not contiguous: one element at a time
         size = dtype(t).bytes
         whole = _inner_slices(rows, _held_elems(size), size)
@@ -3768,7 +3779,7 @@ def row_form(rows: Rows, t: Attribute, smem_elem_bytes: int = 4, stored: bool = 
                 or _slab_shape(rows, sm_count) or column_grid_vectors(rows, size, sm_count) else "looping")
     if rows.cols <= WARP_ROW_MAX:
         return "warp"
-    if rows.cols <= max(BLOCK_ROW_MAX, block_max):
+    if rows.cols <= (max(BLOCK_ROW_MAX, block_max) if USE_CLUSTERS and has_clusters() else BLOCK_ROW_MAX):
         return "block"
     aligned = rows.cols % (16 // dtype(t).bytes) == 0
     if (STREAM_ROWS and online and USE_CLUSTERS and has_clusters()
@@ -4816,7 +4827,7 @@ def row_kernel(s: RowSpec, sm_count: int) -> KernelSpec:
                           batch=row if batched else None, per_group=per_group, threads=threads,
                           one_row="warp" in ROW_PER_BLOCK and not batched and grid * per_block >= rows.rows,
                           staged=(block_rows, s.t) if staged else None, pre=pre,
-                          min_blocks=WARP_WIDE_EVEN_LANES_MIN_BLOCKS if wide and not staged
+                          min_blocks=WARP_WIDE_EVEN_LANES_MIN_BLOCKS if wide and not staged and s.layer_norm
                           and -(-rows.cols * s.elem_bytes // 16) >= group * WARP_WIDE_EVEN_LANES_MIN_BLOCKS_ITEMS else 0)
         return KernelSpec(s.family, src, bufs, grid, threads)
     if form == "block":
