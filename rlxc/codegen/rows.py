@@ -3770,8 +3770,7 @@ def row_form(rows: Rows, t: Attribute, smem_elem_bytes: int = 4, stored: bool = 
     op's statistics take one read (softmax's online max and sum) and it has
     no prologue (the stream form); `prologue`: the row is computed by one
     (CLUSTER_PROLOGUE_ROW_BYTES); `block_max`: the block form's longest
-    row, past BLOCK_ROW_MAX (`block_row_max`), where the forms it was
-    measured against (cluster, stream: sm_90) are the others."""
+    row, past BLOCK_ROW_MAX (`block_row_max`)."""
     if rows.col_off != "k":  # not contiguous: one element at a time
         size = dtype(t).bytes
         whole = _inner_slices(rows, _held_elems(size), size)
@@ -3779,7 +3778,7 @@ def row_form(rows: Rows, t: Attribute, smem_elem_bytes: int = 4, stored: bool = 
                 or _slab_shape(rows, sm_count) or column_grid_vectors(rows, size, sm_count) else "looping")
     if rows.cols <= WARP_ROW_MAX:
         return "warp"
-    if rows.cols <= (max(BLOCK_ROW_MAX, block_max) if USE_CLUSTERS and has_clusters() else BLOCK_ROW_MAX):
+    if rows.cols <= max(BLOCK_ROW_MAX, block_max):
         return "block"
     aligned = rows.cols % (16 // dtype(t).bytes) == 0
     if (STREAM_ROWS and online and USE_CLUSTERS and has_clusters()
@@ -4749,9 +4748,10 @@ def _with_copies(s: RowSpec, row: CachedRow, bufs: list[Buf], decl: str) -> tupl
 
 def block_row_max(s: RowSpec) -> int:
     """The block form's longest row for `s` (BLOCK_SOFTMAX_F32_ROW_MAX and
-    the two below it; BLOCK_ROW_MAX for the others)."""
+    the two below it, where the forms they were measured against, cluster
+    and stream, are the others: sm_90; BLOCK_ROW_MAX for the others)."""
     size = dtype(s.t).bytes
-    if s.prologue is not None:
+    if s.prologue is not None or not (USE_CLUSTERS and has_clusters()):
         return BLOCK_ROW_MAX
     if s.softmax_log is not None:
         return BLOCK_SOFTMAX_F32_ROW_MAX if size == 4 else BLOCK_SOFTMAX_16_ROW_MAX
@@ -4769,11 +4769,12 @@ def row_kernel(s: RowSpec, sm_count: int) -> KernelSpec:
     regs16 = CLUSTER_STORED and stored
     computed = s.prologue is not None  # the row is computed, not loaded
     window = WINDOW_ROWS and (not computed or window_prologue(s.prologue, s.t)) and windowed(s.rows.cols, s.t, regs16)
+    block_max = block_row_max(s)
     form = row_form(s.rows, s.t, 2 if stored else 4, regs16, window, sm_count,
-                    online=s.streamed_at is not None and not computed, prologue=computed, block_max=block_row_max(s))
+                    online=s.streamed_at is not None and not computed, prologue=computed, block_max=block_max)
     if form == "smem" and stored and not s.pure_in_smem:  # the shared row as f32 after all
         stored = regs16 = window = False
-        form = row_form(s.rows, s.t, 4, sm_count=sm_count, block_max=block_row_max(s))
+        form = row_form(s.rows, s.t, 4, sm_count=sm_count, block_max=block_max)
     bufs = [Buf(v, w) for _, v, w in s.bufs]
     decl = params_decl(s.bufs)
     rows = s.rows
@@ -4781,7 +4782,8 @@ def row_kernel(s: RowSpec, sm_count: int) -> KernelSpec:
         form = "looping"  # the prologue's inputs are read one element at a time there
     if form == "warp":
         group = row_group(rows.cols, s.elem_bytes, loaded=not computed, vector=s.prologue is None or s.prologue.vector)
-        wide = group < 32 and -(-rows.cols * s.elem_bytes // 16) > 32  # WARP_WIDE_EVEN_LANES' lanes
+        items = -(-rows.cols * s.elem_bytes // 16)  # 16-byte accesses
+        wide = group < 32 and items > 32  # WARP_WIDE_EVEN_LANES' lanes
         row = CachedRow.for_spec(s, group, "lane")
         if (narrow := narrow_group(rows.cols, row.width)) < group:
             group, row, wide = narrow, CachedRow.for_spec(s, narrow, "lane"), False
@@ -4828,7 +4830,7 @@ def row_kernel(s: RowSpec, sm_count: int) -> KernelSpec:
                           one_row="warp" in ROW_PER_BLOCK and not batched and grid * per_block >= rows.rows,
                           staged=(block_rows, s.t) if staged else None, pre=pre,
                           min_blocks=WARP_WIDE_EVEN_LANES_MIN_BLOCKS if wide and not staged and s.layer_norm
-                          and -(-rows.cols * s.elem_bytes // 16) >= group * WARP_WIDE_EVEN_LANES_MIN_BLOCKS_ITEMS else 0)
+                          and items >= group * WARP_WIDE_EVEN_LANES_MIN_BLOCKS_ITEMS else 0)
         return KernelSpec(s.family, src, bufs, grid, threads)
     if form == "block":
         threads = block_threads(rows.cols, s.elem_bytes)
