@@ -58,7 +58,7 @@ def qualified(name: str) -> str:
 
 
 def parse_value(name: str, text: str):
-    """`text` as a value of NAME's type (ints, floats, True/False, or a
+    """`text` as a value of NAME's type (ints, floats, True/False, a string, or a
     tuple of strings written with `+` between them, since `,` separates
     values: `STREAM_DTYPES=f16+bf16,f32+f16+bf16`; `+` alone is the empty
     tuple; a table of int tuples with `:` in each item:
@@ -84,6 +84,8 @@ def parse_value(name: str, text: str):
         if text not in ("True", "False", "1", "0"):
             raise SystemExit(f"{name} is a bool: give True or False, not {text!r}")
         return text in ("True", "1")
+    if kind is str:
+        return text
     try:
         return float(text) if kind is float else kind(int(text))
     except ValueError:

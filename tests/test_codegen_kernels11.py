@@ -225,6 +225,28 @@ def test_cyclic_bias_rows_split_at_the_wrap(monkeypatch):
             assert nvrtc.resources(src, "sm_90", headers=HEADERS).spill_stores == 0
 
 
+def test_cyclic_rows_of_moves_as_shifted_vectors(monkeypatch):
+    """elementwise.CYCLIC_WINDOW: an expand of a row no vector divides reads
+    it as one shifted 16-byte vector where a vector's columns do not wrap
+    (f32, f16, bf16, i32: the vector types of 16 bytes); a region that
+    computes (x + bias) keeps W loads of one element unless "all"; NVRTC
+    compiles both with no spills."""
+    from rlxc.codegen import elementwise
+
+    for d, w, make in (("f32", 4, "make_float4(__uint_as_float(v.x)"), ("i32", 4, "make_int4((int)(v.x)"),
+                       ("f16", 8, "p0[u] = v;"), ("bf16", 8, "p0[u] = v;")):
+        for window in ("none", "move", "all"):
+            monkeypatch.setattr(elementwise, "CYCLIC_WINDOW", window)
+            src = _sources(lambda g: [g.expand(g.input("x", [1, 8191], d), [33, 8191])])
+            assert (f"if (c0 + {w}u <= 8191u) {{  // columns c..c+{w - 1}: no wrap, one shifted vector" in src) == (window != "none")
+            assert (make in src) == (window != "none")
+            assert nvrtc.resources(src, "sm_90", headers=HEADERS).spill_stores == 0
+            if d != "i32":
+                src = _sources(lambda g: [g.gelu(g.add(g.input("x", [33, 8191], d), g.param("b", [8191], d)))])
+                assert ("rlx_ld_window(in1" in src) == (window == "all")
+                assert nvrtc.resources(src, "sm_90", headers=HEADERS).spill_stores == 0
+
+
 def test_long_middle_axis_reductions_take_wider_blocks_and_split():
     """rows.SPLIT_LONG_BELOW and COLUMN_LONG_MIN_BYTES: over a middle axis of
     16384 or more, the columns form keeps 128 bytes of outputs a block and

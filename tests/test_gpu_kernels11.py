@@ -389,6 +389,36 @@ def test_cyclic_bias_rows_exact(d, split, monkeypatch):
     check(h.build(gelus))
 
 
+@pytest.mark.parametrize("d", ["f32", "f16", "bf16", "i32"])
+@pytest.mark.parametrize("window", ["none", "move", "all"])
+def test_cyclic_rows_as_shifted_vectors_exact(d, window, monkeypatch):
+    """elementwise.CYCLIC_WINDOW: rows read cyclically whose vectors' columns
+    do not wrap come as one 16-byte vector shifted to the column (two
+    aligned loads and funnel shifts), at every start alignment: expands of
+    rows of 9-24577 elements (odd, and even ones no vector divides) and of
+    [3, 1001] over [4, 3, 1001], and x + bias over rows of 1001 and 8191
+    ("all" only); with the arena poisoned, the interpreter's bits exactly."""
+    from rlxc.codegen import elementwise
+
+    monkeypatch.setattr(elementwise, "CYCLIC_WINDOW", window)
+    rows = [(301, 9), (77, 13), (64, 18), (99, 1001), (33, 8190), (21, 24577)]
+    g = rlxc.GraphBuilder()
+    outs, shapes = [], {}
+    for i, (m, n) in enumerate(rows):
+        shapes[f"x{i}"] = (1, n) if i % 2 else (n,)
+        outs.append(g.expand(g.input(f"x{i}", list(shapes[f"x{i}"]), d), [m, n]))
+    shapes["t"] = (3, 1001)
+    outs.append(g.expand(g.input("t", [3, 1001], d), [4, 3, 1001]))
+    for i, n in enumerate((1001, 8191)):
+        shapes[f"y{i}"], shapes[f"b{i}"] = (37, n), (n,)
+        outs.append(g.add(g.input(f"y{i}", [37, n], d), g.input(f"b{i}", [n], d)))
+    module = g.build(outs)
+    text = str(rlxc.run_pipeline(module.clone(), "rlx-cuda{arch=sm_90 sm_count=132}"))
+    shifted = {"none": 0, "move": 7, "all": 9}[window]
+    assert text.count("one shifted vector") == shifted
+    assert_exact(module, shapes, d)
+
+
 @settings(max_examples=40, deadline=None, suppress_health_check=list(HealthCheck))
 @given(case=graphs(kinds=ROW_KINDS, last_dims=ROW_DIMS))
 def test_random_f32_graphs_over_row_lengths(case):

@@ -7,7 +7,10 @@ bf16 (a uint4 of 8 halves, converted in pairs; a buffer of wider elements
 moves its 8 elements as two 16-byte accesses). The full-shape buffers
 are read and written as vectors, and so are broadcast inputs whose
 innermost axis is not broadcast (a bias row: one vector per W outputs);
-other broadcast inputs are read per element through per-input strides.
+a row broadcast over leading axes that W does not divide is read
+cyclically (W elements from column (w W) mod K, or, in a region that only
+moves its elements, one shifted 16-byte vector: CYCLIC_WINDOW); other
+broadcast inputs are read per element through per-input strides.
 An input read in place (a window of columns of a wider tensor: gate/up
 halves) is read as vectors where the window's offset and width and the
 tensor's innermost axis are multiples of W, per element otherwise.
@@ -72,6 +75,17 @@ CYCLIC_PRELOAD = True
 #: loads and selects), 4-13% slower in all three; 16-bit regions that read
 #: a row cyclically at BROADCAST16_THREADS x BROADCAST16_UNROLL, 4-9% slower.
 CYCLIC_SPLIT = True
+#: ... and where a region only moves its elements (no op in its body: an
+#: expand of a row), the columns that do not wrap as one 16-byte vector
+#: shifted to the column (`rlx_ld_window`: the two aligned vectors around
+#: it) rather than W loads of one element, for 16-byte vector types ("move";
+#: "all": every region, "none": no region). H200, session 51 (`variant.py
+#: elementwise.CYCLIC_WINDOW=none,move,all -- --ops expand,bias_gelu --rows
+#: 1001,2049,8191,24577,30522 --dtypes f32,f16,bf16 --sizes 64,512`):
+#: 16-bit expands +38% to +58% (f16 of 24577 25.0 -> 17.8 µs at 64 MiB, 65%
+#: -> 91% of copy; 180.2 -> 120.0 at 512), f32 -0.5% to +1.8%; "all" took
+#: bias+gelu 0% to -13% (as session 42 found), so only moves take it.
+CYCLIC_WINDOW = "move"
 
 #: Element types moved as 8 elements per uint4, converted in pairs
 #: (`rlx_ld8_*` / `rlx_st8_*` of rlx_kernels.cuh).
@@ -165,6 +179,15 @@ def elementwise_kernel(op: rlx.ElementwiseRegionOp, sm_count: int) -> KernelSpec
             if (j not in held and j not in windows and xs and 1 < numel(xs) < n
                     and tuple(xs) == tuple(out_shape[len(out_shape) - len(xs):])):
                 cyclic[j] = numel(xs)
+    # cyclic inputs read as shifted 16-byte vectors (see CYCLIC_WINDOW), held as vectors from there
+    moves = len(list(block.ops)) == 1
+    shifted = [
+        j for j in cyclic
+        if CYCLIC_SPLIT and cyclic[j] > W and (CYCLIC_WINDOW == "all" or (CYCLIC_WINDOW == "move" and moves))
+        and dtype(eltype(ins[j])).vector_width == W and dtype(eltype(ins[j])).bytes * W == 16
+    ]
+    for j in shifted:
+        del cyclic[j]
     # values stored only (into f16/bf16 outputs) skip their last rounding: the store rounds
     uses: dict[SSAValue, int] = {}
     for v in block.ops:
@@ -195,7 +218,7 @@ def elementwise_kernel(op: rlx.ElementwiseRegionOp, sm_count: int) -> KernelSpec
         "tail": element i, straight from and to memory."""
         args = []
         for j, x in enumerate(ins):
-            if mode == "vector" and j in held:
+            if mode == "vector" and (j in held or j in shifted):
                 args.append(f"q{j}[l]")
             elif mode == "vector" and j in cyclic:
                 args.append(load(f"b{j}[u][l]", eltype(x)))
@@ -241,7 +264,10 @@ def elementwise_kernel(op: rlx.ElementwiseRegionOp, sm_count: int) -> KernelSpec
             src.append(f"  {dtype(t).c_vector} p{j}[{unroll}][{chunks(t)}];")
     for j in cyclic:
         src.append(f"  {storage_type(eltype(ins[j]))} b{j}[{unroll}][{W}];  // input {j}, cyclic: {cyclic[j]} elements")
-    if held or cyclic:
+    for j in shifted:
+        src.append(f"  {dtype(eltype(ins[j])).c_vector} p{j}[{unroll}];  // input {j}, cyclic: {numel(shape(ins[j]))} "
+                   "elements, shifted 16-byte vectors")
+    if held or cyclic or shifted:
         src.append("  #pragma unroll")
         src.append(f"  for (int u = 0; u < {unroll}; ++u) {{")
         src.append(f"    const {idx_t} w = w0 + u * {threads}{sfx};")
@@ -272,6 +298,30 @@ def elementwise_kernel(op: rlx.ElementwiseRegionOp, sm_count: int) -> KernelSpec
                 ]
             else:
                 src += ["      #pragma unroll", f"      {wrap}"]
+        for j in shifted:
+            t = eltype(ins[j])
+            k, e, cv = numel(shape(ins[j])), dtype(t).bytes, dtype(t).c_vector
+            st = storage_type(t)
+            if _halves(t):
+                packed = "make_uint4(" + ", ".join(f"(unsigned)e[{2 * q}] | ((unsigned)e[{2 * q + 1}] << 16)" for q in range(4)) + ")"
+                shift = "v"
+            else:
+                packed = f"make_{cv}(e[0], e[1], e[2], e[3])"
+                cast = "__uint_as_float" if cv == "float4" else "(int)"
+                shift = f"make_{cv}(" + ", ".join(f"{cast}(v.{f})" for f in "xyzw") + ")"
+            src += [
+                f"      {idx_t} c{j} = (w * {W}{sfx}) % {k}{sfx};",
+                f"      if (c{j} + {W}{sfx} <= {k}{sfx}) {{  // columns c..c+{W - 1}: no wrap, one shifted vector",
+                f"        const long long s = (long long)c{j} * {e}, a = (s + 15) & ~15LL;",
+                f"        const uint4 v = rlx_ld_window(in{j}, a, (int)(a - s));",
+                f"        p{j}[u] = {shift};",
+                "      } else {",
+                f"        {st} e[{W}];",
+                "        #pragma unroll",
+                f"        for (int l = 0; l < {W}; ++l) {{ e[l] = in{j}[c{j}]; c{j} = c{j} + 1{sfx} == {k}{sfx} ? 0{sfx} : c{j} + 1{sfx}; }}",
+                f"        p{j}[u] = {packed};",
+                "      }",
+            ]
         src.append("    }")
         src.append("  }")
     src.append("  #pragma unroll")
@@ -295,7 +345,7 @@ def elementwise_kernel(op: rlx.ElementwiseRegionOp, sm_count: int) -> KernelSpec
             src.append("    }")
         else:
             src.append(f"    if (w >= {nv}{sfx}) break;")
-        for j in held:
+        for j in sorted(held + shifted):
             t = eltype(ins[j])
             ct = compute_type(t)
             if _halves(t):
@@ -311,7 +361,7 @@ def elementwise_kernel(op: rlx.ElementwiseRegionOp, sm_count: int) -> KernelSpec
             src.append(f"    {'float' if _halves(eltype(r)) else storage_type(eltype(r))} r{j}[{W}];")
         src.append("    #pragma unroll")
         src.append(f"    for (int l = 0; l < {W}; ++l) {{")
-        if any(j not in held and j not in cyclic for j in range(len(ins))):
+        if any(j not in held and j not in cyclic and j not in shifted for j in range(len(ins))):
             src.append(f"      const {idx_t} i = w * {W}{sfx} + l;")
         src.extend("      " + line for line in body_lines("vector"))
         src.append("    }")
