@@ -7,7 +7,8 @@ from rlxc.codegen import rows
 
 #: Every threshold bounding the block form's rows (BLOCK_ROW_MAX and the
 #: per-op ones past it: rows.block_row_max).
-BLOCK_LIMITS = ("BLOCK_ROW_MAX", "BLOCK_SOFTMAX_F32_ROW_MAX", "BLOCK_SOFTMAX_16_ROW_MAX", "BLOCK_LAYER_NORM_F32_ROW_MAX")
+BLOCK_LIMITS = ("BLOCK_ROW_MAX", "BLOCK_SOFTMAX_F32_ROW_MAX", "BLOCK_SOFTMAX_16_ROW_MAX", "BLOCK_LAYER_NORM_F32_ROW_MAX",
+                "BLOCK_RMS_NORM_F32_ROW_MAX", "BLOCK_RMS_NORM_F32_ODD_ROW_MAX")
 
 
 def block_form_up_to(monkeypatch, n: int) -> None:

@@ -232,20 +232,23 @@ def test_warp_rows_over_wide_even_lanes(d, wide, min_blocks, monkeypatch):
 def test_long_rows_in_the_block_form(d):
     """rows.block_row_max: rows of 16385-32768 that the block form keeps
     past BLOCK_ROW_MAX (f32 softmax and log_softmax up to 960 threads,
-    16-bit ones up to 704, f32 layer_norm up to 1024), odd (peeled) and
+    16-bit ones up to 704, f32 layer_norm up to 1024, f32 rms_norm up to
+    1024 over whole vectors and 640 over odd rows), odd (peeled) and
     aligned, beside the norms that take the cluster form at these lengths,
     against the interpreter; 5 rows each, so the rows start at several
     offsets from a 16-byte boundary."""
     g = rlxc.GraphBuilder()
     outs = []
-    for n in (16385, 20001, 22528, 28001, 32768):
+    for n in (16385, 20001, 22528, 24576, 28001, 32768):
         x = g.input(f"x{n}", [5, n], d)
         outs += [g.softmax(x), g.log_softmax(x), g.layer_norm(x, g.param(f"g{n}", [n], d), g.param(f"b{n}", [n], d)),
                  g.rms_norm(x, g.param(f"w{n}", [n], d))]
     module = g.build(outs)
     text = str(rlxc.run_pipeline(module, "rlx-cuda{arch=sm_90 sm_count=132}"))
-    blocks = ["(896 threads per row", "(1024 threads per row"] if d == "f32" else ["(704 threads per row"]
-    assert all(b in text for b in blocks), blocks  # f32 softmax of 28001 and layer_norm of 32768; 16-bit softmax of 22528
+    # f32: the four ops over rows of 20001 (640 threads) and 24576 (768), all but rms_norm over 28001
+    # (896), layer_norm and rms_norm over 32768 (1024); 16-bit: softmax and log_softmax over 22528 (704)
+    blocks = {640: 4, 768: 4, 896: 3, 1024: 2} if d == "f32" else {704: 2}
+    assert {t: text.count(f"({t} threads per row") for t in blocks} == blocks
     check(module)
 
 

@@ -23,7 +23,8 @@ element type and layout (`ROW_FORMS`, the one table of thresholds):
   for rows of under 512 16-byte items: BLOCK_MIN_ITEMS; up to 512 of
   BLOCK_ROW_ELEMS elements each past 8192; on sm_90 past BLOCK_ROW_MAX,
   without a prologue, up to 960 for f32 softmax and log_softmax, 704 for
-  f16/bf16 ones and 1024 for f32 layer_norm: `block_row_max`);
+  f16/bf16 ones and 1024 for f32 layer_norm and rms_norm (640 for odd
+  rms_norm rows): `block_row_max`);
 * stream (softmax, log_softmax: f16/bf16 rows of 30000-65536 elements, no
   prologue; rows 8 does not divide through their 16-byte-aligned windows,
   past the block form):
@@ -2177,12 +2178,23 @@ BLOCK_ROW_MAX = 16384
 #: and 16-28 bytes of spills; they were measured so). Only where the
 #: cluster and stream forms are the others (sm_90): the shared-memory form
 #: they replace elsewhere was not measured against. Not
-#: taken (`BLOCK_ROW_MAX=16384,32768`, rows of 20001-30001 at 64 MiB): f32
-#: rms_norm (+2% at 20001, -7..-10% past it), 16-bit layer_norm (-1..-15%)
-#: and rms_norm (-3..-22%).
+#: taken (`BLOCK_ROW_MAX=16384,32768`, rows of 20001-30001 at 64 MiB): 16-bit
+#: layer_norm (-1..-15%) and rms_norm (-3..-22%).
 BLOCK_SOFTMAX_F32_ROW_MAX = 30720
 BLOCK_SOFTMAX_16_ROW_MAX = 22528
 BLOCK_LAYER_NORM_F32_ROW_MAX = 32768
+#: f32 rms_norm: rows of whole 16-byte vectors up to 32768, the others (the
+#: peeled block rows, 33 elements a thread at 48-56 registers) while two
+#: blocks fit a multiprocessor (up to 640 threads). H200, session 51
+#: (`variant.py BLOCK_ROW_MAX=16384,32768 -- --ops rms_norm --dtypes f32
+#: --rows 16385,18000,20001,20480,22528,24576,24577,28672,30001,32768
+#: --sizes 64,512`): whole-vector rows +0.3% to +8.1% (32768 269.6 -> 260.7
+#: µs at 512 MiB, 99% of copy, where torch.compile took 268.5 and the
+#: cluster form 271.2 in the issue's sweep), odd rows of 16385 and 20001
+#: +2% to +6% at 64 MiB and +14% at 512, of 24577 and 30001 (800 and 960
+#: threads: one block a multiprocessor) -11% and -8% at 64 MiB.
+BLOCK_RMS_NORM_F32_ROW_MAX = 32768
+BLOCK_RMS_NORM_F32_ODD_ROW_MAX = 20480
 SMEM_ROW_BYTES = 160 * 1024
 SMEM_THREADS = 1024
 
@@ -4478,8 +4490,10 @@ class RowSpec:
     #: updates no element (it then serves a row kept in 16 bits, `stored`)
     merged_out: Out | None = None
     merged_pure: bool = False
-    #: layer_norm (its block form's reach: BLOCK_LAYER_NORM_F32_ROW_MAX)
+    #: layer_norm, rms_norm (their block form's reach: BLOCK_LAYER_NORM_F32_ROW_MAX,
+    #: BLOCK_RMS_NORM_F32_ROW_MAX)
     layer_norm: bool = False
+    rms_norm: bool = False
 
     @property
     def elem_bytes(self) -> int:
@@ -4748,7 +4762,7 @@ def _with_copies(s: RowSpec, row: CachedRow, bufs: list[Buf], decl: str) -> tupl
 
 def block_row_max(s: RowSpec) -> int:
     """The block form's longest row for `s` (BLOCK_SOFTMAX_F32_ROW_MAX and
-    the two below it, where the forms they were measured against, cluster
+    the four below it, where the forms they were measured against, cluster
     and stream, are the others: sm_90; BLOCK_ROW_MAX for the others)."""
     size = dtype(s.t).bytes
     if s.prologue is not None or not (USE_CLUSTERS and has_clusters()):
@@ -4757,6 +4771,8 @@ def block_row_max(s: RowSpec) -> int:
         return BLOCK_SOFTMAX_F32_ROW_MAX if size == 4 else BLOCK_SOFTMAX_16_ROW_MAX
     if s.layer_norm and size == 4:
         return BLOCK_LAYER_NORM_F32_ROW_MAX
+    if s.rms_norm and size == 4:
+        return BLOCK_RMS_NORM_F32_ROW_MAX if s.rows.cols % 4 == 0 else BLOCK_RMS_NORM_F32_ODD_ROW_MAX
     return BLOCK_ROW_MAX
 
 
@@ -5696,6 +5712,6 @@ def norm_kernel(op: rlx.LayerNormOp | rlx.RmsNormOp | rlx.FusedResidualLayerNorm
             pure=stats, pure_out=out,  # the statistics update nothing
             streamed=sum_of_squares("q"), streamed4=sum_of_squares("ss"),  # q names the float4 there
             streamed_out=out,
-            prologue=fused.prologue if fused else None, columns=("g",), name_read=True,
+            prologue=fused.prologue if fused else None, columns=("g",), name_read=True, rms_norm=True,
         )  # fmt: skip
     return row_kernel(spec, sm_count)
