@@ -400,7 +400,8 @@ def test_cyclic_rows_as_shifted_vectors_exact(d, window, monkeypatch):
     aligned loads and funnel shifts), at every start alignment: expands of
     rows of 9-24577 elements (odd, and even ones no vector divides) and of
     [3, 1001] over [4, 3, 1001], and x + bias over rows of 1001 and 8191
-    ("all" only); with the arena poisoned, the interpreter's bits exactly."""
+    ("all" only); with the arena poisoned, equal to the interpreter's values
+    (assert_array_equal: -0.0 and 0.0 count as equal)."""
     from rlxc.codegen import elementwise
 
     monkeypatch.setattr(elementwise, "CYCLIC_WINDOW", window)

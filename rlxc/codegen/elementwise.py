@@ -180,6 +180,7 @@ def elementwise_kernel(op: rlx.ElementwiseRegionOp, sm_count: int) -> KernelSpec
                     and tuple(xs) == tuple(out_shape[len(out_shape) - len(xs):])):
                 cyclic[j] = numel(xs)
     # cyclic inputs read as shifted 16-byte vectors (see CYCLIC_WINDOW), held as vectors from there
+    assert CYCLIC_WINDOW in ("none", "move", "all"), f"elementwise.CYCLIC_WINDOW: {CYCLIC_WINDOW!r}"
     moves = len(list(block.ops)) == 1
     shifted = [
         j for j in cyclic

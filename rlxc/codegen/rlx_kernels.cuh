@@ -452,9 +452,11 @@ __device__ __forceinline__ unsigned int rlx_st2_bf16(float lo, float hi) {
 }
 // The 16 bytes at byte a - h of p (a 16-byte aligned, 0 <= h < 16, h a
 // multiple of the element size; a - h >= 0): the aligned vectors at a - 16
-// (where h > 0) and a, shifted by h bytes (funnel shifts of 32-bit words;
-// the word offset is uniform across a row, so its selects do not diverge).
-// The windowed row form's per-column params, realigned to the row's start.
+// (where h > 0) and a, shifted by h bytes (funnel shifts of 32-bit words).
+// The windowed row form's per-column params, realigned to the row's start
+// (h is uniform across a row there, so its selects do not diverge), and
+// the elementwise form's cyclic rows in regions that only move their
+// elements (elementwise.CYCLIC_WINDOW: h differs from thread to thread).
 __device__ __forceinline__ uint4 rlx_ld_window(const void* p, long long a, int h) {
   const uint4* v = reinterpret_cast<const uint4*>(static_cast<const char*>(p) + a);
   const uint4 hi = __ldg(v);

@@ -23,8 +23,8 @@ element type and layout (`ROW_FORMS`, the one table of thresholds):
   for rows of under 512 16-byte items: BLOCK_MIN_ITEMS; up to 512 of
   BLOCK_ROW_ELEMS elements each past 8192; on sm_90 past BLOCK_ROW_MAX,
   without a prologue, up to 960 for f32 softmax and log_softmax, 704 for
-  f16/bf16 ones and 1024 for f32 layer_norm and rms_norm (640 for odd
-  rms_norm rows): `block_row_max`);
+  f16/bf16 ones and 1024 for f32 layer_norm and rms_norm (640 for rms_norm
+  rows 4 does not divide): `block_row_max`);
 * stream (softmax, log_softmax: f16/bf16 rows of 30000-65536 elements, no
   prologue; rows 8 does not divide through their 16-byte-aligned windows,
   past the block form):
@@ -2183,9 +2183,10 @@ BLOCK_ROW_MAX = 16384
 BLOCK_SOFTMAX_F32_ROW_MAX = 30720
 BLOCK_SOFTMAX_16_ROW_MAX = 22528
 BLOCK_LAYER_NORM_F32_ROW_MAX = 32768
-#: f32 rms_norm: rows of whole 16-byte vectors up to 32768, the others (the
-#: peeled block rows, 33 elements a thread at 48-56 registers) while two
-#: blocks fit a multiprocessor (up to 640 threads). H200, session 51
+#: f32 rms_norm: rows of whole 16-byte vectors up to 32768, rows 4 does not
+#: divide (odd ones peeled, 33 elements a thread; even ones in 8-byte
+#: accesses; 48-56 registers) while two blocks fit a multiprocessor (up to
+#: 640 threads; only odd ones were measured). H200, session 51
 #: (`variant.py BLOCK_ROW_MAX=16384,32768 -- --ops rms_norm --dtypes f32
 #: --rows 16385,18000,20001,20480,22528,24576,24577,28672,30001,32768
 #: --sizes 64,512`): whole-vector rows +0.3% to +8.1% (32768 269.6 -> 260.7
