@@ -417,6 +417,43 @@ def test_composite_ops_edge_cases_match_onnxruntime():
                                    err_msg=model.graph.node[0].op_type)
 
 
+def test_reductions_of_16_bit_squares_and_of_scalars_match_onnxruntime():
+    """Edge cases a review found: ReduceL2 of f16 squares in f32 (300 squared
+    overflows f16, the norm 424.3 does not), on fresh values up to 2000
+    against a float64 norm; ReduceL2 of a rank-0 input is |x|, not x^2;
+    ReduceMax and ReduceMin of a rank-0 bool stay bool."""
+    H, F, B = TensorProto.FLOAT16, TensorProto.FLOAT, TensorProto.BOOL
+    axes = numpy_helper.from_array(np.array([1], np.int64), "axes")
+    model = _one_node("ReduceL2", [("x", H, [4, 6])], [("y", H, [4])], inits=[axes], keepdims=0)
+    x = (np.random.default_rng().standard_normal((4, 6)) * 700).clip(-2000, 2000).astype(np.float16)
+    x[0, :2] = 300  # squares past f16's largest finite value
+    module, params = from_onnx(model)
+    (got,) = rlxc.interpret(module, {"x": x}, params)
+    want = np.sqrt((x.astype(np.float64) ** 2).sum(axis=1))
+    assert np.isfinite(got).all()
+    np.testing.assert_allclose(np.asarray(got, np.float64), want, rtol=1e-3)
+    np.testing.assert_allclose(np.asarray(got, np.float64), _ort_run(model, {"x": x})[0].astype(np.float64), rtol=1e-3)
+    for op, elem, value, want in (("ReduceL2", F, np.array(-3.0, np.float32), np.float32(3.0)),
+                                  ("ReduceMax", B, np.array(True), np.True_), ("ReduceMin", B, np.array(False), np.False_)):
+        model = _one_node(op, [("x", elem, [])], [("y", elem, [])], opset=20)
+        module, params = from_onnx(model)
+        (got,) = rlxc.interpret(module, {"x": value}, params)
+        assert got.dtype == want.dtype and got == want, (op, got)
+        np.testing.assert_array_equal(got, _ort_run(model, {"x": value})[0])
+
+
+def test_non_ascii_input_names():
+    """Graph inputs named outside ASCII (`état`, `输入`) import, keep their
+    names and run (xDSL's SSA names are ASCII, so they go by rlx.name)."""
+    F = TensorProto.FLOAT
+    for name in ("état", "输入"):
+        model = _one_node("Relu", [(name, F, [2, 3])], [("y", F, [2, 3])])
+        module, params = from_onnx(model)
+        x = np.random.default_rng().standard_normal((2, 3)).astype(np.float32)
+        (got,) = rlxc.interpret(module, {name: x}, params)
+        np.testing.assert_array_equal(got, np.maximum(x, 0))
+
+
 @pytest.mark.parametrize("model, match", [
     (lambda: _one_node("PRelu", [("x", TensorProto.FLOAT, [1, 3, 2, 2]), ("s", TensorProto.FLOAT, [3])],
                        [("y", TensorProto.FLOAT, [1, 3, 2, 2])], opset=6), r"PRelu .*not supported"),

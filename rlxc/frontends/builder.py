@@ -215,7 +215,7 @@ class GraphBuilder:
         except (ValueError, VerifyException) as e:
             raise GraphError(f"input '{name}': {e}") from None
         arg = self._block.insert_arg(t, len(self._block.args))
-        arg.name_hint = name if name.isidentifier() else None
+        arg.name_hint = name if name.isidentifier() and name.isascii() else None  # xDSL's SSA names are ASCII
         self._input_names.append(name)
         return Tensor(self, arg)
 

@@ -96,14 +96,17 @@ def _reduce(n: Node) -> list[Value]:
         if n.op_type not in ("ReduceMax", "ReduceMin"):
             raise n.unsupported("a bool input", "bool for ReduceMax and ReduceMin")
         x = n.g.cast(x, "i32")
-    if n.op_type in ("ReduceL2", "ReduceSumSquare"):
-        x = n.g.mul(x, x)
-    if x.ndim == 0:
-        return [x]
-    y = getattr(n.g, _REDUCE[n.op_type])(x, axes, keep)
-    if boolean:
-        y = n.g.cast(y, "i1")
-    return [n.g.sqrt(y) if n.op_type == "ReduceL2" else y]
+
+    def reduce(v: Tensor) -> Tensor:
+        if n.op_type in ("ReduceL2", "ReduceSumSquare"):
+            v = n.g.mul(v, v)
+        if v.ndim > 0:  # a scalar is its own reduction
+            v = getattr(n.g, _REDUCE[n.op_type])(v, axes, keep)
+        return n.g.sqrt(v) if n.op_type == "ReduceL2" else v
+
+    # ReduceL2's squares in f32 for 16-bit inputs: a norm that fits f16 can have squares that do not
+    y = in_f32(n, x, reduce) if n.op_type == "ReduceL2" else reduce(x)
+    return [n.g.cast(y, "i1") if boolean else y]
 
 
 @emitter("ArgMax", "ArgMin")
