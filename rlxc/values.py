@@ -48,11 +48,12 @@ def carrier_dtype(element_type: Attribute) -> np.dtype:
 
 def round_bf16(a: np.ndarray) -> np.ndarray:
     """Rounds float values to the nearest bf16 (ties to even), kept as float32."""
+    shape = np.shape(a)  # (ascontiguousarray makes a 0-d array 1-d)
     f = np.ascontiguousarray(a, dtype=np.float32)
     u = f.view(np.uint32).astype(np.uint64)
     rounded = ((u + 0x7FFF + ((u >> 16) & 1)) & 0xFFFF0000).astype(np.uint32)
     out = rounded.view(np.float32)
-    return np.where(np.isnan(f), f, out).reshape(f.shape)
+    return np.where(np.isnan(f), f, out).reshape(shape)
 
 
 def to_element_type(a: np.ndarray | float | int | bool, element_type: Attribute) -> np.ndarray:

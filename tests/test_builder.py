@@ -811,3 +811,34 @@ def test_argmax_over_an_empty_axis_is_refused():
         g.argmax(g.input("x", [3, 0]), axis=-1)
     g = rlxc.GraphBuilder()
     assert list(g.argmax(g.input("y", [0, 0]), axis=1).shape) == [0]
+
+
+def test_empty_last_axis_slices_and_rank0_bf16_regions_through_the_pipelines():
+    """Cases a review found: a slice of no columns (end before or at its
+    start) feeding a fused op is no window to read in place (the fused
+    region failed to verify: width -1 or 0), and a rank-0 bf16 region
+    interprets as a scalar (round_bf16 made it 1-d). Each planned module
+    interprets as the original; the CUDA lowering builds."""
+    rng = np.random.default_rng()
+    for end in (1, 2):
+        g = rlxc.GraphBuilder()
+        x = g.input("x", [3, 4])
+        s = g.slice(x, [2], [end], axes=[1])
+        m = g.build([g.add(s, g.constant(np.float32(1))), g.softmax(g.mul(s, s))])
+        xv = rng.standard_normal((3, 4)).astype(np.float32)
+        want = rlxc.interpret(m, {"x": xv})
+        assert [w.shape for w in want] == [(3, 0), (3, 0)]
+        for pipe in ("rlx-plan{target=none}", "rlx-plan{target=cuda}"):
+            got = rlxc.interpret(rlxc.run_pipeline(m, pipe), {"x": xv})
+            assert [o.shape for o in got] == [(3, 0), (3, 0)], pipe
+        rlxc.run_pipeline(m, "rlx-cuda{arch=sm_90 sm_count=132}")
+    g = rlxc.GraphBuilder()
+    x = g.input("x", [], "bf16")
+    v = g.input("v", [5], "bf16")
+    m = g.build([g.exp(x), g.exp(g.reduce_sum(v, axes=[0]))])
+    inputs = {"x": np.float32(rng.standard_normal()), "v": rng.standard_normal(5).astype(np.float32)}
+    want = rlxc.interpret(m, inputs)
+    got = rlxc.interpret(rlxc.run_pipeline(m, "rlx-plan{target=none}"), inputs)
+    for w, o in zip(want, got):
+        assert o.shape == () and w.shape == ()
+        np.testing.assert_array_equal(o, w)

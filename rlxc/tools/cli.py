@@ -41,15 +41,22 @@ class CliError(ValueError):
 def _load_npz(path: str | None, what: str) -> dict[str, np.ndarray]:
     if path is None:
         return {}
+    import zipfile
+
     try:
-        with np.load(path) as data:
+        data = np.load(path)
+        if not isinstance(data, np.lib.npyio.NpzFile):
+            raise CliError(f"{what} file {path}: not an .npz of arrays by name (np.savez writes one)")
+        with data:
             return {k: data[k] for k in data.files}
-    except OSError as e:
+    except (OSError, ValueError, zipfile.BadZipFile) as e:
+        if isinstance(e, CliError):
+            raise
         raise CliError(f"cannot read {what} file {path}: {e}") from None
 
 
 def _random(t, rng: np.random.Generator) -> np.ndarray:
-    shape = tuple(t.get_shape())
+    shape = tuple(t.get_shape())  # a tensor type: load_module checked @main's arguments
     name = dtype_name(t.get_element_type())
     if name in ("i32", "i64"):
         return rng.integers(0, 8, size=shape).astype(np.int32 if name == "i32" else np.int64)
@@ -90,9 +97,27 @@ def load_module(path: str, shapes: dict[str, list[int]] | None = None,
     from rlxc.loader import read_mlir
 
     try:
-        return read_mlir(path)
+        module, params = read_mlir(path)
     except OSError as e:
         raise CliError(f"cannot read {path} or the params beside it: {e}") from None
+    _check_main(module, path)
+    return module, params
+
+
+def _check_main(module, path: str) -> None:
+    """The first func.func with a body (what run, bench and plan take) exists
+    and takes and returns tensors (rlx values are tensors; a scalar is tensor<f32>)."""
+    from xdsl.dialects import func
+    from xdsl.dialects.builtin import TensorType
+
+    f = next((op for op in module.ops if isinstance(op, func.FuncOp) and op.body.blocks), None)
+    if f is None:
+        raise CliError(f"{path} has no func.func with a body to run")
+    kinds = [("argument", t) for t in f.function_type.inputs] + [("result", t) for t in f.function_type.outputs]
+    for i, (kind, t) in enumerate(kinds):
+        if not isinstance(t, TensorType):
+            raise CliError(f"{path}: @{f.sym_name.data}'s {kind} {i if kind == 'argument' else i - len(f.function_type.inputs)} "
+                           f"is {t}, not a tensor (rlx values are tensors: a scalar is tensor<{t}>)")
 
 
 def _module_and_params(args: argparse.Namespace, inputs: dict[str, np.ndarray]):
@@ -119,6 +144,8 @@ def fill_missing(module, inputs, params, seed: int) -> list[str]:
 
 def summarize(i: int, a: np.ndarray) -> str:
     a64 = a.astype(np.float64)
+    if a64.size == 0:
+        return f"output #{i}: shape {list(a.shape)} dtype {a.dtype}  (no elements)"
     return (
         f"output #{i}: shape {list(a.shape)} dtype {a.dtype}  "
         f"min {a64.min():.6g}  max {a64.max():.6g}  mean {a64.mean():.6g}  "
@@ -157,6 +184,8 @@ def cmd_bench(args: argparse.Namespace) -> int:
     from rlxc.driver import compile
     from rlxc.runtime.driver_api import CudaError
 
+    if args.repeat < 1:
+        raise CliError(f"--repeat {args.repeat}: give 1 run or more")
     inputs = _load_npz(args.inputs, "inputs")
     module, params = _module_and_params(args, inputs)
     for note in fill_missing(module, inputs, params, args.seed):
@@ -194,15 +223,20 @@ def cmd_plan(args: argparse.Namespace) -> int:
     from rlxc.passes.pipelines import run_pipeline
     from rlxc.passes.plan_memory import liveness
 
+    def first_func(m):
+        return next((op for op in m.ops if isinstance(op, func.FuncOp) and op.body.blocks), None)
+
     module, _ = load_module(args.file, parse_shapes(args.shape))
-    f = next((op for op in module.ops if isinstance(op, func.FuncOp)), None)
+    f = first_func(module)
     if f is None:
-        raise CliError(f"{args.file} has no func.func to plan")
+        raise CliError(f"{args.file} has no func.func with a body to plan")
     if P.function_plan(f) is None:
         module = run_pipeline(module, args.pipeline)
-        f = next(op for op in module.ops if isinstance(op, func.FuncOp))
+        f = first_func(module)
     fplan = P.function_plan(f)
-    assert fplan is not None
+    if fplan is None:
+        raise CliError(f"--pipeline {args.pipeline!r} left @{f.sym_name.data} without a memory plan "
+                       "(a pipeline that plans ends in rlx-plan-memory: rlx-plan does)")
     arena, peak = fplan.arena_bytes, fplan.peak_live_bytes
     buffers = liveness(f.body.block, inplace=False)
     offset_of = _planned_offsets(f)
@@ -218,12 +252,22 @@ def cmd_import(args: argparse.Namespace) -> int:
     """Writes an ONNX model's graph-level IR and its params (`.npz` beside it)."""
     if not args.file.endswith(".onnx"):
         raise CliError(f"{args.file}: rlxc import reads .onnx models")
-    module, params = load_module(args.file, parse_shapes(args.shape))
     out = Path(args.output)
-    out.parent.mkdir(parents=True, exist_ok=True)
     npz = out.with_suffix(".npz")
-    write_atomic(out, str(module).encode() + b"\n")
+    if out.suffix == ".npz":
+        raise CliError(f"-o {out}: the IR's file, not its params' (they go to the .npz beside it: name it .mlir)")
+    for path in (out, npz):
+        if path.is_dir():
+            raise CliError(f"-o {out}: {path} is a directory")
+    module, params = load_module(args.file, parse_shapes(args.shape))
+    had_npz = npz.exists()
     write_atomic(npz, npz_bytes(params))
+    try:
+        write_atomic(out, str(module).encode() + b"\n")
+    except BaseException:
+        if not had_npz:
+            npz.unlink(missing_ok=True)  # not half of a new pair
+        raise
     n = sum(int(np.prod(a.shape)) for a in params.values())
     print(f"wrote {out} and {npz} ({len(params)} params, {n} values)")
     return 0
@@ -341,7 +385,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     try:
         return args.func(args)
-    except (CliError, InputError, ParseError, DiagnosticException, ValueError) as e:
+    except (CliError, InputError, ParseError, DiagnosticException, ValueError, OSError) as e:
         print(f"rlxc {args.command}: error: {e}", file=sys.stderr)
         return 1
 

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
+import io
 import os
 import sys
 from pathlib import Path
@@ -131,12 +132,31 @@ class RlxcOptMain(xDSLOptMain):
         self._line_offset = start_offset
         return super().parse_chunk(chunk, file_extension, start_offset)
 
+    def prepare_output(self) -> IO[str]:
+        """A buffer: `run` writes it out (stdout, or `-o` atomically) only once
+        every chunk has gone through, so a failure leaves no partial module
+        printed and no file created or emptied."""
+        self._output = _HeldOutput()
+        return self._output
+
     def run(self) -> int | None:
         if self.args.verify_diagnostics:  # mlir-opt's: check expected-* annotations
             from rlxc.tools.diagnostics import run_verify_diagnostics
 
-            return run_verify_diagnostics(self)
-        return super().run()
+            status = run_verify_diagnostics(self)
+        else:
+            status = super().run()
+        text = self._output.getvalue() if hasattr(self, "_output") else ""
+        if self.args.output_file is None:
+            sys.stdout.write(text)
+            sys.stdout.flush()
+        else:
+            from rlxc.runtime.nvrtc import write_atomic
+
+            if Path(self.args.output_file).is_dir():
+                raise ValueError(f"-o {self.args.output_file}: a directory, not a file")
+            write_atomic(Path(self.args.output_file), text.encode())
+        return status
 
     def register_all_arguments(self, arg_parser: argparse.ArgumentParser):
         super().register_all_arguments(arg_parser)
@@ -354,6 +374,14 @@ def _report(exc: BaseException, input_name: str) -> None:
     print(text, file=sys.stderr)
     for note in getattr(exc, "__notes__", []):
         print(note, file=sys.stderr)
+
+
+class _HeldOutput(io.StringIO):
+    """The tool's output held until the run succeeds (xDSL closes the stream
+    it was given when it is not stdout; the text must outlive that)."""
+
+    def close(self) -> None:
+        pass
 
 
 def main(argv: Sequence[str] | None = None) -> int:

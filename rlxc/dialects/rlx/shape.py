@@ -229,16 +229,17 @@ class SliceOp(RlxOp):
         return [_t(out, x)]
 
     def last_axis_window(self) -> tuple[int, int] | None:
-        """(offset, width) where this slice takes a unit-step run of the
-        input's last axis and every other axis whole (a window a consumer
-        may read in place), else None."""
+        """(offset, width) where this slice takes a non-empty unit-step run
+        of the input's last axis and every other axis whole (a window a
+        consumer may read in place), else None."""
         src = shape_of(self.input.type)
         starts, ends, steps = (_ints(a) for a in (self.starts, self.ends, self.steps))
         if not src or any(st != 1 for st in steps):
             return None
         if any(starts[k] != 0 or ends[k] != src[k] for k in range(len(src) - 1)):
             return None
-        return starts[-1], ends[-1] - starts[-1]
+        width = ends[-1] - starts[-1]
+        return (starts[-1], width) if width > 0 else None  # an empty slice has nothing to read in place
 
 
 class _GatherBase(RlxOp):

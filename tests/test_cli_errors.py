@@ -1,0 +1,111 @@
+"""Bad input to the command-line tools: a clear error and a non-zero exit,
+never a traceback, and no output file half-written, emptied or left behind
+(cases a review found, session 51)."""
+
+from __future__ import annotations
+
+import os
+import stat
+
+import numpy as np
+
+from rlxc.runtime.nvrtc import write_atomic
+from rlxc.tools import cli, opt
+
+GOOD = """func.func @main(%x: tensor<2x3xf32>) -> tensor<2x3xf32> {
+  %y = rlx.relu %x : tensor<2x3xf32>
+  func.return %y : tensor<2x3xf32>
+}
+"""
+
+
+def _clean(err: str) -> bool:
+    return "Traceback" not in err and "error" in err
+
+
+def test_rlxc_opt_writes_nothing_when_a_later_chunk_fails(tmp_path, capsys):
+    """With --split-input-file and a bad second chunk: no partial module on
+    stdout, `-o` neither emptied nor created; a good run writes the whole
+    file at once."""
+    src = tmp_path / "split.mlir"
+    src.write_text(GOOD + "// -----\nfunc.func @bad( {\n")
+    keep = tmp_path / "keep.mlir"
+    keep.write_text("old\n")
+    assert opt.main([str(src), "--split-input-file", "-o", str(keep)]) == 1
+    assert keep.read_text() == "old\n"
+    assert opt.main([str(src), "--split-input-file", "-o", str(tmp_path / "new.mlir")]) == 1
+    assert not (tmp_path / "new.mlir").exists() and not list(tmp_path.glob("*.tmp"))
+    capsys.readouterr()
+    assert opt.main([str(src), "--split-input-file"]) == 1
+    out, err = capsys.readouterr()
+    assert out == "" and "parse error" in err and _clean(err)
+    (tmp_path / "good.mlir").write_text(GOOD)
+    assert opt.main([str(tmp_path / "good.mlir"), "-p", "rlx-plan", "-o", str(keep)]) == 0
+    assert "rlx.arena_bytes" in keep.read_text()
+    assert opt.main([str(tmp_path / "good.mlir"), "-o", str(tmp_path)]) == 1
+    assert "a directory" in capsys.readouterr().err
+
+
+def test_write_atomic_follows_the_umask(tmp_path):
+    old = os.umask(0o022)
+    try:
+        write_atomic(tmp_path / "f.txt", b"x")
+    finally:
+        os.umask(old)
+    assert stat.S_IMODE((tmp_path / "f.txt").stat().st_mode) == 0o644
+
+
+def test_rlxc_run_bad_input_files(tmp_path, capsys):
+    """A truncated .npz, a .npy, a scalar @main argument, a zero-size output
+    (run, not an error), --repeat 0."""
+    good = tmp_path / "ok.mlir"
+    good.write_text(GOOD)
+    np.savez(tmp_path / "in.npz", x=np.ones((2, 3), np.float32))
+    (tmp_path / "trunc.npz").write_bytes((tmp_path / "in.npz").read_bytes()[:40])
+    np.save(tmp_path / "x.npy", np.ones((2, 3), np.float32))
+    for bad, says in (("trunc.npz", "cannot read inputs file"), ("x.npy", "not an .npz")):
+        assert cli.main(["run", str(good), "--inputs", str(tmp_path / bad)]) == 1
+        err = capsys.readouterr().err
+        assert says in err and _clean(err), err
+    scalar = tmp_path / "scalar.mlir"
+    scalar.write_text("func.func @main(%x: f32) -> f32 {\n  func.return %x : f32\n}\n")
+    for cmd in ("run", "plan"):
+        assert cli.main([cmd, str(scalar)]) == 1
+        err = capsys.readouterr().err
+        assert "argument 0 is f32, not a tensor" in err and _clean(err), err
+    zero = tmp_path / "zero.mlir"
+    zero.write_text(GOOD.replace("2x3", "0x3"))
+    assert cli.main(["run", str(zero)]) == 0
+    assert "shape [0, 3] dtype float32  (no elements)" in capsys.readouterr().out
+    assert cli.main(["bench", str(good), "--backend", "numpy", "--repeat", "0"]) == 1
+    assert "--repeat 0" in capsys.readouterr().err
+
+
+def test_rlxc_plan_and_import_refuse_what_they_cannot_do(tmp_path, capsys):
+    """plan: a pipeline that plans nothing, a declaration before @main;
+    import: -o naming the params' .npz, a directory, a path under a file."""
+    good = tmp_path / "ok.mlir"
+    good.write_text(GOOD)
+    assert cli.main(["plan", str(good), "--pipeline", "canonicalize"]) == 1
+    err = capsys.readouterr().err
+    assert "without a memory plan" in err and _clean(err)
+    decl = tmp_path / "decl.mlir"
+    decl.write_text("func.func private @ext(tensor<4xf32>) -> tensor<4xf32>\n" + GOOD)
+    assert cli.main(["plan", str(decl)]) == 0
+    assert "arena" in capsys.readouterr().out
+    from onnx import TensorProto, helper
+
+    from onnx_helpers import make_model
+
+    model = make_model([helper.make_node("Relu", ["X"], ["Y"])],
+                       [helper.make_tensor_value_info("X", TensorProto.FLOAT, [2, 4])],
+                       [helper.make_tensor_value_info("Y", TensorProto.FLOAT, [2, 4])])
+    path = tmp_path / "relu.onnx"
+    path.write_bytes(model.SerializeToString())
+    (tmp_path / "file").write_text("")
+    for out, says in ((tmp_path / "relu.npz", "name it .mlir"), (tmp_path, "is a directory"),
+                      (tmp_path / "file" / "relu.mlir", "")):
+        assert cli.main(["import", str(path), "-o", str(out)]) == 1
+        err = capsys.readouterr().err
+        assert says in err and _clean(err), err
+    assert sorted(p.name for p in tmp_path.glob("relu.*")) == ["relu.onnx"]  # nothing written
