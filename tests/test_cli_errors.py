@@ -109,3 +109,20 @@ def test_rlxc_plan_and_import_refuse_what_they_cannot_do(tmp_path, capsys):
         err = capsys.readouterr().err
         assert says in err and _clean(err), err
     assert sorted(p.name for p in tmp_path.glob("relu.*")) == ["relu.onnx"]  # nothing written
+
+
+def test_fuzz_and_semantics_options_are_checked_first(tmp_path, capsys):
+    """rlxc fuzz: no element types, a negative or NaN tolerance (every pass a
+    miscompile, or none), --out naming a file: refused before any fuzzing;
+    rlxc-opt's --semantics-tolerance the same."""
+    (tmp_path / "f").write_text("")
+    for extra, says in ((["--dtypes", ""], "--dtypes ''"), (["--tolerance", "-1"], "--tolerance -1"),
+                        (["--tolerance", "nan"], "--tolerance nan"), (["--out", str(tmp_path / "f")], "not a directory")):
+        assert cli.main(["fuzz", "rlx-plan", "--examples", "1", *extra]) == 1
+        err = capsys.readouterr().err
+        assert says in err and _clean(err), err
+    good = tmp_path / "ok.mlir"
+    good.write_text(GOOD)
+    assert opt.main([str(good), "-p", "canonicalize", "--check-semantics", "--semantics-tolerance", "-1"]) == 1
+    err = capsys.readouterr().err
+    assert "--semantics-tolerance -1.0" in err and _clean(err)

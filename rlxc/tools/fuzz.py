@@ -27,6 +27,7 @@ the reproducer behaves the same in both tools.
 
 from __future__ import annotations
 
+import os
 import random
 import sys
 import time
@@ -357,6 +358,15 @@ def main_args(args) -> int:
     bad = [d for d in dtypes if d not in TOLERANCE]
     if bad:
         raise FuzzError(f"--dtypes: {', '.join(bad)} not among {', '.join(TOLERANCE)}")
+    if not dtypes:
+        raise FuzzError(f"--dtypes {args.dtypes!r}: give some of {', '.join(TOLERANCE)}")
+    if args.tolerance is not None and not args.tolerance >= 0:  # (NaN too: it would turn the check off)
+        raise FuzzError(f"--tolerance {args.tolerance}: give a relative error of 0 or more")
+    # --out checked before the fuzzing, not when a failure is to be written there
+    out = Path(args.out).absolute()
+    ancestor = next(p for p in (out, *out.parents) if p.exists())
+    if not ancestor.is_dir() or not os.access(ancestor, os.W_OK | os.X_OK):
+        raise FuzzError(f"--out {args.out}: {ancestor} is not a directory this user can write in")
     result = fuzz(
         args.pipeline, examples=args.examples, seed=args.seed, out=args.out, onnx=args.onnx,
         max_ops=args.max_ops, dtypes=dtypes, tolerance=args.tolerance, log=sys.stdout,

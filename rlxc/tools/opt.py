@@ -244,7 +244,7 @@ class RlxcOptMain(xDSLOptMain):
             reproducer_dir=a.reproducer_dir,
             print_between=a.print_between_passes,
             time_passes=a.time_passes or a.mlir_timing,
-            semantics=SemanticsCheck(a.semantics_seed, a.semantics_tolerance)
+            semantics=SemanticsCheck(a.semantics_seed, _tolerance(a.semantics_tolerance))
             if a.check_semantics
             else None,
             printing=Printing(
@@ -374,6 +374,14 @@ def _report(exc: BaseException, input_name: str) -> None:
     print(text, file=sys.stderr)
     for note in getattr(exc, "__notes__", []):
         print(note, file=sys.stderr)
+
+
+def _tolerance(t: float) -> float:
+    """--semantics-tolerance, refused below 0 or NaN (every pass would look
+    like a miscompile, or none)."""
+    if not t >= 0:
+        raise ValueError(f"--semantics-tolerance {t}: give a relative error of 0 or more")
+    return t
 
 
 class _HeldOutput(io.StringIO):
