@@ -126,3 +126,40 @@ def test_fuzz_and_semantics_options_are_checked_first(tmp_path, capsys):
     assert opt.main([str(good), "-p", "canonicalize", "--check-semantics", "--semantics-tolerance", "-1"]) == 1
     err = capsys.readouterr().err
     assert "--semantics-tolerance -1.0" in err and _clean(err)
+
+
+def test_rlxc_says_where_and_what(tmp_path, capsys):
+    """A verifier failure at its line and op; a module lowered already; an
+    ONNX model with no outputs, an input with no shape (bound with --shape,
+    it runs) and a negative dimension."""
+    bad = tmp_path / "bad.mlir"
+    bad.write_text('func.func @main(%x: tensor<4xf32>) -> tensor<4xf32> {\n'
+                   '  %e = "rlx.add"(%x) : (tensor<4xf32>) -> tensor<4xf32>\n  func.return %e : tensor<4xf32>\n}\n')
+    assert cli.main(["run", str(bad)]) == 1
+    err = capsys.readouterr().err
+    assert "bad.mlir:2:3" in err and "'rlx.add' op Expected 2 operands" in err and _clean(err), err
+    good = tmp_path / "ok.mlir"
+    good.write_text(GOOD)
+    low = tmp_path / "low.mlir"
+    assert opt.main([str(good), "-p", "rlx-cuda{arch=sm_90 sm_count=132}", "-o", str(low)]) == 0
+    assert cli.main(["run", str(low)]) == 1
+    err = capsys.readouterr().err
+    assert "is lowered already" in err and _clean(err), err
+    from onnx import TensorProto, helper
+    from onnx_helpers import make_model
+
+    relu = helper.make_node("Relu", ["X"], ["Y"])
+    cases = [(make_model([], [], []), [], "has no outputs"),
+             (make_model([relu], [helper.make_tensor_value_info("X", TensorProto.FLOAT, None)],
+                         [helper.make_tensor_value_info("Y", TensorProto.FLOAT, None)]), [], "--shape X=D0,D1"),
+             (make_model([relu], [helper.make_tensor_value_info("X", TensorProto.FLOAT, ["n", 4])],
+                         [helper.make_tensor_value_info("Y", TensorProto.FLOAT, None)]), ["--shape", "X=-2,4"],
+              "dimensions are 0 or more")]
+    for k, (model, extra, says) in enumerate(cases):
+        path = tmp_path / f"m{k}.onnx"
+        path.write_bytes(model.SerializeToString())
+        assert cli.main(["run", str(path), *extra]) == 1
+        err = capsys.readouterr().err
+        assert says in err and _clean(err), err
+    assert cli.main(["run", str(tmp_path / "m1.onnx"), "--shape", "X=2,3"]) == 0
+    assert "output #0: shape [2, 3]" in capsys.readouterr().out

@@ -96,10 +96,19 @@ def load_module(path: str, shapes: dict[str, list[int]] | None = None,
         raise CliError("--shape binds an ONNX model's symbolic dimensions; a .mlir file's shapes are fixed")
     from rlxc.loader import read_mlir
 
+    from xdsl.utils.exceptions import VerifyException
+
     try:
         module, params = read_mlir(path)
     except OSError as e:
         raise CliError(f"cannot read {path} or the params beside it: {e}") from None
+    except VerifyException:  # again, to say where (rlxc-opt's located diagnostic: file:line:col, the op)
+        from rlxc.context import make_context
+        from rlxc.tools.opt import LocatingParser, verify_with_location
+
+        parser = LocatingParser(make_context(), Path(path).read_text(), path)
+        verify_with_location(parser.parse_module(), parser.locations)
+        raise
     _check_main(module, path)
     return module, params
 
@@ -113,6 +122,10 @@ def _check_main(module, path: str) -> None:
     f = next((op for op in module.ops if isinstance(op, func.FuncOp) and op.body.blocks), None)
     if f is None:
         raise CliError(f"{path} has no func.func with a body to run")
+    lowered = next((op.name for op in module.walk() if op.name.startswith("rlx_cuda.")), None)
+    if lowered is not None:
+        raise CliError(f"{path} is lowered already ({lowered}: the rlx-cuda pipeline's output); "
+                       "rlxc takes graph-level IR (or a planned module) and lowers it itself")
     kinds = [("argument", t) for t in f.function_type.inputs] + [("result", t) for t in f.function_type.outputs]
     for i, (kind, t) in enumerate(kinds):
         if not isinstance(t, TensorType):

@@ -133,6 +133,8 @@ class OnnxImporter:
                     f"graph output '{o.name}' has ONNX type {q}; rlx has no {q} type: a quantized value "
                     "imports only as it flows into a DequantizeLinear")
             outs.append(self.tensor(self.values[o.name]))
+        if not outs:
+            raise OnnxImportError("the model's graph has no outputs (an empty or truncated model?)")
         return self.g.build(outs), self.params
 
     def inline(self, graph, what: str, bindings: dict[str, Value] | None = None) -> list[Value]:
@@ -176,6 +178,13 @@ class OnnxImporter:
 
     def _input_shape(self, i) -> list[int]:
         given = self.input_shapes.get(i.name)
+        bind = f"input_shapes={{'{i.name}': [...]}} (on the command line: --shape {i.name}=D0,D1,...)"
+        if given is not None and any(int(d) < 0 for d in given):
+            raise OnnxImportError(f"input_shapes['{i.name}'] = {list(given)}: dimensions are 0 or more")
+        if not i.type.tensor_type.HasField("shape"):  # no shape at all: the rank is unknown too
+            if given is None:
+                raise OnnxImportError(f"input '{i.name}' has no shape in the model (not even a rank); give it with {bind}")
+            return [int(d) for d in given]
         dims = i.type.tensor_type.shape.dim
         if given is not None and len(given) != len(dims):
             raise OnnxImportError(
@@ -193,11 +202,7 @@ class OnnxImporter:
                 shape.append(int(given[k]))
             else:
                 sym = d.dim_param or "?"
-                raise OnnxImportError(
-                    f"input '{i.name}' dimension {k} ('{sym}') is symbolic; bind it with "
-                    f"input_shapes={{'{i.name}': [...]}} (on the command line: --shape "
-                    f"{i.name}=D0,D1,...)"
-                )
+                raise OnnxImportError(f"input '{i.name}' dimension {k} ('{sym}') is symbolic; bind it with {bind}")
         return shape
 
     def _emitter(self, proto):
