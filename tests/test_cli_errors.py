@@ -163,3 +163,23 @@ def test_rlxc_says_where_and_what(tmp_path, capsys):
         assert says in err and _clean(err), err
     assert cli.main(["run", str(tmp_path / "m1.onnx"), "--shape", "X=2,3"]) == 0
     assert "output #0: shape [2, 3]" in capsys.readouterr().out
+
+
+def test_rlxc_opt_dash_is_stdin_and_target_options_are_checked_up_front(tmp_path, capsys, monkeypatch):
+    """`rlxc-opt -` reads stdin (mlir-opt's spelling); a bad arch, sm_count or
+    gemm is the command line's error, said before any pass runs: no
+    "rejected its input", no reproducer written."""
+    import io
+
+    monkeypatch.setattr("sys.stdin", io.TextIOWrapper(io.BytesIO(GOOD.encode())))
+    assert opt.main(["-"]) == 0
+    assert "rlx.relu" in capsys.readouterr().out
+    good = tmp_path / "ok.mlir"
+    good.write_text(GOOD)
+    for spec, says in (("rlx-cuda{arch=foo}", "rlx-cuda: arch must look like sm_90, got 'foo'"),
+                       ("rlx-cuda{sm_count=-1}", "sm_count must be 0"),
+                       ("rlx-emit-cuda{gemm=x}", "gemm must be one of cublaslt, kernel")):
+        assert opt.main([str(good), "-p", spec, "--reproducer-dir", str(tmp_path / "repro")]) == 1
+        err = capsys.readouterr().err
+        assert says in err and "rejected its input" not in err and _clean(err), err
+        assert not (tmp_path / "repro").exists()

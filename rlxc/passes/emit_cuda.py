@@ -43,6 +43,18 @@ def _i64(v: int) -> IntegerAttr:
     return IntegerAttr(v, i64)
 
 
+
+def check_target_options(pass_name: str, arch: str, sm_count: int, gemm: str) -> None:
+    """The CUDA target's options, checked when the pass is made (a bad one
+    is the command line's error, not the pass's input's): ValueError."""
+    if not arch.startswith("sm_") or not arch[3:].isdigit():
+        raise ValueError(f"{pass_name}: arch must look like sm_90, got '{arch}'")
+    if sm_count < 0:
+        raise ValueError(f"{pass_name}: sm_count must be 0 (the usual count for {arch}) or more, got {sm_count}")
+    if gemm not in GEMM_LOWERINGS:
+        raise ValueError(f"{pass_name}: gemm must be one of {', '.join(GEMM_LOWERINGS)}, got '{gemm}'")
+
+
 @dataclass(frozen=True)
 class EmitCudaPass(ModulePass):
     """Lowers planned rlx IR to `rlx_cuda`: a generated kernel per region or
@@ -77,17 +89,10 @@ class EmitCudaPass(ModulePass):
     sm_count: int = 0
     gemm: str = "cublaslt"
 
+    def __post_init__(self) -> None:
+        check_target_options(self.name, self.arch, self.sm_count, self.gemm)
+
     def apply(self, ctx: Context, op: ModuleOp) -> None:
-        if not self.arch.startswith("sm_") or not self.arch[3:].isdigit():
-            raise PassFailedException(f"rlx-emit-cuda: arch must look like sm_90, got '{self.arch}'")
-        if self.sm_count < 0:
-            raise PassFailedException(
-                f"rlx-emit-cuda: sm_count must be 0 (the usual count for {self.arch}) or more, got {self.sm_count}"
-            )
-        if self.gemm not in GEMM_LOWERINGS:
-            raise PassFailedException(
-                f"rlx-emit-cuda: gemm must be one of {', '.join(GEMM_LOWERINGS)}, got '{self.gemm}'"
-            )
         sms = self.sm_count or SM_COUNTS.get(self.arch, 132)
         kernels: dict[str, str] = {}  # kernel code -> symbol
         with generating_for(self.arch):

@@ -99,6 +99,11 @@ class CudaPipeline(ModulePass):
     sm_count: int = 0
     gemm: str = "cublaslt"
 
+    def __post_init__(self) -> None:
+        from rlxc.passes.emit_cuda import check_target_options
+
+        check_target_options(self.name, self.arch, self.sm_count, self.gemm)
+
     def passes(self) -> tuple[ModulePass, ...]:
         return parse_pipeline(
             optimize_spec("cuda")

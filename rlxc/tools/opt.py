@@ -76,6 +76,8 @@ class RlxcOptMain(xDSLOptMain):
 
     def __init__(self, args: Sequence[str] | None = None):
         super().__init__(description="rlxc modular optimizer driver", args=args)
+        if self.args.input_file == "-":  # mlir-opt's name for stdin, as no file is
+            self.args.input_file = None
 
     def register_all_dialects(self):
         super().register_all_dialects()
