@@ -183,3 +183,21 @@ def test_rlxc_opt_dash_is_stdin_and_target_options_are_checked_up_front(tmp_path
         err = capsys.readouterr().err
         assert says in err and "rejected its input" not in err and _clean(err), err
         assert not (tmp_path / "repro").exists()
+
+
+def test_rlxc_run_refuses_unknown_params(tmp_path, capsys):
+    """--params naming a param the module does not have is refused, as an
+    unknown input is; the module's own param is taken."""
+    src = tmp_path / "b.mlir"
+    src.write_text('func.func @main(%x: tensor<2x3xf32>) -> tensor<2x3xf32> {\n'
+                   '  %b = rlx.param "bias" : tensor<3xf32>\n'
+                   '  %y = rlx.add %x, %b : tensor<2x3xf32>, tensor<3xf32> -> tensor<2x3xf32>\n'
+                   '  func.return %y : tensor<2x3xf32>\n}\n')
+    np.savez(tmp_path / "p.npz", bais=np.ones(3, np.float32))
+    assert cli.main(["run", str(src), "--params", str(tmp_path / "p.npz")]) == 1
+    err = capsys.readouterr().err
+    assert "'bais' is not a param of the module (its params: bias)" in err and _clean(err), err
+    np.savez(tmp_path / "p.npz", bias=np.ones(3, np.float32))
+    np.savez(tmp_path / "x.npz", x=np.zeros((2, 3), np.float32))
+    assert cli.main(["run", str(src), "--params", str(tmp_path / "p.npz"), "--inputs", str(tmp_path / "x.npz")]) == 0
+    assert "min 1  max 1" in capsys.readouterr().out

@@ -135,7 +135,13 @@ def _check_main(module, path: str) -> None:
 
 def _module_and_params(args: argparse.Namespace, inputs: dict[str, np.ndarray]):
     module, params = load_module(args.file, parse_shapes(args.shape), inputs)
-    params.update(_load_npz(args.params, "params"))
+    given = _load_npz(args.params, "params")
+    unknown = sorted(set(given) - set(signature(module).params))
+    if unknown:  # as an unknown input is refused
+        raise CliError(f"--params {args.params}: {', '.join(map(repr, unknown))} "
+                       f"{'is not a param' if len(unknown) == 1 else 'are not params'} of the module "
+                       f"(its params: {', '.join(sorted(signature(module).params)) or 'none'})")
+    params.update(given)
     return module, params
 
 
