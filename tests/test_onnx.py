@@ -456,7 +456,7 @@ def test_non_ascii_input_names():
 
 @pytest.mark.parametrize("model, match", [
     (lambda: _one_node("PRelu", [("x", TensorProto.FLOAT, [1, 3, 2, 2]), ("s", TensorProto.FLOAT, [3])],
-                       [("y", TensorProto.FLOAT, [1, 3, 2, 2])], opset=6), r"PRelu .*not supported"),
+                       [("y", TensorProto.FLOAT, [1, 3, 2, 2])], opset=6), r"PRelu .*its form before opset 7 is not supported \(the model imports opset 6\)"),
     (lambda: _one_node("LRN", [("x", TensorProto.FLOAT, [1, 3, 2, 2])], [("y", TensorProto.FLOAT, [1, 3, 2, 2])]),
      r"LRN needs its size attribute"),
     (lambda: _one_node("Upsample", [("x", TensorProto.FLOAT, [1, 3, 2, 2])], [("y", TensorProto.FLOAT, [1, 3, 4, 4])],
@@ -1051,3 +1051,25 @@ def test_integer_pow_is_exact(t, np_t, const_exponent):
         want = np.power(x, np.maximum(eb, 0))
     want = np.where(eb < 0, np.where(x == 1, 1, np.where(x == -1, np.where(eb % 2 != 0, -1, 1), 0)), want).astype(np_t)
     np.testing.assert_array_equal(got, want)
+
+
+def test_dropout_mask_type_by_opset():
+    """Dropout at inference: before Dropout-10 the mask has the input's type
+    (ones, so y * mask imports and is x), from 10 on it is bool (all true).
+    (onnxruntime gives an all-false mask up to opset 11: the spec and its
+    reference evaluator give all true.)"""
+    F = TensorProto.FLOAT
+    x = np.random.default_rng().standard_normal((2, 3)).astype(np.float32)
+    for opset, mask_t, want in ((7, F, np.ones((2, 3), np.float32)), (13, TensorProto.BOOL, np.ones((2, 3), bool))):
+        g = helper.make_graph([helper.make_node("Dropout", ["x"], ["y", "mask"])], "g",
+                              [helper.make_tensor_value_info("x", F, [2, 3])],
+                              [helper.make_tensor_value_info("y", F, None), helper.make_tensor_value_info("mask", mask_t, None)])
+        module, params = from_onnx(helper.make_model(g, opset_imports=[helper.make_opsetid("", opset)]))
+        y, mask = rlxc.interpret(module, {"x": x}, params)
+        np.testing.assert_array_equal(y, x)
+        assert mask.dtype == want.dtype
+        np.testing.assert_array_equal(mask, want)
+    g = helper.make_graph([helper.make_node("Dropout", ["x"], ["y", "mask"]), helper.make_node("Mul", ["y", "mask"], ["o"])],
+                          "g", [helper.make_tensor_value_info("x", F, [2, 3])], [helper.make_tensor_value_info("o", F, None)])
+    module, params = from_onnx(helper.make_model(g, opset_imports=[helper.make_opsetid("", 7)]))
+    np.testing.assert_array_equal(rlxc.interpret(module, {"x": x}, params)[0], x)

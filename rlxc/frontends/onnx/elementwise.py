@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from rlxc.dialects.types import dtype
 from rlxc.frontends.builder import Tensor
 from rlxc.frontends.onnx.core import (
     LARGEST_FINITE,
@@ -219,7 +220,8 @@ def _cast_like(n: Node) -> list[Value]:
 
 @emitter("Identity", "Dropout")
 def _identity(n: Node) -> list[Value]:
-    """Dropout at inference: the input, and a mask of all true."""
+    """Dropout at inference: the input, and a mask of all true (before
+    Dropout-10 the mask has the input's type: all ones)."""
     v = n.input(0)
     assert v is not None
     if n.op_type == "Dropout":
@@ -227,6 +229,8 @@ def _identity(n: Node) -> list[Value]:
         if n.attrs.get("is_test", 1) == 0 or (training is not None and bool(np.ravel(training)[0])):
             raise n.unsupported("training mode", "inference (training_mode false)")
         if len(n.proto.output) > 1 and n.proto.output[1]:
+            if n.opset < 10:
+                return [v, Const(np.ones(v.shape, dtype=dtype(v.dtype).carrier), v.dtype)]
             return [v, Const(np.ones(v.shape, dtype=bool), "i1")]
     return [v]
 

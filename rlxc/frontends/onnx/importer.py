@@ -215,6 +215,14 @@ class OnnxImporter:
         fn = self._emitter(proto)
         name = proto.name or (proto.output[0] if proto.output else "?")
         if fn is None:
+            key = proto.op_type if proto.domain in ("", "ai.onnx") else f"{proto.domain}:{proto.op_type}"
+            if key in EMITTERS:  # supported, but not in the form of this model's opset
+                first = min(EMITTERS[key])
+                opset = self.opset if proto.domain in ("", "ai.onnx") else self.opsets.get(proto.domain, 1)
+                raise OnnxImportError(
+                    f"{proto.op_type} node '{name}' (domain '{proto.domain or 'ai.onnx'}'): its form before "
+                    f"opset {first} is not supported (the model imports opset {opset})"
+                )
             raise OnnxImportError(
                 f"{proto.op_type} node '{name}' (domain '{proto.domain or 'ai.onnx'}'): this op "
                 f"type is not supported; supported ops: {', '.join(sorted(EMITTERS))}"
