@@ -201,3 +201,41 @@ def test_rlxc_run_refuses_unknown_params(tmp_path, capsys):
     np.savez(tmp_path / "x.npz", x=np.zeros((2, 3), np.float32))
     assert cli.main(["run", str(src), "--params", str(tmp_path / "p.npz"), "--inputs", str(tmp_path / "x.npz")]) == 0
     assert "min 1  max 1" in capsys.readouterr().out
+
+
+def test_verify_roundtrip_passes_the_demo_model(tmp_path, capsys):
+    """--verify-roundtrip compares the parsed-back module structurally: the
+    demo's encoder layer through rlx-plan (rlx-fold-layout sets the
+    attention's properties in another order than its custom form prints
+    them) is no failure."""
+    import sys
+    from pathlib import Path
+
+    sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "examples"))
+    from models import transformer_encoder_layer
+
+    module, _ = transformer_encoder_layer(2, 32, 64, 4)
+    src = tmp_path / "t.mlir"
+    src.write_text(str(module) + "\n")
+    assert opt.main([str(src), "-p", "rlx-plan", "--verify-roundtrip", "-o", str(tmp_path / "o.mlir")]) == 0, \
+        capsys.readouterr().err
+    assert "rlx.attention" in (tmp_path / "o.mlir").read_text()
+
+
+def test_rlxc_run_bert_on_random_inputs_is_finite_and_fold_errors_name_the_node(capsys):
+    """rlxc run draws a mask input's integers from 0/1 (0-7 overflowed BERT's
+    additive mask: every output NaN) and notes non-finite outputs; an import
+    error raised while folding constants names its node (bert_tiny has 64
+    positions, so a length of 128 fails at the embeddings' Expand)."""
+    from pathlib import Path
+
+    import pytest
+
+    import rlxc
+
+    bert = str(Path(__file__).parent / "models" / "bert_tiny.onnx")
+    assert cli.main(["run", bert, "--shape", "input_ids=1,16", "--shape", "attention_mask=1,16"]) == 0
+    out = capsys.readouterr().out
+    assert "output #0: shape [1, 16, 64]" in out and "nan" not in out and "NaN" not in out, out
+    with pytest.raises(rlxc.OnnxImportError, match=r"Expand node '/embeddings/Expand': shape mismatch"):
+        rlxc.from_onnx(bert, {"input_ids": [1, 128], "attention_mask": [1, 128]})

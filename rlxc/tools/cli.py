@@ -55,11 +55,15 @@ def _load_npz(path: str | None, what: str) -> dict[str, np.ndarray]:
         raise CliError(f"cannot read {what} file {path}: {e}") from None
 
 
-def _random(t, rng: np.random.Generator) -> np.ndarray:
+def _random(t, rng: np.random.Generator, what: str = "") -> np.ndarray:
+    """Random values of tensor type `t`: integers 0-7 (0/1 for a `what`
+    named like a mask: an attention mask of 7s overflows), bools, standard
+    normal floats."""
     shape = tuple(t.get_shape())  # a tensor type: load_module checked @main's arguments
     name = dtype_name(t.get_element_type())
     if name in ("i32", "i64"):
-        return rng.integers(0, 8, size=shape).astype(np.int32 if name == "i32" else np.int64)
+        top = 2 if "mask" in what.lower() else 8
+        return rng.integers(0, top, size=shape).astype(np.int32 if name == "i32" else np.int64)
     if name == "i1":
         return rng.integers(0, 2, size=shape).astype(bool)
     return rng.standard_normal(shape).astype(np.float16 if name == "f16" else np.float32)
@@ -152,7 +156,7 @@ def fill_missing(module, inputs, params, seed: int) -> list[str]:
     notes = []
     for n, t in sig.inputs:
         if n not in inputs:
-            inputs[n] = _random(t, rng)
+            inputs[n] = _random(t, rng, n)
             notes.append(f"input '{n}': random ({t}), seed {seed}")
     for n, t in sig.params.items():
         if n not in params:
@@ -175,7 +179,8 @@ def summarize(i: int, a: np.ndarray) -> str:
 def cmd_run(args: argparse.Namespace) -> int:
     inputs = _load_npz(args.inputs, "inputs")
     module, params = _module_and_params(args, inputs)
-    for note in fill_missing(module, inputs, params, args.seed):
+    notes = fill_missing(module, inputs, params, args.seed)
+    for note in notes:
         print(note)
     from rlxc.driver import compile
     from rlxc.runtime.driver_api import CudaError
@@ -191,6 +196,9 @@ def cmd_run(args: argparse.Namespace) -> int:
     elapsed = time.perf_counter() - start
     for i, o in enumerate(outs):
         print(summarize(i, o))
+        bad = int(np.size(o) - np.isfinite(np.asarray(o, np.float64)).sum()) if np.asarray(o).dtype.kind == "f" else 0
+        if bad:
+            print(f"note: output #{i} has {bad} NaN or infinite values" + (" (on random inputs: give real ones with --inputs)" if notes else ""))
     print(f"backend {args.backend}: {elapsed * 1e3:.2f} ms")
     return 0
 

@@ -178,7 +178,7 @@ class OnnxImporter:
 
     def _input_shape(self, i) -> list[int]:
         given = self.input_shapes.get(i.name)
-        bind = f"input_shapes={{'{i.name}': [...]}} (on the command line: --shape {i.name}=D0,D1,...)"
+        bind = f"input_shapes={{'{i.name}': [...]}} (on the command line: rlxc's --shape {i.name}=D0,D1,..., rlxc-opt's --onnx-shape)"
         if given is not None and any(int(d) < 0 for d in given):
             raise OnnxImportError(f"input_shapes['{i.name}'] = {list(given)}: dimensions are 0 or more")
         if not i.type.tensor_type.HasField("shape"):  # no shape at all: the rank is unknown too
@@ -258,7 +258,9 @@ class OnnxImporter:
                             for o, out in zip(outs, proto.output)]
             else:
                 outs = fn(node)
-        except GraphError as e:
+        except OnnxImportError:
+            raise
+        except (GraphError, ValueError, IndexError) as e:  # (numpy's, folding constants: say which node)
             raise OnnxImportError(f"{node.where}: {e}") from None
         moved = self.quantized(proto.input[0]) if proto.op_type in QUANT_MOVES and proto.input else None
         for out_name, v in zip(proto.output, outs):
