@@ -31,14 +31,28 @@ __all__ = ["NumpyExecutable", "compile", "cuda_pipeline"]
 
 
 class NumpyExecutable:
-    """The reference interpreter behind the same interface."""
+    """The reference interpreter behind the same interface: params copied
+    when compiled (as the GPU uploads them once: changing the caller's
+    arrays later changes nothing), `close()` and `with`."""
 
     def __init__(self, module: ModuleOp, params: Mapping[str, np.ndarray] | None):
         self.module = module
-        self.params = dict(params or {})
+        self.params = {k: np.array(v, copy=True) if isinstance(v, np.ndarray) else v for k, v in (params or {}).items()}
+        self._closed = False
 
     def run(self, inputs: Mapping[str, object]) -> list[np.ndarray]:
+        if self._closed:
+            raise ValueError("this executable was closed")
         return interpret(self.module, inputs, self.params)
+
+    def close(self) -> None:
+        self._closed = True
+
+    def __enter__(self) -> NumpyExecutable:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
 
 
 #: The passes `compile` runs before it computes the param-only expressions
@@ -67,12 +81,12 @@ def compile(module: ModuleOp, target: str = "cuda", params: Mapping[str, np.ndar
     timed when the executable is loaded (once per problem and process);
     `gemm_autotune=False` takes cuBLASLt's first proposal untimed, the same
     in every process."""
-    if target == "numpy":
-        return NumpyExecutable(module, params)
-    if target != "cuda":
+    if target not in ("cuda", "numpy"):
         raise ValueError(f"unknown target '{target}': expected 'cuda' or 'numpy'")
     if mode not in ("graph", "stream"):
         raise ValueError(f"mode must be 'graph' or 'stream', got '{mode}'")
+    if target == "numpy":
+        return NumpyExecutable(module, params)
     if not is_available():
         raise CudaError("target='cuda' needs an NVIDIA GPU and driver, and none was found; use target='numpy'")
     arch, sms = device_arch()

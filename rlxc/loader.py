@@ -100,6 +100,11 @@ class Model:
         return exe
 
     def __call__(self, inputs: Mapping[str, Any] | None = None, /, **named: Any) -> list:
+        if inputs is not None and not isinstance(inputs, Mapping):
+            raise InputError(
+                f"{self.path.name}: give the inputs by name, model(name=array, ...) or model({{name: array}}), "
+                f"not a {type(inputs).__name__}; the inputs are: " + ", ".join(self.input_names)
+            )
         given = {**(inputs or {}), **named}
         unknown = sorted(set(given) - set(self.input_names))
         if unknown:
@@ -133,6 +138,8 @@ def load(path: str | Path, input_shapes: Mapping[str, Sequence[int]] | None = No
         raise FileNotFoundError(f"{p}: no such file")
     if p.suffix not in (".onnx", ".mlir"):
         raise ValueError(f"{p}: rlxc.load reads .onnx and .mlir files, not '{p.suffix}'")
+    if target not in (None, "cuda", "numpy"):
+        raise ValueError(f"unknown target '{target}': expected 'cuda' or 'numpy'")
     if target is None:
         from rlxc.runtime.driver_api import is_available
 

@@ -121,6 +121,7 @@ def _pads(v: int | Sequence[int]) -> list[int]:
 
 def _unary(op_type: type[rlx.UnaryElementwiseOp]):
     def method(self: GraphBuilder, x: Tensor) -> Tensor:
+        self._check(x, f"{op_type.name.removeprefix('rlx.')}: its input")
         return self._op(op_type, [x], result_types=[x.type])
 
     method.__name__ = op_type.name.removeprefix("rlx.")
@@ -207,8 +208,12 @@ class GraphBuilder:
         """A function argument named `name` (inputs keep declaration order)."""
         if self._built:
             raise GraphError("this GraphBuilder has already built its module")
+        if not isinstance(name, str):
+            raise GraphError(f"input: the name must be a string, got {name!r}")
         if name in self._input_names:
             raise GraphError(f"input '{name}' is declared twice")
+        if not isinstance(shape, Sequence) or any(not isinstance(d, (int, np.integer)) or isinstance(d, bool) for d in shape):
+            raise GraphError(f"input '{name}': the shape must be a sequence of ints, got {shape!r}")
         try:
             t = TensorType(element_type(dtype), [int(d) for d in shape])
             rlx.check_tensor_type(t, f"input '{name}'")
@@ -240,8 +245,16 @@ class GraphBuilder:
             if a.dtype.name not in _NUMPY_TO_RLX:
                 raise GraphError(f"constant: unsupported numpy dtype {a.dtype}")
             dtype = _NUMPY_TO_RLX[a.dtype.name]
-        t = TensorType(element_type(dtype), list(a.shape))
-        attr = dense_attr(a, t)
+        try:
+            t = TensorType(element_type(dtype), list(a.shape))
+            if dtype in ("i32", "i64") and a.size and a.dtype.kind in "iufb":
+                info = np.iinfo(np.int32 if dtype == "i32" else np.int64)
+                lo, hi = int(a.min()), int(a.max())
+                if lo < info.min or hi > info.max:
+                    raise ValueError(f"values {lo}..{hi} do not fit {dtype}")
+            attr = dense_attr(a, t)
+        except (ValueError, OverflowError, TypeError) as e:
+            raise GraphError(f"constant of {dtype}: {e}") from None
         return self._op(rlx.ConstantOp, [], {"value": attr}, [t])
 
     # ------------------------------------------------------------------ elementwise

@@ -35,7 +35,9 @@ def interpret(
     shape and dtype; `params` does the same for each `rlx.param`. A missing,
     unknown or mis-shaped input or param raises `InputError` naming it and the
     expected shape and dtype. Returns the function's results, in order, as
-    numpy arrays (bf16 results as float32 arrays holding bf16 values).
+    numpy arrays (bf16 results as float32 arrays holding bf16 values), each
+    its own: none shares memory with an input, a param or another result
+    (a graph that returns an input, a param or one value twice gets copies).
 
     `float64=True` computes every floating-point tensor in float64 without
     rounding to its type: the exact-arithmetic meaning of the graph, which
@@ -59,4 +61,11 @@ def interpret(
         results = interpreter.call_op(entry, tuple(args))
     finally:
         PROMOTE_TO_F64.reset(token)
-    return [np.asarray(r) for r in results]
+    theirs = [a for a in (*args, *checked.values()) if isinstance(a, np.ndarray)]
+    out: list[np.ndarray] = []
+    for r in results:
+        a = np.asarray(r)
+        if any(np.may_share_memory(a, b) for b in (*theirs, *out)):
+            a = a.copy()
+        out.append(a)
+    return out

@@ -48,8 +48,15 @@ def optimize_spec(target: str) -> str:
 
 
 def parse_pipeline(text: str, callback=None) -> PassPipeline:
-    """A PassPipeline from pipeline text, over every known pass."""
-    return PassPipeline.parse_spec(all_passes(), text, callback)
+    """A PassPipeline from pipeline text, over every known pass; text that
+    does not parse raises ValueError (xDSL's ArgSpecParseError is a
+    BaseException, past `except Exception`)."""
+    from xdsl.utils.exceptions import ArgSpecParseError
+
+    try:
+        return PassPipeline.parse_spec(all_passes(), text, callback)
+    except ArgSpecParseError as e:
+        raise ValueError(f"pipeline {text!r}: {e}") from None
 
 
 @dataclass(frozen=True)
