@@ -55,6 +55,12 @@ def test_api_misuse_is_named():
     assert g.constant(2**31 - 1, "i32") is not None
     with pytest.raises(GraphError, match="exp: its input must be a Tensor"):
         g.exp(np.ones(2, np.float32))
+    x = g.input("x", [2, 3])
+    for call, says in ((lambda: g.softmax(np.ones(3)), "softmax: x must be a Tensor"),
+                       (lambda: g.layer_norm(np.ones(3), x, x), "layer_norm: x must be a Tensor"),
+                       (lambda: g.rms_norm(x, np.ones(3)), "rms_norm: operand #1 must be a Tensor")):
+        with pytest.raises(GraphError, match=says):
+            call()
     with pytest.raises(GraphError, match="the name must be a string"):
         g.input(3, [2])
     for shape in (4, [4.5], [True]):

@@ -714,3 +714,49 @@ class GraphBuilder:
         f.arg_attrs = ArrayAttr(
             [DictionaryAttr({"rlx.name": StringAttr(n)}) for n in self._input_names]
         )
+
+
+def _check_tensor_arguments(cls: type) -> None:
+    """Wraps each public method of `cls` taking tensors (parameters annotated
+    `Tensor`, `Tensor | None`, `Sequence[Tensor]`) so that anything else
+    there (a numpy array, a number) is a GraphError naming the method and
+    the parameter, not an AttributeError from inside (a tensor of another
+    builder is `_op`'s to name, by operand)."""
+    import functools
+    import inspect
+
+    def checked(name: str, f: Any) -> Any:
+        sig = inspect.signature(f)
+        tensors = [(p.name, str(p.annotation)) for p in list(sig.parameters.values())[1:] if "Tensor" in str(p.annotation)]
+        if not tensors:
+            return f
+
+        @functools.wraps(f)
+        def method(self: GraphBuilder, *args: Any, **kwargs: Any) -> Any:
+            try:
+                return f(self, *args, **kwargs)
+            except AttributeError:  # a method read a non-tensor's .type or .shape before `_op` checked it
+                try:
+                    bound = sig.bind(self, *args, **kwargs).arguments
+                except TypeError:
+                    bound = {}
+                for p, ann in tensors:
+                    v = bound.get(p)
+                    if p not in bound or (v is None and "None" in ann):
+                        continue
+                    seq = "Sequence" in ann and isinstance(v, (list, tuple))
+                    for k, t in enumerate(v if seq else [v]):
+                        if not isinstance(t, Tensor):
+                            where = f"{p}[{k}]" if seq else p
+                            raise GraphError(f"{name}: {where} must be a Tensor (g.input, g.param, g.constant, "
+                                             f"an op's result), got {type(t).__name__} {t!r}"[:300]) from None
+                raise
+
+        return method
+
+    for name, f in list(vars(cls).items()):
+        if not name.startswith("_") and inspect.isfunction(f):
+            setattr(cls, name, checked(name, f))
+
+
+_check_tensor_arguments(GraphBuilder)
