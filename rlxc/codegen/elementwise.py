@@ -182,11 +182,11 @@ def elementwise_kernel(op: rlx.ElementwiseRegionOp, sm_count: int) -> KernelSpec
     # cyclic inputs read as shifted 16-byte vectors (see CYCLIC_WINDOW), held as vectors from there
     assert CYCLIC_WINDOW in ("none", "move", "all"), f"elementwise.CYCLIC_WINDOW: {CYCLIC_WINDOW!r}"
     moves = len(list(block.ops)) == 1
-    shifted = [
-        j for j in cyclic
-        if CYCLIC_SPLIT and cyclic[j] > W and (CYCLIC_WINDOW == "all" or (CYCLIC_WINDOW == "move" and moves))
+    shifted = {  # input -> its K elements, as `cyclic`'s
+        j: k for j, k in cyclic.items()
+        if CYCLIC_SPLIT and k > W and (CYCLIC_WINDOW == "all" or (CYCLIC_WINDOW == "move" and moves))
         and dtype(eltype(ins[j])).vector_width == W and dtype(eltype(ins[j])).bytes * W == 16
-    ]
+    }
     for j in shifted:
         del cyclic[j]
     # values stored only (into f16/bf16 outputs) skip their last rounding: the store rounds
@@ -265,8 +265,8 @@ def elementwise_kernel(op: rlx.ElementwiseRegionOp, sm_count: int) -> KernelSpec
             src.append(f"  {dtype(t).c_vector} p{j}[{unroll}][{chunks(t)}];")
     for j in cyclic:
         src.append(f"  {storage_type(eltype(ins[j]))} b{j}[{unroll}][{W}];  // input {j}, cyclic: {cyclic[j]} elements")
-    for j in shifted:
-        src.append(f"  {dtype(eltype(ins[j])).c_vector} p{j}[{unroll}];  // input {j}, cyclic: {numel(shape(ins[j]))} "
+    for j, k in shifted.items():
+        src.append(f"  {dtype(eltype(ins[j])).c_vector} p{j}[{unroll}];  // input {j}, cyclic: {k} "
                    "elements, shifted 16-byte vectors")
     if held or cyclic or shifted:
         src.append("  #pragma unroll")
@@ -299,9 +299,9 @@ def elementwise_kernel(op: rlx.ElementwiseRegionOp, sm_count: int) -> KernelSpec
                 ]
             else:
                 src += ["      #pragma unroll", f"      {wrap}"]
-        for j in shifted:
+        for j, k in shifted.items():
             t = eltype(ins[j])
-            k, e, cv = numel(shape(ins[j])), dtype(t).bytes, dtype(t).c_vector
+            e, cv = dtype(t).bytes, dtype(t).c_vector
             st = storage_type(t)
             if _halves(t):
                 packed = "make_uint4(" + ", ".join(f"(unsigned)e[{2 * q}] | ((unsigned)e[{2 * q + 1}] << 16)" for q in range(4)) + ")"
@@ -346,7 +346,7 @@ def elementwise_kernel(op: rlx.ElementwiseRegionOp, sm_count: int) -> KernelSpec
             src.append("    }")
         else:
             src.append(f"    if (w >= {nv}{sfx}) break;")
-        for j in sorted(held + shifted):
+        for j in sorted([*held, *shifted]):
             t = eltype(ins[j])
             ct = compute_type(t)
             if _halves(t):

@@ -43,7 +43,6 @@ def _i64(v: int) -> IntegerAttr:
     return IntegerAttr(v, i64)
 
 
-
 def check_target_options(pass_name: str, arch: str, sm_count: int, gemm: str) -> None:
     """The CUDA target's options, checked when the pass is made (a bad one
     is the command line's error, not the pass's input's): ValueError."""

@@ -45,14 +45,12 @@ def _load_npz(path: str | None, what: str) -> dict[str, np.ndarray]:
 
     try:
         data = np.load(path)
-        if not isinstance(data, np.lib.npyio.NpzFile):
-            raise CliError(f"{what} file {path}: not an .npz of arrays by name (np.savez writes one)")
-        with data:
-            return {k: data[k] for k in data.files}
+        if isinstance(data, np.lib.npyio.NpzFile):
+            with data:
+                return {k: data[k] for k in data.files}
     except (OSError, ValueError, zipfile.BadZipFile) as e:
-        if isinstance(e, CliError):
-            raise
         raise CliError(f"cannot read {what} file {path}: {e}") from None
+    raise CliError(f"{what} file {path}: not an .npz of arrays by name (np.savez writes one)")
 
 
 def _random(t, rng: np.random.Generator, what: str = "") -> np.ndarray:
@@ -117,13 +115,19 @@ def load_module(path: str, shapes: dict[str, list[int]] | None = None,
     return module, params
 
 
-def _check_main(module, path: str) -> None:
-    """The first func.func with a body (what run, bench and plan take) exists
-    and takes and returns tensors (rlx values are tensors; a scalar is tensor<f32>)."""
+def _first_func(module):
+    """The first func.func with a body: what run, bench and plan take."""
     from xdsl.dialects import func
+
+    return next((op for op in module.ops if isinstance(op, func.FuncOp) and op.body.blocks), None)
+
+
+def _check_main(module, path: str) -> None:
+    """`_first_func` exists and takes and returns tensors (rlx values are
+    tensors; a scalar is tensor<f32>)."""
     from xdsl.dialects.builtin import TensorType
 
-    f = next((op for op in module.ops if isinstance(op, func.FuncOp) and op.body.blocks), None)
+    f = _first_func(module)
     if f is None:
         raise CliError(f"{path} has no func.func with a body to run")
     lowered = next((op.name for op in module.walk() if op.name.startswith("rlx_cuda.")), None)
@@ -140,11 +144,12 @@ def _check_main(module, path: str) -> None:
 def _module_and_params(args: argparse.Namespace, inputs: dict[str, np.ndarray]):
     module, params = load_module(args.file, parse_shapes(args.shape), inputs)
     given = _load_npz(args.params, "params")
-    unknown = sorted(set(given) - set(signature(module).params))
+    known = signature(module).params
+    unknown = sorted(set(given) - set(known))
     if unknown:  # as an unknown input is refused
         raise CliError(f"--params {args.params}: {', '.join(map(repr, unknown))} "
                        f"{'is not a param' if len(unknown) == 1 else 'are not params'} of the module "
-                       f"(its params: {', '.join(sorted(signature(module).params)) or 'none'})")
+                       f"(its params: {', '.join(sorted(known)) or 'none'})")
     params.update(given)
     return module, params
 
@@ -196,7 +201,8 @@ def cmd_run(args: argparse.Namespace) -> int:
     elapsed = time.perf_counter() - start
     for i, o in enumerate(outs):
         print(summarize(i, o))
-        bad = int(np.size(o) - np.isfinite(np.asarray(o, np.float64)).sum()) if np.asarray(o).dtype.kind == "f" else 0
+        a = np.asarray(o)
+        bad = int(a.size - np.isfinite(a).sum()) if a.dtype.kind == "f" else 0
         if bad:
             print(f"note: output #{i} has {bad} NaN or infinite values" + (" (on random inputs: give real ones with --inputs)" if notes else ""))
     print(f"backend {args.backend}: {elapsed * 1e3:.2f} ms")
@@ -245,21 +251,16 @@ def cmd_bench(args: argparse.Namespace) -> int:
 def cmd_plan(args: argparse.Namespace) -> int:
     """Plans memory (the rlx-plan pipeline unless the file is already planned),
     prints the plan's figures and optionally draws it."""
-    from xdsl.dialects import func
-
     from rlxc.passes.pipelines import run_pipeline
     from rlxc.passes.plan_memory import liveness
 
-    def first_func(m):
-        return next((op for op in m.ops if isinstance(op, func.FuncOp) and op.body.blocks), None)
-
     module, _ = load_module(args.file, parse_shapes(args.shape))
-    f = first_func(module)
+    f = _first_func(module)
     if f is None:
         raise CliError(f"{args.file} has no func.func with a body to plan")
     if P.function_plan(f) is None:
         module = run_pipeline(module, args.pipeline)
-        f = first_func(module)
+        f = _first_func(module)
     fplan = P.function_plan(f)
     if fplan is None:
         raise CliError(f"--pipeline {args.pipeline!r} left @{f.sym_name.data} without a memory plan "

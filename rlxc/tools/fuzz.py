@@ -360,8 +360,10 @@ def main_args(args) -> int:
         raise FuzzError(f"--dtypes: {', '.join(bad)} not among {', '.join(TOLERANCE)}")
     if not dtypes:
         raise FuzzError(f"--dtypes {args.dtypes!r}: give some of {', '.join(TOLERANCE)}")
-    if args.tolerance is not None and not args.tolerance >= 0:  # (NaN too: it would turn the check off)
-        raise FuzzError(f"--tolerance {args.tolerance}: give a relative error of 0 or more")
+    if args.tolerance is not None:
+        from rlxc.tools.pass_runner import check_tolerance
+
+        check_tolerance("--tolerance", args.tolerance)
     # --out checked before the fuzzing, not when a failure is to be written there
     out = Path(args.out).absolute()
     ancestor = next(p for p in (out, *out.parents) if p.exists())

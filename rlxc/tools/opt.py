@@ -49,6 +49,7 @@ from rlxc.tools.pass_runner import (
     Printing,
     RewriteCounter,
     SemanticsCheck,
+    check_tolerance,
     flatten_passes,
 )
 
@@ -75,6 +76,7 @@ class RlxcOptMain(xDSLOptMain):
     version_format = "rlxc-opt (xdsl {xdsl_version})"
 
     def __init__(self, args: Sequence[str] | None = None):
+        self._output = _HeldOutput()  # what `run` writes out (prepare_output)
         super().__init__(description="rlxc modular optimizer driver", args=args)
         if self.args.input_file == "-":  # mlir-opt's name for stdin, as no file is
             self.args.input_file = None
@@ -138,7 +140,6 @@ class RlxcOptMain(xDSLOptMain):
         """A buffer: `run` writes it out (stdout, or `-o` atomically) only once
         every chunk has gone through, so a failure leaves no partial module
         printed and no file created or emptied."""
-        self._output = _HeldOutput()
         return self._output
 
     def run(self) -> int | None:
@@ -148,7 +149,7 @@ class RlxcOptMain(xDSLOptMain):
             status = run_verify_diagnostics(self)
         else:
             status = super().run()
-        text = self._output.getvalue() if hasattr(self, "_output") else ""
+        text = self._output.getvalue()
         if self.args.output_file is None:
             sys.stdout.write(text)
             sys.stdout.flush()
@@ -246,7 +247,8 @@ class RlxcOptMain(xDSLOptMain):
             reproducer_dir=a.reproducer_dir,
             print_between=a.print_between_passes,
             time_passes=a.time_passes or a.mlir_timing,
-            semantics=SemanticsCheck(a.semantics_seed, _tolerance(a.semantics_tolerance))
+            semantics=SemanticsCheck(a.semantics_seed,
+                                     check_tolerance("--semantics-tolerance", a.semantics_tolerance))
             if a.check_semantics
             else None,
             printing=Printing(
@@ -376,14 +378,6 @@ def _report(exc: BaseException, input_name: str) -> None:
     print(text, file=sys.stderr)
     for note in getattr(exc, "__notes__", []):
         print(note, file=sys.stderr)
-
-
-def _tolerance(t: float) -> float:
-    """--semantics-tolerance, refused below 0 or NaN (every pass would look
-    like a miscompile, or none)."""
-    if not t >= 0:
-        raise ValueError(f"--semantics-tolerance {t}: give a relative error of 0 or more")
-    return t
 
 
 class _HeldOutput(io.StringIO):

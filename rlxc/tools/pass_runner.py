@@ -110,6 +110,14 @@ def _relative_error(want: np.ndarray, have: np.ndarray) -> float:
     return float(np.linalg.norm((w - h)[ok])) / max(float(np.linalg.norm(w[ok])), 1e-30)
 
 
+def check_tolerance(flag: str, t: float) -> float:
+    """A relative-error tolerance given as `flag`, refused below 0 or NaN
+    (every pass would look like a miscompile, or none): ValueError."""
+    if not t >= 0:
+        raise ValueError(f"{flag} {t}: give a relative error of 0 or more")
+    return t
+
+
 @dataclass
 class SemanticsCheck:
     """Interprets @main on seeded random inputs and compares with the first

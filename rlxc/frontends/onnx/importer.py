@@ -205,20 +205,23 @@ class OnnxImporter:
                 raise OnnxImportError(f"input '{i.name}' dimension {k} ('{sym}') is symbolic; bind it with {bind}")
         return shape
 
+    def _form(self, proto) -> tuple[str, int]:
+        """(the EMITTERS key of a node's op type, its domain's opset in this model)."""
+        if proto.domain in ("", "ai.onnx"):
+            return proto.op_type, self.opset
+        return f"{proto.domain}:{proto.op_type}", self.opsets.get(proto.domain, 1)
+
     def _emitter(self, proto):
         """The emitter of a node's op type in its domain's opset (None: not supported)."""
-        if proto.domain in ("", "ai.onnx"):
-            return emitter_for(proto.op_type, self.opset)
-        return emitter_for(f"{proto.domain}:{proto.op_type}", self.opsets.get(proto.domain, 1))
+        return emitter_for(*self._form(proto))
 
     def _node(self, proto) -> None:
         fn = self._emitter(proto)
         name = proto.name or (proto.output[0] if proto.output else "?")
         if fn is None:
-            key = proto.op_type if proto.domain in ("", "ai.onnx") else f"{proto.domain}:{proto.op_type}"
+            key, opset = self._form(proto)
             if key in EMITTERS:  # supported, but not in the form of this model's opset
                 first = min(EMITTERS[key])
-                opset = self.opset if proto.domain in ("", "ai.onnx") else self.opsets.get(proto.domain, 1)
                 raise OnnxImportError(
                     f"{proto.op_type} node '{name}' (domain '{proto.domain or 'ai.onnx'}'): its form before "
                     f"opset {first} is not supported (the model imports opset {opset})"
