@@ -2271,6 +2271,15 @@ CLUSTER_REGS = 64
 #: -22% (f32 of 32768 at 64 MiB 52.3 -> 55.3 µs), rms_norm +1% to -13%; at 64
 #: registers its 16-bit layer_norm spilled 144-268 bytes, at 96 it held no
 #: spill and was still slower.
+#: Measured, not taken (session 52, `benchmarks/bulk_rows_probe.py`, H200, rows
+#: of 16385-32768 at 64 MiB): the row brought into shared memory by one bulk
+#: copy (`cp.async.bulk`, 1-D TMA, on an mbarrier), statistics and output from
+#: there. A block of 512 per row was slower than these forms in 28 of the 30
+#: layer_norm and softmax cases (-1% to -35%; f32 softmax of 24577 +6%, of
+#: 28001 even) and than rms_norm's (16-bit 42-44 against 41-42 µs); bf16
+#: matched f16 once converted in pairs. Persistent blocks with rows copied
+#: one or two ahead were slower again (-5% to -40%: a block's statistics and
+#: barriers, not its reads, bound a row, and at most 2 blocks of 512 fit).
 
 #: The grid form: past what a cluster holds (sm_90: rows over 8 blocks of
 #: 1024 threads, 262144 f32 elements), or without clusters past
