@@ -26,6 +26,7 @@ from rlxc.runtime import cublaslt
 from rlxc.runtime.driver_api import CudaError, device_arch, is_available
 from rlxc.runtime.executable import CudaExecutable
 from rlxc.runtime.nvrtc import compile_module_kernels
+from rlxc.signature import check_params, signature
 
 __all__ = ["NumpyExecutable", "compile", "cuda_pipeline"]
 
@@ -80,11 +81,16 @@ def compile(module: ModuleOp, target: str = "cuda", params: Mapping[str, np.ndar
     Each cuBLASLt gemm runs the fastest of the algorithms cuBLASLt proposes,
     timed when the executable is loaded (once per problem and process);
     `gemm_autotune=False` takes cuBLASLt's first proposal untimed, the same
-    in every process."""
+    in every process.
+
+    `params` maps each `rlx.param` of the module by name to its array; a
+    missing or mis-shaped one raises `rlxc.InputError` here, names the module
+    does not use are ignored."""
     if target not in ("cuda", "numpy"):
         raise ValueError(f"unknown target '{target}': expected 'cuda' or 'numpy'")
     if mode not in ("graph", "stream"):
         raise ValueError(f"mode must be 'graph' or 'stream', got '{mode}'")
+    check_params(signature(module), params)  # a missing or mis-shaped param: InputError now, on either target
     if target == "numpy":
         return NumpyExecutable(module, params)
     if not is_available():

@@ -139,10 +139,17 @@ def check_inputs(
 ) -> tuple[list[np.ndarray], dict[str, np.ndarray]]:
     """Checks every input and param by name, shape and dtype, before running anything."""
     args = check_named_inputs(sig, inputs)
+    return args, check_params(sig, params)
+
+
+def check_params(sig: Signature, params: Mapping[str, object] | None) -> dict[str, np.ndarray]:
+    """Every param of `sig` checked by name, shape and dtype (a missing one is
+    an error naming it); params `sig` does not name are left out (a module
+    that folded or dropped some still takes the model's whole dict)."""
     params = params or {}
     checked = {}
     for n, t in sig.params.items():
         if n not in params:
             raise InputError(f"param '{n}' is missing: expected {describe(t)}")
         checked[n] = check_array("param", n, params[n], t)
-    return args, checked
+    return checked

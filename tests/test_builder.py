@@ -766,6 +766,39 @@ def test_interpret_missing_params_argument():
         rlxc.interpret(module, inputs)
 
 
+@pytest.mark.parametrize("target", ["numpy", "cuda"])
+@pytest.mark.parametrize(
+    "change,pattern",
+    [
+        (lambda p: p.pop("w"), r"param 'w' is missing: expected shape 8x16 and dtype f32"),
+        (lambda p: p.update(w=np.zeros((16, 8), np.float32)), r"param 'w' has shape 16x8.*expected shape 8x16 and dtype f32"),
+        (lambda p: p.update(w=np.zeros((8, 16), np.float16)), r"param 'w' has dtype float16, expected shape 8x16 and dtype f32"),
+    ],
+    ids=["missing", "shape", "dtype"],
+)  # fmt: skip
+def test_compile_checks_params_up_front(change, pattern, target):
+    """rlxc.compile checks the params it is given before anything else, on
+    either target (the GPU's check comes later: this needs no GPU): a
+    missing or mis-shaped one is an InputError naming it, as at run time."""
+    module, _, params = _simple()
+    change(params)
+    with pytest.raises(rlxc.InputError, match=pattern):
+        rlxc.compile(module, target=target, params=params)
+    with pytest.raises(rlxc.InputError, match=r"param 'w' is missing"):
+        rlxc.compile(module, target=target)
+
+
+def test_compile_ignores_params_the_module_does_not_use(rng):
+    """Names the module has no param for (a model's dict after a pass folded
+    or dropped some) are ignored, on the numpy target against interpret."""
+    module, inputs, _ = _simple()
+    inputs["x"] = rng.standard_normal((4, 16)).astype(np.float32)
+    params = {"w": rng.standard_normal((8, 16)).astype(np.float32)}
+    exe = rlxc.compile(module, target="numpy", params={**params, "unused": np.zeros(3, np.float32)})
+    for a, b in zip(exe.run(inputs), rlxc.interpret(module, inputs, params)):
+        np.testing.assert_array_equal(a, b)
+
+
 def test_bf16_inputs_accepted_as_float32_and_rounded(rng):
     g = rlxc.GraphBuilder()
     x = g.input("x", [64], "bf16")

@@ -62,7 +62,7 @@ from rlxc.runtime.device_arrays import (
 )
 from rlxc.runtime.driver_api import CudaError, _driver, alloc, check, median
 from rlxc.runtime.nvrtc import cache_dir
-from rlxc.signature import InputError, check_array, check_named_inputs, signature
+from rlxc.signature import InputError, check_array, check_named_inputs, describe, signature
 from rlxc.values import dense_values
 
 __all__ = ["CudaExecutable"]
@@ -223,7 +223,7 @@ def param_images(f: func.FuncOp, params: Mapping[str, np.ndarray]) -> Iterator[t
         if isinstance(op, rlx.ParamOp):
             name = op.param_name.data
             if name not in params:
-                raise CudaError(f"param '{name}' ({op.result.type}) was not given")
+                raise InputError(f"param '{name}' is missing: expected {describe(op.result.type)}")  # pyright: ignore
             host = check_array("param", name, params[name], op.result.type)  # pyright: ignore
             what = f"param '{name}'"
         else:
