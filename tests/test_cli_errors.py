@@ -239,3 +239,34 @@ def test_rlxc_run_bert_on_random_inputs_is_finite_and_fold_errors_name_the_node(
     assert "output #0: shape [1, 16, 64]" in out and "nan" not in out and "NaN" not in out, out
     with pytest.raises(rlxc.OnnxImportError, match=r"Expand node '/embeddings/Expand': shape mismatch"):
         rlxc.from_onnx(bert, {"input_ids": [1, 128], "attention_mask": [1, 128]})
+
+
+def test_rlxc_opt_foreign_targets_fail_clearly(tmp_path, capsys, monkeypatch):
+    """xDSL's own targets (-t x86-asm, mps, llvm, ...) on rlx IR, or without
+    the package they need: the target and why, exit 1, no "internal error"
+    and nothing written to -o; -t mlir still prints."""
+    import builtins
+
+    src = tmp_path / "ok.mlir"
+    src.write_text(GOOD)
+    out = tmp_path / "out.s"
+    for target, says in (("x86-asm", "-t x86-asm (an xDSL target for its own dialects' IR) cannot print this module"),
+                         ("mps", "cannot print this module: NotImplementedError")):
+        assert opt.main([str(src), "-t", target, "-o", str(out)]) == 1
+        err = capsys.readouterr().err
+        assert says in err and "-t mlir" in err and "internal error" not in err and _clean(err), err
+        assert not out.exists()
+    real_import = builtins.__import__
+
+    def no_llvmlite(name, *args, **kwargs):
+        if name.split(".")[0] == "llvmlite":
+            raise ModuleNotFoundError(f"No module named '{name}'", name=name)
+        return real_import(name, *args, **kwargs)
+
+    monkeypatch.setattr(builtins, "__import__", no_llvmlite)
+    assert opt.main([str(src), "-t", "llvm"]) == 1
+    err = capsys.readouterr().err
+    assert "-t llvm needs the Python package 'llvmlite', which is not installed" in err and _clean(err), err
+    monkeypatch.setattr(builtins, "__import__", real_import)
+    assert opt.main([str(src), "-t", "mlir"]) == 0
+    assert "rlx.relu" in capsys.readouterr().out

@@ -69,6 +69,10 @@ USER_ERRORS = (
 )
 
 
+class TargetError(ValueError):
+    """An output target (-t) that cannot print the module it was given."""
+
+
 class RlxcOptMain(xDSLOptMain):
     """xDSLOptMain with rlxc's dialects and passes registered explicitly (so the
     tool works even where the `xdsl.universe` entry point was not installed)."""
@@ -101,6 +105,29 @@ class RlxcOptMain(xDSLOptMain):
         super().register_all_targets()
         self.available_targets["cuda-source"] = print_cuda_sources
         self.available_targets["cuda-resources"] = print_cuda_resources
+
+    def output_resulting_program(self, prog: ModuleOp) -> str:
+        """xDSL's other targets (llvm, x86-asm, wgsl, ...) print IR of their
+        own dialects and fail on anything else with whatever they raise; that,
+        or a Python package the target needs and lacks (llvm: llvmlite), is the
+        input's or the environment's fault, said as such, not an internal
+        error."""
+        from xdsl.utils.arg_spec import parse_spec
+
+        name = parse_spec(self.args.target).name
+        if name in ("mlir", "cuda-source", "cuda-resources") or name not in self.available_targets:
+            return super().output_resulting_program(prog)
+        try:
+            return super().output_resulting_program(prog)
+        except ModuleNotFoundError as exc:
+            package = (exc.name or "?").split(".")[0]
+            raise TargetError(f"-t {name} needs the Python package '{package}', which is not installed "
+                              f"(pip install {package})") from None
+        except Exception as exc:
+            first = (str(exc).strip().splitlines() or [""])[0][:200]
+            raise TargetError(f"-t {name} (an xDSL target for its own dialects' IR) cannot print this module: "
+                              f"{type(exc).__name__}: {first}\n(rlx and rlx_cuda IR print with -t mlir; "
+                              "lowered modules' kernels with -t cuda-source or -t cuda-resources)") from None
 
     def register_all_frontends(self):
         super().register_all_frontends()
