@@ -811,6 +811,9 @@ SLICE_CASES = [
     ([6], [0], [2], [-1]),
     ([1, -1, 0], [-1, -7, 7], [0, 1, 2], [1, -2, 3]),
     ([3], [1], [0], [1]),  # empty
+    ([-9], [-8], [0], [-1]),  # empty, the start before the axis: normalised to range(-1, -1, -1)
+    ([7], [9], [1], [1]),  # empty, past the end
+    ([-9], [0], [0], [-1]),  # empty, both before the axis
     ([2**62], [-(2**62)], [1], [-1]),  # huge ONNX-style bounds
 ]
 

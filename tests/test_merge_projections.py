@@ -201,3 +201,24 @@ def test_windowed_region_is_not_merged_again_or_taken_as_a_prologue():
     inputs, params = {"x": rng.standard_normal((4, 32)).astype(np.float32)}, {"w": rng.standard_normal((64, 32)).astype(np.float32)}
     for m in (once, twice):
         np.testing.assert_array_equal(rlxc.interpret(m, inputs, params)[0], rlxc.interpret(module, inputs, params)[0])
+
+
+def test_fold_params_of_a_value_returned_and_read_by_another_fold():
+    """A param-only value both returned (so folded on its own) and read by a
+    later param-only op: the later fold reads the new param's value (it
+    raised "param 'neg(w)' was not given"); both fold, values as before."""
+    g = rlxc.GraphBuilder()
+    x, w = g.input("x", [8]), g.param("w", [8])
+    a = g.neg(w)
+    module = g.build([a, g.add(g.exp(a), x), g.mul(g.tanh(a), a)])
+    rng = np.random.default_rng()
+    params = {"w": rng.standard_normal(8).astype(np.float32)}
+    folded, new_params = fold_params(module, params)
+    names = {op.param_name.data for op in folded.walk() if isinstance(op, rlx.ParamOp)}
+    assert {"neg(w)", "exp(neg(w))", "mul(tanh(neg(w)), neg(w))"} <= names, names
+    assert count(folded, rlx.NegOp) == count(folded, rlx.ExpOp) == count(folded, rlx.TanhOp) == 0
+    inputs = {"x": rng.standard_normal(8).astype(np.float32)}
+    for got, want in zip(rlxc.interpret(folded, inputs, new_params), rlxc.interpret(module, inputs, params)):
+        np.testing.assert_array_equal(got, want)
+    w64 = params["w"].astype(np.float64)
+    np.testing.assert_allclose(rlxc.interpret(folded, inputs, new_params)[1], np.exp(-w64) + inputs["x"], rtol=1e-6)

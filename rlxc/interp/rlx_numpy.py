@@ -28,6 +28,7 @@ from xdsl.utils.exceptions import InterpretationError
 
 from rlxc.dialects import rlx
 from rlxc.dialects.rlx import _float, _int, _ints
+from rlxc.dialects.types import slice_extent
 from rlxc.interp import math_ref
 from rlxc.values import carrier_dtype, compute_dtype, dense_values, to_tensor_type
 from rlxc.interp.scalar_numpy import run_scalar_body
@@ -452,8 +453,10 @@ class _RlxFunctionsBase(InterpreterFunctions):
 
     @impl(rlx.SliceOp)
     def run_slice(self, interpreter: Interpreter, op: rlx.SliceOp, args: PythonValues):
+        # range(s, e, st) per axis: an empty one may name -1 (before index 0)
+        # as its start or end, which a Python slice reads as the last index
         index = tuple(
-            slice(s, e if e >= 0 else None, st)
+            slice(s, e if e >= 0 else None, st) if slice_extent(s, e, st) else slice(0, 0)
             for s, e, st in zip(_ints(op.starts), _ints(op.ends), _ints(op.steps))
         )
         return _out(op, np.asarray(args[0])[index])

@@ -131,6 +131,7 @@ def _fold_block(f: func.FuncOp, params: dict[str, object]) -> None:
             names.add(name)
             params[name] = np.asarray(value(r))
             p = rlx.ParamOp.build(properties={"name": StringAttr(name)}, result_types=[r.type])
+            values[p.results[0]] = values[r]  # a later fold may read the new param (neg(w) also under exp)
             if r.name_hint:
                 p.results[0].name_hint = r.name_hint
             new_ops.append(p)
