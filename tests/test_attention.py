@@ -586,3 +586,32 @@ def test_one_head_slices_become_windows_too():
     (got,) = rlxc.interpret(optimized, inputs, float64=True)
     np.testing.assert_allclose(got, want, rtol=1e-12, atol=1e-12)
 
+
+
+@pytest.mark.parametrize("d,fused", [(64, True), (512, True), (513, False), (20001, False)])
+def test_attention_head_dims_past_the_cuda_kernel_are_split(d, fused):
+    """rlx-cuda keeps attention whole for head_dims up to
+    AttentionOp.CUDA_MAX_HEAD_DIM and splits longer ones (the simt form
+    would not fit shared memory: 640 KB at 20001); the split module
+    computes the same as the op on the interpreter."""
+    from rlxc.dialects import rlx_cuda
+
+    g = rlxc.GraphBuilder()
+    q = g.input("q", [1, 2, 3, d], "f32")
+    kv = g.input("kv", [1, 2, 4, d], "f32")
+    module = g.build([g.attention(q, kv, kv, None, causal=True)])
+    lowered = rlxc.run_pipeline(module.clone(), "rlx-cuda{arch=sm_90 sm_count=132}")
+    sources = [op.source.data for op in lowered.walk() if isinstance(op, rlx_cuda.KernelOp)]
+    assert any("rlx_attention" in s for s in sources) == fused
+    split = rlxc.run_pipeline(module.clone(), "rlx-unfuse{target=cuda}")
+    assert any(op.name == "rlx.attention" for op in split.walk()) == fused
+    rng = np.random.default_rng()
+    inputs = {"q": rng.standard_normal((1, 2, 3, d)).astype(np.float32),
+              "kv": rng.standard_normal((1, 2, 4, d)).astype(np.float32)}
+    (got,) = rlxc.interpret(split, inputs)
+    q64, k64 = inputs["q"].astype(np.float64), inputs["kv"].astype(np.float64)
+    s = q64 @ k64.transpose(0, 1, 3, 2) / np.sqrt(d)
+    s = np.where(np.tril(np.ones((3, 4), bool)), s, -np.inf)
+    p = np.exp(s - s.max(-1, keepdims=True))
+    want = (p / p.sum(-1, keepdims=True)) @ k64
+    np.testing.assert_allclose(got, want, rtol=1e-4, atol=1e-5)

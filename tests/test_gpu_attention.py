@@ -317,3 +317,17 @@ def test_merged_qkv_layer_reads_windows(dtype):
     assert not [s for s in sources if "rlx.slice" in s] and [s for s in sources if "rlx.attention" in s]
     exe.close()
     check(module, params=params, rng=np.random.default_rng(6), tol_scale=2.0)
+
+
+@pytest.mark.parametrize("dtype", ["f32", "f16", "bf16"])
+@pytest.mark.parametrize("d", [512, 600, 20001])
+def test_attention_past_the_kernels_head_dim(dtype, d):
+    """Head_dims up to AttentionOp.CUDA_MAX_HEAD_DIM run in the fused kernel
+    (simt form), longer ones as matmuls and a softmax (a head_dim of 20001
+    asked the kernel for 640 KB of shared memory); against the interpreter,
+    with a mask and causal rows."""
+    g = rlxc.GraphBuilder()
+    q, k, v = (g.input(n, [2, 2, 5 if n == "q" else 7, d], dtype) for n in ("q", "k", "v"))
+    m = g.input("m", [1, 1, 5, 7], dtype)
+    module = g.build([g.attention(q, k, v, m, scale=1.0 / np.sqrt(d)), g.attention(q, k, v, None, causal=True)])
+    check(module, rng=np.random.default_rng(d))

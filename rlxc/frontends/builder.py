@@ -484,7 +484,13 @@ class GraphBuilder:
 
     def scatter_nd(self, x: Tensor, indices: Tensor, updates: Tensor, reduction: str = "none") -> Tensor:
         """ONNX ScatterND: x with the slices indices' tuples name replaced by
-        (or combined by `reduction` with: add, mul, max, min) updates."""
+        (or combined by `reduction` with: add, mul, max, min) updates.
+
+        Where indices repeat a tuple, ONNX leaves the order of its updates
+        open, and so does the CUDA target (atomics): with "none" any one of
+        them may land, with float "add" and "mul" the rounding may differ in
+        the last bits from run to run (the interpreter takes them in order);
+        max, min and integer reductions are exact."""
         return self._op(rlx.ScatterNDOp, [x, indices, updates], {"reduction": StringAttr(reduction)})
 
     # ------------------------------------------------------------------ scan / select

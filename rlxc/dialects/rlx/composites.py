@@ -281,6 +281,21 @@ class AttentionOp(RlxOp):
         """[q, k, v, out] layouts, identity where not set."""
         return self.layouts_of(self.properties)
 
+    #: The longest head_dim (query/key or value) cuda's fused kernel takes;
+    #: longer ones are split into matmuls and a softmax (its simt form keeps
+    #: a query and an output row per group of 32 lanes in registers and a
+    #: tile of at least 4 key and value rows in shared memory as f32: a
+    #: head_dim of 20001 asked for 640 KB). Models' head_dims are 64-256.
+    CUDA_MAX_HEAD_DIM: ClassVar[int] = 512
+
+    def native_on(self, target: str) -> bool:
+        """cuda's kernel takes head_dims up to CUDA_MAX_HEAD_DIM (the last
+        axis of query and value in every layout)."""
+        if target == "cuda":
+            dk, dv = shape_of(self.query.type)[-1], shape_of(self.value.type)[-1]
+            return max(dk, dv) <= self.CUDA_MAX_HEAD_DIM
+        return True
+
     @staticmethod
     def windows_of(props: Mapping[str, Attribute]) -> list[tuple[int, int] | None]:
         """The head windows (offset, count) of query, key and value, None
