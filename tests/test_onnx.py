@@ -442,6 +442,26 @@ def test_reductions_of_16_bit_squares_and_of_scalars_match_onnxruntime():
         np.testing.assert_array_equal(got, _ort_run(model, {"x": value})[0])
 
 
+@pytest.mark.parametrize("op", ["ReduceSumSquare", "ReduceL2", "ReduceL1", "ReduceLogSum", "ReduceSum", "ReduceMax",
+                                "ReduceMean", "ReduceProd"])
+def test_reductions_over_no_axes_with_noop_keep_the_elementwise_part(op):
+    """noop_with_empty_axes=1 and empty axes (opset 18): nothing is reduced,
+    but ReduceSumSquare still squares and ReduceL2 takes |x| (rlxc returned
+    x unchanged; found by a random-model fuzzer), as ReduceL1 and
+    ReduceLogSum take |x| and log x; against numpy and onnxruntime."""
+    F = TensorProto.FLOAT
+    axes = numpy_helper.from_array(np.zeros(0, np.int64), "axes")
+    model = _one_node(op, [("x", F, [3, 4])], [("y", F, [3, 4])], inits=[axes], opset=18, noop_with_empty_axes=1)
+    x = np.random.default_rng().uniform(0.5, 3.0, (3, 4)).astype(np.float32) * np.where(np.arange(12) % 3, 1, -1).reshape(3, 4).astype(np.float32)
+    if op == "ReduceLogSum":
+        x = np.abs(x)
+    module, params = from_onnx(model)
+    (got,) = rlxc.interpret(module, {"x": x}, params)
+    want = {"ReduceSumSquare": x * x, "ReduceL2": np.abs(x), "ReduceL1": np.abs(x), "ReduceLogSum": np.log(x)}.get(op, x)
+    np.testing.assert_allclose(got, want, rtol=1e-6)
+    np.testing.assert_allclose(got, _ort_run(model, {"x": x})[0], rtol=1e-6)
+
+
 def test_non_ascii_input_names():
     """Graph inputs named outside ASCII (`état`, `输入`) import, keep their
     names and run (xDSL's SSA names are ASCII, so they go by rlx.name)."""

@@ -87,8 +87,10 @@ def _reduce(n: Node) -> list[Value]:
     x = n.tensor(0)
     keep = bool(n.attr("keepdims", 1))
     axes = _reduce_axes(n, x)
-    if axes is None:
-        return [x]
+    if axes is None:  # noop_with_empty_axes: each element alone, its square or norm still taken
+        if n.op_type == "ReduceSumSquare":  # (as onnxruntime and onnx.reference; ReduceL1 and LogSum alike)
+            return [n.g.mul(x, x)]
+        return [n.g.abs(x) if n.op_type == "ReduceL2" else x]
     if (empty := _over_nothing(n, x, axes, keep)) is not None:  # over no elements: the identity
         return [empty]
     boolean = x.dtype == "i1"
