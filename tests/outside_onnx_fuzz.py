@@ -1248,7 +1248,8 @@ def check(seed, i, args, counts, unsupported, failures, gen_stats, ort, rlxc):
         if where:
             findings.append(("first differing node", where[1]))
     if findings and (where and where[0] == "ort-vs-reference"
-                     or all(st == "mismatch" for st, _ in findings) and spec_agrees(model, feeds, got, tols)):
+                     or all(st in ("mismatch", "first differing node") for st, _ in findings)
+                     and spec_agrees(model, feeds, got, tols)):
         counts["ort-vs-onnx-reference"] += 1
         divergences.append((seed, i, findings[0][1][:200], ops))
         print(f"\n--- divergence {tag} ops={ops}: rlxc agrees with onnx.reference, not onnxruntime: "
