@@ -90,6 +90,10 @@ def compile(module: ModuleOp, target: str = "cuda", params: Mapping[str, np.ndar
         raise ValueError(f"unknown target '{target}': expected 'cuda' or 'numpy'")
     if mode not in ("graph", "stream"):
         raise ValueError(f"mode must be 'graph' or 'stream', got '{mode}'")
+    lowered = next((op.name for op in module.walk() if op.name.startswith("rlx_cuda.")), None)
+    if lowered is not None:
+        raise ValueError(f"this module is lowered already ({lowered}: the rlx-cuda pipeline's output); "
+                         "rlxc.compile takes graph-level IR (or a planned module) and lowers it itself")
     check_params(signature(module), params)  # a missing or mis-shaped param: InputError now, on either target
     if target == "numpy":
         return NumpyExecutable(module, params)

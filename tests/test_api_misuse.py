@@ -90,3 +90,16 @@ def test_model_calls_and_targets(tmp_path):
         m(x)
     (y,) = m(X=x)
     np.testing.assert_array_equal(y, np.maximum(x, 0))
+
+
+@pytest.mark.parametrize("target", ["numpy", "cuda"])
+def test_compile_refuses_a_lowered_module(target):
+    """A module already through rlx-cuda (rlx_cuda ops) is refused by
+    rlxc.compile at once on either target, saying so (the numpy target took
+    it and failed at run with no interpretation for rlx_cuda.launch)."""
+    g = rlxc.GraphBuilder()
+    module = g.build([g.relu(g.input("x", [4]))])
+    lowered = rlxc.run_pipeline(module.clone(), "rlx-cuda{arch=sm_90 sm_count=132}")
+    with pytest.raises(ValueError, match=r"lowered already \(rlx_cuda\.[a-z_]+: the rlx-cuda pipeline's output\)"):
+        rlxc.compile(lowered, target=target)
+    assert rlxc.compile(module, target="numpy").run({"x": np.array([-1.0, 2.0, -3.0, 4.0], np.float32)})[0].tolist() == [0, 2, 0, 4]
