@@ -28,7 +28,7 @@ from rlxc.runtime.executable import CudaExecutable
 from rlxc.runtime.nvrtc import compile_module_kernels
 from rlxc.signature import check_params, signature
 
-__all__ = ["NumpyExecutable", "compile", "cuda_pipeline"]
+__all__ = ["NumpyExecutable", "compile", "cuda_pipeline", "lowered_op"]
 
 
 class NumpyExecutable:
@@ -54,6 +54,12 @@ class NumpyExecutable:
 
     def __exit__(self, *exc: object) -> None:
         self.close()
+
+
+def lowered_op(module: ModuleOp) -> str | None:
+    """The name of the first rlx_cuda op in `module` (it is the rlx-cuda
+    pipeline's output, which compile and the rlxc command refuse), else None."""
+    return next((op.name for op in module.walk() if op.name.startswith("rlx_cuda.")), None)
 
 
 #: The passes `compile` runs before it computes the param-only expressions
@@ -90,8 +96,7 @@ def compile(module: ModuleOp, target: str = "cuda", params: Mapping[str, np.ndar
         raise ValueError(f"unknown target '{target}': expected 'cuda' or 'numpy'")
     if mode not in ("graph", "stream"):
         raise ValueError(f"mode must be 'graph' or 'stream', got '{mode}'")
-    lowered = next((op.name for op in module.walk() if op.name.startswith("rlx_cuda.")), None)
-    if lowered is not None:
+    if (lowered := lowered_op(module)) is not None:
         raise ValueError(f"this module is lowered already ({lowered}: the rlx-cuda pipeline's output); "
                          "rlxc.compile takes graph-level IR (or a planned module) and lowers it itself")
     check_params(signature(module), params)  # a missing or mis-shaped param: InputError now, on either target

@@ -1309,9 +1309,9 @@ def execute(mode, module, inputs, params, gemm, also_graph):
         got = [np.array(g) for g in got]
     finally:
         exe.close()
-    if also_graph and any(op.name == "rlx.scatter_nd" and "reduction = \"add\"" in str(op) or "reduction = \"mul\"" in str(op)
-                          for op in module.walk() if op.name == "rlx.scatter_nd"):
-        also_graph = False  # duplicate indices reduce in whichever order the atomics take: not bit-stable
+    if also_graph and any(op.name == "rlx.scatter_nd" and op.reduction.data in ("add", "mul")
+                          and "f" in str(op.results[0].type.get_element_type()) for op in module.walk()):
+        also_graph = False  # float add/mul over duplicate indices round in the atomics' order: not bit-stable
     if also_graph:
         gx = rlxc.compile(module, target="cuda", params=params, mode="graph")
         try:

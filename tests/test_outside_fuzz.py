@@ -21,13 +21,17 @@ import pytest
 ROOT = Path(__file__).resolve().parent.parent
 
 
+def _fuzz(script: str, *args: str) -> tuple[int, subprocess.CompletedProcess, str]:
+    """(seed, the finished run, the end of its output) of tests/`script` on a fresh seed."""
+    seed = int(np.random.default_rng().integers(1 << 30))
+    done = subprocess.run([sys.executable, str(ROOT / "tests" / script), "--seed", str(seed), *args], cwd=ROOT,
+                          capture_output=True, text=True, env={**os.environ, "PYTHONPATH": str(ROOT)}, timeout=900)
+    return seed, done, done.stdout[-4000:] + done.stderr[-2000:]
+
+
 @pytest.mark.parametrize("mode,graphs", [("--numpy-only", 40), ("--lower-only", 12)])
 def test_outside_fuzz_finds_nothing(mode, graphs):
-    seed = int(np.random.default_rng().integers(1 << 30))
-    done = subprocess.run([sys.executable, str(ROOT / "tests" / "outside_fuzz.py"), "--seed", str(seed), "--graphs",
-                           str(graphs), "--dtypes", "f32,f16,bf16", mode], cwd=ROOT, capture_output=True, text=True,
-                          env={**os.environ, "PYTHONPATH": str(ROOT)}, timeout=900)
-    tail = done.stdout[-4000:] + done.stderr[-2000:]
+    seed, done, tail = _fuzz("outside_fuzz.py", "--graphs", str(graphs), "--dtypes", "f32,f16,bf16", mode)
     assert done.returncode == 0, f"seed {seed} ({mode}; replay one graph with --only I):\n{tail}"
     assert f"graphs tried {graphs}," in done.stdout and "FAILED 0" in done.stdout, tail
 
@@ -39,10 +43,6 @@ def test_outside_onnx_fuzz_finds_nothing():
     departs from the ONNX reference and rlxc follows the reference, it is
     not counted (the script names those)."""
     pytest.importorskip("onnxruntime")
-    seed = int(np.random.default_rng().integers(1 << 30))
-    done = subprocess.run([sys.executable, str(ROOT / "tests" / "outside_onnx_fuzz.py"), "--seed", str(seed),
-                           "--models", "150"], cwd=ROOT, capture_output=True, text=True,
-                          env={**os.environ, "PYTHONPATH": str(ROOT)}, timeout=900)
-    tail = done.stdout[-4000:] + done.stderr[-2000:]
+    seed, done, tail = _fuzz("outside_onnx_fuzz.py", "--models", "150")
     assert done.returncode == 0 and "FAILURES" not in done.stdout, f"seed {seed} (replay with --only I):\n{tail}"
     assert "150 models in" in done.stdout, tail

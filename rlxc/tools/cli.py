@@ -130,8 +130,9 @@ def _check_main(module, path: str) -> None:
     f = _first_func(module)
     if f is None:
         raise CliError(f"{path} has no func.func with a body to run")
-    lowered = next((op.name for op in module.walk() if op.name.startswith("rlx_cuda.")), None)
-    if lowered is not None:
+    from rlxc.driver import lowered_op
+
+    if (lowered := lowered_op(module)) is not None:
         raise CliError(f"{path} is lowered already ({lowered}: the rlx-cuda pipeline's output); "
                        "rlxc takes graph-level IR (or a planned module) and lowers it itself")
     kinds = [("argument", t) for t in f.function_type.inputs] + [("result", t) for t in f.function_type.outputs]
