@@ -314,12 +314,17 @@ def test_reductions_over_an_odd_inner_axis():
     assert "items of 8 adjacent outputs per block" in src and "64 reduced elements, 4 loads in flight" in src
 
 
-def test_warp_rows_hold_their_params_in_registers():
+def test_warp_rows_hold_their_params_in_registers(monkeypatch):
     """rows.WARP_HELD_PARAMS: the warp form's f32 rows of one element an
-    access (and 16-bit rows of a thread each) read gamma and beta once per
-    thread, before their rows, and the output takes them from registers;
-    16-bit rows over 2-8 lanes, or over 16-32 lanes past 9 elements a
-    thread, still read them per row."""
+    access (and 16-bit rows of a thread each, up to 16 elements:
+    WARP_HELD_PARAMS_SOLO_ITEMS) read gamma and beta once per thread, before
+    their rows, and the output takes them from registers; 16-bit rows of a
+    thread each past 16 elements read them 16 bytes at a time
+    (WARP_SOLO_VECTOR_PARAMS), and rows over 2-8 lanes (odd ones of 9-31
+    before WARP_STAGED_ODD_SOLO_MIN), or over 16-32 lanes past 9 elements a
+    thread, read them per row."""
+    from rlxc.codegen import rows
+
     for d, n in (("f32", 9), ("f32", 13), ("f16", 7), ("bf16", 5)):
         src = _sources(lambda g: [g.layer_norm(g.input("x", [4000, n], d), g.param("g", [n], d), g.param("b", [n], d))])
         head, loop = src.split("for (int u = ", 1) if "for (int u = " in src else src.split("for (long long r = ", 1)
@@ -327,9 +332,16 @@ def test_warp_rows_hold_their_params_in_registers():
         assert "ph_g[j]" in loop and "ph_b[j]" in loop and "g[k]" not in loop and "b[k]" not in loop, (d, n)
         src = _sources(lambda g: [g.rms_norm(g.input("x", [4000, n], d), g.param("g", [n], d))])
         assert "float ph_g[" in src and "ph_b" not in src
+    for n, held in ((13, True), (21, False)):
+        src = _sources(lambda g: [g.layer_norm(g.input("x", [4000, n], "f16"), g.param("g", [n], "f16"),
+                                               g.param("b", [n], "f16"))])
+        assert "(a thread per row" in src and ("float ph_g[" in src) == held, n
+        assert ("__ldg(reinterpret_cast<const uint4*>(g) + c)" in src) != held, n
+    monkeypatch.setattr(rows, "WARP_STAGED_ODD_SOLO_MIN", 32)
     src = _sources(lambda g: [g.layer_norm(g.input("x", [4000, 13], "f16"), g.param("g", [13], "f16"),
                                            g.param("b", [13], "f16"))])
     assert "2 threads per row" in src and "ph_g" not in src and "rlx_ld_f16(g[k])" in src
+    monkeypatch.undo()
     # rows.WARP_HELD_PARAMS_16_ITEMS: 16-bit rows over 16 or 32 lanes hold theirs up to 9 a thread
     for d, n, held in (("bf16", 89, True), ("f16", 197, True), ("bf16", 257, True), ("f16", 289, False),
                        ("bf16", 577, False)):
@@ -806,6 +818,99 @@ def test_warp_staged_odd_solo_bounds():
                 g.softmax(g.input("c", [37, 87], "bf16"))]
 
     assert ["a thread per row" in src.splitlines()[2] for src in _kernels(build)] == [False, False, True]
+
+
+@pytest.mark.parametrize("d", ["f32", "f16", "bf16"])
+def test_even_rows_peeled(d, monkeypatch):
+    """rows.PEEL_EVEN (on, from PEEL_EVEN_MIN = 8193): block-form rows of even
+    lengths 16-byte accesses do not divide take the peeled form (16-byte
+    accesses between the row's boundaries), f32 rms_norm's excepted
+    (PEEL_EVEN_SKIPS_F32_RMS_NORM) and rows a prologue computes (the fused
+    residual norm's), and NVRTC compiles each op's kernel without spills;
+    shorter rows (4098) keep their 2- or 4-element accesses, as do all with
+    PEEL_EVEN off."""
+    from rlxc.codegen import rows
+
+    def build(n):
+        def fn(g):
+            x, r = g.input("x", [37, n], d), g.input("r", [37, n], d)
+            gamma, beta = g.param("g", [n], d), g.param("b", [n], d)
+            return [g.softmax(x), g.log_softmax(x), g.layer_norm(x, gamma, beta), g.rms_norm(x, gamma),
+                    *g.fused_residual_layer_norm(x, r, gamma, beta)]
+        return fn
+
+    peeled = "between the row's 16-byte boundaries"
+    for n in (8194, 12290):
+        srcs = _kernels(build(n))
+        for src in srcs:
+            op = src.splitlines()[1]
+            expect = not (d == "f32" and "rlx.rms_norm" in op or "fused_residual" in op)
+            assert (peeled in src.splitlines()[2]) == expect, (n, src.splitlines()[1:3])
+            res = nvrtc.resources(src, "sm_90", headers=HEADERS)
+            assert res.spill_stores == 0, (n, src.splitlines()[1], res.spill_stores)
+    assert not any(peeled in src for src in _kernels(build(4098)))
+    monkeypatch.setattr(rows, "PEEL_EVEN", False)
+    assert not any(peeled in src for src in _kernels(build(8194)))
+
+
+SHORT_ODD = (5, 9, 11, 13, 15, 21, 27, 31)
+
+
+def row_ops_module(lengths, m: int, d: str):
+    """softmax, log_softmax, layer_norm and rms_norm over [m, n] rows of type
+    d for each n in `lengths`, in that order."""
+    g = rlxc.GraphBuilder()
+    outs = []
+    for n in lengths:
+        x = g.input(f"x{n}", [m, n], d)
+        outs += [g.softmax(x), g.log_softmax(x), g.layer_norm(x, g.param(f"g{n}", [n], d), g.param(f"b{n}", [n], d)),
+                 g.rms_norm(x, g.param(f"w{n}", [n], d))]
+    return g.build(outs)
+
+
+def short_odd_solo_forms(module, d: str, low: int, f32: int) -> list[bool]:
+    """Whether each kernel of `module` (softmax, log_softmax, layer_norm and
+    rms_norm over each of SHORT_ODD, in order) takes its rows a thread each."""
+    lowered = rlxc.run_pipeline(module, "rlx-cuda{arch=sm_90 sm_count=132}")
+    return ["(a thread per row" in op.source.data.splitlines()[2] for op in lowered.ops if isinstance(op, rlx_cuda.KernelOp)]
+
+
+def short_odd_solo_expected(d: str, low: int, f32: int) -> list[bool]:
+    """What `short_odd_solo_forms` should give under WARP_STAGED_ODD_SOLO_MIN
+    `low` and WARP_STAGED_ODD_SOLO_F32 `f32` (the norms' f32 rows up to
+    WARP_STAGED_ODD_SOLO_F32_PARAMS, 36 bytes): 16-bit rows of 5 and 7 a
+    thread each in any case (WARP_STAGED_TINY)."""
+    if d == "f32":
+        return [bool(f32) and 4 * n <= (f32 if k < 2 else 36) for n in SHORT_ODD for k in range(4)]
+    return [n < 8 or n >= low for n in SHORT_ODD for _ in range(4)]
+
+
+@pytest.mark.parametrize("d", ["f32", "f16", "bf16"])
+def test_short_odd_rows_a_thread_each(d, monkeypatch):
+    """rows.WARP_STAGED_ODD_SOLO_MIN (9), WARP_STAGED_ODD_SOLO_F32 (128 bytes,
+    36 for the norms) and WARP_HELD_PARAMS_SOLO_ITEMS (16), the defaults:
+    16-bit odd rows from 9 elements and f32 softmax and log_softmax rows of
+    5-31 (the norms' of 5-9) staged a thread a row, compiling without
+    spills; the norms' params held in registers (`ph_`) up to 16 elements a
+    thread, read 16 bytes at a time past that. At the old settings (32, 0)
+    the rows keep their 2-8 lanes."""
+    from rlxc.codegen import rows
+
+    def module():
+        return row_ops_module(SHORT_ODD, 3001, d)
+
+    assert short_odd_solo_forms(module(), d, 9, 128) == short_odd_solo_expected(d, 9, 128)
+    lowered = rlxc.run_pipeline(module(), "rlx-cuda{arch=sm_90 sm_count=132}")
+    srcs = [op.source.data for op in lowered.ops if isinstance(op, rlx_cuda.KernelOp)]
+    for n, src in zip([n for n in SHORT_ODD for _ in range(4)], srcs):
+        if "(a thread per row" in src.splitlines()[2]:
+            res = nvrtc.resources(src, "sm_90", headers=HEADERS)
+            assert res.spill_stores == 0, (n, src.splitlines()[1], res.spill_stores)
+        if "rlx_norm_" in src and "(a thread per row" in src.splitlines()[2]:
+            assert ("ph_g[" in src) == (n <= 16), (n, src.splitlines()[1])
+    monkeypatch.setattr(rows, "WARP_STAGED_ODD_SOLO_MIN", 32)
+    monkeypatch.setattr(rows, "WARP_STAGED_ODD_SOLO_F32", 0)
+    assert short_odd_solo_forms(module(), d, 32, 0) == short_odd_solo_expected(d, 32, 0)
 
 
 def _check_solo(monkeypatch, knob: str, value: int, lengths, d: str, max_spill: int = 0) -> None:

@@ -731,7 +731,9 @@ def test_row_kernels_in_batches_of_narrow_rows(rows, cols, dtype):
     every row op, rms_norm and the fused residual norm (a prologue: one row a
     group) beside them. 16-bit rows of 5 and 7 elements, and of 11-31 over 2
     or 4 lanes of 6 elements or more, are staged through shared memory
-    instead (rows.WARP_STAGED_TINY), with a last block of fewer rows, and
+    instead (rows.WARP_STAGED_TINY; 9-31 a thread a row since
+    WARP_STAGED_ODD_SOLO_MIN, and f32 softmax's odd rows of 5-31:
+    WARP_STAGED_ODD_SOLO_F32), with a last block of fewer rows, and
     so are 16-bit rows of 33 and 65 (odd, a thread a row:
     rows.WARP_STAGED_ODD_SOLO) and of 66 (4-byte accesses, a thread a row:
     rows.WARP_STAGED_NARROW_SOLO), and softmax's 16-bit rows of 129 and 197
@@ -745,7 +747,8 @@ def test_row_kernels_in_batches_of_narrow_rows(rows, cols, dtype):
     # (WARP_NARROW_ITEMS: 5 a lane)/129/197 (a lane's accesses past WARP_BATCH_NARROW_HELD_MAX),
     # and 16-bit rows staged (rows.WARP_STAGED_TINY; 33-66 a thread a row: WARP_STAGED_ODD_SOLO, _NARROW_SOLO;
     # softmax's odd rows of 129 and 197 over 32 lanes: WARP_STAGED_ROW_BYTES)
-    staged = dtype != "f32" and cols in (5, 7, 11, 13, 15, 21, 25, 31, 33, 65, 66, 129, 197)
+    staged = (dtype != "f32" and cols in (5, 7, 11, 13, 15, 21, 25, 31, 33, 65, 66, 129, 197)
+              or dtype == "f32" and cols % 2 == 1 and 5 <= cols <= 31)  # f32 odd rows: WARP_STAGED_ODD_SOLO_F32
     if staged and rows_mod.WARP_STAGED_TINY:
         assert "staged: the block's" in str(lowered)
     elif rows_mod.WARP_BATCH_NARROW_MAX > 1 and not (dtype == "f32" and cols in (33, 65, 129, 196, 197)):

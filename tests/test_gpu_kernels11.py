@@ -14,8 +14,9 @@ from hypothesis import HealthCheck, given, settings
 import reference as R
 import rlxc
 from strategies import graphs
-from test_codegen_kernels11 import CASES, PARAMS, ROW_DIMS, ROW_KINDS, build
-from test_gpu import check
+from test_codegen_kernels11 import (CASES, PARAMS, ROW_DIMS, ROW_KINDS, SHORT_ODD, build, row_ops_module,
+                                    short_odd_solo_expected, short_odd_solo_forms)
+from test_gpu import _row_kernels, check
 
 pytestmark = [
     pytest.mark.gpu,
@@ -335,6 +336,52 @@ def test_odd_rows_staged_a_thread_each(d, odd, vec, m, monkeypatch):
                  g.rms_norm(x, g.param(f"w{n}", [n], d))]
     module = g.build(outs)
     assert ("a thread per row" in str(rlxc.run_pipeline(module, "rlx-cuda{arch=sm_90 sm_count=132}"))) == bool(odd)
+    check(module)
+
+
+@pytest.mark.parametrize("d", ["f32", "f16", "bf16"])
+@pytest.mark.parametrize("even", [True, False])
+def test_even_rows_peeled(d, even, monkeypatch):
+    """rows.PEEL_EVEN (on by default, from rows of PEEL_EVEN_MIN = 8193):
+    block-form rows of even lengths the 16-byte accesses do not divide (f32
+    rows 4 does not divide, 16-bit rows 8 does not) peeled as odd rows are,
+    the elements before the row's first 16-byte boundary and after its last
+    one each, 16-byte accesses between; 5 rows, so that the rows start at
+    every alignment their length allows; softmax, log_softmax, layer_norm,
+    rms_norm and the fused residual layer_norm (a prologue: its rows keep
+    their accesses) against the interpreter. Off, 2- or 4-element
+    accesses."""
+    from rlxc.codegen import rows
+
+    monkeypatch.setattr(rows, "PEEL_EVEN", even)
+    for cols in ((8194, 20002, 30522) if d == "f32" else (8194, 12290, 16382)):
+        g = rlxc.GraphBuilder()
+        x = g.input("x", [5, cols], d)
+        lowered = str(rlxc.run_pipeline(g.build([g.layer_norm(x, g.param("g", [cols], d), g.param("b", [cols], d))]),
+                                        "rlx-cuda{arch=sm_90 sm_count=132}"))
+        assert ("between the row's 16-byte boundaries" in lowered) == even, cols
+        _row_kernels(cols, d, 5)
+
+
+@pytest.mark.parametrize("d", ["f32", "f16", "bf16"])
+@pytest.mark.parametrize("low, f32, held", [(9, 128, 16), (32, 0, 8), (9, 128, 8)])
+@pytest.mark.parametrize("m", [37, 3001])
+def test_short_odd_rows_a_thread_each(d, low, f32, held, m, monkeypatch):
+    """rows.WARP_STAGED_ODD_SOLO_MIN (9, the default), WARP_STAGED_ODD_SOLO_F32
+    (128 bytes; 36 for the norms) and WARP_HELD_PARAMS_SOLO_ITEMS (16): odd
+    rows of 5-31 elements staged a thread a row (16-bit rows from 9; f32
+    softmax and log_softmax rows of 5-31, the norms' of 5-9), the norms'
+    params held in registers up to 16 elements a thread, and at the old
+    settings (32, 0, 8) the rows over 2-8 lanes, staged or batched in
+    registers; softmax, log_softmax, layer_norm and rms_norm against the
+    interpreter, 37 rows (one partial block) and 3001 (several)."""
+    from rlxc.codegen import rows
+
+    monkeypatch.setattr(rows, "WARP_STAGED_ODD_SOLO_MIN", low)
+    monkeypatch.setattr(rows, "WARP_STAGED_ODD_SOLO_F32", f32)
+    monkeypatch.setattr(rows, "WARP_HELD_PARAMS_SOLO_ITEMS", held)
+    module = row_ops_module(SHORT_ODD, m, d)
+    assert short_odd_solo_forms(module, d, low, f32) == short_odd_solo_expected(d, low, f32)
     check(module)
 
 

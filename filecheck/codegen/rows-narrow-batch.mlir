@@ -29,13 +29,12 @@
 // CHECK: __shared__ __align__(16) unsigned short stage[8064];
 // CHECK: for (int u = threadIdx.x / 1; u < 1152; u += 128) {  // the group's rows
 
-// So are rows over 2-4 lanes holding 6 elements a lane or more
-// (WARP_STAGED_TINY_LANES, _ITEMS): rows of 15, 2 lanes of 8; a group's
-// rows one after another in the stage, lane 1 of each holding 7.
-// CHECK: // row form: warp (2 threads per row, one element per access, 8 per thread, 16 rows per warp, staged: the block's 512 rows through shared memory, 16-byte copies)
-// CHECK: for (int u = threadIdx.x / 2; u < 512; u += 64) {  // the group's rows
-// Rows of 9 (5 a lane) stay in registers, 4 rows a group.
-// CHECK: // row form: warp (2 threads per row, one element per access, 5 per thread, 16 rows per warp, 4 rows per group)
+// So are the odd rows of 9 elements and more, a thread each too
+// (WARP_STAGED_ODD_SOLO_MIN; before, rows of 9-31 over 2-4 lanes, staged or
+// in registers): rows of 15 and of 9.
+// CHECK: // row form: warp (a thread per row, one element per access, 15 per thread, 32 rows per warp, staged: the block's 512 rows through shared memory, 16-byte copies)
+// CHECK: for (int u = threadIdx.x / 1; u < 512; u += 128) {  // the group's rows
+// CHECK: // row form: warp (a thread per row, one element per access, 9 per thread, 32 rows per warp, staged: the block's 896 rows through shared memory, 16-byte copies)
 
 // f32 rows of one element an access from 32 elements take as few lanes as
 // hold 8 each (WARP_NARROW_ITEMS): rows of 33 over 8 lanes, not 16.

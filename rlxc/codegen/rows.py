@@ -241,7 +241,7 @@ def _short_staged(s: RowSpec) -> bool:
             and len(s.columns) <= WARP_STAGED_SHORT_PARAMS)
 
 
-def _stages(s: RowSpec, row: CachedRow, block_rows: int, narrow: bool) -> bool:
+def _stages(s: RowSpec, row: CachedRow, block_rows: int, narrow: bool, odd_solo: bool = False) -> bool:
     """Whether the warp form's rows of `s` are staged through shared memory
     (WARP_STAGED): f16/bf16 elements one per access, rows over
     WARP_STAGED_ROW_BYTES (WARP_SHORT_ROW_BYTES where the row has more than
@@ -252,12 +252,13 @@ def _stages(s: RowSpec, row: CachedRow, block_rows: int, narrow: bool) -> bool:
     a block's span of `block_rows` rows a whole number of 16-byte accesses
     (so every block's span starts on a boundary) and under 48 KB (static).
     `narrow`: whether `staged_narrow` held for the row before its lanes were
-    changed."""
+    changed; `odd_solo`: whether `staged_odd_solo` did (f32 rows too)."""
     tiny = (WARP_STAGED_TINY and s.rows.cols >= WARP_STAGED_TINY_MIN
             and (row.lanes == 1 or row.lanes <= WARP_STAGED_TINY_LANES and row.items >= WARP_STAGED_TINY_ITEMS))
     size = dtype(s.t).bytes
     if s.prologue is not None or not narrow and (
-            not WARP_STAGED or row.width > 1 or not (size == 2 or size == 4 and tiny and WARP_STAGED_TINY_F32)
+            not WARP_STAGED or row.width > 1
+            or not (size == 2 or size == 4 and tiny and (WARP_STAGED_TINY_F32 or odd_solo and row.lanes == 1))
             or (s.rows.cols * size <= WARP_SHORT_ROW_BYTES and not _short_staged(s) and not tiny)):
         return False
     n = s.rows.rows * s.rows.cols
@@ -297,11 +298,17 @@ def staged_solo(s: RowSpec) -> bool:
 def staged_odd_solo(s: RowSpec, row: CachedRow) -> bool:
     """Whether the warp form's rows of `s` are f16/bf16 rows of odd length (one
     element an access) of WARP_STAGED_ODD_SOLO_MIN elements up to
-    WARP_STAGED_ODD_SOLO bytes, loaded (no prologue), to be staged a thread
-    a row (WARP_STAGED_ODD_SOLO; as WARP_STAGED_TINY's rows of 5 and 7)."""
-    return (WARP_STAGED and WARP_STAGED_TINY and dtype(s.t).bytes == 2 and s.prologue is None
+    WARP_STAGED_ODD_SOLO bytes, or f32 rows of one element an access of
+    WARP_STAGED_ODD_SOLO_F32_MIN elements up to WARP_STAGED_ODD_SOLO_F32
+    bytes (WARP_STAGED_ODD_SOLO_F32_PARAMS for ops with per-column params), loaded (no prologue), to be staged a thread a row
+    (WARP_STAGED_ODD_SOLO; as WARP_STAGED_TINY's rows of 5 and 7)."""
+    size = dtype(s.t).bytes
+    f32_cap = min(WARP_STAGED_ODD_SOLO_F32_PARAMS, WARP_STAGED_ODD_SOLO_F32) if s.columns else WARP_STAGED_ODD_SOLO_F32
+    low, cap = ((WARP_STAGED_ODD_SOLO_MIN, WARP_STAGED_ODD_SOLO) if size == 2
+                else (WARP_STAGED_ODD_SOLO_F32_MIN, f32_cap) if size == 4 else (1, 0))
+    return (WARP_STAGED and WARP_STAGED_TINY and s.prologue is None
             and row.width == 1 and not row.peel and not row.window
-            and WARP_STAGED_ODD_SOLO_MIN <= s.rows.cols and s.rows.cols * 2 <= WARP_STAGED_ODD_SOLO)
+            and low <= s.rows.cols and s.rows.cols * size <= cap)
 
 
 def stage_rows(row_bytes: int, per_block: int, span: int) -> int:
@@ -2195,6 +2202,19 @@ BLOCK_LAYER_NORM_F32_ROW_MAX = 32768
 #: +2% to +6% at 64 MiB and +14% at 512, of 24577 and 30001 (800 and 960
 #: threads: one block a multiprocessor) -11% and -8% at 64 MiB.
 BLOCK_RMS_NORM_F32_ROW_MAX = 32768
+#: f32 rows of even lengths 4 does not divide in the block form at most up
+#: to this length (softmax, log_softmax, layer_norm; rms_norm's take
+#: BLOCK_RMS_NORM_F32_ODD_ROW_MAX). H200 (session 53, with their 8-byte
+#: accesses, before PEEL_EVEN; `variant.py BLOCK_F32_PAIRS_ROW_MAX=32768,16384
+#: -- --ops softmax,log_softmax,layer_norm --dtypes f32 --rows
+#: 16386,20002,24578,30522 --sizes 64,512`;
+#: `sweeps/variant-BLOCK_F32_PAIRS_ROW_MAX-…-session53`), the cluster form
+#: against this one: layer_norm of 24578 and 30522 +7% to +14%, of 16386 and
+#: 20002 -3% to -13%; softmax and log_softmax of 16386-20002 -5% to -10%, of
+#: 24578-30522 +9% at 64 MiB and -2% to -3% at 512. Peeled (PEEL_EVEN), the
+#: block form then took f32 layer_norm of 30522 to 54.0 µs at 64 MiB, under
+#: the cluster form's 56.5: 32768 kept.
+BLOCK_F32_PAIRS_ROW_MAX = 32768
 BLOCK_RMS_NORM_F32_ODD_ROW_MAX = 20480
 SMEM_ROW_BYTES = 160 * 1024
 SMEM_THREADS = 1024
@@ -2271,6 +2291,13 @@ CLUSTER_REGS = 64
 #: -22% (f32 of 32768 at 64 MiB 52.3 -> 55.3 µs), rms_norm +1% to -13%; at 64
 #: registers its 16-bit layer_norm spilled 144-268 bytes, at 96 it held no
 #: spill and was still slower.
+#: Measured, not taken (session 53): 16-bit layer_norm and rms_norm rows of
+#: 24576-131072 (whole 16-byte accesses) in the uint4 form (read twice, the
+#: second read from L2, Welford's statistics an element at a time, blocks of
+#: 256) in place of this form: H200, 64 MiB, 20-36% slower (layer_norm f16 of
+#: 32768 43.0 -> 67.6 µs, rms_norm 38.8 -> 55.5), so a norm form like
+#: softmax's stream form (41.9 µs at 32768) would gain little where this one
+#: holds its rows; not built.
 #: Measured, not taken (session 52, `benchmarks/bulk_rows_probe.py`, H200, rows
 #: of 16385-32768 at 64 MiB): the row brought into shared memory by one bulk
 #: copy (`cp.async.bulk`, 1-D TMA, on an mbarrier), statistics and output from
@@ -3216,13 +3243,40 @@ WARP_STAGED_SOLO_F32 = 112
 #: its gamma and beta then read an element at a time: WARP_SOLO_VECTOR_PARAMS),
 #: rms_norm bf16 of 87 -3.0%.
 WARP_STAGED_ODD_SOLO = 176
-#: Shorter odd rows keep WARP_STAGED_TINY's forms (a thread each up to 7
-#: elements, over 2-4 lanes staged or batched in registers up to 31).
+#: ... from rows of WARP_STAGED_ODD_SOLO_MIN elements: shorter odd rows keep
+#: WARP_STAGED_TINY's forms (a thread each: 5 and 7; rows of 3 four a
+#: group in registers). Rows of 9-31 took those forms too (over 2-4 lanes,
+#: staged or batched in registers) until session 53, H200 (`variant.py
+#: WARP_STAGED_ODD_SOLO_MIN=32,9 -- --ops softmax,log_softmax,layer_norm,rms_norm
+#: --rows 9,11,13,...,31 --dtypes f16,bf16 --sizes 64 --compile-sizes none`;
+#: `sweeps/variant-WARP_STAGED_ODD_SOLO_MIN-…-session53`), a thread a row
+#: against lanes: 90 of 96 cases faster, layer_norm +19% to +87% (f16 of 9:
+#: 78.5 -> 41.9 µs; of 13 63.7 -> 42.0, 50% -> 77% of the 512 MiB copy),
+#: rms_norm +1% to +34%, log_softmax +7% to +65%, softmax +5% to +60% but
+#: of 15, 23 and 29 (-2.2% to -7.3%: 36.3-39.4 -> 39.1-40.3 µs, 80-83% of
+#: copy), so the rows of 9-31 are a thread's now too.
 #: ptxas picks these kernels' registers, in steps of 8, by the row count
 #: too: over 3001 rows, softmax, log_softmax and rms_norm of some odd
 #: lengths (51-85) spill 4-16 bytes at 64-128 registers, over 37 rows up to
 #: 12 (asking for fewer registers was slower: below).
-WARP_STAGED_ODD_SOLO_MIN = 32
+WARP_STAGED_ODD_SOLO_MIN = 9
+#: ... and f32 rows of odd length (one element an access) of
+#: WARP_STAGED_ODD_SOLO_F32_MIN elements up to WARP_STAGED_ODD_SOLO_F32
+#: bytes, up to WARP_STAGED_ODD_SOLO_F32_PARAMS where the op has per-column
+#: params (the norms), a thread each, staged (0: off; staged over their 2-8
+#: lanes they lost 4-27%, WARP_STAGED_TINY_F32). Before, over 2-8 lanes
+#: batched in registers. H200 (session 53, `variant.py
+#: WARP_STAGED_ODD_SOLO_F32=0,128 -- --ops softmax,log_softmax,layer_norm,rms_norm
+#: --dtypes f32 --rows 5,7,9,11,13,15,17,21,25,27,29,31 --sizes 64
+#: --compile-sizes none`; `sweeps/variant-WARP_STAGED_ODD_SOLO_F32-…-session53`),
+#: a thread a row against lanes: softmax +0.8% to +92% (of 5: 68.2 -> 35.5
+#: µs, 92% of the 512 MiB copy; of 7 52.0 -> 36.0), log_softmax +3% to +41%,
+#: layer_norm of 5-9 +14% to +71% (62.2 -> 36.3 µs) but of 11-31 -6.9% to
+#: +3.4% (at 85-90% of copy either way), rms_norm of 5-9 +4% to +13%, of
+#: 11-31 -1.5% to +2.5%: so the norms' rows only up to 9 elements.
+WARP_STAGED_ODD_SOLO_F32 = 128
+WARP_STAGED_ODD_SOLO_F32_PARAMS = 36
+WARP_STAGED_ODD_SOLO_F32_MIN = 5
 #: Measured and removed (session 41): those kernels asking
 #: `__launch_bounds__(128, 3)`, which leaves none spilling (up to 168
 #: registers). H200 (`variant.py WARP_SOLO_MIN_BLOCKS=0,3 -- --ops
@@ -3366,6 +3420,17 @@ WARP_HELD_PARAMS_ITEMS = 8
 #: +5.1%; of 321-449 (11-15) -3.6% to +4.4%, of 511 and 577 (16 and 19)
 #: -1% to -22% (layer_norm of 577: 42.3 -> 54.5 µs).
 WARP_HELD_PARAMS_16_ITEMS = 9
+#: ... and rows a thread takes alone (WARP_STAGED_ODD_SOLO, WARP_STAGED_TINY,
+#: the narrow solo rows) of at most WARP_HELD_PARAMS_SOLO_ITEMS elements
+#: (WARP_HELD_PARAMS_ITEMS, 8, until session 53). H200 (`variant.py
+#: WARP_HELD_PARAMS_SOLO_ITEMS=8,16,32 -- --ops layer_norm,rms_norm --dtypes
+#: f16,bf16 --rows 9,13,17,21,27,31,33,49,77 --sizes 64 --compile-sizes none`;
+#: `sweeps/variant-WARP_HELD_PARAMS_SOLO_ITEMS-…-session53`), 16 against 8:
+#: rows of 13 +5% to +10% (layer_norm bf16 42.3 -> 38.3 µs), the others
+#: -2.3% to +2.9% (16-bit rows of 9-15 hold theirs now; f32 rows a thread
+#: each are the norms' of 5-9); 32 against 8: rows of 17-21 +4% to +9% but
+#: of 27-31 up to -17.7% (bf16 layer_norm of 31: 115 registers).
+WARP_HELD_PARAMS_SOLO_ITEMS = 16
 
 
 def warp_window_lanes(s: RowSpec) -> int:
@@ -3406,6 +3471,16 @@ def warp_batch(s: RowSpec, row: CachedRow, per_block: int) -> int:
 #: -> 57.6 µs). As in the warp form, a new block's loads are in flight
 #: while a finished row's reductions would have held up its block's next.
 BLOCK_BLOCKS_PER_SM = 0
+#: Measured and removed (session 53): the block form's registers per thread
+#: capped through `__launch_bounds__`' blocks per multiprocessor, blocks of
+#: up to 256 threads (ncu: 16-bit layer_norm of 2049 at 40 registers holds
+#: 9 blocks of 160 a multiprocessor, 70% occupancy, rms_norm at 32 holds 12).
+#: H200 (`variant.py BLOCK_REGS=0,32,40 -- --ops layer_norm,rms_norm,softmax
+#: --dtypes f16,bf16,f32 --rows 1025,1537,2049,2561,3001,4097,5001,6001
+#: --sizes 64`; `sweeps/variant-BLOCK_REGS-…-session53`): at 32, 60 of 72
+#: cases slower, 16-bit layer_norm -6% to -27% (8 bytes spilled), rows of
+#: 6001 -4% to -36%; at 40, 16-bit layer_norm -1% to -12%, rms_norm and
+#: softmax of 1537/2561 -6% to -10%; nothing gained past +3%.
 #: The block form's threads per block (one row each) ...
 BLOCK_THREADS = THREADS
 #: ... or fewer (a multiple of 32) where a row has under BLOCK_THREADS x
@@ -3456,6 +3531,25 @@ PEEL_ROWS = True
 #: of 8191 68.6 -> 48.6; rms_norm of 8191 56.4 -> 50.7; 45 of 50 cases
 #: faster, layer_norm of 8191 1.8-1.9% slower, rows of 1025 within 1.2%.
 PEEL_F32 = True
+#: ... and rows of even lengths whose 16-byte accesses do not divide them
+#: (f32 rows 4 does not divide, 16-bit rows 8 does not; 2- or 4-element
+#: accesses otherwise) of PEEL_EVEN_MIN elements or more, but f32 rms_norm's
+#: (PEEL_EVEN_SKIPS_F32_RMS_NORM). H200 (session 53, `variant.py
+#: PEEL_EVEN=False,True -- --ops softmax,layer_norm,rms_norm --dtypes f32
+#: --rows 1026,2050,4098,8194,16386,20002,30522 --sizes 64`, and `--dtypes
+#: f16,bf16 --rows 1030,2050,4100,8194,12290`;
+#: `sweeps/variant-PEEL_EVEN-…-session53`), block-form rows: 16-bit
+#: layer_norm of 8194 67.6 -> 40.9 µs (+65%; 48% -> 80% of the 512 MiB
+#: copy), of 12290 +35% / +55% (f16 / bf16), rms_norm of 8194-12290 +5% to
+#: +8%, softmax +2% to +5%; f32 layer_norm of 4098-30522 +10% to +15%
+#: (30522: 62.3 -> 54.0), softmax of 16386-30522 +2.5% to +5.4%; but rows of
+#: 1026-4100 -11% to +2% (16-bit rms_norm of 1030 -11%, layer_norm -8%) and
+#: f32 rms_norm of 16386-20002 -4% to -5%. Rows a prologue computes (the
+#: fused residual norms', `rlx.fusion`s') were not measured and keep their
+#: accesses.
+PEEL_EVEN = True
+PEEL_EVEN_MIN = 8193
+PEEL_EVEN_SKIPS_F32_RMS_NORM = True
 #: Off: the cluster form's f16/bf16 rows of lengths 8 does not divide move
 #: fewer elements per access (see `windowed`).
 WINDOW_ROWS = True
@@ -3935,6 +4029,7 @@ class CachedRow:
     loaded: str = ""  # the registers holding this row's accesses, loaded with the group's batch (WARP_BATCH), if any
     copies: tuple[str, ...] = ()  # per-column params read from their shifted copies, `<name>_c` (PARAM_COPIES)
     held: tuple[str, ...] = ()  # per-column params held in registers, `ph_<name>[j]` (WARP_HELD_PARAMS: `hold_params`)
+    peel_even: bool = False  # even lengths 16-byte accesses do not divide peel too (PEEL_EVEN: `peels`)
 
     @staticmethod
     def for_spec(s: RowSpec, lanes: int, lane: str, smem: bool = False, stored: bool = False,
@@ -3947,7 +4042,10 @@ class CachedRow:
         if window:
             return replace(row, window=True)
         same_base = s.prologue is None or all(i.base == "base" for i in s.prologue.inputs if i.kind == "row")
-        return replace(row, peel=True) if peel and row.peels and same_base else row
+        even = (PEEL_EVEN and s.rows.cols >= PEEL_EVEN_MIN and s.prologue is None  # computed rows: not measured
+                and not (s.rms_norm and dtype(s.t).bytes == 4 and PEEL_EVEN_SKIPS_F32_RMS_NORM))
+        row = replace(row, peel_even=even)
+        return replace(row, peel=True) if peel and row.peels and same_base else replace(row, peel_even=False)
 
     @property
     def peels(self) -> bool:
@@ -3966,7 +4064,7 @@ class CachedRow:
         size = self.elem_bytes or dtype(self.t).bytes
         return (GUARDED_VECTORS and PEEL_ROWS and not self.smem and self.vector
                 and size == dtype(self.t).bytes and (size == 2 or PEEL_F32 and size == 4)
-                and self.cols % 2 != 0 and self.cols >= 16
+                and (self.cols % 2 != 0 or self.peel_even and self.cols % (16 // size) != 0) and self.cols >= 16
                 and self.lanes >= 16)  # head + tail: 15 elements at most, one per thread
 
     @property
@@ -4777,10 +4875,12 @@ def block_row_max(s: RowSpec) -> int:
     size = dtype(s.t).bytes
     if s.prologue is not None or not (USE_CLUSTERS and has_clusters()):
         return BLOCK_ROW_MAX
+    pairs = size == 4 and s.rows.cols % 4 == 2  # 8-byte accesses
     if s.softmax_log is not None:
-        return BLOCK_SOFTMAX_F32_ROW_MAX if size == 4 else BLOCK_SOFTMAX_16_ROW_MAX
+        return min(BLOCK_SOFTMAX_F32_ROW_MAX, BLOCK_F32_PAIRS_ROW_MAX) if pairs else (
+            BLOCK_SOFTMAX_F32_ROW_MAX if size == 4 else BLOCK_SOFTMAX_16_ROW_MAX)
     if s.layer_norm and size == 4:
-        return BLOCK_LAYER_NORM_F32_ROW_MAX
+        return min(BLOCK_LAYER_NORM_F32_ROW_MAX, BLOCK_F32_PAIRS_ROW_MAX) if pairs else BLOCK_LAYER_NORM_F32_ROW_MAX
     if s.rms_norm and size == 4:
         return BLOCK_RMS_NORM_F32_ROW_MAX if s.rows.cols % 4 == 0 else BLOCK_RMS_NORM_F32_ODD_ROW_MAX
     return BLOCK_ROW_MAX
@@ -4822,20 +4922,24 @@ def row_kernel(s: RowSpec, sm_count: int) -> KernelSpec:
         def blocked(lanes: int) -> int:  # a block's rows, if staged, over `lanes` lanes a row
             return threads // lanes * stage_rows(rows.cols * dtype(s.t).bytes, threads // lanes, span)
 
-        if group > 1 and (narrow_staged and staged_solo(s) or staged_odd_solo(s, row)):
+        odd_solo = False
+        if group > 1 and (narrow_staged and staged_solo(s) or (odd_solo := staged_odd_solo(s, row))):
             solo = CachedRow.for_spec(s, 1, "lane")  # a thread a row, where its rows are staged
-            if _stages(s, solo, blocked(1), narrow_staged):
+            if _stages(s, solo, blocked(1), narrow_staged, odd_solo):
                 group, row = 1, solo
+            else:
+                odd_solo = False
         per_block = threads // group
         block_rows = blocked(group)  # if staged
-        staged = _stages(s, row, block_rows, narrow_staged)
+        staged = _stages(s, row, block_rows, narrow_staged, odd_solo)
         per_group = 1 if staged else warp_batch(s, row, per_block)
         batched = per_group > 1
         if batched:
             row = replace(row, loaded="nx[u]")
         pre: list[str] = []
         if (WARP_HELD_PARAMS and s.columns and row.width == 1 and not row.window and not row.peel
-                and row.slots <= (WARP_HELD_PARAMS_ITEMS if dtype(s.t).bytes == 4 or row.lanes <= WARP_HELD_PARAMS_16_LANES
+                and row.slots <= (WARP_HELD_PARAMS_SOLO_ITEMS if row.lanes == 1
+                                  else WARP_HELD_PARAMS_ITEMS if dtype(s.t).bytes == 4 or row.lanes <= WARP_HELD_PARAMS_16_LANES
                                   else WARP_HELD_PARAMS_16_ITEMS if row.lanes >= 16 and s.prologue is None else 0)):
             row = replace(row, held=tuple(s.columns))
             pre = row.hold_params(s.columns)
