@@ -123,6 +123,10 @@ MODEL_ROWS = [384, 1000, 1001, 4097, 30522, 32000, 50257]
 #: `--rows long`: rows past what a cluster of 8 blocks holds in registers (the grid form)
 #: and a vocabulary near its edge (Qwen's 151936), few rows each.
 LONG_ROWS = [151936, 300001, 524288, 1048576, 2000000]
+#: `--rows broad`: 25 lengths from short odd rows to vocabularies, odd and even, that no
+#: other list has most of (session 53's sweep of the row ops at 64 MiB).
+BROAD_ROWS = [7, 13, 27, 50, 77, 130, 197, 257, 577, 1001, 1500, 2049, 3000, 4097, 6001, 8193, 10001, 12289,
+              16385, 20001, 24577, 30522, 50257, 65536, 128256]
 QUICK_SIZES_MB = [64]
 ITEMSIZE = {"f32": 4, "f16": 2, "bf16": 2, "i64": 8}
 #: max |rlxc - torch| / max |torch| allowed, per dtype.
@@ -648,7 +652,8 @@ def main() -> int:
                     help="64 MB only, rows 128/4096/32768, fewer repeats")
     ap.add_argument("--ops", default=None, help=f"comma list of {','.join(OPS)} (the default), {','.join(EXTRA_OPS)}")
     ap.add_argument("--dtypes", default=None, help="comma list of f32,f16,bf16")
-    ap.add_argument("--rows", default=None, help="comma list of row lengths, 'model' for MODEL_ROWS or 'long' for LONG_ROWS")
+    ap.add_argument("--rows", default=None,
+                    help="comma list of row lengths, 'model' for MODEL_ROWS, 'long' for LONG_ROWS or 'broad' for BROAD_ROWS")
     ap.add_argument("--sizes", default=None, help="comma list of sizes in MiB (default 64,512; fractions allowed: 0.1 is a row or a few of a vocabulary)")
     ap.add_argument("--compile-sizes", default=None,
                     help="sizes (MiB) at which torch.compile is timed (default: every size; 'none' for none)")
@@ -685,7 +690,7 @@ def main() -> int:
 
     ops = pick(args.ops, OPS, allowed=OPS + EXTRA_OPS)
     dtypes = pick(args.dtypes, DTYPES, allowed=DTYPES)
-    rows = {"model": MODEL_ROWS, "long": LONG_ROWS}.get(args.rows) or pick(args.rows, QUICK_ROWS if args.quick else ROWS, int)
+    rows = {"model": MODEL_ROWS, "long": LONG_ROWS, "broad": BROAD_ROWS}.get(args.rows) or pick(args.rows, QUICK_ROWS if args.quick else ROWS, int)
     sizes = pick(args.sizes, QUICK_SIZES_MB if args.quick else SIZES_MB, float)
     compile_sizes = sizes if args.compile_sizes is None else (
         [] if args.compile_sizes == "none" else pick(args.compile_sizes, sizes, float))

@@ -853,6 +853,22 @@ def test_even_rows_peeled(d, monkeypatch):
     assert not any(peeled in src for src in _kernels(build(8194)))
 
 
+@pytest.mark.parametrize("d", ["f16", "bf16"])
+def test_paired_params_compile(d, monkeypatch):
+    """rows.PAIRED_PARAMS (prepared, off): the norms' 16-bit block and cluster
+    rows (peeled, aligned, windowed) write their outputs two elements a
+    conversion with gamma and beta unpacked in pairs, and NVRTC compiles
+    them spilling at most 16 bytes (the cluster rows' register cap)."""
+    from rlxc.codegen import rows
+
+    monkeypatch.setattr(rows, "PAIRED_PARAMS", True)
+    for n in (2049, 4096, 8194, 16385, 32768):
+        srcs = _kernels(lambda g: [g.layer_norm(g.input("x", [37, n], d), g.param("g", [n], d), g.param("b", [n], d))])
+        assert f"const float2 pf_g = rlx_ld2_{d}(pc_g.w[i]);" in srcs[0], n
+        res = nvrtc.resources(srcs[0], "sm_90", headers=HEADERS)
+        assert res.spill_stores <= 16, (n, res.spill_stores)
+
+
 SHORT_ODD = (5, 9, 11, 13, 15, 21, 27, 31)
 
 

@@ -339,6 +339,20 @@ def test_odd_rows_staged_a_thread_each(d, odd, vec, m, monkeypatch):
     check(module)
 
 
+@pytest.mark.parametrize("d", ["f16", "bf16"])
+@pytest.mark.parametrize("cols", [2049, 4096, 8194, 16385, 32768])
+def test_paired_params_rows(d, cols, monkeypatch):
+    """rows.PAIRED_PARAMS (prepared, off by default): 16-bit outputs written
+    two elements a conversion with the params (and packed rows) unpacked two
+    at a time, in the block form (peeled 2049 and 8194, aligned 4096) and the
+    cluster form (windowed 16385, aligned 32768); every row op and the fused
+    residual norm against the interpreter, 5 rows at every alignment."""
+    from rlxc.codegen import rows
+
+    monkeypatch.setattr(rows, "PAIRED_PARAMS", True)
+    _row_kernels(cols, d, 5)
+
+
 @pytest.mark.parametrize("d", ["f32", "f16", "bf16"])
 @pytest.mark.parametrize("even", [True, False])
 def test_even_rows_peeled(d, even, monkeypatch):

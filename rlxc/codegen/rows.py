@@ -3824,6 +3824,12 @@ PAIRED_PROLOGUE = True
 #: Off: f16/bf16 elements of vector accesses converted one at a time (see
 #: `CachedRow._paired`).
 PAIRED_CONVERSIONS = True
+#: Prepared, off (session 53, not yet measured): the output's 16-bit vectors
+#: written two elements a conversion in the windowed form as well (it went
+#: element by element), with the per-column params and packed 16-bit rows
+#: unpacked two a conversion (`CachedRow._paired_out`). ncu had 16-bit
+#: layer_norm of 2049 issuing 0.75 instructions a scheduler and cycle.
+PAIRED_PARAMS = False
 
 #: f16/bf16 softmax rows of the cluster form held in their 16-bit type
 #: (packed two per register, as the norms' rows: CLUSTER_STORED), the
@@ -4426,6 +4432,20 @@ class CachedRow:
             f"for (int j = 0; j < {self.slots}; ++j) {{ const long long k = {self.col('j')}; "
             f"ph_{p}[j] = k < {self.cols}LL ? {load(f'{p}[k]', self.t)} : 0.0f; }}")]
 
+    def _paired_out(self, out: Out, columns: Sequence[str]) -> str:
+        """The loop writing the 16-bit output vector `pk` two elements a
+        conversion, the per-column params `pc_<name>` and (in packed rows) the
+        row's elements unpacked two a conversion as well (PAIRED_PARAMS)."""
+        w, ty = self.width, dtype_name(self.t)
+        params = " ".join(f"const float2 pf_{p} = rlx_ld2_{ty}(pc_{p}.w[i]);" for p in columns)
+        if self.packed:
+            pair = f"const float2 x2_ = rlx_ld2_{ty}(v[j >> 1]);"
+            lo, hi = "x2_.x", "x2_.y"
+        else:
+            pair, lo, hi = "", self.elem("j"), self.elem("j + 1")
+        return (f"for (int i = 0; i < {w // 2}; ++i) {{ const int j = c * {w} + 2 * i; {pair} {params} "
+                f"pk.w[i] = rlx_st2_{ty}({out(lo, lambda p: f'pf_{p}.x')}, {out(hi, lambda p: f'pf_{p}.y')}); }}")
+
     def store(self, buf: str, out: Out, columns: Sequence[str] = ()) -> list[str]:
         """Writes `out(element, column param -> its value)` of every element
         to buf[base + column]; the per-column params (`columns`, of the row's
@@ -4471,11 +4491,13 @@ class CachedRow:
                              else f"rlx_ld_window({p}, (k0 + h) * {size}, h * {size});")
                           for p in columns]
                 vec = store(out(self.elem(), lambda p: load(f"pc_{p}.e[i]", self.t)), self.t)
+                loop = (self._paired_out(out, columns) if PAIRED_PARAMS and self._paired()
+                        else f"for (int i = 0; i < {w}; ++i) {{ const int j = c * {w} + i; pk.e[i] = {vec}; }}")
                 write = [
                     f"if ({whole}) {{",
                     *("  " + x for x in params),
                     "  #pragma unroll",
-                    f"  for (int i = 0; i < {w}; ++i) {{ const int j = c * {w} + i; pk.e[i] = {vec}; }}",
+                    f"  {loop}",
                     "  " + vector_write,
                     f"}} else if ({self._edge_chunk()}) {{",
                     *("  " + x for x in edge),
@@ -4503,7 +4525,9 @@ class CachedRow:
         else:
             reads, at = [f"{self._union(f'pc_{p}')} pc_{p}.raw = {self._vec(p, '0')};" for p in columns], ""
             value = out(self.elem(), lambda p: load(f"pc_{p}.e[i]", self.t))
-        if self._paired() and (realign or not self.peel):  # two elements per conversion
+        if self._paired() and (realign or not self.peel) and PAIRED_PARAMS:
+            convert = self._paired_out(out, columns)
+        elif self._paired() and (realign or not self.peel):  # two elements per conversion
             lo = out(self.elem("j"), lambda p: load(f"pc_{p}.e[2 * i]", self.t))
             hi = out(self.elem("j + 1"), lambda p: load(f"pc_{p}.e[2 * i + 1]", self.t))
             convert = (f"for (int i = 0; i < {w // 2}; ++i) {{ const int j = c * {w} + 2 * i; "
