@@ -3101,6 +3101,13 @@ WARP_SHORT_ROW_BYTES = 512
 #: f32 rows (4-byte accesses) lost 1-18%.
 WARP_STAGED = True
 WARP_STAGE_BYTES = 16384
+#: Prepared, off (session 53, not yet measured): staged rows of one element an
+#: access not held in registers but read from the stage in each pass (the
+#: statistics that leave the elements as they are, `RowSpec.pure`), so the
+#: thread holds no row: ncu had 16-bit layer_norm of 1001 (staged over 32
+#: lanes) at 58 registers, 4 blocks of 256 a multiprocessor (50% occupancy),
+#: rms_norm at 48 (63%); the lone threads' rows of 33-87 hold up to 87.
+WARP_STAGED_REREAD = False
 #: ... and so are rows over WARP_STAGED_ROW_BYTES up to WARP_SHORT_ROW_BYTES
 #: (odd 16-bit rows of 101-255 elements over 16 or 32 lanes) where the op
 #: has at most WARP_STAGED_SHORT_PARAMS per-column params (softmax,
@@ -4036,6 +4043,7 @@ class CachedRow:
     copies: tuple[str, ...] = ()  # per-column params read from their shifted copies, `<name>_c` (PARAM_COPIES)
     held: tuple[str, ...] = ()  # per-column params held in registers, `ph_<name>[j]` (WARP_HELD_PARAMS: `hold_params`)
     peel_even: bool = False  # even lengths 16-byte accesses do not divide peel too (PEEL_EVEN: `peels`)
+    reread: bool = False  # a staged row read from the stage (`x`) in each pass, not held (WARP_STAGED_REREAD)
 
     @staticmethod
     def for_spec(s: RowSpec, lanes: int, lane: str, smem: bool = False, stored: bool = False,
@@ -4164,7 +4172,7 @@ class CachedRow:
         """Whether the 16-bit row in registers is held two elements per
         32-bit word (`v` of unsigned ints, as loaded), not one per 16-bit
         register (see PACKED_ROWS)."""
-        return PACKED_ROWS and self.stored and not self.smem and self.width >= 2 and not self.peel
+        return PACKED_ROWS and self.stored and not self.smem and not self.reread and self.width >= 2 and not self.peel
 
     def _decl(self, name: str = "v") -> str:
         """The declaration of a thread's row registers."""
@@ -4182,6 +4190,8 @@ class CachedRow:
         the registers marked as changed, so that the pass converts them
         again rather than the compiler keeping an earlier pass's f32 values
         live (which would undo the halved registers)."""
+        if self.reread:  # the compiler is not to keep an earlier pass's reads in registers
+            return ['asm volatile("" ::: "memory");']
         if not self.stored or self.smem:
             return []
         if self.packed:
@@ -4193,6 +4203,8 @@ class CachedRow:
         # the shared row is kept thread-major (element j of lane l at j·lanes + l), not in
         # column order: consecutive lanes hit consecutive banks whatever the vector width
         # (column order put a lane's 4-8 elements side by side: 4-8-way bank conflicts)
+        if self.reread:  # the staged row itself
+            return f"x[base + {self.col(j)}]"
         return f"srow[({j}) * {self.lanes} + {self.lane}]" if self.smem else f"v[{j}]"
 
     def elem(self, j: str = "j") -> str:
@@ -4308,6 +4320,8 @@ class CachedRow:
     def load(self, buf: str, into: str = "v") -> list[str]:
         """Reads the row of `buf` into `into` (declared here) or, for `v`
         with smem, into the shared row."""
+        if self.reread and into == "v":  # read where it is staged, in each pass
+            return []
         shared = self.smem and into == "v"
         raw_in = self.stored and into == "v"  # the raw element, with no conversion
 
@@ -4956,6 +4970,8 @@ def row_kernel(s: RowSpec, sm_count: int) -> KernelSpec:
         per_block = threads // group
         block_rows = blocked(group)  # if staged
         staged = _stages(s, row, block_rows, narrow_staged, odd_solo)
+        if staged and WARP_STAGED_REREAD and s.pure is not None and row.width == 1 and s.prologue is None:
+            row = replace(row, reread=True, stored=True)
         per_group = 1 if staged else warp_batch(s, row, per_block)
         batched = per_group > 1
         if batched:
