@@ -70,8 +70,12 @@ class Model:
             self._module = None
             inits = {t.name for t in self._onnx.graph.initializer}
             self.input_names = [i.name for i in self._onnx.graph.input if i.name not in inits]
+            # initializers the graph also lists as inputs (ONNX's overridable defaults; older
+            # exporters list every weight so): rlxc folds them in, so they are no run-time input
+            self._listed_initializers = {i.name for i in self._onnx.graph.input if i.name in inits}
         else:
             self._onnx = None
+            self._listed_initializers = set()
             self._module, beside = read_mlir(path)
             if self._params is None:
                 self._params = beside
@@ -107,6 +111,14 @@ class Model:
             )
         given = {**(inputs or {}), **named}
         unknown = sorted(set(given) - set(self.input_names))
+        if defaults := [n for n in unknown if n in self._listed_initializers]:
+            raise InputError(
+                f"{self.path.name}: {', '.join(repr(n) for n in defaults)} "
+                f"{'is an initializer' if len(defaults) == 1 else 'are initializers'} of the model, which its graph "
+                "also lists among its inputs (a default ONNX Runtime lets a caller override); rlxc compiles "
+                "initializers into the model as weights, so they are not taken at run time. The inputs are: "
+                + ", ".join(self.input_names)
+            )
         if unknown:
             raise InputError(
                 f"{self.path.name}: unknown input(s) {', '.join(unknown)}; the inputs are: "

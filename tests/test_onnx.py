@@ -133,6 +133,32 @@ def test_load_compiles_once_per_shape_signature(tmp_path):
         m(y=np.zeros((1, 16), np.float32))
 
 
+def test_load_names_an_initializer_listed_as_an_input(tmp_path):
+    """An initializer the graph also lists among its inputs (as exporters
+    with keep_initializers_as_inputs write every weight) is compiled in as a
+    param: the model takes the other inputs, and feeding the initializer is
+    an error that says what it is, not a bare "unknown input"."""
+    w = numpy_helper.from_array(np.random.default_rng().standard_normal((16, 4)).astype(np.float32), "w")
+    g = helper.make_graph(
+        [helper.make_node("MatMul", ["x", "w"], ["y"])], "g",
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, [2, 16]),
+         helper.make_tensor_value_info("w", TensorProto.FLOAT, [16, 4])],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, [2, 4])], [w],
+    )  # fmt: skip
+    model = helper.make_model(g, opset_imports=[helper.make_opsetid("", 18)])
+    path = tmp_path / "w.onnx"
+    onnx.save(model, str(path))
+    m = rlxc.load(path, target="numpy")
+    assert m.input_names == ["x"]
+    x = np.random.default_rng().standard_normal((2, 16)).astype(np.float32)
+    (got,) = m(x=x)
+    np.testing.assert_allclose(got, x.astype(np.float64) @ numpy_helper.to_array(w).astype(np.float64), rtol=1e-5, atol=1e-5)
+    with pytest.raises(rlxc.InputError, match=r"'w' is an initializer of the model.*not taken at run time. The inputs are: x"):
+        m(x=x, w=np.zeros((16, 4), np.float32))
+    with pytest.raises(rlxc.InputError, match="unknown input"):  # a name the model does not have at all
+        m(x=x, z=x)
+
+
 def test_load_mlir_reads_params_beside_it(tmp_path):
     from rlxc.tools.cli import main
 
