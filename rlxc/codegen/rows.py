@@ -307,7 +307,7 @@ def staged_odd_solo(s: RowSpec, row: CachedRow) -> bool:
     low, cap = ((WARP_STAGED_ODD_SOLO_MIN, WARP_STAGED_ODD_SOLO) if size == 2
                 else (WARP_STAGED_ODD_SOLO_F32_MIN, f32_cap) if size == 4 else (1, 0))
     return (WARP_STAGED and WARP_STAGED_TINY and s.prologue is None
-            and row.width == 1 and not row.peel and not row.window
+            and row.width == 1 and not row.peel and not row.window and s.rows.cols % 2 == 1
             and low <= s.rows.cols and s.rows.cols * size <= cap)
 
 
