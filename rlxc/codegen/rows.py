@@ -4636,10 +4636,17 @@ class RowSpec:
     #: updates no element (it then serves a row kept in 16 bits, `stored`)
     merged_out: Out | None = None
     merged_pure: bool = False
-    #: layer_norm, rms_norm (their block form's reach: BLOCK_LAYER_NORM_F32_ROW_MAX,
-    #: BLOCK_RMS_NORM_F32_ROW_MAX)
-    layer_norm: bool = False
-    rms_norm: bool = False
+    #: "layer" (layer_norm) or "rms" (rms_norm), else "": their forms' reach differs
+    #: (BLOCK_LAYER_NORM_F32_ROW_MAX, BLOCK_RMS_NORM_F32_ROW_MAX, PEEL_EVEN_SKIPS_F32_RMS_NORM)
+    norm: str = ""
+
+    @property
+    def layer_norm(self) -> bool:
+        return self.norm == "layer"
+
+    @property
+    def rms_norm(self) -> bool:
+        return self.norm == "rms"
 
     @property
     def elem_bytes(self) -> int:
@@ -5857,7 +5864,7 @@ def norm_kernel(op: rlx.LayerNormOp | rlx.RmsNormOp | rlx.FusedResidualLayerNorm
             pure=pure, pure_out=lambda v, p: f"({v} - mean) * inv * {p('g')} + {p('b')}",
             streamed=welford,
             streamed_out=lambda v, p: f"({v} - mean) * inv * {p('g')} + {p('b')}",
-            prologue=fused.prologue if fused else None, columns=("g", "b"), name_read=True, layer_norm=True,
+            prologue=fused.prologue if fused else None, columns=("g", "b"), name_read=True, norm="layer",
         )  # fmt: skip
     else:
         stats, out = (sum_of_squares("q"),), (lambda v, p: f"{v} * inv * {p('g')}")
@@ -5866,6 +5873,6 @@ def norm_kernel(op: rlx.LayerNormOp | rlx.RmsNormOp | rlx.FusedResidualLayerNorm
             pure=stats, pure_out=out,  # the statistics update nothing
             streamed=sum_of_squares("q"), streamed4=sum_of_squares("ss"),  # q names the float4 there
             streamed_out=out,
-            prologue=fused.prologue if fused else None, columns=("g",), name_read=True, rms_norm=True,
+            prologue=fused.prologue if fused else None, columns=("g",), name_read=True, norm="rms",
         )  # fmt: skip
     return row_kernel(spec, sm_count)
