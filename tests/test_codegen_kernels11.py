@@ -437,10 +437,27 @@ def test_gathers_of_odd_rows_read_runs():
     assert "staged" not in src and "gather along axis 0, 8 elements per 16-byte item" in src
 
 
+def module_kernels(module) -> list[str]:
+    """The kernel sources of `module` lowered for sm_90 (132 multiprocessors), in order."""
+    lowered = rlxc.run_pipeline(module, "rlx-cuda{arch=sm_90 sm_count=132}")
+    return [op.source.data for op in lowered.ops if isinstance(op, rlx_cuda.KernelOp)]
+
+
 def _kernels(build_fn) -> list[str]:
     g = rlxc.GraphBuilder()
-    lowered = rlxc.run_pipeline(g.build(build_fn(g)), "rlx-cuda{arch=sm_90 sm_count=132}")
-    return [op.source.data for op in lowered.ops if isinstance(op, rlx_cuda.KernelOp)]
+    return module_kernels(g.build(build_fn(g)))
+
+
+def row_ops_module(lengths, m: int, d: str):
+    """softmax, log_softmax, layer_norm and rms_norm over [m, n] rows of type
+    d for each n in `lengths`, in that order."""
+    g = rlxc.GraphBuilder()
+    outs = []
+    for n in lengths:
+        x = g.input(f"x{n}", [m, n], d)
+        outs += [g.softmax(x), g.log_softmax(x), g.layer_norm(x, g.param(f"g{n}", [n], d), g.param(f"b{n}", [n], d)),
+                 g.rms_norm(x, g.param(f"w{n}", [n], d))]
+    return g.build(outs)
 
 
 @pytest.mark.parametrize("d", ["f16", "bf16"])
@@ -894,23 +911,10 @@ def test_staged_rows_reread_compile(d, monkeypatch):
 SHORT_ODD = (5, 9, 11, 13, 15, 21, 27, 31)
 
 
-def row_ops_module(lengths, m: int, d: str):
-    """softmax, log_softmax, layer_norm and rms_norm over [m, n] rows of type
-    d for each n in `lengths`, in that order."""
-    g = rlxc.GraphBuilder()
-    outs = []
-    for n in lengths:
-        x = g.input(f"x{n}", [m, n], d)
-        outs += [g.softmax(x), g.log_softmax(x), g.layer_norm(x, g.param(f"g{n}", [n], d), g.param(f"b{n}", [n], d)),
-                 g.rms_norm(x, g.param(f"w{n}", [n], d))]
-    return g.build(outs)
-
-
 def short_odd_solo_forms(module, d: str, low: int, f32: int) -> list[bool]:
     """Whether each kernel of `module` (softmax, log_softmax, layer_norm and
     rms_norm over each of SHORT_ODD, in order) takes its rows a thread each."""
-    lowered = rlxc.run_pipeline(module, "rlx-cuda{arch=sm_90 sm_count=132}")
-    return ["(a thread per row" in op.source.data.splitlines()[2] for op in lowered.ops if isinstance(op, rlx_cuda.KernelOp)]
+    return ["(a thread per row" in src.splitlines()[2] for src in module_kernels(module)]
 
 
 def short_odd_solo_expected(d: str, low: int, f32: int) -> list[bool]:
@@ -938,9 +942,7 @@ def test_short_odd_rows_a_thread_each(d, monkeypatch):
         return row_ops_module(SHORT_ODD, 3001, d)
 
     assert short_odd_solo_forms(module(), d, 9, 128) == short_odd_solo_expected(d, 9, 128)
-    lowered = rlxc.run_pipeline(module(), "rlx-cuda{arch=sm_90 sm_count=132}")
-    srcs = [op.source.data for op in lowered.ops if isinstance(op, rlx_cuda.KernelOp)]
-    for n, src in zip([n for n in SHORT_ODD for _ in range(4)], srcs):
+    for n, src in zip([n for n in SHORT_ODD for _ in range(4)], module_kernels(module())):
         if "(a thread per row" in src.splitlines()[2]:
             res = nvrtc.resources(src, "sm_90", headers=HEADERS)
             assert res.spill_stores == 0, (n, src.splitlines()[1], res.spill_stores)
@@ -958,18 +960,10 @@ def _check_solo(monkeypatch, knob: str, value: int, lengths, d: str, max_spill: 
     for sm_90 spilling at most `max_spill` bytes."""
     from rlxc.codegen import rows
 
-    def build(g):
-        outs = []
-        for n in lengths:
-            x = g.input(f"x{n}", [37, n], d)
-            outs += [g.softmax(x), g.log_softmax(x), g.layer_norm(x, g.param(f"g{n}", [n], d), g.param(f"b{n}", [n], d)),
-                     g.rms_norm(x, g.param(f"w{n}", [n], d))]
-        return outs
-
     monkeypatch.setattr(rows, knob, 0)
-    assert all("staged" not in src.splitlines()[2] for src in _kernels(build))
+    assert all("staged" not in src.splitlines()[2] for src in module_kernels(row_ops_module(lengths, 37, d)))
     monkeypatch.setattr(rows, knob, value)
-    for src in _kernels(build):
+    for src in module_kernels(row_ops_module(lengths, 37, d)):
         assert "(a thread per row" in src.splitlines()[2] and "staged" in src.splitlines()[2], src.splitlines()[2]
         res = nvrtc.resources(src, "sm_90", headers=HEADERS)
         assert res.spill_stores <= max_spill, res

@@ -286,13 +286,7 @@ def test_narrow_warp_rows_staged(d, span, solo, m, monkeypatch):
 
     monkeypatch.setattr(rows, "WARP_STAGED_NARROW", span)
     monkeypatch.setattr(rows, "WARP_STAGED_NARROW_SOLO", solo)
-    g = rlxc.GraphBuilder()
-    outs = []
-    for n in (12, 14, 20, 22, 24, 28, 40, 72):
-        x = g.input(f"x{n}", [m, n], d)
-        outs += [g.softmax(x), g.log_softmax(x), g.layer_norm(x, g.param(f"g{n}", [n], d), g.param(f"b{n}", [n], d)),
-                 g.rms_norm(x, g.param(f"w{n}", [n], d))]
-    module = g.build(outs)
+    module = row_ops_module((12, 14, 20, 22, 24, 28, 40, 72), m, d)
     assert "staged" in str(rlxc.run_pipeline(module, "rlx-cuda{arch=sm_90 sm_count=132}"))
     check(module)
 
@@ -303,13 +297,7 @@ def test_f32_rows_staged_a_thread_each(m):
     and 28 elements staged a thread a row (3001 rows: several blocks, the
     last one partial); softmax, log_softmax, layer_norm and rms_norm against
     the interpreter."""
-    g = rlxc.GraphBuilder()
-    outs = []
-    for n in (12, 20, 28):
-        x = g.input(f"x{n}", [m, n], "f32")
-        outs += [g.softmax(x), g.log_softmax(x), g.layer_norm(x, g.param(f"g{n}", [n], "f32"), g.param(f"b{n}", [n], "f32")),
-                 g.rms_norm(x, g.param(f"w{n}", [n], "f32"))]
-    module = g.build(outs)
+    module = row_ops_module((12, 20, 28), m, "f32")
     assert "a thread per row" in str(rlxc.run_pipeline(module, "rlx-cuda{arch=sm_90 sm_count=132}"))
     check(module)
 
@@ -328,13 +316,7 @@ def test_odd_rows_staged_a_thread_each(d, odd, vec, m, monkeypatch):
 
     monkeypatch.setattr(rows, "WARP_STAGED_ODD_SOLO", odd)
     monkeypatch.setattr(rows, "WARP_SOLO_VECTOR_PARAMS", vec)
-    g = rlxc.GraphBuilder()
-    outs = []
-    for n in (33, 49, 65, 77, 87, 89):
-        x = g.input(f"x{n}", [m, n], d)
-        outs += [g.softmax(x), g.log_softmax(x), g.layer_norm(x, g.param(f"g{n}", [n], d), g.param(f"b{n}", [n], d)),
-                 g.rms_norm(x, g.param(f"w{n}", [n], d))]
-    module = g.build(outs)
+    module = row_ops_module((33, 49, 65, 77, 87, 89), m, d)
     assert ("a thread per row" in str(rlxc.run_pipeline(module, "rlx-cuda{arch=sm_90 sm_count=132}"))) == bool(odd)
     check(module)
 

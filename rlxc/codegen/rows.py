@@ -4042,7 +4042,6 @@ class CachedRow:
     loaded: str = ""  # the registers holding this row's accesses, loaded with the group's batch (WARP_BATCH), if any
     copies: tuple[str, ...] = ()  # per-column params read from their shifted copies, `<name>_c` (PARAM_COPIES)
     held: tuple[str, ...] = ()  # per-column params held in registers, `ph_<name>[j]` (WARP_HELD_PARAMS: `hold_params`)
-    peel_even: bool = False  # even lengths 16-byte accesses do not divide peel too (PEEL_EVEN: `peels`)
     reread: bool = False  # a staged row read from the stage (`x`) in each pass, not held (WARP_STAGED_REREAD)
 
     @staticmethod
@@ -4058,13 +4057,12 @@ class CachedRow:
         same_base = s.prologue is None or all(i.base == "base" for i in s.prologue.inputs if i.kind == "row")
         even = (PEEL_EVEN and s.rows.cols >= PEEL_EVEN_MIN and s.prologue is None  # computed rows: not measured
                 and not (s.rms_norm and dtype(s.t).bytes == 4 and PEEL_EVEN_SKIPS_F32_RMS_NORM))
-        row = replace(row, peel_even=even)
-        return replace(row, peel=True) if peel and row.peels and same_base else replace(row, peel_even=False)
+        return replace(row, peel=True) if peel and row.peels(even) and same_base else row
 
-    @property
-    def peels(self) -> bool:
+    def peels(self, even: bool = False) -> bool:
         """Whether this row (f16/bf16 in registers, or f32 with PEEL_F32; no
-        access of 2 elements or more dividing its length) takes the peeled form: each row's
+        access of 2 elements or more dividing its length, or with `even`
+        (PEEL_EVEN, as `for_spec` decides) no 16-byte access) takes the peeled form: each row's
         elements before its first 16-byte boundary (`h`, per row) and after
         its last (`tl`) are held one each by the first h + tl threads, in
         one more register; the `nb` whole vectors between move 16 bytes per
@@ -4078,7 +4076,7 @@ class CachedRow:
         size = self.elem_bytes or dtype(self.t).bytes
         return (GUARDED_VECTORS and PEEL_ROWS and not self.smem and self.vector
                 and size == dtype(self.t).bytes and (size == 2 or PEEL_F32 and size == 4)
-                and (self.cols % 2 != 0 or self.peel_even and self.cols % (16 // size) != 0) and self.cols >= 16
+                and (self.cols % 2 != 0 or even and self.cols % (16 // size) != 0) and self.cols >= 16
                 and self.lanes >= 16)  # head + tail: 15 elements at most, one per thread
 
     @property
@@ -4448,9 +4446,15 @@ class CachedRow:
 
     def _paired_out(self, out: Out, columns: Sequence[str]) -> str:
         """The loop writing the 16-bit output vector `pk` two elements a
-        conversion, the per-column params `pc_<name>` and (in packed rows) the
-        row's elements unpacked two a conversion as well (PAIRED_PARAMS)."""
+        conversion from the per-column params `pc_<name>`; with PAIRED_PARAMS
+        the params and (in packed rows) the row's elements are unpacked two a
+        conversion as well, else an element at a time."""
         w, ty = self.width, dtype_name(self.t)
+        if not PAIRED_PARAMS:
+            lo = out(self.elem("j"), lambda p: load(f"pc_{p}.e[2 * i]", self.t))
+            hi = out(self.elem("j + 1"), lambda p: load(f"pc_{p}.e[2 * i + 1]", self.t))
+            return (f"for (int i = 0; i < {w // 2}; ++i) {{ const int j = c * {w} + 2 * i; "
+                    f"pk.w[i] = rlx_st2_{ty}({lo}, {hi}); }}")
         params = " ".join(f"const float2 pf_{p} = rlx_ld2_{ty}(pc_{p}.w[i]);" for p in columns)
         if self.packed:
             pair = f"const float2 x2_ = rlx_ld2_{ty}(v[j >> 1]);"
@@ -4539,13 +4543,8 @@ class CachedRow:
         else:
             reads, at = [f"{self._union(f'pc_{p}')} pc_{p}.raw = {self._vec(p, '0')};" for p in columns], ""
             value = out(self.elem(), lambda p: load(f"pc_{p}.e[i]", self.t))
-        if self._paired() and (realign or not self.peel) and PAIRED_PARAMS:
+        if self._paired() and (realign or not self.peel):  # two elements per conversion
             convert = self._paired_out(out, columns)
-        elif self._paired() and (realign or not self.peel):  # two elements per conversion
-            lo = out(self.elem("j"), lambda p: load(f"pc_{p}.e[2 * i]", self.t))
-            hi = out(self.elem("j + 1"), lambda p: load(f"pc_{p}.e[2 * i + 1]", self.t))
-            convert = (f"for (int i = 0; i < {w // 2}; ++i) {{ const int j = c * {w} + 2 * i; "
-                       f"pk.w[i] = rlx_st2_{dtype_name(self.t)}({lo}, {hi}); }}")
         else:
             convert = f"for (int i = 0; i < {w}; ++i) {{ const int j = c * {w} + i; {at}pk.e[i] = {store(value, self.t)}; }}"
         body = self._chunks(self._guard([
