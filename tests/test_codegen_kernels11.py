@@ -870,44 +870,6 @@ def test_even_rows_peeled(d, monkeypatch):
     assert not any(peeled in src for src in _kernels(build(8194)))
 
 
-@pytest.mark.parametrize("d", ["f16", "bf16"])
-def test_paired_params_compile(d, monkeypatch):
-    """rows.PAIRED_PARAMS (prepared, off): the norms' 16-bit block and cluster
-    rows (peeled, aligned, windowed) write their outputs two elements a
-    conversion with gamma and beta unpacked in pairs, and NVRTC compiles
-    them spilling at most 16 bytes (the cluster rows' register cap)."""
-    from rlxc.codegen import rows
-
-    monkeypatch.setattr(rows, "PAIRED_PARAMS", True)
-    for n in (2049, 4096, 8194, 16385, 32768):
-        srcs = _kernels(lambda g: [g.layer_norm(g.input("x", [37, n], d), g.param("g", [n], d), g.param("b", [n], d))])
-        assert f"const float2 pf_g = rlx_ld2_{d}(pc_g.w[i]);" in srcs[0], n
-        res = nvrtc.resources(srcs[0], "sm_90", headers=HEADERS)
-        assert res.spill_stores <= 16, (n, res.spill_stores)
-
-
-@pytest.mark.parametrize("d", ["f32", "f16", "bf16"])
-def test_staged_rows_reread_compile(d, monkeypatch):
-    """rows.WARP_STAGED_REREAD (prepared, off): the norms' staged rows of one
-    element an access (over lanes: 577, 1001; a thread each: 13, 77; f32: 7,
-    9) hold no row in registers, each pass reading the stage, and compile
-    without spills; softmax's rows (no statistics that leave the elements
-    as they are, as SOFTMAX_STORED_ROWS is off) still hold theirs."""
-    from rlxc.codegen import rows
-
-    monkeypatch.setattr(rows, "WARP_STAGED_REREAD", True)
-    lengths = (7, 9) if d == "f32" else (13, 77, 577, 1001)
-    for n in lengths:
-        srcs = _kernels(lambda g: [g.layer_norm(g.input("x", [3001, n], d), g.param("g", [n], d), g.param("b", [n], d)),
-                                   g.rms_norm(g.input("z", [3001, n], d), g.param("w", [n], d)),
-                                   g.softmax(g.input("s", [3001, n], d))])
-        for src in srcs:
-            assert "staged: the block's" in src.splitlines()[2], (n, src.splitlines()[2])
-            assert ("float v[" in src) == ("rlx_softmax" in src), (n, src.splitlines()[1])
-            res = nvrtc.resources(src, "sm_90", headers=HEADERS)
-            assert res.spill_stores == 0, (n, src.splitlines()[1], res.spill_stores)
-
-
 SHORT_ODD = (5, 9, 11, 13, 15, 21, 27, 31)
 
 

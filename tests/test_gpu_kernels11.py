@@ -322,33 +322,6 @@ def test_odd_rows_staged_a_thread_each(d, odd, vec, m, monkeypatch):
 
 
 @pytest.mark.parametrize("d", ["f32", "f16", "bf16"])
-@pytest.mark.parametrize("m", [37, 3001])
-def test_staged_rows_reread(d, m, monkeypatch):
-    """rows.WARP_STAGED_REREAD (prepared, off by default): the norms' staged
-    rows of one element an access read from the stage in each pass (no row
-    held), over lanes and a thread each, f32 rows of 5-9 a thread each; the
-    four row ops (softmax's rows still held) against the interpreter."""
-    from rlxc.codegen import rows
-
-    monkeypatch.setattr(rows, "WARP_STAGED_REREAD", True)
-    check(row_ops_module((5, 7, 9) if d == "f32" else (13, 31, 77, 577, 1001), m, d))
-
-
-@pytest.mark.parametrize("d", ["f16", "bf16"])
-@pytest.mark.parametrize("cols", [2049, 4096, 8194, 16385, 32768])
-def test_paired_params_rows(d, cols, monkeypatch):
-    """rows.PAIRED_PARAMS (prepared, off by default): 16-bit outputs written
-    two elements a conversion with the params (and packed rows) unpacked two
-    at a time, in the block form (peeled 2049 and 8194, aligned 4096) and the
-    cluster form (windowed 16385, aligned 32768); every row op and the fused
-    residual norm against the interpreter, 5 rows at every alignment."""
-    from rlxc.codegen import rows
-
-    monkeypatch.setattr(rows, "PAIRED_PARAMS", True)
-    _row_kernels(cols, d, 5)
-
-
-@pytest.mark.parametrize("d", ["f32", "f16", "bf16"])
 @pytest.mark.parametrize("even", [True, False])
 def test_even_rows_peeled(d, even, monkeypatch):
     """rows.PEEL_EVEN (on by default, from rows of PEEL_EVEN_MIN = 8193):

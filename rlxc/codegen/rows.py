@@ -3101,13 +3101,11 @@ WARP_SHORT_ROW_BYTES = 512
 #: f32 rows (4-byte accesses) lost 1-18%.
 WARP_STAGED = True
 WARP_STAGE_BYTES = 16384
-#: Prepared, off (session 53, not yet measured): staged rows of one element an
-#: access not held in registers but read from the stage in each pass (the
-#: statistics that leave the elements as they are, `RowSpec.pure`), so the
-#: thread holds no row: ncu had 16-bit layer_norm of 1001 (staged over 32
-#: lanes) at 58 registers, 4 blocks of 256 a multiprocessor (50% occupancy),
-#: rms_norm at 48 (63%); the lone threads' rows of 33-87 hold up to 87.
-WARP_STAGED_REREAD = False
+#: Measured, not taken (session 54, H200): staged rows of one element an
+#: access read from the stage in each pass instead of held in registers
+#: (16-bit layer_norm of 1001 58 -> 32 registers) lost 3-27% in f16/bf16
+#: layer_norm and rms_norm over rows of 13-1001 (f32 -2% to +1%;
+#: `sweeps/variant-WARP_STAGED_REREAD-…-session54.md`): the code was removed.
 #: ... and so are rows over WARP_STAGED_ROW_BYTES up to WARP_SHORT_ROW_BYTES
 #: (odd 16-bit rows of 101-255 elements over 16 or 32 lanes) where the op
 #: has at most WARP_STAGED_SHORT_PARAMS per-column params (softmax,
@@ -3831,12 +3829,11 @@ PAIRED_PROLOGUE = True
 #: Off: f16/bf16 elements of vector accesses converted one at a time (see
 #: `CachedRow._paired`).
 PAIRED_CONVERSIONS = True
-#: Prepared, off (session 53, not yet measured): the output's 16-bit vectors
-#: written two elements a conversion in the windowed form as well (it went
-#: element by element), with the per-column params and packed 16-bit rows
-#: unpacked two a conversion (`CachedRow._paired_out`). ncu had 16-bit
-#: layer_norm of 2049 issuing 0.75 instructions a scheduler and cycle.
-PAIRED_PARAMS = False
+#: Measured, not taken (session 54, H200): the windowed form's 16-bit
+#: output vectors written two elements a conversion, the params and packed
+#: rows unpacked in pairs: -1.3% to +2.0% over 16-bit layer_norm, rms_norm
+#: and softmax of 2049-32768 (`sweeps/variant-PAIRED_PARAMS-…-session54.md`),
+#: noise: the code was removed.
 
 #: f16/bf16 softmax rows of the cluster form held in their 16-bit type
 #: (packed two per register, as the norms' rows: CLUSTER_STORED), the
@@ -4042,7 +4039,6 @@ class CachedRow:
     loaded: str = ""  # the registers holding this row's accesses, loaded with the group's batch (WARP_BATCH), if any
     copies: tuple[str, ...] = ()  # per-column params read from their shifted copies, `<name>_c` (PARAM_COPIES)
     held: tuple[str, ...] = ()  # per-column params held in registers, `ph_<name>[j]` (WARP_HELD_PARAMS: `hold_params`)
-    reread: bool = False  # a staged row read from the stage (`x`) in each pass, not held (WARP_STAGED_REREAD)
 
     @staticmethod
     def for_spec(s: RowSpec, lanes: int, lane: str, smem: bool = False, stored: bool = False,
@@ -4170,7 +4166,7 @@ class CachedRow:
         """Whether the 16-bit row in registers is held two elements per
         32-bit word (`v` of unsigned ints, as loaded), not one per 16-bit
         register (see PACKED_ROWS)."""
-        return PACKED_ROWS and self.stored and not self.smem and not self.reread and self.width >= 2 and not self.peel
+        return PACKED_ROWS and self.stored and not self.smem and self.width >= 2 and not self.peel
 
     def _decl(self, name: str = "v") -> str:
         """The declaration of a thread's row registers."""
@@ -4188,8 +4184,6 @@ class CachedRow:
         the registers marked as changed, so that the pass converts them
         again rather than the compiler keeping an earlier pass's f32 values
         live (which would undo the halved registers)."""
-        if self.reread:  # the compiler is not to keep an earlier pass's reads in registers
-            return ['asm volatile("" ::: "memory");']
         if not self.stored or self.smem:
             return []
         if self.packed:
@@ -4201,8 +4195,6 @@ class CachedRow:
         # the shared row is kept thread-major (element j of lane l at j·lanes + l), not in
         # column order: consecutive lanes hit consecutive banks whatever the vector width
         # (column order put a lane's 4-8 elements side by side: 4-8-way bank conflicts)
-        if self.reread:  # the staged row itself
-            return f"x[base + {self.col(j)}]"
         return f"srow[({j}) * {self.lanes} + {self.lane}]" if self.smem else f"v[{j}]"
 
     def elem(self, j: str = "j") -> str:
@@ -4318,8 +4310,6 @@ class CachedRow:
     def load(self, buf: str, into: str = "v") -> list[str]:
         """Reads the row of `buf` into `into` (declared here) or, for `v`
         with smem, into the shared row."""
-        if self.reread and into == "v":  # read where it is staged, in each pass
-            return []
         shared = self.smem and into == "v"
         raw_in = self.stored and into == "v"  # the raw element, with no conversion
 
@@ -4444,25 +4434,15 @@ class CachedRow:
             f"for (int j = 0; j < {self.slots}; ++j) {{ const long long k = {self.col('j')}; "
             f"ph_{p}[j] = k < {self.cols}LL ? {load(f'{p}[k]', self.t)} : 0.0f; }}")]
 
-    def _paired_out(self, out: Out, columns: Sequence[str]) -> str:
+    def _paired_out(self, out: Out) -> str:
         """The loop writing the 16-bit output vector `pk` two elements a
-        conversion from the per-column params `pc_<name>`; with PAIRED_PARAMS
-        the params and (in packed rows) the row's elements are unpacked two a
-        conversion as well, else an element at a time."""
+        conversion from the per-column params `pc_<name>` (read an element
+        at a time)."""
         w, ty = self.width, dtype_name(self.t)
-        if not PAIRED_PARAMS:
-            lo = out(self.elem("j"), lambda p: load(f"pc_{p}.e[2 * i]", self.t))
-            hi = out(self.elem("j + 1"), lambda p: load(f"pc_{p}.e[2 * i + 1]", self.t))
-            return (f"for (int i = 0; i < {w // 2}; ++i) {{ const int j = c * {w} + 2 * i; "
-                    f"pk.w[i] = rlx_st2_{ty}({lo}, {hi}); }}")
-        params = " ".join(f"const float2 pf_{p} = rlx_ld2_{ty}(pc_{p}.w[i]);" for p in columns)
-        if self.packed:
-            pair = f"const float2 x2_ = rlx_ld2_{ty}(v[j >> 1]);"
-            lo, hi = "x2_.x", "x2_.y"
-        else:
-            pair, lo, hi = "", self.elem("j"), self.elem("j + 1")
-        return (f"for (int i = 0; i < {w // 2}; ++i) {{ const int j = c * {w} + 2 * i; {pair} {params} "
-                f"pk.w[i] = rlx_st2_{ty}({out(lo, lambda p: f'pf_{p}.x')}, {out(hi, lambda p: f'pf_{p}.y')}); }}")
+        lo = out(self.elem("j"), lambda p: load(f"pc_{p}.e[2 * i]", self.t))
+        hi = out(self.elem("j + 1"), lambda p: load(f"pc_{p}.e[2 * i + 1]", self.t))
+        return (f"for (int i = 0; i < {w // 2}; ++i) {{ const int j = c * {w} + 2 * i; "
+                f"pk.w[i] = rlx_st2_{ty}({lo}, {hi}); }}")
 
     def store(self, buf: str, out: Out, columns: Sequence[str] = ()) -> list[str]:
         """Writes `out(element, column param -> its value)` of every element
@@ -4509,8 +4489,7 @@ class CachedRow:
                              else f"rlx_ld_window({p}, (k0 + h) * {size}, h * {size});")
                           for p in columns]
                 vec = store(out(self.elem(), lambda p: load(f"pc_{p}.e[i]", self.t)), self.t)
-                loop = (self._paired_out(out, columns) if PAIRED_PARAMS and self._paired()
-                        else f"for (int i = 0; i < {w}; ++i) {{ const int j = c * {w} + i; pk.e[i] = {vec}; }}")
+                loop = f"for (int i = 0; i < {w}; ++i) {{ const int j = c * {w} + i; pk.e[i] = {vec}; }}"
                 write = [
                     f"if ({whole}) {{",
                     *("  " + x for x in params),
@@ -4544,7 +4523,7 @@ class CachedRow:
             reads, at = [f"{self._union(f'pc_{p}')} pc_{p}.raw = {self._vec(p, '0')};" for p in columns], ""
             value = out(self.elem(), lambda p: load(f"pc_{p}.e[i]", self.t))
         if self._paired() and (realign or not self.peel):  # two elements per conversion
-            convert = self._paired_out(out, columns)
+            convert = self._paired_out(out)
         else:
             convert = f"for (int i = 0; i < {w}; ++i) {{ const int j = c * {w} + i; {at}pk.e[i] = {store(value, self.t)}; }}"
         body = self._chunks(self._guard([
@@ -4976,8 +4955,6 @@ def row_kernel(s: RowSpec, sm_count: int) -> KernelSpec:
         per_block = threads // group
         block_rows = blocked(group)  # if staged
         staged = _stages(s, row, block_rows, narrow_staged, odd_solo)
-        if staged and WARP_STAGED_REREAD and s.pure is not None and row.width == 1 and s.prologue is None:
-            row = replace(row, reread=True, stored=True)
         per_group = 1 if staged else warp_batch(s, row, per_block)
         batched = per_group > 1
         if batched:
