@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # rlxc's two entry points from a fresh clone:
 #   bash dev.sh demo    compile and run the example transformer layer (numpy backend)
-#   bash dev.sh test    run every test: pytest (tests/) and lit/FileCheck (filecheck/)
+#   bash dev.sh test    run every test: pytest (tests/, a worker per core) and lit/FileCheck (filecheck/)
 # The first call creates .venv (override with RLXC_VENV) and installs the
 # project with its test extra; later calls reuse it.
 set -euo pipefail
@@ -10,7 +10,7 @@ VENV="${RLXC_VENV:-.venv}"
 # Where a GPU is present, also the `cuda` extra (nvmath-python + cuBLAS).
 EXTRAS="test"
 if command -v nvidia-smi >/dev/null 2>&1 && nvidia-smi -L >/dev/null 2>&1; then EXTRAS="test,cuda"; fi
-if ! "$VENV/bin/python" -c "import rlxc, pytest, lit, filecheck, hypothesis, onnx, onnxruntime" 2>/dev/null; then
+if ! "$VENV/bin/python" -c "import rlxc, pytest, xdist, lit, filecheck, hypothesis, onnx, onnxruntime" 2>/dev/null; then
   python3 -m venv "$VENV"
   "$VENV/bin/python" -m pip install -q --upgrade pip
   "$VENV/bin/python" -m pip install -q -e ".[$EXTRAS]"
@@ -21,7 +21,8 @@ shift || true
 case "$cmd" in
   demo) exec "$VENV/bin/python" examples/demo.py "$@" ;;
   test)
-    "$VENV/bin/python" -m pytest -q tests "$@"
+    # one worker per core (pytest-xdist); `bash dev.sh test -n 0` runs them in one process
+    "$VENV/bin/python" -m pytest -q -n auto tests "$@"
     "$VENV/bin/lit" -q filecheck
     ;;
   *) echo "usage: bash dev.sh demo|test" >&2; exit 2 ;;
