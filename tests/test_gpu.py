@@ -36,19 +36,8 @@ def check(module, params=None, rng=None, tol_scale=1.0, offset=0.0):
     one rounding of every f32 value moves it on the interpreter, and 5% at
     most (`sensitivity`: random graphs that sum terms that cancel; a zero or
     negated output still fails)."""
-    from rlxc.dialects.types import dtype_name
-    from rlxc.signature import signature
-    from rlxc.values import round_bf16
-
-    names = {"f32": "float32", "f16": "float16", "bf16": "bfloat16"}
-    dtypes = {i: names.get(dtype_name(t.get_element_type()), "") for i, t in enumerate(signature(module).outputs)}
     rng = rng or np.random.default_rng()
-    inputs, rand_params = random_inputs(module, rng)
-    for n, t in signature(module).inputs if offset else ():
-        if inputs[n].dtype.kind == "f":
-            shifted = (inputs[n] + inputs[n].dtype.type(offset)).astype(inputs[n].dtype)
-            inputs[n] = round_bf16(shifted) if dtype_name(t.get_element_type()) == "bf16" else shifted
-    params = params if params is not None else rand_params
+    inputs, params = check_inputs(module, params, rng, offset)
     want = rlxc.interpret(module, inputs, params)
     exe = rlxc.compile(module, target="cuda", params=params, mode="stream")
     got = exe.run(inputs, poison=True)
@@ -56,6 +45,36 @@ def check(module, params=None, rng=None, tol_scale=1.0, offset=0.0):
     for _ in range(2):  # capture, then replay: both equal stream mode exactly
         for a, b in zip(got, graph.run(inputs, poison=True)):
             np.testing.assert_array_equal(a, b)
+    assert_matches(module, inputs, params, want, got, rng, tol_scale)
+    return got
+
+
+def check_inputs(module, params, rng, offset=0.0):
+    """Random inputs (and params, unless given) for `module`, the float
+    inputs shifted by `offset` (see `check`)."""
+    from rlxc.dialects.types import dtype_name
+    from rlxc.signature import signature
+    from rlxc.values import round_bf16
+
+    inputs, rand_params = random_inputs(module, rng)
+    for n, t in signature(module).inputs if offset else ():
+        if inputs[n].dtype.kind == "f":
+            shifted = (inputs[n] + inputs[n].dtype.type(offset)).astype(inputs[n].dtype)
+            inputs[n] = round_bf16(shifted) if dtype_name(t.get_element_type()) == "bf16" else shifted
+    return inputs, (params if params is not None else rand_params)
+
+
+def assert_matches(module, inputs, params, want, got, rng, tol_scale=1.0):
+    """The outputs `got` against the interpreter's `want`: integers exactly,
+    floats within TOL of their dtype (relative L2), an f32 output past it
+    only as far as `sensitivity` explains; no unwritten (NaN) element where
+    the reference has none."""
+    from rlxc.dialects.types import dtype_name
+    from rlxc.signature import signature
+
+    names = {"f32": "float32", "f16": "float16", "bf16": "bfloat16"}
+    dtypes = {i: names.get(dtype_name(t.get_element_type()), "") for i, t in enumerate(signature(module).outputs)}
+    assert len(want) == len(got)
     for i, (w, g) in enumerate(zip(want, got)):
         assert w.shape == g.shape, (i, w.shape, g.shape)
         if w.dtype.kind in "biu":
@@ -72,7 +91,6 @@ def check(module, params=None, rng=None, tol_scale=1.0, offset=0.0):
                 f"output #{i}: relative error {err:.3e} (a rounding of the inputs moves it {moved:.3e})"
         else:
             assert err < bound, f"output #{i}: relative error {err:.3e}"
-    return got
 
 
 def sensitivity(module, inputs, params, i, rng):

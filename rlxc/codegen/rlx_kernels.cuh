@@ -1,12 +1,20 @@
 // rlx_kernels.cuh: the helpers every kernel rlxc generates includes (NVRTC gets
 // it as a named header; rlxc.codegen.HEADERS). No CUDA header is needed.
+// RLX_EMULATE (rlxc.runtime.emulator: the kernels compiled by a host C++
+// compiler, a thread per CUDA thread) takes the plain C++ branches below in
+// place of inline PTX; NVRTC never defines it.
 #pragma once
 
 // Element types: f16/bf16 are stored as 16-bit patterns and computed in float.
 #define RLX_INF __int_as_float(0x7f800000)
 #define RLX_NAN __int_as_float(0x7fc00000)
+#ifdef RLX_EMULATE
+__device__ __forceinline__ float rlx_ld_f16(unsigned short h) { return rlx_emu_f16_to_float(h); }
+__device__ __forceinline__ unsigned short rlx_st_f16(float f) { return rlx_emu_float_to_f16(f); }
+#else
 __device__ __forceinline__ float rlx_ld_f16(unsigned short h) { float f; asm("cvt.f32.f16 %0, %1;" : "=f"(f) : "h"(h)); return f; }
 __device__ __forceinline__ unsigned short rlx_st_f16(float f) { unsigned short h; asm("cvt.rn.f16.f32 %0, %1;" : "=h"(h) : "f"(f)); return h; }
+#endif
 __device__ __forceinline__ float rlx_ld_bf16(unsigned short h) { return __uint_as_float(((unsigned int)h) << 16); }
 __device__ __forceinline__ unsigned short rlx_st_bf16(float f) {
 #if __CUDA_ARCH__ >= 800
@@ -27,11 +35,16 @@ __device__ __forceinline__ float rlx_round_bf16(float f) { return rlx_ld_bf16(rl
 // caller's coefficients (unscaled, or scaled by log2(e)) through `rlx_horner`:
 // c0 + t (c1 + t (c2 + ...)), one fmaf a coefficient, from the last one in.
 // 2^x, approximate (PTX ex2.approx.ftz: within 2 ulp, subnormal results 0).
+#ifdef RLX_EMULATE
+__device__ __forceinline__ float rlx_ex2f(float x) { return exp2f(x); }
+__device__ __forceinline__ float rlx_erfcc_t(float a) { return 1.0f / fmaf(0.5f, a, 1.0f); }
+#else
 __device__ __forceinline__ float rlx_ex2f(float x) { float y; asm("ex2.approx.ftz.f32 %0, %1;" : "=f"(y) : "f"(x)); return y; }
 __device__ __forceinline__ float rlx_erfcc_t(float a) {
   float t; asm("rcp.approx.ftz.f32 %0, %1;" : "=f"(t) : "f"(fmaf(0.5f, a, 1.0f)));
   return t;
 }
+#endif
 __device__ __forceinline__ float rlx_horner(float, float c) { return c; }
 template <typename... C>
 __device__ __forceinline__ float rlx_horner(float t, float c0, float c1, C... cs) { return fmaf(t, rlx_horner(t, c1, cs...), c0); }
@@ -272,7 +285,11 @@ __device__ __forceinline__ void rlx_wait_count(const unsigned long long* count, 
                                                unsigned int ns) {
   for (;;) {
     unsigned long long seen;
+#ifdef RLX_EMULATE
+    seen = __atomic_load_n(count, __ATOMIC_ACQUIRE);
+#else
     asm volatile("ld.acquire.gpu.u64 %0, [%1];" : "=l"(seen) : "l"(count) : "memory");
+#endif
     if (seen >= target) break;
     __nanosleep(ns);
   }
@@ -399,9 +416,13 @@ __device__ __forceinline__ T rlx_group_reduce(T v, Op op) {
 // element 2k in its low half and element 2k+1 in its high half; a uint4
 // holds 8 elements. Two floats are converted by one instruction on sm_80+.
 __device__ __forceinline__ float2 rlx_ld2_f16(unsigned int v) {
+#ifdef RLX_EMULATE
+  return make_float2(rlx_ld_f16((unsigned short)(v & 0xffffu)), rlx_ld_f16((unsigned short)(v >> 16)));
+#else
   float2 f;
   asm("{.reg .b16 lo, hi; mov.b32 {lo, hi}, %2; cvt.f32.f16 %0, lo; cvt.f32.f16 %1, hi;}" : "=f"(f.x), "=f"(f.y) : "r"(v));
   return f;
+#endif
 }
 __device__ __forceinline__ float2 rlx_ld2_bf16(unsigned int v) {
   return make_float2(__uint_as_float(v << 16), __uint_as_float(v & 0xffff0000u));
@@ -426,15 +447,23 @@ __device__ __forceinline__ void rlx_cp_async_wait_all() {
 // floats from one use to the next (a form holding 16-byte items in registers
 // across passes, whose converted copies would not fit: COLUMN_GRID_VECTORS).
 __device__ __forceinline__ float2 rlx_ld2v_f16(unsigned int v) {
+#ifdef RLX_EMULATE
+  return rlx_ld2_f16(v);
+#else
   float2 f;
   asm volatile("{.reg .b16 lo, hi; mov.b32 {lo, hi}, %2; cvt.f32.f16 %0, lo; cvt.f32.f16 %1, hi;}"
                : "=f"(f.x), "=f"(f.y) : "r"(v));
   return f;
+#endif
 }
 __device__ __forceinline__ float2 rlx_ld2v_bf16(unsigned int v) {
+#ifdef RLX_EMULATE
+  return rlx_ld2_bf16(v);
+#else
   unsigned int lo, hi;  // early-clobber: lo is written before v is read again
   asm volatile("{shl.b32 %0, %2, 16; and.b32 %1, %2, 0xffff0000;}" : "=&r"(lo), "=&r"(hi) : "r"(v));
   return make_float2(__uint_as_float(lo), __uint_as_float(hi));
+#endif
 }
 __device__ __forceinline__ unsigned int rlx_st2_f16(float lo, float hi) {
 #if __CUDA_ARCH__ >= 800

@@ -1,0 +1,174 @@
+"""Generated kernels run on the CPU (`rlxc.runtime.emulator`: the CUDA source
+NVRTC compiles, built by the host's C++ compiler, a thread per CUDA thread)
+against the numpy interpreter, on fresh random inputs with the arena
+poisoned, with the GPU tests' tolerances (`test_gpu.assert_matches`). So CI,
+which has no GPU, checks the values of the row forms, the elementwise and
+injective kernels and random graphs, not only that NVRTC compiles them.
+Skipped where there is no host C++ compiler."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from hypothesis import HealthCheck, given, settings
+from xdsl.dialects.builtin import StringAttr
+
+import rlxc
+from rlxc.codegen import HEADERS
+from rlxc.dialects import rlx_cuda
+from rlxc.runtime import emulator
+from strategies import graphs
+from test_codegen_kernels11 import row_ops_module
+from test_gpu import assert_matches, check_inputs
+
+pytestmark = pytest.mark.skipif(not emulator.available(), reason="no host C++ compiler that builds the emulator (g++ 12+)")
+
+LOWER = "rlx-cuda{arch=sm_90 sm_count=132 gemm=kernel}"
+
+
+def lower(module):
+    return rlxc.run_pipeline(module.clone(), LOWER)
+
+
+def emulated(module, rng=None, params=None, tol_scale=1.0, offset=0.0, lowered=None, fix=None):
+    """`module` lowered for sm_90 and run on the CPU, against the interpreter
+    (the random inputs first passed through `fix`, where given); returns the
+    lowered module's kernel sources."""
+    rng = rng or np.random.default_rng()
+    inputs, params = check_inputs(module, params, rng, offset)
+    if fix:
+        fix(inputs, rng)
+    want = rlxc.interpret(module, inputs, params)
+    lowered = lowered or lower(module)
+    got = emulator.run(lowered, inputs, params, headers=HEADERS)
+    assert_matches(module, inputs, params, want, got, rng, tol_scale)
+    return [op.source.data for op in lowered.ops if isinstance(op, rlx_cuda.KernelOp)]
+
+
+def form(src: str) -> tuple:
+    """A row kernel's form as its source's third line names it: warp or
+    block, whether a thread takes a row, staged through shared memory,
+    peeled at the row's 16-byte boundaries."""
+    line = src.splitlines()[2]
+    return (line.removeprefix("// row form: ").split(" (")[0], "a thread per row" in line, "staged" in line,
+            "16-byte boundaries" in line)
+
+
+#: lengths that take each of the row forms short of the cluster form: a
+#: thread a row (7-31), staged over lanes (77, 1001), rows of whole vectors
+#: over a warp (768), over 37 rows (an odd count: partial groups and
+#: blocks); the block form peeled (2049) and aligned (4096) and even rows
+#: peeled past 8192 (8194), over 5 rows
+ROW_LENGTHS = {"f32": ((7, 31, 77, 1001), (2049, 8194)), "f16": ((13, 77, 768, 1001), (2049, 8194)),
+               "bf16": ((9, 31, 1001), (4096, 8194))}
+
+
+@pytest.mark.parametrize("d", ["f32", "f16", "bf16"])
+def test_row_forms(d):
+    """softmax, log_softmax, layer_norm and rms_norm over rows of each of
+    ROW_LENGTHS[d], every output against the interpreter; they take at
+    least four forms."""
+    short, long = ROW_LENGTHS[d]
+    srcs = emulated(row_ops_module(short, 37, d), offset=0.5) + emulated(row_ops_module(long, 5, d), offset=0.5)
+    assert len({form(s) for s in srcs}) >= 4, sorted({form(s) for s in srcs})
+
+
+@pytest.mark.parametrize("d", ["f32", "f16", "bf16"])
+def test_fused_residual_norms_and_argmax(d):
+    """The fused residual norms (the row computed as x + residual) and
+    argmax over the last axis, over short, odd and long rows."""
+    g = rlxc.GraphBuilder()
+    outs = []
+    for n in (13, 333, 4097):
+        x, r = g.input(f"x{n}", [9, n], d), g.input(f"r{n}", [9, n], d)
+        outs += [*g.fused_residual_layer_norm(x, r, g.param(f"g{n}", [n], d), g.param(f"b{n}", [n], d)),
+                 *g.fused_residual_rms_norm(x, r, g.param(f"w{n}", [n], d)), g.argmax(x, axis=-1)]
+    emulated(g.build(outs))
+
+
+@pytest.mark.parametrize("d", ["f32", "f16", "bf16"])
+def test_elementwise_and_injective(d):
+    """Fused elementwise regions with broadcasts (GELU, bias + GELU over odd
+    rows), the heads' transpose, concat, slice, expand, gather, and sums
+    over the last and a middle axis."""
+    g = rlxc.GraphBuilder()
+    x = g.input("x", [6, 1001], d)
+    h = g.input("h", [2, 7, 3, 16], d)
+    ids = g.input("ids", [5], "i64")
+    m = g.input("m", [4, 33, 24], d)
+    outs = [g.gelu(x), g.gelu(g.add(x, g.param("bias", [1001], d))),
+            g.transpose(h, [0, 2, 1, 3]), g.concat([x, x], axis=1), g.slice(x, [1], [500], [1]),
+            g.expand(g.param("row", [1, 1001], d), [6, 1001]), g.gather(x, ids, axis=0),
+            g.reduce_sum(x, axes=[1]), g.reduce_sum(m, axes=[1])]
+    module = g.build(outs)
+
+    def ids_in_range(inputs, rng):
+        inputs["ids"] = rng.integers(-6, 6, 5).astype(np.int64)  # negative ids count from the end
+
+    emulated(module, fix=ids_in_range)
+
+
+@settings(max_examples=6, deadline=None, suppress_health_check=list(HealthCheck))
+@given(case=graphs(dtypes=("f32", "f16", "bf16")))
+def test_random_graphs(case):
+    """Random graphs (`rlxc.testing.strategies`), lowered with matmuls as
+    generated kernels, every kernel on the CPU; a graph with a kernel the
+    emulator does not run (attention's tensor-core form, clusters) is
+    skipped."""
+    lowered = lower(case.module)
+    try:
+        for k in lowered.ops:
+            if isinstance(k, rlx_cuda.KernelOp):
+                emulator.check_supported(k)
+    except emulator.EmulationUnsupported:
+        return
+    emulated(case.module, lowered=lowered)
+
+
+def test_a_broken_kernel_is_caught():
+    """The check can fail: a row kernel told its rows are one element
+    shorter leaves each row's last element unwritten (poisoned: NaN), and a
+    softmax whose outputs are off by one part in a thousand is out of
+    tolerance."""
+    module = row_ops_module((1001,), 5, "f32")
+    for old, new in (("1001LL", "1000LL"), ("= v[j] * inv;", "= v[j] * inv * 1.001f;")):
+        lowered = lower(module)
+        kernel = next(op for op in lowered.ops if isinstance(op, rlx_cuda.KernelOp) and old in op.source.data)
+        kernel.properties["source"] = StringAttr(kernel.source.data.replace(old, new))
+        with pytest.raises(AssertionError):
+            emulated(module, lowered=lowered)
+
+
+def test_unsupported_kernels_are_named():
+    """A module with a cuBLASLt gemm, or a kernel in clusters, is refused
+    with the op or kernel named, not run wrongly."""
+    g = rlxc.GraphBuilder()
+    module = g.build([g.matmul(g.input("a", [8, 16]), g.input("b", [16, 4]))])
+    with pytest.raises(emulator.EmulationUnsupported, match="rlx_cuda.gemm"):
+        emulator.run(rlxc.run_pipeline(module, "rlx-cuda{arch=sm_90}"), {"a": np.ones((8, 16), np.float32),
+                     "b": np.ones((16, 4), np.float32)}, headers=HEADERS)
+    g = rlxc.GraphBuilder()
+    x = g.input("x", [2, 32768], "f16")
+    module = g.build([g.rms_norm(x, g.param("w", [32768], "f16"))])
+    with pytest.raises(emulator.EmulationUnsupported, match="clusters"):
+        emulator.run(lower(module), {"x": np.ones((2, 32768), np.float16)}, {"w": np.ones(32768, np.float16)},
+                     headers=HEADERS)
+
+
+@pytest.mark.skipif(not emulator.available("thread"), reason="no ThreadSanitizer runtime for the host compiler")
+def test_a_race_is_an_error():
+    """Under the thread sanitizer, block kernels whose reduction lost its
+    last barrier (rlx_block_reduce's, in the shared header: a thread may
+    read the block's result before the first warp writes it) are an error
+    naming the launch, where the unbroken header runs clean."""
+    module = row_ops_module((2049,), 3, "f32")
+    lowered = lower(module)
+    inputs = {"x2049": np.ones((3, 2049), np.float32)}
+    params = {f"{p}2049": np.ones(2049, np.float32) for p in "gbw"}
+    emulator.run(lowered, inputs, params, headers=HEADERS, sanitize="thread")
+    (name, text), = HEADERS.items()
+    last = "    if (lane == 0) smem[0] = v;\n  }\n  __syncthreads();\n  return smem[0];"
+    assert last in text
+    broken = {name: text.replace(last, "    if (lane == 0) smem[0] = v;\n  }\n  return smem[0];")}
+    with pytest.raises(emulator.EmulationError, match="(?s)launch #.*ThreadSanitizer"):
+        emulator.run(lowered, inputs, params, headers=broken, sanitize="thread")
