@@ -4,7 +4,7 @@ run on the GPU and compared against the numpy interpreter.
 
     python3 tests/outside_fuzz.py --seed S --graphs N [--dtypes f32,f16,bf16]
         [--time-budget SECONDS] [--numpy-only | --lower-only] [--only I[,J..]]
-        [--also-graph] [--no-shrink] [-v]
+        [--emulate] [--also-graph] [--no-shrink] [-v]
 
 Its own generator (it does not use rlxc.testing.strategies): every public
 GraphBuilder op, chained 1-8 steps deep, on shapes real models have and
@@ -29,6 +29,11 @@ Per graph:
   * --numpy-only: rlxc.compile(target="numpy") and, as the CUDA path does,
     rlx-conv-to-gemm/merge-projections + fold_params + rlx-plan{target=cuda},
     the planned module interpreted and compared as above;
+  * --emulate: the CUDA path without a GPU, values and all: the same passes,
+    rlx-cuda with matmuls as generated kernels, every kernel run on the CPU
+    (rlxc.runtime.emulator) and compared as on the GPU; a graph with a kernel
+    the emulator does not run (clusters, grid forms, tensor-core attention)
+    is counted as not emulated;
   * --lower-only: the CUDA path without a GPU: the same passes, then
     rlx-cuda{arch=sm_90 sm_count=132 gemm=cublaslt|kernel} and every kernel
     compiled with NVRTC (any error is a FAILURE).
@@ -1282,6 +1287,37 @@ def lower_and_nvrtc(module, params, gemm):
     return len(cubins)
 
 
+class NotEmulated(Exception):
+    pass
+
+
+#: --emulate: graphs whose launches add up to more CUDA threads are not run
+#: (the CPU runs a few hundred thousand a second: each is an OS thread)
+EMULATE_MAX_THREADS = 200_000
+
+
+def emulated(module, inputs, params):
+    """The CUDA path's passes (matmuls as generated kernels), the kernels run
+    on the CPU by rlxc.runtime.emulator."""
+    from rlxc.codegen import HEADERS
+    from rlxc.driver import WEIGHT_PASSES, cuda_pipeline
+    from rlxc.passes.fold_params import fold_params
+    from rlxc.runtime import emulator
+
+    from rlxc.dialects import rlx_cuda
+
+    m, p = fold_params(rlxc.run_pipeline(module.clone(), WEIGHT_PASSES), params)
+    lowered = rlxc.run_pipeline(m, cuda_pipeline("sm_90", 132, "kernel"))
+    threads = sum(math.prod(op.grid.get_values()) * math.prod(op.block.get_values())
+                  for op in lowered.walk() if isinstance(op, rlx_cuda.LaunchOp))
+    if threads > EMULATE_MAX_THREADS:
+        raise NotEmulated(f"{threads} CUDA threads in all: more than the CPU runs in a few seconds")
+    try:
+        return emulator.run(lowered, inputs, p, headers=HEADERS)
+    except emulator.EmulationUnsupported as e:
+        raise NotEmulated(str(e)) from None
+
+
 def planned_numpy(module, inputs, params):
     """The CUDA path's graph-level passes, then interpreted: rlxc.compile's
     weight passes and fold_params, then rlx-plan{target=cuda}."""
@@ -1298,6 +1334,8 @@ def execute(mode, module, inputs, params, gemm, also_graph):
     if mode == "lower":
         n = lower_and_nvrtc(module, params, gemm)
         return None, f"{n} kernels"
+    if mode == "emulate":
+        return emulated(module, inputs, params), ""
     if mode == "numpy":
         exe = rlxc.compile(module, target="numpy", params=params)
         got0 = exe.run(inputs)
@@ -1449,6 +1487,7 @@ def main(argv=None):
     g = ap.add_mutually_exclusive_group()
     g.add_argument("--numpy-only", action="store_true", help="no GPU: numpy backend + the planned module interpreted")
     g.add_argument("--lower-only", action="store_true", help="no GPU: lower with rlx-cuda and NVRTC-compile every kernel")
+    g.add_argument("--emulate", action="store_true", help="no GPU: lower with rlx-cuda, run every kernel on the CPU")
     ap.add_argument("--also-graph", action="store_true", help="cuda: also run mode=graph, equal to stream bit for bit")
     ap.add_argument("--no-shrink", action="store_true")
     ap.add_argument("--param-rate", type=float, default=0.25,
@@ -1460,7 +1499,7 @@ def main(argv=None):
 
     global PARAM_RATE
     PARAM_RATE = a.param_rate
-    mode = "lower" if a.lower_only else ("numpy" if a.numpy_only else "cuda")
+    mode = "lower" if a.lower_only else ("numpy" if a.numpy_only else ("emulate" if a.emulate else "cuda"))
     if mode == "cuda" and not rlxc.cuda.is_available():
         print("no GPU/driver: rlxc.cuda.is_available() is False; use --numpy-only or --lower-only", file=sys.stderr)
         return 2
@@ -1532,6 +1571,11 @@ def main(argv=None):
                 got, note = execute(mode, gen.module, inputs, params, gemm, a.also_graph)
             except Timeout:
                 raise
+            except NotEmulated as e:
+                stats["not_emulated"] += 1
+                if a.verbose:
+                    print(f"[{a.seed}:{i}] not emulated: {e}")
+                continue
             except Exception as e:  # noqa: BLE001
                 tb = traceback.format_exc(limit=-4)
                 err_text = f"{type(e).__name__}: {str(e)[:1500]}\n{tb[-2500:]}"
@@ -1566,7 +1610,7 @@ def main(argv=None):
             print(f"FAILURE seed={a.seed} graph={i} dtype={dtype} mode={mode}"
                   + (f" gemm={gemm}" if mode == "lower" else ""))
             print(f"  replay: python3 tests/outside_fuzz.py --seed {a.seed} --only {i} --dtypes {a.dtypes}"
-                  + {"lower": " --lower-only", "numpy": " --numpy-only", "cuda": ""}[mode]
+                  + {"lower": " --lower-only", "numpy": " --numpy-only", "emulate": " --emulate", "cuda": ""}[mode]
                   + (f" --param-rate {a.param_rate}" if a.param_rate != 0.25 else ""))
             print(f"  steps: {gen.kinds}")
             print("  ops:")
@@ -1618,7 +1662,8 @@ def main(argv=None):
     print(f"summary: seed={a.seed} mode={mode} dtypes={','.join(dtypes)} {el:.0f}s")
     print(f"  graphs tried {stats['tried']}, passed {stats['passed']}, FAILED {stats['failed']}, "
           f"empty {stats['empty']}, interp-error {stats['interp_error']}, timeout {stats['timeout']}, "
-          f"build-error {stats['build_error']}")
+          f"build-error {stats['build_error']}"
+          + (f", not emulated {stats['not_emulated']}" if mode == "emulate" else ""))
     print(f"  steps skipped on GraphError: {stats['skipped_steps']} "
           f"({', '.join(f'{k} {v}' for k, v in op_skips.most_common(12))})")
     if notes_by:

@@ -4,7 +4,8 @@ own generators), kept working without a GPU on a fresh seed each run.
 outside_fuzz.py draws every GraphBuilder op over real and awkward shapes in
 f32/f16/bf16 and runs them through the numpy backend plus the CUDA path's
 weight passes, fold_params and memory plan (against the interpreter), and
-through lowering with every kernel compiled by NVRTC; on the GPU machine it
+through lowering with every kernel compiled by NVRTC, and with every kernel run
+on the CPU (`--emulate`, rlxc.runtime.emulator); on the GPU machine it
 runs as `python3 tests/outside_fuzz.py --seed S --graphs N --dtypes
 f32,f16,bf16 --time-budget 300 --also-graph` (RESULTS.md, session 52)."""
 
@@ -29,8 +30,13 @@ def _fuzz(script: str, *args: str) -> tuple[int, subprocess.CompletedProcess, st
     return seed, done, done.stdout[-4000:] + done.stderr[-2000:]
 
 
-@pytest.mark.parametrize("mode,graphs", [("--numpy-only", 40), ("--lower-only", 12)])
+@pytest.mark.parametrize("mode,graphs", [("--numpy-only", 40), ("--lower-only", 12), ("--emulate", 6)])
 def test_outside_fuzz_finds_nothing(mode, graphs):
+    if mode == "--emulate":
+        from rlxc.runtime import emulator
+
+        if not emulator.available():
+            pytest.skip("no host C++ compiler that builds the emulator")
     seed, done, tail = _fuzz("outside_fuzz.py", "--graphs", str(graphs), "--dtypes", "f32,f16,bf16", mode)
     assert done.returncode == 0, f"seed {seed} ({mode}; replay one graph with --only I):\n{tail}"
     assert f"graphs tried {graphs}," in done.stdout and "FAILED 0" in done.stdout, tail

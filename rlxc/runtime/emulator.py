@@ -24,7 +24,9 @@ are within 2 ulp.
 (out-of-bounds accesses, races between the threads of a block); a report
 is an `EmulationError`. Programs are cached by a hash of what they are built
 from under the kernel cache (`rlxc.runtime.nvrtc.cache_dir()`)/emulator,
-written atomically.
+written atomically; the prelude is precompiled once per compiler and flags
+(g++). A module's kernels share one program (each in a namespace of its own,
+its macros undefined after it), its launches run in one process.
 """
 
 from __future__ import annotations
@@ -52,8 +54,8 @@ from rlxc.runtime.nvrtc import cache_dir
 from rlxc.signature import check_named_inputs, signature
 
 PRELUDE = Path(__file__).with_name("emulator_prelude.h")
-#: seconds a launch may take before it counts as hung (a barrier or shuffle
-#: some threads never reach)
+#: seconds a module's launches may take in all before the run counts as hung
+#: (a barrier or shuffle some threads never reach)
 TIMEOUT_S = 300
 #: bytes of dynamic shared memory a block may use (sm_90's most)
 DYNAMIC_SMEM = 232448
@@ -157,7 +159,9 @@ def _kernel_text(kernel: rlx_cuda.KernelOp, i: int) -> str:
     body = re.sub(r"extern\s+__shared__\s+([^;\[]*?)(\w+)\s*\[\s*\]\s*;",
                   rf"static \1\2[{DYNAMIC_SMEM}];", body)
     args = ", ".join(f"({t})rlx_emu_arg({j})" for j, t in enumerate(_entry_params(src, entry)))
-    return f"namespace rlx_emu_k{i} {{\n{body}\nstatic void call() {{ {entry}({args}); }}\n}}\n"
+    undef = "".join(f"#undef {m}\n" for m in dict.fromkeys(re.findall(r"^\s*#\s*define\s+(\w+)", body, re.M)))
+    # NVRTC compiles each kernel alone: its macros end with it here
+    return f"namespace rlx_emu_k{i} {{\n{body}\nstatic void call() {{ {entry}({args}); }}\n}}\n{undef}"
 
 
 _MAIN = """

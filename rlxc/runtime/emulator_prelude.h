@@ -32,21 +32,22 @@ thread_local dim3 threadIdx, blockIdx;
 dim3 blockDim, gridDim;
 constexpr int warpSize = 32;
 
-struct uint4 { unsigned int x, y, z, w; };
-struct uint2 { unsigned int x, y; };
-struct int2 { int x, y; };
-struct int4 { int x, y, z, w; };
-struct float2 { float x, y; };
-struct float4 { float x, y, z, w; };
-struct ushort2 { unsigned short x, y; };
-struct ushort4 { unsigned short x, y, z, w; };
-struct longlong2 { long long x, y; };
-inline uint4 make_uint4(unsigned int a, unsigned int b, unsigned int c, unsigned int d) { return {a, b, c, d}; }
-inline uint2 make_uint2(unsigned int a, unsigned int b) { return {a, b}; }
-inline int2 make_int2(int a, int b) { return {a, b}; }
-inline int4 make_int4(int a, int b, int c, int d) { return {a, b, c, d}; }
-inline float2 make_float2(float a, float b) { return {a, b}; }
-inline float4 make_float4(float a, float b, float c, float d) { return {a, b, c, d}; }
+// CUDA's vector types, aligned as CUDA aligns them (the size of the whole, up to 16 bytes)
+#define RLX_EMU_VEC2(name, T, A) \
+  struct alignas(A) name { T x, y; }; \
+  inline name make_##name(T x, T y) { return {x, y}; }
+#define RLX_EMU_VEC4(name, T, A) \
+  struct alignas(A) name { T x, y, z, w; }; \
+  inline name make_##name(T x, T y, T z, T w) { return {x, y, z, w}; }
+RLX_EMU_VEC2(char2, signed char, 2) RLX_EMU_VEC4(char4, signed char, 4)
+RLX_EMU_VEC2(uchar2, unsigned char, 2) RLX_EMU_VEC4(uchar4, unsigned char, 4)
+RLX_EMU_VEC2(short2, short, 4) RLX_EMU_VEC4(short4, short, 8)
+RLX_EMU_VEC2(ushort2, unsigned short, 4) RLX_EMU_VEC4(ushort4, unsigned short, 8)
+RLX_EMU_VEC2(int2, int, 8) RLX_EMU_VEC4(int4, int, 16)
+RLX_EMU_VEC2(uint2, unsigned int, 8) RLX_EMU_VEC4(uint4, unsigned int, 16)
+RLX_EMU_VEC2(float2, float, 8) RLX_EMU_VEC4(float4, float, 16)
+RLX_EMU_VEC2(longlong2, long long, 16) RLX_EMU_VEC2(ulonglong2, unsigned long long, 16)
+RLX_EMU_VEC2(double2, double, 16)
 
 template <class T> inline T __ldg(const T* p) { return *p; }
 template <class T> inline T __ldcg(const T* p) { return *p; }
@@ -81,24 +82,13 @@ inline unsigned short rlx_emu_float_to_f16(float f) { _Float16 x = (_Float16)f; 
 
 // -- barriers
 // __syncthreads over the block's threads that have not returned (a thread
-// that leaves the kernel no longer counts, as on the GPU).
+// that leaves the kernel no longer counts, as on the GPU): a std::barrier
+// made afresh for each block, a leaving thread dropping out of it.
 struct RlxEmuBlockBarrier {
-  std::mutex m;
-  std::condition_variable cv;
-  int live = 0, arrived = 0;
-  unsigned long long generation = 0;
-  void reset(int n) { live = n; arrived = 0; }
-  void sync() {
-    std::unique_lock<std::mutex> l(m);
-    const unsigned long long g = generation;
-    if (++arrived >= live) { arrived = 0; ++generation; cv.notify_all(); return; }
-    cv.wait(l, [&] { return generation != g; });
-  }
-  void leave() {
-    std::unique_lock<std::mutex> l(m);
-    --live;
-    if (arrived > 0 && arrived >= live) { arrived = 0; ++generation; cv.notify_all(); }
-  }
+  std::barrier<>* bar = nullptr;
+  void reset(int n) { delete bar; bar = new std::barrier<>(n); }
+  void sync() { bar->arrive_and_wait(); }
+  void leave() { bar->arrive_and_drop(); }
 };
 RlxEmuBlockBarrier rlx_emu_block;
 inline void __syncthreads() { rlx_emu_block.sync(); }
