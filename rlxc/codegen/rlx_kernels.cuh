@@ -264,6 +264,23 @@ __device__ __forceinline__ T rlx_cluster_reduce(T v, Op op, T identity, T* smem,
   for (int b = 1; b < C; ++b) r = op(r, slots[b]);
   return r;
 }
+#elif defined(RLX_EMULATE)
+// The same on the host emulator (emulator_prelude.h: a cluster's blocks run
+// at once, each with its own shared memory; the blocks' slots found through
+// a table each block fills before the writes).
+__device__ __forceinline__ unsigned int rlx_cluster_rank() { return rlx_emu_rank; }
+__device__ __forceinline__ void rlx_cluster_arrive() { rlx_emu_cluster_arrive(); }
+template <int C, bool First, typename T, typename Op>
+__device__ __forceinline__ T rlx_cluster_reduce(T v, Op op, T identity, T* smem, T* slots) {
+  v = rlx_block_reduce(v, op, identity, smem);
+  if (First) rlx_emu_cluster_wait();
+  T* const* all = rlx_emu_cluster_slots(slots);
+  if (threadIdx.x < C) all[threadIdx.x][rlx_cluster_rank()] = v;
+  rlx_emu_cluster_sync();
+  T r = slots[0];
+  for (int b = 1; b < C; ++b) r = op(r, slots[b]);
+  return r;
+}
 #endif
 
 // The grid form of the row kernels: a row split over C blocks that are not a

@@ -3,8 +3,10 @@ CUDA C++ source, with rlx_kernels.cuh and `emulator_prelude.h` (RLX_EMULATE:
 plain C++ for the header's inline PTX), compiled by the host's C++ compiler
 into a program that runs every CUDA thread of a block as an OS thread
 (barriers, warp shuffles and shared memory as on the GPU), the blocks of a
-launch one after another, over host copies of the arena and the parameter
-buffer laid out as the runtime lays them out on the device.
+launch one after another (the blocks of a cluster at once, each with its own
+shared memory, their statistics met through each other's slots), over host
+copies of the arena and the parameter buffer laid out as the runtime lays
+them out on the device.
 
 So values of the generated kernels are checked where no GPU is (CI): the same
 source NVRTC compiles, the same launch geometry, the same arena offsets.
@@ -14,8 +16,7 @@ source NVRTC compiles, the same launch geometry, the same arena offsets.
 What it does not run (`EmulationUnsupported`, naming the op or kernel):
 cuBLASLt gemms (`rlx_cuda.gemm`; lower with `gemm=kernel`), kernels whose
 blocks must be resident together (the grid forms: `rlx.co_resident`),
-clusters (`__cluster_dims__`), tensor-core and cp.async PTX (the fused
-attention kernels). Where the source has an arch branch, it takes the one for
+tensor-core and cp.async PTX (the fused attention kernels' 16-bit forms). Where the source has an arch branch, it takes the one for
 no `__CUDA_ARCH__` (the pre-sm_80 forms of a few paired conversions, which
 round the same). `rlx_ex2f` and `rlx_erfcc_t` are exact here where the GPU's
 are within 2 ulp.
@@ -94,7 +95,7 @@ def available(sanitize: str | None = None) -> bool:
 #include "rlx_emu_prelude.h"
 int main() {
   blockDim = {32, 1, 1};
-  rlx_emu_block.reset(32);
+  rlx_emu_blocks[0].reset(32);
   int sum[32];
   std::vector<std::thread> ts;
   for (unsigned t = 0; t < 32; ++t)
@@ -102,7 +103,7 @@ int main() {
       threadIdx = {t, 0, 0};
       __syncthreads();
       sum[t] = __shfl_xor_sync(0xffffffffu, (int)t, 1);
-      rlx_emu_block.leave();
+      rlx_emu_blocks[0].leave();
     });
   for (auto& t : ts) t.join();
   return sum[0] == 1 && sum[1] == 0 && rlx_emu_f16_to_float(rlx_emu_float_to_f16(0.1f)) == 0.0999755859375f ? 0 : 1;
@@ -142,20 +143,37 @@ def check_supported(kernel: rlx_cuda.KernelOp) -> None:
     for what in _UNSUPPORTED_PTX:
         if what in src:
             raise EmulationUnsupported(f"kernel @{kernel.sym_name.data} ({entry}) uses PTX `{what}`")
-    if "__cluster_dims__" in src:
-        raise EmulationUnsupported(f"kernel @{kernel.sym_name.data} ({entry}) runs in clusters")
     if rlx_cuda.CO_RESIDENT in kernel.attributes:
         raise EmulationUnsupported(f"kernel @{kernel.sym_name.data} ({entry}) needs its blocks resident together")
 
 
+def cluster_blocks(kernel: rlx_cuda.KernelOp) -> int:
+    """The blocks of the kernel's clusters (`__cluster_dims__(C, 1, 1)`), 1 without."""
+    m = re.search(r"__cluster_dims__\(\s*(\d+)\s*,\s*1\s*,\s*1\s*\)", kernel.source.data)
+    if m is None and "__cluster_dims__" in kernel.source.data:
+        raise EmulationUnsupported(f"kernel @{kernel.sym_name.data}: clusters other than C x 1 x 1")
+    return int(m.group(1)) if m else 1
+
+
 def _kernel_text(kernel: rlx_cuda.KernelOp, i: int) -> str:
     """The kernel in a namespace of its own (its static helpers apart from
-    other kernels'), its 16-bit register fences as 32-bit ones, dynamic
+    other kernels', its entry of C++ linkage), its 16-bit register fences as 32-bit ones, dynamic
     shared memory a static array, and a function that calls its entry
-    with the arguments of the launch at hand."""
+    with the arguments of the launch at hand; a kernel in clusters of C
+    blocks C times over (namespaces `..._r<rank>`), so that the blocks of a
+    cluster, which run at once, each have their own shared memory (its
+    function-local statics)."""
     check_supported(kernel)
+    c = cluster_blocks(kernel)
+    if c > 1:
+        return "".join(_kernel_text_once(kernel, f"{i}_r{r}") for r in range(c))
+    return _kernel_text_once(kernel, str(i))
+
+
+def _kernel_text_once(kernel: rlx_cuda.KernelOp, i: str) -> str:
     src, entry = kernel.source.data, kernel.entry.data
-    body = src.replace('#include "rlx_kernels.cuh"', "").replace('"+h"(', '"+r"(')
+    # C++ linkage: the entry is its namespace's (a cluster kernel's copies share its name)
+    body = src.replace('#include "rlx_kernels.cuh"', "").replace('"+h"(', '"+r"(').replace('extern "C" ', "")
     body = re.sub(r"extern\s+__shared__\s+([^;\[]*?)(\w+)\s*\[\s*\]\s*;",
                   rf"static \1\2[{DYNAMIC_SMEM}];", body)
     args = ", ".join(f"({t})rlx_emu_arg({j})" for j, t in enumerate(_entry_params(src, entry)))
@@ -189,20 +207,29 @@ int main(int argc, char** argv) {
                      &blockDim.x, &blockDim.y, &blockDim.z, &nargs) == 8) {
     for (int i = 0; i < nargs; ++i)
       if (std::fscanf(lf, "%lld %lld", &rlx_emu_args[i][0], &rlx_emu_args[i][1]) != 2) return 2;
-    const int threads = (int)(blockDim.x * blockDim.y * blockDim.z);
+    // a cluster's C blocks at once (C = 1 without clusters), its threads rank by rank
+    const int per_block = (int)(blockDim.x * blockDim.y * blockDim.z), C = rlx_emu_clusters[k];
+    const int threads = C * per_block;
+    if (gridDim.x % C) { std::fprintf(stderr, "a grid of %u blocks in clusters of %d\\n", gridDim.x, C); return 2; }
     std::barrier<> between(threads);
     std::vector<std::thread> pool;
     for (int t = 0; t < threads; ++t)
       pool.emplace_back([&, t] {
-        threadIdx = {(unsigned)t % blockDim.x, ((unsigned)t / blockDim.x) % blockDim.y, (unsigned)t / (blockDim.x * blockDim.y)};
+        const unsigned l = (unsigned)(t % per_block);
+        rlx_emu_rank = (unsigned)(t / per_block);
+        threadIdx = {l % blockDim.x, (l / blockDim.x) % blockDim.y, l / (blockDim.x * blockDim.y)};
         for (unsigned z = 0; z < gridDim.z; ++z)
           for (unsigned y = 0; y < gridDim.y; ++y)
-            for (unsigned x = 0; x < gridDim.x; ++x) {
-              if (t == 0) rlx_emu_block.reset(threads);
+            for (unsigned x = 0; x < gridDim.x; x += C) {
+              if (t == 0) {
+                for (int b = 0; b < C; ++b) rlx_emu_blocks[b].reset(per_block);
+                rlx_emu_cluster.reset(threads);
+              }
               between.arrive_and_wait();
-              blockIdx = {x, y, z};
-              rlx_emu_kernels[k]();
-              rlx_emu_block.leave();
+              blockIdx = {x + rlx_emu_rank, y, z};
+              rlx_emu_kernels[k][rlx_emu_rank]();
+              rlx_emu_blocks[rlx_emu_rank].leave();
+              rlx_emu_cluster.leave();
               between.arrive_and_wait();
             }
       });
@@ -234,7 +261,11 @@ def _program_text(kernels: list[rlx_cuda.KernelOp]) -> str:
         "  return kind == 2 ? (unsigned long long)v : (unsigned long long)(rlx_emu_buffers[kind] + v);",
         "}",
     ]
-    table = "static void (*rlx_emu_kernels[])() = {" + ", ".join(f"rlx_emu_k{i}::call" for i in range(len(kernels))) + "};"
+    def calls(i: int, k: rlx_cuda.KernelOp) -> str:
+        c = cluster_blocks(k)
+        return "{" + ", ".join(f"rlx_emu_k{i}_r{r}::call" if c > 1 else f"rlx_emu_k{i}::call" for r in range(c)) + "}"
+    table = ("static void (*rlx_emu_kernels[][8])() = {" + ", ".join(calls(i, k) for i, k in enumerate(kernels)) + "};\n"
+             + "static const int rlx_emu_clusters[] = {" + ", ".join(str(cluster_blocks(k)) for k in kernels) + "};")
     return "\n".join(head) + "\n" + "".join(_kernel_text(k, i) for i, k in enumerate(kernels)) + table + "\n" + _MAIN
 
 

@@ -22,6 +22,7 @@
 #define __host__
 #define __forceinline__ inline
 #define __launch_bounds__(...)
+#define __cluster_dims__(...)
 #define __restrict__ __restrict
 #define __align__(n) __attribute__((aligned(n)))
 // one instance, shared by the threads of the block that runs (blocks run one at a time)
@@ -83,23 +84,42 @@ inline unsigned short rlx_emu_float_to_f16(float f) { _Float16 x = (_Float16)f; 
 // -- barriers
 // __syncthreads over the block's threads that have not returned (a thread
 // that leaves the kernel no longer counts, as on the GPU): a std::barrier
-// made afresh for each block, a leaving thread dropping out of it.
+// made afresh for each block, a leaving thread dropping out of it. The
+// blocks of a cluster run at once (rank: rlx_emu_rank), each with its own
+// barrier, and a barrier of the whole cluster.
 struct RlxEmuBlockBarrier {
   std::barrier<>* bar = nullptr;
   void reset(int n) { delete bar; bar = new std::barrier<>(n); }
   void sync() { bar->arrive_and_wait(); }
   void leave() { bar->arrive_and_drop(); }
 };
-RlxEmuBlockBarrier rlx_emu_block;
-inline void __syncthreads() { rlx_emu_block.sync(); }
+RlxEmuBlockBarrier rlx_emu_blocks[8], rlx_emu_cluster;
+thread_local unsigned int rlx_emu_rank = 0;
+thread_local std::barrier<>::arrival_token* rlx_emu_token = nullptr;
+void* rlx_emu_slot_table[8];
+inline void __syncthreads() { rlx_emu_blocks[rlx_emu_rank].sync(); }
+inline void rlx_emu_cluster_arrive() { rlx_emu_token = new std::barrier<>::arrival_token(rlx_emu_cluster.bar->arrive()); }
+inline void rlx_emu_cluster_wait() {
+  rlx_emu_cluster.bar->wait(std::move(*rlx_emu_token));
+  delete rlx_emu_token;
+  rlx_emu_token = nullptr;
+}
+inline void rlx_emu_cluster_sync() { rlx_emu_cluster.sync(); }
+// Every block's `slots` (the same variable in each block's shared memory),
+// once each block has given its own.
+template <class T> inline T* const* rlx_emu_cluster_slots(T* slots) {
+  if (threadIdx.x == 0 && threadIdx.y == 0 && threadIdx.z == 0) rlx_emu_slot_table[rlx_emu_rank] = slots;
+  rlx_emu_cluster.sync();
+  return reinterpret_cast<T* const*>(rlx_emu_slot_table);
+}
 inline int __syncthreads_or(int p) {
-  static std::atomic<int> any;
-  rlx_emu_block.sync();
-  if (threadIdx.x == 0 && threadIdx.y == 0 && threadIdx.z == 0) any = 0;
-  rlx_emu_block.sync();
-  if (p) any = 1;
-  rlx_emu_block.sync();
-  return any.load();
+  static std::atomic<int> any[8];
+  __syncthreads();
+  if (threadIdx.x == 0 && threadIdx.y == 0 && threadIdx.z == 0) any[rlx_emu_rank] = 0;
+  __syncthreads();
+  if (p) any[rlx_emu_rank] = 1;
+  __syncthreads();
+  return any[rlx_emu_rank].load();
 }
 inline void __threadfence() { std::atomic_thread_fence(std::memory_order_seq_cst); }
 inline void __threadfence_block() { std::atomic_thread_fence(std::memory_order_seq_cst); }
@@ -110,7 +130,7 @@ inline void __nanosleep(unsigned int) { std::this_thread::yield(); }
 inline int rlx_emu_tid() { return (int)(threadIdx.x + blockDim.x * (threadIdx.y + blockDim.y * threadIdx.z)); }
 std::mutex rlx_emu_warp_mutex;
 std::map<std::pair<int, unsigned int>, std::barrier<>*> rlx_emu_warp_barriers;
-alignas(16) unsigned char rlx_emu_lanes[1024][16];
+alignas(16) unsigned char rlx_emu_lanes[8 * 1024][16];
 inline std::barrier<>* rlx_emu_warp_barrier(int warp, unsigned int mask) {
   std::lock_guard<std::mutex> l(rlx_emu_warp_mutex);
   auto key = std::make_pair(warp, mask);
@@ -126,7 +146,7 @@ inline std::barrier<>* rlx_emu_warp_barrier(int warp, unsigned int mask) {
 }
 template <class T> inline T rlx_emu_shfl(unsigned int mask, T v, int src) {
   static_assert(sizeof(T) <= 16, "a shuffled value is at most 16 bytes");
-  const int t = rlx_emu_tid(), warp = t >> 5, lane = t & 31;
+  const int t = (int)rlx_emu_rank * 1024 + rlx_emu_tid(), warp = t >> 5, lane = t & 31;
   if (!((mask >> lane) & 1u)) rlx_emu_fail("a shuffle by a lane outside its mask", lane, mask);
   std::barrier<>* b = rlx_emu_warp_barrier(warp, mask);
   std::memcpy(rlx_emu_lanes[t], &v, sizeof(T));
@@ -156,7 +176,7 @@ template <class T> inline T __shfl_sync(unsigned int mask, T v, int src, int wid
   return rlx_emu_shfl(mask, v, (lane & ~(width - 1)) + (src & (width - 1)));
 }
 inline void __syncwarp(unsigned int mask = 0xffffffffu) {
-  const int t = rlx_emu_tid();
+  const int t = (int)rlx_emu_rank * 1024 + rlx_emu_tid();
   rlx_emu_warp_barrier(t >> 5, mask)->arrive_and_wait();
 }
 
