@@ -1275,14 +1275,21 @@ def _alarm(signum, frame):
     raise Timeout("graph took too long")
 
 
-def lower_and_nvrtc(module, params, gemm):
-    from rlxc.codegen import HEADERS
+def cuda_lowered(module, params, gemm):
+    """(the module lowered as rlxc.compile lowers it for sm_90, its folded
+    params): the weight passes, fold_params, the cuda pipeline."""
     from rlxc.driver import WEIGHT_PASSES, cuda_pipeline
     from rlxc.passes.fold_params import fold_params
-    from rlxc.runtime.nvrtc import compile_module_kernels
 
     m, p = fold_params(rlxc.run_pipeline(module.clone(), WEIGHT_PASSES), params)
-    lowered = rlxc.run_pipeline(m, cuda_pipeline("sm_90", 132, gemm))
+    return rlxc.run_pipeline(m, cuda_pipeline("sm_90", 132, gemm)), p
+
+
+def lower_and_nvrtc(module, params, gemm):
+    from rlxc.codegen import HEADERS
+    from rlxc.runtime.nvrtc import compile_module_kernels
+
+    lowered, _ = cuda_lowered(module, params, gemm)
     cubins = compile_module_kernels(lowered, "sm_90", headers=HEADERS)
     return len(cubins)
 
@@ -1291,26 +1298,15 @@ class NotEmulated(Exception):
     pass
 
 
-#: --emulate: graphs whose launches add up to more CUDA threads are not run
-#: (the CPU runs a few hundred thousand a second: each is an OS thread)
-EMULATE_MAX_THREADS = 200_000
-
-
 def emulated(module, inputs, params):
     """The CUDA path's passes (matmuls as generated kernels), the kernels run
-    on the CPU by rlxc.runtime.emulator."""
+    on the CPU by rlxc.runtime.emulator; graphs of more CUDA threads than
+    it runs in seconds are not run."""
     from rlxc.codegen import HEADERS
-    from rlxc.driver import WEIGHT_PASSES, cuda_pipeline
-    from rlxc.passes.fold_params import fold_params
     from rlxc.runtime import emulator
 
-    from rlxc.dialects import rlx_cuda
-
-    m, p = fold_params(rlxc.run_pipeline(module.clone(), WEIGHT_PASSES), params)
-    lowered = rlxc.run_pipeline(m, cuda_pipeline("sm_90", 132, "kernel"))
-    threads = sum(math.prod(op.grid.get_values()) * math.prod(op.block.get_values())
-                  for op in lowered.walk() if isinstance(op, rlx_cuda.LaunchOp))
-    if threads > EMULATE_MAX_THREADS:
+    lowered, p = cuda_lowered(module, params, "kernel")
+    if (threads := emulator.launched_threads(lowered)) > emulator.QUICK_MAX_THREADS:
         raise NotEmulated(f"{threads} CUDA threads in all: more than the CPU runs in a few seconds")
     try:
         return emulator.run(lowered, inputs, p, headers=HEADERS)

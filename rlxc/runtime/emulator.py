@@ -34,6 +34,7 @@ from __future__ import annotations
 
 import functools
 import hashlib
+import math
 import os
 import re
 import shutil
@@ -60,6 +61,10 @@ PRELUDE = Path(__file__).with_name("emulator_prelude.h")
 TIMEOUT_S = 300
 #: bytes of dynamic shared memory a block may use (sm_90's most)
 DYNAMIC_SMEM = 232448
+#: CUDA threads a module's launches may add up to where a run is to take
+#: seconds (each is an OS thread here): the tests and the fuzz skip larger
+#: graphs (`launched_threads`)
+QUICK_MAX_THREADS = 200_000
 _UNSUPPORTED_PTX = ("mma.sync", "ldmatrix", "cp.async", "mapa.u64", "barrier.cluster")
 
 
@@ -155,7 +160,13 @@ def cluster_blocks(kernel: rlx_cuda.KernelOp) -> int:
     return int(m.group(1)) if m else 1
 
 
-def _kernel_text(kernel: rlx_cuda.KernelOp, i: int) -> str:
+def launched_threads(module: ModuleOp) -> int:
+    """The CUDA threads of all the module's launches together."""
+    return sum(math.prod(op.grid.get_values()) * math.prod(op.block.get_values())
+               for op in module.walk() if isinstance(op, rlx_cuda.LaunchOp))
+
+
+def _kernel_text(kernel: rlx_cuda.KernelOp, i: int, c: int) -> str:
     """The kernel in a namespace of its own (its static helpers apart from
     other kernels', its entry of C++ linkage), its 16-bit register fences as 32-bit ones, dynamic
     shared memory a static array, and a function that calls its entry
@@ -164,7 +175,6 @@ def _kernel_text(kernel: rlx_cuda.KernelOp, i: int) -> str:
     cluster, which run at once, each have their own shared memory (its
     function-local statics)."""
     check_supported(kernel)
-    c = cluster_blocks(kernel)
     if c > 1:
         return "".join(_kernel_text_once(kernel, f"{i}_r{r}") for r in range(c))
     return _kernel_text_once(kernel, str(i))
@@ -261,12 +271,14 @@ def _program_text(kernels: list[rlx_cuda.KernelOp]) -> str:
         "  return kind == 2 ? (unsigned long long)v : (unsigned long long)(rlx_emu_buffers[kind] + v);",
         "}",
     ]
-    def calls(i: int, k: rlx_cuda.KernelOp) -> str:
-        c = cluster_blocks(k)
+    clusters = [cluster_blocks(k) for k in kernels]
+
+    def calls(i: int, c: int) -> str:
         return "{" + ", ".join(f"rlx_emu_k{i}_r{r}::call" if c > 1 else f"rlx_emu_k{i}::call" for r in range(c)) + "}"
-    table = ("static void (*rlx_emu_kernels[][8])() = {" + ", ".join(calls(i, k) for i, k in enumerate(kernels)) + "};\n"
-             + "static const int rlx_emu_clusters[] = {" + ", ".join(str(cluster_blocks(k)) for k in kernels) + "};")
-    return "\n".join(head) + "\n" + "".join(_kernel_text(k, i) for i, k in enumerate(kernels)) + table + "\n" + _MAIN
+    table = ("static void (*rlx_emu_kernels[][8])() = {" + ", ".join(calls(i, c) for i, c in enumerate(clusters)) + "};\n"
+             + "static const int rlx_emu_clusters[] = {" + ", ".join(map(str, clusters)) + "};")
+    kernel_texts = "".join(_kernel_text(k, i, c) for i, (k, c) in enumerate(zip(kernels, clusters)))
+    return "\n".join(head) + "\n" + kernel_texts + table + "\n" + _MAIN
 
 
 def _flags(sanitize: str | None) -> list[str]:
@@ -365,9 +377,9 @@ def run(module: ModuleOp, inputs: Mapping[str, object], params: Mapping[str, np.
         if isinstance(op, rlx_cuda.LaunchOp):
             sym = op.kernel.root_reference.data
             grid, block = list(op.grid.get_values()), list(op.block.get_values())
-            args = [f"{ {'arena': 0, 'param': 1, 'i64': 2}[a.kind.data]} {a.value.value.data}" for a in op.args.data]
+            kargs = [f"{ {'arena': 0, 'param': 1, 'i64': 2}[a.kind.data]} {a.value.value.data}" for a in op.args.data]
             launches.append(" ".join(map(str, [index[sym], *grid, *[1] * (3 - len(grid)), *block,
-                                               *[1] * (3 - len(block)), len(args), *args])))
+                                               *[1] * (3 - len(block)), len(kargs), *kargs])))
             what.append(f"launch #{len(what)} (op #{i}) of @{sym} ({kernels[index[sym]].entry.data}, "
                         f"grid {grid}, block {block})")
         elif isinstance(op, rlx_cuda.GemmOp):
@@ -414,4 +426,5 @@ def _execute(exe: Path, paths: list[Path], what: list[str]) -> None:
         raise EmulationError(f"{what[min(done, len(what) - 1)]} failed (exit {r.returncode}):\n{r.stderr[-6000:]}")
 
 
-__all__ = ["EmulationError", "EmulationUnsupported", "available", "check_supported", "compiler", "run"]
+__all__ = ["QUICK_MAX_THREADS", "EmulationError", "EmulationUnsupported", "available", "check_supported", "compiler",
+           "launched_threads", "run"]
