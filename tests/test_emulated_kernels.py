@@ -8,6 +8,8 @@ Skipped where there is no host C++ compiler."""
 
 from __future__ import annotations
 
+import re
+
 import numpy as np
 import pytest
 from hypothesis import HealthCheck, given, settings
@@ -109,6 +111,26 @@ def test_fused_residual_norms_and_argmax(d):
         outs += [*g.fused_residual_layer_norm(x, r, g.param(f"g{n}", [n], d), g.param(f"b{n}", [n], d)),
                  *g.fused_residual_rms_norm(x, r, g.param(f"w{n}", [n], d)), g.argmax(x, axis=-1)]
     emulated(g.build(outs))
+
+
+@pytest.mark.parametrize("d", ["f32", "f16", "bf16"])
+def test_short_middle_axes_in_few_slices(d):
+    """softmax, log_softmax and argmax over middle axes of 33-64 elements,
+    lowered for 4 multiprocessors so that 8192 rows fill them: the columns
+    form's slices only as many as that takes (rows.COLUMN_FORM_SHORT_AXIS;
+    one here, 20-64 elements a thread held in registers, 8 before session 55),
+    16-bit argmax's packed vectors in 8 slices (ARGMAX_PACKED_SHORT_AXIS);
+    an inner axis 8 does not divide takes the element-wide form."""
+    g = rlxc.GraphBuilder()
+    x, y, z = g.input("x", [64, 40, 128], d), g.input("y", [64, 33, 128], d), g.input("z", [60, 64, 138], d)
+    outs = [g.softmax(x, axis=1), g.log_softmax(y, axis=1), g.softmax(z, axis=1),
+            g.argmax(x, axis=1), g.argmax(y, axis=1), g.argmax(z, axis=1)]
+    module = g.build(outs)
+    lowered = rlxc.run_pipeline(module.clone(), "rlx-cuda{arch=sm_90 sm_count=4 gemm=kernel}")
+    srcs = emulated(module, lowered=lowered)
+    slices = [int(re.search(r"x (\d+) slices", line).group(1)) for src in srcs for line in src.splitlines()
+              if line.startswith("// row form: columns")]
+    assert len(slices) == 3 and max(slices) <= 2, slices
 
 
 @pytest.mark.parametrize("d", ["f32", "f16", "bf16"])

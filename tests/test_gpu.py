@@ -1007,6 +1007,20 @@ def test_softmax_over_middle_axes_on_gpu(dtype, columns, vectors, loads, monkeyp
 
 
 @pytest.mark.parametrize("dtype", ["f32", "f16", "bf16"])
+def test_short_middle_axes_in_few_slices_on_gpu(dtype):
+    """softmax, log_softmax and argmax over middle axes of 33-64 elements
+    with rows enough to fill the GPU in one or two slices a row
+    (rows.COLUMN_FORM_SHORT_AXIS: 281600 rows of 40, 140800 of 33, 138000 of
+    64 over an inner axis 8 does not divide), against the interpreter in
+    stream and graph mode."""
+    g = rlxc.GraphBuilder()
+    x, y = g.input("x", [2200, 40, 128], dtype), g.input("y", [1100, 33, 128], dtype)
+    z = g.input("z", [1000, 64, 138], dtype)
+    check(g.build([g.softmax(x, axis=1), g.log_softmax(y, axis=1), g.softmax(z, axis=1),
+                   g.argmax(x, axis=1), g.argmax(y, axis=1), g.argmax(z, axis=1)]))
+
+
+@pytest.mark.parametrize("dtype", ["f32", "f16", "bf16"])
 @pytest.mark.parametrize("merged,paired", [(True, False), (False, False), (True, True)])
 def test_softmax_over_middle_axes_held_in_registers_on_gpu(dtype, merged, paired, monkeypatch):
     """The columns form with each thread's slice of the axis in registers

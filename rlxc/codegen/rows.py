@@ -2005,12 +2005,13 @@ def _argmax_column_vectors(x: SSAValue, y: SSAValue, rows: Rows, sm_count: int) 
             or rows.inner <= 0 or rows.inner % w:
         return None
     groups = rows.rows // w
-    slices = _vector_slices(rows, groups, sm_count)
+    short = ARGMAX_PACKED_SHORT_AXIS if packed else None
+    slices = _vector_slices(rows, groups, sm_count, short)
     split, chunk = 1, rows.cols
     if not slices and (packed or ty == "f32" and rows.cols >= ARGMAX_COLUMN_SPLIT_F32_AXIS) and rows.cols < 2**31 \
             and ARGMAX_COLUMN_SPLIT_BELOW:
         # too few blocks: split the axis over grid.y
-        slices = _slice_count(rows.cols, groups, sm_count)
+        slices = _slice_count(rows.cols, groups, sm_count, short)
         blocks = -(-groups // (COLUMN_FORM_THREADS // slices))
         split = split_count(blocks, rows.cols, slices, sm_count, ARGMAX_COLUMN_SPLIT_BELOW, ARGMAX_COLUMN_SPLIT_MIN_ITEMS)
         if split <= 1:
@@ -2716,9 +2717,22 @@ COLUMN_VECTOR_LOADS = 4
 #: [n, 21, 128] (µs at 64 / 512 MiB): f32 105.8 -> 88.6 / 804 -> 667, f16
 #: 194 -> 157 / 1512 -> 1206 with one slice; on axes of 128 the same rule
 #: lost at 512 MiB (f32 532 -> 849: 2 slices of 64 elements), of 1000 it
-#: changed nothing (it keeps 8).
+#: changed nothing (it keeps 8). Axes of 33-64 too since session 55 (H200,
+#: `variant.py COLUMN_FORM_SHORT_AXIS=32,64,128 -- --ops softmax_mid,argmax_mid
+#: --dtypes f32,f16,bf16 --rows 33,40,48,64,128 --sizes 64,512 --compile-sizes
+#: none`, inner 128; table `variant-COLUMN_FORM_SHORT_AXIS-…-session55`): they
+#: took 8 slices of 5-8 elements, now 1-2 of up to 64 (held in registers),
+#: µs at 64 / 512 MiB: softmax f16 of 40 74.1 -> 38.8 / 564.6 -> 278.1 (48% ->
+#: 85% of copy), of 64 54.8 -> 39.2 / 403.2 -> 282.2, bf16 the same, f32 of 33
+#: 50.9 -> 37.1 / 377.3 -> 267.8, of 64 -1.9% / 0%; argmax f32 of 40 36.6 ->
+#: 23.6 / 238.5 -> 149.7 (it had been 0.92x eager's 33.3 in the session's sweep
+#: of unseen lengths), of 64 -2.3% / +18%. 16-bit argmax (the packed vector
+#: form) lost 9-15% at 512 MiB over 33-64 (64 MiB the same): it keeps 32
+#: (ARGMAX_PACKED_SHORT_AXIS). 128 moved axes of 128: softmax f16/bf16 +5%,
+#: 16-bit argmax -25% at 512 MiB.
 COLUMN_FORM_THREADS_PER_SM = 2048
-COLUMN_FORM_SHORT_AXIS = 32
+COLUMN_FORM_SHORT_AXIS = 64
+ARGMAX_PACKED_SHORT_AXIS = 32
 #: ... its statistics' read issuing COLUMN_FORM_LOADS loads before folding
 #: them in where a row has several slices of at most COLUMN_FORM_BATCH_SHARE
 #: elements (as argmax's columns form: ARGMAX_COLUMN_LOADS); 1: a load and
@@ -3041,10 +3055,11 @@ def _fill_slices(y: int, threads: int, cols: int, sm_count: int, run_bytes: int 
     return y
 
 
-def _vector_slices(rows: Rows, groups: int, sm_count: int) -> int:
+def _vector_slices(rows: Rows, groups: int, sm_count: int, short_axis: int | None = None) -> int:
     """Y of the 16-byte columns forms (COLUMN_VECTORS) where `groups`
-    threads (times Y) take the rows, or 0 where their blocks are too few."""
-    y = _slice_count(rows.cols, groups, sm_count)
+    threads (times Y) take the rows, or 0 where their blocks are too few
+    (`short_axis`: `_slice_count`'s)."""
+    y = _slice_count(rows.cols, groups, sm_count, short_axis)
     if -(-groups // (COLUMN_FORM_THREADS // y)) >= COLUMN_VECTOR_BLOCKS_PER_SM * sm_count:
         return y
     if not COLUMN_VECTOR_FILLED_BLOCKS_PER_SM:
@@ -3053,11 +3068,13 @@ def _vector_slices(rows: Rows, groups: int, sm_count: int) -> int:
     return y if -(-groups // (COLUMN_FORM_THREADS // y)) >= COLUMN_VECTOR_FILLED_BLOCKS_PER_SM * sm_count else 0
 
 
-def _slice_count(cols: int, threads: int, sm_count: int) -> int:
+def _slice_count(cols: int, threads: int, sm_count: int, short_axis: int | None = None) -> int:
     """Y of the columns form over an axis of `cols` elements where `threads`
-    threads (times Y) take the rows."""
+    threads (times Y) take the rows; axes up to `short_axis` (None:
+    COLUMN_FORM_SHORT_AXIS) only as many as fill the multiprocessors."""
     most = min(COLUMN_FORM_SLICES, cols)
-    if COLUMN_FORM_THREADS_PER_SM and sm_count and cols <= COLUMN_FORM_SHORT_AXIS:
+    short = COLUMN_FORM_SHORT_AXIS if short_axis is None else short_axis
+    if COLUMN_FORM_THREADS_PER_SM and sm_count and cols <= short:
         most = min(most, -(-sm_count * COLUMN_FORM_THREADS_PER_SM // threads))
     y = 1
     while y < most:
