@@ -2308,6 +2308,18 @@ CLUSTER_REGS = 64
 #: matched f16 once converted in pairs. Persistent blocks with rows copied
 #: one or two ahead were slower again (-5% to -40%: a block's statistics and
 #: barriers, not its reads, bound a row, and at most 2 blocks of 512 fit).
+#: Measured, not taken (session 55, a session-only `PARAM_PREFETCH`): the block
+#: and cluster forms' per-column params copied into shared memory at the
+#: kernel's start (`cp.async`, each thread its own 16-byte accesses of the
+#: output pass, no barrier; up to 40 KB a block), so that the output pass
+#: would not wait on L2 after the statistics. H200 (`variant.py
+#: PARAM_PREFETCH=False,True -- --ops layer_norm,rms_norm --dtypes f32,f16,bf16
+#: --rows 2049,4096,4097,8193,16385,20001,32768 --sizes 64,512`; table
+#: `variant-PARAM_PREFETCH-…-session55`): with `cp.async.cg` every case it
+#: reached slower, layer_norm f16 of 16385 49.8 -> 60.5 µs at 64 MiB, of 2049
+#: -40%, rms_norm f16 of 32768 -18%; with `.ca` (through L1) the 16-bit rows of
+#: 2049-8193 within noise, f32 of 4097 -14%, f16/bf16 of 16385-20001 (clusters
+#: of 2 × 160, 36 KB of copies a block, 6 blocks a multiprocessor) -19% to -22%.
 
 #: The grid form: past what a cluster holds (sm_90: rows over 8 blocks of
 #: 1024 threads, 262144 f32 elements), or without clusters past
