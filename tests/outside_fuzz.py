@@ -32,7 +32,7 @@ Per graph:
   * --emulate: the CUDA path without a GPU, values and all: the same passes,
     rlx-cuda with matmuls as generated kernels, every kernel run on the CPU
     (rlxc.runtime.emulator) and compared as on the GPU; a graph with a kernel
-    the emulator does not run (clusters, grid forms, tensor-core attention)
+    the emulator does not run (grid forms of more than 16 blocks, tensor-core attention)
     is counted as not emulated;
   * --lower-only: the CUDA path without a GPU: the same passes, then
     rlx-cuda{arch=sm_90 sm_count=132 gemm=cublaslt|kernel} and every kernel

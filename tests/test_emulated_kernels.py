@@ -89,6 +89,46 @@ def test_cluster_forms(d):
     assert any("__cluster_dims__" in s for s in srcs)
 
 
+@pytest.mark.parametrize("d", ["f32", "f16", "bf16"])
+def test_grid_forms(d, monkeypatch):
+    """The forms whose blocks wait for each other through global memory
+    (`rlx.co_resident`), lowered for 8 multiprocessors so that a row's or a
+    group's blocks are few and run at once: rows split over 2-3 blocks (the
+    grid form, taken before the cluster form here), a few long rows streamed
+    over 4 blocks each, a long middle axis over few rows spread over blocks
+    (16-bit: in 16-byte items); the blocks take tickets and meet through
+    counters every block of the launch shares."""
+    from rlxc.codegen import rows as R
+
+    monkeypatch.setattr(R, "GRID_FIRST", True)
+    g = rlxc.GraphBuilder()
+    x, w = g.input("x", [3, 40001], d), g.input("w", [3, 32768], d)
+    s, c = g.input("s", [2, 300001], d), g.input("c", [4, 3000, 64], d)
+    outs = [g.softmax(x), g.layer_norm(w, g.param("gm", [32768], d), g.param("bt", [32768], d)),
+            g.rms_norm(x, g.param("rw", [40001], d)), g.log_softmax(s), g.softmax(c, axis=1)]
+    module = g.build(outs)
+    lowered = rlxc.run_pipeline(module.clone(), "rlx-cuda{arch=sm_90 sm_count=8 gemm=kernel}")
+    resident = [k.attributes[rlx_cuda.CO_RESIDENT] for k in lowered.ops
+                if isinstance(k, rlx_cuda.KernelOp) and rlx_cuda.CO_RESIDENT in k.attributes]
+    assert len(resident) >= 4, resident
+    emulated(module, lowered=lowered, offset=0.5)
+
+
+def test_a_broken_grid_reduction_is_caught(monkeypatch):
+    """A grid-form kernel told its rows are of one block (each block's
+    statistics its own third of the row's) is out of tolerance."""
+    from rlxc.codegen import rows as R
+
+    monkeypatch.setattr(R, "GRID_FIRST", True)
+    g = rlxc.GraphBuilder()
+    module = g.build([g.softmax(g.input("x", [3, 40001]))])
+    lowered = rlxc.run_pipeline(module.clone(), "rlx-cuda{arch=sm_90 sm_count=8 gemm=kernel}")
+    kernel = next(op for op in lowered.ops if isinstance(op, rlx_cuda.KernelOp) and "rlx_grid_reduce<3>" in op.source.data)
+    kernel.properties["source"] = StringAttr(kernel.source.data.replace("rlx_grid_reduce<3>", "rlx_grid_reduce<1>"))
+    with pytest.raises(AssertionError):
+        emulated(module, lowered=lowered)
+
+
 def test_a_broken_cluster_reduction_is_caught():
     """A cluster kernel told its clusters are of one block (each block's
     statistics its own half of the row's) is out of tolerance."""
@@ -187,8 +227,9 @@ def test_a_broken_kernel_is_caught():
 
 def test_unsupported_kernels_are_named():
     """A module with a cuBLASLt gemm, or a kernel whose blocks wait for each
-    other (the grid form), is refused with the op or kernel named, not run
-    wrongly."""
+    other, more of them than run at once here (a row streamed over many
+    blocks of a GPU of 132 multiprocessors), is refused with the op or
+    kernel named, not run wrongly."""
     g = rlxc.GraphBuilder()
     module = g.build([g.matmul(g.input("a", [8, 16]), g.input("b", [16, 4]))])
     with pytest.raises(emulator.EmulationUnsupported, match="rlx_cuda.gemm"):

@@ -4,7 +4,9 @@ plain C++ for the header's inline PTX), compiled by the host's C++ compiler
 into a program that runs every CUDA thread of a block as an OS thread
 (barriers, warp shuffles and shared memory as on the GPU), the blocks of a
 launch one after another (the blocks of a cluster at once, each with its own
-shared memory, their statistics met through each other's slots), over host
+shared memory, their statistics met through each other's slots; so too the
+blocks a kernel needs resident together, `rlx.co_resident`: the grid forms,
+whose blocks meet through global counters), over host
 copies of the arena and the parameter buffer laid out as the runtime lays
 them out on the device.
 
@@ -15,7 +17,8 @@ source NVRTC compiles, the same launch geometry, the same arena offsets.
 
 What it does not run (`EmulationUnsupported`, naming the op or kernel):
 cuBLASLt gemms (`rlx_cuda.gemm`; lower with `gemm=kernel`), kernels whose
-blocks must be resident together (the grid forms: `rlx.co_resident`),
+blocks must be resident together by more than MAX_BLOCKS (the grid forms
+lowered for a GPU's multiprocessors: lower for a few, `sm_count=8`),
 tensor-core and cp.async PTX (the fused attention kernels' 16-bit forms). Where the source has an arch branch, it takes the one for
 no `__CUDA_ARCH__` (the pre-sm_80 forms of a few paired conversions, which
 round the same). `rlx_ex2f` and `rlx_erfcc_t` are exact here where the GPU's
@@ -45,7 +48,7 @@ from pathlib import Path
 
 import numpy as np
 from xdsl.dialects import func
-from xdsl.dialects.builtin import ModuleOp
+from xdsl.dialects.builtin import IntegerAttr, ModuleOp
 
 from rlxc.dialects import plan as P
 from rlxc.dialects import rlx_cuda
@@ -65,6 +68,9 @@ DYNAMIC_SMEM = 232448
 #: seconds (each is an OS thread here): the tests and the fuzz skip larger
 #: graphs (`launched_threads`)
 QUICK_MAX_THREADS = 200_000
+#: blocks that run at once at most: a cluster's, or those a kernel needs
+#: resident together (the prelude's RLX_EMU_MAX_BLOCKS)
+MAX_BLOCKS = 16
 _UNSUPPORTED_PTX = ("mma.sync", "ldmatrix", "cp.async", "mapa.u64", "barrier.cluster")
 
 
@@ -148,16 +154,25 @@ def check_supported(kernel: rlx_cuda.KernelOp) -> None:
     for what in _UNSUPPORTED_PTX:
         if what in src:
             raise EmulationUnsupported(f"kernel @{kernel.sym_name.data} ({entry}) uses PTX `{what}`")
-    if rlx_cuda.CO_RESIDENT in kernel.attributes:
-        raise EmulationUnsupported(f"kernel @{kernel.sym_name.data} ({entry}) needs its blocks resident together")
+    if (g := _co_resident(kernel)) > MAX_BLOCKS:
+        raise EmulationUnsupported(f"kernel @{kernel.sym_name.data} ({entry}) needs {g} blocks resident together "
+                                   f"(this runs {MAX_BLOCKS} at once at most: lower for fewer multiprocessors)")
+
+
+def _co_resident(kernel: rlx_cuda.KernelOp) -> int:
+    attr = kernel.attributes.get(rlx_cuda.CO_RESIDENT)
+    return attr.value.data if isinstance(attr, IntegerAttr) else 0
 
 
 def cluster_blocks(kernel: rlx_cuda.KernelOp) -> int:
-    """The blocks of the kernel's clusters (`__cluster_dims__(C, 1, 1)`), 1 without."""
+    """The blocks that run at once: the kernel's clusters' (`__cluster_dims__(C,
+    1, 1)`) or, where its blocks wait for each other (`rlx.co_resident`: G
+    blocks, consecutive in the grid or in the order they take tickets, meet
+    through global memory), G; 1 otherwise."""
     m = re.search(r"__cluster_dims__\(\s*(\d+)\s*,\s*1\s*,\s*1\s*\)", kernel.source.data)
     if m is None and "__cluster_dims__" in kernel.source.data:
         raise EmulationUnsupported(f"kernel @{kernel.sym_name.data}: clusters other than C x 1 x 1")
-    return int(m.group(1)) if m else 1
+    return int(m.group(1)) if m else max(1, _co_resident(kernel))
 
 
 def launched_threads(module: ModuleOp) -> int:
@@ -176,12 +191,21 @@ def _kernel_text(kernel: rlx_cuda.KernelOp, i: int, c: int) -> str:
     function-local statics)."""
     check_supported(kernel)
     if c > 1:
-        return "".join(_kernel_text_once(kernel, f"{i}_r{r}") for r in range(c))
+        return "".join(_kernel_text_once(kernel, f"{i}_r{r}", f"rlx_emu_k{i}_r0" if r else "") for r in range(c))
     return _kernel_text_once(kernel, str(i))
 
 
-def _kernel_text_once(kernel: rlx_cuda.KernelOp, i: str) -> str:
+#: a `__device__` variable at file scope (the grid forms' tickets, arrival
+#: counters and parts): its name
+_DEVICE_VAR = re.compile(r"^__device__\s+[^;(]*?\b(\w+)\s*(?:\[[^\]]*\])?\s*(?:=\s*[^;]*)?;", re.M)
+
+
+def _kernel_text_once(kernel: rlx_cuda.KernelOp, i: str, shared_with: str = "") -> str:
+    """`shared_with`: the namespace of the copy whose `__device__` variables
+    this one's stand for (they are the module's, one for all blocks)."""
     src, entry = kernel.source.data, kernel.entry.data
+    if shared_with:
+        src = _DEVICE_VAR.sub(lambda m: f"static auto& {m.group(1)} = {shared_with}::{m.group(1)};", src)
     # C++ linkage: the entry is its namespace's (a cluster kernel's copies share its name)
     body = src.replace('#include "rlx_kernels.cuh"', "").replace('"+h"(', '"+r"(').replace('extern "C" ', "")
     body = re.sub(r"extern\s+__shared__\s+([^;\[]*?)(\w+)\s*\[\s*\]\s*;",
@@ -275,7 +299,7 @@ def _program_text(kernels: list[rlx_cuda.KernelOp]) -> str:
 
     def calls(i: int, c: int) -> str:
         return "{" + ", ".join(f"rlx_emu_k{i}_r{r}::call" if c > 1 else f"rlx_emu_k{i}::call" for r in range(c)) + "}"
-    table = ("static void (*rlx_emu_kernels[][8])() = {" + ", ".join(calls(i, c) for i, c in enumerate(clusters)) + "};\n"
+    table = (f"static void (*rlx_emu_kernels[][{MAX_BLOCKS}])() = {{" + ", ".join(calls(i, c) for i, c in enumerate(clusters)) + "};\n"
              + "static const int rlx_emu_clusters[] = {" + ", ".join(map(str, clusters)) + "};")
     kernel_texts = "".join(_kernel_text(k, i, c) for i, (k, c) in enumerate(zip(kernels, clusters)))
     return "\n".join(head) + "\n" + kernel_texts + table + "\n" + _MAIN

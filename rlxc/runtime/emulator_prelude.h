@@ -81,6 +81,9 @@ inline int __ffs(unsigned int x) { return __builtin_ffs((int)x); }
 inline float rlx_emu_f16_to_float(unsigned short h) { _Float16 x; std::memcpy(&x, &h, 2); return (float)x; }
 inline unsigned short rlx_emu_float_to_f16(float f) { _Float16 x = (_Float16)f; unsigned short h; std::memcpy(&h, &x, 2); return h; }
 
+// blocks that run at once at most (emulator.MAX_BLOCKS)
+#define RLX_EMU_MAX_BLOCKS 16
+
 // -- barriers
 // __syncthreads over the block's threads that have not returned (a thread
 // that leaves the kernel no longer counts, as on the GPU): a std::barrier
@@ -93,10 +96,10 @@ struct RlxEmuBlockBarrier {
   void sync() { bar->arrive_and_wait(); }
   void leave() { bar->arrive_and_drop(); }
 };
-RlxEmuBlockBarrier rlx_emu_blocks[8], rlx_emu_cluster;
+RlxEmuBlockBarrier rlx_emu_blocks[RLX_EMU_MAX_BLOCKS], rlx_emu_cluster;
 thread_local unsigned int rlx_emu_rank = 0;
 thread_local std::barrier<>::arrival_token* rlx_emu_token = nullptr;
-void* rlx_emu_slot_table[8];
+void* rlx_emu_slot_table[RLX_EMU_MAX_BLOCKS];
 inline void __syncthreads() { rlx_emu_blocks[rlx_emu_rank].sync(); }
 inline void rlx_emu_cluster_arrive() { rlx_emu_token = new std::barrier<>::arrival_token(rlx_emu_cluster.bar->arrive()); }
 inline void rlx_emu_cluster_wait() {
@@ -113,7 +116,7 @@ template <class T> inline T* const* rlx_emu_cluster_slots(T* slots) {
   return reinterpret_cast<T* const*>(rlx_emu_slot_table);
 }
 inline int __syncthreads_or(int p) {
-  static std::atomic<int> any[8];
+  static std::atomic<int> any[RLX_EMU_MAX_BLOCKS];
   __syncthreads();
   if (threadIdx.x == 0 && threadIdx.y == 0 && threadIdx.z == 0) any[rlx_emu_rank] = 0;
   __syncthreads();
@@ -130,7 +133,7 @@ inline void __nanosleep(unsigned int) { std::this_thread::yield(); }
 inline int rlx_emu_tid() { return (int)(threadIdx.x + blockDim.x * (threadIdx.y + blockDim.y * threadIdx.z)); }
 std::mutex rlx_emu_warp_mutex;
 std::map<std::pair<int, unsigned int>, std::barrier<>*> rlx_emu_warp_barriers;
-alignas(16) unsigned char rlx_emu_lanes[8 * 1024][16];
+alignas(16) unsigned char rlx_emu_lanes[RLX_EMU_MAX_BLOCKS * 1024][16];
 inline std::barrier<>* rlx_emu_warp_barrier(int warp, unsigned int mask) {
   std::lock_guard<std::mutex> l(rlx_emu_warp_mutex);
   auto key = std::make_pair(warp, mask);
