@@ -33,7 +33,8 @@ Per graph:
     rlx-cuda with matmuls as generated kernels, every kernel run on the CPU
     (rlxc.runtime.emulator) and compared as on the GPU; a graph with a kernel
     the emulator does not run (grid forms of more than 16 blocks, tensor-core attention)
-    is counted as not emulated;
+    is counted as not emulated; `--sm-count 8` lowers for 8 multiprocessors,
+    so that the forms whose blocks wait for each other are emulated too;
   * --lower-only: the CUDA path without a GPU: the same passes, then
     rlx-cuda{arch=sm_90 sm_count=132 gemm=cublaslt|kernel} and every kernel
     compiled with NVRTC (any error is a FAILURE).
@@ -1275,14 +1276,22 @@ def _alarm(signum, frame):
     raise Timeout("graph took too long")
 
 
+#: the multiprocessors --lower-only and --emulate lower for (--sm-count): an
+#: H100/H200's 132 by default; a few (8) bring the forms whose blocks wait
+#: for each other (grid, stream and columns forms over blocks) within what
+#: the emulator runs at once
+SM_COUNT = 132
+
+
 def cuda_lowered(module, params, gemm):
-    """(the module lowered as rlxc.compile lowers it for sm_90, its folded
-    params): the weight passes, fold_params, the cuda pipeline."""
+    """(the module lowered as rlxc.compile lowers it for sm_90 with SM_COUNT
+    multiprocessors, its folded params): the weight passes, fold_params,
+    the cuda pipeline."""
     from rlxc.driver import WEIGHT_PASSES, cuda_pipeline
     from rlxc.passes.fold_params import fold_params
 
     m, p = fold_params(rlxc.run_pipeline(module.clone(), WEIGHT_PASSES), params)
-    return rlxc.run_pipeline(m, cuda_pipeline("sm_90", 132, gemm)), p
+    return rlxc.run_pipeline(m, cuda_pipeline("sm_90", SM_COUNT, gemm)), p
 
 
 def lower_and_nvrtc(module, params, gemm):
@@ -1312,6 +1321,8 @@ def emulated(module, inputs, params):
         return emulator.run(lowered, inputs, p, headers=HEADERS)
     except emulator.EmulationUnsupported as e:
         raise NotEmulated(str(e)) from None
+    except emulator.EmulationTimeout as e:  # slow or hung: counted as --graph-timeout counts it
+        raise Timeout(str(e)) from None
 
 
 def planned_numpy(module, inputs, params):
@@ -1484,6 +1495,8 @@ def main(argv=None):
     g.add_argument("--numpy-only", action="store_true", help="no GPU: numpy backend + the planned module interpreted")
     g.add_argument("--lower-only", action="store_true", help="no GPU: lower with rlx-cuda and NVRTC-compile every kernel")
     g.add_argument("--emulate", action="store_true", help="no GPU: lower with rlx-cuda, run every kernel on the CPU")
+    ap.add_argument("--sm-count", type=int, default=SM_COUNT,
+                    help="--lower-only/--emulate: the multiprocessors to lower for (8: the grid forms emulated)")
     ap.add_argument("--also-graph", action="store_true", help="cuda: also run mode=graph, equal to stream bit for bit")
     ap.add_argument("--no-shrink", action="store_true")
     ap.add_argument("--param-rate", type=float, default=0.25,
@@ -1495,6 +1508,7 @@ def main(argv=None):
 
     global PARAM_RATE
     PARAM_RATE = a.param_rate
+    globals()["SM_COUNT"] = a.sm_count  # (read as the argument's default above)
     mode = "lower" if a.lower_only else ("numpy" if a.numpy_only else ("emulate" if a.emulate else "cuda"))
     if mode == "cuda" and not rlxc.cuda.is_available():
         print("no GPU/driver: rlxc.cuda.is_available() is False; use --numpy-only or --lower-only", file=sys.stderr)

@@ -83,6 +83,12 @@ class EmulationError(Exception):
     program's message, the sanitizer's report, or a hang)."""
 
 
+class EmulationTimeout(EmulationError):
+    """The launches did not finish in TIMEOUT_S: threads waiting at a barrier
+    or shuffle others never reach, or a kernel too slow as OS threads (many
+    barriers a thread: a block looping over thousands of rows)."""
+
+
 def compiler() -> str | None:
     """The host C++ compiler the emulator uses (CXX, else g++ or clang++),
     None where there is none."""
@@ -443,12 +449,12 @@ def _execute(exe: Path, paths: list[Path], what: list[str]) -> None:
         r = subprocess.run([str(exe), *map(str, paths)], capture_output=True, text=True, timeout=TIMEOUT_S, env=_env())
     except subprocess.TimeoutExpired as e:
         done = (e.stdout or b"").count(b"done") if isinstance(e.stdout, bytes) else (e.stdout or "").count("done")
-        raise EmulationError(f"{what[min(done, len(what) - 1)]} did not finish in {TIMEOUT_S} s (threads waiting at "
-                             "a barrier or shuffle that others never reach?)") from None
+        raise EmulationTimeout(f"{what[min(done, len(what) - 1)]} did not finish in {TIMEOUT_S} s (threads waiting "
+                               "at a barrier or shuffle that others never reach, or too slow here?)") from None
     done = r.stdout.count("done")
     if r.returncode or "Sanitizer" in r.stderr:
         raise EmulationError(f"{what[min(done, len(what) - 1)]} failed (exit {r.returncode}):\n{r.stderr[-6000:]}")
 
 
-__all__ = ["QUICK_MAX_THREADS", "EmulationError", "EmulationUnsupported", "available", "check_supported", "compiler",
-           "launched_threads", "run"]
+__all__ = ["QUICK_MAX_THREADS", "EmulationError", "EmulationTimeout", "EmulationUnsupported", "available",
+           "check_supported", "compiler", "launched_threads", "run"]
