@@ -3,6 +3,10 @@
     model = rlxc.load("bert.onnx")                  # or a graph-level .mlir
     outs = model(input_ids=ids, attention_mask=mask)  # numpy or device arrays
 
+An initializer the ONNX graph also lists among its inputs is a default a
+call may override (as in ONNX Runtime): fed, it is an input of that call's
+signature; not fed, it is compiled in as a weight.
+
 `.onnx` files are read once. Each new input-shape signature imports the
 in-memory model with those shapes bound (rlx shapes are static, so shape
 plumbing folds per signature) and compiles it; later calls with a signature
@@ -71,7 +75,7 @@ class Model:
             inits = {t.name for t in self._onnx.graph.initializer}
             self.input_names = [i.name for i in self._onnx.graph.input if i.name not in inits]
             # initializers the graph also lists as inputs (ONNX's overridable defaults; older
-            # exporters list every weight so): rlxc folds them in, so they are no run-time input
+            # exporters list every weight so): compiled in as weights unless a call feeds them
             self._listed_initializers = {i.name for i in self._onnx.graph.input if i.name in inits}
         else:
             self._onnx = None
@@ -81,24 +85,45 @@ class Model:
                 self._params = beside
             self.input_names = [n for n, _ in signature(self._module).inputs]
 
-    def module_for(self, shapes: Mapping[str, Sequence[int]]):
-        """(module, params) for one input-shape signature."""
+    def module_for(self, shapes: Mapping[str, Sequence[int]], fed: Sequence[str] = ()):
+        """(module, params) for one input-shape signature; `fed`: initializers
+        the graph lists among its inputs that this signature takes as inputs
+        (overriding their defaults), not as weights."""
         if self._onnx is None:
             return self._module, self._params
         from rlxc.frontends.onnx import from_onnx
 
         self.imports += 1
-        module, params = from_onnx(self._onnx, {**self._default_shapes, **shapes})
-        return module, (self._params if self._params is not None else params)
+        model = self._onnx
+        if fed:
+            import onnx
 
-    def executable(self, shapes: Mapping[str, Sequence[int]]):
-        """The compiled executable for a signature, compiling it the first time."""
+            model = onnx.ModelProto()
+            model.CopyFrom(self._onnx)
+            kept = [t for t in model.graph.initializer if t.name not in fed]
+            del model.graph.initializer[:]
+            model.graph.initializer.extend(kept)
+        try:
+            module, params = from_onnx(model, {**self._default_shapes, **shapes})
+        except Exception as e:
+            if fed:
+                e.add_note(f"this call feeds the initializer(s) {', '.join(fed)}: inputs here, not constants "
+                           "(fed, an initializer that shape arithmetic reads cannot fold)")
+            raise
+        if self._params is not None:
+            params = {k: v for k, v in self._params.items() if k not in fed}
+        return module, params
+
+    def executable(self, shapes: Mapping[str, Sequence[int]], fed: Sequence[str] = ()):
+        """The compiled executable for a signature (the inputs' shapes, the
+        initializers fed among them: `module_for`), compiling it the first
+        time."""
         key = tuple(sorted((n, tuple(s)) for n, s in shapes.items()))
         exe = self._executables.get(key)
         if exe is None:
             from rlxc.driver import compile
 
-            module, params = self.module_for(shapes)
+            module, params = self.module_for(shapes, fed)
             exe = compile(module, self.target, params=params, **self.compile_options)
             self._executables[key] = exe
         return exe
@@ -110,25 +135,22 @@ class Model:
                 f"not a {type(inputs).__name__}; the inputs are: " + ", ".join(self.input_names)
             )
         given = {**(inputs or {}), **named}
-        unknown = sorted(set(given) - set(self.input_names))
-        if defaults := [n for n in unknown if n in self._listed_initializers]:
-            raise InputError(
-                f"{self.path.name}: {', '.join(repr(n) for n in defaults)} "
-                f"{'is an initializer' if len(defaults) == 1 else 'are initializers'} of the model, which its graph "
-                "also lists among its inputs (a default ONNX Runtime lets a caller override); rlxc compiles "
-                "initializers into the model as weights, so they are not taken at run time. The inputs are: "
-                + ", ".join(self.input_names)
-            )
+        # initializers the graph lists among its inputs, fed: they override their defaults (as in
+        # ONNX Runtime), so this call's signature takes them as inputs rather than weights
+        fed = sorted(n for n in given if n in self._listed_initializers)
+        unknown = sorted(set(given) - set(self.input_names) - set(fed))
         if unknown:
+            overridable = f"; initializers a call may override: {', '.join(sorted(self._listed_initializers))}" \
+                if self._listed_initializers else ""
             raise InputError(
                 f"{self.path.name}: unknown input(s) {', '.join(unknown)}; the inputs are: "
-                + ", ".join(self.input_names)
+                + ", ".join(self.input_names) + overridable
             )
         missing = [n for n in self.input_names if n not in given]
         if missing:
             raise InputError(f"{self.path.name}: missing input(s) {', '.join(missing)}")
-        shapes = {n: _shape_of(given[n]) for n in self.input_names}
-        return self.executable(shapes).run(given)
+        shapes = {n: _shape_of(given[n]) for n in [*self.input_names, *fed]}
+        return self.executable(shapes, fed).run(given)
 
     @property
     def signatures(self) -> list[tuple]:

@@ -133,30 +133,71 @@ def test_load_compiles_once_per_shape_signature(tmp_path):
         m(y=np.zeros((1, 16), np.float32))
 
 
-def test_load_names_an_initializer_listed_as_an_input(tmp_path):
+def test_load_takes_an_initializer_listed_as_an_input_as_an_override(tmp_path):
     """An initializer the graph also lists among its inputs (as exporters
-    with keep_initializers_as_inputs write every weight) is compiled in as a
-    param: the model takes the other inputs, and feeding the initializer is
-    an error that says what it is, not a bare "unknown input"."""
-    w = numpy_helper.from_array(np.random.default_rng().standard_normal((16, 4)).astype(np.float32), "w")
+    with keep_initializers_as_inputs write every weight) is a default a call
+    may override, as in ONNX Runtime: not fed, it is compiled in as a param
+    (the model's inputs are the others); fed, that call's signature takes it
+    as an input; values against numpy (float64) and onnxruntime where
+    installed."""
+    rng = np.random.default_rng()
+    w0 = rng.standard_normal((16, 4)).astype(np.float32)
+    b0 = rng.standard_normal(4).astype(np.float32)
     g = helper.make_graph(
-        [helper.make_node("MatMul", ["x", "w"], ["y"])], "g",
+        [helper.make_node("MatMul", ["x", "w"], ["xw"]), helper.make_node("Add", ["xw", "b"], ["y"])], "g",
         [helper.make_tensor_value_info("x", TensorProto.FLOAT, [2, 16]),
-         helper.make_tensor_value_info("w", TensorProto.FLOAT, [16, 4])],
-        [helper.make_tensor_value_info("y", TensorProto.FLOAT, [2, 4])], [w],
+         helper.make_tensor_value_info("w", TensorProto.FLOAT, [16, 4]),
+         helper.make_tensor_value_info("b", TensorProto.FLOAT, [4])],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, [2, 4])],
+        [numpy_helper.from_array(w0, "w"), numpy_helper.from_array(b0, "b")],
     )  # fmt: skip
     model = helper.make_model(g, opset_imports=[helper.make_opsetid("", 18)])
     path = tmp_path / "w.onnx"
     onnx.save(model, str(path))
     m = rlxc.load(path, target="numpy")
     assert m.input_names == ["x"]
+    x = rng.standard_normal((2, 16)).astype(np.float32)
+    w1 = rng.standard_normal((16, 4)).astype(np.float32)
+    b1 = rng.standard_normal(4).astype(np.float32)
+
+    def want(w, b):
+        return x.astype(np.float64) @ w.astype(np.float64) + b
+
+    cases = [({}, want(w0, b0)), ({"w": w1}, want(w1, b0)), ({"w": w1, "b": b1}, want(w1, b1)), ({}, want(w0, b0))]
+    for fed, expected in cases:
+        (got,) = m(x=x, **fed)
+        np.testing.assert_allclose(got, expected, rtol=1e-5, atol=1e-5)
+        try:
+            import onnxruntime as ort
+        except ImportError:
+            continue
+        (ref,) = ort.InferenceSession(str(path), providers=["CPUExecutionProvider"]).run(None, {"x": x, **fed})
+        np.testing.assert_allclose(got, ref, rtol=1e-5, atol=1e-5)
+    assert m.imports == 3 and len(m.signatures) == 3  # the defaults' signature was reused
+    with pytest.raises(rlxc.InputError, match="unknown input.*initializers a call may override: b, w"):
+        m(x=x, z=x)  # a name the model does not have at all
+
+
+def test_an_overridden_initializer_that_shapes_read_is_named(tmp_path):
+    """Fed, an initializer is an input of that call's signature, so one that
+    shape arithmetic reads (a Reshape's shape) cannot fold: the import error
+    says that the call fed it; not fed, the model runs as before."""
+    w = numpy_helper.from_array(np.random.default_rng().standard_normal((16, 4)).astype(np.float32), "w")
+    g = helper.make_graph(
+        [helper.make_node("MatMul", ["x", "w"], ["xw"]), helper.make_node("Reshape", ["xw", "s"], ["y"])], "g",
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, [2, 16]),
+         helper.make_tensor_value_info("s", TensorProto.INT64, [2])],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, None)],
+        [w, numpy_helper.from_array(np.array([4, 2], np.int64), "s")],
+    )  # fmt: skip
+    path = tmp_path / "s.onnx"
+    onnx.save(helper.make_model(g, opset_imports=[helper.make_opsetid("", 18)]), str(path))
+    m = rlxc.load(path, target="numpy")
     x = np.random.default_rng().standard_normal((2, 16)).astype(np.float32)
-    (got,) = m(x=x)
-    np.testing.assert_allclose(got, x.astype(np.float64) @ numpy_helper.to_array(w).astype(np.float64), rtol=1e-5, atol=1e-5)
-    with pytest.raises(rlxc.InputError, match=r"'w' is an initializer of the model.*not taken at run time. The inputs are: x"):
-        m(x=x, w=np.zeros((16, 4), np.float32))
-    with pytest.raises(rlxc.InputError, match="unknown input"):  # a name the model does not have at all
-        m(x=x, z=x)
+    assert m(x=x)[0].shape == (4, 2)
+    with pytest.raises(ValueError, match="must be a constant at import") as e:
+        m(x=x, s=np.array([8, 1], np.int64))
+    assert any("feeds the initializer(s) s" in n for n in e.value.__notes__)
 
 
 def test_load_mlir_reads_params_beside_it(tmp_path):

@@ -415,7 +415,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         return args.func(args)
     except (CliError, InputError, ParseError, DiagnosticException, ValueError, OSError) as e:
-        print(f"rlxc {args.command}: error: {e}", file=sys.stderr)
+        notes = "".join(f"\n  {n}" for n in getattr(e, "__notes__", ()))
+        print(f"rlxc {args.command}: error: {e}{notes}", file=sys.stderr)
         return 1
 
 
