@@ -36,7 +36,7 @@ Per graph:
     is counted as not emulated; `--sm-count 8` lowers for 8 multiprocessors,
     so that the forms whose blocks wait for each other are emulated too;
   * --lower-only: the CUDA path without a GPU: the same passes, then
-    rlx-cuda{arch=sm_90 sm_count=132 gemm=cublaslt|kernel} and every kernel
+    rlx-cuda{arch=sm_90 sm_count=132 gemm=cublaslt|kernel} (--sm-count) and every kernel
     compiled with NVRTC (any error is a FAILURE).
 A failure prints the seed, index, ops, shapes/dtypes, the error, builder code
 of the graph (shrunk to the smallest failing output slice), and writes

@@ -69,7 +69,7 @@ DYNAMIC_SMEM = 232448
 #: graphs (`launched_threads`)
 QUICK_MAX_THREADS = 200_000
 #: blocks that run at once at most: a cluster's, or those a kernel needs
-#: resident together (the prelude's RLX_EMU_MAX_BLOCKS)
+#: resident together (the prelude's RLX_EMU_MAX_BLOCKS, which must equal it)
 MAX_BLOCKS = 16
 _UNSUPPORTED_PTX = ("mma.sync", "ldmatrix", "cp.async", "mapa.u64", "barrier.cluster")
 
@@ -178,6 +178,9 @@ def cluster_blocks(kernel: rlx_cuda.KernelOp) -> int:
     m = re.search(r"__cluster_dims__\(\s*(\d+)\s*,\s*1\s*,\s*1\s*\)", kernel.source.data)
     if m is None and "__cluster_dims__" in kernel.source.data:
         raise EmulationUnsupported(f"kernel @{kernel.sym_name.data}: clusters other than C x 1 x 1")
+    if m and int(m.group(1)) > MAX_BLOCKS:
+        raise EmulationUnsupported(f"kernel @{kernel.sym_name.data}: clusters of {m.group(1)} blocks "
+                                   f"(this runs {MAX_BLOCKS} at once at most)")
     return int(m.group(1)) if m else max(1, _co_resident(kernel))
 
 
@@ -294,6 +297,7 @@ def _program_text(kernels: list[rlx_cuda.KernelOp]) -> str:
     head = [
         '#include "rlx_emu_prelude.h"',
         '#include "rlx_kernels.cuh"',
+        f'static_assert(RLX_EMU_MAX_BLOCKS == {MAX_BLOCKS}, "emulator.MAX_BLOCKS and the prelude\'s disagree");',
         "static unsigned char* rlx_emu_buffers[2];",
         "static long long rlx_emu_args[256][2];",
         "static unsigned long long rlx_emu_arg(int i) {",

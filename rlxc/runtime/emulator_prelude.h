@@ -1,6 +1,8 @@
 // emulator_prelude.h: what a generated kernel needs of CUDA, in plain C++ for
 // a host compiler (rlxc.runtime.emulator). Each CUDA thread of a block is an
-// OS thread; the blocks of a launch run one after another. Included before
+// OS thread; the blocks of a launch run one after another, but for those that
+// must run at once (a cluster's, or a grid form's co-resident blocks), which
+// run together, each from a copy of the kernel of its own. Included before
 // rlx_kernels.cuh, with RLX_EMULATE defined.
 #pragma once
 #include <atomic>
@@ -25,7 +27,8 @@
 #define __cluster_dims__(...)
 #define __restrict__ __restrict
 #define __align__(n) __attribute__((aligned(n)))
-// one instance, shared by the threads of the block that runs (blocks run one at a time)
+// one instance per copy of the kernel, shared by the threads of the block that
+// runs it (blocks run one at a time, or together from copies of their own)
 #define __shared__ static
 
 struct dim3 { unsigned int x = 1, y = 1, z = 1; };
