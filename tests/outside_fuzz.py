@@ -1483,6 +1483,7 @@ def shrink(gen, mode, inputs, params, gemm, also_graph, failing_out, budget=12):
 
 
 def main(argv=None):
+    global PARAM_RATE, SM_COUNT
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--graphs", type=int, default=100)
@@ -1506,9 +1507,8 @@ def main(argv=None):
     ap.add_argument("-v", "--verbose", action="store_true")
     a = ap.parse_args(argv)
 
-    global PARAM_RATE
     PARAM_RATE = a.param_rate
-    globals()["SM_COUNT"] = a.sm_count  # (read as the argument's default above)
+    SM_COUNT = a.sm_count
     mode = "lower" if a.lower_only else ("numpy" if a.numpy_only else ("emulate" if a.emulate else "cuda"))
     if mode == "cuda" and not rlxc.cuda.is_available():
         print("no GPU/driver: rlxc.cuda.is_available() is False; use --numpy-only or --lower-only", file=sys.stderr)

@@ -170,7 +170,7 @@ def _co_resident(kernel: rlx_cuda.KernelOp) -> int:
     return attr.value.data if isinstance(attr, IntegerAttr) else 0
 
 
-def cluster_blocks(kernel: rlx_cuda.KernelOp) -> int:
+def blocks_at_once(kernel: rlx_cuda.KernelOp) -> int:
     """The blocks that run at once: the kernel's clusters' (`__cluster_dims__(C,
     1, 1)`) or, where its blocks wait for each other (`rlx.co_resident`: G
     blocks, consecutive in the grid or in the order they take tickets, meet
@@ -190,18 +190,22 @@ def launched_threads(module: ModuleOp) -> int:
                for op in module.walk() if isinstance(op, rlx_cuda.LaunchOp))
 
 
+def _namespace(i: int, rank: int, c: int) -> str:
+    """The namespace of kernel i's copy for block `rank` of the `c` that run
+    at once (one copy where c is 1)."""
+    return f"rlx_emu_k{i}_r{rank}" if c > 1 else f"rlx_emu_k{i}"
+
+
 def _kernel_text(kernel: rlx_cuda.KernelOp, i: int, c: int) -> str:
     """The kernel in a namespace of its own (its static helpers apart from
     other kernels', its entry of C++ linkage), its 16-bit register fences as 32-bit ones, dynamic
     shared memory a static array, and a function that calls its entry
-    with the arguments of the launch at hand; a kernel in clusters of C
-    blocks C times over (namespaces `..._r<rank>`), so that the blocks of a
-    cluster, which run at once, each have their own shared memory (its
-    function-local statics)."""
+    with the arguments of the launch at hand; a kernel whose C blocks run at
+    once (`blocks_at_once`) C times over, so that each of those blocks has
+    its own shared memory (its function-local statics), the copies sharing
+    the first's `__device__` variables."""
     check_supported(kernel)
-    if c > 1:
-        return "".join(_kernel_text_once(kernel, f"{i}_r{r}", f"rlx_emu_k{i}_r0" if r else "") for r in range(c))
-    return _kernel_text_once(kernel, str(i))
+    return "".join(_kernel_text_once(kernel, _namespace(i, r, c), _namespace(i, 0, c) if r else "") for r in range(c))
 
 
 #: a `__device__` variable at file scope (the grid forms' tickets, arrival
@@ -209,7 +213,7 @@ def _kernel_text(kernel: rlx_cuda.KernelOp, i: int, c: int) -> str:
 _DEVICE_VAR = re.compile(r"^__device__\s+[^;(]*?\b(\w+)\s*(?:\[[^\]]*\])?\s*(?:=\s*[^;]*)?;", re.M)
 
 
-def _kernel_text_once(kernel: rlx_cuda.KernelOp, i: str, shared_with: str = "") -> str:
+def _kernel_text_once(kernel: rlx_cuda.KernelOp, ns: str, shared_with: str = "") -> str:
     """`shared_with`: the namespace of the copy whose `__device__` variables
     this one's stand for (they are the module's, one for all blocks)."""
     src, entry = kernel.source.data, kernel.entry.data
@@ -222,7 +226,7 @@ def _kernel_text_once(kernel: rlx_cuda.KernelOp, i: str, shared_with: str = "") 
     args = ", ".join(f"({t})rlx_emu_arg({j})" for j, t in enumerate(_entry_params(src, entry)))
     undef = "".join(f"#undef {m}\n" for m in dict.fromkeys(re.findall(r"^\s*#\s*define\s+(\w+)", body, re.M)))
     # NVRTC compiles each kernel alone: its macros end with it here
-    return f"namespace rlx_emu_k{i} {{\n{body}\nstatic void call() {{ {entry}({args}); }}\n}}\n{undef}"
+    return f"namespace {ns} {{\n{body}\nstatic void call() {{ {entry}({args}); }}\n}}\n{undef}"
 
 
 _MAIN = """
@@ -250,10 +254,10 @@ int main(int argc, char** argv) {
                      &blockDim.x, &blockDim.y, &blockDim.z, &nargs) == 8) {
     for (int i = 0; i < nargs; ++i)
       if (std::fscanf(lf, "%lld %lld", &rlx_emu_args[i][0], &rlx_emu_args[i][1]) != 2) return 2;
-    // a cluster's C blocks at once (C = 1 without clusters), its threads rank by rank
-    const int per_block = (int)(blockDim.x * blockDim.y * blockDim.z), C = rlx_emu_clusters[k];
+    // C blocks at once (a cluster's, or those that must be resident together; else 1), its threads rank by rank
+    const int per_block = (int)(blockDim.x * blockDim.y * blockDim.z), C = rlx_emu_at_once[k];
     const int threads = C * per_block;
-    if (gridDim.x % C) { std::fprintf(stderr, "a grid of %u blocks in clusters of %d\\n", gridDim.x, C); return 2; }
+    if (gridDim.x % C) { std::fprintf(stderr, "a grid of %u blocks, %d at once\\n", gridDim.x, C); return 2; }
     std::barrier<> between(threads);
     std::vector<std::thread> pool;
     for (int t = 0; t < threads; ++t)
@@ -305,13 +309,13 @@ def _program_text(kernels: list[rlx_cuda.KernelOp]) -> str:
         "  return kind == 2 ? (unsigned long long)v : (unsigned long long)(rlx_emu_buffers[kind] + v);",
         "}",
     ]
-    clusters = [cluster_blocks(k) for k in kernels]
+    at_once = [blocks_at_once(k) for k in kernels]
 
     def calls(i: int, c: int) -> str:
-        return "{" + ", ".join(f"rlx_emu_k{i}_r{r}::call" if c > 1 else f"rlx_emu_k{i}::call" for r in range(c)) + "}"
-    table = (f"static void (*rlx_emu_kernels[][{MAX_BLOCKS}])() = {{" + ", ".join(calls(i, c) for i, c in enumerate(clusters)) + "};\n"
-             + "static const int rlx_emu_clusters[] = {" + ", ".join(map(str, clusters)) + "};")
-    kernel_texts = "".join(_kernel_text(k, i, c) for i, (k, c) in enumerate(zip(kernels, clusters)))
+        return "{" + ", ".join(f"{_namespace(i, r, c)}::call" for r in range(c)) + "}"
+    table = (f"static void (*rlx_emu_kernels[][{MAX_BLOCKS}])() = {{" + ", ".join(calls(i, c) for i, c in enumerate(at_once)) + "};\n"
+             + "static const int rlx_emu_at_once[] = {" + ", ".join(map(str, at_once)) + "};")
+    kernel_texts = "".join(_kernel_text(k, i, c) for i, (k, c) in enumerate(zip(kernels, at_once)))
     return "\n".join(head) + "\n" + kernel_texts + table + "\n" + _MAIN
 
 
