@@ -25,11 +25,10 @@ from test_gpu import assert_matches, check_inputs
 
 pytestmark = pytest.mark.skipif(not emulator.available(), reason="no host C++ compiler that builds the emulator (g++ 12+)")
 
-LOWER = "rlx-cuda{arch=sm_90 sm_count=132 gemm=kernel}"
-
-
-def lower(module):
-    return rlxc.run_pipeline(module.clone(), LOWER)
+def lower(module, sm_count: int = 132):
+    """`module` lowered for sm_90 with matmuls as generated kernels; a few
+    multiprocessors (`sm_count`) give the forms that fill them other shapes."""
+    return rlxc.run_pipeline(module.clone(), f"rlx-cuda{{arch=sm_90 sm_count={sm_count} gemm=kernel}}")
 
 
 def emulated(module, rng=None, params=None, tol_scale=1.0, offset=0.0, lowered=None, fix=None):
@@ -107,7 +106,7 @@ def test_grid_forms(d, monkeypatch):
     outs = [g.softmax(x), g.layer_norm(w, g.param("gm", [32768], d), g.param("bt", [32768], d)),
             g.rms_norm(x, g.param("rw", [40001], d)), g.log_softmax(s), g.softmax(c, axis=1)]
     module = g.build(outs)
-    lowered = rlxc.run_pipeline(module.clone(), "rlx-cuda{arch=sm_90 sm_count=8 gemm=kernel}")
+    lowered = lower(module, sm_count=8)
     resident = [k.attributes[rlx_cuda.CO_RESIDENT] for k in lowered.ops
                 if isinstance(k, rlx_cuda.KernelOp) and rlx_cuda.CO_RESIDENT in k.attributes]
     assert len(resident) >= 4, resident
@@ -122,7 +121,7 @@ def test_a_broken_grid_reduction_is_caught(monkeypatch):
     monkeypatch.setattr(R, "GRID_FIRST", True)
     g = rlxc.GraphBuilder()
     module = g.build([g.softmax(g.input("x", [3, 40001]))])
-    lowered = rlxc.run_pipeline(module.clone(), "rlx-cuda{arch=sm_90 sm_count=8 gemm=kernel}")
+    lowered = lower(module, sm_count=8)
     kernel = next(op for op in lowered.ops if isinstance(op, rlx_cuda.KernelOp) and "rlx_grid_reduce<3>" in op.source.data)
     kernel.properties["source"] = StringAttr(kernel.source.data.replace("rlx_grid_reduce<3>", "rlx_grid_reduce<1>"))
     with pytest.raises(AssertionError):
@@ -166,7 +165,7 @@ def test_short_middle_axes_in_few_slices(d):
     outs = [g.softmax(x, axis=1), g.log_softmax(y, axis=1), g.softmax(z, axis=1),
             g.argmax(x, axis=1), g.argmax(y, axis=1), g.argmax(z, axis=1)]
     module = g.build(outs)
-    lowered = rlxc.run_pipeline(module.clone(), "rlx-cuda{arch=sm_90 sm_count=4 gemm=kernel}")
+    lowered = lower(module, sm_count=4)
     srcs = emulated(module, lowered=lowered)
     slices = [int(re.search(r"x (\d+) slices", line).group(1)) for src in srcs for line in src.splitlines()
               if line.startswith("// row form: columns")]
