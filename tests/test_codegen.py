@@ -769,6 +769,7 @@ def test_columns_form_over_blocks_in_16_byte_items(arch, monkeypatch):
     # COLUMN_GRID_VECTOR_SHARED (off): 7 more items a thread in shared memory (8 would pass 48 KB), copied in
     # first, without registers; an axis of 8192 then over 18 blocks
     monkeypatch.setattr(R, "COLUMN_GRID_VECTOR_SHARED", 8)
+    monkeypatch.setattr(R, "COLUMN_GRID_VECTOR_SHUFFLE", False)  # (with the shuffles sm_80 spills 16 bytes: both off)
     g = rlxc.GraphBuilder()
     lowered = rlxc.run_pipeline(g.build([g.softmax(g.input("a", [4, 8192, 128], "bf16"), axis=1)]),
                                 f"rlx-cuda{{arch={arch} sm_count=132}}")
@@ -813,7 +814,7 @@ def test_columns_form_over_blocks_in_16_byte_items(arch, monkeypatch):
     assert gb == (50 * 11 + 528, 1, 1) and "if (at + 252 < 3000) { q[7] = __ldcs(" in b
     assert "512 blocks per 64 rows, 8 items per thread read for the statistics, read again 528 blocks later" in e
     assert ge == (2 * 512 + 528, 1, 1) and compile_all(lowered, arch) == 2
-    # COLUMN_GRID_VECTOR_SHUFFLE (off): each warp's 4 positions (TX = 8) folded by shuffles, then 8 warps' in
+    # COLUMN_GRID_VECTOR_SHUFFLE (on by default): each warp's 4 positions (TX = 8) folded by shuffles, then 8 warps' in
     # shared memory; TX = 7 (an inner axis of 1400) keeps the fold over all 36 positions
     monkeypatch.setattr(R, "COLUMN_GRID_VECTOR_SHUFFLE", True)
     lowered, ((a, _, _), (b, _, _)) = lagged(("softmax", [8, 32768, 128], "bf16"), ("log_softmax", [2, 3000, 1400], "f16"))
@@ -1102,7 +1103,7 @@ def test_argmax_peeled_rows(arch, monkeypatch):
     assert "split in" in named[0]  # 3 rows: split over grid.y
     loads = ", 2 loads in flight a lane"
     assert named[1] == "// argmax form: warp (8 rows per block), 4 elements per 16-byte access" + peeled.format(4) + loads
-    held = ", the best of 2 items held (their largest element by packed maxima, its index found after the scan)"
+    held = ", the best of 4 items held (their largest element by packed maxima, its index found after the scan)"  # (_16)
     assert named[2] == ("// argmax form: lane groups (2 lanes per row, 128 rows per block), 8 elements per 16-byte access"
                         + peeled.format(8) + held)  # rows.ARGMAX_HELD_DTYPES
     assert "one element per access" in named[3] and "peeled" not in named[3]  # 27 < 4 vectors of 8

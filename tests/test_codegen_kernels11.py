@@ -545,8 +545,13 @@ def test_block_form_threads_by_row_length():
     rows of 2049: 256) and past 8192 elements 32 elements a thread, up to
     rows of BLOCK_ROW_MAX = 16384 (512 threads), and f32 layer_norm rows up
     to BLOCK_LAYER_NORM_F32_ROW_MAX = 32768 (1024 threads); longer rows
-    take the cluster form (test_block_form_reach_by_op_and_dtype). Every
-    kernel fits 64 registers and spills 8 bytes at most."""
+    take the cluster form (test_block_form_reach_by_op_and_dtype); blocks
+    of 320-384 and 544 threads bounded to BLOCK_WIDE_REGS registers (as many
+    more blocks a multiprocessor). Every kernel fits 64 registers and spills
+    8 bytes at most."""
+    from rlxc.codegen import rows as R
+
+    assert R.BLOCK_WIDE_REGS == 56
     cases = [(1536, "f16", 96), (2049, "bf16", 160), (2049, "f32", 256), (8192, "f32", 256), (10001, "f16", 320),
              (12000, "bf16", 384), (16384, "f32", 512), (16385, "f32", 544), (32768, "f32", 1024),
              (32769, "f32", 0)]
@@ -562,7 +567,9 @@ def test_block_form_threads_by_row_length():
         form = src.splitlines()[2]
         if threads:
             assert f"row form: block ({threads} threads per row" in form, (n, d, form)
-            assert f"__launch_bounds__({threads})" in src
+            bound = 65536 // (R.BLOCK_WIDE_REGS * threads) if threads > R.BLOCK_THREADS else 0  # rows.BLOCK_WIDE_REGS
+            bounds = f"{threads}, {bound}" if bound > 65536 // (64 * threads) else f"{threads}"
+            assert f"__launch_bounds__({bounds})" in src, (n, d, bounds)
         else:
             assert "row form: cluster" in form, (n, d, form)
         res = nvrtc.resources(src, "sm_90", headers=HEADERS)
@@ -968,7 +975,8 @@ def test_argmax_held_best_form_compiles(d, monkeypatch):
     monkeypatch.setattr(R, "ARGMAX_HELD_DTYPES", ())
     assert "held" not in src(70001)
     monkeypatch.setattr(R, "ARGMAX_HELD_DTYPES", (d,))
-    for n, r, loads in ((64, 4096, 2), (1024, 64, 2), (70001, 64, 4), (300000, 4, 4)):
+    warp = 2 if d == "f32" else 4  # rows.ARGMAX_HELD_WARP_LOADS, _16
+    for n, r, loads in ((64, 4096, warp), (1024, 64, warp), (70001, 64, 4), (300000, 4, 4)):
         s = src(n, r)
         assert f"the best of {loads} items held" in s, s.splitlines()[8]
         assert (f"rlx_max2_{d}(raw[0].x, raw[0].y)" if d != "f32" else

@@ -172,6 +172,43 @@ def test_short_middle_axes_in_few_slices(d):
     assert len(slices) == 3 and max(slices) <= 2, slices
 
 
+@pytest.mark.parametrize("spread", [True, False])
+@pytest.mark.parametrize("d", ["f32", "f16", "bf16"])
+def test_argmax_columns_forms_meet_their_slices(d, spread, monkeypatch):
+    """argmax over middle axes in the vector columns forms (16-bit: packed
+    pairs), lowered for 4 multiprocessors: a block's slices met by every
+    thread an output each (rows.ARGMAX_COLUMN_FOLD_SPREAD; not f32's
+    unsplit form) or by threads y == 0 all of them, unsplit ([16, 200, 64])
+    and split over grid.y ([2, 3001, 64], f32 [2, 4099, 64]), against the interpreter
+    exactly: ties (few values: the first index wins within and across
+    slices and chunks), the first NaN, a column all -inf, -0.0 before +0.0."""
+    from rlxc.codegen import rows as R
+
+    monkeypatch.setattr(R, "ARGMAX_COLUMN_FOLD_SPREAD", spread)
+    shapes = [(16, 200, 64), (2, 4099 if d == "f32" else 3001, 64)]
+    g = rlxc.GraphBuilder()
+    module = g.build([g.argmax(g.input(f"x{i}", list(s), d), axis=1) for i, s in enumerate(shapes)])
+    lowered = lower(module, sm_count=4)
+    forms = [line for op in lowered.ops if isinstance(op, rlx_cuda.KernelOp)
+             for line in op.source.data.splitlines() if line.startswith("// argmax form: columns")]
+    assert len(forms) == 2 and "split" in forms[1] and "split" not in forms[0], forms
+    assert all("x 1 slices" not in f for f in forms), forms
+
+    def ties_and_nans(inputs, rng):
+        for i, s in enumerate(shapes):
+            v = rng.integers(-3, 4, size=s).astype(inputs[f"x{i}"].dtype)  # few values: many ties
+            n = s[1]
+            v[0, :, 0] = 2  # all equal: index 0
+            v[0, n - 1, 1] = 9  # the largest at the end
+            v[0, 5, 2] = v[0, n - 2, 2] = np.nan  # the first NaN wins
+            v[1, :, 3] = -np.inf  # all -inf: index 0
+            v[1, :, 4] = -1
+            v[1, n // 3, 4], v[1, n - 1, 4] = -0.0, 0.0  # equal zeros: the first
+            inputs[f"x{i}"] = v
+
+    emulated(module, lowered=lowered, fix=ties_and_nans)
+
+
 @pytest.mark.parametrize("d", ["f32", "f16", "bf16"])
 def test_elementwise_and_injective(d):
     """Fused elementwise regions with broadcasts (GELU, bias + GELU over odd

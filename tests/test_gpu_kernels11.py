@@ -583,6 +583,7 @@ def test_argmax_held_best_form(d, loads, warp_loads, monkeypatch):
     monkeypatch.setattr(R, "ARGMAX_HELD_DTYPES", ("f32", "f16", "bf16"))
     monkeypatch.setattr(R, "ARGMAX_HELD_LOADS", loads)
     monkeypatch.setattr(R, "ARGMAX_HELD_WARP_LOADS", warp_loads)
+    monkeypatch.setattr(R, "ARGMAX_HELD_WARP_LOADS_16", 2 * warp_loads)  # (16-bit: 4 by default)
     shapes = [(10, 64), (10, 1024), (10, 8192), (10, 30000), (10, 1001), (10, 70001), (10, 32776), (10, 300001)]
     check_argmax_exact(shapes, d, argmax_special_rows(shapes, d))
     rng = np.random.default_rng()
@@ -680,7 +681,8 @@ def test_argmax_over_middle_axes_ties_and_nan(d, columns, loads, monkeypatch):
 @pytest.mark.parametrize("d", ["f16", "bf16"])
 @pytest.mark.parametrize("max_slices", [0, 1, 2, 4])
 @pytest.mark.parametrize("loads", [8, 0])
-def test_argmax_over_middle_axes_packed_pairs(d, max_slices, loads, monkeypatch):
+@pytest.mark.parametrize("spread", [True, False])
+def test_argmax_over_middle_axes_packed_pairs(d, max_slices, loads, spread, monkeypatch):
     """rows.ARGMAX_COLUMN_PACKED: 16-bit argmax over a middle axis, 8
     neighbouring rows a thread compared two a word (set.gt/.nan.u32.f16x2)
     with 16-bit indices, against the interpreter exactly: many ties (the
@@ -697,6 +699,7 @@ def test_argmax_over_middle_axes_packed_pairs(d, max_slices, loads, monkeypatch)
     monkeypatch.setattr(R, "ARGMAX_COLUMN_PACKED", True)
     monkeypatch.setattr(R, "ARGMAX_PACKED_MAX_SLICES", max_slices)
     monkeypatch.setattr(R, "ARGMAX_PACKED_LOADS", loads)
+    monkeypatch.setattr(R, "ARGMAX_COLUMN_FOLD_SPREAD", spread)  # every thread folds an output, or y == 0 all
     monkeypatch.setattr(R, "COLUMN_VECTOR_BLOCKS_PER_SM", 0)  # the vector form however few its blocks
     # every shape takes the packed form (a last block part full at 4104 and 264)
     shapes = [(2, 21, 64, 64), (8, 1000, 512), (1, 3, 4104), (700, 3, 48), (48, 128, 128), (4, 4096, 256), (16, 500, 264),
@@ -726,7 +729,8 @@ def test_argmax_over_middle_axes_packed_pairs(d, max_slices, loads, monkeypatch)
 
 
 @pytest.mark.parametrize("d", ["f32", "f16", "bf16"])
-def test_argmax_over_long_middle_axes_split(d):
+@pytest.mark.parametrize("spread", [True, False])
+def test_argmax_over_long_middle_axes_split(d, spread, monkeypatch):
     """rows.ARGMAX_COLUMN_SPLIT_BELOW: few outputs over a long middle axis
     (1024 rows: 128 groups of 8 or 256 of 4; and fewer rows than the
     columns form takes, 128 and 8: ARGMAX_COLUMN_SPLIT_FEW_ROWS) take the
@@ -734,7 +738,12 @@ def test_argmax_over_long_middle_axes_split(d):
     folded by the tile's last block, against the interpreter exactly, twice
     (the arrival counters reset): ties across chunks (the first index wins),
     a NaN late and one early, the largest in the last chunk, all -inf, -0.0
-    before +0.0, an axis the chunks do not divide."""
+    before +0.0, an axis the chunks do not divide; a block's slices met by
+    every thread an output each and by threads y == 0 all of them
+    (rows.ARGMAX_COLUMN_FOLD_SPREAD)."""
+    from rlxc.codegen import rows as R
+
+    monkeypatch.setattr(R, "ARGMAX_COLUMN_FOLD_SPREAD", spread)
     shapes = [(8, 6001, 128), (16, 4099, 64), (2, 5001, 64), (1, 2050, 8)]
     g = rlxc.GraphBuilder()
     module = g.build([g.argmax(g.input(f"x{i}", list(s), d), axis=1) for i, s in enumerate(shapes)])

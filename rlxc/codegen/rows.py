@@ -1544,6 +1544,23 @@ ARGMAX_COLUMN_PACKED = True
 ARGMAX_COLUMN_SPLIT_BELOW = 3
 ARGMAX_COLUMN_SPLIT_MIN_ITEMS = 16
 ARGMAX_COLUMN_SPLIT_F32_AXIS = 2048
+#: The meeting of a block's slices in argmax's packed columns form and in
+#: the split vector forms: every thread folds one of its group's outputs
+#: over the slices (threadIdx.y: which), from shared memory laid out
+#: output-major, where threads y == 0 folded all of them (slices - 1 merges
+#: of each of the group's 8 outputs while the block's other warps waited at
+#: the barrier: ncu, f16 [85, 3072, 128] at 64 MiB, one wave of 559 blocks,
+#: 30% of the warps' cycles stalled at a barrier). False: y == 0 folds them
+#: all. H200 (session 56, `variant.py ARGMAX_COLUMN_FOLD_SPREAD=False,True
+#: -- --ops argmax_mid --dtypes f32,f16,bf16 --rows
+#: 21,128,640,1000,1536,3072,11008,32768 --sizes 64,512 --compile-sizes
+#: none`, inner 128): f16/bf16 +16% to +35% at 64 MiB (f16 [85, 3072, 128]
+#: 32.5 -> 24.0 µs, 50% -> 68% of copy; [409, 640, 128] 30.6 -> 23.2), at
+#: 512 MiB +12% to +19% over axes of 3072-32768, -0.4% to +4% elsewhere; f32
+#: split (axes of 3072-32768) +2% to +12%; f32 unsplit +18.5% over axes of
+#: 128 but -15% / -19% over 640 / 1000 at 512 MiB (33 registers where 32
+#: left 8 blocks a multiprocessor), so f32's unsplit form keeps y == 0.
+ARGMAX_COLUMN_FOLD_SPREAD = True
 #: ... also for fewer rows than the columns form takes (COLUMN_FORM_MIN_ROWS:
 #: f32 [4, 32768, 128], 512 rows, went to the block form, a row's elements
 #: 512 bytes apart) over axes of ARGMAX_COLUMN_SPLIT_F32_AXIS or more (any
@@ -1643,7 +1660,7 @@ ARGMAX_PEEL = True
 #: 65536 at 512 MiB 196.8 -> 128.2 µs, 67% -> 101% of copy; of 1001 238.9
 #: -> 157.3); f32 -7.3% .. +32.6% (rows of 1001 and of 16384
 #: at 64 MiB 7% slower), hence 16-bit only. 8 loads a group lost 5-17%; 4
-#: in the warp forms +10% .. -5%.
+#: in the warp forms +10% .. -5% (16-bit: ARGMAX_HELD_WARP_LOADS_16 below).
 ARGMAX_HELD_DTYPES: tuple[str, ...] = ("f16", "bf16")
 #: ... and f32 rows of up to this many elements that a vector divides
 #: (not peeled), in the warp and lane-group forms (0: none): session 43's
@@ -1656,6 +1673,15 @@ ARGMAX_HELD_DTYPES: tuple[str, ...] = ("f16", "bf16")
 ARGMAX_HELD_F32_MAX = 4096
 ARGMAX_HELD_LOADS = 4
 ARGMAX_HELD_WARP_LOADS = 2
+#: ... and 16-bit rows' loads at a time in the warp and lane-group forms.
+#: H200 (session 56, `variant.py ARGMAX_HELD_WARP_LOADS=2,4 -- --ops
+#: argmax_last --dtypes f32,f16,bf16 --rows 64,128,512,768,1000,1536,3072,4096
+#: --sizes 64,512 --compile-sizes none`): f16 rows of 1536 / 3072 at 64 MiB
+#: 26.9 -> 20.5 / 25.8 -> 20.3 µs (66% -> 79% of copy: 8 lanes a row, 12-24
+#: steps of two loads; bf16 took 21.7 / 21.4 with two), f16/bf16 of 64 and 512
+#: +6% to +11%, 16-bit of 128 and 1000 at 64 MiB -3% / -7%, the rest -2.3% to
+#: +8%; f32 -3.5% to +8.3%, so it keeps 2.
+ARGMAX_HELD_WARP_LOADS_16 = 4
 
 
 def _argmax_keep(v: str = "v", bv: str = "bv", bi: str = "bi") -> str:
@@ -1735,7 +1761,8 @@ def argmax_kernel(op: rlx.ArgMaxOp, sm_count: int) -> KernelSpec:
     chains = not warp and not held and 1 < w <= ARGMAX_LANE_CHAINS
     screened = (ARGMAX_VECTOR_MAX and ARGMAX_SCREEN_ITEMS > 0 and not warp and not chains and not held and w > 1
                 and chunk >= ARGMAX_SCREEN_ITEMS * bt)
-    held_loads = max(1, ARGMAX_HELD_WARP_LOADS if warp else ARGMAX_HELD_LOADS)
+    held_loads = max(1, (ARGMAX_HELD_WARP_LOADS_16 if size == 2 else ARGMAX_HELD_WARP_LOADS) if warp
+                     else ARGMAX_HELD_LOADS)
 
     def held_scan() -> list[str]:
         """ARGMAX_HELD_DTYPES: the thread's items `held_loads` at a time, each
@@ -2044,13 +2071,37 @@ def _argmax_column_vectors(x: SSAValue, y: SSAValue, rows: Rows, sm_count: int) 
         f"const long long oi = col_i[(s * {per_block} + threadIdx.x) * {w} + e]; {better} }}",
         "}",
     ]
-    merge = [] if slices == 1 else [
-        "#pragma unroll",
-        f"for (int e = 0; e < {w}; ++e) {{ col_v[{slot} + e] = bv[e]; col_i[{slot} + e] = bi[e]; }}",
-        "__syncthreads();",
-        *(["if (threadIdx.y != 0) return;", *fold] if split == 1 else
-          ["if (threadIdx.y == 0) {", *("  " + line for line in fold), "}"]),
-    ]
+    spread = slices > 1 and ARGMAX_COLUMN_FOLD_SPREAD and (packed or split > 1)
+    per = -(-w // slices)  # (spread) the outputs a thread folds: e = threadIdx.y + m * slices, m < per
+    mine = [f"const int e = threadIdx.y + m * {slices};"] if per > 1 else ["const int e = threadIdx.y;"]
+    if spread:  # every thread folds one output over the slices (see ARGMAX_COLUMN_FOLD_SPREAD)
+        at = f"(s * {w} + e) * {per_block} + threadIdx.x"
+        merge = [
+            "#pragma unroll",
+            f"for (int e = 0; e < {w}; ++e) {{ col_v[(threadIdx.y * {w} + e) * {per_block} + threadIdx.x] = bv[e]; "
+            f"col_i[(threadIdx.y * {w} + e) * {per_block} + threadIdx.x] = bi[e]; }}",
+            "__syncthreads();",
+            f"// the outputs folded over the {slices} slices a thread each (threadIdx.y: the output of the thread's {w})",
+            "#pragma unroll",
+            f"for (int m = 0; m < {per}; ++m) {{",
+            f"  {mine[0]}",
+            "  float fv = 0; long long fi = -1;",
+            f"  if (e < {w}) {{",
+            "    #pragma unroll",
+            f"    for (int s = 0; s < {slices}; ++s) {{ const float ov = col_v[{at}]; const long long oi = col_i[{at}]; "
+            f"{_argmax_better('fv', 'fi')} }}",
+            "  }",
+            "  bv[m] = fv; bi[m] = fi;",
+            "}",
+        ]
+    else:
+        merge = [] if slices == 1 else [
+            "#pragma unroll",
+            f"for (int e = 0; e < {w}; ++e) {{ col_v[{slot} + e] = bv[e]; col_i[{slot} + e] = bi[e]; }}",
+            "__syncthreads();",
+            *(["if (threadIdx.y != 0) return;", *fold] if split == 1 else
+              ["if (threadIdx.y == 0) {", *("  " + line for line in fold), "}"]),
+        ]
     lo, hi = ("k_lo + ", "k_hi") if split > 1 else ("", f"{rows.cols}LL")
     bounds = [f"  const long long k_lo = (long long)blockIdx.y * {chunk}LL, "
               f"k_hi = k_lo + {chunk}LL < {rows.cols}LL ? k_lo + {chunk}LL : {rows.cols}LL;"] if split > 1 else []
@@ -2096,8 +2147,10 @@ def _argmax_column_vectors(x: SSAValue, y: SSAValue, rows: Rows, sm_count: int) 
         *("  " + line for line in merge),
         *(["  if (gt < {groups}LL) {{".format(groups=groups),
            "    #pragma unroll",
-           f"    for (int e = 0; e < {w}; ++e) y[r + e] = bi[e];",
-           "  }"] if split == 1 else _argmax_column_fold(w, rows.rows, groups, split, per_block)),
+           *([f"    for (int m = 0; m < {per}; ++m) {{ {mine[0]} if (e < {w}) y[r + e] = bi[m]; }}"] if spread else
+             [f"    for (int e = 0; e < {w}; ++e) y[r + e] = bi[e];"]),
+           "  }"] if split == 1 else _argmax_column_fold(w, rows.rows, groups, split, per_block,
+                                                        (per, slices) if spread else None)),
         "}",
     ]
     blocks = -(-groups // per_block)
@@ -2109,14 +2162,32 @@ def _argmax_column_vectors(x: SSAValue, y: SSAValue, rows: Rows, sm_count: int) 
                       [Buf(x), Buf(y, True)], (blocks, split, 1) if split > 1 else blocks, (per_block, slices, 1))
 
 
-def _argmax_column_fold(w: int, outputs: int, groups: int, split: int, per_block: int) -> list[str]:
+def _argmax_column_fold(w: int, outputs: int, groups: int, split: int, per_block: int,
+                        spread: tuple[int, int] | None = None) -> list[str]:
     """The end of the split packed columns form (`_split_fold`): each tile's
-    chunk bests (of threads y == 0, `w` outputs each) to scratch, then the
-    last of its `split` blocks to arrive takes the best of the chunks in
-    chunk order (ties: the smaller index, so the arrival order does not
-    matter), all its threads an output each, 8 chunks' loads in flight."""
+    chunk bests (of threads y == 0, `w` outputs each; `spread` = (per,
+    slices): of every thread, `per` outputs each, threadIdx.y + m * slices)
+    to scratch, then the last of its `split` blocks to arrive takes the best
+    of the chunks in chunk order (ties: the smaller index, so the arrival
+    order does not matter), all its threads an output each, 8 chunks' loads
+    in flight."""
     tile = per_block * w
-    return _split_fold([], outputs, split, f"threadIdx.y == 0 && gt < {groups}LL", "r", "blockIdx.x", [
+    if spread:
+        per, slices = spread
+        e = f"threadIdx.y + m * {slices}" if per > 1 else "threadIdx.y"
+        stores = [
+            "#pragma unroll",
+            f"for (int m = 0; m < {per}; ++m) {{ const int e = {e}; if (e < {w}) {{ "
+            f"ENTRY_pv[(long long)blockIdx.y * {outputs}LL + r + e] = bv[m]; "
+            f"ENTRY_pi[(long long)blockIdx.y * {outputs}LL + r + e] = (int)bi[m]; }} }}"]
+        holds = f"gt < {groups}LL"
+    else:
+        stores = [
+            "#pragma unroll",
+            f"for (int e = 0; e < {w}; ++e) {{ ENTRY_pv[(long long)blockIdx.y * {outputs}LL + r + e] = bv[e]; "
+            f"ENTRY_pi[(long long)blockIdx.y * {outputs}LL + r + e] = (int)bi[e]; }}"]
+        holds = f"threadIdx.y == 0 && gt < {groups}LL"
+    return _split_fold([], outputs, split, holds, "r", "blockIdx.x", [
         f"  for (int t = threadIdx.y * {per_block} + threadIdx.x; t < {tile}; t += {COLUMN_FORM_THREADS}) {{  // the tile's outputs",
         f"    const long long ro = (long long)blockIdx.x * {tile}LL + t;",
         f"    if (ro >= {outputs}LL) break;",
@@ -2129,11 +2200,7 @@ def _argmax_column_fold(w: int, outputs: int, groups: int, split: int, per_block
         "    }",
         "    y[ro] = bi;",
         "  }",
-    ], stores=[
-        "#pragma unroll",
-        f"for (int e = 0; e < {w}; ++e) {{ ENTRY_pv[(long long)blockIdx.y * {outputs}LL + r + e] = bv[e]; "
-        f"ENTRY_pi[(long long)blockIdx.y * {outputs}LL + r + e] = (int)bi[e]; }}",
-    ], leader="threadIdx.x == 0 && threadIdx.y == 0")
+    ], stores=stores, leader="threadIdx.x == 0 && threadIdx.y == 0")
 
 
 # --------------------------------------------------------------------------- softmax and norms
@@ -2931,13 +2998,16 @@ COLUMN_GRID_VECTOR_LAG = 2
 COLUMN_GRID_VECTOR_LAG_HINTS = True
 COLUMN_GRID_VECTOR_LAG_MIN_BLOCKS = 16
 COLUMN_GRID_VECTOR_LAG_CAP = False
-#: COLUMN_GRID_VECTOR_SHUFFLE (off, not measured yet: prepared in session 48
-#: without device time left): a block's statistics folded over each warp's
-#: positions by shuffles (32 / TX of them, where TX divides 32) before the
-#: warps' meet in shared memory, so that the chain the block's other threads
-#: wait for at the barrier is 8 merges long instead of 32 (ncu, session 48:
-#: barrier stalls about as many as the loads').
-COLUMN_GRID_VECTOR_SHUFFLE = False
+#: COLUMN_GRID_VECTOR_SHUFFLE (prepared in session 48): a block's
+#: statistics folded over each warp's positions by shuffles (32 / TX of
+#: them, where TX divides 32) before the warps' meet in shared memory, so
+#: that the chain the block's other threads wait for at the barrier is 8
+#: merges long instead of 32 (ncu, session 48: barrier stalls about as many
+#: as the loads'). H200 (session 56, `variant.py
+#: COLUMN_GRID_VECTOR_SHUFFLE=False,True -- --ops softmax_mid --dtypes
+#: f16,bf16 --rows 2048,4096,11008 --sizes 64,512 --compile-sizes none`):
+#: all 12 cases faster, +0.1% to +2.0% (f16 [23, 11008, 128] 63.7 -> 62.4 µs).
+COLUMN_GRID_VECTOR_SHUFFLE = True
 
 
 @dataclass(frozen=True)
@@ -3537,6 +3607,18 @@ BLOCK_MIN_ITEMS = 2
 #: take more threads, BLOCK_ROW_ELEMS elements a thread (registers of row:
 #: the cluster form's f32 share), up to 1024.
 BLOCK_ROW_ELEMS = 32
+#: ... and those blocks' registers a thread at most (0: as the compiler
+#: likes), through `__launch_bounds__`' blocks per multiprocessor (65536 /
+#: (BLOCK_WIDE_REGS x threads)), only where that is more blocks than 64
+#: registers leave (elsewhere the bound would only let the compiler take
+#: more): f32 layer_norm of 11008 (352 threads) takes 61 registers, two
+#: blocks a multiprocessor, where 56 leave three. H200 (session 56,
+#: `variant.py BLOCK_WIDE_REGS=0,56 -- --ops layer_norm,softmax,rms_norm
+#: --dtypes f32,f16 --rows 9000,11008,16385 --sizes 64,512 --compile-sizes
+#: none`): f32 layer_norm of 11008 45.7 -> 41.8 / 313.4 -> 270.5 µs (+9.4% /
+#: +15.9%), of 9000 +4.0% / +7.9% (three blocks -> four); the other 32 cases
+#: -1.0% to +1.8% (the bound applies to rows of 288-544 threads only).
+BLOCK_WIDE_REGS = 56
 
 
 def block_threads(cols: int, elem_bytes: int) -> int:
@@ -5019,8 +5101,10 @@ def row_kernel(s: RowSpec, sm_count: int) -> KernelSpec:
         row = CachedRow.for_spec(s, threads, "threadIdx.x", peel=True)
         row, bufs, decl = _with_copies(s, row, bufs, decl)
         grid = min(rows.rows, sm_count * BLOCK_BLOCKS_PER_SM) if BLOCK_BLOCKS_PER_SM else min(rows.rows, 2**31 - 1)
+        wide = 65536 // (BLOCK_WIDE_REGS * threads) if BLOCK_WIDE_REGS and threads > BLOCK_THREADS else 0
         src = _row_kernel(decl, _cached_form(s, row, block_reduce, "block"), rows, form="block", note=row.note(),
-                          threads=threads, one_row="block" in ROW_PER_BLOCK and grid == rows.rows)
+                          threads=threads, one_row="block" in ROW_PER_BLOCK and grid == rows.rows,
+                          min_blocks=wide if wide > 65536 // (64 * threads) else 0)
         return KernelSpec(s.family, src, bufs, grid, threads)
     if form in ("cluster", "grid"):
         shape_ = (cluster_shape(rows.cols, s.t, regs16, window, computed) if form == "cluster"
