@@ -18,8 +18,8 @@
 // CHECK: const unsigned int gmask = 65535u << ((threadIdx.x & 31) & ~15);  // this row's lanes
 // CHECK: for (int s = 8; s > 0; s >>= 1) {
 // CHECK: if (lane == 0) y[r] = bi;
-// CHECK: // argmax form: warp (8 rows per block), 8 elements per 16-byte access, the best of 2 items held (their largest element by packed maxima, its index found after the scan)
-// CHECK: for (long long k0 = lane; k0 < 512LL; k0 += 64LL) {
+// CHECK: // argmax form: warp (8 rows per block), 8 elements per 16-byte access, the best of 4 items held (their largest element by packed maxima, its index found after the scan)
+// CHECK: for (long long k0 = lane; k0 < 512LL; k0 += 128LL) {
 // CHECK: oi = (gk + j * 32LL) * 8LL + i; }
 // Three rows of 2048 accesses: a block per row, each split in two (grid.y).
 // CHECK: // argmax form: block, 8 elements per 16-byte access, the best of 4 items held ({{.*}}), each row split in 2 chunks of 1024 items (grid.y)
@@ -30,7 +30,7 @@
 // CHECK: // argmax form: lane groups (8 lanes per row, 32 rows per block), 8 elements per 16-byte access, peeled
 // CHECK: const long long va = (base + 7LL) / 8LL, vb = (base + 1001LL) / 8LL;  // peeled
 // CHECK: for (int e = lane; e < hc; e += 8) { const long long k = 0LL + e;
-// CHECK: for (long long k0 = va + lane; k0 < vb; k0 += 16LL) {
+// CHECK: for (long long k0 = va + lane; k0 < vb; k0 += 32LL) {
 // CHECK: oi = (gk + j * 8LL) * 8LL + i - base; }
 // CHECK: for (int e = lane; e < tc; e += 8) { const long long k = (vb * 8LL - base) + e;
 // A middle axis of 6 over 20 rows (too few for the columns form): a lane per row, element by element.

@@ -27,7 +27,7 @@
 // CHECK: { q[7] = *reinterpret_cast<const uint4*>(x + base + 28672LL); }
 // CHECK: m[7] = rlx_maxf(m[7], p7_3.y);
 // CHECK: s[7] += rlx_ex2f((p7_3.y - m[7]) * 1.44269504f);
-// CHECK: red[(threadIdx.y * 8 + e) * 8 + threadIdx.x] = RlxMS{s[e] == 0.0f ? -RLX_INF : m[e], s[e]};
+// CHECK: if (threadIdx.y % 4 == 0) red[(threadIdx.y / 4 * 8 + e) * 8 + threadIdx.x] = st;
 // CHECK: const unsigned long long n = atomicAdd(&[[K]]_arrived[(g * 2 + sub) * 16], 1ull);
 // CHECK: g_last = atomicAdd(&[[K]]_arrived[(16 + g) * 16], 1ull) % 2 == 1;
 // CHECK: if (t == 0) atomicAdd(&[[K]]_arrived[(24 + g) * 16], 1ull);
