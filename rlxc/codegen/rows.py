@@ -1559,7 +1559,9 @@ ARGMAX_COLUMN_SPLIT_F32_AXIS = 2048
 #: 512 MiB +12% to +19% over axes of 3072-32768, -0.4% to +4% elsewhere; f32
 #: split (axes of 3072-32768) +2% to +12%; f32 unsplit +18.5% over axes of
 #: 128 but -15% / -19% over 640 / 1000 at 512 MiB (33 registers where 32
-#: left 8 blocks a multiprocessor), so f32's unsplit form keeps y == 0.
+#: left 8 blocks a multiprocessor), so f32's unsplit form keeps y == 0
+#: (held to 32 registers by `__launch_bounds__(256, 8)` it spills 16 bytes
+#: over axes of 640-1536 and about 200 over 21-128: NVRTC 13.5, not run).
 ARGMAX_COLUMN_FOLD_SPREAD = True
 #: ... also for fewer rows than the columns form takes (COLUMN_FORM_MIN_ROWS:
 #: f32 [4, 32768, 128], 512 rows, went to the block form, a row's elements
@@ -3003,10 +3005,13 @@ COLUMN_GRID_VECTOR_LAG_CAP = False
 #: them, where TX divides 32) before the warps' meet in shared memory, so
 #: that the chain the block's other threads wait for at the barrier is 8
 #: merges long instead of 32 (ncu, session 48: barrier stalls about as many
-#: as the loads'). H200 (session 56, `variant.py
+#: as the loads'). H200: session 49 (`... --rows 2048,4096,8192,32768,131072`)
+#: 20 cases within -0.5% to +2.1%, left off; session 56 (`variant.py
 #: COLUMN_GRID_VECTOR_SHUFFLE=False,True -- --ops softmax_mid --dtypes
 #: f16,bf16 --rows 2048,4096,11008 --sizes 64,512 --compile-sizes none`):
-#: all 12 cases faster, +0.1% to +2.0% (f16 [23, 11008, 128] 63.7 -> 62.4 µs).
+#: all 12 cases faster, +0.1% to +2.0% (f16 [23, 11008, 128] 63.7 -> 62.4
+#: µs); on, a small gain (the losses, 512 MiB over axes of 8192-32768, 0.5%
+#: at most).
 COLUMN_GRID_VECTOR_SHUFFLE = True
 
 
