@@ -3616,8 +3616,9 @@ BLOCK_ROW_ELEMS = 32
 #: likes), through `__launch_bounds__`' blocks per multiprocessor (65536 /
 #: (BLOCK_WIDE_REGS x threads)), only where that is more blocks than 64
 #: registers leave (elsewhere the bound would only let the compiler take
-#: more): f32 layer_norm of 11008 (352 threads) takes 61 registers, two
-#: blocks a multiprocessor, where 56 leave three. H200 (session 56,
+#: more): f32 layer_norm of 11008 (352 threads) takes 61 registers (NVRTC
+#: 13.5; the device's 13.0 may differ), two blocks a multiprocessor, where
+#: 56 leave three. H200 (session 56,
 #: `variant.py BLOCK_WIDE_REGS=0,56 -- --ops layer_norm,softmax,rms_norm
 #: --dtypes f32,f16 --rows 9000,11008,16385 --sizes 64,512 --compile-sizes
 #: none`): f32 layer_norm of 11008 45.7 -> 41.8 / 313.4 -> 270.5 µs (+9.4% /
