@@ -1558,8 +1558,8 @@ ARGMAX_COLUMN_SPLIT_F32_AXIS = 2048
 #: 32.5 -> 24.0 µs, 50% -> 68% of copy; [409, 640, 128] 30.6 -> 23.2), at
 #: 512 MiB +12% to +19% over axes of 3072-32768, -0.4% to +4% elsewhere; f32
 #: split (axes of 3072-32768) +2% to +12%; f32 unsplit +18.5% over axes of
-#: 128 but -15% / -19% over 640 / 1000 at 512 MiB (33 registers where 32
-#: left 8 blocks a multiprocessor), so f32's unsplit form keeps y == 0
+#: 128 but -15% / -19% over 640 / 1000 at 512 MiB (33 registers where 32,
+#: NVRTC 13.5, left 8 blocks a multiprocessor), so f32's unsplit form keeps y == 0
 #: (held to 32 registers by `__launch_bounds__(256, 8)` it spills 16 bytes
 #: over axes of 640-1536 and about 200 over 21-128: NVRTC 13.5, not run).
 ARGMAX_COLUMN_FOLD_SPREAD = True
