@@ -2074,8 +2074,8 @@ def _argmax_column_vectors(x: SSAValue, y: SSAValue, rows: Rows, sm_count: int) 
         "}",
     ]
     spread = slices > 1 and ARGMAX_COLUMN_FOLD_SPREAD and (packed or split > 1)
-    per = -(-w // slices)  # (spread) the outputs a thread folds: e = threadIdx.y + m * slices, m < per
-    mine = [f"const int e = threadIdx.y + m * {slices};"] if per > 1 else ["const int e = threadIdx.y;"]
+    per = -(-w // slices)  # (spread) the outputs a thread folds, its m-th (m < per) output `own`
+    own = f"threadIdx.y + m * {slices}" if per > 1 else "threadIdx.y"
     if spread:  # every thread folds one output over the slices (see ARGMAX_COLUMN_FOLD_SPREAD)
         at = f"(s * {w} + e) * {per_block} + threadIdx.x"
         merge = [
@@ -2086,7 +2086,7 @@ def _argmax_column_vectors(x: SSAValue, y: SSAValue, rows: Rows, sm_count: int) 
             f"// the outputs folded over the {slices} slices a thread each (threadIdx.y: the output of the thread's {w})",
             "#pragma unroll",
             f"for (int m = 0; m < {per}; ++m) {{",
-            f"  {mine[0]}",
+            f"  const int e = {own};",
             "  float fv = 0; long long fi = -1;",
             f"  if (e < {w}) {{",
             "    #pragma unroll",
@@ -2149,10 +2149,10 @@ def _argmax_column_vectors(x: SSAValue, y: SSAValue, rows: Rows, sm_count: int) 
         *("  " + line for line in merge),
         *(["  if (gt < {groups}LL) {{".format(groups=groups),
            "    #pragma unroll",
-           *([f"    for (int m = 0; m < {per}; ++m) {{ {mine[0]} if (e < {w}) y[r + e] = bi[m]; }}"] if spread else
+           *([f"    for (int m = 0; m < {per}; ++m) {{ const int e = {own}; if (e < {w}) y[r + e] = bi[m]; }}"] if spread else
              [f"    for (int e = 0; e < {w}; ++e) y[r + e] = bi[e];"]),
            "  }"] if split == 1 else _argmax_column_fold(w, rows.rows, groups, split, per_block,
-                                                        (per, slices) if spread else None)),
+                                                        (per, own) if spread else None)),
         "}",
     ]
     blocks = -(-groups // per_block)
@@ -2165,29 +2165,24 @@ def _argmax_column_vectors(x: SSAValue, y: SSAValue, rows: Rows, sm_count: int) 
 
 
 def _argmax_column_fold(w: int, outputs: int, groups: int, split: int, per_block: int,
-                        spread: tuple[int, int] | None = None) -> list[str]:
+                        spread: tuple[int, str] | None = None) -> list[str]:
     """The end of the split packed columns form (`_split_fold`): each tile's
-    chunk bests (of threads y == 0, `w` outputs each; `spread` = (per,
-    slices): of every thread, `per` outputs each, threadIdx.y + m * slices)
-    to scratch, then the last of its `split` blocks to arrive takes the best
+    chunk bests (of threads y == 0, `w` outputs each; `spread` = (per, own):
+    of every thread, `per` outputs each, the m-th `own`) to scratch, then the last of its `split` blocks to arrive takes the best
     of the chunks in chunk order (ties: the smaller index, so the arrival
     order does not matter), all its threads an output each, 8 chunks' loads
     in flight."""
     tile = per_block * w
+    def put(m: str) -> str:  # output r + e's partial, the thread's best m
+        return (f"ENTRY_pv[(long long)blockIdx.y * {outputs}LL + r + e] = bv[{m}]; "
+                f"ENTRY_pi[(long long)blockIdx.y * {outputs}LL + r + e] = (int)bi[{m}];")
+
     if spread:
-        per, slices = spread
-        e = f"threadIdx.y + m * {slices}" if per > 1 else "threadIdx.y"
-        stores = [
-            "#pragma unroll",
-            f"for (int m = 0; m < {per}; ++m) {{ const int e = {e}; if (e < {w}) {{ "
-            f"ENTRY_pv[(long long)blockIdx.y * {outputs}LL + r + e] = bv[m]; "
-            f"ENTRY_pi[(long long)blockIdx.y * {outputs}LL + r + e] = (int)bi[m]; }} }}"]
+        per, own = spread
+        stores = ["#pragma unroll", f"for (int m = 0; m < {per}; ++m) {{ const int e = {own}; if (e < {w}) {{ {put('m')} }} }}"]
         holds = f"gt < {groups}LL"
     else:
-        stores = [
-            "#pragma unroll",
-            f"for (int e = 0; e < {w}; ++e) {{ ENTRY_pv[(long long)blockIdx.y * {outputs}LL + r + e] = bv[e]; "
-            f"ENTRY_pi[(long long)blockIdx.y * {outputs}LL + r + e] = (int)bi[e]; }}"]
+        stores = ["#pragma unroll", f"for (int e = 0; e < {w}; ++e) {{ {put('e')} }}"]
         holds = f"threadIdx.y == 0 && gt < {groups}LL"
     return _split_fold([], outputs, split, holds, "r", "blockIdx.x", [
         f"  for (int t = threadIdx.y * {per_block} + threadIdx.x; t < {tile}; t += {COLUMN_FORM_THREADS}) {{  // the tile's outputs",
