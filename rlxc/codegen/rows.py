@@ -2064,15 +2064,6 @@ def _argmax_column_vectors(x: SSAValue, y: SSAValue, rows: Rows, sm_count: int) 
         u = ARGMAX_PACKED_LOADS if ARGMAX_PACKED_LOADS and slices == ARGMAX_PACKED_MAX_SLICES else ARGMAX_COLUMN_LOADS
     else:
         u = _batched_loads(ARGMAX_COLUMN_LOADS, slices, chunk, ARGMAX_BATCH_SHARE)
-    slot = f"(threadIdx.y * {per_block} + threadIdx.x) * {w}"
-    better = _argmax_better('bv[e]', 'bi[e]')
-    fold = [
-        f"for (int s = 1; s < {slices}; ++s) {{",
-        "  #pragma unroll",
-        f"  for (int e = 0; e < {w}; ++e) {{ const float ov = col_v[(s * {per_block} + threadIdx.x) * {w} + e]; "
-        f"const long long oi = col_i[(s * {per_block} + threadIdx.x) * {w} + e]; {better} }}",
-        "}",
-    ]
     spread = slices > 1 and ARGMAX_COLUMN_FOLD_SPREAD and (packed or split > 1)
     per = -(-w // slices)  # (spread) the outputs a thread folds, its m-th (m < per) output `own`
     own = f"threadIdx.y + m * {slices}" if per > 1 else "threadIdx.y"
@@ -2096,7 +2087,15 @@ def _argmax_column_vectors(x: SSAValue, y: SSAValue, rows: Rows, sm_count: int) 
             "  bv[m] = fv; bi[m] = fi;",
             "}",
         ]
-    else:
+    else:  # threads y == 0 fold their outputs over the other slices
+        slot = f"(threadIdx.y * {per_block} + threadIdx.x) * {w}"
+        fold = [
+            f"for (int s = 1; s < {slices}; ++s) {{",
+            "  #pragma unroll",
+            f"  for (int e = 0; e < {w}; ++e) {{ const float ov = col_v[(s * {per_block} + threadIdx.x) * {w} + e]; "
+            f"const long long oi = col_i[(s * {per_block} + threadIdx.x) * {w} + e]; {_argmax_better('bv[e]', 'bi[e]')} }}",
+            "}",
+        ]
         merge = [] if slices == 1 else [
             "#pragma unroll",
             f"for (int e = 0; e < {w}; ++e) {{ col_v[{slot} + e] = bv[e]; col_i[{slot} + e] = bi[e]; }}",
@@ -2168,10 +2167,10 @@ def _argmax_column_fold(w: int, outputs: int, groups: int, split: int, per_block
                         spread: tuple[int, str] | None = None) -> list[str]:
     """The end of the split packed columns form (`_split_fold`): each tile's
     chunk bests (of threads y == 0, `w` outputs each; `spread` = (per, own):
-    of every thread, `per` outputs each, the m-th `own`) to scratch, then the last of its `split` blocks to arrive takes the best
-    of the chunks in chunk order (ties: the smaller index, so the arrival
-    order does not matter), all its threads an output each, 8 chunks' loads
-    in flight."""
+    of every thread, `per` outputs each, the m-th `own`) to scratch, then
+    the last of its `split` blocks to arrive takes the best of the chunks in
+    chunk order (ties: the smaller index, so the arrival order does not
+    matter), all its threads an output each, 8 chunks' loads in flight."""
     tile = per_block * w
     def put(m: str) -> str:  # output r + e's partial, the thread's best m
         return (f"ENTRY_pv[(long long)blockIdx.y * {outputs}LL + r + e] = bv[{m}]; "
@@ -3620,6 +3619,15 @@ BLOCK_ROW_ELEMS = 32
 #: +15.9%), of 9000 +4.0% / +7.9% (three blocks -> four); the other 32 cases
 #: -1.0% to +1.8% (the bound applies to rows of 288-544 threads only).
 BLOCK_WIDE_REGS = 56
+
+
+def block_min_blocks(threads: int) -> int:
+    """The block form's `__launch_bounds__` blocks per multiprocessor for
+    blocks of `threads` (BLOCK_WIDE_REGS; 0: no bound)."""
+    if not BLOCK_WIDE_REGS or threads <= BLOCK_THREADS:
+        return 0
+    wide = 65536 // (BLOCK_WIDE_REGS * threads)
+    return wide if wide > 65536 // (64 * threads) else 0
 
 
 def block_threads(cols: int, elem_bytes: int) -> int:
@@ -5102,10 +5110,9 @@ def row_kernel(s: RowSpec, sm_count: int) -> KernelSpec:
         row = CachedRow.for_spec(s, threads, "threadIdx.x", peel=True)
         row, bufs, decl = _with_copies(s, row, bufs, decl)
         grid = min(rows.rows, sm_count * BLOCK_BLOCKS_PER_SM) if BLOCK_BLOCKS_PER_SM else min(rows.rows, 2**31 - 1)
-        wide = 65536 // (BLOCK_WIDE_REGS * threads) if BLOCK_WIDE_REGS and threads > BLOCK_THREADS else 0
         src = _row_kernel(decl, _cached_form(s, row, block_reduce, "block"), rows, form="block", note=row.note(),
                           threads=threads, one_row="block" in ROW_PER_BLOCK and grid == rows.rows,
-                          min_blocks=wide if wide > 65536 // (64 * threads) else 0)
+                          min_blocks=block_min_blocks(threads))
         return KernelSpec(s.family, src, bufs, grid, threads)
     if form in ("cluster", "grid"):
         shape_ = (cluster_shape(rows.cols, s.t, regs16, window, computed) if form == "cluster"
