@@ -522,7 +522,8 @@ def run_case(case: Case, args, compile_peer: bool) -> dict:
         with torch.no_grad():
             y_e = fn(*targs)
             y_e = list(y_e) if isinstance(y_e, tuple) else [y_e]
-            row["eager_ms"] = time_torch(fn, targs, case, args)
+            if not args.no_eager_timing:
+                row["eager_ms"] = time_torch(fn, targs, case, args)
     except Exception as e:  # noqa: BLE001
         row["errors"]["eager"] = _short(e)
     if y_r is not None and y_e is not None:
@@ -658,6 +659,8 @@ def main() -> int:
     ap.add_argument("--compile-sizes", default=None,
                     help="sizes (MiB) at which torch.compile is timed (default: every size; 'none' for none)")
     ap.add_argument("--repeat", type=int, default=None, help="timed repetitions per measurement")
+    ap.add_argument("--no-eager-timing", action="store_true",
+                    help="eager's output only checks rlxc's, untimed (variants of slow eager cases: softmax_mid)")
     ap.add_argument("--warmup", type=int, default=3, help="rlxc warm-up launches (the torch timers do 3 or 5)")
     ap.add_argument("--timing", choices=("batched", "single", "wall"), default="batched",
                     help="batched (default): events around back-to-back calls (10 at 64 MB, 4 at 512 MB); "

@@ -172,6 +172,46 @@ def test_short_middle_axes_in_few_slices(d):
     assert len(slices) == 3 and max(slices) <= 2, slices
 
 
+@pytest.mark.parametrize("d,nbytes", [("f32", 8), ("f16", 4), ("f16", 8), ("bf16", 4)])
+def test_packed_columns_softmax(d, nbytes, monkeypatch):
+    """softmax and log_softmax over middle axes in the packed columns form
+    (rows.COLUMN_PACKED, `nbytes` a thread's access; f32 with COLUMN_PACKED_F32
+    and axes from 256 set here), lowered for 8
+    multiprocessors: one block a group of rows ([33, 256, 64]: no meeting
+    across blocks), 3 blocks over an axis 48 slices do not divide ([1, 701,
+    64]: the last item guarded), 2 over [3, 300, 64]; against the
+    interpreter, with a column all -inf (NaN, as the reference), one of a
+    single finite value among -inf and one of large values (the max
+    subtracted before the exponential)."""
+    from rlxc.codegen import rows as R
+
+    monkeypatch.setattr(R, "COLUMN_PACKED_F32", True)
+    monkeypatch.setattr(R, "COLUMN_PACKED_MIN_AXIS", 256)
+    monkeypatch.setattr(R, "COLUMN_PACKED_BYTES", nbytes)
+    shapes = [(33, 256, 64), (1, 701, 64), (3, 300, 64)]
+    g = rlxc.GraphBuilder()
+    xs = [g.input(f"x{i}", list(s), d) for i, s in enumerate(shapes)]
+    module = g.build([g.softmax(xs[0], axis=1), g.log_softmax(xs[1], axis=1), g.softmax(xs[2], axis=1),
+                      g.log_softmax(xs[0], axis=1)])
+    lowered = lower(module, sm_count=8)
+    forms = [line for op in lowered.ops if isinstance(op, rlx_cuda.KernelOp)
+             for line in op.source.data.splitlines() if line.startswith("// row form:")]
+    assert len(forms) == 4 and all(f.startswith("// row form: packed columns") for f in forms), forms
+    assert [re.search(r"(\d+) blocks per", f).group(1) if "blocks per" in f else "1" for f in forms] == \
+        ["1", "3", "2", "1"], forms
+
+    def specials(inputs, rng):
+        for i, s in enumerate(shapes):
+            v = inputs[f"x{i}"]
+            v[0, :, 1] = -np.inf  # all -inf: NaN, as the reference
+            v[0, :, 2] = -np.inf
+            v[0, s[1] // 2, 2] = 1.5  # one finite value: 1 there (0 in log_softmax), 0 (-inf) elsewhere
+            v[-1, :, 5] = v[-1, :, 5] * 0.01 + 60.0  # large values: exp(60) overflows f16 unless the max goes first
+            inputs[f"x{i}"] = v
+
+    emulated(module, lowered=lowered, fix=specials)
+
+
 @pytest.mark.parametrize("spread", [True, False])
 @pytest.mark.parametrize("d", ["f32", "f16", "bf16"])
 def test_argmax_columns_forms_meet_their_slices(d, spread, monkeypatch):

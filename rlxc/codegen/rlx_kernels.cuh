@@ -140,6 +140,9 @@ struct RlxMSMerge {
     return {m, (a.m == m ? a.s : a.s * __expf(a.m - m)) + (b.m == m ? b.s : b.s * __expf(b.m - m))};
   }
 };
+// N rows' online softmax states at once (the packed columns form: a thread
+// takes N neighbouring rows; rlx_column_ms_reduce).
+template <int N> struct RlxMSN { RlxMS a[N]; };
 __device__ __forceinline__ void rlx_ms_add(RlxMS& a, float v) {
   // NaN makes s NaN (below); so does +inf, as in two passes (exp(inf - inf)):
   // the rescale alone would give s = 1 and leave the row's other outputs 0
@@ -419,6 +422,66 @@ __device__ __forceinline__ T rlx_column_grid_reduce(T v, Op op, T* slots, T* par
   return slots[threadIdx.x];
 }
 
+// The packed columns form's meeting (COLUMN_PACKED): each thread of an X x Y
+// block holds the (max, sum)s of its W rows over its slice. They go to
+// slots[y][x][w] (Y * X * W RlxMS); thread (x, w) for w < W folds row w of
+// column x over the Y slices, the max first and then each sum rescaled to it
+// once (Y exponentials, where a chain of merges took 2 (Y - 1) in every
+// thread); over C blocks (C > 1) block `rank`'s go to parts[rank][x][w],
+// made visible before its arrival is counted at *arrived, and threads
+// (x, w) fold the C blocks' in order of rank (every block of the group the
+// same bits). Every thread gets its W rows' states. The group's blocks must
+// be resident together.
+__device__ __forceinline__ RlxMS rlx_ms_fold(const RlxMS* p, int n, int stride) {
+  float m = -RLX_INF;
+  for (int i = 0; i < n; ++i) m = fmaxf(m, p[i * stride].m);  // never NaN: NaN inputs are in the sums
+  float s = 0.0f;
+  for (int i = 0; i < n; ++i) {
+    const RlxMS t = p[i * stride];
+    s += t.m == m ? t.s : t.s * __expf(t.m - m);
+  }
+  return {m, s};
+}
+template <int Y, int C, int W>
+__device__ __forceinline__ RlxMSN<W> rlx_column_ms_reduce(const RlxMSN<W>& v, RlxMS* slots, RlxMS* parts,
+                                                          unsigned long long* arrived, int rank) {
+  const int X = blockDim.x, x = threadIdx.x, w = threadIdx.y;
+  __syncthreads();  // the slots' last use is over
+#pragma unroll
+  for (int i = 0; i < W; ++i) slots[(threadIdx.y * X + x) * W + i] = v.a[i];
+  __syncthreads();
+  if (w < W) {
+    const RlxMS r = rlx_ms_fold(slots + x * W + w, Y, X * W);
+    if (C > 1) {
+      parts[(rank * X + x) * W + w] = r;
+      __threadfence();
+    } else {
+      slots[x * W + w] = r;  // slot (0, x, w): read above by this thread only
+    }
+  }
+  if (C > 1) {
+    __syncthreads();
+    if (x == 0 && threadIdx.y == 0) rlx_arrive_and_wait<C>(arrived);
+    __syncthreads();
+    if (w < W) {
+      float m = -RLX_INF;
+#pragma unroll
+      for (int b = 0; b < C; ++b) m = fmaxf(m, rlx_ldcg(parts + (b * X + x) * W + w).m);
+      float s = 0.0f;
+#pragma unroll
+      for (int b = 0; b < C; ++b) {
+        const RlxMS t = rlx_ldcg(parts + (b * X + x) * W + w);
+        s += t.m == m ? t.s : t.s * __expf(t.m - m);
+      }
+      slots[x * W + w] = {m, s};
+    }
+  }
+  __syncthreads();
+  RlxMSN<W> r;
+#pragma unroll
+  for (int i = 0; i < W; ++i) r.a[i] = slots[x * W + i];
+  return r;
+}
 // Reduces v over an aligned group of G lanes (a power of two under 32); every
 // lane of the group gets it. Only the group's lanes shuffle, so a group may
 // leave its loop while the warp's others go on.

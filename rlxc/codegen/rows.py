@@ -511,6 +511,14 @@ def _column_rows(body: list[str], rows: Rows, per_block: int) -> list[str]:
     ]
 
 
+#: COLUMN_MS_FOLD: the columns forms' softmax statistics (RlxMS) met over a
+#: block's slices (and C blocks) by `rlx_column_ms_reduce`: threads y == 0
+#: fold their column's, the max first and then each sum rescaled to it
+#: once, where every thread had folded its column's Y states in a chain of
+#: merges (2 exponentials each).
+COLUMN_MS_FOLD = True
+
+
 @dataclass
 class ColumnReducer:
     """The columns form's Reducer: each call reduces over the `slices`
@@ -525,7 +533,10 @@ class ColumnReducer:
     def __call__(self, value: str, op: str, identity: str, smem: str) -> str:
         if self.slices == 1:
             return value
-        return f"rlx_column_reduce<{self.slices}>({value}, {op}(), col_slots{_new_slot(self.types, op)})"
+        i = _new_slot(self.types, op)
+        if op == "RlxMSMerge" and COLUMN_MS_FOLD:
+            return f"rlx_column_ms_reduce<{self.slices}, 1, 1>(RlxMSN<1>{{{{{value}}}}}, col_slots{i}, nullptr, nullptr, 0).a[0]"
+        return f"rlx_column_reduce<{self.slices}>({value}, {op}(), col_slots{i})"
 
     def slots(self) -> list[str]:
         return [f"  __shared__ {t} col_slots{i}[{self.threads}];" for i, t in enumerate(self.types)]
@@ -548,6 +559,9 @@ class ColumnGridReducer:
 
     def __call__(self, value: str, op: str, identity: str, smem: str) -> str:
         i = _new_slot(self.types, op)
+        if op == "RlxMSMerge" and COLUMN_MS_FOLD:
+            return (f"rlx_column_ms_reduce<{self.y}, {self.blocks}, 1>(RlxMSN<1>{{{{{value}}}}}, col_slots{i}, "
+                    f"ENTRY_part{i} + g * {self.blocks * self.x}, ENTRY_arrived + g * 16, rank).a[0]")
         return (f"rlx_column_grid_reduce<{self.y}, {self.blocks}>({value}, {op}(), col_slots{i}, "
                 f"ENTRY_part{i} + g * {self.blocks * self.x}, ENTRY_arrived + g * 16, rank)")
 
@@ -2906,6 +2920,55 @@ COLUMN_GRID_SLOT_BYTES = 16 << 20
 COLUMN_GRID_MIN_BLOCKS = 0
 
 
+#: COLUMN_PACKED: softmax and log_softmax over a middle axis of at least
+#: COLUMN_PACKED_MIN_AXIS elements (f16/bf16; f32 too with
+#: COLUMN_PACKED_F32), where W = COLUMN_PACKED_BYTES / element bytes divides
+#: the inner axis: each thread takes W neighbouring rows, X =
+#: COLUMN_PACKED_RUN_BYTES / COLUMN_PACKED_BYTES threads a block's run of
+#: the inner axis, Y = COLUMN_FORM_THREADS / X slices of the reduced axis,
+#: each thread holding its slice's items raw, as loaded (at most
+#: COLUMN_PACKED_WORDS 32-bit words: no converted copy kept), C blocks per
+#: group of X × W rows as COLUMN_GRID (C = 1: one block, no tickets). The
+#: max, then the sum of exp(x - max) from the registers, the W rows'
+#: (max, sum)s met in one reduction (`RlxMSN`), the output's exponential
+#: taken again from the registers (x - the row's max; 2^x approximate for
+#: 16-bit results, as CACHED_APPROX). Where COLUMN_GRID moved 2 bytes a
+#: thread (a warp's 32 rows: 64-byte runs), this moves 8.
+COLUMN_PACKED = True
+COLUMN_PACKED_F32 = False
+COLUMN_PACKED_BYTES = 4
+COLUMN_PACKED_RUN_BYTES = 128
+COLUMN_PACKED_WORDS = 32
+COLUMN_PACKED_MIN_AXIS = 512
+COLUMN_PACKED_MAX_BLOCKS = 12
+#: `__launch_bounds__`' blocks per multiprocessor for it (0: none).
+COLUMN_PACKED_MIN_BLOCKS = 4
+
+
+def column_packed_shape(rows: Rows, elem_bytes: int, sm_count: int) -> tuple[int, int, int, int] | None:
+    """(W rows a thread, X threads, Y slices, C blocks) of the packed
+    columns form (see COLUMN_PACKED) over `rows` of `elem_bytes` elements on
+    `sm_count` multiprocessors, or None where it does not apply."""
+    if not COLUMN_PACKED or sm_count <= 0 or rows.inner <= 0 or rows.col_off == "k" or rows.rows == 0 \
+            or rows.cols < COLUMN_PACKED_MIN_AXIS or (elem_bytes >= 4 and not COLUMN_PACKED_F32):
+        return None
+    w = COLUMN_PACKED_BYTES // elem_bytes
+    if w < 2 or rows.inner % w or rows.inner * elem_bytes < COLUMN_PACKED_RUN_BYTES:  # (short inner axes: a run
+        return None  # would straddle outer indices, COLUMN_INNER_ROWS' form reads them whole)
+    x = max(1, min(COLUMN_PACKED_RUN_BYTES // COLUMN_PACKED_BYTES, COLUMN_FORM_THREADS))
+    y = COLUMN_FORM_THREADS // x
+    groups = -(-rows.rows // (w * x))
+    most = max(1, COLUMN_PACKED_WORDS * 4 // COLUMN_PACKED_BYTES)  # items a thread holds
+    c = -(-rows.cols // (most * y))
+    cap = min(COLUMN_GRID_MAX_BLOCKS, max(2, sm_count // GRID_SHARE))  # resident together with room to spare
+    while groups * c < COLUMN_GRID_BLOCKS_PER_SM * sm_count and rows.cols >= 2 * c * y * COLUMN_FORM_MIN_SHARE \
+            and 2 * c <= cap:
+        c *= 2
+    if c > min(cap, COLUMN_PACKED_MAX_BLOCKS) or groups * c >= 2**31 or groups * c * x * 8 * w > COLUMN_GRID_SLOT_BYTES:
+        return None
+    return w, x, y, c
+
+
 #: COLUMN_GRID_VECTORS: softmax and log_softmax over a middle axis whose
 #: inner axis 16 bytes divide, where one block cannot hold the axis: a
 #: group of W neighbouring rows spread over C blocks of
@@ -4021,7 +4084,8 @@ def row_form(rows: Rows, t: Attribute, smem_elem_bytes: int = 4, stored: bool = 
         size = dtype(t).bytes
         whole = _inner_slices(rows, _held_elems(size), size)
         return ("columns" if column_slices(rows, sm_count) or column_grid_shape(rows, size, sm_count) or whole
-                or _slab_shape(rows, sm_count) or column_grid_vectors(rows, size, sm_count) else "looping")
+                or _slab_shape(rows, sm_count) or column_grid_vectors(rows, size, sm_count)
+                or column_packed_shape(rows, size, sm_count) else "looping")
     if rows.cols <= WARP_ROW_MAX:
         return "warp"
     if rows.cols <= max(BLOCK_ROW_MAX, block_max):
@@ -5189,6 +5253,8 @@ def _columns_kernel(s: RowSpec, decl: str, bufs: list[Buf], sm_count: int) -> Ke
     whole = _inner_slices(rows, most, size) if s.prologue is None else 0
     if (not whole or COLUMN_SLAB_FIRST) and (slab := _column_slab_kernel(s, decl, bufs, sm_count)) is not None:
         return slab
+    if (packed := _column_packed_kernel(s, decl, bufs, sm_count)) is not None:
+        return packed
     held = whole or (_slices_to_hold(y, rows.cols, most, size) if y and most and s.prologue is None else 0)
     if not held and (vgrid := _column_grid_vector_kernel(s, decl, bufs, sm_count)) is not None:
         return vgrid
@@ -5408,6 +5474,76 @@ def _column_grid_kernel(s: RowSpec, decl: str, bufs: list[Buf], sm_count: int) -
         "}",
     ]
     return KernelSpec(s.family, "\n".join(src) + "\n", bufs, groups * c, (x, y, 1), co_resident=c)
+
+
+def _column_packed_kernel(s: RowSpec, decl: str, bufs: list[Buf], sm_count: int) -> KernelSpec | None:
+    """Softmax or log_softmax in the packed columns form (see COLUMN_PACKED),
+    or None where it does not apply."""
+    rows, ty = s.rows, dtype_name(s.t)
+    size = dtype(s.t).bytes
+    if s.softmax_log is None or s.prologue is not None or ty not in ("f32", "f16", "bf16") \
+            or (shape_ := column_packed_shape(rows, size, sm_count)) is None:
+        return None
+    w, x, y, c = shape_
+    raw, words = _RAW[COLUMN_PACKED_BYTES], COLUMN_PACKED_BYTES // 4
+    parts = [""] if words == 1 else [f".{p}" for p in "xyzw"[:words]]
+    packs, slices = rows.rows // w, c * y
+    groups = -(-packs // x)
+    e = -(-rows.cols // slices)
+    approx = CACHED_APPROX and size == 2
+    log = s.softmax_log
+    if size == 4:
+        vals = [f"__uint_as_float(q[j]{p})" for p in parts]
+        unpack = ""
+    else:
+        unpack = " ".join(f"const float2 u{i} = rlx_ld2v_{ty}(q[j]{p});" for i, p in enumerate(parts)) + " "
+        vals = [f"u{i // 2}.{'xy'[i % 2]}" for i in range(w)]
+    lane = "sl" if c > 1 else "threadIdx.y"
+    ms = f"RlxMSN<{w}>"
+    part = f"ENTRY_part0 + g * {c * x * w}, ENTRY_arrived + g * 16, rank" if c > 1 else "nullptr, nullptr, 0"
+    st = (f"rlx_column_ms_reduce<{y}, {c}, {w}>({ms}{{{{{', '.join(f'RlxMS{{m{i}, s{i}}}' for i in range(w))}}}}}, "
+          f"col_slots, {part})")
+    outs = [f"({v} - mr{i}) - ls{i}" if log else f"{_exp_of(f'{v} - mr{i}', approx)} * inv{i}"
+            for i, v in enumerate(vals)]
+    if size == 4:
+        packed = [f"__float_as_uint({o})" for o in outs]
+    else:
+        packed = [f"rlx_st2_{ty}({outs[2 * i]}, {outs[2 * i + 1]})" for i in range(words)]
+    item = packed[0] if words == 1 else f"make_{raw}({', '.join(packed)})"
+    body = [
+        f"const long long r = min(g * {x} + threadIdx.x, {packs - 1}LL) * {w};  // this thread's {w} rows: r, r + 1, ...",
+        f"const long long base = {rows.row_base};",
+        f"{raw} q[{e}];  // this thread's slice of its {w} rows, in registers as loaded",
+        *_slice_loop(rows, slices, f"q[j] = *reinterpret_cast<const {raw}*>(x + o);", True, lane),
+        f"float {', '.join(f'm{i} = -RLX_INF' for i in range(w))};",
+        *_slice_loop(rows, slices, unpack + " ".join(f"m{i} = rlx_maxf(m{i}, {v});" for i, v in enumerate(vals)),
+                     lane=lane),
+        *(f"const float mz{i} = m{i} == -RLX_INF ? 0.0f : m{i};  // all -inf: adds exp(-inf) = 0" for i in range(w)),
+        f"float {', '.join(f's{i} = 0.0f' for i in range(w))};",
+        *_slice_loop(rows, slices, unpack + " ".join(f"s{i} += {_exp_of(f'{v} - mz{i}', approx)};"
+                                                     for i, v in enumerate(vals)), lane=lane),
+        f"const {ms} st = {st};",
+        *(f"const float mr{i} = st.a[{i}].m == -RLX_INF ? 0.0f : st.a[{i}].m, inv{i} = 1.0f / st.a[{i}].s, "
+          f"ls{i} = logf(st.a[{i}].s);" for i in range(w)),
+        *_slice_loop(rows, slices, f"{unpack}*reinterpret_cast<{raw}*>(y + o) = {item};", True, lane),
+    ]
+    over = f", {c} blocks per {x * w} rows" if c > 1 else ""
+    src = [
+        f"// row form: packed columns ({x} threads of {w} rows x {y} slices of the reduced axis per block{over}, "
+        f"{e} items of {COLUMN_PACKED_BYTES} bytes per slice held in registers)",
+        *(_ticket_globals(groups, "group of rows", groups * c * x * w, "[group][block][row]", ["RlxMS"])
+          if c > 1 else []),
+        f'extern "C" __global__ void __launch_bounds__({x * y}{f", {COLUMN_PACKED_MIN_BLOCKS}" if COLUMN_PACKED_MIN_BLOCKS else ""}) '
+        f'ENTRY({decl}) {{',
+        f"  __shared__ RlxMS col_slots[{x * y * w}];",
+        *(_ticket("threadIdx.x == 0 && threadIdx.y == 0", groups * c, c, "  // tickets in the order blocks start")
+          if c > 1 else []),
+        f"  const long long g = {f'g_at / {c}' if c > 1 else 'blockIdx.x'};",
+        *([f"  const int sl = rank * {y} + threadIdx.y;  // this thread's slice, of {slices}"] if c > 1 else []),
+        *("  " + b for b in body),
+        "}",
+    ]
+    return KernelSpec(s.family, "\n".join(src) + "\n", bufs, groups * c, (x, y, 1), co_resident=c if c > 1 else 0)
 
 
 def _exp_of(e: str, approx: bool) -> str:
