@@ -422,7 +422,18 @@ def test_rows_past_a_cluster_take_the_grid_form():
     assert compile_all(lowered, "sm_90") == 3
 
 
+@pytest.fixture
+def no_packed_columns(monkeypatch):
+    """The columns forms' own tests with the packed form (rows.COLUMN_PACKED,
+    taken before them for 16-bit softmax where it applies) off; it has its
+    own tests (test_emulated_kernels, test_gpu)."""
+    from rlxc.codegen import rows as R
+
+    monkeypatch.setattr(R, "COLUMN_PACKED", False)
+
+
 @pytest.mark.parametrize("arch", ARCHS)
+@pytest.mark.usefixtures("no_packed_columns")
 def test_softmax_over_a_middle_axis_takes_the_columns_form(arch, monkeypatch):
     """softmax / log_softmax over a non-contiguous axis with at least
     rows.COLUMN_FORM_MIN_ROWS rows: blocks of 256 / Y rows x Y slices of
@@ -466,11 +477,12 @@ def test_softmax_over_a_middle_axis_takes_the_columns_form(arch, monkeypatch):
     assert R.Rows.of([2, 5, 6, 7], [1, 2]).inner == 7 and R.Rows.of([2, 5, 6, 7], [0, 2]).inner == 0
     src = by_sym[launches[2].kernel.root_reference.data]
     assert "const long long r = min((long long)blockIdx.x * 64 + threadIdx.x, 4098LL);" in src
-    assert "st = rlx_column_reduce<4>(st, RlxMSMerge(), col_slots0);" in src
+    assert "st = rlx_column_ms_reduce<4, 1, 1>(RlxMSN<1>{{st}}, col_slots0, nullptr, nullptr, 0).a[0];" in src
     assert compile_all(lowered, arch) == 4
 
 
 @pytest.mark.parametrize("arch", ARCHS)
+@pytest.mark.usefixtures("no_packed_columns")
 def test_columns_form_with_vectors(arch, monkeypatch):
     """rows.COLUMN_VECTORS: softmax over a middle axis whose following rows
     (`inner`) hold 16-byte vectors gives each thread 4 (f32) or 8
@@ -521,7 +533,7 @@ def test_columns_form_with_vectors(arch, monkeypatch):
     # 8 slices of 16: statistics and output read 4 loads at a time (COLUMN_VECTOR_LOADS, COLUMN_FORM_OUT_LOADS)
     assert bf16.count("raw[j] = *reinterpret_cast<const uint4*>(x + o);") == 2 and "rlx_ms_add(st_7, f3.y);" in bf16
     assert bf16.count("const uint4 fu = raw[j];") == 2
-    assert "st_7 = rlx_column_reduce<8>(st_7, RlxMSMerge(), col_slots7);" in bf16
+    assert "st_7 = rlx_column_ms_reduce<8, 1, 1>(RlxMSN<1>{{st_7}}, col_slots7, nullptr, nullptr, 0).a[0];" in bf16
     assert "rlx_st2_bf16(expf(f3.x - m_6) * inv_6, expf(f3.y - m_7) * inv_7)" in bf16
     f32 = by_sym[launches[1].kernel.root_reference.data]
     assert "make_float4((q.x - m_0) - ls_0, (q.y - m_1) - ls_1, (q.z - m_2) - ls_2, (q.w - m_3) - ls_3)" in f32
@@ -529,6 +541,7 @@ def test_columns_form_with_vectors(arch, monkeypatch):
 
 
 @pytest.mark.parametrize("arch", ARCHS)
+@pytest.mark.usefixtures("no_packed_columns")
 def test_columns_forms_filled_vectors_and_batched_output(arch, monkeypatch):
     """Where the 16-byte columns form leaves too few blocks, more slices per
     row (rows.COLUMN_VECTOR_FILLED_BLOCKS_PER_SM: [262, 1000, 128] f16 over
@@ -582,7 +595,7 @@ def test_columns_forms_filled_vectors_and_batched_output(arch, monkeypatch):
     soft, arg, f32, arg32 = (s for s, _, _ in on)
     # the vector softmax's output pass: 4 uint4 loads, then the stores
     assert soft.count("// 4 loads in flight") == 2 and "raw[j] = *reinterpret_cast<const uint4*>(x + o);" in soft
-    assert "st_7 = rlx_column_reduce<32>(st_7, RlxMSMerge(), col_slots7);" in soft
+    assert "st_7 = rlx_column_ms_reduce<32, 1, 1>(RlxMSN<1>{{st_7}}, col_slots7, nullptr, nullptr, 0).a[0];" in soft
     assert ("for (int j = 0; j < 4; ++j) { const long long k = k0 + j * 16; if (k < 1000LL) { const long long o = "
             "base + (k * 128LL); const float v = vs[j]; y[o] = expf(v - m) * inv; } }") in f32
     assert "const long long r = (gt < 4192LL ? gt : 4191LL) * 8;" in arg
@@ -594,6 +607,7 @@ def test_columns_forms_filled_vectors_and_batched_output(arch, monkeypatch):
 
 
 @pytest.mark.parametrize("arch", ARCHS)
+@pytest.mark.usefixtures("no_packed_columns")
 def test_columns_form_held_in_registers(arch, monkeypatch):
     """rows.COLUMN_CACHED_ELEMS: each thread of the columns form keeps its
     slice of the axis in registers (read once), the slices doubled until a
@@ -620,7 +634,7 @@ def test_columns_form_held_in_registers(arch, monkeypatch):
     assert ("for (int j = 0; j < 62; ++j) { const long long k = threadIdx.y + j * 16; { const long long o = "
             "base + (k * 128LL); v[j] = x[o]; } }\n  { const int j = 62; const long long k = threadIdx.y + j * 16; "
             "if (k < 1000LL) { const long long o = base + (k * 128LL); v[j] = x[o]; } }") in a
-    assert "const RlxMS st = rlx_column_reduce<16>(RlxMS{m, s}, RlxMSMerge(), col_slots0);" in a and a.count("x[o]") == 2  # read once (peeled)
+    assert "const RlxMS st = rlx_column_ms_reduce<16, 1, 1>(RlxMSN<1>{{RlxMS{m, s}}}, col_slots0, nullptr, nullptr, 0).a[0];" in a and a.count("x[o]") == 2  # read once (peeled)
     assert "for (int j = 0; j < 64; ++j) { v[j] = v[j] - mz; s += expf(v[j]); }" in srcs[1]  # 2048 = 32 x 64: no guard
     assert compile_all(lowered, arch) == 4
     monkeypatch.setattr(R, "COLUMN_CACHED_OVER_VECTORS", False)
@@ -647,6 +661,7 @@ def test_columns_form_held_in_registers(arch, monkeypatch):
 
 
 @pytest.mark.parametrize("arch", ARCHS)
+@pytest.mark.usefixtures("no_packed_columns")
 def test_columns_form_over_blocks(arch, monkeypatch):
     """rows.COLUMN_GRID: where a block's slices cannot hold the axis in
     registers (f16 slices of more than 32, f32 of more than 64), a group of
@@ -671,8 +686,8 @@ def test_columns_form_over_blocks(arch, monkeypatch):
             "rows, 32 elements per slice held in registers)") in a and ga == (4096, 1, 1) and ba == (16, 16, 1)
     assert "const long long g_at = (long long)(g_ticket % 4096ull);" in a and "const int sl = rank * 16 + threadIdx.y;" in a
     assert "v[j] = rlx_ld_f16(x[o]); } }" in a and a.count("x[o]") == 1  # the row read once
-    assert ("rlx_column_grid_reduce<16, 16>(RlxMS{m, s}, RlxMSMerge(), col_slots0, ENTRY_part0 + g * 256, "
-            "ENTRY_arrived + g * 16, rank);").replace("ENTRY", a.split("__device__ unsigned long long ")[1].split("_ticket")[0]) in a
+    assert ("rlx_column_ms_reduce<16, 16, 1>(RlxMSN<1>{{RlxMS{m, s}}}, col_slots0, ENTRY_part0 + g * 256, "
+            "ENTRY_arrived + g * 16, rank).a[0];").replace("ENTRY", a.split("__device__ unsigned long long ")[1].split("_ticket")[0]) in a
     assert "8 blocks per 16 rows, 64 elements per slice" in b and gb == (8192, 1, 1)
     # 21 rows: 2 groups; 5000 over 5 x 16 slices of 63 elements, doubled to 10 blocks while the blocks are few
     assert "10 blocks per 16 rows, 32 elements per slice" in c and gc == (20, 1, 1)
@@ -685,6 +700,7 @@ def test_columns_form_over_blocks(arch, monkeypatch):
 
 
 @pytest.mark.parametrize("arch", ARCHS)
+@pytest.mark.usefixtures("no_packed_columns")
 def test_columns_form_over_blocks_of_32_rows_for_2_byte_elements(arch, monkeypatch):
     """rows.COLUMN_GRID_ROWS_16: 2-byte elements take groups of 32 rows (a
     warp reads 64 consecutive bytes of one slice), 8 slices a block, where
@@ -704,7 +720,7 @@ def test_columns_form_over_blocks_of_32_rows_for_2_byte_elements(arch, monkeypat
     assert ("// row form: columns over blocks (32 rows x 8 slices of the reduced axis per block, 32 blocks per 32 "
             "rows, 32 elements per slice held in registers)") in a and ga == (4096, 1, 1) and ba == (32, 8, 1)
     assert "const long long r = min(g * 32 + threadIdx.x, 4095LL);" in a and "const int sl = rank * 8 + threadIdx.y;" in a
-    assert "rlx_column_grid_reduce<8, 32>(RlxMS{m, s}, RlxMSMerge(), col_slots0, " in a and "_part0 + g * 1024, " in a
+    assert "rlx_column_ms_reduce<8, 32, 1>(RlxMSN<1>{{RlxMS{m, s}}}, col_slots0, " in a and "_part0 + g * 1024, " in a
     assert "16 rows x 16 slices of the reduced axis per block, 64 blocks per 16 rows" in e and ge == (512, 1, 1) \
         and be == (16, 16, 1)
     assert "32 rows x 8 slices of the reduced axis per block, 12 blocks per 32 rows" in h and gh == (96, 1, 1)
@@ -715,6 +731,7 @@ def test_columns_form_over_blocks_of_32_rows_for_2_byte_elements(arch, monkeypat
 
 
 @pytest.mark.parametrize("arch", ARCHS)
+@pytest.mark.usefixtures("no_packed_columns")
 def test_columns_form_over_blocks_in_16_byte_items(arch, monkeypatch):
     """rows.COLUMN_GRID_VECTORS (held, then lagged: COLUMN_GRID_VECTOR_LAG):
     f16/bf16 softmax over a middle axis whose
@@ -832,6 +849,7 @@ def test_columns_form_over_blocks_in_16_byte_items(arch, monkeypatch):
 
 
 @pytest.mark.parametrize("arch", ARCHS)
+@pytest.mark.usefixtures("no_packed_columns")
 def test_columns_form_over_the_whole_inner_axis(arch):
     """rows.COLUMN_INNER_ROWS: over a middle axis whose inner axis is short
     and 16 does not divide it (7 x 7 pixels), a block takes all of the
@@ -847,7 +865,7 @@ def test_columns_form_over_the_whole_inner_axis(arch):
     assert ("// row form: columns (49 rows (all of the inner axis: one read of consecutive elements) x 5 slices of the "
             "reduced axis per block, 52 elements per slice held in registers)") in a and ga == (1337, 1, 1) and ba == (49, 5, 1)
     assert "__launch_bounds__(245)" in a and "const long long r = min((long long)blockIdx.x * 49 + threadIdx.x, 65512LL);" in a
-    assert "rlx_column_reduce<5>(RlxMS{m, s}, RlxMSMerge(), col_slots0)" in a and "__shared__ RlxMS col_slots0[245];" in a
+    assert "rlx_column_ms_reduce<5, 1, 1>(RlxMSN<1>{{RlxMS{m, s}}}, col_slots0, nullptr, nullptr, 0).a[0]" in a and "__shared__ RlxMS col_slots0[245];" in a
     assert "x 5 slices of the reduced axis per block, 13 elements per slice" in b and bb == (49, 5, 1)
     assert "all of the inner axis" not in c  # 21 x 49 x 2 bytes a block: too few
     # at most 16 slices (rows.COLUMN_INNER_MAX_SLICES), not 256 / 7
@@ -922,6 +940,7 @@ def test_slab_padding_model():
 
 
 @pytest.mark.parametrize("arch", ARCHS)
+@pytest.mark.usefixtures("no_packed_columns")
 def test_columns_form_paired_rows(arch, monkeypatch):
     """rows.COLUMN_PAIRED_ELEMS: f16/bf16 softmax over a middle axis whose
     slices are too long for the single-row form held in registers: two
@@ -944,7 +963,7 @@ def test_columns_form_paired_rows(arch, monkeypatch):
             "32 element pairs per slice held in registers)") in a and ga == (2096, 1, 1) and ba == (8, 32, 1)
     assert "v[j] = rlx_ld2_f16(*reinterpret_cast<const unsigned int*>(x + o));" in a
     assert "*reinterpret_cast<unsigned int*>(y + o) = rlx_st2_f16(v[j].x - ls0, v[j].y - ls1);" in a
-    assert "const RlxMS st1 = rlx_column_reduce<32>(RlxMS{m1, s1}, RlxMSMerge(), col_slots1);" in a
+    assert "const RlxMS st1 = rlx_column_ms_reduce<32, 1, 1>(RlxMSN<1>{{RlxMS{m1, s1}}}, col_slots1, nullptr, nullptr, 0).a[0];" in a
     assert "64 element pairs" not in b and "element pairs" not in c, (b, c)  # 2048 / 32 = 64 > 32; 127 odd
     assert compile_all(lowered, arch) == 3
 
