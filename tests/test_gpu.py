@@ -1099,6 +1099,7 @@ def test_softmax_over_middle_axes_packed_on_gpu(dtype, nbytes, monkeypatch):
     from rlxc.values import round_bf16
 
     monkeypatch.setattr(R, "COLUMN_PACKED_BYTES", nbytes)
+    monkeypatch.setattr(R, "COLUMN_PACKED_MIN_WAVE", 0)  # blocks fewer than the multiprocessors too
     monkeypatch.setattr(R, "COLUMN_PACKED_F32", True)
     shapes = [(409, 640, 128), (3, 3001, 132), (40, 640, 68)]
     module, sources = _softmax_over_axis_1(shapes, dtype)

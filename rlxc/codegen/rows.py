@@ -515,7 +515,14 @@ def _column_rows(body: list[str], rows: Rows, per_block: int) -> list[str]:
 #: block's slices (and C blocks) by `rlx_column_ms_reduce`: threads y == 0
 #: fold their column's, the max first and then each sum rescaled to it
 #: once, where every thread had folded its column's Y states in a chain of
-#: merges (2 exponentials each).
+#: merges (2 exponentials each; `rlx_column_reduce`,
+#: `rlx_column_grid_reduce`). H200 (session 57, `variant.py
+#: COLUMN_MS_FOLD=False,True COLUMN_PACKED=False -- --ops softmax_mid
+#: --dtypes f32,f16,bf16 --rows 300,640,1536,3072,11008 --sizes 64,512
+#: --compile-sizes none --no-eager-timing`): +1.7% to +4.9% where the forms
+#: meet over slices (f32 3072 at 512 MiB 349.6 -> 333.4 µs; 16-bit 640 and
+#: 1536 +3.3% to +4.1%), the rest within 0.4% (the vector forms over blocks
+#: meet their own way).
 COLUMN_MS_FOLD = True
 
 
@@ -535,7 +542,8 @@ class ColumnReducer:
             return value
         i = _new_slot(self.types, op)
         if op == "RlxMSMerge" and COLUMN_MS_FOLD:
-            return f"rlx_column_ms_reduce<{self.slices}, 1, 1>(RlxMSN<1>{{{{{value}}}}}, col_slots{i}, nullptr, nullptr, 0).a[0]"
+            return (f"rlx_column_ms_reduce<{self.slices}, 1, 1>(RlxMSN<1>{{{{{value}}}}}, col_slots{i}, "
+                    "nullptr, nullptr, 0).a[0]")
         return f"rlx_column_reduce<{self.slices}>({value}, {op}(), col_slots{i})"
 
     def slots(self) -> list[str]:
@@ -2922,18 +2930,51 @@ COLUMN_GRID_MIN_BLOCKS = 0
 
 #: COLUMN_PACKED: softmax and log_softmax over a middle axis of at least
 #: COLUMN_PACKED_MIN_AXIS elements (f16/bf16; f32 too with
-#: COLUMN_PACKED_F32), where W = COLUMN_PACKED_BYTES / element bytes divides
-#: the inner axis: each thread takes W neighbouring rows, X =
-#: COLUMN_PACKED_RUN_BYTES / COLUMN_PACKED_BYTES threads a block's run of
-#: the inner axis, Y = COLUMN_FORM_THREADS / X slices of the reduced axis,
-#: each thread holding its slice's items raw, as loaded (at most
-#: COLUMN_PACKED_WORDS 32-bit words: no converted copy kept), C blocks per
-#: group of X × W rows as COLUMN_GRID (C = 1: one block, no tickets). The
-#: max, then the sum of exp(x - max) from the registers, the W rows'
-#: (max, sum)s met in one reduction (`RlxMSN`), the output's exponential
-#: taken again from the registers (x - the row's max; 2^x approximate for
-#: 16-bit results, as CACHED_APPROX). Where COLUMN_GRID moved 2 bytes a
-#: thread (a warp's 32 rows: 64-byte runs), this moves 8.
+#: COLUMN_PACKED_F32), where W = COLUMN_PACKED_BYTES / element bytes (at
+#: least 2) divides the inner axis and the inner axis holds a block's run
+#: (COLUMN_PACKED_RUN_BYTES): each thread takes W neighbouring rows, X =
+#: RUN_BYTES / COLUMN_PACKED_BYTES threads a run of the inner axis, Y =
+#: COLUMN_FORM_THREADS / X slices of the reduced axis, each thread holding
+#: its slice's items raw, as loaded (at most COLUMN_PACKED_WORDS 32-bit
+#: words: no converted copy kept; `__launch_bounds__` for
+#: COLUMN_PACKED_MIN_BLOCKS blocks a multiprocessor), C blocks per group of
+#: X × W rows as COLUMN_GRID (C = 1: one block, no tickets; C at most
+#: COLUMN_PACKED_MAX_BLOCKS), where the blocks number at least
+#: COLUMN_PACKED_MIN_WAVE per multiprocessor. The max, then the sum of
+#: exp(x - max) from the registers, the W rows' (max, sum)s met in one
+#: reduction (`rlx_column_ms_reduce`), the output's exponential taken again
+#: from the registers (x - the row's max; 2^x approximate for 16-bit
+#: results, as CACHED_APPROX). Where COLUMN_GRID moves 2 bytes a thread (a
+#: warp's 32 rows: 64-byte runs), this moves 4 (128-byte runs).
+#: H200 (session 57; tables `variant-COLUMN_PACKED-…-session57`, inner 128):
+#: - First with 8-byte items and every thread folding its column's 16
+#:   slices × 4 rows by merges (2 exponentials each: more than the
+#:   elements' own): 12-57% slower everywhere (f16 axis 640 at 64 MiB 56.7
+#:   -> 69.1 µs). With the rows' states folded once, max first, by threads
+#:   y < W (`rlx_column_ms_reduce`): +2% to +17% over axes of 640-3072
+#:   (`variant.py COLUMN_PACKED=False,True -- --ops softmax_mid --dtypes
+#:   f16,bf16 --rows 300,640,1000,1536,3072,11008 --sizes 64,512
+#:   --compile-sizes none --no-eager-timing`), 300 -6.6% / +1.9%, 11008
+#:   (C = 43) -18% / -21%.
+#: - Knobs (f16 over 640 and 3072, 64 / 512 MiB): 4-byte items +8.8% /
+#:   +13.0% over 640 against 8-byte, the same over 3072; 16-byte -13% to
+#:   -17%; runs of 128 bytes beat 64 (-5% to -10% with 4-byte items) and 256
+#:   (-42% over 3072); 32 words beat 24 (+27% to +35%) and tie 40;
+#:   `__launch_bounds__(256, 4)` beat none (+3% to +10%) and 3.
+#: - Taken (4-byte items, `COLUMN_MS_FOLD` on): `variant.py
+#:   COLUMN_PACKED=False,True -- --ops softmax_mid --dtypes f16,bf16 --rows
+#:   640,1000,1536,2048,3072,4096,8192 --sizes 64,512`: f16 640 +19.7% /
+#:   +26.5% (55.2 -> 46.2 µs at 64 MiB; 83% of copy at 512 MiB), 1000 +13% /
+#:   +19% (81%), 1536 +4% / +5%, 2048 +12% / +8%, 3072 +8% / +2%; 4096 (C =
+#:   16) -1.3% to -2.2%, hence MAX_BLOCKS 12; 8192 keeps COLUMN_GRID_VECTORS.
+#:   bf16 the same within 1.5 points.
+#: - Small tensors (`--sizes 1,2,4,8`, f16 over 640 and 1536): at 1-4 MiB
+#:   the packed form's fewer blocks lost up to 12% (4 MiB over 640: 150
+#:   blocks, 6.3 -> 7.1 µs), at 8 MiB (300 blocks) it won 18.8-20.3%: hence
+#:   MIN_WAVE 2 (blocks at least twice the multiprocessors; fitted between
+#:   those two points, not measured at 2 itself).
+#: - f32 (COLUMN_PACKED_F32, 8-byte items): -17% / -10% over 640, -4% / +2%
+#:   over 3072: off.
 COLUMN_PACKED = True
 COLUMN_PACKED_F32 = False
 COLUMN_PACKED_BYTES = 4
@@ -2941,7 +2982,7 @@ COLUMN_PACKED_RUN_BYTES = 128
 COLUMN_PACKED_WORDS = 32
 COLUMN_PACKED_MIN_AXIS = 512
 COLUMN_PACKED_MAX_BLOCKS = 12
-#: `__launch_bounds__`' blocks per multiprocessor for it (0: none).
+COLUMN_PACKED_MIN_WAVE = 2
 COLUMN_PACKED_MIN_BLOCKS = 4
 
 
@@ -2964,7 +3005,8 @@ def column_packed_shape(rows: Rows, elem_bytes: int, sm_count: int) -> tuple[int
     while groups * c < COLUMN_GRID_BLOCKS_PER_SM * sm_count and rows.cols >= 2 * c * y * COLUMN_FORM_MIN_SHARE \
             and 2 * c <= cap:
         c *= 2
-    if c > min(cap, COLUMN_PACKED_MAX_BLOCKS) or groups * c >= 2**31 or groups * c * x * 8 * w > COLUMN_GRID_SLOT_BYTES:
+    if c > min(cap, COLUMN_PACKED_MAX_BLOCKS) or groups * c < COLUMN_PACKED_MIN_WAVE * sm_count or groups * c >= 2**31 \
+            or groups * c * x * 8 * w > COLUMN_GRID_SLOT_BYTES:
         return None
     return w, x, y, c
 
@@ -5511,7 +5553,8 @@ def _column_packed_kernel(s: RowSpec, decl: str, bufs: list[Buf], sm_count: int)
         packed = [f"rlx_st2_{ty}({outs[2 * i]}, {outs[2 * i + 1]})" for i in range(words)]
     item = packed[0] if words == 1 else f"make_{raw}({', '.join(packed)})"
     body = [
-        f"const long long r = min(g * {x} + threadIdx.x, {packs - 1}LL) * {w};  // this thread's {w} rows: r, r + 1, ...",
+        f"const long long r = min(g * {x} + threadIdx.x, {packs - 1}LL) * {w};  "
+        f"// this thread's {w} rows: r, r + 1, ...",
         f"const long long base = {rows.row_base};",
         f"{raw} q[{e}];  // this thread's slice of its {w} rows, in registers as loaded",
         *_slice_loop(rows, slices, f"q[j] = *reinterpret_cast<const {raw}*>(x + o);", True, lane),
@@ -5528,13 +5571,13 @@ def _column_packed_kernel(s: RowSpec, decl: str, bufs: list[Buf], sm_count: int)
         *_slice_loop(rows, slices, f"{unpack}*reinterpret_cast<{raw}*>(y + o) = {item};", True, lane),
     ]
     over = f", {c} blocks per {x * w} rows" if c > 1 else ""
+    bound = f", {COLUMN_PACKED_MIN_BLOCKS}" if COLUMN_PACKED_MIN_BLOCKS else ""
     src = [
         f"// row form: packed columns ({x} threads of {w} rows x {y} slices of the reduced axis per block{over}, "
         f"{e} items of {COLUMN_PACKED_BYTES} bytes per slice held in registers)",
         *(_ticket_globals(groups, "group of rows", groups * c * x * w, "[group][block][row]", ["RlxMS"])
           if c > 1 else []),
-        f'extern "C" __global__ void __launch_bounds__({x * y}{f", {COLUMN_PACKED_MIN_BLOCKS}" if COLUMN_PACKED_MIN_BLOCKS else ""}) '
-        f'ENTRY({decl}) {{',
+        f'extern "C" __global__ void __launch_bounds__({x * y}{bound}) ENTRY({decl}) {{',
         f"  __shared__ RlxMS col_slots[{x * y * w}];",
         *(_ticket("threadIdx.x == 0 && threadIdx.y == 0", groups * c, c, "  // tickets in the order blocks start")
           if c > 1 else []),
