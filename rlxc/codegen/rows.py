@@ -2998,6 +2998,8 @@ def column_packed_shape(rows: Rows, elem_bytes: int, sm_count: int) -> tuple[int
         return None  # would straddle outer indices, COLUMN_INNER_ROWS' form reads them whole)
     x = max(1, min(COLUMN_PACKED_RUN_BYTES // COLUMN_PACKED_BYTES, COLUMN_FORM_THREADS))
     y = COLUMN_FORM_THREADS // x
+    if y < w:  # rlx_column_ms_reduce: threads y < W fold a row each
+        return None
     groups = -(-rows.rows // (w * x))
     most = max(1, COLUMN_PACKED_WORDS * 4 // COLUMN_PACKED_BYTES)  # items a thread holds
     c = -(-rows.cols // (most * y))
