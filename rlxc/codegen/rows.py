@@ -3002,11 +3002,7 @@ def column_packed_shape(rows: Rows, elem_bytes: int, sm_count: int) -> tuple[int
         return None
     groups = -(-rows.rows // (w * x))
     most = max(1, COLUMN_PACKED_WORDS * 4 // COLUMN_PACKED_BYTES)  # items a thread holds
-    c = -(-rows.cols // (most * y))
-    cap = min(COLUMN_GRID_MAX_BLOCKS, max(2, sm_count // GRID_SHARE))  # resident together with room to spare
-    while groups * c < COLUMN_GRID_BLOCKS_PER_SM * sm_count and rows.cols >= 2 * c * y * COLUMN_FORM_MIN_SHARE \
-            and 2 * c <= cap:
-        c *= 2
+    c, cap = _group_blocks(groups, rows.cols, y, most, sm_count)
     if c > min(cap, COLUMN_PACKED_MAX_BLOCKS) or groups * c < COLUMN_PACKED_MIN_WAVE * sm_count or groups * c >= 2**31 \
             or groups * c * x * 8 * w > COLUMN_GRID_SLOT_BYTES:
         return None
@@ -3202,16 +3198,27 @@ def column_grid_shape(rows: Rows, elem_bytes: int, sm_count: int) -> tuple[int, 
     return _column_grid_shape(rows, most, sm_count, COLUMN_GRID_ROWS)
 
 
+def _group_blocks(groups: int, cols: int, y: int, most: int, sm_count: int) -> tuple[int, int]:
+    """(C, its cap) of a columns form over blocks (COLUMN_GRID, COLUMN_PACKED)
+    with `groups` groups of rows over an axis of `cols` elements, Y slices a
+    block and at most `most` elements (items) a slice: C just large enough
+    that a slice holds at most `most`, doubled while the blocks number under
+    COLUMN_GRID_BLOCKS_PER_SM per multiprocessor and slices keep
+    COLUMN_FORM_MIN_SHARE elements, as far as the cap (resident together with
+    room to spare) allows; C may still exceed the cap where `most` needs it."""
+    c = -(-cols // (most * y))
+    cap = min(COLUMN_GRID_MAX_BLOCKS, max(2, sm_count // GRID_SHARE))
+    while groups * c < COLUMN_GRID_BLOCKS_PER_SM * sm_count and cols >= 2 * c * y * COLUMN_FORM_MIN_SHARE and 2 * c <= cap:
+        c *= 2
+    return c, cap
+
+
 def _column_grid_shape(rows: Rows, most: int, sm_count: int, rows_per_block: int) -> tuple[int, int, int] | None:
     """column_grid_shape with `rows_per_block` rows (X) a block."""
     x = min(rows_per_block, COLUMN_FORM_THREADS)
     y = COLUMN_FORM_THREADS // x
     groups = -(-rows.rows // x)
-    c = -(-rows.cols // (most * y))
-    cap = min(COLUMN_GRID_MAX_BLOCKS, max(2, sm_count // GRID_SHARE))  # resident together with room to spare
-    while groups * c < COLUMN_GRID_BLOCKS_PER_SM * sm_count and rows.cols >= 2 * c * y * COLUMN_FORM_MIN_SHARE \
-            and 2 * c <= cap:
-        c *= 2
+    c, cap = _group_blocks(groups, rows.cols, y, most, sm_count)
     if c < 2 or c > cap or groups * c >= 2**31 \
             or groups * c * x * 12 > COLUMN_GRID_SLOT_BYTES:  # 12: the largest statistic (RlxWelford)
         return None
