@@ -1091,9 +1091,9 @@ def test_softmax_over_middle_axes_packed_on_gpu(dtype, nbytes, monkeypatch):
     statistics met by rlx_column_ms_reduce; f32 with COLUMN_PACKED_F32):
     [409, 640, 128] (the benchmark's shape at 64 MiB), [3, 3001, 132] (an
     axis the slices do not divide, the last group of rows partial, 12 blocks
-    a group), [40, 640, 68] (groups of rows across outer indices), softmax and log_softmax against the interpreter in
-    stream and graph mode (the graph replayed: the counters go on over
-    launches), then a column holding +inf, one NaN, one all -inf (NaN, as
+    a group), [40, 640, 68] (groups of rows across outer indices), softmax
+    and log_softmax against the interpreter in stream and graph mode (the
+    graph replayed: the counters go on over launches), then a column holding +inf, one NaN, one all -inf (NaN, as
     the interpreter gives) and one of large values next to ordinary ones."""
     from rlxc.codegen import rows as R
     from rlxc.values import round_bf16
@@ -1173,7 +1173,7 @@ def test_softmax_over_middle_axes_over_blocks_in_vectors_on_gpu(dtype, fan_in, s
     monkeypatch.setattr(R, "COLUMN_GRID_VECTOR_LAG", lag)
     monkeypatch.setattr(R, "COLUMN_GRID_VECTOR_LAG_MIN_BLOCKS", 2)
     monkeypatch.setattr(R, "COLUMN_GRID_VECTOR_SHUFFLE", shuffle)
-    monkeypatch.setattr(R, "COLUMN_PACKED", False)  # (its own test below)
+    monkeypatch.setattr(R, "COLUMN_PACKED", False)  # (its own test above)
     shapes = [(3, 3000, 128), (1, 20000, 64), (2, 3000, 1400), (2, 6000, 24)]
     module, sources = _softmax_over_axis_1(shapes, dtype)
     forms = [s.splitlines()[2] for s in sources]
